@@ -1,0 +1,490 @@
+"""Co-occurrence bias amplification: BiasAmp_MALS and directional BiasAmp→.
+
+Both metrics are pure functions of :class:`~biasamp.counts.CooccurrenceCounts`
+tables (:func:`mals_from_counts`, :func:`directional_from_counts`); the
+label-level functions :func:`bias_amp_mals` and :func:`bias_amp_directional`
+encode and count their inputs in one vectorized pass and call them.
+
+References
+----------
+.. [1] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
+   Shopping: Reducing Gender Bias Amplification using Corpus-level
+   Constraints". EMNLP 2017.
+.. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021
+   (``papers/directional-bias-amplification.txt``), Eq. 1 and Eq. 2.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._results import ResultMixin, fmt
+from .counts import CooccurrenceCounts
+from .exceptions import UndefinedPairWarning
+from .labels import LabelMatrix, check_consistent_length, encode_labels
+
+__all__ = [
+    "DirectionResult",
+    "DirectionalBiasAmpResult",
+    "MALSResult",
+    "bias_amp_directional",
+    "bias_amp_mals",
+    "directional_from_counts",
+    "mals_from_counts",
+]
+
+
+# --------------------------------------------------------------------------- #
+# results
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False, repr=False)
+class DirectionResult(ResultMixin):
+    """BiasAmp→ in one direction.
+
+    Attributes
+    ----------
+    direction : {"A->T", "T->A"}
+    value : float
+        Mean of ``y_at * Δ_at`` over the defined (attribute, task) pairs.
+    pairs : pandas.DataFrame
+        One row per pair: ``attr, task, y, p_true, p_pred, delta,
+        contribution (= y * delta), n_attr, n_task, n_both, undefined``.
+        ``p_true``/``p_pred`` are ``P(T_t|A_a)``/``P(T̂_t|A_a)`` for A→T and
+        ``P(A_a|T_t)``/``P(Â_a|T_t)`` for T→A; ``n_*`` are test supports.
+    n_pairs : int
+        Number of defined pairs averaged over.
+    n_undefined : int
+        Number of pairs left out because their conditional was undefined.
+    """
+
+    direction: str
+    value: float
+    pairs: pd.DataFrame
+    n_pairs: int
+    n_undefined: int
+
+    def top(self, k: int = 10) -> pd.DataFrame:
+        """The ``k`` defined pairs with the largest ``|y * Δ|``."""
+        defined = self.pairs[~self.pairs["undefined"]]
+        order = defined["contribution"].abs().sort_values(ascending=False).index
+        return defined.loc[order[:k]]
+
+    def __repr__(self) -> str:
+        extra = f", {self.n_undefined} undefined" if self.n_undefined else ""
+        return f"BiasAmp {self.direction} = {fmt(self.value)} ({self.n_pairs} pairs{extra})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DirectionalBiasAmpResult(ResultMixin):
+    """Result of :func:`bias_amp_directional`.
+
+    Attributes
+    ----------
+    a_to_t, t_to_a : DirectionResult or None
+        The two directions; ``None`` where the needed predictions were not given.
+    train_source : {"train", "test"}
+        Where the correlation signs ``y_at`` came from: the training ground
+        truth, or the test ground truth when no training set was given.
+    """
+
+    a_to_t: DirectionResult | None
+    t_to_a: DirectionResult | None
+    train_source: str
+
+    def to_frame(self) -> pd.DataFrame:
+        """Both directions' per-pair tables stacked, with a ``direction`` column."""
+        parts = [d.pairs.assign(direction=d.direction) for d in (self.a_to_t, self.t_to_a) if d is not None]
+        return pd.concat(parts, ignore_index=True)
+
+    def __repr__(self) -> str:
+        lines = ["DirectionalBiasAmpResult("]
+        for d in (self.a_to_t, self.t_to_a):
+            if d is not None:
+                lines.append(f"  {d!r},")
+        lines.append(f"  y_at from: {self.train_source} ground truth)")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MALSResult(ResultMixin):
+    """Result of :func:`bias_amp_mals`.
+
+    Attributes
+    ----------
+    value : float
+        BiasAmp_MALS (a fraction, not multiplied by 100).
+    pairs : pandas.DataFrame
+        One row per (attribute, task): ``attr, task, bias_train, bias_pred,
+        indicator, delta (= bias_pred - bias_train), contribution
+        (= indicator * delta), n_train, n_pred, undefined``.
+    n_tasks : int
+        ``|T|``: tasks with a defined ``bias_train`` (the denominator).
+    n_undefined : int
+        Pairs left out: those of tasks without a positive training instance,
+        and indicator-1 pairs whose task is never predicted.
+    """
+
+    value: float
+    pairs: pd.DataFrame
+    n_tasks: int
+    n_undefined: int
+
+    def top(self, k: int = 10) -> pd.DataFrame:
+        """The ``k`` defined pairs with the largest ``|contribution|``."""
+        defined = self.pairs[~self.pairs["undefined"]]
+        order = defined["contribution"].abs().sort_values(ascending=False).index
+        return defined.loc[order[:k]]
+
+    def __repr__(self) -> str:
+        extra = f", {self.n_undefined} undefined pairs" if self.n_undefined else ""
+        return f"BiasAmp_MALS = {fmt(self.value)} ({self.n_tasks} tasks{extra})"
+
+
+# --------------------------------------------------------------------------- #
+# pure functions of the count tables
+# --------------------------------------------------------------------------- #
+def _exact(counts: np.ndarray) -> np.ndarray:
+    """Ground-truth counts as exact integers (they are sums of 0/1 values)."""
+    return np.rint(counts).astype(np.int64)
+
+
+def _pair_frame(attr_classes, task_classes, **columns: np.ndarray) -> pd.DataFrame:
+    ka, kt = len(attr_classes), len(task_classes)
+    index = {
+        "attr": np.repeat(np.array(attr_classes, dtype=object), kt),
+        "task": np.tile(np.array(task_classes, dtype=object), ka),
+    }
+    data = {k: np.broadcast_to(v, (ka, kt)).ravel() for k, v in columns.items()}
+    return pd.DataFrame({**index, **data})
+
+
+def _warn_undefined(n_undefined: int, total: int, what: str) -> None:
+    if n_undefined == total:
+        raise ValueError(f"{what}: every one of the {total} pairs is undefined (see the SPEC §0 rule)")
+    if n_undefined:
+        warnings.warn(
+            f"{what}: {n_undefined} of {total} pairs are undefined (conditioning on an empty "
+            "event) and were excluded; see the 'undefined' column of the per-pair table",
+            UndefinedPairWarning,
+            stacklevel=3,
+        )
+
+
+def correlation_sign(train: CooccurrenceCounts) -> np.ndarray:
+    """``y_at = sign(P(a,t) − P(a)P(t))`` on the training ground truth, exactly.
+
+    Computed in integers as ``sign(n·#(a,t) − #a·#t)`` so that exactly
+    independent pairs get 0 (SPEC §1).
+    """
+    n = int(round(train.n))
+    at = _exact(train.cross("attr", "task"))
+    a = _exact(train.total("attr"))[:, None]
+    t = _exact(train.total("task"))[None, :]
+    if n > 2**31:  # n * #(a,t) could overflow int64: use Python integers
+        at, a, t = at.astype(object), a.astype(object), t.astype(object)
+    return np.sign(n * at - a * t).astype(np.int8)
+
+
+def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> DirectionResult:
+    both = test.cross("attr", "task")
+    if direction == "A->T":
+        support = np.broadcast_to(test.total("attr")[:, None], both.shape)
+        predicted = test.cross("attr", "task_pred")
+    else:
+        support = np.broadcast_to(test.total("task")[None, :], both.shape)
+        predicted = test.cross("attr_pred", "task")
+    undefined = support <= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_true = np.where(undefined, np.nan, both / support)
+        p_pred = np.where(undefined, np.nan, predicted / support)
+    delta = p_pred - p_true
+    contribution = y * delta
+    n_undefined = int(undefined.sum())
+    _warn_undefined(n_undefined, undefined.size, f"BiasAmp {direction}")
+    value = float(contribution[~undefined].mean())
+    pairs = _pair_frame(
+        test.attr_classes, test.task_classes,
+        y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
+        n_attr=test.total("attr")[:, None], n_task=test.total("task")[None, :], n_both=both,
+        undefined=undefined,
+    )
+    return DirectionResult(direction, value, pairs, int((~undefined).sum()), n_undefined)
+
+
+def directional_from_counts(
+    train: CooccurrenceCounts, test: CooccurrenceCounts, *, train_source: str = "train"
+) -> DirectionalBiasAmpResult:
+    """Directional bias amplification from count tables.
+
+    Parameters
+    ----------
+    train : CooccurrenceCounts
+        Counts of the training ground truth (roles ``attr`` and ``task``).
+    test : CooccurrenceCounts
+        Counts of the test set: ground truth ``attr``, ``task`` and at least
+        one of ``task_pred`` (for A→T) and ``attr_pred`` (for T→A).
+    train_source : str, default "train"
+        Recorded in the result (``"test"`` when ``train`` was built from the
+        test ground truth).
+
+    Returns
+    -------
+    DirectionalBiasAmpResult
+
+    See Also
+    --------
+    bias_amp_directional : the same from labels.
+    """
+    if train.attr_classes != test.attr_classes or train.task_classes != test.task_classes:
+        raise ValueError("train and test counts have different classes")
+    if not test.has("attr", "task"):
+        raise ValueError("test counts need the ground truth roles 'attr' and 'task'")
+    y = correlation_sign(train)
+    a_to_t = _one_direction("A->T", y, test) if test.has("task_pred") else None
+    t_to_a = _one_direction("T->A", y, test) if test.has("attr_pred") else None
+    if a_to_t is None and t_to_a is None:
+        raise ValueError("test counts hold neither task_pred (for A->T) nor attr_pred (for T->A)")
+    return DirectionalBiasAmpResult(a_to_t, t_to_a, train_source)
+
+
+def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MALSResult:
+    """BiasAmp_MALS from count tables.
+
+    Parameters
+    ----------
+    train : CooccurrenceCounts
+        Counts of the training ground truth (roles ``attr`` and ``task``).
+    pred : CooccurrenceCounts
+        Counts of the test predictions (roles ``attr_pred`` and ``task_pred``).
+
+    Returns
+    -------
+    MALSResult
+
+    See Also
+    --------
+    bias_amp_mals : the same from labels.
+    """
+    if train.attr_classes != pred.attr_classes or train.task_classes != pred.task_classes:
+        raise ValueError("train and prediction counts have different classes")
+    n_attr = len(train.attr_classes)
+    at = _exact(train.cross("attr", "task"))
+    col = at.sum(axis=0)  # Σ_a' #(a', t)
+    task_defined = col > 0
+    indicator = (n_attr * at > col[None, :]) & task_defined[None, :]  # bias_train > 1/|A|, exactly
+    pp = pred.cross("attr_pred", "task_pred")
+    pcol = pp.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bias_train = np.where(task_defined[None, :], at / col[None, :], np.nan)
+        bias_pred = np.where(pcol[None, :] > 0, pp / pcol[None, :], np.nan)
+    delta = bias_pred - bias_train
+    undefined = ~task_defined[None, :] | (indicator & (pcol[None, :] <= 0))
+    undefined = np.broadcast_to(undefined, at.shape)
+    contribution = np.where(indicator, delta, 0.0)
+    contribution = np.where(undefined, np.nan, contribution)
+    n_undefined = int(undefined.sum())
+    _warn_undefined(n_undefined, undefined.size, "BiasAmp_MALS")
+    n_tasks = int(task_defined.sum())
+    value = float(np.nansum(contribution) / n_tasks)
+    pairs = _pair_frame(
+        train.attr_classes, train.task_classes,
+        bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,
+        contribution=contribution, n_train=at, n_pred=pp, undefined=undefined,
+    )
+    return MALSResult(value, pairs, n_tasks, n_undefined)
+
+
+# --------------------------------------------------------------------------- #
+# label-level API
+# --------------------------------------------------------------------------- #
+def bias_amp_directional(
+    attr: Any,
+    task: Any,
+    *,
+    attr_pred: Any = None,
+    task_pred: Any = None,
+    attr_train: Any = None,
+    task_train: Any = None,
+) -> DirectionalBiasAmpResult:
+    r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
+
+    .. math::
+
+        \text{BiasAmp}_{\rightarrow} = \frac{1}{|\mathcal{A}||\mathcal{T}|}
+            \sum_{a, t} y_{at}\,\Delta_{at},\qquad
+        y_{at} = \operatorname{sign}\big(P(A_a{=}1, T_t{=}1) - P(A_a{=}1)P(T_t{=}1)\big)
+
+    with :math:`y_{at}` from the training ground truth and, on the test set,
+
+    * A→T: :math:`\Delta_{at} = P(\hat T_t{=}1 \mid A_a{=}1) - P(T_t{=}1 \mid A_a{=}1)`
+    * T→A: :math:`\Delta_{at} = P(\hat A_a{=}1 \mid T_t{=}1) - P(A_a{=}1 \mid T_t{=}1)`
+
+    Parameters
+    ----------
+    attr : labels of shape (n,) or (n, K_A)
+        Test ground truth of the protected attribute A (class ids/names, or an
+        indicator matrix; any input kind of SPEC §0).
+    task : labels of shape (n,) or (n, K_T)
+        Test ground truth of the task T.
+    attr_pred : labels, optional
+        Predicted attribute Â (hard 0/1 or probabilities). Needed for T→A.
+    task_pred : labels, optional
+        Predicted task T̂ (hard 0/1 or probabilities). Needed for A→T.
+    attr_train, task_train : labels, optional
+        Training ground truth, used only for the signs :math:`y_{at}`. Give
+        both or neither; when neither, the test ground truth is used and the
+        result records ``train_source="test"``.
+
+    Returns
+    -------
+    DirectionalBiasAmpResult
+        ``.a_to_t`` and ``.t_to_a`` (each with ``.value`` and the per-pair
+        table ``.pairs``); a direction whose predictions were not given is
+        ``None``.
+
+    Raises
+    ------
+    ValueError
+        Bad labels (see :mod:`biasamp.labels`), no predictions at all, only
+        one of ``attr_train``/``task_train``, or every pair undefined.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When some pairs condition on an empty test event (a group with no
+        test member for A→T, a task with no positive test instance for T→A);
+        they are excluded from the mean and flagged in ``.pairs``.
+
+    Notes
+    -----
+    * :math:`y_{at}` is the *sign* (−1, 0, +1), computed exactly from integer
+      counts as :math:`\operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`. The paper
+      prints :math:`y \in \{0,1\}` with :math:`(1-y)(-\Delta)`; the sign is what
+      the authors' code does and what makes an exactly independent pair
+      contribute 0 (SPEC §1). Such pairs still count in the mean.
+    * A 1-D binary label is two classes (0 and 1), so a binary task gives two
+      columns of pairs (SPEC §0).
+    * Soft predictions turn every probability into an expected rate.
+    * Values are fractions, not percentages.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    The "shortcoming 2" example of Wang & Russakovsky (§3.2): a model that
+    predicts T̂ = 0 for every member of group 1 and T̂ = 1 for group 2.
+
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> task_pred = (attr == 2).astype(int)
+    >>> res = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr)
+    >>> round(res.a_to_t.value, 4), res.t_to_a.value
+    (0.3333, 0.0)
+    """
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    if attr_pred is None and task_pred is None:
+        raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
+    a = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
+    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
+    check_consistent_length(**{k: a.get(k) for k in ("attr", "attr_pred")}, **{k: t.get(k) for k in ("task", "task_pred")})
+    test = CooccurrenceCounts.from_encoded(
+        [a[r] for r in ("attr", "attr_pred") if r in a], [t[r] for r in ("task", "task_pred") if r in t]
+    )
+    if attr_train is None:
+        train, source = test.restrict(["attr"], ["task"]), "test"
+    else:
+        check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
+        train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
+        source = "train"
+    return directional_from_counts(train, test, train_source=source)
+
+
+def bias_amp_mals(attr_train: Any, task_train: Any, attr_pred: Any, task_pred: Any) -> MALSResult:
+    r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
+
+    .. math::
+
+        \text{BiasAmp}_{\text{MALS}} = \frac{1}{|\mathcal{T}|} \sum_{a, t}
+            \mathbb{1}\Big[b_{\text{train}}(a,t) > \tfrac{1}{|\mathcal{A}|}\Big]
+            \big(b_{\text{pred}}(a,t) - b_{\text{train}}(a,t)\big),
+        \qquad b(a,t) = \frac{\#(A_a{=}1, T_t{=}1)}{\sum_{a'} \#(A_{a'}{=}1, T_t{=}1)}
+
+    with :math:`b_{\text{train}}` on the training ground truth and
+    :math:`b_{\text{pred}}` on the test *predictions* (both Â and T̂ predicted).
+
+    Parameters
+    ----------
+    attr_train, task_train : labels
+        Training ground truth of the protected attribute and the task.
+    attr_pred, task_pred : labels
+        Test predictions Â and T̂ (hard, or probabilities: expected counts).
+
+    Returns
+    -------
+    MALSResult
+        ``.value`` and the per-pair table ``.pairs``.
+
+    Raises
+    ------
+    ValueError
+        Bad labels, or every pair undefined.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When some terms are undefined (see Notes).
+
+    Notes
+    -----
+    * The comparison with :math:`1/|\mathcal{A}|` is strict and exact
+      (:math:`|\mathcal{A}|\,\#(a,t) > \sum_{a'}\#(a',t)` in integers). A task
+      whose ratio is exactly :math:`1/|\mathcal{A}|` adds 0 but counts in
+      :math:`|\mathcal{T}|`.
+    * A task with no positive training instance (with any attribute) has no
+      :math:`b_{\text{train}}`: undefined, out of the sum and of
+      :math:`|\mathcal{T}|`. An indicator-1 pair whose task is never predicted
+      (with any attribute) has no :math:`b_{\text{pred}}`: undefined, out of
+      the sum, :math:`|\mathcal{T}|` unchanged. Indicator-0 pairs are defined
+      zeros (SPEC §1).
+    * The metric needs no test ground truth; it cannot tell the direction of
+      amplification (use :func:`bias_amp_directional`).
+
+    References
+    ----------
+    .. [1] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017.
+    .. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 1.
+
+    Examples
+    --------
+    Two groups and one task; the task is 80% group 0 in training and the model
+    predicts it only for group 0.
+
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_mals
+    >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
+    >>> task = np.array([[1], [1], [1], [1], [1], [0], [0]])
+    >>> task_pred = np.array([[1], [1], [1], [1], [0], [0], [0]])
+    >>> round(bias_amp_mals(attr, task, attr, task_pred).value, 4)
+    0.2
+    """
+    a = encode_labels({"attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
+    t = encode_labels({"task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
+    check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
+    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
+    pred = CooccurrenceCounts.from_encoded([a["attr_pred"]], [t["task_pred"]])
+    return mals_from_counts(train, pred)
+
+
+def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:
+    """The same matrix under a counts role name (e.g. ``attr_train`` counted as ``attr``)."""
+    return replace(m, name=role)

@@ -1,0 +1,245 @@
+"""Counts core: co-occurrence tables built in one vectorized pass.
+
+Every co-occurrence metric of biasamp is a pure function of a few count
+tables (STYLE.md, "counts first"). :class:`CooccurrenceCounts` holds them all
+as one Gram matrix of augmented label matrices::
+
+    L = [1 | A | Â]      (N x (1 + K_A + K_A))   "left" roles: attribute side
+    R = [1 | T | T̂]      (N x (1 + K_T + K_T))   "right" roles: task side
+    G = Lᵀ R
+
+so that ``G`` contains ``n``, every column sum (``#a``, ``#t``, ``#â``,
+``#t̂``) and every cross count (``#(a,t)``, ``#(a,t̂)``, ``#(â,t)``,
+``#(â,t̂)``) from one matrix product per row block. Soft predictions make the
+counts expected counts. Blocks are converted to float32 (exact for 0/1
+inputs: every partial sum is an integer below 2**24) and accumulated in
+float64, so no float copy of a whole ``N x K`` input is ever made.
+
+Tables add: counts of disjoint row sets sum to the counts of their union, so
+data may arrive in batches (:meth:`CooccurrenceCounts.update`) or partitions
+(``a + b``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .labels import LabelMatrix, check_consistent_length, encode_labels
+
+__all__ = ["CooccurrenceCounts"]
+
+ATTR_ROLES = ("attr", "attr_pred")
+TASK_ROLES = ("task", "task_pred")
+_BLOCK_BYTES = 4 << 20  # target size of one converted row block
+
+
+def _layout(roles: Sequence[str], sizes: Sequence[int]) -> dict[str, slice]:
+    out, start = {}, 1  # column 0 is the constant 1
+    for role, size in zip(roles, sizes):
+        out[role] = slice(start, start + size)
+        start += size
+    return out
+
+
+def _gram(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int) -> np.ndarray:
+    """``[1|left...]ᵀ [1|right...]`` accumulated over row blocks (float64)."""
+    wl = 1 + sum(m.n_classes for m in left)
+    wr = 1 + sum(m.n_classes for m in right)
+    soft = any(m.soft for m in (*left, *right))
+    dtype = np.float64 if soft else np.float32
+    rows = max(1024, min(n, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(wl, wr))))
+    lbuf = np.empty((rows, wl), dtype=dtype)
+    rbuf = np.empty((rows, wr), dtype=dtype)
+    lbuf[:, 0] = 1
+    rbuf[:, 0] = 1
+    lslices = _layout([m.name for m in left], [m.n_classes for m in left])
+    rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+    g = np.zeros((wl, wr), dtype=np.float64)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        b = stop - start
+        lb, rb = lbuf[:b], rbuf[:b]
+        for m in left:
+            m.block(start, stop, lb[:, lslices[m.name]])
+        for m in right:
+            m.block(start, stop, rb[:, rslices[m.name]])
+        g += lb.T @ rb
+    return g
+
+
+@dataclass(frozen=True, eq=False)
+class CooccurrenceCounts:
+    """Co-occurrence counts between attribute-side and task-side labels.
+
+    Build it with :meth:`from_labels`; combine with ``+``; read it with
+    :attr:`n`, :meth:`total` and :meth:`cross`. All co-occurrence metrics are
+    pure functions of one or two of these tables (train and test).
+
+    Attributes
+    ----------
+    attr_classes, task_classes : tuple
+        Class names of the protected attribute A and the task T.
+    attr_roles, task_roles : tuple of str
+        Which label matrices were counted: a subset of ``("attr", "attr_pred")``
+        and of ``("task", "task_pred")``.
+    gram : ndarray of float64
+        ``[1|A|Â]ᵀ [1|T|T̂]`` restricted to the roles present.
+    soft_roles : frozenset of str
+        Roles that held probabilities (counts are then expected counts).
+    """
+
+    attr_classes: tuple
+    task_classes: tuple
+    attr_roles: tuple
+    task_roles: tuple
+    gram: np.ndarray
+    soft_roles: frozenset = field(default_factory=frozenset)
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_labels(
+        cls,
+        attr: Any = None,
+        task: Any = None,
+        *,
+        attr_pred: Any = None,
+        task_pred: Any = None,
+        attr_classes: Sequence | None = None,
+        task_classes: Sequence | None = None,
+        allow_soft: bool = True,
+    ) -> "CooccurrenceCounts":
+        """Count one batch of labels in a single vectorized pass.
+
+        Parameters
+        ----------
+        attr, task : labels, optional
+            Ground truth of the protected attribute A and of the task T (any
+            input kind of SPEC §0). When a ground truth is omitted its
+            predictions define the classes (then ``*_classes`` or a 2-D
+            prediction is needed).
+        attr_pred, task_pred : labels, optional
+            Predictions Â and T̂, hard or (when ``allow_soft``) probabilities.
+        attr_classes, task_classes : sequence, optional
+            Fix the class lists (needed to count batches that may not show
+            every class).
+        """
+        a = _encode_side(attr, attr_pred, "attr", attr_classes, allow_soft)
+        t = _encode_side(task, task_pred, "task", task_classes, allow_soft)
+        return cls.from_encoded(
+            [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t]
+        )
+
+    @classmethod
+    def from_encoded(
+        cls, left: Sequence[LabelMatrix], right: Sequence[LabelMatrix]
+    ) -> "CooccurrenceCounts":
+        """Count already-encoded label matrices (see :func:`biasamp.labels.encode_labels`).
+
+        ``left`` holds the attribute-side matrices and ``right`` the task-side
+        ones; each matrix's ``name`` is its role (``"attr"``, ``"attr_pred"``,
+        ``"task"``, ``"task_pred"``).
+        """
+        for m in left:
+            if m.name not in ATTR_ROLES:
+                raise ValueError(f"attribute-side role must be one of {ATTR_ROLES}, got {m.name!r}")
+        for m in right:
+            if m.name not in TASK_ROLES:
+                raise ValueError(f"task-side role must be one of {TASK_ROLES}, got {m.name!r}")
+        n = check_consistent_length(**{m.name: m for m in (*left, *right)})
+        return cls(
+            attr_classes=left[0].classes,
+            task_classes=right[0].classes,
+            attr_roles=tuple(m.name for m in left),
+            task_roles=tuple(m.name for m in right),
+            gram=_gram(left, right, n),
+            soft_roles=frozenset(m.name for m in (*left, *right) if m.soft),
+        )
+
+    def update(self, **batch: Any) -> "CooccurrenceCounts":
+        """Return the counts of this table plus one more batch of rows.
+
+        The batch takes the same keyword arguments as :meth:`from_labels`
+        (without the class lists, which are fixed to this table's) and must
+        hold the same roles.
+        """
+        other = type(self).from_labels(
+            **batch, attr_classes=self.attr_classes, task_classes=self.task_classes
+        )
+        return self + other
+
+    def __add__(self, other: "CooccurrenceCounts") -> "CooccurrenceCounts":
+        if not isinstance(other, CooccurrenceCounts):
+            return NotImplemented
+        for what in ("attr_classes", "task_classes", "attr_roles", "task_roles"):
+            if getattr(self, what) != getattr(other, what):
+                raise ValueError(
+                    f"cannot add counts with different {what}: {getattr(self, what)!r} vs {getattr(other, what)!r}"
+                )
+        return CooccurrenceCounts(
+            self.attr_classes, self.task_classes, self.attr_roles, self.task_roles,
+            self.gram + other.gram, self.soft_roles | other.soft_roles,
+        )
+
+    def __radd__(self, other: Any) -> "CooccurrenceCounts":
+        if other == 0:  # lets sum() work
+            return self
+        return NotImplemented
+
+    # ------------------------------------------------------------------- read
+    @property
+    def n(self) -> float:
+        """Number of rows counted."""
+        return float(self.gram[0, 0])
+
+    def _slice(self, role: str) -> tuple[int, slice]:
+        if role in self.attr_roles:
+            k = len(self.attr_classes)
+            return 0, _layout(self.attr_roles, [k] * len(self.attr_roles))[role]
+        if role in self.task_roles:
+            k = len(self.task_classes)
+            return 1, _layout(self.task_roles, [k] * len(self.task_roles))[role]
+        raise KeyError(f"role {role!r} was not counted (have {self.attr_roles + self.task_roles})")
+
+    def has(self, *roles: str) -> bool:
+        """Whether every given role was counted."""
+        return all(r in self.attr_roles + self.task_roles for r in roles)
+
+    def total(self, role: str) -> np.ndarray:
+        """Column sums of one role, e.g. ``total("attr")`` = ``#a`` per class."""
+        side, sl = self._slice(role)
+        return self.gram[sl, 0] if side == 0 else self.gram[0, sl]
+
+    def cross(self, attr_role: str, task_role: str) -> np.ndarray:
+        """``K_A x K_T`` co-occurrence counts, e.g. ``cross("attr", "task_pred")`` = ``#(a, t̂)``."""
+        sa, sla = self._slice(attr_role)
+        st, slt = self._slice(task_role)
+        if sa != 0 or st != 1:
+            raise KeyError("cross() takes an attribute-side role then a task-side role")
+        return self.gram[sla, slt]
+
+    def restrict(self, attr_roles: Sequence[str], task_roles: Sequence[str]) -> "CooccurrenceCounts":
+        """The sub-table of some roles (no recount), e.g. the ground truth alone."""
+        ka, kt = len(self.attr_classes), len(self.task_classes)
+        rows = [0] + [i for r in attr_roles for i in range(*self._slice(r)[1].indices(1 + 2 * ka))]
+        cols = [0] + [i for r in task_roles for i in range(*self._slice(r)[1].indices(1 + 2 * kt))]
+        return CooccurrenceCounts(
+            self.attr_classes, self.task_classes, tuple(attr_roles), tuple(task_roles),
+            self.gram[np.ix_(rows, cols)], frozenset(r for r in self.soft_roles if r in (*attr_roles, *task_roles)),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"CooccurrenceCounts(n={self.n:g}, attr_classes={list(self.attr_classes)!r}, "
+            f"task_classes={list(self.task_classes)[:8]!r}{'...' if len(self.task_classes) > 8 else ''}, "
+            f"roles={list(self.attr_roles + self.task_roles)!r})"
+        )
+
+
+def _encode_side(truth, pred, family, classes, allow_soft) -> dict[str, LabelMatrix]:
+    if truth is None and pred is None:
+        raise ValueError(f"neither {family} nor {family}_pred was given")
+    return encode_labels({family: truth}, {f"{family}_pred": pred}, allow_soft=allow_soft, classes=classes)

@@ -1,0 +1,344 @@
+"""Input layer: turn any label argument into a validated indicator matrix.
+
+Every public metric of biasamp funnels its label arguments through this module,
+so that validation lives in one place (the scikit-learn ``_check_targets``
+habit). The conventions are those of SPEC §0:
+
+* a **1-D** argument holds class ids or names (single-label). It is encoded
+  against the classes seen in the ground truth of *train and test together*;
+  a binary 1-D label therefore becomes two classes, ``0`` and ``1``.
+* a **2-D** argument is an ``N x K`` indicator matrix (multi-label, or
+  one-hot). pandas DataFrames keep their column names as class names; plain
+  arrays get ``0..K-1``.
+* predictions have the classes of their ground truth. Hard predictions are
+  0/1; soft predictions (probabilities in ``[0, 1]``) are accepted where a
+  metric allows them. A 1-D float prediction of a binary ``{0, 1}`` label is
+  read as ``P(class 1)``.
+* pandas Series/DataFrames, lists, tuples, numpy arrays and torch tensors (on
+  any device; moved to CPU) are accepted. torch is never imported here.
+
+Bad input raises ``ValueError``/``TypeError`` naming the argument and the
+problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["LabelMatrix", "encode_labels", "check_consistent_length"]
+
+
+@dataclass(frozen=True, eq=False)
+class LabelMatrix:
+    """A validated ``N x K`` label matrix over named classes.
+
+    Stored compactly: either ``codes`` (1-D integer class index per row, for
+    single-label input) or ``dense`` (an ``N x K`` array of 0/1 or of
+    probabilities). Use :meth:`block` to materialise rows as floats.
+
+    Attributes
+    ----------
+    name : str
+        The argument name it came from (used in error messages).
+    classes : tuple
+        Class names, one per column.
+    codes : ndarray of int or None
+        Class index per row (single-label input).
+    dense : ndarray or None
+        ``N x K`` indicator or probability matrix.
+    soft : bool
+        True when ``dense`` holds probabilities that are not all 0/1.
+    """
+
+    name: str
+    classes: tuple
+    codes: np.ndarray | None = None
+    dense: np.ndarray | None = None
+    soft: bool = False
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.codes) if self.codes is not None else self.dense.shape[0]
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    def block(self, start: int, stop: int, out: np.ndarray) -> None:
+        """Write rows ``start:stop`` as floats into ``out`` (shape ``(stop-start, K)``)."""
+        if self.codes is not None:
+            out[...] = 0
+            out[np.arange(stop - start), self.codes[start:stop]] = 1
+        else:
+            out[...] = self.dense[start:stop]
+
+    def to_dense(self, dtype: Any = np.float64) -> np.ndarray:
+        """Return the full ``N x K`` matrix (allocates; for small data and tests)."""
+        out = np.empty((self.n_rows, self.n_classes), dtype=dtype)
+        self.block(0, self.n_rows, out)
+        return out
+
+
+# --------------------------------------------------------------------------- #
+# raw conversion
+# --------------------------------------------------------------------------- #
+def _is_torch_tensor(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "detach")
+
+
+def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
+    """Convert to a numpy array; return (array, column names or None)."""
+    if x is None:
+        raise TypeError(f"{name} is None; expected labels (array-like, Series, DataFrame or tensor)")
+    if isinstance(x, (str, bytes, dict, set, frozenset)) or np.isscalar(x):
+        raise TypeError(
+            f"{name} must be array-like (list, numpy array, pandas Series/DataFrame or "
+            f"torch tensor), got {type(x).__name__}"
+        )
+    columns = None
+    if isinstance(x, pd.DataFrame):
+        columns = list(x.columns)
+        arr = x.to_numpy()
+    elif isinstance(x, pd.Series):
+        arr = x.to_numpy()
+    elif _is_torch_tensor(x):
+        arr = x.detach().cpu().numpy()
+    else:
+        try:
+            arr = np.asarray(x)
+        except ValueError as exc:  # ragged nested lists
+            raise ValueError(f"{name} could not be converted to an array: {exc}") from None
+    if arr.ndim == 0:
+        raise TypeError(f"{name} must be array-like, got a scalar")
+    if arr.ndim > 2:
+        raise ValueError(f"{name} must be 1-D (class labels) or 2-D (indicator matrix), got {arr.ndim}-D")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty (0 rows)")
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 columns")
+    if arr.ndim == 2 and arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} is a 2-D matrix with non-numeric entries") from None
+    if arr.ndim == 2 and not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
+        raise TypeError(f"{name} is a 2-D matrix of dtype {arr.dtype}; expected numbers or booleans")
+    return arr, columns
+
+
+def _missing_mask_1d(arr: np.ndarray) -> np.ndarray | None:
+    """Boolean mask of NaN/None/inf entries in a 1-D array, or None if there are none."""
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr)
+    elif arr.dtype == object:
+        bad = pd.isna(arr) | np.array([isinstance(v, float) and np.isinf(v) for v in arr], dtype=bool)
+    else:
+        return None
+    return bad if bad.any() else None
+
+
+def _check_finite(arr: np.ndarray, name: str) -> None:
+    if arr.ndim == 1:
+        bad = _missing_mask_1d(arr)
+        if bad is not None:
+            rows = np.flatnonzero(bad)
+            raise ValueError(f"{name} contains NaN/inf/missing values (rows {_fmt_rows(rows)})")
+    elif arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        rows = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+        raise ValueError(f"{name} contains NaN or inf values (rows {_fmt_rows(rows)})")
+
+
+def _fmt_rows(rows: np.ndarray, limit: int = 5) -> str:
+    shown = ", ".join(str(int(r)) for r in rows[:limit])
+    return shown + (f", ... ({len(rows)} in all)" if len(rows) > limit else "")
+
+
+def _is_binary_matrix(arr: np.ndarray) -> bool:
+    if arr.dtype == bool:
+        return True
+    if arr.dtype.kind == "u":
+        return int(arr.max()) <= 1
+    if arr.dtype.kind == "i":
+        return int(arr.min()) >= 0 and int(arr.max()) <= 1
+    return bool(((arr == 0) | (arr == 1)).all())
+
+
+def _sorted_classes(values: np.ndarray) -> list:
+    uniq = pd.unique(values)
+    try:
+        return sorted(uniq.tolist())
+    except TypeError:  # mixed types that do not compare: keep order of appearance
+        return uniq.tolist()
+
+
+def _codes_for(values: np.ndarray, classes: Sequence, name: str, what: str) -> np.ndarray:
+    """Map 1-D values to indices into ``classes``; unknown values raise."""
+    index = pd.Index(list(classes))
+    codes = index.get_indexer(values)
+    if (codes < 0).any():
+        unknown = _sorted_classes(np.asarray(values)[codes < 0])
+        raise ValueError(
+            f"{name} contains {what} {unknown[:10]!r} not present in the ground truth "
+            f"(known classes: {list(classes)[:20]!r})"
+        )
+    return codes.astype(np.intp, copy=False)
+
+
+# --------------------------------------------------------------------------- #
+# public encoder
+# --------------------------------------------------------------------------- #
+def check_consistent_length(**arrays: LabelMatrix | None) -> int:
+    """Check that the given (already encoded) label matrices have equal row counts.
+
+    Returns the common number of rows. ``None`` entries are skipped.
+    """
+    present = {k: v for k, v in arrays.items() if v is not None}
+    lengths = {k: v.n_rows for k, v in present.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"length mismatch: {desc} rows")
+    return next(iter(lengths.values()))
+
+
+def encode_labels(
+    truths: Mapping[str, Any],
+    preds: Mapping[str, Any] | None = None,
+    *,
+    allow_soft: bool = False,
+    classes: Sequence | None = None,
+) -> dict[str, LabelMatrix]:
+    """Encode the ground truths and predictions of one label family.
+
+    All arguments describe the same label family (e.g. the protected attribute
+    in train, test and predictions), so they share one class list.
+
+    Parameters
+    ----------
+    truths : mapping of argument name -> labels
+        Ground-truth arguments (``None`` values are skipped). At least one is
+        required. 1-D truths define the classes (sorted union of the values
+        seen); 2-D truths must all have the same width.
+    preds : mapping of argument name -> labels, optional
+        Predictions of the same family. 1-D predictions are class labels (or,
+        for a binary ``{0, 1}`` family, probabilities of class 1); 2-D ones
+        must have one column per class.
+    allow_soft : bool, default False
+        Whether predictions may be probabilities in ``[0, 1]``.
+    classes : sequence, optional
+        Fix the class list instead of inferring it (used when data arrives in
+        batches). Labels outside it raise ``ValueError``.
+
+    Returns
+    -------
+    dict of argument name -> LabelMatrix
+        Only for the arguments that were not ``None``.
+    """
+    preds = dict(preds or {})
+    raw_truths = {k: _as_array(v, k) for k, v in truths.items() if v is not None}
+    if not raw_truths:
+        if classes is None:
+            raise ValueError(
+                f"no ground truth given among {list(truths) or list(preds)}: pass the ground truth "
+                "or the class list, so that predictions can be encoded"
+            )
+        return {
+            name: _encode_prediction(value, name, tuple(classes), allow_soft)
+            for name, value in preds.items() if value is not None
+        }
+    for name, (arr, _) in raw_truths.items():
+        _check_finite(arr, name)
+    ndims = {name: arr.ndim for name, (arr, _) in raw_truths.items()}
+    if len(set(ndims.values())) > 1:
+        desc = ", ".join(f"{k} is {d}-D" for k, d in ndims.items())
+        raise ValueError(f"ground truths of one label family must all be 1-D or all 2-D: {desc}")
+
+    out: dict[str, LabelMatrix] = {}
+    if next(iter(ndims.values())) == 1:
+        if classes is None:
+            values = np.concatenate([arr.astype(object) for arr, _ in raw_truths.values()])
+            class_list = _sorted_classes(values)
+        else:
+            class_list = list(classes)
+        for name, (arr, _) in raw_truths.items():
+            if arr.dtype.kind == "f" and not np.array_equal(arr, np.round(arr)):
+                raise ValueError(
+                    f"{name} is 1-D with non-integer float values; 1-D ground truth holds class "
+                    "labels (use a 2-D indicator matrix for multi-label data)"
+                )
+            out[name] = LabelMatrix(name, tuple(class_list), codes=_codes_for(arr, class_list, name, "labels"))
+    else:
+        widths = {name: arr.shape[1] for name, (arr, _) in raw_truths.items()}
+        if len(set(widths.values())) > 1:
+            desc = ", ".join(f"{k} has {w}" for k, w in widths.items())
+            raise ValueError(f"ground-truth indicator matrices must have the same number of columns: {desc}")
+        first_cols = next((cols for _, cols in raw_truths.values() if cols is not None), None)
+        width = next(iter(widths.values()))
+        class_list = list(classes) if classes is not None else (
+            list(first_cols) if first_cols is not None else list(range(width))
+        )
+        if len(class_list) != width:
+            raise ValueError(f"expected {len(class_list)} columns (classes {class_list!r}), got {width}")
+        for name, (arr, cols) in raw_truths.items():
+            arr = _align_columns(arr, cols, class_list, name)
+            if not _is_binary_matrix(arr):
+                raise ValueError(f"{name} is a 2-D ground-truth matrix with values other than 0/1")
+            out[name] = LabelMatrix(name, tuple(class_list), dense=arr)
+
+    for name, value in preds.items():
+        if value is None:
+            continue
+        out[name] = _encode_prediction(value, name, tuple(class_list), allow_soft)
+    return out
+
+
+def _align_columns(arr: np.ndarray, cols: list | None, class_list: list, name: str) -> np.ndarray:
+    """Reorder DataFrame columns to ``class_list`` when they carry the same names."""
+    if cols is None or cols == class_list:
+        return arr
+    if set(cols) == set(class_list) and len(cols) == len(class_list):
+        order = [cols.index(c) for c in class_list]
+        return arr[:, order]
+    if all(isinstance(c, (int, np.integer)) for c in cols) and list(cols) == list(range(len(cols))):
+        return arr  # default RangeIndex columns: positional
+    raise ValueError(f"{name} has columns {cols!r} that do not match the classes {class_list!r}")
+
+
+def _encode_prediction(value: Any, name: str, classes: tuple, allow_soft: bool) -> LabelMatrix:
+    arr, cols = _as_array(value, name)
+    _check_finite(arr, name)
+    k = len(classes)
+    if arr.ndim == 1:
+        is_float = arr.dtype.kind == "f"
+        if is_float and not np.array_equal(arr, np.round(arr)):
+            if set(classes) != {0, 1}:
+                raise ValueError(
+                    f"{name} is 1-D with non-integer values; 1-D probabilities are only understood "
+                    f"for a binary {{0, 1}} label, but the classes are {list(classes)!r}. Pass an "
+                    f"N x {k} probability matrix instead"
+                )
+            if not allow_soft:
+                raise ValueError(f"{name} holds probabilities, but this metric needs hard 0/1 predictions")
+            if arr.min() < 0 or arr.max() > 1:
+                raise ValueError(f"{name} holds probabilities outside [0, 1]")
+            p1 = arr.astype(np.float64)
+            dense = np.column_stack([1.0 - p1, p1]) if classes == (0, 1) else np.column_stack([p1, 1.0 - p1])
+            return LabelMatrix(name, classes, dense=dense, soft=True)
+        codes = _codes_for(arr, classes, name, "predicted classes")
+        return LabelMatrix(name, classes, codes=codes)
+    if arr.shape[1] != k:
+        raise ValueError(
+            f"{name} has {arr.shape[1]} columns but its ground truth has {k} classes {list(classes)[:20]!r}"
+        )
+    arr = _align_columns(arr, cols, list(classes), name)
+    if _is_binary_matrix(arr):
+        return LabelMatrix(name, classes, dense=arr)
+    if not allow_soft:
+        raise ValueError(f"{name} has values other than 0/1, but this metric needs hard 0/1 predictions")
+    if arr.min() < 0 or arr.max() > 1:
+        raise ValueError(f"{name} holds probabilities outside [0, 1] (min {arr.min():g}, max {arr.max():g})")
+    return LabelMatrix(name, classes, dense=arr, soft=True)
