@@ -210,7 +210,7 @@ def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> D
     pairs = _pair_frame(
         test.attr_classes, test.task_classes,
         y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
-        n_attr=test.total("attr")[:, None], n_task=test.total("task")[None, :], n_both=both,
+        n_attr=_exact(test.total("attr"))[:, None], n_task=_exact(test.total("task"))[None, :], n_both=_exact(both),
         undefined=undefined,
     )
     return DirectionResult(direction, value, pairs, int((~undefined).sum()), n_undefined)
@@ -294,7 +294,7 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MAL
     pairs = _pair_frame(
         train.attr_classes, train.task_classes,
         bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,
-        contribution=contribution, n_train=at, n_pred=pp, undefined=undefined,
+        contribution=contribution, n_train=at, n_pred=pp if pred.soft_roles else _exact(pp), undefined=undefined,
     )
     return MALSResult(value, pairs, n_tasks, n_undefined)
 

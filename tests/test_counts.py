@@ -1,0 +1,91 @@
+"""The counts core: one Gram matrix of augmented label matrices, additive."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import biasamp.counts as counts_mod
+from biasamp import CooccurrenceCounts
+
+from .reference import one_hot
+
+
+def _data(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    attr = rng.integers(0, 3, n)
+    task = rng.random((n, 5)) < 0.2
+    task_pred = rng.random((n, 5)) < 0.2
+    attr_pred = rng.integers(0, 3, n)
+    return attr, task, attr_pred, task_pred
+
+
+def test_gram_equals_dense_products():
+    attr, task, attr_pred, task_pred = _data()
+    c = CooccurrenceCounts.from_labels(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+    A, Ah = one_hot(attr, 3), one_hot(attr_pred, 3)
+    T, Th = task.astype(float), task_pred.astype(float)
+    assert c.n == 3000
+    np.testing.assert_array_equal(c.total("attr"), A.sum(0))
+    np.testing.assert_array_equal(c.total("task_pred"), Th.sum(0))
+    np.testing.assert_array_equal(c.cross("attr", "task"), A.T @ T)
+    np.testing.assert_array_equal(c.cross("attr", "task_pred"), A.T @ Th)
+    np.testing.assert_array_equal(c.cross("attr_pred", "task"), Ah.T @ T)
+    np.testing.assert_array_equal(c.cross("attr_pred", "task_pred"), Ah.T @ Th)
+
+
+def test_many_row_blocks_give_the_same_counts(monkeypatch):
+    attr, task, attr_pred, task_pred = _data(n=5000)
+    one_block = CooccurrenceCounts.from_labels(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+    monkeypatch.setattr(counts_mod, "_BLOCK_BYTES", 1)  # forces 1024-row blocks, the last one partial
+    blocked = CooccurrenceCounts.from_labels(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+    np.testing.assert_array_equal(one_block.gram, blocked.gram)
+
+
+def test_soft_counts_are_expected_counts_in_float64():
+    rng = np.random.default_rng(1)
+    task = rng.random((50, 2)) < 0.5
+    p = rng.random((50, 2))
+    attr = rng.integers(0, 2, 50)
+    c = CooccurrenceCounts.from_labels(attr, task, task_pred=p)
+    np.testing.assert_allclose(c.cross("attr", "task_pred"), one_hot(attr, 2).T @ p, rtol=0, atol=1e-12)
+    assert c.soft_roles == {"task_pred"}
+
+
+def test_restrict_reads_a_sub_table_without_recounting():
+    attr, task, attr_pred, task_pred = _data(n=200)
+    full = CooccurrenceCounts.from_labels(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+    sub = full.restrict(["attr"], ["task"])
+    direct = CooccurrenceCounts.from_labels(attr, task)
+    np.testing.assert_array_equal(sub.gram, direct.gram)
+    assert not sub.has("task_pred") and sub.has("attr", "task")
+
+
+def test_addition_checks_compatibility():
+    a = CooccurrenceCounts.from_labels([0, 1], [[1], [0]])
+    b = CooccurrenceCounts.from_labels([0, 2], [[1], [0]])
+    with pytest.raises(ValueError, match="different attr_classes"):
+        a + b
+    c = CooccurrenceCounts.from_labels([0, 1], [[1], [0]], task_pred=[[1], [1]])
+    with pytest.raises(ValueError, match="different task_roles"):
+        a + c
+    assert (sum([a, a, a]).gram == 3 * a.gram).all()
+
+
+def test_update_uses_the_fixed_classes():
+    acc = CooccurrenceCounts.from_labels(["x", "y"], [[1], [0]], attr_classes=["x", "y", "z"])
+    acc = acc.update(attr=["z"], task=[[1]])
+    assert acc.n == 3 and acc.total("attr").tolist() == [1, 1, 1]
+    with pytest.raises(ValueError, match="not present"):
+        acc.update(attr=["w"], task=[[1]])
+
+
+def test_cross_and_roles_errors():
+    c = CooccurrenceCounts.from_labels([0, 1], [[1], [0]])
+    with pytest.raises(KeyError, match="was not counted"):
+        c.cross("attr", "task_pred")
+    with pytest.raises(KeyError, match="attribute-side role then a task-side"):
+        c.cross("task", "attr")
+    with pytest.raises(ValueError, match="neither task nor task_pred"):
+        CooccurrenceCounts.from_labels([0, 1], None)
+    assert "n=2" in repr(c)

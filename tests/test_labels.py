@@ -1,0 +1,85 @@
+"""The input layer: encoding and validation of every label argument kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasamp.labels import check_consistent_length, encode_labels
+
+
+def test_one_d_classes_come_from_train_and_test_together():
+    enc = encode_labels({"attr": ["b", "a"], "attr_train": ["c", "a", "a"]})
+    assert enc["attr"].classes == ("a", "b", "c")
+    np.testing.assert_array_equal(enc["attr"].to_dense(), [[0, 1, 0], [1, 0, 0]])
+    np.testing.assert_array_equal(enc["attr_train"].codes, [2, 0, 0])
+
+
+def test_binary_one_d_label_becomes_two_classes():
+    enc = encode_labels({"task": np.array([0, 1, 1])})["task"]
+    assert enc.classes == (0, 1)
+    np.testing.assert_array_equal(enc.to_dense(), [[1, 0], [0, 1], [0, 1]])
+
+
+def test_two_d_keeps_dataframe_names_and_numpy_gets_indices():
+    df = pd.DataFrame({"cat": [1, 0], "dog": [1, 1]})
+    assert encode_labels({"t": df})["t"].classes == ("cat", "dog")
+    assert encode_labels({"t": df.to_numpy()})["t"].classes == (0, 1)
+
+
+def test_prediction_dataframe_is_aligned_by_column_name():
+    truth = pd.DataFrame({"cat": [1, 0], "dog": [0, 1]})
+    pred = pd.DataFrame({"dog": [0.2, 0.9], "cat": [0.7, 0.1]})
+    enc = encode_labels({"t": truth}, {"t_pred": pred}, allow_soft=True)
+    np.testing.assert_allclose(enc["t_pred"].to_dense(), [[0.7, 0.2], [0.1, 0.9]])
+    assert enc["t_pred"].soft
+
+
+def test_series_and_categorical_and_bool():
+    s = pd.Series(pd.Categorical(["x", "y", "x"]))
+    assert encode_labels({"a": s})["a"].classes == ("x", "y")
+    enc = encode_labels({"a": np.array([True, False])})["a"]
+    assert enc.n_classes == 2
+
+
+def test_fixed_classes_reject_unknown_labels():
+    with pytest.raises(ValueError, match="attr contains labels \\['z'\\] not present"):
+        encode_labels({"attr": ["a", "z"]}, classes=["a", "b"])
+
+
+def test_predictions_only_need_the_class_list():
+    enc = encode_labels({}, {"p": [1, 0]}, classes=[0, 1])
+    assert enc["p"].classes == (0, 1)
+    with pytest.raises(ValueError, match="pass the ground truth or the class list"):
+        encode_labels({}, {"p": [1, 0]})
+
+
+def test_soft_predictions_need_permission():
+    with pytest.raises(ValueError, match="needs hard 0/1 predictions"):
+        encode_labels({"t": [[1, 0]]}, {"t_pred": [[0.5, 0.5]]})
+    with pytest.raises(ValueError, match="needs hard 0/1 predictions"):
+        encode_labels({"t": [0, 1]}, {"t_pred": [0.5, 0.2]})
+
+
+def test_nan_rows_are_named():
+    with pytest.raises(ValueError, match="rows 1"):
+        encode_labels({"a": [0, None, 1]})
+    with pytest.raises(ValueError, match="rows 2"):
+        encode_labels({"a": np.array([[0, 1], [1, 0], [np.nan, 0]])})
+    with pytest.raises(ValueError, match="inf"):
+        encode_labels({"a": [0.0, float("inf")]})
+
+
+def test_check_consistent_length():
+    enc = encode_labels({"a": [0, 1, 1], "b": [1, 0]})
+    with pytest.raises(ValueError, match="length mismatch: a has 3, b has 2 rows"):
+        check_consistent_length(a=enc["a"], b=enc["b"])
+    assert check_consistent_length(a=enc["a"], b=None) == 3
+
+
+def test_zero_columns_and_ragged():
+    with pytest.raises(ValueError, match="0 columns"):
+        encode_labels({"t": np.zeros((3, 0))})
+    with pytest.raises(ValueError, match="could not be converted"):
+        encode_labels({"t": [[0, 1], [1]]})
