@@ -16,7 +16,6 @@ References
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +24,7 @@ import pandas as pd
 
 from ._results import ResultMixin, fmt
 from .counts import CooccurrenceCounts
-from .exceptions import UndefinedPairWarning
+from .exceptions import UndefinedPairWarning, warn_outside
 from .labels import LabelMatrix, check_consistent_length, encode_labels
 
 __all__ = [
@@ -167,11 +166,10 @@ def _warn_undefined(n_undefined: int, total: int, what: str) -> None:
     if n_undefined == total:
         raise ValueError(f"{what}: every one of the {total} pairs is undefined (see the SPEC §0 rule)")
     if n_undefined:
-        warnings.warn(
+        warn_outside(
             f"{what}: {n_undefined} of {total} pairs are undefined (conditioning on an empty "
             "event) and were excluded; see the 'undefined' column of the per-pair table",
             UndefinedPairWarning,
-            stacklevel=3,
         )
 
 
