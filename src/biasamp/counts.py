@@ -90,6 +90,16 @@ class CooccurrenceCounts:
         ``[1|A|Â]ᵀ [1|T|T̂]`` restricted to the roles present.
     soft_roles : frozenset of str
         Roles that held probabilities (counts are then expected counts).
+
+    Examples
+    --------
+    >>> from biasamp import CooccurrenceCounts
+    >>> c = CooccurrenceCounts.from_labels(["m", "w", "w"], [[1, 0], [1, 1], [0, 1]],
+    ...                                    task_pred=[[1, 0], [0, 1], [0, 1]])
+    >>> c.n, c.total("attr").tolist(), c.cross("attr", "task").tolist()
+    (3.0, [1.0, 2.0], [[1.0, 0.0], [1.0, 2.0]])
+    >>> (c + c).cross("attr", "task_pred").tolist()  # tables add
+    [[2.0, 0.0], [0.0, 4.0]]
     """
 
     attr_classes: tuple
