@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
 def test_readme_python_blocks_run_in_order():
@@ -23,3 +24,10 @@ def test_readme_python_blocks_run_in_order():
 def test_demo_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "biasamp"], capture_output=True, text=True, check=True).stdout
     assert "BiasAmp A->T = +" in out and "BiasAmp_MALS" in out
+
+
+def test_docs_python_blocks_run():
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        namespace: dict = {}
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S):
+            exec(compile(block, str(page), "exec"), namespace)  # noqa: S102 - our own docs

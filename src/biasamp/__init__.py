@@ -7,7 +7,12 @@ The public API (see SPEC §8):
 * :func:`calibrate_thresholds`: well-calibrated decision thresholds;
 * :class:`CooccurrenceCounts`: the count tables every co-occurrence metric
   is computed from (add them, update them batch by batch), with
-  :func:`directional_from_counts` and :func:`mals_from_counts`.
+  :func:`directional_from_counts` and :func:`mals_from_counts`;
+* :func:`fairness_metrics` and one function per metric: DP, DI, SPSF, FPSF,
+  EOFP, EOTP, BA (Qian et al. 2021), on :class:`ConfusionCounts`;
+* :func:`confidence_interval`, :func:`bootstrap` (multinomial resampling of
+  the count tables), :func:`compare_runs`, :func:`run_summary`: statistics
+  across training runs and samples.
 """
 
 from .calibration import Thresholds, calibrate_thresholds
@@ -22,10 +27,54 @@ from .cooccurrence import (
 )
 from .counts import CooccurrenceCounts
 from .exceptions import UndefinedPairWarning
+from .fairness import (
+    METRICS,
+    ConfusionCounts,
+    FairnessResult,
+    demographic_parity,
+    equalized_odds_false_positive,
+    equalized_odds_true_positive,
+    fairness_from_counts,
+    fairness_metrics,
+    false_positive_subgroup_fairness,
+    group_bias_amplification,
+    normalized_disparate_impact,
+    statistical_parity_subgroup_fairness,
+)
+from .stats import (
+    BootstrapResult,
+    CompareRunsResult,
+    RunSummary,
+    bootstrap,
+    cohens_d_label,
+    compare_runs,
+    confidence_interval,
+    run_summary,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "METRICS",
+    "BootstrapResult",
+    "CompareRunsResult",
+    "ConfusionCounts",
+    "FairnessResult",
+    "RunSummary",
+    "bootstrap",
+    "cohens_d_label",
+    "compare_runs",
+    "confidence_interval",
+    "demographic_parity",
+    "equalized_odds_false_positive",
+    "equalized_odds_true_positive",
+    "fairness_from_counts",
+    "fairness_metrics",
+    "false_positive_subgroup_fairness",
+    "group_bias_amplification",
+    "normalized_disparate_impact",
+    "run_summary",
+    "statistical_parity_subgroup_fairness",
     "CooccurrenceCounts",
     "DirectionResult",
     "DirectionalBiasAmpResult",

@@ -17,6 +17,8 @@ def to_builtin(value: Any) -> Any:
             f.name: to_builtin(getattr(value, f.name)) for f in dataclasses.fields(value)
         }
     if isinstance(value, pd.DataFrame):
+        if not isinstance(value.index, pd.RangeIndex):  # a meaningful index (e.g. class): keep it
+            value = value.reset_index()
         return [{str(k): to_builtin(v) for k, v in row.items()} for row in value.to_dict(orient="records")]
     if isinstance(value, pd.Series):
         return {str(k): to_builtin(v) for k, v in value.items()}

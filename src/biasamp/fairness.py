@@ -1,0 +1,851 @@
+"""Group fairness metrics of Qian et al. (2021): DP, DI, SPSF, FPSF, EOFP, EOTP, BA.
+
+Every metric is a pure function of :class:`ConfusionCounts`, the one-vs-rest
+confusion counts per (group, class), built from the labels in one vectorized
+pass (STYLE.md, "counts first"). Each metric is computed per class and the
+overall value is the unweighted mean over the classes where it is defined
+(SPEC §4). A 1-D binary label is two classes (0 and 1) and both contribute.
+
+With, for group :math:`g` and class :math:`k` (one-vs-rest),
+:math:`PPR_g = (TP+FP)_g/n_g`, :math:`TPR_g = TP_g/P_g`, :math:`FPR_g = FP_g/N_g`:
+
+* ``DP``   = :math:`\\max_g PPR_g - \\min_g PPR_g`
+* ``DI``   = :math:`1 - \\min_g PPR_g / \\max_g PPR_g` (0 when every rate is 0)
+* ``SPSF`` = :math:`\\sum_g \\Pr[g]\\,|PPR - PPR_g|`
+* ``FPSF`` = :math:`\\sum_g \\Pr[g]\\,|FPR - FPR_g|`, :math:`\\Pr[g] = n_g/n`
+* ``EOFP`` = :math:`\\max_g FPR_g - \\min_g FPR_g`
+* ``EOTP`` = :math:`\\max_g TPR_g - \\min_g TPR_g`
+* ``BA``   = :math:`|(TP+FP)_{\\bar g}/(TP+FP) - P_{\\bar g}/P|`,
+  :math:`\\bar g = \\arg\\max_g P_g/P`
+
+Undefined cases follow SPEC §0: a group rate conditioning on an empty event
+(``TPR`` of a group with no positive of the class, ``FPR`` of a group with no
+negative) is left out of that class's comparison; a class-level metric that
+then compares fewer than two groups (or, for BA, a class with no positive or
+never predicted) is undefined for that class, excluded from the mean, marked in
+:attr:`FairnessResult.undefined` and counted in
+:attr:`FairnessResult.n_undefined`, and an :class:`~biasamp.UndefinedPairWarning`
+is emitted. A metric undefined for every class raises ``ValueError``.
+
+References
+----------
+.. [1] S. Qian, V. H. Pham, T. Lutellier, Z. Hu, J. Kim, L. Tan, Y. Yu, J. Chen,
+   S. Shah. "Are My Deep Learning Systems Fair? An Empirical Study of
+   Fixed-Seed Training". NeurIPS 2021, Appendix A (definitions) and C
+   (running example, Table 3).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from ._results import ResultMixin, fmt
+from .exceptions import UndefinedPairWarning
+from .labels import LabelMatrix, check_consistent_length, encode_labels
+
+__all__ = [
+    "METRICS",
+    "ConfusionCounts",
+    "FairnessResult",
+    "demographic_parity",
+    "equalized_odds_false_positive",
+    "equalized_odds_true_positive",
+    "fairness_from_counts",
+    "fairness_metrics",
+    "false_positive_subgroup_fairness",
+    "group_bias_amplification",
+    "normalized_disparate_impact",
+    "statistical_parity_subgroup_fairness",
+]
+
+#: The seven metrics of Qian et al. (2021), in the paper's order.
+METRICS = ("DP", "DI", "SPSF", "FPSF", "EOFP", "EOTP", "BA")
+
+_METRIC_NAMES = {
+    "DP": "demographic parity",
+    "DI": "normalized disparate impact",
+    "SPSF": "statistical parity subgroup fairness",
+    "FPSF": "false positive subgroup fairness",
+    "EOFP": "equalized odds (false positive)",
+    "EOTP": "equalized odds (true positive)",
+    "BA": "bias amplification",
+}
+_BLOCK_BYTES = 4 << 20
+
+
+# --------------------------------------------------------------------------- #
+# sensitive features -> group codes
+# --------------------------------------------------------------------------- #
+def _feature_columns(sensitive_features: Any) -> tuple[list[np.ndarray], list]:
+    """Split ``sensitive_features`` into 1-D columns and their names."""
+    sf = sensitive_features
+    if sf is None:
+        raise TypeError("sensitive_features is None; expected a 1-D array-like or a DataFrame")
+    if isinstance(sf, (str, bytes, set, frozenset)) or np.isscalar(sf):
+        raise TypeError(f"sensitive_features must be array-like or a DataFrame, got {type(sf).__name__}")
+    if isinstance(sf, Mapping):
+        sf = pd.DataFrame(dict(sf))
+    if isinstance(sf, pd.DataFrame):
+        if sf.shape[1] == 0:
+            raise ValueError("sensitive_features is a DataFrame with no columns")
+        return [sf.iloc[:, j].to_numpy() for j in range(sf.shape[1])], list(sf.columns)
+    if isinstance(sf, pd.Series):
+        return [sf.to_numpy()], [sf.name if sf.name is not None else "sensitive_feature"]
+    if type(sf).__module__.startswith("torch") and hasattr(sf, "detach"):
+        sf = sf.detach().cpu().numpy()
+    try:
+        arr = np.asarray(sf)
+    except ValueError as exc:
+        raise ValueError(f"sensitive_features could not be converted to an array: {exc}") from None
+    if arr.ndim == 1:
+        return [arr], ["sensitive_feature"]
+    if arr.ndim == 2:
+        return [arr[:, j] for j in range(arr.shape[1])], [f"sensitive_feature_{j}" for j in range(arr.shape[1])]
+    raise ValueError(f"sensitive_features must be 1-D or 2-D (one column per feature), got {arr.ndim}-D")
+
+
+def _encode_groups(
+    sensitive_features: Any, n_rows: int, groups: Sequence | None = None
+) -> tuple[np.ndarray, tuple, tuple]:
+    """Group code per row, the group names and the feature names.
+
+    Several columns give intersectional groups: the distinct observed value
+    combinations (as fairlearn does), named by tuples, in sorted order.
+    """
+    columns, names = _feature_columns(sensitive_features)
+    for col, name in zip(columns, names):
+        if len(col) != n_rows:
+            raise ValueError(f"sensitive_features has {len(col)} rows but the labels have {n_rows}")
+        missing = pd.isna(col)
+        if np.any(missing):
+            rows = np.flatnonzero(missing)[:5].tolist()
+            raise ValueError(f"sensitive_features column {name!r} contains missing values (rows {rows})")
+    if groups is not None:
+        groups = tuple(groups)
+        if len(columns) == 1:
+            codes = pd.Index(list(groups)).get_indexer(columns[0])
+        else:
+            codes = pd.MultiIndex.from_tuples(list(groups)).get_indexer(pd.MultiIndex.from_arrays(columns))
+        if (codes < 0).any():
+            first = int(np.flatnonzero(codes < 0)[0])
+            value = tuple(c[first] for c in columns) if len(columns) > 1 else columns[0][first]
+            raise ValueError(f"sensitive_features holds a group {value!r} not among the known groups")
+        return codes.astype(np.intp, copy=False), groups, tuple(names)
+    codes, uniques = _factorize(columns[0])
+    values = [uniques]
+    level_codes = [codes]
+    for col in columns[1:]:
+        c, u = _factorize(col)
+        level_codes.append(c)
+        values.append(u)
+    if len(columns) == 1:
+        return codes, tuple(uniques.tolist()), tuple(names)
+    combined = level_codes[0].astype(np.int64)
+    for c, u in zip(level_codes[1:], values[1:]):
+        # keep the combined id below n_rows * |u|: refactorize after every column
+        combined, _ = pd.factorize(combined * len(u) + c, sort=True)
+        combined = combined.astype(np.int64)
+    # name each combined id by its first row's values
+    first = np.full(combined.max() + 1, -1, dtype=np.int64)
+    first[combined[::-1]] = np.arange(len(combined) - 1, -1, -1)
+    per_level = [v[lc[first]].tolist() for v, lc in zip(values, level_codes)]
+    group_names = tuple(zip(*per_level))
+    return combined.astype(np.intp), group_names, tuple(names)
+
+
+def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        codes, uniques = pd.factorize(col, sort=True)
+    except TypeError:  # values of types that do not compare: order of appearance
+        codes, uniques = pd.factorize(col, sort=False)
+    return codes.astype(np.intp, copy=False), np.asarray(uniques, dtype=object)
+
+
+# --------------------------------------------------------------------------- #
+# counts
+# --------------------------------------------------------------------------- #
+def _infer_classes(y_true: Any) -> list | None:
+    """Sorted classes of a numeric 1-D ground truth, fast (same rule as :mod:`biasamp.labels`)."""
+    if isinstance(y_true, pd.Series):
+        arr = y_true.to_numpy()
+    elif isinstance(y_true, np.ndarray):
+        arr = y_true
+    else:
+        return None
+    if arr.ndim != 1 or arr.dtype.kind not in "iub" or len(arr) == 0:
+        return None
+    return sorted(pd.unique(arr).tolist())
+
+
+def _encode_targets(y_true: Any, y_pred: Any, classes: Sequence | None) -> tuple[LabelMatrix, LabelMatrix]:
+    if classes is None:
+        classes = _infer_classes(y_true)
+    enc = encode_labels({"y_true": y_true}, {"y_pred": y_pred}, allow_soft=True, classes=classes)
+    if "y_pred" not in enc:
+        raise TypeError("y_pred is None; expected predictions")
+    check_consistent_length(y_true=enc["y_true"], y_pred=enc["y_pred"])
+    return enc["y_true"], enc["y_pred"]
+
+
+def _count(gcodes: np.ndarray, n_groups: int, yt: LabelMatrix, yp: LabelMatrix):
+    """(n_g, P_gk, (TP+FP)_gk, TP_gk) in one vectorized pass over the rows."""
+    k = yt.n_classes
+    n_g = np.bincount(gcodes, minlength=n_groups).astype(np.int64)
+    if yt.codes is not None and yp.codes is not None:
+        if n_groups * k * k <= max(4 * len(gcodes), 1 << 20):
+            # the full per-group K x K confusion matrix from one bincount
+            joint = np.bincount((gcodes * k + yt.codes) * k + yp.codes, minlength=n_groups * k * k)
+            joint = joint.reshape(n_groups, k, k)
+            return n_g, joint.sum(axis=2), joint.sum(axis=1), np.diagonal(joint, axis1=1, axis2=2).copy()
+        gt = gcodes * k + yt.codes
+        size = n_groups * k
+        pos = np.bincount(gt, minlength=size).reshape(n_groups, k)
+        pred = np.bincount(gcodes * k + yp.codes, minlength=size).reshape(n_groups, k)
+        tp = np.bincount(gt[yt.codes == yp.codes], minlength=size).reshape(n_groups, k)
+        return n_g, pos, pred, tp
+    # indicator / probability matrices: sparse group one-hot times row blocks
+    soft = yp.soft
+    dtype = np.float64 if soft else np.float32
+    n = len(gcodes)
+    rows = max(1024, min(n, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(k, 1) * 3)))
+    acc = np.zeros((n_groups, 3 * k), dtype=np.float64)
+    buf = np.empty((rows, 3 * k), dtype=dtype)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        b = stop - start
+        blk = buf[:b]
+        yt.block(start, stop, blk[:, :k])
+        yp.block(start, stop, blk[:, k:2 * k])
+        np.multiply(blk[:, :k], blk[:, k:2 * k], out=blk[:, 2 * k:])
+        onehot = sparse.csr_matrix(
+            (np.ones(b, dtype=dtype), (gcodes[start:stop], np.arange(b))), shape=(n_groups, b)
+        )
+        acc += onehot @ blk
+    pos, pred, tp = acc[:, :k], acc[:, k:2 * k], acc[:, 2 * k:]
+    pos = np.rint(pos).astype(np.int64)
+    if not soft:
+        pred, tp = np.rint(pred).astype(np.int64), np.rint(tp).astype(np.int64)
+    return n_g, pos, pred, tp
+
+
+@dataclass(frozen=True, eq=False)
+class ConfusionCounts:
+    """One-vs-rest confusion counts per (group, class): the input of every fairness metric.
+
+    Build it with :meth:`from_labels`; combine batches with ``+`` or
+    :meth:`update`. All seven metrics are pure functions of it
+    (:func:`fairness_from_counts`).
+
+    Attributes
+    ----------
+    classes : tuple
+        Class names (columns).
+    groups : tuple
+        Group names (rows); tuples for intersectional groups.
+    n : ndarray of shape (n_groups,)
+        Instances per group, :math:`n_g`.
+    positives : ndarray of shape (n_groups, n_classes)
+        :math:`P_{gk}`: instances of group g whose ground truth has class k.
+    predicted : ndarray of shape (n_groups, n_classes)
+        :math:`(TP+FP)_{gk}`: instances of group g predicted as class k.
+    true_positives : ndarray of shape (n_groups, n_classes)
+        :math:`TP_{gk}`.
+    feature_names : tuple
+        Names of the sensitive-feature columns the groups come from.
+    soft : bool
+        True when the predictions were probabilities (``predicted`` and
+        ``true_positives`` are then expected counts).
+    """
+
+    classes: tuple
+    groups: tuple
+    n: np.ndarray
+    positives: np.ndarray
+    predicted: np.ndarray
+    true_positives: np.ndarray
+    feature_names: tuple = ("sensitive_feature",)
+    soft: bool = False
+
+    @classmethod
+    def from_labels(
+        cls,
+        y_true: Any,
+        y_pred: Any,
+        *,
+        sensitive_features: Any,
+        classes: Sequence | None = None,
+        groups: Sequence | None = None,
+    ) -> "ConfusionCounts":
+        """Count one batch of labels in a single vectorized pass.
+
+        Parameters
+        ----------
+        y_true : labels of shape (n,) or (n, K)
+            Ground truth (class ids/names, or an indicator matrix; SPEC §0).
+        y_pred : labels of the same kind
+            Predictions: hard, or probabilities (expected counts).
+        sensitive_features : array-like of shape (n,), DataFrame or (n, m) array
+            Group membership; several columns give intersectional groups.
+        classes, groups : sequence, optional
+            Fix the class and group lists (to count batches that may not show
+            every class or group). Unknown labels or groups raise ``ValueError``.
+        """
+        yt, yp = _encode_targets(y_true, y_pred, classes)
+        gcodes, group_names, feature_names = _encode_groups(sensitive_features, yt.n_rows, groups)
+        n_g, pos, pred, tp = _count(gcodes, len(group_names), yt, yp)
+        return cls(yt.classes, group_names, n_g, pos, pred, tp, feature_names, yp.soft)
+
+    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> "ConfusionCounts":
+        """Return these counts plus one more batch (classes and groups fixed to this table's)."""
+        other = type(self).from_labels(
+            y_true, y_pred, sensitive_features=sensitive_features, classes=self.classes, groups=self.groups
+        )
+        return self + other
+
+    def __add__(self, other: "ConfusionCounts") -> "ConfusionCounts":
+        if not isinstance(other, ConfusionCounts):
+            return NotImplemented
+        for what in ("classes", "groups"):
+            if getattr(self, what) != getattr(other, what):
+                raise ValueError(
+                    f"cannot add counts with different {what}: {getattr(self, what)!r} vs {getattr(other, what)!r}"
+                )
+        return ConfusionCounts(
+            self.classes, self.groups, self.n + other.n, self.positives + other.positives,
+            self.predicted + other.predicted, self.true_positives + other.true_positives,
+            self.feature_names, self.soft or other.soft,
+        )
+
+    def __radd__(self, other: Any) -> "ConfusionCounts":
+        if isinstance(other, int) and other == 0:  # lets sum() work
+            return self
+        return NotImplemented
+
+    @property
+    def negatives(self) -> np.ndarray:
+        """:math:`N_{gk} = n_g - P_{gk}`."""
+        return self.n[:, None] - self.positives
+
+    @property
+    def false_positives(self) -> np.ndarray:
+        """:math:`FP_{gk} = (TP+FP)_{gk} - TP_{gk}`."""
+        return self.predicted - self.true_positives
+
+    @property
+    def n_total(self) -> float:
+        return float(self.n.sum())
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long table, one row per (class, group), with counts and rates (NaN where undefined)."""
+        return _group_table(self)
+
+    def __repr__(self) -> str:
+        cls_ = list(self.classes)[:8]
+        grp = list(self.groups)[:8]
+        return (
+            f"ConfusionCounts(n={self.n_total:g}, classes={cls_!r}{'...' if len(self.classes) > 8 else ''}, "
+            f"groups={grp!r}{'...' if len(self.groups) > 8 else ''})"
+        )
+
+
+# --------------------------------------------------------------------------- #
+# pure functions of the counts (vectorized over any leading axes)
+# --------------------------------------------------------------------------- #
+def _ratio(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    ok = den > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(ok, num / np.where(ok, den, 1), np.nan)
+    return r, ok
+
+
+def _spread(rate: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(max, min, number of defined groups) over the group axis (-2)."""
+    hi = np.where(ok, rate, -np.inf).max(axis=-2)
+    lo = np.where(ok, rate, np.inf).min(axis=-2)
+    return hi, lo, ok.sum(axis=-2)
+
+
+def metric_arrays(
+    n: np.ndarray, positives: np.ndarray, predicted: np.ndarray, true_positives: np.ndarray,
+    metrics: Sequence[str] = METRICS,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per-class metric values and definedness masks from raw count arrays.
+
+    ``n`` has shape ``(..., G)`` and the others ``(..., G, K)``; any leading
+    axes (e.g. bootstrap replicates) are kept. Returns, per metric name,
+    ``(values, defined)`` of shape ``(..., K)``; ``values`` is NaN exactly
+    where ``defined`` is False.
+    """
+    n = np.asarray(n, dtype=np.float64)[..., :, None]
+    pos = np.asarray(positives, dtype=np.float64)
+    pred = np.asarray(predicted, dtype=np.float64)
+    tp = np.asarray(true_positives, dtype=np.float64)
+    neg = n - pos
+    fp = pred - tp
+    has = np.broadcast_to(n > 0, pos.shape)
+    n_tot = n.sum(axis=-2)  # (..., 1)
+    n_groups = has.sum(axis=-2)  # (..., K)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def put(name, values, defined):
+        with np.errstate(invalid="ignore"):
+            out[name] = (np.where(defined, values, np.nan), defined)
+
+    ppr, _ = _ratio(pred, n)
+    if "DP" in metrics or "DI" in metrics:
+        hi, lo, cnt = _spread(ppr, has)
+        defined = cnt >= 2
+        if "DP" in metrics:
+            put("DP", hi - lo, defined)
+        if "DI" in metrics:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                di = np.where(hi > 0, 1.0 - lo / np.where(hi > 0, hi, 1.0), 0.0)
+            put("DI", di, defined)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight = n / np.where(n_tot > 0, n_tot, 1.0)[..., None, :]  # Pr[g], (..., G, 1)
+    if "SPSF" in metrics:
+        ppr_all, _ = _ratio(pred.sum(axis=-2), n_tot)
+        terms = np.where(has, weight * np.abs(ppr_all[..., None, :] - np.nan_to_num(ppr)), 0.0)
+        put("SPSF", terms.sum(axis=-2), n_groups >= 2)
+    if any(m in metrics for m in ("FPSF", "EOFP")):
+        fpr, ok_fp = _ratio(fp, neg)
+        hi, lo, cnt = _spread(fpr, ok_fp)
+        if "FPSF" in metrics:
+            fpr_all, _ = _ratio(fp.sum(axis=-2), neg.sum(axis=-2))
+            terms = np.where(ok_fp, weight * np.abs(np.nan_to_num(fpr_all)[..., None, :] - np.nan_to_num(fpr)), 0.0)
+            put("FPSF", terms.sum(axis=-2), cnt >= 2)
+        if "EOFP" in metrics:
+            put("EOFP", hi - lo, cnt >= 2)
+    if "EOTP" in metrics:
+        tpr, ok_tp = _ratio(tp, pos)
+        hi, lo, cnt = _spread(tpr, ok_tp)
+        put("EOTP", hi - lo, cnt >= 2)
+    if "BA" in metrics:
+        p_all = pos.sum(axis=-2)
+        pp_all = pred.sum(axis=-2)
+        gbar = np.argmax(pos, axis=-2)[..., None, :]  # first on ties; same denominator P
+        share_pred, ok_pp = _ratio(np.take_along_axis(pred, gbar, axis=-2)[..., 0, :], pp_all)
+        share_true, ok_p = _ratio(np.take_along_axis(pos, gbar, axis=-2)[..., 0, :], p_all)
+        put("BA", np.abs(share_pred - share_true), ok_pp & ok_p & (n_groups >= 2))
+    return {m: out[m] for m in metrics}
+
+
+def _aggregate(values: np.ndarray, defined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unweighted mean over defined classes (last axis); (mean, number of defined classes)."""
+    cnt = defined.sum(axis=-1)
+    total = np.where(defined, values, 0.0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(cnt > 0, total / np.where(cnt > 0, cnt, 1), np.nan)
+    return mean, cnt
+
+
+def _group_table(counts: ConfusionCounts) -> pd.DataFrame:
+    g, k = len(counts.groups), len(counts.classes)
+    n = np.broadcast_to(counts.n[:, None], (g, k)).astype(np.float64)
+    ppr, _ = _ratio(counts.predicted, n)
+    tpr, ok_tp = _ratio(counts.true_positives, counts.positives)
+    fpr, ok_fp = _ratio(counts.false_positives, counts.negatives)
+    group_col = np.empty(g * k, dtype=object)
+    group_col[:] = [counts.groups[i] for i in np.tile(np.arange(g), k)]
+    frame = {
+        "class": np.repeat(np.array(counts.classes, dtype=object), g),
+        "group": group_col,
+    }
+    cols = {
+        "n": n, "positives": counts.positives, "negatives": counts.negatives,
+        "predicted_positive": counts.predicted, "true_positives": counts.true_positives,
+        "false_positives": counts.false_positives, "ppr": ppr, "tpr": tpr, "fpr": fpr,
+        "tpr_undefined": ~ok_tp, "fpr_undefined": ~ok_fp,
+    }
+    frame.update({name: np.asarray(v).T.ravel() for name, v in cols.items()})
+    return pd.DataFrame(frame)
+
+
+# --------------------------------------------------------------------------- #
+# result
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False, repr=False)
+class FairnessResult(ResultMixin):
+    """Result of :func:`fairness_metrics` / :func:`fairness_from_counts`.
+
+    Attributes
+    ----------
+    overall : dict of str -> float
+        Metric name (``"DP" "DI" "SPSF" "FPSF" "EOFP" "EOTP" "BA"``) to its
+        value: the unweighted mean over the classes where it is defined
+        (fractions, not percentages).
+    by_class : pandas.DataFrame
+        One row per class (index: class names), one column per metric; NaN
+        exactly where :attr:`undefined` is True.
+    undefined : pandas.DataFrame of bool
+        Same shape as ``by_class``: the (class, metric) entries excluded from
+        the means.
+    n_undefined : dict of str -> int
+        Per metric, the number of classes excluded.
+    by_group : pandas.DataFrame
+        One row per (class, group): counts, ``ppr``, ``tpr``, ``fpr`` and the
+        flags ``tpr_undefined`` / ``fpr_undefined`` (a rate conditioning on an
+        empty event, left out of its class's comparison).
+    counts : ConfusionCounts
+        The count table everything was computed from.
+    """
+
+    overall: dict
+    by_class: pd.DataFrame
+    undefined: pd.DataFrame
+    n_undefined: dict
+    by_group: pd.DataFrame
+    counts: ConfusionCounts
+
+    @property
+    def classes(self) -> tuple:
+        return self.counts.classes
+
+    @property
+    def groups(self) -> tuple:
+        return self.counts.groups
+
+    def __getitem__(self, metric: str) -> float:
+        return self.overall[metric]
+
+    def __repr__(self) -> str:
+        lines = [
+            f"FairnessResult({len(self.classes)} classes, {len(self.groups)} groups, "
+            f"n={self.counts.n_total:g})"
+        ]
+        for name, value in self.overall.items():
+            extra = f"  ({self.n_undefined[name]} classes undefined)" if self.n_undefined[name] else ""
+            lines.append(f"  {name:<5}= {fmt(value)}{extra}")
+        return "\n".join(lines)
+
+
+def _check_metrics(metrics: Sequence[str] | str) -> tuple[str, ...]:
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    metrics = tuple(metrics)
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown or not metrics:
+        raise ValueError(f"metrics must be a non-empty subset of {METRICS}, got {list(metrics)!r}")
+    return tuple(m for m in METRICS if m in metrics)
+
+
+def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = METRICS) -> FairnessResult:
+    """The group fairness metrics from a :class:`ConfusionCounts` table.
+
+    Parameters
+    ----------
+    counts : ConfusionCounts
+        Per-(group, class) one-vs-rest confusion counts.
+    metrics : sequence of str, default all seven
+        Which of ``"DP" "DI" "SPSF" "FPSF" "EOFP" "EOTP" "BA"`` to compute.
+
+    Returns
+    -------
+    FairnessResult
+
+    Raises
+    ------
+    ValueError
+        Fewer than two non-empty groups, or a requested metric undefined for
+        every class.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When some (class, metric) entries or group rates were excluded.
+
+    See Also
+    --------
+    fairness_metrics : the same from labels.
+    """
+    if not isinstance(counts, ConfusionCounts):
+        raise TypeError(f"counts must be a ConfusionCounts, got {type(counts).__name__}")
+    metrics = _check_metrics(metrics)
+    non_empty = int((counts.n > 0).sum())
+    if non_empty < 2:
+        raise ValueError(
+            f"group fairness metrics compare groups, but only {non_empty} group has instances "
+            f"(groups: {list(counts.groups)[:10]!r})"
+        )
+    arrays = metric_arrays(counts.n, counts.positives, counts.predicted, counts.true_positives, metrics)
+    index = pd.Index(list(counts.classes), name="class")
+    by_class = pd.DataFrame({m: v for m, (v, _) in arrays.items()}, index=index)
+    undefined = pd.DataFrame({m: ~d for m, (_, d) in arrays.items()}, index=index)
+    overall, n_undefined = {}, {}
+    all_undefined = []
+    for m, (v, d) in arrays.items():
+        mean, cnt = _aggregate(v, d)
+        n_undefined[m] = int(len(counts.classes) - cnt)
+        if cnt == 0:
+            all_undefined.append(m)
+        overall[m] = float(mean)
+    if all_undefined:
+        raise ValueError(
+            f"{', '.join(all_undefined)} undefined for every class (SPEC §0 rule): "
+            + "; ".join(_why_undefined(m) for m in all_undefined)
+        )
+    by_group = _group_table(counts)
+    _warn(counts, metrics, n_undefined, by_group)
+    return FairnessResult(overall, by_class, undefined, n_undefined, by_group, counts)
+
+
+def _why_undefined(metric: str) -> str:
+    return {
+        "EOTP": "EOTP needs, per class, at least two groups with a positive instance",
+        "EOFP": "EOFP needs, per class, at least two groups with a negative instance",
+        "FPSF": "FPSF needs, per class, at least two groups with a negative instance",
+        "BA": "BA needs, per class, a positive instance and at least one prediction of the class",
+    }.get(metric, f"{metric} needs at least two non-empty groups")
+
+
+def _warn(counts: ConfusionCounts, metrics, n_undefined: dict, by_group: pd.DataFrame) -> None:
+    parts = [f"{m} undefined for {k} of {len(counts.classes)} classes" for m, k in n_undefined.items() if k]
+    has = by_group["n"] > 0
+    if "EOTP" in metrics and (by_group["tpr_undefined"] & has).any():
+        parts.append(f"{int((by_group['tpr_undefined'] & has).sum())} (class, group) TPRs undefined (no positive)")
+    if any(m in metrics for m in ("EOFP", "FPSF")) and (by_group["fpr_undefined"] & has).any():
+        parts.append(f"{int((by_group['fpr_undefined'] & has).sum())} (class, group) FPRs undefined (no negative)")
+    if parts:
+        warnings.warn(
+            "group fairness: " + "; ".join(parts) + ". They were excluded; see the result's "
+            "'undefined' and 'by_group' tables",
+            UndefinedPairWarning,
+            stacklevel=3,
+        )
+
+
+# --------------------------------------------------------------------------- #
+# label-level API
+# --------------------------------------------------------------------------- #
+def fairness_metrics(
+    y_true: Any, y_pred: Any, *, sensitive_features: Any, metrics: Sequence[str] = METRICS
+) -> FairnessResult:
+    r"""The seven group fairness metrics of Qian et al. (2021), per class and overall.
+
+    For each class :math:`k` (one-vs-rest) and group :math:`g`, with
+    :math:`PPR_g = (TP+FP)_g / n_g`, :math:`TPR_g = TP_g / P_g`,
+    :math:`FPR_g = FP_g / N_g` and :math:`\Pr[g] = n_g / n`:
+
+    .. math::
+
+        \mathrm{DP} &= \max_g PPR_g - \min_g PPR_g, \qquad
+        \overline{\mathrm{DI}} = 1 - \frac{\min_g PPR_g}{\max_g PPR_g}, \\
+        \mathrm{SPSF} &= \sum_g \Pr[g]\,|PPR - PPR_g|, \qquad
+        \mathrm{FPSF} = \sum_g \Pr[g]\,|FPR - FPR_g|, \\
+        \mathrm{EOFP} &= \max_g FPR_g - \min_g FPR_g, \qquad
+        \mathrm{EOTP} = \max_g TPR_g - \min_g TPR_g, \\
+        \mathrm{BA} &= \Big|\frac{(TP+FP)_{\bar g}}{TP+FP} - \frac{P_{\bar g}}{P}\Big|,
+        \quad \bar g = \arg\max_g P_g / P .
+
+    The overall value of each metric is the unweighted mean over classes.
+
+    Parameters
+    ----------
+    y_true : labels of shape (n,) or (n, K)
+        Ground truth: class ids/names (single-label, multi-class or binary) or
+        an ``n x K`` indicator matrix (multi-label); any input kind of SPEC §0.
+    y_pred : labels of the same kind
+        Predictions. Hard labels, or probabilities (every rate then becomes
+        an expected rate).
+    sensitive_features : array-like of shape (n,), DataFrame, mapping or (n, m) array
+        Protected group of every instance, any number of groups. Several
+        columns (a DataFrame, a dict of columns or a 2-D array) give
+        intersectional groups: the observed combinations of values.
+    metrics : sequence of str, default all seven
+        A subset of ``"DP" "DI" "SPSF" "FPSF" "EOFP" "EOTP" "BA"``.
+
+    Returns
+    -------
+    FairnessResult
+        ``.overall`` (metric name -> value), ``.by_class`` (one row per
+        class), ``.undefined``, ``.n_undefined``, ``.by_group`` (rates per
+        class and group) and ``.counts``.
+
+    Raises
+    ------
+    ValueError
+        Bad labels (see :mod:`biasamp.labels`), sensitive features with
+        missing values or a single group, a length mismatch, or a metric
+        undefined for every class.
+    TypeError
+        An argument of the wrong type.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When a group rate or a class-level metric is undefined and was left
+        out (see Notes).
+
+    See Also
+    --------
+    ConfusionCounts : the count table, for batches and merging.
+    fairness_from_counts : the metrics from a count table.
+    biasamp.stats.bootstrap : confidence intervals by resampling the counts.
+
+    Notes
+    -----
+    * A 1-D binary label is two classes (0 and 1) and both enter the mean
+      (SPEC §4); for two classes DP, EOTP and EOFP are equal for both.
+    * DP, EOFP, EOTP are ``max - min`` over groups, which for two groups is the
+      paper's absolute difference; DI is ``1 - min/max`` (the paper's
+      ``1 - min(PPR_0/PPR_1, PPR_1/PPR_0)``), 0 when every rate is 0.
+    * FPSF weights by :math:`\Pr[g] = n_g/n` as printed in the paper (the
+      authors' code weights by negatives; not copied).
+    * BA: :math:`\bar g` is the first group (in the sorted group order) with
+      the most positives of the class.
+    * Undefined cases (SPEC §0): a group with no positive of class k has no
+      TPR and is left out of that class's EOTP; a group with no negative has
+      no FPR and is left out of EOFP and FPSF. A class where fewer than two
+      groups remain, or (BA) with no positive or never predicted, is
+      undefined for that metric and excluded from the mean.
+    * Values are fractions; the paper prints percentages.
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021, Appendix A and C.
+
+    Examples
+    --------
+    The running example of Qian et al. (Table 3): "sport"/"cook" predictions
+    for 200 women and 200 men.
+
+    >>> import numpy as np
+    >>> from biasamp.fairness import fairness_metrics
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> res = fairness_metrics(y_true, y_pred, sensitive_features=gender)
+    >>> {k: round(100 * v, 1) for k, v in res.overall.items()}
+    {'DP': 20.0, 'DI': 33.6, 'SPSF': 10.0, 'FPSF': 20.0, 'EOFP': 40.0, 'EOTP': 40.0, 'BA': 10.1}
+    >>> res.by_class["EOTP"].round(2).to_dict()
+    {'cook': 0.6, 'sport': 0.2}
+    """
+    counts = ConfusionCounts.from_labels(y_true, y_pred, sensitive_features=sensitive_features)
+    if len(counts.groups) < 2:
+        raise ValueError(
+            f"sensitive_features has a single group {counts.groups[0]!r}; group fairness metrics "
+            "compare at least two groups"
+        )
+    return fairness_from_counts(counts, metrics=metrics)
+
+
+def _single(metric: str, y_true: Any, y_pred: Any, sensitive_features: Any) -> float:
+    res = fairness_metrics(y_true, y_pred, sensitive_features=sensitive_features, metrics=(metric,))
+    return res.overall[metric]
+
+
+_SINGLE_DOC = r"""{title} ({abbr}) of Qian et al. (2021), averaged over classes.
+
+    .. math::
+
+        {formula}
+
+    computed per class (one-vs-rest) and averaged over the classes where it is
+    defined (unweighted).
+
+    Parameters
+    ----------
+    y_true : labels of shape (n,) or (n, K)
+        Ground truth (any input kind of SPEC §0; multi-label indicator allowed).
+    y_pred : labels of the same kind
+        Predictions (hard, or probabilities: expected rates).
+    sensitive_features : array-like of shape (n,) or DataFrame
+        Protected group per instance; several columns give intersectional groups.
+
+    Returns
+    -------
+    float
+        The metric, a fraction in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        Bad input, a single group, or the metric undefined for every class.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When some classes or group rates were excluded. {undefined}
+
+    See Also
+    --------
+    fairness_metrics : all seven metrics with the per-class and per-group tables.
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021, Appendix A.
+
+    Examples
+    --------
+    The running example of Qian et al. (Table 3):
+
+    >>> import numpy as np
+    >>> from biasamp.fairness import {name}
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> round({name}(y_true, y_pred, sensitive_features=gender), 3)
+    {expected}
+    """
+
+
+def demographic_parity(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> float:
+    return _single("DP", y_true, y_pred, sensitive_features)
+
+
+def normalized_disparate_impact(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> float:
+    return _single("DI", y_true, y_pred, sensitive_features)
+
+
+def statistical_parity_subgroup_fairness(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> float:
+    return _single("SPSF", y_true, y_pred, sensitive_features)
+
+
+def false_positive_subgroup_fairness(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> float:
+    return _single("FPSF", y_true, y_pred, sensitive_features)
+
+
+def equalized_odds_false_positive(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> float:
+    return _single("EOFP", y_true, y_pred, sensitive_features)
+
+
+def equalized_odds_true_positive(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> float:
+    return _single("EOTP", y_true, y_pred, sensitive_features)
+
+
+def group_bias_amplification(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> float:
+    return _single("BA", y_true, y_pred, sensitive_features)
+
+
+for _fn, _title, _abbr, _formula, _undef, _expected in [
+    (demographic_parity, "Demographic parity", "DP", r"\mathrm{DP} = \max_g PPR_g - \min_g PPR_g", "", "0.2"),
+    (normalized_disparate_impact, "Normalized disparate impact", "DI",
+     r"\overline{\mathrm{DI}} = 1 - \min_g PPR_g / \max_g PPR_g \quad (0 \text{ when every } PPR_g = 0)", "", "0.336"),
+    (statistical_parity_subgroup_fairness, "Statistical parity subgroup fairness", "SPSF",
+     r"\mathrm{SPSF} = \sum_g \frac{n_g}{n}\,|PPR - PPR_g|", "", "0.1"),
+    (false_positive_subgroup_fairness, "False positive subgroup fairness", "FPSF",
+     r"\mathrm{FPSF} = \sum_g \frac{n_g}{n}\,|FPR - FPR_g| \quad (\text{weights } n_g/n \text{ as printed})",
+     "A group with no negative of a class has no FPR and is left out.", "0.2"),
+    (equalized_odds_false_positive, "Equalized odds, false-positive part", "EOFP",
+     r"\mathrm{EOFP} = \max_g FPR_g - \min_g FPR_g",
+     "A group with no negative of a class has no FPR and is left out.", "0.4"),
+    (equalized_odds_true_positive, "Equalized odds, true-positive part", "EOTP",
+     r"\mathrm{EOTP} = \max_g TPR_g - \min_g TPR_g",
+     "A group with no positive of a class has no TPR and is left out.", "0.4"),
+    (group_bias_amplification, "Bias amplification", "BA",
+     r"\mathrm{BA} = \Big|\frac{(TP+FP)_{\bar g}}{TP+FP} - \frac{P_{\bar g}}{P}\Big|,\ \bar g = \arg\max_g P_g/P",
+     "A class with no positive or never predicted is undefined.", "0.101"),
+]:
+    _fn.__doc__ = _SINGLE_DOC.format(
+        title=_title, abbr=_abbr, formula=_formula, undefined=_undef, name=_fn.__name__, expected=_expected
+    )
+del _fn, _title, _abbr, _formula, _undef, _expected
