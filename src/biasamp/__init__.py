@@ -8,6 +8,9 @@ The public API (see SPEC §8):
 * :class:`CooccurrenceCounts`: the count tables every co-occurrence metric
   is computed from (add them, update them batch by batch), with
   :func:`directional_from_counts` and :func:`mals_from_counts`;
+* :func:`multi_bias_amp`: multi-attribute bias amplification Multi_MALS and
+  Multi→ G→M / M→G (Zhao, Andrews & Xiang 2023), with
+  :class:`MultiAttributeCounts` and :func:`multi_from_counts`;
 * :func:`fairness_metrics` and one function per metric: DP, DI, SPSF, FPSF,
   EOFP, EOTP, BA (Qian et al. 2021), on :class:`ConfusionCounts`;
 * :func:`confidence_interval`, :func:`bootstrap` (multinomial resampling of
@@ -41,6 +44,13 @@ from .fairness import (
     normalized_disparate_impact,
     statistical_parity_subgroup_fairness,
 )
+from .multiattribute import (
+    MultiAttributeCounts,
+    MultiBiasAmpResult,
+    MultiMetricResult,
+    multi_bias_amp,
+    multi_from_counts,
+)
 from .stats import (
     BootstrapResult,
     CompareRunsResult,
@@ -56,6 +66,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METRICS",
+    "MultiAttributeCounts",
+    "MultiBiasAmpResult",
+    "MultiMetricResult",
+    "multi_bias_amp",
+    "multi_from_counts",
     "BootstrapResult",
     "CompareRunsResult",
     "ConfusionCounts",

@@ -1,0 +1,953 @@
+"""Multi-attribute bias amplification: Multi_MALS and Multi→ (G→M, M→G).
+
+Zhao, Andrews & Xiang (2023) extend BiasAmp_MALS and BiasAmp→ from single
+attributes to *combinations* of attributes. Notation (SPEC §2; note the names
+swapped with respect to :mod:`biasamp.cooccurrence`): the **group** g is the
+protected attribute (one-hot, e.g. gender), the **attributes** a are the
+multi-label task (e.g. COCO objects) and M is a set of attribute combinations
+m. An instance with attribute set S *contains* m iff m ⊆ S; every count below
+is a containment count.
+
+Counts first (STYLE.md): :class:`MultiAttributeCounts` holds, for every kept
+combination, the few integer tables the three metrics need, and
+:func:`multi_from_counts` is a pure function of it. The counting pass packs
+every label column into 64-bit words (one bitset per attribute and per group
+over the instances); the containment bitset of a combination is the AND of its
+attributes' bitsets and a joint count is a popcount, so the cost is
+O(N·Σ|m|/64) word operations, vectorized over combinations, with no Python
+loop over instances and no per-combination pass over the rows.
+
+References
+----------
+.. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+   Multi-Attribute Bias Amplification". ICML 2023
+   (``papers/multi-attribute-bias-amplification.txt``), Eq. 1-3.
+.. [2] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017.
+.. [3] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._results import ResultMixin, fmt
+from .cooccurrence import _warn_undefined, correlation_sign
+from .counts import CooccurrenceCounts
+from .labels import LabelMatrix, _fmt_rows, check_consistent_length, encode_labels
+
+__all__ = [
+    "MultiAttributeCounts",
+    "MultiBiasAmpResult",
+    "MultiMetricResult",
+    "multi_bias_amp",
+    "multi_from_counts",
+]
+
+_CHUNK_BYTES = 8 << 20  # working-set target of one vectorized step
+_MODES = ("observed", "all")
+
+
+# --------------------------------------------------------------------------- #
+# bitsets
+# --------------------------------------------------------------------------- #
+if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+
+    def _popcount(x: np.ndarray) -> np.ndarray:
+        """Number of set bits along the last axis (int64)."""
+        return np.bitwise_count(x).sum(axis=-1, dtype=np.int64)
+
+else:  # pragma: no cover - numpy < 2
+    _BYTE_COUNTS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+    def _popcount(x: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(x)
+        return _BYTE_COUNTS[x.view(np.uint8)].sum(axis=-1, dtype=np.int64)
+
+
+def _n_words(n: int) -> int:
+    return (n + 63) // 64
+
+
+def _column_bitsets(get_block, n: int, k: int) -> np.ndarray:
+    """``(k, words)`` uint64 bitsets of the columns of an ``n x k`` boolean matrix.
+
+    ``get_block(start, stop)`` returns rows ``start:stop`` as a boolean array;
+    rows are packed in blocks (a multiple of 64 rows) so that no full-size
+    copy of the input is made. Bit ``i`` of a column's bitset is row ``i``.
+    """
+    words = _n_words(n)
+    out = np.zeros((k, words * 8), dtype=np.uint8)
+    rows = max(64, (_CHUNK_BYTES // max(k, 1)) // 64 * 64)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        packed = np.packbits(get_block(start, stop), axis=0, bitorder="little")
+        out[:, start // 8 : start // 8 + packed.shape[0]] = packed.T
+    return out.view(np.uint64)
+
+
+def _label_blocks(m: LabelMatrix):
+    """Row-block reader of a hard 0/1 label matrix as booleans."""
+    if m.codes is not None:
+        k = m.n_classes
+
+        def get(start: int, stop: int) -> np.ndarray:
+            block = np.zeros((stop - start, k), dtype=bool)
+            block[np.arange(stop - start), m.codes[start:stop]] = True
+            return block
+
+    else:
+
+        def get(start: int, stop: int) -> np.ndarray:
+            return m.dense[start:stop] != 0
+
+    return get
+
+
+def _code_bitsets(codes: np.ndarray, k: int) -> np.ndarray:
+    """``(k, words)`` bitsets of the one-hot matrix of class indices ``codes``."""
+    classes = np.arange(k)
+    return _column_bitsets(lambda s, e: codes[s:e, None] == classes[None, :], len(codes), k)
+
+
+def _containment(colbits: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``(K, words)`` bitsets of the instances containing each combination.
+
+    ``idx`` holds each combination's attribute columns, left-aligned and padded
+    (``K x L``); ``sizes`` its lengths. One vectorized AND per position.
+    """
+    bits = colbits[idx[:, 0]]
+    for j in range(1, idx.shape[1]):
+        sel = np.flatnonzero(sizes > j)
+        if sel.size == len(sizes):
+            bits &= colbits[idx[:, j]]
+        elif sel.size:
+            bits[sel] &= colbits[idx[sel, j]]
+    return bits
+
+
+def _chunks(n_items: int, words: int):
+    step = max(1, _CHUNK_BYTES // (8 * max(words, 1)))
+    for start in range(0, n_items, step):
+        yield slice(start, min(n_items, start + step))
+
+
+def _joint_counts(colbits: np.ndarray, groupbits: Sequence[np.ndarray], idx, sizes) -> list[np.ndarray]:
+    """For each group bitset table ``(G, words)``: the ``G x K`` counts #(g, m ⊆ S).
+
+    Group tables are one-hot (every row in exactly one group), so the last
+    group's count is the total minus the others: one popcount saved per table.
+    """
+    k = len(sizes)
+    out = [np.zeros((gb.shape[0], k), dtype=np.int64) for gb in groupbits]
+    for sl in _chunks(k, colbits.shape[1]):
+        bits = _containment(colbits, idx[sl], sizes[sl])
+        total = _popcount(bits)
+        for res, gb in zip(out, groupbits):
+            rest = total.copy()
+            for g in range(gb.shape[0] - 1):
+                res[g, sl] = _popcount(bits & gb[g])
+                rest -= res[g, sl]
+            res[-1, sl] = rest
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# candidate combinations
+# --------------------------------------------------------------------------- #
+def _padded(sets: Sequence[np.ndarray] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean ``K x A`` membership matrix -> (padded index array, sizes)."""
+    member = np.asarray(sets, dtype=bool)
+    sizes = member.sum(axis=1).astype(np.int64)
+    width = max(1, int(sizes.max()) if len(sizes) else 1)
+    idx = np.zeros((len(sizes), width), dtype=np.intp)
+    rows, cols = np.nonzero(member)
+    pos = np.arange(len(rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    idx[rows, pos] = cols
+    return idx, sizes
+
+
+def _canonical_order(idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Order combinations by size, then lexicographically by attribute index."""
+    keys = [idx[:, j] for j in range(idx.shape[1] - 1, -1, -1)] + [sizes]
+    return np.lexsort(keys)
+
+
+def _observed_sets(train: LabelMatrix, min_size: int, max_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct exact attribute sets of the training rows with size in range."""
+    n, a = train.n_rows, train.n_classes
+    get = _label_blocks(train)
+    words = _n_words(a)
+    rows = np.zeros((n, words * 8), dtype=np.uint8)  # each row's set as `words` uint64
+    step = max(1, _CHUNK_BYTES // max(a, 1))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        packed = np.packbits(get(start, stop), axis=1, bitorder="little")
+        rows[start:stop, : packed.shape[1]] = packed
+    keys = rows.view(np.uint64)
+    if words == 1:
+        distinct = np.unique(keys[:, 0])[:, None]
+    else:  # lexsort the words (much faster than np.unique(axis=0) on void rows)
+        order = np.lexsort(keys.T[::-1])
+        sorted_keys = keys[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (sorted_keys[1:] != sorted_keys[:-1]).any(axis=1)
+        distinct = sorted_keys[new]
+    distinct = np.ascontiguousarray(distinct).view(np.uint8)
+    member = np.unpackbits(distinct, axis=1, count=a, bitorder="little").astype(bool)
+    sizes = member.sum(axis=1)
+    keep = (sizes >= min_size) & (sizes <= max_size)
+    if not keep.any():
+        raise ValueError(
+            f"combinations='observed': no training instance has an attribute set of size within "
+            f"[min_size={min_size}, max_size={max_size}] (the training sets have sizes "
+            f"{int(sizes.min())}..{int(sizes.max())})"
+        )
+    idx, sz = _padded(member[keep])
+    order = _canonical_order(idx, sz)
+    return idx[order], sz[order]
+
+
+def _frequent_sets(
+    colbits: np.ndarray, min_size: int, max_size: int, min_support: int, max_combinations: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Apriori: every attribute set of size in range contained in ≥ ``min_support`` rows.
+
+    Level k+1 candidates join two frequent k-sets that share their first k−1
+    attributes; a candidate with an infrequent k-subset is pruned; supports are
+    popcounts of ANDed column bitsets. Never enumerates all 2^|A| sets.
+    """
+    a = colbits.shape[0]
+    support = _popcount(colbits)
+    level = np.flatnonzero(support >= min_support)[:, None]  # frequent 1-sets, lexicographic
+    found: list[np.ndarray] = []
+    total = 0
+    k = 1
+    while True:
+        if k >= min_size and len(level):
+            found.append(level)
+            total += len(level)
+            if total > max_combinations:
+                raise ValueError(
+                    f"combinations='all' found more than max_combinations={max_combinations} "
+                    f"combinations with min_support={min_support} (at size {k}); raise min_support, "
+                    "lower max_size, or raise max_combinations"
+                )
+        if k >= max_size or len(level) < 2:
+            break
+        cand = _join_level(level)
+        if len(cand) and k >= 2:
+            cand = _prune(cand, level, a)
+        if len(cand) > 20 * max_combinations:
+            raise ValueError(
+                f"combinations='all': {len(cand)} candidate combinations of size {k + 1} with "
+                f"min_support={min_support}; raise min_support or lower max_size"
+            )
+        sizes = np.full(len(cand), k + 1)
+        keep = np.zeros(len(cand), dtype=bool)
+        for sl in _chunks(len(cand), colbits.shape[1]):
+            keep[sl] = _popcount(_containment(colbits, cand[sl], sizes[sl])) >= min_support
+        level = cand[keep]
+        k += 1
+    if not found:
+        raise ValueError(
+            f"combinations='all': no combination of size within [min_size={min_size}, "
+            f"max_size={max_size}] is contained in at least min_support={min_support} training instances"
+        )
+    width = max(f.shape[1] for f in found)
+    idx = np.zeros((total, width), dtype=np.intp)
+    sizes = np.empty(total, dtype=np.int64)
+    pos = 0
+    for f in found:
+        idx[pos : pos + len(f), : f.shape[1]] = f
+        sizes[pos : pos + len(f)] = f.shape[1]
+        pos += len(f)
+    return idx, sizes
+
+
+def _join_level(level: np.ndarray) -> np.ndarray:
+    """Candidates of size k+1 from lexicographically sorted frequent k-sets (prefix join).
+
+    Every set is paired with each later set of its prefix group; fully
+    vectorized, and the candidates come out in lexicographic order.
+    """
+    n, k = level.shape
+    if k == 1:
+        group_end = np.full(n, n)
+    else:
+        prefix = level[:, :-1]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (prefix[1:] != prefix[:-1]).any(axis=1)
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], n)
+        group_end = np.repeat(ends, ends - starts)
+    partners = group_end - np.arange(n) - 1
+    total = int(partners.sum())
+    if total == 0:
+        return np.empty((0, k + 1), dtype=np.intp)
+    left = np.repeat(np.arange(n), partners)
+    right = left + 1 + (np.arange(total) - np.repeat(np.cumsum(partners) - partners, partners))
+    return np.column_stack([level[left], level[right, -1]])
+
+
+def _prune(cand: np.ndarray, level: np.ndarray, n_attrs: int) -> np.ndarray:
+    """Drop candidates with a k-subset that is not frequent (the Apriori property)."""
+    k = level.shape[1]
+    if float(n_attrs) ** k >= 2.0**62:  # codes would overflow: skip the (optional) pruning
+        return cand
+    base = np.int64(n_attrs) ** np.arange(k - 1, -1, -1, dtype=np.int64)
+    known = np.sort(level.astype(np.int64) @ base)
+    ok = np.ones(len(cand), dtype=bool)
+    for drop in range(k - 1):  # dropping either of the last two gives a joined parent
+        sub = np.delete(cand, drop, axis=1).astype(np.int64) @ base
+        pos = np.searchsorted(known, sub)
+        ok &= (pos < len(known)) & (known[np.minimum(pos, len(known) - 1)] == sub)
+    return cand[ok]
+
+
+# --------------------------------------------------------------------------- #
+# count table
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False)
+class MultiAttributeCounts:
+    """Containment counts of a fixed set of attribute combinations.
+
+    Every array is indexed ``[group, combination]`` (``G x M``) or by group.
+    All entries are exact integer counts. Tables with the same classes,
+    combinations and roles add (``a + b``), so data split in batches or
+    partitions can be counted separately once the combinations are fixed.
+
+    Attributes
+    ----------
+    group_classes, attr_classes : tuple
+        Class names of the groups G and of the attributes A.
+    combinations : tuple of tuple
+        The combinations M, each a tuple of attribute names (sorted by
+        attribute index).
+    n_train, train_group, train_joint : int, ndarray, ndarray
+        Training ground truth: rows, #g, and #(g, m ⊆ S).
+    n_test, test_group, test_joint : int, ndarray, ndarray
+        Test ground truth: rows, #g, and #(g, m ⊆ S).
+    pred_group : ndarray or None
+        #ĝ on the test set (when the predicted group was given).
+    joint_g_mhat : ndarray or None
+        #(g, m ⊆ Ŝ): true group, predicted attributes (for G→M).
+    joint_ghat_m : ndarray or None
+        #(ĝ, m ⊆ S): predicted group, true attributes (for M→G).
+    joint_ghat_mhat : ndarray or None
+        #(ĝ, m ⊆ Ŝ): both predicted (for Multi_MALS).
+    """
+
+    group_classes: tuple
+    attr_classes: tuple
+    combinations: tuple
+    n_train: int
+    train_group: np.ndarray
+    train_joint: np.ndarray
+    n_test: int
+    test_group: np.ndarray
+    test_joint: np.ndarray
+    pred_group: np.ndarray | None = None
+    joint_g_mhat: np.ndarray | None = None
+    joint_ghat_m: np.ndarray | None = None
+    joint_ghat_mhat: np.ndarray | None = None
+
+    _ARRAYS = ("train_group", "train_joint", "test_group", "test_joint",
+               "pred_group", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat")
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """``|m|`` of every combination."""
+        return np.array([len(m) for m in self.combinations], dtype=np.int64)
+
+    def __add__(self, other: "MultiAttributeCounts") -> "MultiAttributeCounts":
+        if not isinstance(other, MultiAttributeCounts):
+            return NotImplemented
+        for what in ("group_classes", "attr_classes", "combinations"):
+            if getattr(self, what) != getattr(other, what):
+                raise ValueError(f"cannot add multi-attribute counts with different {what}")
+        sums = {}
+        for name in self._ARRAYS:
+            x, y = getattr(self, name), getattr(other, name)
+            if (x is None) != (y is None):
+                raise ValueError(f"cannot add multi-attribute counts: only one of them has {name}")
+            sums[name] = None if x is None else x + y
+        return MultiAttributeCounts(
+            self.group_classes, self.attr_classes, self.combinations,
+            n_train=self.n_train + other.n_train, n_test=self.n_test + other.n_test, **sums,
+        )
+
+    def __repr__(self) -> str:
+        roles = [r for r in ("joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat") if getattr(self, r) is not None]
+        return (
+            f"MultiAttributeCounts(n_train={self.n_train}, n_test={self.n_test}, "
+            f"groups={list(self.group_classes)!r}, {len(self.attr_classes)} attributes, "
+            f"{len(self.combinations)} combinations, predicted roles={roles!r})"
+        )
+
+
+# --------------------------------------------------------------------------- #
+# results
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False, repr=False)
+class MultiMetricResult(ResultMixin):
+    """One multi-attribute metric: Multi_MALS, Multi G→M or Multi M→G.
+
+    Attributes
+    ----------
+    metric : {"Multi_MALS", "Multi_G->M", "Multi_M->G"}
+    value : float
+        The paper's headline, from absolute differences: ``(1/|M|) Σ |Δ_gm|``
+        for Multi_MALS, the mean of ``|Δ_gm|`` over defined pairs for Multi→.
+    raw : float
+        The signed version: ``(1/|M|) Σ Δ_gm`` for Multi_MALS, the mean of
+        ``y_gm Δ_gm`` for Multi→ (equal to BiasAmp_MALS / BiasAmp→ when M holds
+        exactly the single attributes).
+    variance : float
+        Population variance (ddof=0) of ``Δ_gm`` over the defined pairs.
+    table : pandas.DataFrame
+        One row per (group, combination), see :func:`multi_bias_amp`.
+    n_combinations : int
+        ``|M|``.
+    n_pairs : int
+        Defined (group, combination) pairs the mean/variance run over.
+    n_undefined : int
+        Pairs left out because a term was undefined (SPEC §0).
+    """
+
+    metric: str
+    value: float
+    raw: float
+    variance: float
+    table: pd.DataFrame
+    n_combinations: int
+    n_pairs: int
+    n_undefined: int
+
+    @property
+    def _delta_column(self) -> str:
+        return "contribution" if self.metric == "Multi_MALS" else "delta"
+
+    def top(self, k: int = 10) -> pd.DataFrame:
+        """The ``k`` defined (group, combination) rows with the largest ``|Δ_gm|``.
+
+        ``Δ_gm`` is ``contribution`` (indicator x change of bias score) for
+        Multi_MALS and ``delta`` for Multi→: the terms of :attr:`value`.
+        """
+        defined = self.table[~self.table["undefined"]]
+        order = defined[self._delta_column].abs().sort_values(ascending=False, kind="stable").index
+        return defined.loc[order[:k]]
+
+    def by_size(self) -> pd.DataFrame:
+        """``value`` (mean |Δ|) and ``raw`` restricted to each combination size |m|."""
+        t = self.table[~self.table["undefined"]]
+        d = t[self._delta_column]
+        signed = d if self.metric == "Multi_MALS" else t["contribution"]
+        frame = pd.DataFrame({"size": t["size"], "abs": d.abs(), "raw": signed, "combination": t["combination"]})
+        grouped = frame.groupby("size")
+        if self.metric == "Multi_MALS":  # normalised by the number of combinations of that size
+            n_comb = grouped["combination"].nunique()
+            out = pd.DataFrame({"value": grouped["abs"].sum() / n_comb, "raw": grouped["raw"].sum() / n_comb})
+        else:
+            out = pd.DataFrame({"value": grouped["abs"].mean(), "raw": grouped["raw"].mean()})
+        out["n_combinations"] = grouped["combination"].nunique()
+        return out
+
+    def __repr__(self) -> str:
+        extra = f", {self.n_undefined} undefined" if self.n_undefined else ""
+        return (
+            f"{self.metric} = {fmt(self.value)} (raw {fmt(self.raw)}, variance {self.variance:.4g}; "
+            f"{self.n_combinations} combinations{extra})"
+        )
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MultiBiasAmpResult(ResultMixin):
+    """Result of :func:`multi_bias_amp`.
+
+    Attributes
+    ----------
+    mals, g_to_m, m_to_g : MultiMetricResult or None
+        Multi_MALS, Multi G→M and Multi M→G; ``None`` where the predictions
+        they need were not given.
+    combinations : tuple of tuple
+        The kept combinations M (attribute names).
+    selection : dict
+        How M was chosen: ``mode``, ``min_size``, ``max_size``,
+        ``min_support``, ``n_candidates`` and how many candidates each filter
+        removed (``removed_min_support``, ``removed_not_in_test``).
+    train_source : {"train", "test"}
+        Where the training statistics came from (the test ground truth when
+        no training set was given).
+    counts : MultiAttributeCounts
+        The count table every metric was computed from.
+    """
+
+    mals: MultiMetricResult | None
+    g_to_m: MultiMetricResult | None
+    m_to_g: MultiMetricResult | None
+    combinations: tuple
+    selection: dict
+    train_source: str
+    counts: MultiAttributeCounts
+
+    def to_frame(self) -> pd.DataFrame:
+        """The three per-(group, combination) tables stacked, with a ``metric`` column."""
+        parts = [r.table.assign(metric=r.metric) for r in (self.mals, self.g_to_m, self.m_to_g) if r is not None]
+        return pd.concat(parts, ignore_index=True)
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out.pop("counts")  # the tables already hold every count
+        return out
+
+    def __repr__(self) -> str:
+        lines = ["MultiBiasAmpResult("]
+        for r in (self.mals, self.g_to_m, self.m_to_g):
+            if r is not None:
+                lines.append(f"  {r!r},")
+        s = self.selection
+        lines.append(
+            f"  combinations={s['mode']!r}: {len(self.combinations)} kept of {s['n_candidates']} candidates, "
+            f"sizes {s['min_size']}..{s['max_size']}, min_support={s['min_support']}; "
+            f"training statistics from: {self.train_source} ground truth)"
+        )
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- #
+# pure functions of the count table
+# --------------------------------------------------------------------------- #
+def _frame(counts: MultiAttributeCounts, **columns: np.ndarray) -> pd.DataFrame:
+    ng, nm = len(counts.group_classes), len(counts.combinations)
+    combos = np.empty(nm, dtype=object)
+    combos[:] = list(counts.combinations)
+    index = {
+        "group": np.repeat(np.array(counts.group_classes, dtype=object), nm),
+        "combination": np.tile(combos, ng),
+        "size": np.tile(counts.sizes, ng),
+    }
+    data = {k: np.broadcast_to(v, (ng, nm)).ravel() for k, v in columns.items()}
+    return pd.DataFrame({**index, **data})
+
+
+def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
+    n_groups, n_comb = len(counts.group_classes), len(counts.combinations)
+    joint = counts.train_joint
+    col = joint.sum(axis=0)  # #(m ⊆ S) in train: > 0 for every kept m
+    indicator = n_groups * joint > col[None, :]  # bias_train > 1/|G|, exactly in integers
+    pp = counts.joint_ghat_mhat
+    pcol = pp.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bias_train = joint / col[None, :]
+        bias_pred = np.where(pcol[None, :] > 0, pp / pcol[None, :], np.nan)
+    delta = bias_pred - bias_train
+    undefined = indicator & (pcol[None, :] <= 0)
+    contribution = np.where(indicator, delta, 0.0)
+    contribution = np.where(undefined, np.nan, contribution)
+    n_undefined = int(undefined.sum())
+    _warn_undefined(n_undefined, undefined.size, "Multi_MALS")
+    defined = contribution[~undefined]
+    table = _frame(
+        counts, bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,
+        contribution=contribution, n_train=joint, n_train_comb=col[None, :], n_pred=pp,
+        n_pred_comb=pcol[None, :], undefined=undefined,
+    )
+    return MultiMetricResult(
+        "Multi_MALS", float(np.abs(defined).sum() / n_comb), float(defined.sum() / n_comb),
+        float(defined.var()), table, n_comb, int(defined.size), n_undefined,
+    )
+
+
+def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) -> MultiMetricResult:
+    both = counts.test_joint
+    n_group = counts.test_group[:, None]
+    n_comb = both.sum(axis=0)[None, :]
+    if direction == "G->M":
+        support = np.broadcast_to(n_group, both.shape)
+        predicted = counts.joint_g_mhat
+    else:
+        support = np.broadcast_to(n_comb, both.shape)
+        predicted = counts.joint_ghat_m
+    undefined = support <= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_true = np.where(undefined, np.nan, both / support)
+        p_pred = np.where(undefined, np.nan, predicted / support)
+    delta = p_pred - p_true
+    contribution = y * delta + 0.0  # + 0.0 turns the -0.0 of y = -1 into 0.0
+    n_undefined = int(undefined.sum())
+    _warn_undefined(n_undefined, undefined.size, f"Multi_{direction}")
+    d, c = delta[~undefined], contribution[~undefined]
+    table = _frame(
+        counts, y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
+        n_group=n_group, n_comb=n_comb, n_both=both, n_predicted=predicted, undefined=undefined,
+    )
+    return MultiMetricResult(
+        f"Multi_{direction}", float(np.abs(d).mean()), float(c.mean()), float(d.var()),
+        table, len(counts.combinations), int(d.size), n_undefined,
+    )
+
+
+def _train_sign(counts: MultiAttributeCounts) -> np.ndarray:
+    """``y_gm = sign(n·#(g,m) − #g·#m)`` on the training counts (exact; SPEC §1/§2)."""
+    gram = np.zeros((1 + len(counts.group_classes), 1 + len(counts.combinations)))
+    gram[0, 0] = counts.n_train
+    gram[1:, 0] = counts.train_group
+    gram[0, 1:] = counts.train_joint.sum(axis=0)
+    gram[1:, 1:] = counts.train_joint
+    table = CooccurrenceCounts(counts.group_classes, tuple(range(len(counts.combinations))),
+                               ("attr",), ("task",), gram)
+    return correlation_sign(table)
+
+
+def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = None,
+                      train_source: str = "train") -> MultiBiasAmpResult:
+    """Multi_MALS, Multi G→M and Multi M→G from a count table.
+
+    Parameters
+    ----------
+    counts : MultiAttributeCounts
+        Containment counts of the kept combinations. Every combination must
+        occur in the training and the test ground truth.
+    selection : dict, optional
+        Recorded in the result (how the combinations were chosen).
+    train_source : str, default "train"
+        Recorded in the result.
+
+    Returns
+    -------
+    MultiBiasAmpResult
+        A metric whose predicted counts are absent is ``None``.
+
+    See Also
+    --------
+    multi_bias_amp : the same from labels, with the definitions.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    Counts of two batches add; the metrics are rates, so doubling every
+    count changes nothing.
+
+    >>> from biasamp import multi_bias_amp, multi_from_counts
+    >>> res = multi_bias_amp([0, 0, 1, 1], [[1, 1], [1, 0], [1, 1], [0, 1]],
+    ...                      attrs_pred=[[1, 0], [1, 0], [1, 1], [1, 1]])
+    >>> res.counts.test_joint.tolist()  # #(g, m) for m = {0}, {1}, {0, 1}
+    [[2, 1, 1], [1, 2, 1]]
+    >>> multi_from_counts(res.counts + res.counts).g_to_m.value == res.g_to_m.value
+    True
+    """
+    if not counts.combinations:
+        raise ValueError("the count table holds no combination")
+    if (counts.train_joint.sum(axis=0) <= 0).any() or (counts.test_joint.sum(axis=0) <= 0).any():
+        raise ValueError("every combination of the count table must occur in the train and test ground truth")
+    y = _train_sign(counts)
+    mals = _mals(counts) if counts.joint_ghat_mhat is not None else None
+    g_to_m = _directional(counts, "G->M", y) if counts.joint_g_mhat is not None else None
+    m_to_g = _directional(counts, "M->G", y) if counts.joint_ghat_m is not None else None
+    if mals is None and g_to_m is None and m_to_g is None:
+        raise ValueError("the count table holds no predicted counts")
+    sel = dict(selection) if selection else {
+        "mode": "given", "min_size": int(counts.sizes.min()), "max_size": int(counts.sizes.max()),
+        "min_support": None, "n_candidates": len(counts.combinations),
+        "removed_min_support": 0, "removed_not_in_test": 0,
+    }
+    return MultiBiasAmpResult(mals, g_to_m, m_to_g, counts.combinations, sel, train_source, counts)
+
+
+# --------------------------------------------------------------------------- #
+# input checking
+# --------------------------------------------------------------------------- #
+def _group_codes(m: LabelMatrix) -> np.ndarray:
+    """Class index per row of a group label, which must be one-hot."""
+    if m.codes is not None:
+        return m.codes
+    per_row = np.count_nonzero(m.dense, axis=1)
+    bad = np.flatnonzero(per_row != 1)
+    if bad.size:
+        counts = sorted({int(c) for c in per_row[bad]})
+        raise ValueError(
+            f"{m.name} must be one-hot (exactly one group per row), but rows {_fmt_rows(bad)} have "
+            f"{' or '.join(map(str, counts))} groups"
+        )
+    return np.argmax(m.dense, axis=1).astype(np.intp)
+
+
+def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+# --------------------------------------------------------------------------- #
+# label-level API
+# --------------------------------------------------------------------------- #
+def multi_bias_amp(
+    group: Any,
+    attrs: Any,
+    *,
+    group_pred: Any = None,
+    attrs_pred: Any = None,
+    group_train: Any = None,
+    attrs_train: Any = None,
+    combinations: str = "observed",
+    min_size: int = 1,
+    max_size: int | None = None,
+    min_support: int = 1,
+    max_combinations: int = 200_000,
+) -> MultiBiasAmpResult:
+    r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
+
+    For groups :math:`g \in G` (one-hot) and attribute combinations
+    :math:`m \in M`, counted by containment (an instance with attribute set
+    :math:`S` counts for every :math:`m \subseteq S`):
+
+    .. math::
+
+        b(m, g) = \frac{\#(m \subseteq S,\, g)}{\#(m \subseteq S)}, \qquad
+        \text{Multi}_{\text{MALS}} = \frac{1}{|M|} \sum_{g, m} |\Delta_{gm}|,\quad
+        \Delta_{gm} = \mathbb{1}\big[b_{\text{train}}(m,g) > \tfrac{1}{|G|}\big]
+            \big(b_{\text{pred}}(m,g) - b_{\text{train}}(m,g)\big)
+
+    with :math:`b_{\text{train}}` on the training ground truth and
+    :math:`b_{\text{pred}}` on the test predictions (predicted attributes and
+    predicted group), and
+
+    .. math::
+
+        \text{Multi}_{\rightarrow} = \frac{1}{|G||M|} \sum_{g, m} |\Delta_{gm}|,
+        \qquad y_{gm} = \operatorname{sign}\big(P_{\text{train}}(g, m) -
+            P_{\text{train}}(g) P_{\text{train}}(m)\big)
+
+    * G→M: :math:`\Delta_{gm} = P(\hat m \subseteq \hat S \mid g) - P(m \subseteq S \mid g)`
+    * M→G: :math:`\Delta_{gm} = P(\hat g \mid m \subseteq S) - P(g \mid m \subseteq S)`
+
+    both on the test set, with the test ground truth as the baseline.
+
+    Parameters
+    ----------
+    group : labels of shape (n,) or (n, G)
+        Test ground truth of the group (protected attribute): class ids/names,
+        or a one-hot matrix.
+    attrs : labels of shape (n, A) or (n,)
+        Test ground truth of the attributes: a multi-hot indicator matrix (a 1-D
+        argument is single-label: every instance has exactly one attribute).
+    group_pred : labels, optional
+        Predicted group (hard, one-hot). Needed for Multi_MALS and M→G.
+    attrs_pred : labels, optional
+        Predicted attributes (hard 0/1). Needed for Multi_MALS and G→M.
+    group_train, attrs_train : labels, optional
+        Training ground truth (give both or neither). When neither is given
+        the test ground truth is used and ``train_source="test"`` is recorded.
+    combinations : {"observed", "all"}, default "observed"
+        Candidate combinations. ``"observed"``: the distinct exact attribute
+        sets of the training instances (what the authors' code does).
+        ``"all"``: every combination contained in at least ``min_support``
+        training instances (the paper's text), mined level by level like a
+        frequent-itemset miner. In both, only sizes within
+        ``[min_size, max_size]`` are kept, and only combinations occurring
+        (with some group) in both the training and the test ground truth.
+    min_size, max_size : int, default 1 and None (no limit)
+        Bounds on ``|m|``.
+    min_support : int, default 1
+        Minimum number of training instances containing ``m`` (applied in
+        both modes).
+    max_combinations : int, default 200000
+        ``"all"`` raises ``ValueError`` rather than mining more combinations
+        than this (their number can grow exponentially with ``max_size``).
+
+    Returns
+    -------
+    MultiBiasAmpResult
+        ``.mals``, ``.g_to_m``, ``.m_to_g`` (each ``.value`` = mean |Δ|,
+        ``.raw``, ``.variance``, ``.table``, ``.top(k)``; ``None`` where the
+        needed predictions were not given), ``.combinations`` and
+        ``.selection``. The tables have one row per (group, combination):
+        ``group, combination, size`` and, for Multi_MALS, ``bias_train,
+        bias_pred, indicator, delta (= bias_pred − bias_train), contribution
+        (= Δ_gm), n_train, n_train_comb, n_pred, n_pred_comb, undefined``; for
+        Multi→, ``y, p_true, p_pred, delta (= Δ_gm), contribution (= y·Δ_gm),
+        n_group, n_comb, n_both, n_predicted, undefined`` (test supports).
+
+    Raises
+    ------
+    ValueError
+        Bad labels (see :mod:`biasamp.labels`); a group matrix whose rows do
+        not hold exactly one group (the rows are named); soft predictions;
+        only one of ``group_train``/``attrs_train``; no predictions; bad
+        ``min_size``/``max_size``/``min_support``; no combination surviving
+        the filters (the message names the filter); every pair undefined.
+    TypeError
+        Non-integer size or support bounds, or non-array labels.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        Multi_MALS: an indicator-1 pair whose combination is never predicted
+        (no ``b_pred``). G→M: a group without test members. Such pairs are
+        excluded from the mean and the variance and flagged in ``.table``.
+
+    Notes
+    -----
+    Decisions where the paper, its code and the SPEC leave room (SPEC §2):
+
+    * ``value`` is the paper's headline (absolute differences); ``raw`` uses
+      signed ``Δ_gm`` (Multi_MALS) or ``y_gm Δ_gm`` (Multi→), which reduces to
+      BiasAmp_MALS / BiasAmp→ when M is exactly the single attributes.
+      Multi_MALS divides by ``|M|``, Multi→ averages over the defined
+      ``|G||M|`` pairs.
+    * The indicator compares with ``1/|G|``, strictly and exactly in integers
+      (the authors' code uses ``1/(|G|−1)``, a bug that zeroes the metric for
+      two groups).
+    * ``variance`` is the population variance (ddof=0) of ``Δ_gm`` over the
+      defined pairs (Multi_MALS: indicator-0 zeros included).
+    * ``y_gm`` is the exact sign of ``n·#(g,m) − #g·#m`` on the training
+      counts; Multi→ uses the *test* ground truth as the baseline of
+      :math:`\Delta` (the authors' code; the paper prints a train baseline).
+    * A group argument must be one-hot in every row, predictions included
+      (predict exactly one group per instance). Predictions must be hard:
+      containment of a soft prediction is not defined by the paper.
+    * ``min_support`` counts containment (instances whose set contains m),
+      in both modes; in ``"observed"`` mode too, so that the two modes agree
+      on the combinations they share.
+    * The empty set is never a combination (``min_size >= 1``).
+    * Values are fractions, not percentages (the paper scales by 100).
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    Two groups, attributes a, b, c. Alone, a and b are balanced between the
+    groups, but the pair {a, b} is 2/3 group 1, and the model predicts the
+    pair only for group 1: single-attribute BiasAmp_MALS is 0, Multi_MALS
+    is not.
+
+    >>> import pandas as pd
+    >>> from biasamp import multi_bias_amp
+    >>> group = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> attrs = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                       [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> attrs_pred = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
+    ...                            [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> res = multi_bias_amp(group, attrs, group_pred=group, attrs_pred=attrs_pred)
+    >>> res.combinations
+    (('a',), ('b',), ('c',), ('a', 'b'))
+    >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
+    (0.0833, 0.0625, 0.0)
+    >>> res.mals.top(1)[["group", "combination", "bias_train", "bias_pred"]]
+      group combination  bias_train  bias_pred
+    7     1      (a, b)    0.666667        1.0
+    """
+    mode = combinations
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise ValueError(f"combinations must be one of {_MODES}, got {mode!r}")
+    min_size = _check_int(min_size, "min_size", 1)
+    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
+    min_support = _check_int(min_support, "min_support", 1)
+    max_combinations = _check_int(max_combinations, "max_combinations", 1)
+    if max_size is not None and max_size < min_size:
+        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    if (group_train is None) != (attrs_train is None):
+        raise ValueError("give both group_train and attrs_train, or neither")
+    if group_pred is None and attrs_pred is None:
+        raise ValueError(
+            "give attrs_pred (for Multi G->M), group_pred (for Multi M->G) or both (also for "
+            "Multi_MALS); neither was given"
+        )
+
+    g = encode_labels({"group": group, "group_train": group_train}, {"group_pred": group_pred})
+    a = encode_labels({"attrs": attrs, "attrs_train": attrs_train}, {"attrs_pred": attrs_pred})
+    check_consistent_length(group=g["group"], attrs=a["attrs"], group_pred=g.get("group_pred"),
+                            attrs_pred=a.get("attrs_pred"))
+    if group_train is not None:
+        check_consistent_length(group_train=g["group_train"], attrs_train=a["attrs_train"])
+    n_groups, n_attrs = g["group"].n_classes, a["attrs"].n_classes
+    codes = {name: _group_codes(m) for name, m in g.items()}
+    source = "train" if group_train is not None else "test"
+    train_g = codes["group_train"] if source == "train" else codes["group"]
+    train_a = a["attrs_train"] if source == "train" else a["attrs"]
+    if max_size is None:
+        max_size = n_attrs
+
+    # column bitsets of every role
+    n_train, n_test = len(train_g), g["group"].n_rows
+    bits_train = _column_bitsets(_label_blocks(train_a), n_train, n_attrs)
+    gbits_train = _code_bitsets(train_g, n_groups)
+    bits_test = _column_bitsets(_label_blocks(a["attrs"]), n_test, n_attrs)
+    gbits_test = _code_bitsets(codes["group"], n_groups)
+    gbits_hat = _code_bitsets(codes["group_pred"], n_groups) if "group_pred" in codes else None
+
+    # candidates
+    if mode == "observed":
+        idx, sizes = _observed_sets(train_a, min_size, max_size)
+    else:
+        idx, sizes = _frequent_sets(bits_train, min_size, max_size, min_support, max_combinations)
+    n_candidates = len(sizes)
+    (train_joint,) = _joint_counts(bits_train, [gbits_train], idx, sizes)
+    keep = train_joint.sum(axis=0) >= min_support
+    removed_support = int((~keep).sum())
+    if not keep.any():
+        raise ValueError(
+            f"min_support={min_support} removed all {n_candidates} candidate combinations "
+            f"(combinations={mode!r}): none is contained in that many training instances"
+        )
+    idx, sizes, train_joint = idx[keep], sizes[keep], train_joint[:, keep]
+    test_roles = [gbits_test] + ([gbits_hat] if gbits_hat is not None else [])
+    test_counts = _joint_counts(bits_test, test_roles, idx, sizes)
+    in_test = test_counts[0].sum(axis=0) > 0
+    removed_test = int((~in_test).sum())
+    if not in_test.any():
+        raise ValueError(
+            f"none of the {len(sizes)} candidate combinations (combinations={mode!r}, sizes "
+            f"{min_size}..{max_size}, min_support={min_support}) occurs in the test ground truth "
+            "(attrs): the test filter removed them all"
+        )
+    idx, sizes, train_joint = idx[in_test], sizes[in_test], train_joint[:, in_test]
+    test_counts = [c[:, in_test] for c in test_counts]
+    joint_g_mhat = joint_ghat_mhat = None
+    if "attrs_pred" in a:
+        bits_hat = _column_bitsets(_label_blocks(a["attrs_pred"]), n_test, n_attrs)
+        pred_roles = [gbits_test] + ([gbits_hat] if gbits_hat is not None else [])
+        pred_counts = _joint_counts(bits_hat, pred_roles, idx, sizes)
+        joint_g_mhat = pred_counts[0]
+        joint_ghat_mhat = pred_counts[1] if gbits_hat is not None else None
+
+    names = a["attrs"].classes
+    combos = tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
+    counts = MultiAttributeCounts(
+        group_classes=g["group"].classes,
+        attr_classes=names,
+        combinations=combos,
+        n_train=int(n_train),
+        train_group=np.bincount(train_g, minlength=n_groups).astype(np.int64),
+        train_joint=train_joint,
+        n_test=int(n_test),
+        test_group=np.bincount(codes["group"], minlength=n_groups).astype(np.int64),
+        test_joint=test_counts[0],
+        pred_group=(np.bincount(codes["group_pred"], minlength=n_groups).astype(np.int64)
+                    if "group_pred" in codes else None),
+        joint_g_mhat=joint_g_mhat,
+        joint_ghat_m=test_counts[1] if gbits_hat is not None else None,
+        joint_ghat_mhat=joint_ghat_mhat,
+    )
+    selection = {
+        "mode": mode, "min_size": min_size, "max_size": max_size, "min_support": min_support,
+        "n_candidates": n_candidates, "removed_min_support": removed_support,
+        "removed_not_in_test": removed_test,
+    }
+    return multi_from_counts(counts, selection=selection, train_source=source)
