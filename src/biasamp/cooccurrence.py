@@ -388,22 +388,7 @@ def bias_amp_directional(
     >>> round(res.a_to_t.value, 4), res.t_to_a.value
     (0.3333, 0.0)
     """
-    if (attr_train is None) != (task_train is None):
-        raise ValueError("give both attr_train and task_train, or neither")
-    if attr_pred is None and task_pred is None:
-        raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
-    a = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
-    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
-    check_consistent_length(**{k: a.get(k) for k in ("attr", "attr_pred")}, **{k: t.get(k) for k in ("task", "task_pred")})
-    test = CooccurrenceCounts.from_encoded(
-        [a[r] for r in ("attr", "attr_pred") if r in a], [t[r] for r in ("task", "task_pred") if r in t]
-    )
-    if attr_train is None:
-        train, source = test.restrict(["attr"], ["task"]), "test"
-    else:
-        check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
-        train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
-        source = "train"
+    train, test, _, source = _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train)
     return directional_from_counts(train, test, train_source=source)
 
 
@@ -475,14 +460,46 @@ def bias_amp_mals(attr_train: Any, task_train: Any, attr_pred: Any, task_pred: A
     >>> round(bias_amp_mals(attr, task, attr, task_pred).value, 4)
     0.2
     """
-    a = encode_labels({"attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
-    t = encode_labels({"task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
-    check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
-    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
-    pred = CooccurrenceCounts.from_encoded([a["attr_pred"]], [t["task_pred"]])
+    train, pred, _ = _count_mals(attr_train, task_train, attr_pred, task_pred)
     return mals_from_counts(train, pred)
 
 
 def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:
     """The same matrix under a counts role name (e.g. ``attr_train`` counted as ``attr``)."""
     return replace(m, name=role)
+
+
+def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train):
+    """Validate, encode and count the arguments of :func:`bias_amp_directional`.
+
+    Returns ``(train, test, (left, right), train_source)`` where ``left`` and
+    ``right`` are the encoded test matrices (attribute side, task side).
+    """
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    if attr_pred is None and task_pred is None:
+        raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
+    a = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
+    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
+    left = [a[r] for r in ("attr", "attr_pred") if r in a]
+    right = [t[r] for r in ("task", "task_pred") if r in t]
+    check_consistent_length(**{m.name: m for m in (*left, *right)})
+    test = CooccurrenceCounts.from_encoded(left, right)
+    if attr_train is None:
+        return test.restrict(["attr"], ["task"]), test, (left, right), "test"
+    check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
+    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
+    return train, test, (left, right), "train"
+
+
+def _count_mals(attr_train, task_train, attr_pred, task_pred):
+    """Validate, encode and count the arguments of :func:`bias_amp_mals`.
+
+    Returns ``(train, pred, (left, right))`` with the encoded prediction matrices.
+    """
+    a = encode_labels({"attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
+    t = encode_labels({"task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
+    check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
+    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
+    left, right = [a["attr_pred"]], [t["task_pred"]]
+    return train, CooccurrenceCounts.from_encoded(left, right), (left, right)

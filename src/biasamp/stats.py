@@ -36,7 +36,7 @@ from scipy import sparse, stats as _st
 from ._results import ResultMixin, fmt
 from .counts import CooccurrenceCounts
 from .exceptions import UndefinedPairWarning
-from .labels import LabelMatrix, check_consistent_length, encode_labels
+from .labels import LabelMatrix
 
 __all__ = [
     "BootstrapResult",
@@ -389,70 +389,60 @@ def _two_args(func, args, kwargs, names):
     return values
 
 
+def _cooccurrence_replicates(cells, template, n_boot, rng, value_of) -> list:
+    """``value_of(counts)`` for every bootstrap replicate of a co-occurrence table.
+
+    ``template`` (a :class:`~biasamp.CooccurrenceCounts`) gives the classes and
+    roles of the replicate tables; a replicate in which every pair is
+    undefined yields ``None``.
+    """
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        for grams in cells.replicates(n_boot, rng):
+            for gram in grams:
+                rep = CooccurrenceCounts(template.attr_classes, template.task_classes, template.attr_roles,
+                                         template.task_roles, gram, template.soft_roles)
+                try:
+                    rows.append(value_of(rep))
+                except ValueError:  # every pair undefined in this replicate
+                    rows.append(None)
+    return rows
+
+
 def _directional_bootstrap(func, args, kwargs, n_boot, rng):
-    from .cooccurrence import _as_role, bias_amp_directional, directional_from_counts
+    from .cooccurrence import _count_directional, directional_from_counts
 
     attr, task = _two_args(func, args, kwargs, ("attr", "task"))
     attr_pred, task_pred = kwargs.pop("attr_pred", None), kwargs.pop("task_pred", None)
     attr_train, task_train = kwargs.pop("attr_train", None), kwargs.pop("task_train", None)
     if kwargs:
         raise TypeError(f"unexpected keyword arguments for bias_amp_directional: {sorted(kwargs)}")
-    full = bias_amp_directional(
-        attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train, task_train=task_train
-    )
-    estimate = {d.direction: d.value for d in (full.a_to_t, full.t_to_a) if d is not None}
-    a = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
-    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
-    left = [a[r] for r in ("attr", "attr_pred") if r in a]
-    right = [t[r] for r in ("task", "task_pred") if r in t]
-    check_consistent_length(**{m.name: m for m in (*left, *right)})
-    test = CooccurrenceCounts.from_encoded(left, right)
-    if attr_train is None:
-        train = test.restrict(["attr"], ["task"])  # y_at fixed from the full test ground truth
-    else:
-        train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
-    cells = _cooccurrence_cells(left, right)
-    rows = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedPairWarning)
-        for grams in cells.replicates(n_boot, rng):
-            for gram in grams:
-                rep = CooccurrenceCounts(test.attr_classes, test.task_classes, test.attr_roles, test.task_roles,
-                                         gram, test.soft_roles)
-                try:
-                    res = directional_from_counts(train, rep)
-                    rows.append({d.direction: d.value for d in (res.a_to_t, res.t_to_a) if d is not None})
-                except ValueError:  # every pair undefined in this replicate
-                    rows.append({})
-    return estimate, pd.DataFrame(rows, columns=list(estimate), dtype=np.float64)
+    # without a training set, y_at stays fixed from the full (un-resampled) test ground truth
+    train, test, (left, right), _ = _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train)
+
+    def values(counts):
+        res = directional_from_counts(train, counts)
+        return {d.direction: d.value for d in (res.a_to_t, res.t_to_a) if d is not None}
+
+    estimate = values(test)
+    rows = _cooccurrence_replicates(_cooccurrence_cells(left, right), test, n_boot, rng, values)
+    return estimate, pd.DataFrame([r or {} for r in rows], columns=list(estimate), dtype=np.float64)
 
 
 def _mals_bootstrap(func, args, kwargs, n_boot, rng):
-    from .cooccurrence import _as_role, bias_amp_mals, mals_from_counts
+    from .cooccurrence import _count_mals, mals_from_counts
 
     names = ("attr_train", "task_train", "attr_pred", "task_pred")
     values = list(args) + [kwargs.pop(k) for k in names[len(args):] if k in kwargs]
     if len(values) != 4 or kwargs:
         raise TypeError("bias_amp_mals takes attr_train, task_train, attr_pred, task_pred")
-    attr_train, task_train, attr_pred, task_pred = values
-    estimate = {"MALS": bias_amp_mals(attr_train, task_train, attr_pred, task_pred).value}
-    a = encode_labels({"attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
-    t = encode_labels({"task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
-    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
-    pred = CooccurrenceCounts.from_encoded([a["attr_pred"]], [t["task_pred"]])
-    cells = _cooccurrence_cells([a["attr_pred"]], [t["task_pred"]])
-    rows = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedPairWarning)
-        for grams in cells.replicates(n_boot, rng):
-            for gram in grams:
-                rep = CooccurrenceCounts(pred.attr_classes, pred.task_classes, pred.attr_roles, pred.task_roles,
-                                         gram, pred.soft_roles)
-                try:
-                    rows.append(mals_from_counts(train, rep).value)
-                except ValueError:  # every pair undefined in this replicate
-                    rows.append(np.nan)
-    return estimate, pd.DataFrame({"MALS": np.asarray(rows, dtype=np.float64)})
+    train, pred, (left, right) = _count_mals(*values)
+    estimate = {"MALS": mals_from_counts(train, pred).value}
+    rows = _cooccurrence_replicates(
+        _cooccurrence_cells(left, right), pred, n_boot, rng, lambda counts: mals_from_counts(train, counts).value
+    )
+    return estimate, pd.DataFrame({"MALS": np.array([np.nan if r is None else r for r in rows], dtype=np.float64)})
 
 
 def _fairness_functions():
