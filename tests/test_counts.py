@@ -89,3 +89,32 @@ def test_cross_and_roles_errors():
     with pytest.raises(ValueError, match="neither task nor task_pred"):
         CooccurrenceCounts.from_labels([0, 1], None)
     assert "n=2" in repr(c)
+
+
+def test_uncounted_pairs_cannot_be_read_and_survive_update_and_add():
+    attr, task, attr_pred, task_pred = _data(n=300)
+    pairs = {("attr", "task"), ("attr_pred", "task"), ("attr", "task_pred")}
+    c = CooccurrenceCounts.from_labels(attr, task, attr_pred=attr_pred, task_pred=task_pred, pairs=pairs)
+    full = CooccurrenceCounts.from_labels(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+    assert c.uncounted == {("attr_pred", "task_pred")}
+    with pytest.raises(KeyError, match="was not counted"):
+        c.cross("attr_pred", "task_pred")
+    for a, t in pairs:
+        np.testing.assert_array_equal(c.cross(a, t), full.cross(a, t))
+    for role in ("attr", "attr_pred", "task", "task_pred"):
+        np.testing.assert_array_equal(c.total(role), full.total(role))
+    grown = c.update(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred)
+    assert grown.uncounted == c.uncounted
+    np.testing.assert_array_equal(grown.cross("attr", "task_pred"), 2 * full.cross("attr", "task_pred"))
+    with pytest.raises(ValueError, match="different uncounted"):
+        c + full
+    assert c.restrict(["attr"], ["task"]).uncounted == frozenset()
+
+
+def test_roles_must_come_in_order():
+    from biasamp.labels import encode_labels
+
+    enc = encode_labels({"attr": [0, 1]}, {"attr_pred": [1, 1]})
+    t = encode_labels({"task": [[1], [0]]})
+    with pytest.raises(ValueError, match="ordered subset"):
+        CooccurrenceCounts.from_encoded([enc["attr_pred"], enc["attr"]], [t["task"]])

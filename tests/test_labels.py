@@ -83,3 +83,27 @@ def test_zero_columns_and_ragged():
         encode_labels({"t": np.zeros((3, 0))})
     with pytest.raises(ValueError, match="could not be converted"):
         encode_labels({"t": [[0, 1], [1]]})
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([3, -2, 3, 7]),  # negative and non-contiguous ids: lookup table
+        np.array([10**12, 5, 10**12]),  # sparse ids: sorted-unique path
+        np.array([2, 0, 1, 2], dtype=np.uint8),
+    ],
+)
+def test_integer_fast_paths_agree_with_generic_encoding(values):
+    fast = encode_labels({"a": values})["a"]
+    generic = encode_labels({"a": values.astype(object)})["a"]
+    assert fast.classes == generic.classes == tuple(sorted(set(values.tolist())))
+    np.testing.assert_array_equal(fast.codes, generic.codes)
+
+
+def test_integer_predictions_outside_the_classes_are_named():
+    with pytest.raises(ValueError, match="predicted classes \\[9\\]"):
+        encode_labels({"a": np.array([0, 1, 2])}, {"a_pred": np.array([0, 9, 1])})
+    with pytest.raises(ValueError, match="predicted classes \\[-1\\]"):
+        encode_labels({"a": np.array([0, 1])}, {"a_pred": np.array([-1, 1])})
+    with pytest.raises(ValueError, match="predicted classes \\[1\\]"):  # inside the range, not a class
+        encode_labels({"a": np.array([0, 2])}, {"a_pred": np.array([1, 2])})

@@ -469,6 +469,9 @@ def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:
     return replace(m, name=role)
 
 
+_DIRECTIONAL_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task"), ("attr", "task_pred")})
+
+
 def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train):
     """Validate, encode and count the arguments of :func:`bias_amp_directional`.
 
@@ -484,7 +487,8 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train)
     left = [a[r] for r in ("attr", "attr_pred") if r in a]
     right = [t[r] for r in ("task", "task_pred") if r in t]
     check_consistent_length(**{m.name: m for m in (*left, *right)})
-    test = CooccurrenceCounts.from_encoded(left, right)
+    # BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂): #(â,t̂) is not counted
+    test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS)
     if attr_train is None:
         return test.restrict(["attr"], ["task"]), test, (left, right), "test"
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])

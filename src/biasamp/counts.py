@@ -22,7 +22,8 @@ data may arrive in batches (:meth:`CooccurrenceCounts.update`) or partitions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,8 +46,30 @@ def _layout(roles: Sequence[str], sizes: Sequence[int]) -> dict[str, slice]:
     return out
 
 
-def _gram(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int) -> np.ndarray:
-    """``[1|left...]ᵀ [1|right...]`` accumulated over row blocks (float64)."""
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _gram(
+    left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, pairs: frozenset | None = None
+) -> tuple[np.ndarray, frozenset]:
+    """``[1|left...]ᵀ [1|right...]`` accumulated over row blocks (float64).
+
+    ``pairs`` names the (left role, right role) cross counts that are needed
+    (default: all). Every column sum and ``n`` are always counted. For each
+    right role only the prefix of the left roles covering its needed pairs
+    is multiplied (left roles come in ``ATTR_ROLES`` order, so BiasAmp→
+    skips ``Âᵀ T̂``). Returns the Gram matrix and the set of pairs that were
+    *not* counted (their block is zero and must not be read).
+
+    Each block is converted to float32 (exact for 0/1 data: every partial sum
+    is an integer below 2**24; float64 for soft data) and multiplied with BLAS
+    limited to one thread: the products are small and memory-bound, and
+    two-thread synchronisation per block stalls badly on a loaded machine.
+    """
     wl = 1 + sum(m.n_classes for m in left)
     wr = 1 + sum(m.n_classes for m in right)
     soft = any(m.soft for m in (*left, *right))
@@ -55,20 +78,28 @@ def _gram(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int) -> 
     lbuf = np.empty((rows, wl), dtype=dtype)
     rbuf = np.empty((rows, wr), dtype=dtype)
     lbuf[:, 0] = 1
-    rbuf[:, 0] = 1
     lslices = _layout([m.name for m in left], [m.n_classes for m in left])
     rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+    plan, uncounted = [], set()
+    for r in right:
+        needed = [i for i, m in enumerate(left) if pairs is None or (m.name, r.name) in pairs]
+        width = lslices[left[needed[-1]].name].stop if needed else 1
+        plan.append((rslices[r.name], width))
+        uncounted |= {(m.name, r.name) for m in left if lslices[m.name].stop > width}
     g = np.zeros((wl, wr), dtype=np.float64)
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
-        b = stop - start
-        lb, rb = lbuf[:b], rbuf[:b]
-        for m in left:
-            m.block(start, stop, lb[:, lslices[m.name]])
-        for m in right:
-            m.block(start, stop, rb[:, rslices[m.name]])
-        g += lb.T @ rb
-    return g
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            b = stop - start
+            lb, rb = lbuf[:b], rbuf[:b]
+            for m in left:
+                m.block(start, stop, lb[:, lslices[m.name]])
+            for m in right:
+                m.block(start, stop, rb[:, rslices[m.name]])
+            g[:, 0] += lb.sum(axis=0)  # n and the left column sums
+            for cols, width in plan:  # right column sums (row 0) and cross counts
+                g[:width, cols] += lb[:, :width].T @ rb[:, cols]
+    return g, frozenset(uncounted)
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +121,9 @@ class CooccurrenceCounts:
         ``[1|A|Â]ᵀ [1|T|T̂]`` restricted to the roles present.
     soft_roles : frozenset of str
         Roles that held probabilities (counts are then expected counts).
+    uncounted : frozenset of (str, str)
+        Cross counts that were not requested (``pairs=``) and so not
+        counted; :meth:`cross` refuses to read them.
 
     Examples
     --------
@@ -108,6 +142,7 @@ class CooccurrenceCounts:
     task_roles: tuple
     gram: np.ndarray
     soft_roles: frozenset = field(default_factory=frozenset)
+    uncounted: frozenset = field(default_factory=frozenset)
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -121,6 +156,7 @@ class CooccurrenceCounts:
         attr_classes: Sequence | None = None,
         task_classes: Sequence | None = None,
         allow_soft: bool = True,
+        pairs: Iterable[tuple[str, str]] | None = None,
     ) -> "CooccurrenceCounts":
         """Count one batch of labels in a single vectorized pass.
 
@@ -136,37 +172,51 @@ class CooccurrenceCounts:
         attr_classes, task_classes : sequence, optional
             Fix the class lists (needed to count batches that may not show
             every class).
+        allow_soft : bool, default True
+            Whether predictions may be probabilities.
+        pairs : iterable of (attr_role, task_role), optional
+            Count only these cross counts (default: every pair of roles);
+            column sums are always counted.
+
+        Returns
+        -------
+        CooccurrenceCounts
         """
         a = _encode_side(attr, attr_pred, "attr", attr_classes, allow_soft)
         t = _encode_side(task, task_pred, "task", task_classes, allow_soft)
         return cls.from_encoded(
-            [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t]
+            [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs
         )
 
     @classmethod
     def from_encoded(
-        cls, left: Sequence[LabelMatrix], right: Sequence[LabelMatrix]
+        cls,
+        left: Sequence[LabelMatrix],
+        right: Sequence[LabelMatrix],
+        *,
+        pairs: Iterable[tuple[str, str]] | None = None,
     ) -> "CooccurrenceCounts":
         """Count already-encoded label matrices (see :func:`biasamp.labels.encode_labels`).
 
         ``left`` holds the attribute-side matrices and ``right`` the task-side
         ones; each matrix's ``name`` is its role (``"attr"``, ``"attr_pred"``,
-        ``"task"``, ``"task_pred"``).
+        ``"task"``, ``"task_pred"``), and they must come in that order.
+        ``pairs`` as in :meth:`from_labels`.
         """
-        for m in left:
-            if m.name not in ATTR_ROLES:
-                raise ValueError(f"attribute-side role must be one of {ATTR_ROLES}, got {m.name!r}")
-        for m in right:
-            if m.name not in TASK_ROLES:
-                raise ValueError(f"task-side role must be one of {TASK_ROLES}, got {m.name!r}")
+        for side, roles, allowed in (("attribute", left, ATTR_ROLES), ("task", right, TASK_ROLES)):
+            names = [m.name for m in roles]
+            if not names or names != [r for r in allowed if r in names]:
+                raise ValueError(f"{side}-side roles must be a non-empty, ordered subset of {allowed}, got {names}")
         n = check_consistent_length(**{m.name: m for m in (*left, *right)})
+        gram, uncounted = _gram(left, right, n, None if pairs is None else frozenset(pairs))
         return cls(
             attr_classes=left[0].classes,
             task_classes=right[0].classes,
             attr_roles=tuple(m.name for m in left),
             task_roles=tuple(m.name for m in right),
-            gram=_gram(left, right, n),
+            gram=gram,
             soft_roles=frozenset(m.name for m in (*left, *right) if m.soft),
+            uncounted=uncounted,
         )
 
     def update(self, **batch: Any) -> "CooccurrenceCounts":
@@ -176,22 +226,23 @@ class CooccurrenceCounts:
         (without the class lists, which are fixed to this table's) and must
         hold the same roles.
         """
+        counted = {(a, t) for a in self.attr_roles for t in self.task_roles} - self.uncounted
         other = type(self).from_labels(
-            **batch, attr_classes=self.attr_classes, task_classes=self.task_classes
+            **batch, attr_classes=self.attr_classes, task_classes=self.task_classes, pairs=counted
         )
         return self + other
 
     def __add__(self, other: "CooccurrenceCounts") -> "CooccurrenceCounts":
         if not isinstance(other, CooccurrenceCounts):
             return NotImplemented
-        for what in ("attr_classes", "task_classes", "attr_roles", "task_roles"):
+        for what in ("attr_classes", "task_classes", "attr_roles", "task_roles", "uncounted"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
                     f"cannot add counts with different {what}: {getattr(self, what)!r} vs {getattr(other, what)!r}"
                 )
         return CooccurrenceCounts(
             self.attr_classes, self.task_classes, self.attr_roles, self.task_roles,
-            self.gram + other.gram, self.soft_roles | other.soft_roles,
+            self.gram + other.gram, self.soft_roles | other.soft_roles, self.uncounted,
         )
 
     def __radd__(self, other: Any) -> "CooccurrenceCounts":
@@ -229,6 +280,8 @@ class CooccurrenceCounts:
         st, slt = self._slice(task_role)
         if sa != 0 or st != 1:
             raise KeyError("cross() takes an attribute-side role then a task-side role")
+        if (attr_role, task_role) in self.uncounted:
+            raise KeyError(f"#({attr_role}, {task_role}) was not counted (count it with pairs=...)")
         return self.gram[sla, slt]
 
     def restrict(self, attr_roles: Sequence[str], task_roles: Sequence[str]) -> "CooccurrenceCounts":
@@ -239,6 +292,7 @@ class CooccurrenceCounts:
         return CooccurrenceCounts(
             self.attr_classes, self.task_classes, tuple(attr_roles), tuple(task_roles),
             self.gram[np.ix_(rows, cols)], frozenset(r for r in self.soft_roles if r in (*attr_roles, *task_roles)),
+            frozenset(p for p in self.uncounted if p[0] in attr_roles and p[1] in task_roles),
         )
 
     def __repr__(self) -> str:

@@ -176,10 +176,43 @@ def _sorted_classes(values: np.ndarray) -> list:
         return uniq.tolist()
 
 
+def _int_like(classes: Sequence) -> bool:
+    return all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in classes)
+
+
+def _dense_range(lo: int, hi: int, n: int) -> bool:
+    """Whether a lookup table over ``[lo, hi]`` is cheap compared with ``n`` values."""
+    return hi - lo <= 4 * n + 1024
+
+
+def _int_classes(arrays: Sequence[np.ndarray]) -> list:
+    """Sorted distinct values of integer arrays (fast path: a presence table, no sort)."""
+    lo = min(int(a.min()) for a in arrays)
+    hi = max(int(a.max()) for a in arrays)
+    if not _dense_range(lo, hi, sum(len(a) for a in arrays)):
+        return np.unique(np.concatenate(arrays)).tolist()
+    present = np.zeros(hi - lo + 1, dtype=bool)
+    for a in arrays:
+        present[a - lo] = True
+    return (np.flatnonzero(present) + lo).tolist()
+
+
 def _codes_for(values: np.ndarray, classes: Sequence, name: str, what: str) -> np.ndarray:
     """Map 1-D values to indices into ``classes``; unknown values raise."""
-    index = pd.Index(list(classes))
-    codes = index.get_indexer(values)
+    codes = None
+    if values.dtype.kind in "iu" and _int_like(classes):  # fast path: a lookup table
+        cls = np.asarray(classes, dtype=np.int64)
+        lo, hi = int(cls.min()), int(cls.max())
+        vmin, vmax = int(values.min()), int(values.max())
+        if _dense_range(lo, hi, len(values)) and lo <= vmin and vmax <= hi:
+            if np.array_equal(cls, np.arange(len(cls))):
+                codes = values.astype(np.intp, copy=False)  # the ids are the codes
+            else:
+                lut = np.full(hi - lo + 1, -1, dtype=np.intp)
+                lut[cls - lo] = np.arange(len(cls))
+                codes = lut[values - lo]
+    if codes is None:
+        codes = pd.Index(list(classes)).get_indexer(values)
     if (codes < 0).any():
         unknown = _sorted_classes(np.asarray(values)[codes < 0])
         raise ValueError(
@@ -259,11 +292,13 @@ def encode_labels(
 
     out: dict[str, LabelMatrix] = {}
     if next(iter(ndims.values())) == 1:
-        if classes is None:
-            values = np.concatenate([arr.astype(object) for arr, _ in raw_truths.values()])
-            class_list = _sorted_classes(values)
-        else:
+        arrays = [arr for arr, _ in raw_truths.values()]
+        if classes is not None:
             class_list = list(classes)
+        elif all(arr.dtype.kind in "iu" for arr in arrays):
+            class_list = _int_classes(arrays)
+        else:
+            class_list = _sorted_classes(np.concatenate([arr.astype(object) for arr in arrays]))
         for name, (arr, _) in raw_truths.items():
             if arr.dtype.kind == "f" and not np.array_equal(arr, np.round(arr)):
                 raise ValueError(
