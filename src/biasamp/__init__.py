@@ -11,6 +11,9 @@ The public API (see SPEC §8):
 * :func:`multi_bias_amp`: multi-attribute bias amplification Multi_MALS and
   Multi→ G→M / M→G (Zhao, Andrews & Xiang 2023), with
   :class:`MultiAttributeCounts` and :func:`multi_from_counts`;
+* :func:`dpa`, :func:`leakage_amplification`: predictability-based bias
+  amplification DPA (Tokas, Nair & Kerner 2025) and LA (Wang et al. 2019),
+  with :class:`TabularAttacker`;
 * :func:`fairness_metrics` and one function per metric: DP, DI, SPSF, FPSF,
   EOFP, EOTP, BA (Qian et al. 2021), on :class:`ConfusionCounts`;
 * :func:`confidence_interval`, :func:`bootstrap` (multinomial resampling of
@@ -51,6 +54,14 @@ from .multiattribute import (
     multi_bias_amp,
     multi_from_counts,
 )
+from .predictability import (
+    DPADirectionResult,
+    DPAResult,
+    LeakageResult,
+    TabularAttacker,
+    dpa,
+    leakage_amplification,
+)
 from .stats import (
     BootstrapResult,
     CompareRunsResult,
@@ -66,6 +77,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METRICS",
+    "DPADirectionResult",
+    "DPAResult",
+    "LeakageResult",
+    "TabularAttacker",
+    "dpa",
+    "leakage_amplification",
     "MultiAttributeCounts",
     "MultiBiasAmpResult",
     "MultiMetricResult",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["DemoData", "make_amplification_demo"]
+__all__ = ["COMPAS_FEATURES", "CompasData", "DemoData", "load_compas", "make_amplification_demo"]
 
 _GROUPS = ("man", "woman")
 _TASKS = ("kitchen", "skateboard", "laptop", "umbrella", "dog", "tie")
@@ -90,4 +90,111 @@ def make_amplification_demo(n_train: int = 20_000, n_test: int = 5_000, *, rando
         task=frame(task),
         attr_pred=pd.Series(names[attr_pred], name="gender"),
         task_pred=frame(task_pred),
+    )
+
+
+# --------------------------------------------------------------------------- #
+# COMPAS (ProPublica), SPEC §7
+# --------------------------------------------------------------------------- #
+COMPAS_FEATURES = ("age", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count")
+
+
+@dataclass(frozen=True, eq=False)
+class CompasData:
+    """ProPublica's COMPAS two-year data after the standard filters.
+
+    Attributes
+    ----------
+    features : pandas.DataFrame
+        The five features of the DPA paper (App. E): ``age, juv_fel_count,
+        juv_misd_count, juv_other_count, priors_count``.
+    attr : pandas.Series
+        ``race`` (the protected attribute).
+    task : pandas.Series
+        The task label (``is_recid`` by default), 0/1.
+    frame : pandas.DataFrame
+        Every column of the kept rows (index reset).
+    """
+
+    features: pd.DataFrame
+    attr: pd.Series
+    task: pd.Series
+    frame: pd.DataFrame
+
+
+def load_compas(
+    path,
+    *,
+    races: tuple | None = ("African-American", "Caucasian"),
+    task: str = "is_recid",
+) -> CompasData:
+    """Load ProPublica's ``compas-scores-two-years.csv`` with the standard filters (SPEC §7).
+
+    Keeps the rows with ``-30 <= days_b_screening_arrest <= 30``,
+    ``is_recid != -1``, ``c_charge_degree != "O"`` and ``score_text != "N/A"``
+    (6,172 rows), then the given races (5,278 rows for African-American and
+    Caucasian). With ``task="is_recid"`` (the DPA paper's label) the
+    (race, task) counts are exactly those of DPA Table 6(a):
+    Caucasian 1229 / 874, African-American 1402 / 1773 (T = 0 / 1);
+    ``"two_year_recid"`` (ProPublica's and Wang & Russakovsky's label) does not
+    reproduce them.
+
+    The package ships no data: download the file from
+    ``github.com/propublica/compas-analysis``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Location of ``compas-scores-two-years.csv``.
+    races : tuple of str or None, default ("African-American", "Caucasian")
+        Races to keep; ``None`` keeps all.
+    task : {"is_recid", "two_year_recid"} or str, default "is_recid"
+        Column used as the task label.
+
+    Returns
+    -------
+    CompasData
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    ValueError
+        The file lacks a needed column, or no row is left.
+
+    References
+    ----------
+    .. [1] J. Angwin, J. Larson, S. Mattu, L. Kirchner. "Machine Bias".
+       ProPublica, 2016.
+    .. [2] B. Tokas, R. Nair, H. Kerner. "DPA". NeurIPS 2025, App. E.
+    """
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"COMPAS file not found: {path}")
+    df = pd.read_csv(path)
+    needed = {"days_b_screening_arrest", "is_recid", "c_charge_degree", "score_text", "race", task, *COMPAS_FEATURES}
+    missing = sorted(needed - set(df.columns))
+    if missing:
+        raise ValueError(f"{path.name} lacks the column(s) {missing}; expected ProPublica's two-year file")
+    keep = (
+        df["days_b_screening_arrest"].between(-30, 30)
+        & (df["is_recid"] != -1)
+        & (df["c_charge_degree"] != "O")
+        & (df["score_text"] != "N/A")
+        & df["score_text"].notna()
+    )
+    if races is not None:
+        if isinstance(races, str):
+            races = (races,)
+        keep &= df["race"].isin(list(races))
+    df = df[keep].reset_index(drop=True)
+    if len(df) == 0:
+        raise ValueError(f"no row left after the filters (races={races!r})")
+    return CompasData(
+        features=df[list(COMPAS_FEATURES)].copy(),
+        attr=df["race"].rename("race"),
+        task=df[task].astype(int).rename(task),
+        frame=df,
     )
