@@ -14,6 +14,10 @@ The public API (see SPEC §8):
 * :func:`dpa`, :func:`leakage_amplification`: predictability-based bias
   amplification DPA (Tokas, Nair & Kerner 2025) and LA (Wang et al. 2019),
   with :class:`TabularAttacker`;
+* :func:`attention_iou`, :func:`mask_score`, :func:`heatmap_score`,
+  :class:`GradCAM`: Attention-IoU for vision models (Serianni et al.; the
+  GradCAM features need ``biasamp[torch]``), with :func:`matthews_corrcoef`
+  and :func:`subsample_to_mcc`;
 * :func:`fairness_metrics` and one function per metric: DP, DI, SPSF, FPSF,
   EOFP, EOTP, BA (Qian et al. 2021), on :class:`ConfusionCounts`;
 * :func:`confidence_interval`, :func:`bootstrap` (multinomial resampling of
@@ -21,6 +25,19 @@ The public API (see SPEC §8):
   across training runs and samples.
 """
 
+from .attention import (
+    AttentionScoreResult,
+    GradCAM,
+    SubsampleResult,
+    attention_iou,
+    attention_score_summary,
+    gradcam,
+    heatmap_score,
+    mask_score,
+    matthews_corrcoef,
+    subsample_to_mcc,
+    summarize_attention_scores,
+)
 from .calibration import Thresholds, calibrate_thresholds
 from .cooccurrence import (
     DirectionalBiasAmpResult,
@@ -77,6 +94,17 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METRICS",
+    "AttentionScoreResult",
+    "GradCAM",
+    "SubsampleResult",
+    "attention_iou",
+    "attention_score_summary",
+    "gradcam",
+    "heatmap_score",
+    "mask_score",
+    "matthews_corrcoef",
+    "subsample_to_mcc",
+    "summarize_attention_scores",
     "DPADirectionResult",
     "DPAResult",
     "LeakageResult",
