@@ -22,8 +22,11 @@ def test_readme_python_blocks_run_in_order():
 
 
 def test_demo_entry_point_runs():
-    out = subprocess.run([sys.executable, "-m", "biasamp"], capture_output=True, text=True, check=True).stdout
-    assert "BiasAmp A->T = +" in out and "BiasAmp_MALS" in out
+    out = subprocess.run([sys.executable, "-m", "biasamp", "demo"], capture_output=True, text=True, check=True).stdout
+    # the demo's model amplifies A->T (reading "amplified") and not T->A
+    rows = {tuple(line.split()[:2]): line for line in out.splitlines() if line.startswith("BiasAmp->")}
+    assert "amplified" in rows[("BiasAmp->", "A->T")]
+    assert "amplified" not in rows[("BiasAmp->", "T->A")]
 
 
 def test_docs_python_blocks_run():

@@ -2,6 +2,10 @@
 
 The public API (see SPEC §8):
 
+* :func:`audit`: every applicable metric with confidence intervals in one
+  :class:`Report` (terminal summary, JSON, self-contained HTML); the
+  ``biasamp`` command line wraps it;
+
 * :func:`bias_amp_mals`, :func:`bias_amp_directional`: co-occurrence bias
   amplification (Zhao et al. 2017; Wang & Russakovsky 2021);
 * :func:`calibrate_thresholds`: well-calibrated decision thresholds;
@@ -79,6 +83,7 @@ from .predictability import (
     dpa,
     leakage_amplification,
 )
+from .report import Report, audit
 from .stats import (
     BootstrapResult,
     CompareRunsResult,
@@ -94,6 +99,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METRICS",
+    "Report",
+    "audit",
     "AttentionScoreResult",
     "GradCAM",
     "SubsampleResult",

@@ -1,0 +1,392 @@
+"""The ``biasamp`` command line: ``biasamp audit``, ``biasamp demo``, ``biasamp --version``.
+
+Built on click. Column conventions of ``biasamp audit`` (each overridable by an
+option):
+
+* attribute: ``--attr``, else the first of the columns ``attr``, ``attribute``,
+  ``group``, ``protected``;
+* task: ``--task`` (repeatable, or comma-separated), else every column named
+  ``task_*`` (not ending in ``_pred`` or ``_score``), else a column ``task``,
+  ``label`` or ``y``. One task column is a single-label task (class ids or
+  names; a 0/1 column is two classes); several are a multi-label 0/1
+  indicator matrix (the ``task_`` prefix is dropped from their names);
+* predictions: ``--attr-pred`` / ``--task-pred``, else ``<column>_pred`` for
+  each attribute/task column; where ``<column>_pred`` is absent,
+  ``<column>_score`` (probabilities) is used;
+* calibration: with ``--val FILE``, the ``<column>_score`` columns of the
+  validation file set per-label thresholds that are applied to the
+  ``<column>_score`` columns of the test file;
+* training labels: ``--train FILE`` with the same attribute and task columns.
+
+Files are CSV (``.csv``, ``.tsv``, ``.txt``, optionally ``.gz``/``.bz2``/
+``.zip``/``.xz``) or Parquet (``.parquet``, ``.pq``; needs pyarrow), read as
+data only. Reports are written atomically (temporary file, then rename) and
+never over an input file. Exit codes: 0 success; 1 a file could not be read or
+written, or a metric family failed (the report, still written when at least
+one family succeeded, records the error); 2 usage error (including a missing
+column, listed with the available ones).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from .report import _write_atomic, audit, section_builders
+
+__all__ = ["main"]
+
+ATTR_NAMES = ("attr", "attribute", "group", "protected")
+TASK_NAMES = ("task", "label", "y")
+TASK_PREFIX = "task_"
+PRED_SUFFIX = "_pred"
+SCORE_SUFFIX = "_score"
+
+_PARQUET = (".parquet", ".pq")
+_COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+# --------------------------------------------------------------------------- #
+# reading
+# --------------------------------------------------------------------------- #
+def read_table(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a CSV or Parquet file as data (never pickle, never evaluated).
+
+    Raises ``click.ClickException`` (exit code 1) with a readable message when
+    the file cannot be read.
+    """
+    path = Path(path)
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSION:
+        suffixes = suffixes[:-1]
+    kind = suffixes[-1] if suffixes else ""
+    try:
+        if kind in _PARQUET:
+            try:
+                return pd.read_parquet(path)
+            except ImportError as exc:
+                raise click.ClickException(
+                    f"cannot read {path}: reading Parquet needs pyarrow (pip install pyarrow): "
+                    + str(exc).splitlines()[0]
+                ) from None
+        sep = "\t" if kind == ".tsv" else ","
+        frame = pd.read_csv(path, sep=sep, engine="c")
+    except click.ClickException:
+        raise
+    except pd.errors.EmptyDataError:
+        raise click.ClickException(f"cannot read {path}: the file is empty") from None
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"cannot read {path}: not a UTF-8 text table ({exc.reason})") from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - e.g. pyarrow errors on a corrupt Parquet file
+        raise click.ClickException(f"cannot read {path}: {type(exc).__name__}: {exc}") from None
+    if frame.shape[1] == 0 or len(frame) == 0:
+        raise click.ClickException(f"cannot read {path}: no data rows")
+    return frame
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    out = []
+    for v in values:
+        out.extend(c.strip() for c in v.split(",") if c.strip())
+    return out
+
+
+def _available(frame: pd.DataFrame) -> str:
+    return ", ".join(map(str, frame.columns))
+
+
+def _require(frame: pd.DataFrame, columns: list[str], file: str, what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise click.UsageError(
+            f"{what} column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} not found in {file}; "
+            f"available columns: {_available(frame)}"
+        )
+
+
+def _resolve_columns(frame: pd.DataFrame, file: str, attr: str | None, task: list[str],
+                     attr_pred: str | None, task_pred: list[str]) -> dict:
+    """Apply the column conventions; UsageError (exit 2) listing the columns when something is missing."""
+    if attr is None:
+        attr = next((c for c in ATTR_NAMES if c in frame.columns), None)
+        if attr is None:
+            raise click.UsageError(
+                f"no attribute column in {file}: pass --attr or name it one of {', '.join(ATTR_NAMES)}; "
+                f"available columns: {_available(frame)}")
+    _require(frame, [attr], file, "attribute")
+    if not task:
+        task = [c for c in frame.columns if str(c).startswith(TASK_PREFIX)
+                and not str(c).endswith((PRED_SUFFIX, SCORE_SUFFIX))]
+        if not task:
+            task = [next((c for c in TASK_NAMES if c in frame.columns), None)]
+            if task[0] is None:
+                raise click.UsageError(
+                    f"no task column in {file}: pass --task or name the columns {TASK_PREFIX}* "
+                    f"(or one column {', '.join(TASK_NAMES)}); available columns: {_available(frame)}")
+    _require(frame, task, file, "task")
+
+    def predictions(given: list[str], truth: list[str], option: str) -> tuple[list[str] | None, str | None]:
+        if given:
+            if len(given) != len(truth):
+                raise click.UsageError(f"{option} names {len(given)} column(s) for {len(truth)} column(s) {truth}")
+            _require(frame, given, file, "prediction")
+            return given, "pred"
+        for suffix, kind in ((PRED_SUFFIX, "pred"), (SCORE_SUFFIX, "score")):
+            cols = [f"{c}{suffix}" for c in truth]
+            present = [c for c in cols if c in frame.columns]
+            if len(present) == len(cols):
+                return cols, kind
+            if present:
+                raise click.UsageError(
+                    f"only some prediction columns found in {file}: {present}; missing "
+                    f"{[c for c in cols if c not in frame.columns]}; available columns: {_available(frame)}")
+        return None, None
+
+    ap, ap_kind = predictions([attr_pred] if attr_pred else [], [attr], "--attr-pred")
+    tp, tp_kind = predictions(task_pred, task, "--task-pred")
+    if ap is None and tp is None:
+        raise click.UsageError(
+            f"no prediction column in {file}: pass --attr-pred/--task-pred or name them <column>{PRED_SUFFIX} "
+            f"(e.g. {attr}{PRED_SUFFIX}, {task[0]}{PRED_SUFFIX}); available columns: {_available(frame)}")
+    return {"attr": attr, "task": task, "attr_pred": ap, "attr_pred_kind": ap_kind,
+            "task_pred": tp, "task_pred_kind": tp_kind}
+
+
+def _task_frame(frame: pd.DataFrame, cols: list[str], names: list[str]) -> Any:
+    if len(cols) == 1:
+        return frame[cols[0]].rename(names[0]).reset_index(drop=True)
+    out = frame[cols].copy()
+    out.columns = names
+    return out.reset_index(drop=True)
+
+
+def _task_names(cols: list[str]) -> list[str]:
+    if len(cols) > 1 and all(c.startswith(TASK_PREFIX) for c in cols):
+        stripped = [c[len(TASK_PREFIX):] for c in cols]
+        if all(stripped) and len(set(stripped)) == len(stripped):
+            return stripped
+    return list(cols)
+
+
+def _check_outputs(outputs: dict, inputs: list[str]) -> None:
+    seen = {}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        target = Path(path).resolve()
+        for inp in inputs:
+            if inp is not None and (target == Path(inp).resolve()
+                                    or (Path(path).exists() and os.path.samefile(path, inp))):
+                raise click.UsageError(f"{option} {path} is an input file; refusing to overwrite it")
+        if target in seen:
+            raise click.UsageError(f"{option} and {seen[target]} name the same file {path}")
+        if target.is_dir():
+            raise click.UsageError(f"{option} {path} is a directory")
+        if not target.parent.is_dir():
+            raise click.UsageError(f"{option} {path}: the folder {target.parent} does not exist")
+        seen[target] = option
+
+
+def _write_outputs(report, json_path, html_path, plots: bool, protect: list[str]) -> None:
+    for path, render in ((json_path, lambda: report.to_json()), (html_path, lambda: report.to_html(plots=plots))):
+        if path is None:
+            continue
+        try:
+            _write_atomic(path, render(), protect=[p for p in protect if p])
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"cannot write {path}: {exc}") from None
+        click.echo(f"wrote {path}", err=True)
+
+
+# --------------------------------------------------------------------------- #
+# commands
+# --------------------------------------------------------------------------- #
+_SECTIONS = [b.key for b in section_builders()]
+
+
+def _common_options(func):
+    opts = [
+        click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON here."),
+        click.option("--html", "html_path", type=click.Path(dir_okay=False),
+                     help="Write the report as a self-contained HTML page here."),
+        click.option("--no-plots", is_flag=True, help="HTML without plots (tables only)."),
+        click.option("--n-boot", type=click.IntRange(1), default=1000, show_default=True,
+                     help="Bootstrap replicates of the count-based metrics."),
+        click.option("--n-iter", type=click.IntRange(2), default=10, show_default=True,
+                     help="Iterations of DPA and leakage amplification."),
+        click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp", "logistic"]), default="auto",
+                     show_default=True, help="Attacker of DPA/LA; auto = tabular for discrete inputs with few values."),
+        click.option("--skip", multiple=True, type=click.Choice(_SECTIONS),
+                     help="Do not compute this section (repeatable)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Random seed."),
+        click.option("--progress/--no-progress", default=None,
+                     help="Progress bars on stderr [default: when stderr is a terminal]."),
+        click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table."),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, skip, seed, progress,
+         quiet, protect) -> None:
+    try:
+        report = audit(**report_kwargs, n_boot=n_boot, n_iter=n_iter, attacker=attacker, exclude=skip,
+                       random_state=seed, progress=progress)
+    except (ValueError, TypeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if not quiet:
+        click.echo(report.summary(width=max(100, shutil.get_terminal_size((120, 24)).columns)))
+    failed = [s for s in report.sections if s.status == "error"]
+    if failed and not any(s.status == "ok" for s in report.sections):
+        raise click.ClickException(
+            "no metric could be computed (nothing written):\n" + "\n".join(f"  {s.title}: {s.message}" for s in failed))
+    _write_outputs(report, json_path, html_path, not no_plots, protect)
+    if failed:  # the report is complete and says what failed; the exit code says it too
+        click.echo(f"error: {len(failed)} section(s) could not be computed: "
+                   + ", ".join(s.key for s in failed), err=True)
+        sys.exit(1)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version=_version(), prog_name="biasamp", message="%(prog)s %(version)s")
+def main() -> None:
+    """biasamp: bias and bias amplification audit of a classifier's predictions.
+
+    Start with `biasamp demo`, then `biasamp audit predictions.csv --html report.html`.
+    """
+
+
+@main.command("audit", context_settings={"max_content_width": 100})
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--train", "train_path", type=click.Path(exists=True, dir_okay=False),
+              help="Training labels (same attribute and task columns).")
+@click.option("--val", "val_path", type=click.Path(exists=True, dir_okay=False),
+              help="Validation scores (<column>_score) for threshold calibration.")
+@click.option("--attr", help="Attribute column [default: attr, attribute, group or protected].")
+@click.option("--task", multiple=True, help="Task column(s), repeatable or comma-separated [default: task_*, or task/label/y].")
+@click.option("--attr-pred", help="Predicted attribute column [default: <attr>_pred, else <attr>_score].")
+@click.option("--task-pred", multiple=True, help="Predicted task column(s) [default: <task>_pred, else <task>_score].")
+@click.option("--title", default=None, help="Report title.")
+@_common_options
+def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, title, json_path, html_path,
+                  no_plots, n_boot, n_iter, attacker, skip, seed, progress, quiet):
+    """Audit the predictions in DATA (CSV or Parquet, one row per test instance).
+
+    \b
+    Column conventions (override with the options):
+      attribute    attr | attribute | group | protected
+      task         task_* columns (multi-label 0/1), or one column task | label | y
+      predictions  <column>_pred (hard), else <column>_score (probabilities)
+      calibration  with --val: thresholds from the validation <column>_score
+                   columns, applied to the test <column>_score columns
+
+    \b
+    Example:
+      biasamp audit test.csv --train train.csv --html report.html --json report.json
+    """
+    _check_outputs({"--json": json_path, "--html": html_path}, [data, train_path, val_path])
+    frame = read_table(data)
+    cols = _resolve_columns(frame, data, attr, _split(task), attr_pred, _split(task_pred))
+    names = _task_names(cols["task"])
+    kwargs: dict = {
+        "attr": frame[cols["attr"]].reset_index(drop=True),
+        "task": _task_frame(frame, cols["task"], names),
+    }
+    if cols["attr_pred"]:
+        kwargs["attr_pred"] = frame[cols["attr_pred"][0]].rename(cols["attr"]).reset_index(drop=True)
+    if cols["task_pred"]:
+        kwargs["task_pred"] = _task_frame(frame, cols["task_pred"], names)
+    if train_path:
+        train = read_table(train_path)
+        _require(train, [cols["attr"], *cols["task"]], train_path, "training")
+        kwargs["attr_train"] = train[cols["attr"]].reset_index(drop=True)
+        kwargs["task_train"] = _task_frame(train, cols["task"], names)
+    if val_path:
+        val = read_table(val_path)
+        calibrated = False
+        for role, kind_key in (("task", "task_pred_kind"), ("attr", "attr_pred_kind")):
+            truth = cols["task"] if role == "task" else [cols["attr"]]
+            score_cols = [f"{c}{SCORE_SUFFIX}" for c in truth]
+            if cols[kind_key] == "score" and all(c in val.columns for c in score_cols):
+                kwargs[f"{role}_val_scores"] = _task_frame(val, score_cols, names if role == "task" else truth)
+                calibrated = True
+        if not calibrated:
+            raise click.UsageError(
+                f"--val needs <column>{SCORE_SUFFIX} columns in both {data} and {val_path} (e.g. "
+                f"{cols['task'][0]}{SCORE_SUFFIX}), and no <column>{PRED_SUFFIX} column for them in {data}; "
+                f"available columns in {val_path}: {_available(val)}")
+    sources = ", ".join(p for p in (f"test {data}", train_path and f"train {train_path}",
+                                     val_path and f"validation {val_path}") if p)
+    _run(dict(kwargs, title=title or f"biasamp audit of {Path(data).name}",
+              names={"attr": cols["attr"], "task": ", ".join(cols["task"]) if len(cols["task"]) <= 3
+                     else f"{len(cols['task'])} task columns", "source": sources}),
+         json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
+         attacker=attacker, skip=skip, seed=seed, progress=progress, quiet=quiet,
+         protect=[data, train_path, val_path])
+
+
+DEMO_STORY = (
+    "Built-in demo: a synthetic image-tagging dataset (gender x 6 object tags) in which kitchen and umbrella\n"
+    "lean 'woman' and skateboard and tie lean 'man', and a model that over-tags each object in the group it\n"
+    "leans to (it amplifies gender -> objects, A->T) while its gender predictions err at random (no\n"
+    "objects -> gender amplification, T->A)."
+)
+
+
+@main.command("demo", context_settings={"max_content_width": 100})
+@click.option("--save-data", type=click.Path(file_okay=False),
+              help="Also write the demo data as train.csv and test.csv in this folder (for `biasamp audit`).")
+@_common_options
+def demo_command(save_data, json_path, html_path, no_plots, n_boot, n_iter, attacker, skip, seed, progress, quiet):
+    """Audit a built-in, deterministic synthetic dataset and model (the first command to try)."""
+    from .datasets import make_amplification_demo
+
+    _check_outputs({"--json": json_path, "--html": html_path}, [])
+    d = make_amplification_demo()
+    if save_data:
+        _save_demo(d, Path(save_data))
+    if not quiet:
+        click.echo(DEMO_STORY + "\n")
+    _run({"attr": d.attr, "task": d.task, "attr_pred": d.attr_pred, "task_pred": d.task_pred,
+          "attr_train": d.attr_train, "task_train": d.task_train, "title": "biasamp demo audit",
+          "names": {"attr": "gender", "task": "objects",
+                    "source": "built-in synthetic demo (biasamp.datasets.make_amplification_demo)"}},
+         json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
+         attacker=attacker, skip=skip, seed=seed, progress=progress, quiet=quiet, protect=[])
+
+
+def _save_demo(d: Any, folder: Path) -> None:
+    """The demo data in the ``biasamp audit`` column convention."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"cannot create {folder}: {exc}") from None
+    test = pd.concat([d.attr.rename("attr"), d.attr_pred.rename("attr_pred"),
+                      d.task.add_prefix(TASK_PREFIX), d.task_pred.add_prefix(TASK_PREFIX).add_suffix(PRED_SUFFIX)],
+                     axis=1)
+    train = pd.concat([d.attr_train.rename("attr"), d.task_train.add_prefix(TASK_PREFIX)], axis=1)
+    for name, frame in (("test.csv", test), ("train.csv", train)):
+        try:
+            _write_atomic(folder / name, frame.to_csv(index=False))
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {folder / name}: {exc}") from None
+        click.echo(f"wrote {folder / name}", err=True)
+
+
+if __name__ == "__main__":  # python -m biasamp.cli
+    main()

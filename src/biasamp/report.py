@@ -1,0 +1,1339 @@
+"""One-stop audit: every applicable metric of biasamp, with confidence intervals, in one report.
+
+:func:`audit` takes a model's test labels and predictions (and, optionally,
+the training labels and validation scores for threshold calibration),
+computes every metric family that applies to them and returns a
+:class:`Report`: a list of :class:`Section` objects, one per metric family,
+rendered as a terminal table (:meth:`Report.summary`), JSON
+(:meth:`Report.to_json`, round-trips through :meth:`Report.from_json`) or a
+self-contained HTML page (:meth:`Report.to_html`, with plots when matplotlib
+is installed).
+
+The report grows with the library without being rewritten: a metric family is
+a :class:`SectionBuilder` (title, citation, "how to read", an
+``applicable(inputs)`` test and a ``compute(inputs, options)`` function)
+registered with :func:`register_section`. :func:`audit` runs the registered
+builders in order and the renderers only walk the resulting sections.
+
+This module belongs to the presentation layer: the metric modules never
+import it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+import warnings
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._results import to_builtin
+
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "AuditInputs",
+    "AuditOptions",
+    "FigureSpec",
+    "Report",
+    "Section",
+    "SectionBuilder",
+    "SectionData",
+    "audit",
+    "register_section",
+    "section_builders",
+]
+
+SCHEMA_ID = "biasamp.report/1"
+SUMMARY_COLUMNS = ("metric", "direction", "value", "ci_low", "ci_high", "ci_method", "n", "reading", "note")
+"""Columns of every section's summary table (and of :attr:`Report.table`, which adds ``section``)."""
+
+
+# --------------------------------------------------------------------------- #
+# data model
+# --------------------------------------------------------------------------- #
+@dataclass(eq=False)
+class FigureSpec:
+    """A plot, described by its data (rendered to SVG only by the HTML layer).
+
+    Attributes
+    ----------
+    key : str
+        Identifier, unique within its section.
+    title : str
+    kind : {"hbar", "grouped_bar", "strip"}
+        ``"hbar"``: horizontal bars of ``value`` per ``label``, one panel per
+        ``facet``, sorted by ``|value|``; ``"grouped_bar"``: bars of ``value``
+        per ``x``, one bar per ``hue``, one panel per ``facet``; ``"strip"``:
+        the distribution of ``value`` per ``label`` (points and their mean).
+    data : pandas.DataFrame
+        Long-format data with the columns the kind needs.
+    caption : str
+    """
+
+    key: str
+    title: str
+    kind: str
+    data: pd.DataFrame
+    caption: str = ""
+
+
+@dataclass(eq=False)
+class SectionData:
+    """What a builder's ``compute`` returns; :func:`audit` adds the builder's metadata.
+
+    Attributes
+    ----------
+    summary : list of dict
+        One dict per headline number, with keys among :data:`SUMMARY_COLUMNS`.
+    tables : dict of str -> pandas.DataFrame
+        Detail tables (per pair, per class, per iteration, ...).
+    figures : list of FigureSpec
+    notes : list of str
+    """
+
+    summary: list = field(default_factory=list)
+    tables: dict = field(default_factory=dict)
+    figures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Section:
+    """One metric family in a :class:`Report`.
+
+    Attributes
+    ----------
+    key, title, citation, how_to_read : str
+        From the :class:`SectionBuilder`.
+    status : {"ok", "error", "skipped"}
+        ``"skipped"``: the inputs lack what the family needs (``message``
+        says what); ``"error"``: computing it raised (``message`` holds the
+        error); the other sections are unaffected.
+    message : str
+    summary : pandas.DataFrame
+        Columns :data:`SUMMARY_COLUMNS`, one row per headline number.
+    tables : dict of str -> pandas.DataFrame
+    figures : list of FigureSpec
+    notes : list of str
+        Caveats, including the warnings the metric emitted.
+    """
+
+    key: str
+    title: str
+    citation: str
+    how_to_read: str
+    status: str = "ok"
+    message: str = ""
+    summary: pd.DataFrame = field(default_factory=lambda: _summary_frame([]))
+    tables: dict = field(default_factory=dict)
+    figures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class AuditInputs:
+    """The validated inputs every section builder sees.
+
+    Label attributes hold what the user passed (numpy arrays, pandas objects)
+    with predictions possibly replaced by calibrated hard predictions;
+    ``thresholds`` holds the calibration tables (label -> threshold) by role.
+    """
+
+    attr: Any
+    task: Any
+    attr_pred: Any = None
+    task_pred: Any = None
+    attr_train: Any = None
+    task_train: Any = None
+    n: int = 0
+    n_train: int | None = None
+    thresholds: dict = field(default_factory=dict)
+
+    @property
+    def has_train(self) -> bool:
+        return self.attr_train is not None and self.task_train is not None
+
+    @property
+    def task_is_multilabel(self) -> bool:
+        """True for a 2-D task with at least two label columns."""
+        return np.ndim(self.task) == 2 and np.shape(self.task)[1] >= 2
+
+    def is_soft(self, role: str) -> bool:
+        """Whether the prediction ``role`` ("attr_pred" / "task_pred") holds probabilities."""
+        x = getattr(self, role)
+        if x is None:
+            return False
+        arr = _numeric(x)
+        return arr is not None and bool(np.any((arr != 0) & (arr != 1)))
+
+
+@dataclass(eq=False)
+class AuditOptions:
+    """Options of :func:`audit` passed to every section builder (see :func:`audit`)."""
+
+    n_boot: int = 1000
+    n_boot_multi: int = 200
+    level: float = 0.95
+    random_state: int | None = 0
+    attacker: Any = "auto"
+    dpa_quality: str = "inv_ce"
+    leakage_quality: str = "accuracy"
+    n_iter: int = 10
+    combinations: str = "observed"
+    min_size: int = 1
+    max_size: int | None = None
+    min_support: int = 1
+    top_k: int = 10
+    progress: bool = False
+
+    def seed(self, key: str) -> int | None:
+        """A seed for section ``key``, derived from ``random_state`` (None stays None)."""
+        if self.random_state is None:
+            return None
+        ss = np.random.SeedSequence([int(self.random_state), zlib.crc32(key.encode())])
+        return int(ss.generate_state(1)[0])
+
+    def to_dict(self) -> dict:
+        out = {k: to_builtin(v) for k, v in self.__dict__.items() if k != "progress"}
+        if not isinstance(out["attacker"], (str, type(None))):
+            out["attacker"] = type(self.attacker).__name__
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class SectionBuilder:
+    """A metric family of the report.
+
+    Attributes
+    ----------
+    key : str
+        Stable identifier (JSON key, HTML anchor).
+    title : str
+    citation : str
+        The paper the metric comes from.
+    how_to_read : str
+        A few sentences for the reader of the report.
+    needs : str
+        What the inputs must contain (shown when the section is skipped).
+    applicable : callable
+        ``applicable(inputs: AuditInputs) -> bool``.
+    compute : callable
+        ``compute(inputs: AuditInputs, options: AuditOptions) -> SectionData``.
+    order : float
+        Position in the report (ascending).
+    """
+
+    key: str
+    title: str
+    citation: str
+    how_to_read: str
+    needs: str
+    applicable: Callable[[AuditInputs], bool]
+    compute: Callable[[AuditInputs, AuditOptions], SectionData]
+    order: float = 100.0
+
+
+_BUILDERS: dict[str, SectionBuilder] = {}
+
+
+def register_section(
+    key: str,
+    *,
+    title: str,
+    citation: str,
+    how_to_read: str,
+    needs: str,
+    applicable: Callable[[AuditInputs], bool],
+    order: float = 100.0,
+) -> Callable:
+    """Decorator registering ``compute(inputs, options) -> SectionData`` as a report section.
+
+    Registering a builder is all it takes to add a metric family to
+    :func:`audit` and to every rendering of :class:`Report`; re-registering a
+    key replaces the builder.
+
+    Parameters
+    ----------
+    key, title, citation, how_to_read, needs, applicable, order
+        See :class:`SectionBuilder`.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns ``compute`` unchanged.
+
+    Examples
+    --------
+    >>> from biasamp.report import SectionData, register_section, section_builders
+    >>> @register_section("example", title="Example", citation="-", how_to_read="-",
+    ...                   needs="nothing", applicable=lambda inputs: False, order=999)
+    ... def _example(inputs, options):
+    ...     return SectionData()
+    >>> "example" in [b.key for b in section_builders()]
+    True
+    >>> from biasamp.report import _BUILDERS; del _BUILDERS["example"]  # clean up
+    """
+
+    def deco(compute: Callable[[AuditInputs, AuditOptions], SectionData]) -> Callable:
+        _BUILDERS[key] = SectionBuilder(key, title, citation, how_to_read, needs, applicable, compute, order)
+        return compute
+
+    return deco
+
+
+def section_builders() -> list[SectionBuilder]:
+    """The registered section builders, in report order."""
+    return sorted(_BUILDERS.values(), key=lambda b: (b.order, b.key))
+
+
+# --------------------------------------------------------------------------- #
+# helpers for builders
+# --------------------------------------------------------------------------- #
+def _summary_frame(rows: Sequence[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame([{c: r.get(c) for c in SUMMARY_COLUMNS} for r in rows], columns=list(SUMMARY_COLUMNS))
+    for c in ("value", "ci_low", "ci_high"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(np.float64)
+    for c in ("metric", "direction", "ci_method", "reading", "note"):
+        frame[c] = frame[c].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+        frame[c] = frame[c].astype(object)
+    frame["n"] = frame["n"].astype(object)
+    return frame
+
+
+def _amp_reading(ci: tuple | None) -> str:
+    """Reading of a signed amplification metric from its interval."""
+    if ci is None or ci[0] is None or ci[1] is None:
+        return ""
+    if ci[0] > 0:
+        return "amplified"
+    if ci[1] < 0:
+        return "reduced"
+    return "no evidence"
+
+
+def _row(metric, direction, value, ci, ci_method, n, note="", reading=None) -> dict:
+    low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
+    return {
+        "metric": metric, "direction": direction, "value": None if value is None else float(value),
+        "ci_low": low, "ci_high": high, "ci_method": ci_method if ci is not None else "",
+        "n": None if n is None else int(n), "reading": _amp_reading(ci) if reading is None else reading,
+        "note": note,
+    }
+
+
+def _numeric(x: Any) -> np.ndarray | None:
+    """``x`` as a float array, or None when it holds non-numbers (class names)."""
+    try:
+        arr = np.asarray(x.to_numpy() if hasattr(x, "to_numpy") else x)
+    except Exception:  # noqa: BLE001 - exotic containers: treat as non-numeric
+        return None
+    if arr.dtype.kind not in "biuf":
+        return None
+    return arr.astype(np.float64, copy=False)
+
+
+def _take(x: Any, idx: np.ndarray) -> Any:
+    if x is None:
+        return None
+    if isinstance(x, (pd.Series, pd.DataFrame)):
+        return x.iloc[idx].reset_index(drop=True)
+    return np.asarray(x)[idx]
+
+
+def _length(x: Any) -> int:
+    return len(x) if hasattr(x, "__len__") else int(np.shape(x)[0])
+
+
+def _to_host(x: Any) -> Any:
+    """Lists become arrays and torch tensors numpy arrays; pandas and numpy pass unchanged."""
+    if x is None or isinstance(x, (pd.Series, pd.DataFrame, np.ndarray)):
+        return x
+    if type(x).__module__.startswith("torch") and hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _distinct_rows(x: Any) -> int:
+    if isinstance(x, pd.DataFrame):
+        return len(x.drop_duplicates())
+    if isinstance(x, pd.Series):
+        return int(x.nunique(dropna=False))
+    arr = np.asarray(x)
+    if arr.ndim == 1:
+        return len(pd.unique(arr))
+    return len(pd.DataFrame(arr).drop_duplicates())
+
+
+def _choose_attacker(option: Any, inputs: Sequence[Any], n: int) -> Any:
+    """``"auto"``: the tabular (Bayes-optimal) attacker when every input is discrete with few distinct rows."""
+    if option != "auto":
+        return option
+    for x in inputs:
+        arr = _numeric(x)
+        if arr is not None and not np.array_equal(arr, np.round(arr)):
+            return "mlp"  # probabilities: a continuous input
+        if _distinct_rows(x) > min(256, max(2, n // 10)):
+            return "mlp"
+    return "tabular"
+
+
+def _combo_label(c: Any) -> str:
+    if isinstance(c, (tuple, list)):
+        return " + ".join(str(v) for v in c)
+    return str(c)
+
+
+def _ci_note(level: float) -> str:
+    return f"{round(100 * level)}%"
+
+
+# --------------------------------------------------------------------------- #
+# the section builders
+# --------------------------------------------------------------------------- #
+_CITE_WANG = ('A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.')
+_CITE_ZHAO = ('J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like Shopping: Reducing '
+              'Gender Bias Amplification using Corpus-level Constraints". EMNLP 2017.')
+_CITE_MULTI = ('D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry: Multi-Attribute Bias '
+               'Amplification". ICML 2023, Eq. 1-3.')
+_CITE_QIAN = ('S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical Study of Fixed-Seed '
+              'Training". NeurIPS 2021, App. A.')
+_CITE_DPA = ('B. Tokas, R. Nair, H. Kerner. "DPA: A one-stop metric to measure bias amplification in '
+             'classification datasets". NeurIPS 2025, Eq. 1-6.')
+_CITE_LA = ('T. Wang, J. Zhao, M. Yatskar, K.-W. Chang, V. Ordonez. "Balanced Datasets Are Not Enough: '
+            'Estimating and Mitigating Gender Bias in Deep Image Representations". ICCV 2019.')
+_CITE_CAL = _CITE_WANG.replace("Eq. 2.", "§3.2.")
+
+
+def _has_pred(inp: AuditInputs) -> bool:
+    return inp.attr_pred is not None or inp.task_pred is not None
+
+
+@register_section(
+    "calibration",
+    title="Decision thresholds",
+    citation=_CITE_CAL,
+    how_to_read=(
+        "Soft predictions were turned into hard ones with one threshold per label, chosen on the "
+        "validation scores so that the predicted positive rate equals the training positive rate. "
+        "Bias amplification is sensitive to the threshold; calibrated thresholds keep a model from "
+        "looking biased merely because it predicts a label too often or too rarely."
+    ),
+    needs="validation scores (attr_val_scores / task_val_scores)",
+    applicable=lambda inp: bool(inp.thresholds),
+    order=5,
+)
+def _calibration_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    tables = {}
+    for role, th in inp.thresholds.items():
+        tables[f"thresholds {role}"] = pd.DataFrame({"label": [str(k) for k in th.index],
+                                                    "threshold": th.to_numpy(dtype=np.float64)})
+    return SectionData(tables=tables)
+
+
+@register_section(
+    "directional",
+    title="Directional bias amplification BiasAmp->",
+    citation=_CITE_WANG,
+    how_to_read=(
+        "A->T: does the protected attribute drive the task predictions more than it drives the "
+        "ground truth? T->A: does the task drive the attribute predictions more? Each is the mean "
+        "over (attribute, task) pairs of y_at * (P_pred - P_true), with y_at = +1 for pairs "
+        "positively correlated in training and -1 for negatively correlated ones. Positive: the "
+        "model amplifies the training correlations; 0: it reproduces them; negative: it weakens "
+        "them. Averages can hide opposite-signed pairs: read the per-pair chart."
+    ),
+    needs="attr, task and attr_pred and/or task_pred",
+    applicable=_has_pred,
+    order=10,
+)
+def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    from .cooccurrence import bias_amp_directional
+    from .stats import bootstrap
+
+    kw = {"attr_pred": inp.attr_pred, "task_pred": inp.task_pred, "attr_train": inp.attr_train,
+          "task_train": inp.task_train}
+    res = bias_amp_directional(inp.attr, inp.task, **kw)
+    out = SectionData()
+    ci: dict = {}
+    try:
+        boot = bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, n_boot=opt.n_boot, level=opt.level,
+                         random_state=opt.seed("directional"))
+        ci = boot.ci
+    except ValueError as exc:
+        out.notes.append(f"no bootstrap interval: {exc}")
+    if res.train_source == "test":
+        out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
+    bars = []
+    for d in (res.a_to_t, res.t_to_a):
+        if d is None:
+            continue
+        extra = f", {d.n_undefined} undefined" if d.n_undefined else ""
+        out.summary.append(_row("BiasAmp->", d.direction, d.value, ci.get(d.direction),
+                                f"bootstrap ({opt.n_boot})", inp.n, f"{d.n_pairs} pairs{extra}"))
+        out.tables[f"pairs {d.direction}"] = d.pairs
+        top = d.top(opt.top_k)
+        bars.append(pd.DataFrame({
+            "facet": d.direction,
+            "label": [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
+            "value": top["contribution"].to_numpy(dtype=np.float64),
+        }))
+    if bars:
+        out.figures.append(FigureSpec(
+            "pairs", "Per-pair amplification y_at * delta, sorted by magnitude", "hbar",
+            pd.concat(bars, ignore_index=True),
+            f"The {opt.top_k} (attribute / task) pairs contributing most in each direction; "
+            "bars right of 0 amplify the training correlation, bars left of 0 weaken it."))
+    return out
+
+
+@register_section(
+    "mals",
+    title="BiasAmp_MALS",
+    citation=_CITE_ZHAO,
+    how_to_read=(
+        "For each task leaning towards a group in training (bias_train > 1/|A|), how much more "
+        "often the model predicts that group together with the task than the training data does "
+        "(bias_pred - bias_train), averaged over tasks. Positive: amplification. It mixes both "
+        "directions and ignores negatively correlated pairs; prefer BiasAmp-> for a diagnosis."
+    ),
+    needs="attr, task, attr_pred and task_pred",
+    applicable=lambda inp: inp.attr_pred is not None and inp.task_pred is not None,
+    order=20,
+)
+def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    from .cooccurrence import bias_amp_mals
+    from .stats import bootstrap
+
+    out = SectionData()
+    attr_train, task_train = (inp.attr_train, inp.task_train) if inp.has_train else (inp.attr, inp.task)
+    if not inp.has_train:
+        out.notes.append("no training labels were given: bias_train comes from the test ground truth")
+    res = bias_amp_mals(attr_train, task_train, inp.attr_pred, inp.task_pred)
+    ci = None
+    try:
+        ci = bootstrap(bias_amp_mals, attr_train, task_train, inp.attr_pred, inp.task_pred, n_boot=opt.n_boot,
+                       level=opt.level, random_state=opt.seed("mals")).interval()
+    except ValueError as exc:
+        out.notes.append(f"no bootstrap interval: {exc}")
+    extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
+    out.summary.append(_row("BiasAmp_MALS", "", res.value, ci, f"bootstrap ({opt.n_boot})", inp.n,
+                            f"{res.n_tasks} tasks{extra}"))
+    out.tables["pairs"] = res.pairs
+    top = res.top(opt.top_k)
+    top = top[top["contribution"] != 0]
+    if len(top):
+        out.figures.append(FigureSpec(
+            "pairs", "Per-pair bias_pred - bias_train (pairs with bias_train > 1/|A|)", "hbar",
+            pd.DataFrame({"facet": "MALS", "label": [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
+                          "value": top["contribution"].to_numpy(dtype=np.float64)})))
+    return out
+
+
+def _multi_call(inp: AuditInputs, opt: AuditOptions, attr, task, attr_pred, task_pred):
+    from .multiattribute import multi_bias_amp
+
+    return multi_bias_amp(
+        attr, task, group_pred=attr_pred, attrs_pred=task_pred,
+        group_train=inp.attr_train if inp.has_train else None,
+        attrs_train=inp.task_train if inp.has_train else None,
+        combinations=opt.combinations, min_size=opt.min_size, max_size=opt.max_size, min_support=opt.min_support,
+    )
+
+
+_MULTI_PARTS = (("mals", "Multi_MALS", ""), ("g_to_m", "Multi->", "G->M"), ("m_to_g", "Multi->", "M->G"))
+
+
+@register_section(
+    "multi",
+    title="Multi-attribute bias amplification",
+    citation=_CITE_MULTI,
+    how_to_read=(
+        "Bias can hide in combinations of tasks (e.g. 'kitchen + dog'). Multi_MALS and Multi-> "
+        "(G->M: group drives predicted combinations; M->G: combinations drive the predicted group) "
+        "average |Delta| over (group, combination) pairs, so they are >= 0 and measure how much "
+        "the model distorts the training associations in either sense; 'raw' keeps the sign "
+        "(positive = amplification) and the variance shows how uneven the distortion is. "
+        "The table lists the combinations contributing most."
+    ),
+    needs="a multi-label task (two or more task columns) and predictions",
+    applicable=lambda inp: inp.task_is_multilabel and _has_pred(inp),
+    order=30,
+)
+def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    out = SectionData()
+    res = _multi_call(inp, opt, inp.attr, inp.task, inp.attr_pred, inp.task_pred)
+    parts = [(attr, metric, direction, getattr(res, attr)) for attr, metric, direction in _MULTI_PARTS
+             if getattr(res, attr) is not None]
+    # percentile bootstrap over test rows (training statistics fixed): multi_bias_amp is not yet
+    # supported by stats.bootstrap, so the rows are resampled and the metric recomputed.
+    reps = {attr: [] for attr, *_ in parts}
+    n_boot = int(opt.n_boot_multi)
+    if n_boot > 0:
+        rng = np.random.default_rng(opt.seed("multi"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(n_boot):
+                idx = rng.integers(0, inp.n, inp.n)
+                try:
+                    r = _multi_call(inp, opt, _take(inp.attr, idx), _take(inp.task, idx),
+                                    _take(inp.attr_pred, idx), _take(inp.task_pred, idx))
+                except ValueError:
+                    continue
+                for attr, *_ in parts:
+                    m = getattr(r, attr)
+                    if m is not None and np.isfinite(m.value):
+                        reps[attr].append(m.value)
+    q = [(1 - opt.level) / 2, (1 + opt.level) / 2]
+    tops = []
+    for attr, metric, direction, m in parts:
+        vals = np.asarray(reps[attr], dtype=np.float64)
+        ci = tuple(np.quantile(vals, q)) if len(vals) >= 2 else None
+        note = f"mean |Delta|; raw {m.raw:+.4f}, var {m.variance:.3g}, {len(res.combinations)} combinations"
+        out.summary.append(_row(metric, direction, m.value, ci, f"bootstrap over rows ({n_boot})", inp.n, note,
+                                reading=""))
+        name = f"{metric} {direction}".strip()
+        out.tables[f"top {name}"] = m.top(opt.top_k)
+        top = m.top(opt.top_k)
+        col = "contribution" if "contribution" in top.columns else "delta"
+        tops.append(pd.DataFrame({
+            "facet": name,
+            "label": [f"{g}: {_combo_label(c)}" for g, c in zip(top["group"], top["combination"])],
+            "value": top[col].to_numpy(dtype=np.float64),
+        }))
+    if tops:
+        out.figures.append(FigureSpec("combinations", "Top (group, combination) pairs by |Delta|", "hbar",
+                                      pd.concat(tops, ignore_index=True)))
+    if getattr(res, "train_source", "train") == "test":
+        out.notes.append("no training labels were given: training statistics come from the test ground truth")
+    return out
+
+
+_FAIR_READ = {
+    "DP": "max - min PPR over groups",
+    "DI": "1 - min/max PPR over groups",
+    "SPSF": "group-weighted |PPR - PPR_g|",
+    "FPSF": "group-weighted |FPR - FPR_g|",
+    "EOFP": "max - min FPR over groups",
+    "EOTP": "max - min TPR over groups",
+    "BA": "prediction vs positive share, largest group",
+}
+
+
+@register_section(
+    "fairness",
+    title="Group fairness",
+    citation=_CITE_QIAN,
+    how_to_read=(
+        "Gaps between protected groups in the model's task predictions, per class (one-vs-rest) and "
+        "averaged over classes. All are >= 0; 0 means the groups are treated alike. DP/DI/SPSF compare "
+        "positive prediction rates, EOFP/FPSF false-positive rates, EOTP true-positive rates, BA the "
+        "share of predictions going to the majority group versus its share of positives. Unlike the "
+        "amplification metrics they do not compare with the training data: a gap can be inherited "
+        "from the data rather than amplified."
+    ),
+    needs="attr, task and task_pred",
+    applicable=lambda inp: inp.task_pred is not None,
+    order=40,
+)
+def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    from .fairness import fairness_metrics
+    from .stats import bootstrap
+
+    out = SectionData()
+    res = fairness_metrics(inp.task, inp.task_pred, sensitive_features=inp.attr)
+    ci: dict = {}
+    try:
+        ci = bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr,
+                       n_boot=opt.n_boot, level=opt.level, random_state=opt.seed("fairness")).ci
+    except ValueError as exc:
+        out.notes.append(f"no bootstrap interval: {exc}")
+    for name, value in res.overall.items():
+        extra = f"; {res.n_undefined[name]} classes undefined" if res.n_undefined.get(name) else ""
+        out.summary.append(_row(name, "", value, ci.get(name), f"bootstrap ({opt.n_boot})", inp.n,
+                                _FAIR_READ.get(name, "") + extra, reading=""))
+    out.tables["by class"] = res.by_class
+    out.tables["by group"] = res.by_group
+    bg = res.by_group
+    parts = []
+    for rate in ("ppr", "tpr", "fpr"):
+        if rate in bg.columns:
+            parts.append(pd.DataFrame({"facet": rate.upper(), "x": bg["class"].astype(str),
+                                       "hue": bg["group"].astype(str),
+                                       "value": bg[rate].to_numpy(dtype=np.float64)}))
+    if parts:
+        out.figures.append(FigureSpec("rates", "Rates per class and group", "grouped_bar",
+                                      pd.concat(parts, ignore_index=True),
+                                      "PPR: positive prediction rate; TPR: true-positive rate; "
+                                      "FPR: false-positive rate."))
+    return out
+
+
+def _predictability():
+    try:
+        from . import predictability
+    except ImportError:
+        return None
+    return predictability
+
+
+@register_section(
+    "dpa",
+    title="Directional predictability amplification DPA",
+    citation=_CITE_DPA,
+    how_to_read=(
+        "An attacker learns to predict the task from the attribute (A->T) or the attribute from the "
+        "task (T->A), once on the ground truth (Psi_D, with labels randomly flipped down to the "
+        "model's accuracy) and once on the model's predictions (Psi_M). DPA = (Psi_M - Psi_D) / "
+        "(Psi_M + Psi_D) lies in [-1, 1]: positive means the predictions are more predictable "
+        "from (more entangled with) the other variable than the data is. The interval is over "
+        "the repeated iterations (random flips, splits and attacker seeds)."
+    ),
+    needs="attr, task, attr_pred and/or task_pred, and the biasamp.predictability module",
+    applicable=lambda inp: _has_pred(inp) and hasattr(_predictability(), "dpa"),
+    order=50,
+)
+def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    pred = _predictability()
+    attacker = _choose_attacker(opt.attacker, [inp.attr, inp.task], inp.n)
+    res = pred.dpa(inp.attr, inp.task, attr_pred=inp.attr_pred, task_pred=inp.task_pred, attacker=attacker,
+                   quality=opt.dpa_quality, n_iter=opt.n_iter, random_state=opt.seed("dpa"),
+                   **_optional_kwargs(pred.dpa, level=opt.level, progress=opt.progress))
+    out = SectionData()
+    strips = []
+    for d in (getattr(res, "a_to_t", None), getattr(res, "t_to_a", None)):
+        if d is None:
+            continue
+        ci = getattr(d, "ci", None)
+        note = f"{getattr(res, 'attacker', attacker)} attacker, {getattr(res, 'quality', opt.dpa_quality)}"
+        if hasattr(d, "psi_data"):
+            note += f"; Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}"
+        out.summary.append(_row("DPA", d.direction, d.value, ci, f"t over {opt.n_iter} iterations", inp.n, note))
+        it = d.iterations
+        out.tables[f"iterations {d.direction}"] = it
+        col = "dpa" if "dpa" in it.columns else it.columns[-1]
+        strips.append(pd.DataFrame({"label": d.direction, "value": it[col].to_numpy(dtype=np.float64)}))
+    if strips:
+        out.figures.append(FigureSpec("iterations", "DPA per iteration", "strip", pd.concat(strips, ignore_index=True),
+                                      "One point per iteration; the bar is the mean."))
+    return out
+
+
+@register_section(
+    "leakage",
+    title="Leakage amplification LA",
+    citation=_CITE_LA,
+    how_to_read=(
+        "An attacker predicts the protected attribute from the task labels: lambda_D from the "
+        "ground truth (flipped down to the model's accuracy), lambda_M from the model's predictions. "
+        "LA = lambda_M - lambda_D (accuracy by default): positive means the predictions leak more "
+        "about the attribute than the data does. It is an absolute, non-directional change; DPA is "
+        "its bounded, directional successor."
+    ),
+    needs="attr, task and task_pred, and the biasamp.predictability module",
+    applicable=lambda inp: inp.task_pred is not None and hasattr(_predictability(), "leakage_amplification"),
+    order=60,
+)
+def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    pred = _predictability()
+    attacker = _choose_attacker(opt.attacker, [inp.task, inp.task_pred], inp.n)
+    res = pred.leakage_amplification(
+        inp.attr, inp.task, inp.task_pred, attacker=attacker, quality=opt.leakage_quality, n_iter=opt.n_iter,
+        random_state=opt.seed("leakage"),
+        **_optional_kwargs(pred.leakage_amplification, level=opt.level, progress=opt.progress))
+    note = f"{getattr(res, 'attacker', attacker)} attacker, {getattr(res, 'quality', opt.leakage_quality)}"
+    if hasattr(res, "lambda_data"):
+        note += f"; lambda_D {res.lambda_data:.4g}, lambda_M {res.lambda_model:.4g}"
+    out = SectionData()
+    out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), f"t over {opt.n_iter} iterations",
+                            inp.n, note))
+    out.tables["iterations"] = res.iterations
+    col = "leakage" if "leakage" in res.iterations.columns else res.iterations.columns[-1]
+    out.figures.append(FigureSpec("iterations", "LA per iteration", "strip",
+                                  pd.DataFrame({"label": "LA", "value": res.iterations[col].to_numpy(np.float64)})))
+    return out
+
+
+def _optional_kwargs(func: Callable, **kwargs: Any) -> dict:
+    """The keyword arguments ``func`` accepts (the predictability API may not have them all)."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {k: v for k, v in kwargs.items() if k in params}
+
+
+# --------------------------------------------------------------------------- #
+# input preparation
+# --------------------------------------------------------------------------- #
+def _calibrate(role: str, val_scores: Any, test_scores: Any, labels: Any) -> tuple[Any, pd.Series]:
+    """Hard test predictions from scores, thresholds calibrated on validation scores (SPEC §1)."""
+    from .calibration import calibrate_thresholds
+
+    if test_scores is None:
+        raise ValueError(f"{role}_val_scores was given but not {role}_pred (the test scores to threshold)")
+    val_scores, test_scores, labels = _to_host(val_scores), _to_host(test_scores), _to_host(labels)
+    if np.ndim(labels) == 1:
+        if np.ndim(val_scores) != 1 or np.ndim(test_scores) != 1:
+            raise ValueError(f"{role}: a 1-D label needs 1-D scores (the probability of class 1) to calibrate")
+        values = set(pd.unique(np.asarray(labels)).tolist())
+        if not values <= {0, 1}:
+            raise ValueError(f"{role}: threshold calibration needs a binary 0/1 or a multi-label {role}")
+        lab = np.asarray(labels, dtype=np.float64)
+        th = calibrate_thresholds(np.asarray(val_scores, dtype=np.float64), rates=[lab.mean()])
+        hard = th.apply(np.asarray(test_scores, dtype=np.float64).reshape(-1, 1)).reshape(-1)
+        if isinstance(test_scores, pd.Series):
+            hard = pd.Series(hard, name=test_scores.name)
+        return hard, th.thresholds
+    th = calibrate_thresholds(val_scores, val_labels=labels)
+    hard = th.apply(test_scores)
+    if isinstance(labels, pd.DataFrame):
+        hard = pd.DataFrame(np.asarray(hard), columns=labels.columns)
+    return hard, th.thresholds
+
+
+def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores):
+    if attr is None or task is None:
+        raise ValueError("audit needs the test ground truth of both the attribute (attr) and the task (task)")
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    attr, task, attr_pred, task_pred, attr_train, task_train = map(
+        _to_host, (attr, task, attr_pred, task_pred, attr_train, task_train))
+    n = _length(attr)
+    for name, x in (("task", task), ("attr_pred", attr_pred), ("task_pred", task_pred)):
+        if x is not None and _length(x) != n:
+            raise ValueError(f"{name} has {_length(x)} rows but attr has {n}: every test argument needs one row "
+                             "per test instance")
+    n_train = None
+    if attr_train is not None:
+        n_train = _length(attr_train)
+        if _length(task_train) != n_train:
+            raise ValueError(f"task_train has {_length(task_train)} rows but attr_train has {n_train}")
+    thresholds = {}
+    if task_val_scores is not None:
+        task_pred, thresholds["task"] = _calibrate("task", task_val_scores, task_pred,
+                                                   task_train if task_train is not None else task)
+    if attr_val_scores is not None:
+        attr_pred, thresholds["attr"] = _calibrate("attr", attr_val_scores, attr_pred,
+                                                   attr_train if attr_train is not None else attr)
+    return AuditInputs(attr, task, attr_pred, task_pred, attr_train, task_train, n, n_train, thresholds)
+
+
+def _classes(x: Any) -> list:
+    if isinstance(x, pd.DataFrame):
+        return [str(c) for c in x.columns]
+    if np.ndim(x) == 2:
+        return [str(i) for i in range(np.shape(x)[1])]
+    return [str(c) for c in sorted(pd.unique(np.asarray(x)).tolist(), key=str)]
+
+
+def _describe(inp: AuditInputs, names: dict) -> dict:
+    return {
+        "n_test": inp.n,
+        "n_train": inp.n_train,
+        "train_source": "train" if inp.has_train else "test",
+        "attribute": names.get("attr") or (getattr(inp.attr, "name", None) or "attr"),
+        "attribute_classes": _classes(inp.attr),
+        "task": names.get("task") or (getattr(inp.task, "name", None) or "task"),
+        "task_classes": _classes(inp.task),
+        "task_kind": "multi-label" if np.ndim(inp.task) == 2 else "single-label",
+        "attr_pred": None if inp.attr_pred is None else ("soft" if inp.is_soft("attr_pred") else "hard"),
+        "task_pred": None if inp.task_pred is None else ("soft" if inp.is_soft("task_pred") else "hard"),
+        "calibrated": sorted(inp.thresholds),
+    }
+
+
+# --------------------------------------------------------------------------- #
+# audit()
+# --------------------------------------------------------------------------- #
+def audit(
+    attr: Any,
+    task: Any,
+    *,
+    attr_pred: Any = None,
+    task_pred: Any = None,
+    attr_train: Any = None,
+    task_train: Any = None,
+    attr_val_scores: Any = None,
+    task_val_scores: Any = None,
+    sections: Iterable[str] | None = None,
+    exclude: Iterable[str] = (),
+    n_boot: int = 1000,
+    n_boot_multi: int = 200,
+    level: float = 0.95,
+    random_state: int | None = 0,
+    attacker: Any = "auto",
+    n_iter: int = 10,
+    combinations: str = "observed",
+    max_size: int | None = None,
+    min_support: int = 1,
+    top_k: int = 10,
+    title: str = "biasamp audit",
+    names: dict | None = None,
+    progress: bool | None = None,
+    errors: str = "report",
+) -> Report:
+    r"""Compute every applicable bias and bias-amplification metric, with confidence intervals.
+
+    The metric families are the registered report sections
+    (:func:`section_builders`), in order: decision thresholds (when
+    validation scores are given), BiasAmp→ A→T / T→A, BiasAmp_MALS,
+    Multi_MALS / Multi→ (multi-label tasks), the seven group fairness metrics,
+    DPA and leakage amplification (when :mod:`biasamp.predictability` is
+    available). A family runs when its inputs are present; the others are
+    listed as skipped with what they need.
+
+    Parameters
+    ----------
+    attr : labels of shape (n,) or (n, K_A)
+        Test ground truth of the protected attribute A (any input kind of
+        SPEC §0).
+    task : labels of shape (n,) or (n, K_T)
+        Test ground truth of the task T.
+    attr_pred, task_pred : labels, optional
+        The model's predictions on the test set: hard 0/1 (or class names), or
+        probabilities. With ``*_val_scores`` they are scores to threshold.
+    attr_train, task_train : labels, optional
+        Training ground truth (both or neither). Without them the test ground
+        truth supplies the training statistics, and the report says so.
+    attr_val_scores, task_val_scores : array-like, optional
+        Validation scores: the test scores ``*_pred`` are turned into hard
+        predictions with per-label thresholds that make the validation
+        positive rate equal the training positive rate
+        (:func:`~biasamp.calibrate_thresholds`, Wang & Russakovsky 2021 §3.2).
+        Needs a multi-label (2-D) or binary 0/1 label.
+    sections : iterable of str, optional
+        Keys of the sections to compute (default: all); see
+        :func:`section_builders`.
+    exclude : iterable of str
+        Keys of sections not to compute (e.g. ``["dpa", "leakage"]``).
+    n_boot : int, default 1000
+        Bootstrap replicates for the count-based metrics (multinomial
+        resampling of the count tables, :func:`~biasamp.bootstrap`).
+    n_boot_multi : int, default 200
+        Bootstrap replicates (resampled test rows) for the multi-attribute
+        metrics; 0 skips their interval.
+    level : float, default 0.95
+        Confidence level of every interval.
+    random_state : int or None, default 0
+        Seed; each section derives its own seed from it, so a section's
+        numbers do not depend on which other sections run.
+    attacker : "auto", "tabular", "mlp", "logistic" or estimator, default "auto"
+        Attacker of DPA and LA. ``"auto"``: the tabular (Bayes-optimal)
+        attacker when the attacker's inputs are discrete with few distinct
+        values (at most min(256, n/10) distinct rows), else the MLP.
+    n_iter : int, default 10
+        Iterations of DPA and LA.
+    combinations, max_size, min_support
+        Candidate combinations of the multi-attribute metrics
+        (:func:`~biasamp.multi_bias_amp`).
+    top_k : int, default 10
+        Rows of the "top contributors" tables and charts.
+    title : str
+        Report title.
+    names : dict, optional
+        Display names of the inputs, e.g. ``{"attr": "gender", "task":
+        "objects"}``, and ``"source"`` (where the data came from).
+    progress : bool or None
+        Show progress bars on stderr (None: when stderr is a terminal).
+    errors : {"report", "raise"}, default "report"
+        ``"report"``: a section whose computation fails is kept with
+        ``status="error"`` and the error message; ``"raise"``: re-raise.
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    ValueError
+        Missing test ground truth, arguments of different lengths, only one
+        of ``attr_train``/``task_train``, an unknown section key, or bad
+        calibration input.
+
+    See Also
+    --------
+    Report : rendering as text, JSON and HTML.
+    register_section : add a metric family to the report.
+
+    Notes
+    -----
+    Intervals: percentile bootstrap over test instances for the count-based
+    metrics (BiasAmp→, BiasAmp_MALS, fairness: the count table is resampled;
+    multi-attribute: rows are resampled), t intervals over iterations for DPA
+    and LA. A signed amplification metric is read as "amplified" when its
+    interval lies above 0, "reduced" below 0, "no evidence" otherwise.
+
+    Examples
+    --------
+    >>> from biasamp.datasets import make_amplification_demo
+    >>> from biasamp.report import audit
+    >>> d = make_amplification_demo(n_train=2000, n_test=1000)
+    >>> rep = audit(d.attr, d.task, attr_pred=d.attr_pred, task_pred=d.task_pred,
+    ...             attr_train=d.attr_train, task_train=d.task_train,
+    ...             n_boot=200, n_boot_multi=20, n_iter=3, progress=False)
+    >>> row = rep.table.query("metric == 'BiasAmp->' and direction == 'A->T'").iloc[0]
+    >>> bool(row.ci_low > 0), row.reading
+    (True, 'amplified')
+    """
+    if errors not in ("report", "raise"):
+        raise ValueError(f"errors must be 'report' or 'raise', got {errors!r}")
+    builders = section_builders()
+    known = [b.key for b in builders]
+    wanted = set(known if sections is None else sections)
+    unknown = (wanted | set(exclude)) - set(known)
+    if unknown:
+        raise ValueError(f"unknown section(s) {sorted(unknown)}; available: {known}")
+    wanted -= set(exclude)
+    if progress is None:
+        try:
+            progress = bool(sys.stderr.isatty())
+        except (AttributeError, ValueError):
+            progress = False
+    inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores)
+    opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, random_state=random_state,
+                       attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
+                       min_support=min_support, top_k=top_k, progress=bool(progress))
+    chosen = [b for b in builders if b.key in wanted]
+    from tqdm.auto import tqdm
+
+    out = []
+    bar = tqdm(chosen, desc="audit", unit="section", disable=not progress, leave=False)
+    for b in bar:
+        bar.set_postfix_str(b.key)
+        section = Section(b.key, b.title, b.citation, b.how_to_read)
+        if not b.applicable(inp):
+            section.status, section.message = "skipped", f"not computed: needs {b.needs}"
+            out.append(section)
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                data = b.compute(inp, opt)
+            except Exception as exc:
+                if errors == "raise":
+                    raise
+                section.status, section.message = "error", f"{type(exc).__name__}: {exc}"
+                out.append(section)
+                continue
+        section.summary = _summary_frame(data.summary)
+        section.tables = dict(data.tables)
+        section.figures = list(data.figures)
+        notes = list(data.notes)
+        for w in caught:
+            msg = f"{w.category.__name__}: {w.message}"
+            if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)) or msg in notes:
+                continue
+            notes.append(msg)
+        section.notes = notes
+        out.append(section)
+    from . import __version__
+
+    return Report(out, _describe(inp, names or {}), opt.to_dict(), title=title, version=__version__,
+                  source=(names or {}).get("source", ""))
+
+
+# --------------------------------------------------------------------------- #
+# the report
+# --------------------------------------------------------------------------- #
+def _fmt_value(v: Any, digits: int = 4) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{v:+.{digits}f}"
+
+
+def _table_to_json(frame: pd.DataFrame) -> dict:
+    if not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index()
+    return {
+        "columns": [str(c) for c in frame.columns],
+        "rows": [[to_builtin(v) for v in row] for row in frame.itertuples(index=False, name=None)],
+    }
+
+
+def _table_from_json(obj: dict) -> pd.DataFrame:
+    rows = [[tuple(v) if isinstance(v, list) else v for v in row] for row in obj["rows"]]
+    return pd.DataFrame(rows, columns=obj["columns"])
+
+
+def _write_atomic(path: str | os.PathLike, text: str, *, protect: Iterable[str | os.PathLike] = ()) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+
+    Never leaves a partial file at ``path``; refuses to write over any of the
+    ``protect`` paths (the inputs).
+    """
+    path = Path(path)
+    target = path.resolve()
+    for p in protect:
+        p = Path(p)
+        if p.exists() and (target == p.resolve() or (path.exists() and os.path.samefile(path, p))):
+            raise ValueError(f"refusing to overwrite the input file {p} with the report")
+    if target.is_dir():
+        raise IsADirectoryError(f"{path} is a directory")
+    folder = target.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"the folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return target
+
+
+REPORT_JSON_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "biasamp report",
+    "type": "object",
+    "required": ["schema", "biasamp_version", "title", "inputs", "options", "summary", "sections"],
+    "properties": {
+        "schema": {"const": SCHEMA_ID},
+        "biasamp_version": {"type": "string"},
+        "title": {"type": "string"},
+        "source": {"type": "string"},
+        "inputs": {"type": "object"},
+        "options": {"type": "object"},
+        "summary": {"$ref": "#/$defs/table"},
+        "sections": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["key", "title", "citation", "how_to_read", "status", "message", "summary",
+                             "tables", "figures", "notes"],
+                "properties": {
+                    "key": {"type": "string"},
+                    "title": {"type": "string"},
+                    "citation": {"type": "string"},
+                    "how_to_read": {"type": "string"},
+                    "status": {"enum": ["ok", "error", "skipped"]},
+                    "message": {"type": "string"},
+                    "summary": {"$ref": "#/$defs/table"},
+                    "tables": {"type": "object", "additionalProperties": {"$ref": "#/$defs/table"}},
+                    "figures": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["key", "title", "kind", "data", "caption"],
+                            "properties": {
+                                "key": {"type": "string"},
+                                "title": {"type": "string"},
+                                "kind": {"enum": ["hbar", "grouped_bar", "strip"]},
+                                "data": {"$ref": "#/$defs/table"},
+                                "caption": {"type": "string"},
+                            },
+                        },
+                    },
+                    "notes": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+    },
+    "$defs": {
+        "table": {
+            "type": "object",
+            "required": ["columns", "rows"],
+            "properties": {
+                "columns": {"type": "array", "items": {"type": "string"}},
+                "rows": {"type": "array", "items": {"type": "array"}},
+            },
+        },
+    },
+}
+"""JSON Schema (draft 2020-12) of :meth:`Report.to_json`."""
+
+
+@dataclass(eq=False)
+class Report:
+    """The result of :func:`audit`: a list of sections, one per metric family.
+
+    Attributes
+    ----------
+    sections : list of Section
+    inputs : dict
+        Description of the inputs (sizes, classes, whether predictions were
+        soft, where the training statistics came from, calibration).
+    options : dict
+        The options the metrics were computed with.
+    title : str
+    version : str
+        biasamp version that produced the report.
+    source : str
+        Where the data came from (e.g. the file names), for the reader.
+    """
+
+    sections: list
+    inputs: dict
+    options: dict
+    title: str = "biasamp audit"
+    version: str = ""
+    source: str = ""
+
+    # ---- access ----------------------------------------------------------- #
+    def section(self, key: str) -> Section:
+        """The section with this key."""
+        for s in self.sections:
+            if s.key == key:
+                return s
+        raise KeyError(f"no section {key!r}; sections: {[s.key for s in self.sections]}")
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """Every headline number: one row per (section, metric, direction), columns ``section`` + SUMMARY_COLUMNS."""
+        parts = [s.summary.assign(section=s.key) for s in self.sections if s.status == "ok" and len(s.summary)]
+        if not parts:
+            return _summary_frame([]).assign(section=pd.Series(dtype=object))[["section", *SUMMARY_COLUMNS]]
+        return pd.concat(parts, ignore_index=True)[["section", *SUMMARY_COLUMNS]]
+
+    @property
+    def tables(self) -> dict:
+        """Every detail table, keyed ``"<section>/<table>"``."""
+        return {f"{s.key}/{name}": t for s in self.sections for name, t in s.tables.items()}
+
+    # ---- text ------------------------------------------------------------- #
+    def summary(self, *, width: int = 100) -> str:
+        """The report as a plain-text (ASCII) table for a terminal."""
+        inp = self.inputs
+        lines = [self.title]
+        if self.source:
+            lines.append(f"data: {self.source}")
+        n_train = inp.get("n_train")
+        lines.append(
+            f"{inp.get('n_test')} test instances"
+            + (f", {n_train} training instances" if n_train else ", no training set (test ground truth used)")
+            + f"; attribute {inp.get('attribute')} {inp.get('attribute_classes')}; "
+            + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})"
+        )
+        lvl = self.options.get("level", 0.95)
+        lines.append(f"values are fractions (not percentages); CI = {_ci_note(lvl)} confidence interval")
+        lines.append("")
+        head = ("metric", "dir", "value", f"{_ci_note(lvl)} CI", "reading", "note")
+        rows = []
+        for r in self.table.itertuples(index=False):
+            ci = "" if pd.isna(r.ci_low) else f"[{_fmt_value(r.ci_low)}, {_fmt_value(r.ci_high)}]"
+            rows.append((r.metric, r.direction, _fmt_value(r.value), ci, r.reading, r.note))
+        widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
+        used = sum(widths[:-1]) + 2 * (len(head) - 1)
+        widths[-1] = max(10, min(widths[-1], width - used))
+
+        def line(cells):
+            cells = list(cells)
+            note = cells[-1] if len(cells[-1]) <= widths[-1] else cells[-1][: widths[-1] - 3] + "..."
+            return "  ".join([c.ljust(w) for c, w in zip(cells[:-1], widths[:-1])] + [note]).rstrip()
+
+        lines.append(line(head))
+        lines.append("  ".join("-" * w for w in widths))
+        last = None
+        for sec_key, row in zip(self.table["section"], rows):
+            if last is not None and sec_key != last:
+                lines.append("")
+            last = sec_key
+            lines.append(line(row))
+        other = [s for s in self.sections if s.status != "ok"]
+        if other:
+            lines.append("")
+            for s in other:
+                lines.append(f"{s.title}: {s.status} - {s.message}")
+        notes = [(s.title, n) for s in self.sections if s.status == "ok" for n in s.notes]
+        if notes:
+            lines.append("")
+            lines.append("notes:")
+            for t, n in notes:
+                lines.append(f"  {t}: {n}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    # ---- JSON ------------------------------------------------------------- #
+    def to_dict(self) -> dict:
+        """A JSON-ready dict following :data:`REPORT_JSON_SCHEMA`."""
+        return {
+            "schema": SCHEMA_ID,
+            "biasamp_version": self.version,
+            "title": self.title,
+            "source": self.source,
+            "inputs": to_builtin(self.inputs),
+            "options": to_builtin(self.options),
+            "summary": _table_to_json(self.table),
+            "sections": [
+                {
+                    "key": s.key, "title": s.title, "citation": s.citation, "how_to_read": s.how_to_read,
+                    "status": s.status, "message": s.message, "summary": _table_to_json(s.summary),
+                    "tables": {name: _table_to_json(t) for name, t in s.tables.items()},
+                    "figures": [{"key": f.key, "title": f.title, "kind": f.kind, "data": _table_to_json(f.data),
+                                 "caption": f.caption} for f in s.figures],
+                    "notes": [str(n) for n in s.notes],
+                }
+                for s in self.sections
+            ],
+        }
+
+    def to_json(self, path: str | os.PathLike | None = None, *, indent: int | None = 2) -> str:
+        """The report as JSON (NaN written as null); written atomically to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+        if path is not None:
+            _write_atomic(path, text)
+        return text
+
+    @classmethod
+    def from_dict(cls, obj: dict) -> Report:
+        """Rebuild a report from :meth:`to_dict` output."""
+        if obj.get("schema") != SCHEMA_ID:
+            raise ValueError(f"not a biasamp report (schema {obj.get('schema')!r}, expected {SCHEMA_ID!r})")
+        sections = []
+        for s in obj["sections"]:
+            summary = _table_from_json(s["summary"])
+            sections.append(Section(
+                s["key"], s["title"], s["citation"], s["how_to_read"], s["status"], s["message"],
+                _summary_frame(summary.to_dict(orient="records")),
+                {name: _table_from_json(t) for name, t in s["tables"].items()},
+                [FigureSpec(f["key"], f["title"], f["kind"], _table_from_json(f["data"]), f.get("caption", ""))
+                 for f in s["figures"]],
+                list(s["notes"]),
+            ))
+        return cls(sections, dict(obj["inputs"]), dict(obj["options"]), title=obj["title"],
+                   version=obj["biasamp_version"], source=obj.get("source", ""))
+
+    @classmethod
+    def from_json(cls, text: str) -> Report:
+        """Rebuild a report from :meth:`to_json` output."""
+        return cls.from_dict(json.loads(text))
+
+    # ---- HTML ------------------------------------------------------------- #
+    def to_html(self, path: str | os.PathLike | None = None, *, plots: bool = True) -> str:
+        """A self-contained HTML page; written atomically to ``path`` when given.
+
+        Plots are embedded as inline SVG when matplotlib is installed (the
+        ``[plot]`` extra) and ``plots`` is True; otherwise the page holds the
+        tables only.
+        """
+        from ._html import render_html
+
+        text = render_html(self, plots=plots)
+        if path is not None:
+            _write_atomic(path, text)
+        return text
+
+    def _repr_html_(self) -> str:  # Jupyter
+        from ._html import render_html
+
+        return render_html(self, plots=False, standalone=False)
