@@ -45,3 +45,10 @@ class ResultMixin:
 def fmt(value: float | None, digits: int = 4) -> str:
     """Format a metric value for a repr line."""
     return "None" if value is None else f"{value:+.{digits}f}"
+
+
+def top_rows(table: pd.DataFrame, column: str, k: int) -> pd.DataFrame:
+    """The ``k`` rows not flagged ``undefined`` with the largest ``|table[column]|`` (stable on ties)."""
+    defined = table[~table["undefined"]]
+    order = defined[column].abs().sort_values(ascending=False, kind="stable").index
+    return defined.loc[order[:k]]

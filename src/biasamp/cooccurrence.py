@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._results import ResultMixin, fmt
+from ._results import ResultMixin, fmt, top_rows
 from .counts import CooccurrenceCounts
 from .exceptions import UndefinedPairWarning, warn_outside
 from .labels import LabelMatrix, check_consistent_length, encode_labels
@@ -69,9 +69,7 @@ class DirectionResult(ResultMixin):
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|y * Δ|``."""
-        defined = self.pairs[~self.pairs["undefined"]]
-        order = defined["contribution"].abs().sort_values(ascending=False).index
-        return defined.loc[order[:k]]
+        return top_rows(self.pairs, "contribution", k)
 
     def __repr__(self) -> str:
         extra = f", {self.n_undefined} undefined" if self.n_undefined else ""
@@ -135,9 +133,7 @@ class MALSResult(ResultMixin):
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|contribution|``."""
-        defined = self.pairs[~self.pairs["undefined"]]
-        order = defined["contribution"].abs().sort_values(ascending=False).index
-        return defined.loc[order[:k]]
+        return top_rows(self.pairs, "contribution", k)
 
     def __repr__(self) -> str:
         extra = f", {self.n_undefined} undefined pairs" if self.n_undefined else ""

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._results import ResultMixin, fmt
+from ._results import ResultMixin, fmt, top_rows
 from .cooccurrence import _warn_undefined, correlation_sign
 from .counts import CooccurrenceCounts
 from .labels import LabelMatrix, _fmt_rows, check_consistent_length, encode_labels
@@ -438,9 +438,7 @@ class MultiMetricResult(ResultMixin):
         ``Δ_gm`` is ``contribution`` (indicator x change of bias score) for
         Multi_MALS and ``delta`` for Multi→: the terms of :attr:`value`.
         """
-        defined = self.table[~self.table["undefined"]]
-        order = defined[self._delta_column].abs().sort_values(ascending=False, kind="stable").index
-        return defined.loc[order[:k]]
+        return top_rows(self.table, self._delta_column, k)
 
     def by_size(self) -> pd.DataFrame:
         """``value`` (mean |Δ|) and ``raw`` restricted to each combination size |m|."""
