@@ -22,6 +22,10 @@ The public API (see SPEC §8):
   :class:`GradCAM`: Attention-IoU for vision models (Serianni et al.; the
   GradCAM features need ``biasamp[torch]``), with :func:`matthews_corrcoef`
   and :func:`subsample_to_mcc`;
+* :class:`CooccurrenceAccumulator`, :class:`FairnessAccumulator`,
+  :class:`MultiAttributeAccumulator`: streaming ``update``/``merge``/
+  ``compute``, and ``sync`` over ``torch.distributed`` ranks; Dask inputs
+  through :mod:`biasamp.dask` (the ``[dask]`` extra);
 * :func:`fairness_metrics` and one function per metric: DP, DI, SPSF, FPSF,
   EOFP, EOTP, BA (Qian et al. 2021), on :class:`ConfusionCounts`;
 * :func:`confidence_interval`, :func:`bootstrap` (multinomial resampling of
@@ -29,6 +33,7 @@ The public API (see SPEC §8):
   across training runs and samples.
 """
 
+from .accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator
 from .attention import (
     AttentionScoreResult,
     GradCAM,
@@ -99,6 +104,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METRICS",
+    "CooccurrenceAccumulator",
+    "FairnessAccumulator",
+    "MultiAttributeAccumulator",
     "Report",
     "audit",
     "AttentionScoreResult",

@@ -28,7 +28,8 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,18 +213,35 @@ def _observed_sets(train: LabelMatrix, min_size: int, max_size: int) -> tuple[np
     return idx[order], sz[order]
 
 
+def _row_support(colbits: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Number of rows containing each combination: popcounts of ANDed column bitsets."""
+    out = np.empty(len(sizes), dtype=np.int64)
+    for sl in _chunks(len(sizes), colbits.shape[1]):
+        out[sl] = _popcount(_containment(colbits, idx[sl], sizes[sl]))
+    return out
+
+
 def _frequent_sets(
-    colbits: np.ndarray, min_size: int, max_size: int, min_support: int, max_combinations: int
+    colbits: np.ndarray,
+    min_size: int,
+    max_size: int,
+    min_support: int,
+    max_combinations: int,
+    support: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Apriori: every attribute set of size in range contained in ≥ ``min_support`` rows.
 
     Level k+1 candidates join two frequent k-sets that share their first k−1
-    attributes; a candidate with an infrequent k-subset is pruned; supports are
-    popcounts of ANDed column bitsets. Never enumerates all 2^|A| sets.
+    attributes; a candidate with an infrequent k-subset is pruned. Never
+    enumerates all 2^|A| sets. ``support(idx, sizes)`` gives the support of
+    each candidate (default: :func:`_row_support`, rows are the bitset
+    columns; the streaming accumulator passes a weighted one).
     """
+    if support is None:
+        support = functools.partial(_row_support, colbits)
     a = colbits.shape[0]
-    support = _popcount(colbits)
-    level = np.flatnonzero(support >= min_support)[:, None]  # frequent 1-sets, lexicographic
+    singles = np.arange(a)[:, None]
+    level = singles[support(singles, np.ones(a, dtype=np.int64)) >= min_support]  # frequent 1-sets, lexicographic
     found: list[np.ndarray] = []
     total = 0
     k = 1
@@ -247,11 +265,7 @@ def _frequent_sets(
                 f"combinations='all': {len(cand)} candidate combinations of size {k + 1} with "
                 f"min_support={min_support}; raise min_support or lower max_size"
             )
-        sizes = np.full(len(cand), k + 1)
-        keep = np.zeros(len(cand), dtype=bool)
-        for sl in _chunks(len(cand), colbits.shape[1]):
-            keep[sl] = _popcount(_containment(colbits, cand[sl], sizes[sl])) >= min_support
-        level = cand[keep]
+        level = cand[support(cand, np.full(len(cand), k + 1)) >= min_support]
         k += 1
     if not found:
         raise ValueError(

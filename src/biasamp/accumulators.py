@@ -1,0 +1,1115 @@
+"""Streaming accumulators: ``update`` / ``merge`` / ``compute`` for the count-based families.
+
+Every co-occurrence, multi-attribute and fairness metric of biasamp is a pure
+function of small count tables that add (STYLE.md, "counts first"). The
+accumulators below hold those tables and nothing else, so that data can be
+counted batch by batch (:meth:`update`), on several processes or Dask
+partitions (:meth:`merge`, ``a + b``), or on several ``torch.distributed``
+ranks (:meth:`sync`), and the metric is computed once at the end
+(:meth:`compute`). The results are the result types of the functional API, and
+equal to it: for hard labels the counts are exact integers (sums of 0/1 in
+float64 or int64), so one shot, k batches and any merge order give
+bit-identical results; soft predictions (expected counts) agree to rounding
+(1e-12).
+
+* :class:`CooccurrenceAccumulator`: BiasAmp→ (both directions) or
+  BiasAmp_MALS, from :class:`~biasamp.CooccurrenceCounts` tables;
+* :class:`FairnessAccumulator`: the seven group fairness metrics, from
+  :class:`~biasamp.ConfusionCounts`;
+* :class:`MultiAttributeAccumulator`: Multi_MALS and Multi→, from
+  :class:`~biasamp.MultiAttributeCounts`. The combinations M must be known
+  before counting: fix them (one pass), or run two passes (:meth:`collect`
+  the training attribute sets, :meth:`freeze`, then :meth:`update`).
+
+Conventions shared by all three:
+
+* **Class lists are fixed up front** (a batch need not show every class).
+  An ``int`` ``k`` is shorthand for the classes ``0..k-1`` (the default
+  names of indicator-matrix columns). A label outside the list raises
+  ``ValueError`` naming the argument.
+* **Every batch carries the same arguments**: the first :meth:`update` fixes
+  which predictions are counted; a later batch with other arguments raises.
+* ``merge(other)`` adds ``other``'s tables into ``self`` **in place** and
+  returns ``self``; ``a + b`` returns a new accumulator and leaves both
+  unchanged. An accumulator that has seen no batch is the identity.
+* The state is a few numpy arrays: accumulators pickle, deep-copy and travel
+  between processes (joblib, Dask, ``multiprocessing``) by default.
+* :meth:`sync` returns a new accumulator holding the sum over all
+  ``torch.distributed`` ranks (an all-reduce of the tables); without an
+  initialised process group it returns a copy. torch is imported only there.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .cooccurrence import (
+    _DIRECTIONAL_PAIRS,
+    DirectionalBiasAmpResult,
+    MALSResult,
+    directional_from_counts,
+    mals_from_counts,
+)
+from .counts import ATTR_ROLES, TASK_ROLES, CooccurrenceCounts, _layout
+from .fairness import METRICS, ConfusionCounts, FairnessResult, _check_metrics, fairness_from_counts
+from .labels import check_consistent_length, encode_labels
+from .multiattribute import (
+    _CHUNK_BYTES,
+    _MODES,
+    MultiAttributeCounts,
+    MultiBiasAmpResult,
+    _canonical_order,
+    _check_int,
+    _code_bitsets,
+    _column_bitsets,
+    _containment,
+    _frequent_sets,
+    _group_codes,
+    _joint_counts,
+    _label_blocks,
+    _padded,
+    multi_from_counts,
+)
+
+__all__ = ["CooccurrenceAccumulator", "FairnessAccumulator", "MultiAttributeAccumulator"]
+
+
+# --------------------------------------------------------------------------- #
+# shared machinery
+# --------------------------------------------------------------------------- #
+def _class_list(value: Any, name: str) -> tuple:
+    """A fixed class list: a sequence of names, or an int ``k`` for ``0..k-1``."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if value < 1:
+            raise ValueError(f"{name} must be a positive number of classes or a list of class names, got {value}")
+        return tuple(range(int(value)))
+    if value is None:
+        raise TypeError(
+            f"{name} is required: accumulators count batches that may not show every class, so the "
+            "class list is fixed up front (a list of names, or an int k for 0..k-1)"
+        )
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of class names or an int, got {type(value).__name__}")
+    out = tuple(v.item() if isinstance(v, np.generic) else v for v in value)
+    if not out:
+        raise ValueError(f"{name} is empty")
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name} has duplicate entries: {list(out)[:20]!r}")
+    return out
+
+
+class _Accumulator:
+    """Base: tables named in ``_TABLES`` add; everything else is metadata."""
+
+    _TABLES: tuple[str, ...] = ()
+
+    # subclasses implement _merge_meta(other): check compatibility, then combine flags in place
+    def _merge_meta(self, other: "_Accumulator") -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _table_names(self) -> tuple[str, ...]:
+        return self._TABLES
+
+    def merge(self, other: "_Accumulator") -> "_Accumulator":
+        """Add the counts of ``other`` into this accumulator (in place) and return it.
+
+        Both must be of the same type with the same class lists and settings;
+        ``other`` is left unchanged. Use ``a + b`` for a new accumulator.
+        """
+        if type(other) is not type(self):
+            raise TypeError(f"cannot merge a {type(self).__name__} with a {type(other).__name__}")
+        self._merge_meta(other)
+        for name in self._table_names():
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
+
+    def __add__(self, other: Any) -> "_Accumulator":
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.copy().merge(other)
+
+    def __radd__(self, other: Any) -> "_Accumulator":
+        if isinstance(other, int) and other == 0:  # lets sum() work
+            return self.copy()
+        return NotImplemented
+
+    def copy(self) -> "_Accumulator":
+        """An independent copy (tables included)."""
+        return copy.deepcopy(self)
+
+    def _shell(self) -> "_Accumulator":
+        """This accumulator's metadata without its tables (what :meth:`sync` gathers)."""
+        out = copy.copy(self)
+        for name in self._table_names():
+            setattr(out, name, None)
+        return copy.deepcopy(out)
+
+    def sync(self, group: Any = None) -> "_Accumulator":
+        """A new accumulator holding the counts of every ``torch.distributed`` rank.
+
+        When a default process group is initialised, the metadata (roles seen,
+        soft flags) is gathered and checked, and every count table is
+        all-reduced (summed) over the ranks of ``group`` (default: the world);
+        every rank must call :meth:`sync`. Without an initialised process group
+        this returns a copy. This accumulator is left unchanged, so calling
+        ``sync()`` twice never double-counts.
+
+        Parameters
+        ----------
+        group : torch.distributed.ProcessGroup, optional
+            The ranks to reduce over.
+
+        Returns
+        -------
+        accumulator of the same type
+        """
+        from ._torch_dist import sync_accumulator
+
+        return sync_accumulator(self, group=group)
+
+
+def _combine_roles(mine, theirs, what: str):
+    """Roles seen by two accumulators: equal, or one of them has seen nothing (None)."""
+    if mine is None:
+        return theirs
+    if theirs is None or theirs == mine:
+        return mine
+    raise ValueError(
+        f"cannot merge accumulators that counted different {what}: {mine!r} vs {theirs!r} "
+        "(every batch must carry the same arguments)"
+    )
+
+
+# --------------------------------------------------------------------------- #
+# co-occurrence
+# --------------------------------------------------------------------------- #
+_COOC_METRICS = ("directional", "mals")
+_MALS_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task_pred")})
+
+
+class CooccurrenceAccumulator(_Accumulator):
+    r"""Streaming BiasAmp→ (both directions) or BiasAmp_MALS.
+
+    Holds the Gram table ``[1|A|Â]ᵀ [1|T|T̂]`` of the test set (see
+    :class:`~biasamp.CooccurrenceCounts`) and, optionally, the ground-truth
+    table of a training set, both summed over batches.
+
+    .. math::
+
+        \text{BiasAmp}_{\rightarrow} = \frac{1}{|\mathcal{A}||\mathcal{T}|}
+            \sum_{a,t} y_{at}\,\Delta_{at}, \qquad
+        \text{BiasAmp}_{\text{MALS}} = \frac{1}{|\mathcal{T}|}\sum_{a,t}
+            \mathbb{1}\big[b_{\text{train}}(a,t) > \tfrac{1}{|\mathcal{A}|}\big]
+            \big(b_{\text{pred}}(a,t) - b_{\text{train}}(a,t)\big)
+
+    with the definitions of :func:`~biasamp.bias_amp_directional` and
+    :func:`~biasamp.bias_amp_mals`.
+
+    Parameters
+    ----------
+    attr_classes, task_classes : sequence or int
+        Class lists of the protected attribute A and of the task T (an int
+        ``k`` means ``0..k-1``, the default names of indicator columns). Pass
+        the classes the functional API would infer (the sorted union of the
+        ground-truth labels) to get identical results.
+    metric : {"directional", "mals"}, default "directional"
+        What :meth:`compute` returns: a
+        :class:`~biasamp.DirectionalBiasAmpResult` or a
+        :class:`~biasamp.MALSResult`. Only the cross counts that metric reads
+        are counted.
+    train : CooccurrenceCounts, optional
+        Fixed counts of the training ground truth (roles ``attr``, ``task``),
+        e.g. from :meth:`CooccurrenceCounts.from_labels`. It is not summed by
+        :meth:`merge` or :meth:`sync` (both sides must hold the same table).
+        Alternatively stream the training set with :meth:`update_train`.
+        Without either, the test ground truth is used for the training
+        statistics (``train_source="test"``, as in the functional API).
+
+    Attributes
+    ----------
+    gram : ndarray of float64, shape (1 + 2 K_A, 1 + 2 K_T)
+        The summed test table (blocks of roles never given stay zero).
+    train_gram : ndarray of float64, shape (1 + K_A, 1 + K_T)
+        The summed training table of :meth:`update_train`.
+
+    See Also
+    --------
+    biasamp.bias_amp_directional, biasamp.bias_amp_mals : the functional forms.
+    biasamp.CooccurrenceCounts : the count table.
+
+    Notes
+    -----
+    Per batch the arguments are encoded and counted exactly as by the
+    functional API (one vectorized pass, float32 row blocks accumulated in
+    float64), and the tables are added: for hard labels every entry is an
+    exact integer, so the result does not depend on the batching, the merge
+    order or the number of ranks. Soft predictions give expected counts,
+    equal up to floating-point rounding.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+    .. [2] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017.
+
+    Examples
+    --------
+    The "shortcoming 2" example of Wang & Russakovsky, in three batches:
+
+    >>> import numpy as np
+    >>> from biasamp.accumulators import CooccurrenceAccumulator
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> task_pred = (attr == 2).astype(int)
+    >>> acc = CooccurrenceAccumulator([1, 2], [0, 1])
+    >>> for rows in np.array_split(np.arange(120), 3):
+    ...     _ = acc.update(attr[rows], task[rows], task_pred=task_pred[rows], attr_pred=attr[rows])
+    >>> res = acc.compute()
+    >>> round(res.a_to_t.value, 4), res.t_to_a.value, res.train_source
+    (0.3333, 0.0, 'test')
+    """
+
+    _TABLES = ("gram", "train_gram")
+
+    def __init__(
+        self,
+        attr_classes: Sequence | int,
+        task_classes: Sequence | int,
+        *,
+        metric: str = "directional",
+        train: CooccurrenceCounts | None = None,
+    ) -> None:
+        self.attr_classes = _class_list(attr_classes, "attr_classes")
+        self.task_classes = _class_list(task_classes, "task_classes")
+        if not isinstance(metric, str) or metric not in _COOC_METRICS:
+            raise ValueError(f"metric must be one of {_COOC_METRICS}, got {metric!r}")
+        self.metric = metric
+        self.pairs = _DIRECTIONAL_PAIRS if metric == "directional" else _MALS_PAIRS
+        if train is not None:
+            if not isinstance(train, CooccurrenceCounts):
+                raise TypeError(f"train must be a CooccurrenceCounts, got {type(train).__name__}")
+            if train.attr_classes != self.attr_classes or train.task_classes != self.task_classes:
+                raise ValueError(
+                    f"train has classes {list(train.attr_classes)!r} / {list(train.task_classes)[:10]!r}, "
+                    f"expected attr_classes={list(self.attr_classes)!r}, task_classes={list(self.task_classes)[:10]!r}"
+                )
+            if not train.has("attr", "task") or ("attr", "task") in train.uncounted:
+                raise ValueError("train must hold the ground-truth roles 'attr' and 'task'")
+            train = train.restrict(["attr"], ["task"])
+        self.train = train
+        ka, kt = len(self.attr_classes), len(self.task_classes)
+        self.gram = np.zeros((1 + 2 * ka, 1 + 2 * kt), dtype=np.float64)
+        self.train_gram = np.zeros((1 + ka, 1 + kt), dtype=np.float64)
+        self.roles: tuple | None = None  # (attr roles, task roles) fixed by the first batch
+        self.soft_roles: frozenset = frozenset()
+
+    # ---------------------------------------------------------------- update
+    def _embed(self, target: np.ndarray, counts: CooccurrenceCounts) -> None:
+        ka, kt = len(self.attr_classes), len(self.task_classes)
+        rows_layout = _layout(ATTR_ROLES, [ka, ka])
+        cols_layout = _layout(TASK_ROLES, [kt, kt])
+        rows = np.concatenate([[0]] + [np.arange(*rows_layout[r].indices(1 + 2 * ka)) for r in counts.attr_roles])
+        cols = np.concatenate([[0]] + [np.arange(*cols_layout[r].indices(1 + 2 * kt)) for r in counts.task_roles])
+        target[np.ix_(rows, cols)] += counts.gram
+
+    def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
+               task_pred: Any = None) -> "CooccurrenceAccumulator":
+        """Count one batch of test rows; returns ``self``.
+
+        Parameters
+        ----------
+        attr, task : labels
+            Test ground truth of A and T (any input kind of SPEC §0, torch
+            tensors included). Required for ``metric="directional"``; for
+            ``"mals"`` optional (give both or neither: they stand in for the
+            training set when none is given).
+        attr_pred, task_pred : labels, optional
+            Predictions Â and T̂ (hard or probabilities). ``"directional"``
+            needs at least one (T̂ for A→T, Â for T→A); ``"mals"`` needs both.
+
+        Every batch must carry the same arguments.
+        """
+        if self.metric == "directional":
+            if attr is None or task is None:
+                raise ValueError("metric='directional' needs the test ground truth attr and task in every batch")
+            if attr_pred is None and task_pred is None:
+                raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
+        else:
+            if attr_pred is None or task_pred is None:
+                raise ValueError("metric='mals' needs attr_pred and task_pred in every batch")
+            if (attr is None) != (task is None):
+                raise ValueError("give both attr and task (test ground truth), or neither")
+        counts = CooccurrenceCounts.from_labels(
+            attr, task, attr_pred=attr_pred, task_pred=task_pred,
+            attr_classes=self.attr_classes, task_classes=self.task_classes, pairs=self.pairs,
+        )
+        roles = (counts.attr_roles, counts.task_roles)
+        if self.roles is not None and roles != self.roles:
+            raise ValueError(
+                f"this batch holds the roles {roles[0] + roles[1]!r}, earlier batches "
+                f"{self.roles[0] + self.roles[1]!r}: every batch must carry the same arguments"
+            )
+        self._embed(self.gram, counts)
+        self.roles = roles
+        self.soft_roles = self.soft_roles | counts.soft_roles
+        return self
+
+    def update_train(self, attr: Any, task: Any) -> "CooccurrenceAccumulator":
+        """Count one batch of the *training* ground truth (for ``y_at`` / ``b_train``); returns ``self``."""
+        if self.train is not None:
+            raise ValueError("this accumulator was given fixed train counts; update_train() would add to them")
+        if attr is None or task is None:
+            raise ValueError("update_train needs both attr and task (training ground truth)")
+        enc_a = encode_labels({"attr_train": attr}, classes=self.attr_classes)["attr_train"]
+        enc_t = encode_labels({"task_train": task}, classes=self.task_classes)["task_train"]
+        check_consistent_length(attr_train=enc_a, task_train=enc_t)
+        counts = CooccurrenceCounts.from_encoded([replace(enc_a, name="attr")], [replace(enc_t, name="task")])
+        self.train_gram += counts.gram
+        return self
+
+    # ----------------------------------------------------------------- merge
+    def _merge_meta(self, other: "CooccurrenceAccumulator") -> None:
+        for what in ("attr_classes", "task_classes", "metric"):
+            if getattr(self, what) != getattr(other, what):
+                raise ValueError(
+                    f"cannot merge accumulators with different {what}: "
+                    f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
+                )
+        if (self.train is None) != (other.train is None) or (
+            self.train is not None and not np.array_equal(self.train.gram, other.train.gram)
+        ):
+            raise ValueError("cannot merge accumulators with different fixed train counts")
+        roles = _combine_roles(self.roles, other.roles, "roles")
+        self.roles = roles
+        self.soft_roles = self.soft_roles | other.soft_roles
+
+    # ------------------------------------------------------------------ read
+    @property
+    def n(self) -> float:
+        """Number of test rows counted."""
+        return float(self.gram[0, 0])
+
+    @property
+    def n_train(self) -> float:
+        """Number of training rows counted by :meth:`update_train` (or in ``train``)."""
+        return self.train.n if self.train is not None else float(self.train_gram[0, 0])
+
+    def counts(self) -> CooccurrenceCounts:
+        """The test count table of the roles seen (a :class:`~biasamp.CooccurrenceCounts`)."""
+        if self.roles is None:
+            raise ValueError("no batch was counted: call update() first")
+        every = {(a, t) for a in ATTR_ROLES for t in TASK_ROLES}
+        full = CooccurrenceCounts(
+            self.attr_classes, self.task_classes, ATTR_ROLES, TASK_ROLES, self.gram.copy(),
+            self.soft_roles, frozenset(every - self.pairs),
+        )
+        return full.restrict(*self.roles)
+
+    def train_counts(self) -> tuple[CooccurrenceCounts, str]:
+        """The training table used by :meth:`compute` and where it came from (``"train"``/``"test"``)."""
+        if self.train is not None:
+            return self.train, "train"
+        if self.train_gram[0, 0] > 0:
+            return CooccurrenceCounts(
+                self.attr_classes, self.task_classes, ("attr",), ("task",), self.train_gram.copy()
+            ), "train"
+        test = self.counts()
+        if not test.has("attr", "task"):
+            raise ValueError(
+                "no training counts: pass train=, call update_train(), or give the test ground truth "
+                "attr and task in update()"
+            )
+        return test.restrict(["attr"], ["task"]), "test"
+
+    def compute(self) -> DirectionalBiasAmpResult | MALSResult:
+        """The metric from the accumulated tables.
+
+        Returns
+        -------
+        DirectionalBiasAmpResult or MALSResult
+            As returned by :func:`~biasamp.bias_amp_directional` /
+            :func:`~biasamp.bias_amp_mals` on all the rows counted.
+
+        Raises
+        ------
+        ValueError
+            Nothing counted, no training statistics (MALS without a training
+            set or test ground truth), or every pair undefined.
+        """
+        test = self.counts()
+        train, source = self.train_counts()
+        if self.metric == "directional":
+            return directional_from_counts(train, test, train_source=source)
+        return mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]))
+
+    def reset(self) -> "CooccurrenceAccumulator":
+        """Zero the tables (fixed ``train`` counts are kept); returns ``self``."""
+        self.gram[...] = 0
+        self.train_gram[...] = 0
+        self.roles, self.soft_roles = None, frozenset()
+        return self
+
+    def __repr__(self) -> str:
+        roles = None if self.roles is None else list(self.roles[0] + self.roles[1])
+        return (
+            f"CooccurrenceAccumulator(metric={self.metric!r}, n={self.n:g}, n_train={self.n_train:g}, "
+            f"{len(self.attr_classes)} attribute classes, {len(self.task_classes)} task classes, roles={roles!r})"
+        )
+
+
+# --------------------------------------------------------------------------- #
+# fairness
+# --------------------------------------------------------------------------- #
+class FairnessAccumulator(_Accumulator):
+    r"""Streaming group fairness metrics of Qian et al. (2021): DP, DI, SPSF, FPSF, EOFP, EOTP, BA.
+
+    Holds the one-vs-rest confusion counts per (group, class) of
+    :class:`~biasamp.ConfusionCounts`, summed over batches. With
+    :math:`PPR_g = (TP+FP)_g/n_g`, :math:`TPR_g = TP_g/P_g`,
+    :math:`FPR_g = FP_g/N_g`, e.g.
+
+    .. math::
+
+        \mathrm{DP} = \max_g PPR_g - \min_g PPR_g, \qquad
+        \mathrm{EOTP} = \max_g TPR_g - \min_g TPR_g
+
+    per class, averaged over classes (see :func:`~biasamp.fairness_metrics`).
+
+    Parameters
+    ----------
+    classes : sequence or int
+        Class list of the target (an int ``k`` means ``0..k-1``).
+    groups : sequence or int
+        Group list (tuples for intersectional groups of several sensitive
+        feature columns, in the order :func:`~biasamp.fairness_metrics` sorts
+        them).
+    metrics : sequence of str, default all seven
+        What :meth:`compute` reports.
+
+    See Also
+    --------
+    biasamp.fairness_metrics : the functional form.
+    biasamp.ConfusionCounts : the count table.
+
+    Notes
+    -----
+    Hard predictions give integer counts (exact in any batching and merge
+    order); probabilities give expected counts, equal to rounding.
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021, Appendix A.
+
+    Examples
+    --------
+    The running example of Qian et al. (Table 3), one batch per gender:
+
+    >>> import numpy as np
+    >>> from biasamp.accumulators import FairnessAccumulator
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> acc = FairnessAccumulator(["cook", "sport"], ["female", "male"])
+    >>> _ = acc.update(y_true[:200], y_pred[:200], sensitive_features=gender[:200])
+    >>> _ = acc.update(y_true[200:], y_pred[200:], sensitive_features=gender[200:])
+    >>> {k: round(100 * v, 1) for k, v in acc.compute().overall.items()}
+    {'DP': 20.0, 'DI': 33.6, 'SPSF': 10.0, 'FPSF': 20.0, 'EOFP': 40.0, 'EOTP': 40.0, 'BA': 10.1}
+    """
+
+    _TABLES = ("n", "positives", "predicted", "true_positives")
+
+    def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
+                 metrics: Sequence[str] = METRICS) -> None:
+        self.classes = _class_list(classes, "classes")
+        self.groups = _class_list(groups, "groups")
+        self.metrics = _check_metrics(metrics)
+        g, k = len(self.groups), len(self.classes)
+        self.n = np.zeros(g, dtype=np.int64)
+        self.positives = np.zeros((g, k), dtype=np.int64)
+        self.predicted = np.zeros((g, k), dtype=np.float64)
+        self.true_positives = np.zeros((g, k), dtype=np.float64)
+        self.soft = False
+        self.feature_names: tuple | None = None
+
+    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> "FairnessAccumulator":
+        """Count one batch; returns ``self``.
+
+        Parameters
+        ----------
+        y_true : labels of shape (n,) or (n, K)
+            Ground truth (any input kind of SPEC §0).
+        y_pred : labels of the same kind
+            Predictions (hard, or probabilities: expected counts).
+        sensitive_features : array-like of shape (n,), DataFrame or (n, m) array
+            Group of every row; must be among ``groups``.
+        """
+        c = ConfusionCounts.from_labels(
+            y_true, y_pred, sensitive_features=sensitive_features, classes=self.classes, groups=self.groups
+        )
+        if self.feature_names is not None and c.feature_names != self.feature_names:
+            raise ValueError(
+                f"sensitive_features has columns {list(c.feature_names)!r}, earlier batches "
+                f"{list(self.feature_names)!r}"
+            )
+        self.n += c.n
+        self.positives += c.positives
+        self.predicted += c.predicted
+        self.true_positives += c.true_positives
+        self.soft = self.soft or c.soft
+        self.feature_names = c.feature_names
+        return self
+
+    def _merge_meta(self, other: "FairnessAccumulator") -> None:
+        for what in ("classes", "groups", "metrics"):
+            if getattr(self, what) != getattr(other, what):
+                raise ValueError(
+                    f"cannot merge accumulators with different {what}: "
+                    f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
+                )
+        self.feature_names = _combine_roles(self.feature_names, other.feature_names, "sensitive feature columns")
+        self.soft = self.soft or other.soft
+
+    @property
+    def n_total(self) -> int:
+        """Number of rows counted."""
+        return int(self.n.sum())
+
+    def counts(self) -> ConfusionCounts:
+        """The accumulated :class:`~biasamp.ConfusionCounts`."""
+        pred, tp = self.predicted.copy(), self.true_positives.copy()
+        if not self.soft:
+            pred, tp = np.rint(pred).astype(np.int64), np.rint(tp).astype(np.int64)
+        return ConfusionCounts(
+            self.classes, self.groups, self.n.copy(), self.positives.copy(), pred, tp,
+            self.feature_names or ("sensitive_feature",), self.soft,
+        )
+
+    def compute(self) -> FairnessResult:
+        """The fairness metrics of every row counted (a :class:`~biasamp.FairnessResult`).
+
+        Raises
+        ------
+        ValueError
+            Nothing counted, fewer than two non-empty groups, or a metric
+            undefined for every class.
+        """
+        if self.n_total == 0:
+            raise ValueError("no batch was counted: call update() first")
+        return fairness_from_counts(self.counts(), metrics=self.metrics)
+
+    def reset(self) -> "FairnessAccumulator":
+        """Zero the tables; returns ``self``."""
+        for name in self._TABLES:
+            getattr(self, name)[...] = 0
+        self.soft, self.feature_names = False, None
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"FairnessAccumulator(n={self.n_total}, {len(self.classes)} classes, "
+            f"{len(self.groups)} groups, soft={self.soft})"
+        )
+
+
+# --------------------------------------------------------------------------- #
+# multi-attribute
+# --------------------------------------------------------------------------- #
+_MULTI_TABLES = (
+    "n_train", "train_group", "train_joint", "n_test", "test_group", "test_joint",
+    "pred_group", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat",
+)
+
+
+def _distinct_rows(packed: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a ``(n, bytes)`` uint8 matrix with their summed weights."""
+    if packed.shape[0] == 0:
+        return packed, weights
+    width = packed.shape[1]
+    keys = np.ascontiguousarray(packed).view(f"V{width}").ravel()
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    summed = np.bincount(inverse.ravel(), weights=weights, minlength=len(uniq))
+    return uniq.view(np.uint8).reshape(len(uniq), width), np.rint(summed).astype(np.int64)
+
+
+def _weighted_support(colbits: np.ndarray, weights: np.ndarray, n_rows: int,
+                      idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``Σ_d w_d [m ⊆ S_d]`` for each combination, over weighted distinct sets ``S_d``."""
+    out = np.zeros(len(sizes), dtype=np.int64)
+    step = max(1, _CHUNK_BYTES // max(n_rows, 1))
+    for start in range(0, len(sizes), step):
+        sl = slice(start, min(len(sizes), start + step))
+        bits = _containment(colbits, idx[sl], sizes[sl])
+        member = np.unpackbits(bits.view(np.uint8), axis=1, count=n_rows, bitorder="little")
+        out[sl] = member.astype(np.int64) @ weights
+    return out
+
+
+def _weighted_frequent_sets(colbits, weights, n_rows, min_size, max_size, min_support, max_combinations):
+    """Apriori over weighted distinct attribute sets (``_frequent_sets`` with weighted supports)."""
+    support = functools.partial(_weighted_support, colbits, weights, n_rows)
+    return _frequent_sets(colbits, min_size, max_size, min_support, max_combinations, support=support)
+
+
+class MultiAttributeAccumulator(_Accumulator):
+    r"""Streaming multi-attribute bias amplification: Multi_MALS, Multi G→M and M→G.
+
+    The metrics (Zhao, Andrews & Xiang 2023; see
+    :func:`~biasamp.multi_bias_amp` for the definitions) are functions of
+    containment counts ``#(g, m ⊆ S)`` of a *fixed* set M of attribute
+    combinations, which add over batches once M is known:
+
+    .. math::
+
+        b(m, g) = \frac{\#(m \subseteq S,\, g)}{\#(m \subseteq S)}, \qquad
+        \text{Multi}_{\text{MALS}} = \frac{1}{|M|} \sum_{g, m} |\Delta_{gm}| .
+
+    Two ways to fix M:
+
+    * **one pass**: ``combinations=`` a list of combinations (each a tuple of
+      attribute names); :meth:`update` counts right away.
+    * **two passes**, ``combinations="observed"`` or ``"all"`` (the modes of
+      :func:`~biasamp.multi_bias_amp`): pass 1 calls :meth:`collect` on the
+      training attribute labels (the test ground truth when there is no
+      training set) and gathers the distinct attribute sets with their
+      multiplicities, a mergeable summary from which the candidates and their
+      supports follow exactly; :meth:`freeze` chooses M; pass 2 calls
+      :meth:`update_train` / :meth:`update`.
+
+    As in the functional API, combinations not contained in any test (and
+    training) ground-truth row are dropped at :meth:`compute` and reported in
+    ``result.selection``.
+
+    Parameters
+    ----------
+    group_classes : sequence or int
+        Groups G (the protected attribute; one-hot).
+    attr_classes : sequence or int
+        Attributes A (the multi-label task).
+    combinations : {"observed", "all"} or sequence of sequences, default "observed"
+        The combination set: a mode (two passes) or a fixed list (one pass).
+    min_size, max_size, min_support, max_combinations : int
+        As in :func:`~biasamp.multi_bias_amp` (``min_size``/``max_size`` are
+        ignored for a fixed list; ``min_support`` applies to it at
+        :meth:`compute`, on the training counts).
+
+    See Also
+    --------
+    biasamp.multi_bias_amp : the functional form, with the definitions.
+    biasamp.MultiAttributeCounts : the count table.
+
+    Notes
+    -----
+    Memory: pass 1 keeps one row per *distinct* training attribute set (not
+    per instance); pass 2 keeps ``O(|G|·|M|)`` integers. All counts are exact
+    integers, so any batching and merge order gives identical results.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    The example of :func:`~biasamp.multi_bias_amp`, in two passes over two
+    batches each:
+
+    >>> import numpy as np
+    >>> from biasamp.accumulators import MultiAttributeAccumulator
+    >>> group = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> attrs = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                   [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    >>> attrs_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
+    ...                        [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    >>> acc = MultiAttributeAccumulator([0, 1], ["a", "b", "c"])
+    >>> for rows in (slice(0, 4), slice(4, 8)):
+    ...     _ = acc.collect(attrs[rows])
+    >>> acc.freeze()
+    (('a',), ('b',), ('c',), ('a', 'b'))
+    >>> for rows in (slice(0, 4), slice(4, 8)):
+    ...     _ = acc.update(group[rows], attrs[rows], group_pred=group[rows], attrs_pred=attrs_pred[rows])
+    >>> res = acc.compute()
+    >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
+    (0.0833, 0.0625, 0.0)
+    """
+
+    def __init__(
+        self,
+        group_classes: Sequence | int,
+        attr_classes: Sequence | int,
+        *,
+        combinations: str | Sequence[Sequence] = "observed",
+        min_size: int = 1,
+        max_size: int | None = None,
+        min_support: int = 1,
+        max_combinations: int = 200_000,
+    ) -> None:
+        self.group_classes = _class_list(group_classes, "group_classes")
+        self.attr_classes = _class_list(attr_classes, "attr_classes")
+        self.min_size = _check_int(min_size, "min_size", 1)
+        max_size = _check_int(max_size, "max_size", 1, allow_none=True)
+        self.min_support = _check_int(min_support, "min_support", 1)
+        self.max_combinations = _check_int(max_combinations, "max_combinations", 1)
+        if max_size is not None and max_size < self.min_size:
+            raise ValueError(f"max_size ({max_size}) must be >= min_size ({self.min_size})")
+        self.max_size = len(self.attr_classes) if max_size is None else max_size
+        self.roles: tuple | None = None  # (has group_pred, has attrs_pred), fixed by the first test batch
+        self._idx = self._sizes = None
+        for name in _MULTI_TABLES:
+            setattr(self, name, None)
+        if isinstance(combinations, str):
+            if combinations not in _MODES:
+                raise ValueError(
+                    f"combinations must be one of {_MODES} or a list of combinations, got {combinations!r}"
+                )
+            self.mode = combinations
+            self.phase = "collect"
+            self.sets = np.zeros((0, (len(self.attr_classes) + 7) // 8), dtype=np.uint8)
+            self.set_weights = np.zeros(0, dtype=np.int64)
+            self.n_collected = 0
+            self._frozen_selection: dict | None = None
+        else:
+            self.mode = "given"
+            self.sets = self.set_weights = None
+            self.n_collected = 0
+            idx, sizes = self._given(combinations)
+            self._frozen_selection = {"n_candidates": len(sizes), "removed_min_support": 0}
+            self._start_counting(idx, sizes)
+
+    # ---------------------------------------------------------------- setup
+    def _given(self, combinations: Any) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(combinations, (bytes, dict)) or not isinstance(combinations, Iterable):
+            raise TypeError(
+                f"combinations must be 'observed', 'all' or a list of combinations, got {type(combinations).__name__}"
+            )
+        lookup = {c: i for i, c in enumerate(self.attr_classes)}
+        member = []
+        for combo in combinations:
+            if isinstance(combo, (str, bytes)) or not isinstance(combo, Iterable):
+                raise TypeError(
+                    f"each combination must be a tuple of attribute names, got {combo!r} "
+                    "(write a single attribute as a 1-tuple, e.g. ('a',))"
+                )
+            combo = tuple(combo)
+            unknown = [c for c in combo if c not in lookup]
+            if unknown:
+                raise ValueError(f"combination {combo!r} names unknown attributes {unknown!r} "
+                                 f"(attr_classes: {list(self.attr_classes)[:20]!r})")
+            if not combo or len(set(combo)) != len(combo):
+                raise ValueError(f"combination {combo!r} must be non-empty without repeated attributes")
+            row = np.zeros(len(self.attr_classes), dtype=bool)
+            row[[lookup[c] for c in combo]] = True
+            member.append(row)
+        if not member:
+            raise ValueError("combinations is an empty list")
+        member = np.array(member)
+        _, first = np.unique(member, axis=0, return_index=True)
+        if len(first) != len(member):
+            raise ValueError("combinations holds the same combination twice")
+        return _padded(member)
+
+    def _start_counting(self, idx: np.ndarray, sizes: np.ndarray) -> None:
+        self._idx, self._sizes = idx, sizes
+        g, k = len(self.group_classes), len(sizes)
+        for name in ("n_train", "n_test"):
+            setattr(self, name, np.zeros((), dtype=np.int64))
+        for name in ("train_group", "test_group", "pred_group"):
+            setattr(self, name, np.zeros(g, dtype=np.int64))
+        for name in ("train_joint", "test_joint", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat"):
+            setattr(self, name, np.zeros((g, k), dtype=np.int64))
+        self.phase = "count"
+
+    @property
+    def combinations(self) -> tuple:
+        """The candidate combinations M (attribute names), once fixed."""
+        if self._sizes is None:
+            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
+        names = self.attr_classes
+        return tuple(tuple(names[j] for j in row[:s]) for row, s in zip(self._idx.tolist(), self._sizes.tolist()))
+
+    def _table_names(self) -> tuple[str, ...]:
+        if self.phase == "collect":
+            return ()
+        return _MULTI_TABLES
+
+    # --------------------------------------------------------------- pass 1
+    def collect(self, attrs: Any) -> "MultiAttributeAccumulator":
+        """Pass 1: gather the distinct attribute sets of a batch of training rows; returns ``self``.
+
+        Parameters
+        ----------
+        attrs : labels of shape (n, A) or (n,)
+            Training attribute labels (hard; the test ground truth when no
+            training set will be given).
+        """
+        if self.phase != "collect":
+            raise ValueError(
+                "collect() belongs to pass 1, but the combinations are already fixed "
+                f"({'given' if self.mode == 'given' else 'freeze() was called'})"
+            )
+        m = encode_labels({"attrs": attrs}, classes=self.attr_classes)["attrs"]
+        get = _label_blocks(m)
+        n = m.n_rows
+        step = max(1, _CHUNK_BYTES // max(len(self.attr_classes), 1))
+        parts = [self.sets]
+        weights = [self.set_weights]
+        for start in range(0, n, step):
+            packed = np.packbits(get(start, min(n, start + step)), axis=1, bitorder="little")
+            d, w = _distinct_rows(packed, np.ones(len(packed)))
+            parts.append(d)
+            weights.append(w)
+        self.sets, self.set_weights = _distinct_rows(np.concatenate(parts), np.concatenate(weights).astype(np.float64))
+        self.n_collected += n
+        return self
+
+    def freeze(self) -> tuple:
+        """End pass 1: choose the combinations M from the collected sets; returns them.
+
+        ``"observed"``: the distinct collected sets with size in
+        ``[min_size, max_size]``; ``"all"``: every combination of size in range
+        contained in at least ``min_support`` collected rows (Apriori, never
+        2^|A|). In both, combinations contained in fewer than ``min_support``
+        rows are removed. Merge (or :meth:`sync`) the pass-1 accumulators of
+        every worker *before* freezing, so that all workers count the same M.
+        """
+        if self.phase != "collect":
+            raise ValueError("freeze() was already called (or the combinations were given)")
+        if self.n_collected == 0:
+            raise ValueError("nothing was collected: call collect() on the training attributes first")
+        a = len(self.attr_classes)
+        member = np.unpackbits(self.sets, axis=1, count=a, bitorder="little").astype(bool)
+        n_d = len(member)
+        colbits = _column_bitsets(lambda s, e: member[s:e], n_d, a)
+        if self.mode == "observed":
+            sizes = member.sum(axis=1)
+            keep = (sizes >= self.min_size) & (sizes <= self.max_size)
+            if not keep.any():
+                raise ValueError(
+                    f"combinations='observed': no training instance has an attribute set of size within "
+                    f"[min_size={self.min_size}, max_size={self.max_size}] (the training sets have sizes "
+                    f"{int(sizes.min())}..{int(sizes.max())})"
+                )
+            idx, sz = _padded(member[keep])
+            order = _canonical_order(idx, sz)
+            idx, sz = idx[order], sz[order]
+        else:
+            idx, sz = _weighted_frequent_sets(colbits, self.set_weights, n_d, self.min_size, self.max_size,
+                                              self.min_support, self.max_combinations)
+        n_candidates = len(sz)
+        support = _weighted_support(colbits, self.set_weights, n_d, idx, sz)
+        keep = support >= self.min_support
+        if not keep.any():
+            raise ValueError(
+                f"min_support={self.min_support} removed all {n_candidates} candidate combinations "
+                f"(combinations={self.mode!r}): none is contained in that many training instances"
+            )
+        self._frozen_selection = {"n_candidates": n_candidates, "removed_min_support": int((~keep).sum())}
+        self._start_counting(idx[keep], sz[keep])
+        self.sets, self.set_weights = self.sets[:0], self.set_weights[:0]  # pass 1 is over: keep the state small
+        return self.combinations
+
+    # --------------------------------------------------------------- pass 2
+    def _check_counting(self) -> None:
+        if self.phase != "count":
+            raise ValueError("the combinations are not fixed yet: call collect() on every batch, then freeze()")
+
+    def _bits(self, m) -> np.ndarray:
+        return _column_bitsets(_label_blocks(m), m.n_rows, len(self.attr_classes))
+
+    def update_train(self, group: Any, attrs: Any) -> "MultiAttributeAccumulator":
+        """Pass 2: count a batch of training ground truth (for ``b_train`` and ``y_gm``); returns ``self``."""
+        self._check_counting()
+        if group is None or attrs is None:
+            raise ValueError("update_train needs both group and attrs (training ground truth)")
+        g = encode_labels({"group_train": group}, classes=self.group_classes)["group_train"]
+        a = encode_labels({"attrs_train": attrs}, classes=self.attr_classes)["attrs_train"]
+        check_consistent_length(group_train=g, attrs_train=a)
+        codes = _group_codes(g)
+        (joint,) = _joint_counts(self._bits(a), [_code_bitsets(codes, len(self.group_classes))],
+                                 self._idx, self._sizes)
+        self.n_train = self.n_train + a.n_rows
+        self.train_group += np.bincount(codes, minlength=len(self.group_classes))
+        self.train_joint += joint
+        return self
+
+    def update(self, group: Any, attrs: Any, *, group_pred: Any = None,
+               attrs_pred: Any = None) -> "MultiAttributeAccumulator":
+        """Pass 2 (or the only pass): count a batch of test rows; returns ``self``.
+
+        Parameters
+        ----------
+        group : labels of shape (n,) or (n, G)
+            Test ground truth of the group (one-hot).
+        attrs : labels of shape (n, A)
+            Test ground truth of the attributes (multi-hot).
+        group_pred, attrs_pred : labels, optional
+            Hard predictions (at least one; both for Multi_MALS). Every batch
+            must carry the same arguments.
+        """
+        self._check_counting()
+        if group is None or attrs is None:
+            raise ValueError("update needs the test ground truth group and attrs")
+        if group_pred is None and attrs_pred is None:
+            raise ValueError(
+                "give attrs_pred (for Multi G->M), group_pred (for Multi M->G) or both (also for "
+                "Multi_MALS); neither was given"
+            )
+        roles = (group_pred is not None, attrs_pred is not None)
+        if self.roles is not None and roles != self.roles:
+            raise ValueError(
+                f"this batch gives group_pred={roles[0]}, attrs_pred={roles[1]}, earlier batches "
+                f"group_pred={self.roles[0]}, attrs_pred={self.roles[1]}: every batch must carry the same arguments"
+            )
+        g = encode_labels({"group": group}, {"group_pred": group_pred}, classes=self.group_classes)
+        a = encode_labels({"attrs": attrs}, {"attrs_pred": attrs_pred}, classes=self.attr_classes)
+        n = check_consistent_length(group=g["group"], attrs=a["attrs"], group_pred=g.get("group_pred"),
+                                    attrs_pred=a.get("attrs_pred"))
+        ng = len(self.group_classes)
+        codes = {name: _group_codes(m) for name, m in g.items()}
+        gbits = _code_bitsets(codes["group"], ng)
+        gbits_hat = _code_bitsets(codes["group_pred"], ng) if "group_pred" in codes else None
+        group_roles = [gbits] + ([gbits_hat] if gbits_hat is not None else [])
+        test_counts = _joint_counts(self._bits(a["attrs"]), group_roles, self._idx, self._sizes)
+        self.test_joint += test_counts[0]
+        if gbits_hat is not None:
+            self.joint_ghat_m += test_counts[1]
+            self.pred_group += np.bincount(codes["group_pred"], minlength=ng)
+        if "attrs_pred" in a:
+            pred_counts = _joint_counts(self._bits(a["attrs_pred"]), group_roles, self._idx, self._sizes)
+            self.joint_g_mhat += pred_counts[0]
+            if gbits_hat is not None:
+                self.joint_ghat_mhat += pred_counts[1]
+        self.n_test = self.n_test + n
+        self.test_group += np.bincount(codes["group"], minlength=ng)
+        self.roles = roles
+        return self
+
+    # ---------------------------------------------------------------- merge
+    def _merge_meta(self, other: "MultiAttributeAccumulator") -> None:
+        for what in ("group_classes", "attr_classes", "mode", "min_size", "max_size", "min_support",
+                     "max_combinations", "phase"):
+            if getattr(self, what) != getattr(other, what):
+                raise ValueError(
+                    f"cannot merge accumulators with different {what}: "
+                    f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
+                )
+        if self.phase == "collect":
+            sets, weights = _distinct_rows(np.concatenate([self.sets, other.sets]),
+                                           np.concatenate([self.set_weights, other.set_weights]).astype(np.float64))
+            self.sets, self.set_weights = sets, weights
+            self.n_collected += other.n_collected
+            return
+        if (not np.array_equal(self._idx, other._idx) or not np.array_equal(self._sizes, other._sizes)
+                or self._frozen_selection != other._frozen_selection):
+            raise ValueError(
+                "cannot merge accumulators with different combinations (freeze each from the merged pass 1)"
+            )
+        self.roles = _combine_roles(self.roles, other.roles, "predictions (group_pred, attrs_pred)")
+
+    # ----------------------------------------------------------------- read
+    def counts(self) -> tuple[MultiAttributeCounts, dict, str]:
+        """The count table of the kept combinations, the selection record and the train source.
+
+        Applies the filters of the functional API: combinations with fewer
+        than ``min_support`` training rows, or never contained in a test
+        ground-truth row, are removed.
+        """
+        self._check_counting()
+        if self.roles is None or int(self.n_test) == 0:
+            raise ValueError("no test batch was counted: call update() first")
+        if int(self.n_train) > 0:
+            source = "train"
+            n_train, train_group, train_joint = int(self.n_train), self.train_group, self.train_joint
+        else:
+            source = "test"
+            n_train, train_group, train_joint = int(self.n_test), self.test_group, self.test_joint
+        sel = dict(self._frozen_selection)
+        keep = train_joint.sum(axis=0) >= self.min_support
+        sel["removed_min_support"] += int((~keep).sum())
+        if not keep.any():
+            raise ValueError(
+                f"min_support={self.min_support} removed all {len(keep)} candidate combinations "
+                f"(combinations={self.mode!r}): none is contained in that many training instances"
+            )
+        in_test = self.test_joint.sum(axis=0) > 0
+        sel["removed_not_in_test"] = int((keep & ~in_test).sum())
+        keep &= in_test
+        if not keep.any():
+            raise ValueError(
+                f"none of the {int((train_joint.sum(axis=0) >= self.min_support).sum())} candidate "
+                f"combinations (combinations={self.mode!r}) occurs in the test ground truth (attrs): "
+                "the test filter removed them all"
+            )
+        has_gp, has_ap = self.roles
+        combos = tuple(c for c, k in zip(self.combinations, keep) if k)
+        counts = MultiAttributeCounts(
+            group_classes=self.group_classes,
+            attr_classes=self.attr_classes,
+            combinations=combos,
+            n_train=n_train,
+            train_group=train_group.copy(),
+            train_joint=train_joint[:, keep],
+            n_test=int(self.n_test),
+            test_group=self.test_group.copy(),
+            test_joint=self.test_joint[:, keep],
+            pred_group=self.pred_group.copy() if has_gp else None,
+            joint_g_mhat=self.joint_g_mhat[:, keep] if has_ap else None,
+            joint_ghat_m=self.joint_ghat_m[:, keep] if has_gp else None,
+            joint_ghat_mhat=self.joint_ghat_mhat[:, keep] if has_gp and has_ap else None,
+        )
+        sizes = self._sizes
+        selection = {
+            "mode": self.mode,
+            "min_size": self.min_size if self.mode != "given" else int(sizes.min()),
+            "max_size": self.max_size if self.mode != "given" else int(sizes.max()),
+            "min_support": self.min_support,
+            "n_candidates": sel["n_candidates"],
+            "removed_min_support": sel["removed_min_support"],
+            "removed_not_in_test": sel["removed_not_in_test"],
+        }
+        return counts, selection, source
+
+    def compute(self) -> MultiBiasAmpResult:
+        """Multi_MALS, Multi G→M and Multi M→G of every row counted.
+
+        Returns
+        -------
+        MultiBiasAmpResult
+            As returned by :func:`~biasamp.multi_bias_amp` on all the rows.
+
+        Raises
+        ------
+        ValueError
+            Combinations not fixed, nothing counted, no combination surviving
+            the filters, or every pair undefined.
+        """
+        counts, selection, source = self.counts()
+        return multi_from_counts(counts, selection=selection, train_source=source)
+
+    def reset(self) -> "MultiAttributeAccumulator":
+        """Zero the counts (pass 1: the collected sets; pass 2: the tables, M is kept); returns ``self``."""
+        if self.phase == "collect":
+            self.sets = self.sets[:0]
+            self.set_weights = self.set_weights[:0]
+            self.n_collected = 0
+        else:
+            for name in _MULTI_TABLES:
+                setattr(self, name, np.zeros_like(getattr(self, name)))
+            self.roles = None
+        return self
+
+    def __repr__(self) -> str:
+        if self.phase == "collect":
+            state = f"pass 1: {self.n_collected} rows, {len(self.set_weights)} distinct attribute sets"
+        else:
+            state = f"{len(self._sizes)} combinations, n_train={int(self.n_train)}, n_test={int(self.n_test)}"
+        return (
+            f"MultiAttributeAccumulator(combinations={self.mode!r}, {len(self.group_classes)} groups, "
+            f"{len(self.attr_classes)} attributes; {state})"
+        )

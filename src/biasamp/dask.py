@@ -1,0 +1,858 @@
+"""biasamp on Dask: the count-based metrics of Dask arrays and DataFrames, and DPA on a cluster.
+
+Every co-occurrence, multi-attribute and fairness metric is a pure function of
+count tables that add (STYLE.md, "counts first"), so it runs on Dask as a
+map-reduce: each partition is counted by a streaming accumulator of
+:mod:`biasamp.accumulators` (map), the accumulators are merged in a tree of
+fan-in ``split_every`` (reduce), and the metric is computed once from the
+total. Only count tables travel between workers, never rows. The functions
+below take the arguments of their in-memory counterparts, as Dask arrays or
+Dask DataFrames/Series, and return the same result types with the same
+values (bit-identical for hard labels; to rounding for probabilities).
+
+They run on whatever scheduler is active: the local threaded scheduler by
+default, or a ``dask.distributed.Client`` once one exists.
+
+* :func:`bias_amp_directional`, :func:`bias_amp_mals` (SPEC §1);
+* :func:`fairness_metrics` (SPEC §4);
+* :func:`multi_bias_amp` (SPEC §2): two passes over the data, one to collect
+  the candidate combinations (distinct training attribute sets and their
+  multiplicities), one to count them;
+* :func:`dpa`, :func:`leakage_amplification` (SPEC §3): the in-memory
+  functions with their iterations dispatched to a Dask cluster through
+  joblib's ``"dask"`` backend; per-iteration seeds are fixed before dispatch,
+  so results equal the local run for the same ``random_state``.
+
+Inputs. Every argument of one call (train arguments apart) must be split into
+the same row partitions: Dask arrays chunked along rows (2-D arrays are
+rechunked to one chunk across columns; arrays with different row chunks are
+rechunked to the first one's), DataFrames and Series with the same number of
+partitions (e.g. columns of one DataFrame). Partition lengths are checked
+when counted. Class lists not given are found by one extra pass over the
+ground-truth columns (distinct values per partition, merged): the same
+classes the in-memory function infers.
+
+This module needs the ``[dask]`` extra (``dask[array,dataframe]``,
+``distributed``); ``import biasamp`` never imports it, and Dask is imported
+only when one of these functions is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator
+from .cooccurrence import DirectionalBiasAmpResult, MALSResult
+from .fairness import METRICS, FairnessResult
+from .labels import _sorted_classes
+from .multiattribute import MultiBiasAmpResult
+
+__all__ = [
+    "bias_amp_directional",
+    "bias_amp_mals",
+    "dpa",
+    "fairness_metrics",
+    "leakage_amplification",
+    "multi_bias_amp",
+    "partitions",
+    "tree_merge",
+]
+
+
+# --------------------------------------------------------------------------- #
+# partitions and reduction
+# --------------------------------------------------------------------------- #
+def _require_dask():
+    try:
+        import dask  # noqa: F401
+        import dask.array  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise ImportError(
+            "biasamp.dask needs Dask: pip install 'biasamp[dask]' (dask[array,dataframe], distributed)"
+        ) from exc
+
+
+def _kind(x: Any) -> str | None:
+    """``"array"``, ``"frame"`` (DataFrame/Series) or None for a non-Dask object."""
+    import dask.array as da
+
+    if isinstance(x, da.Array):
+        return "array"
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # pragma: no cover - dask without the dataframe extra
+        return None
+    if isinstance(x, (dd.DataFrame, dd.Series)):
+        return "frame"
+    return None
+
+
+def partitions(**arguments: Any) -> dict[str, list]:
+    """Split aligned Dask arguments into lists of per-partition ``Delayed`` objects.
+
+    ``None`` arguments are skipped. All given arguments must have the same
+    number of row partitions (DataFrames: prefer one ``map_partitions`` over
+    them all, as the metric functions do, since the optimizer may fuse the
+    partitions of a narrow column selection); Dask arrays whose row chunks differ are
+    rechunked to the first array's chunks, and 2-D arrays to a single chunk
+    across columns.
+
+    Parameters
+    ----------
+    **arguments : dask.array.Array, dask.dataframe.DataFrame or Series
+        Named label arguments (the names appear in error messages).
+
+    Returns
+    -------
+    dict of name -> list of dask.delayed.Delayed
+        One entry per partition, in row order.
+
+    Raises
+    ------
+    TypeError
+        An argument that is not a Dask collection (or a >2-D array).
+    ValueError
+        Arguments with different numbers of partitions, or row chunks that
+        cannot be aligned (unknown chunk sizes).
+    """
+    given = {k: v for k, v in arguments.items() if v is not None}
+    _check_kinds(given)
+    ref_chunks = None
+    out: dict[str, list] = {}
+    for name, x in given.items():
+        if _kind(x) == "array":
+            if x.ndim not in (1, 2):
+                raise TypeError(f"{name} must be 1-D or 2-D, got a {x.ndim}-D dask array")
+            if x.ndim == 2 and len(x.chunks[1]) > 1:
+                x = x.rechunk({1: -1})
+            if ref_chunks is None:
+                ref_chunks = x.chunks[0]
+            elif x.chunks[0] != ref_chunks:
+                if any(np.isnan(c) for c in (*ref_chunks, *x.chunks[0])):
+                    raise ValueError(f"{name} has row chunks {x.chunks[0]} that cannot be aligned with {ref_chunks}")
+                x = x.rechunk({0: ref_chunks})
+            parts = x.to_delayed().ravel().tolist()
+        else:
+            parts = list(x.to_delayed())
+        out[name] = parts
+    lengths = {name: len(p) for name, p in out.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"arguments must be split into the same row partitions: {desc} partitions")
+    return out
+
+
+def _merge_all(*accs):
+    accs = [a.iloc[0] if isinstance(a, pd.Series) else a for a in accs]
+    out = accs[0].copy()
+    for acc in accs[1:]:
+        out.merge(acc)
+    return out
+
+
+def tree_merge(parts: Sequence, split_every: int = 8):
+    """Merge ``Delayed`` accumulators in a tree of fan-in ``split_every``; returns one ``Delayed``.
+
+    Parameters
+    ----------
+    parts : sequence of dask.delayed.Delayed
+        Accumulators (any of :mod:`biasamp.accumulators`), one per partition.
+    split_every : int, default 8
+        How many accumulators one task merges.
+
+    Returns
+    -------
+    dask.delayed.Delayed
+        The merged accumulator; ``.compute()`` it (on any scheduler).
+    """
+    import dask
+
+    if isinstance(split_every, bool) or not isinstance(split_every, (int, np.integer)) or split_every < 2:
+        raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}")
+    level = list(parts)
+    if not level:
+        raise ValueError("nothing to merge: no partition")
+    if len(level) == 1:
+        return dask.delayed(_merge_all, pure=True)(level[0])
+    while len(level) > 1:
+        level = [dask.delayed(_merge_all, pure=True)(*level[i: i + split_every])
+                 for i in range(0, len(level), split_every)]
+    return level[0]
+
+
+def _frame_task(func, template, names, *parts):
+    """One partition of aligned DataFrames/Series -> a one-element object Series holding its accumulator."""
+    out = pd.Series([None], dtype=object)
+    out.iloc[0] = func(template, **dict(zip(names, parts)))
+    return out
+
+
+def _check_kinds(arguments: dict[str, Any]) -> dict[str, str]:
+    """``"array"``/``"frame"`` per non-None argument; TypeError for non-Dask objects or a mix of kinds."""
+    _require_dask()
+    kinds = {}
+    for name, x in arguments.items():
+        if x is None:
+            continue
+        kinds[name] = _kind(x)
+        if kinds[name] is None:
+            raise TypeError(
+                f"{name} must be a dask array or a dask DataFrame/Series, got {type(x).__name__} "
+                "(use the functions of biasamp itself for in-memory data)"
+            )
+    if len(set(kinds.values())) > 1:
+        raise TypeError(
+            "mix of dask arrays and dask DataFrames/Series "
+            f"({', '.join(f'{k}: {v}' for k, v in kinds.items())}): pass all of one kind, e.g. with "
+            "dask.dataframe.from_dask_array or .to_dask_array(lengths=True)"
+        )
+    return kinds
+
+
+def _count_partitions(func, template, arguments: dict[str, Any]) -> list:
+    """``func(template.copy(), **partition)`` for every row partition of the arguments, as ``Delayed``.
+
+    Dask arrays go through :func:`partitions` (rechunked to common row chunks);
+    DataFrames/Series through one ``dask.dataframe.map_partitions`` over all
+    of them, so that columns of one dataset are read once and stay aligned
+    (the optimizer may fuse partitions of narrow column selections).
+    """
+    import dask
+
+    given = {k: v for k, v in arguments.items() if v is not None}
+    kinds = _check_kinds(given)
+    if "array" in kinds.values():
+        parts = partitions(**given)
+        tmpl = dask.delayed(template, pure=True)
+        n = len(next(iter(parts.values())))
+        return [dask.delayed(func, pure=True)(tmpl, **{k: parts[k][i] for k in parts}) for i in range(n)]
+    import dask.dataframe as dd
+
+    nparts = {k: x.npartitions for k, x in given.items()}
+    if len(set(nparts.values())) > 1:
+        desc = ", ".join(f"{k} has {n}" for k, n in nparts.items())
+        raise ValueError(f"arguments must be split into the same row partitions: {desc} partitions")
+    names = tuple(given)
+    out = dd.map_partitions(_frame_task, func, template, names, *given.values(),
+                            meta=pd.Series([], dtype=object), align_dataframes=False, enforce_metadata=False)
+    return list(out.to_delayed())
+
+
+# --------------------------------------------------------------------------- #
+# class discovery (one pass over the ground-truth columns)
+# --------------------------------------------------------------------------- #
+def _unique(part: Any) -> np.ndarray:
+    arr = part.to_numpy() if isinstance(part, (pd.Series, pd.DataFrame)) else np.asarray(part)
+    return pd.unique(arr.ravel()) if arr.ndim == 1 else np.empty(0)
+
+
+def _unique_rows(part: Any) -> list:
+    frame = part if isinstance(part, pd.DataFrame) else pd.DataFrame(np.asarray(part))
+    return list(frame.drop_duplicates().itertuples(index=False, name=None))
+
+
+def _width_classes(x: Any) -> list | None:
+    """Class names of a 2-D argument without reading it (DataFrame columns, or ``0..K-1``), else None."""
+    if _kind(x) == "frame":
+        import dask.dataframe as dd
+
+        return list(x.columns) if isinstance(x, dd.DataFrame) else None
+    if x.ndim == 2:
+        if np.isnan(x.shape[1]):
+            raise ValueError("a 2-D dask array with an unknown number of columns cannot be encoded")
+        return list(range(int(x.shape[1])))
+    return None
+
+
+def _classes_from_uniques(uniques: Sequence[np.ndarray]) -> list:
+    """The class list :func:`biasamp.labels.encode_labels` infers from 1-D truths with these values."""
+    arrays = [np.asarray(u) for u in uniques if len(u)]
+    if arrays and all(a.dtype.kind in "iu" for a in arrays):
+        return sorted({int(v) for a in arrays for v in a.tolist()})
+    if not arrays:
+        return []
+    return _sorted_classes(np.concatenate([a.astype(object) for a in arrays]))
+
+
+def _discover(requests: dict[str, tuple[str, list[Any]]]) -> dict[str, list]:
+    """Find class lists in one Dask pass.
+
+    ``requests`` maps a key to ``(how, collections)``: ``how="labels"`` gives
+    the classes of label arguments (2-D: column names; 1-D: sorted distinct
+    values), ``how="rows"`` the sorted distinct rows of a multi-column
+    argument.
+    """
+    import dask
+
+    out: dict[str, list] = {}
+    pending: dict[str, tuple[str, list]] = {}
+    for key, (how, xs) in requests.items():
+        xs = [x for x in xs if x is not None]
+        if how == "labels":
+            if any(x.ndim == 2 for x in xs):  # indicator matrices: DataFrame columns first, else 0..K-1
+                frames = [x for x in xs if _kind(x) == "frame"]
+                out[key] = next((c for c in map(_width_classes, frames + xs) if c is not None), None)
+                continue
+            delayed = [dask.delayed(_unique, pure=True)(p) for x in xs for p in _flat_parts(x)]
+        else:
+            delayed = [dask.delayed(_unique_rows, pure=True)(p) for x in xs for p in _flat_parts(x)]
+        pending[key] = (how, delayed)
+    if pending:
+        computed = dask.compute({k: d for k, (_, d) in pending.items()})[0]
+        for key, (how, _) in pending.items():
+            if how == "labels":
+                out[key] = _classes_from_uniques(computed[key])
+            else:
+                seen = list(dict.fromkeys(row for part in computed[key] for row in part))
+                try:
+                    out[key] = sorted(seen)
+                except TypeError:  # values that do not compare: order of appearance
+                    out[key] = seen
+    return out
+
+
+def _flat_parts(x: Any) -> list:
+    parts = x.to_delayed()
+    return parts.ravel().tolist() if hasattr(parts, "ravel") else list(parts)
+
+
+def _groups_request(sensitive_features: Any) -> tuple[str, list]:
+    """How to discover the groups of ``sensitive_features`` (one column: labels; several: rows)."""
+    import dask.dataframe as dd
+
+    if isinstance(sensitive_features, dd.DataFrame):
+        if len(sensitive_features.columns) == 1:
+            return "labels", [sensitive_features[sensitive_features.columns[0]]]
+        return "rows", [sensitive_features]
+    if _kind(sensitive_features) == "array" and sensitive_features.ndim == 2:
+        return "rows", [sensitive_features]
+    return "labels", [sensitive_features]
+
+
+# --------------------------------------------------------------------------- #
+# co-occurrence
+# --------------------------------------------------------------------------- #
+def _cooc_test_part(template, attr=None, task=None, attr_pred=None, task_pred=None):
+    return template.copy().update(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+
+
+def _cooc_train_part(template, attr_train=None, task_train=None):
+    return template.copy().update_train(attr_train, task_train)
+
+
+def _cooc_accumulate(template, test: dict, train: dict | None, split_every: int):
+    import dask
+
+    parts = _count_partitions(_cooc_test_part, template, test)
+    if train:
+        parts += _count_partitions(_cooc_train_part, template, train)
+    (acc,) = dask.compute(tree_merge(parts, split_every))
+    return acc
+
+
+def bias_amp_directional(
+    attr: Any,
+    task: Any,
+    *,
+    attr_pred: Any = None,
+    task_pred: Any = None,
+    attr_train: Any = None,
+    task_train: Any = None,
+    attr_classes: Sequence | None = None,
+    task_classes: Sequence | None = None,
+    split_every: int = 8,
+) -> DirectionalBiasAmpResult:
+    r"""Directional bias amplification BiasAmp→ of Dask collections (Wang & Russakovsky 2021).
+
+    .. math::
+
+        \text{BiasAmp}_{\rightarrow} = \frac{1}{|\mathcal{A}||\mathcal{T}|}
+            \sum_{a, t} y_{at}\,\Delta_{at}
+
+    exactly as :func:`biasamp.bias_amp_directional`, computed by counting
+    every partition and merging the count tables in a tree.
+
+    Parameters
+    ----------
+    attr, task : dask array or dask DataFrame/Series
+        Test ground truth of A and T, split into the same row partitions.
+    attr_pred, task_pred : dask collection, optional
+        Predictions (hard or probabilities), partitioned like ``attr``.
+    attr_train, task_train : dask collection, optional
+        Training ground truth (give both or neither), partitioned like each
+        other (not necessarily like the test set).
+    attr_classes, task_classes : sequence, optional
+        Class lists; when omitted they are found by one pass over the
+        ground truth (the classes the in-memory function infers).
+    split_every : int, default 8
+        Fan-in of the merge tree.
+
+    Returns
+    -------
+    DirectionalBiasAmpResult
+        Identical to the in-memory result.
+
+    Raises
+    ------
+    TypeError
+        A non-Dask argument.
+    ValueError
+        Misaligned partitions, bad labels (see :mod:`biasamp.labels`), no
+        predictions, or every pair undefined.
+
+    See Also
+    --------
+    biasamp.bias_amp_directional : the in-memory function and the definitions.
+    biasamp.accumulators.CooccurrenceAccumulator : the per-partition counter.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    >>> import numpy as np, pytest
+    >>> da = pytest.importorskip("dask.array")  # the [dask] extra
+    >>> import biasamp, biasamp.dask
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> task_pred = (attr == 2).astype(int)
+    >>> res = biasamp.dask.bias_amp_directional(
+    ...     da.from_array(attr, chunks=40), da.from_array(task, chunks=40),
+    ...     task_pred=da.from_array(task_pred, chunks=40))
+    >>> round(res.a_to_t.value, 4)
+    0.3333
+    """
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    if attr_pred is None and task_pred is None:
+        raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
+    test = dict(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred)
+    train = dict(attr_train=attr_train, task_train=task_train) if attr_train is not None else None
+    _check_kinds(test), _check_kinds(train or {})
+    attr_classes, task_classes = _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes)
+    template = CooccurrenceAccumulator(attr_classes, task_classes, metric="directional")
+    return _cooc_accumulate(template, test, train, split_every).compute()
+
+
+def _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes):
+    requests = {}
+    if attr_classes is None:
+        requests["attr"] = ("labels", [attr, attr_train])
+    if task_classes is None:
+        requests["task"] = ("labels", [task, task_train])
+    found = _discover(requests)
+    return (attr_classes if attr_classes is not None else found["attr"],
+            task_classes if task_classes is not None else found["task"])
+
+
+def bias_amp_mals(
+    attr_train: Any,
+    task_train: Any,
+    attr_pred: Any,
+    task_pred: Any,
+    *,
+    attr_classes: Sequence | None = None,
+    task_classes: Sequence | None = None,
+    split_every: int = 8,
+) -> MALSResult:
+    r"""BiasAmp_MALS of Dask collections (Zhao et al. 2017).
+
+    .. math::
+
+        \text{BiasAmp}_{\text{MALS}} = \frac{1}{|\mathcal{T}|} \sum_{a, t}
+            \mathbb{1}\Big[b_{\text{train}}(a,t) > \tfrac{1}{|\mathcal{A}|}\Big]
+            \big(b_{\text{pred}}(a,t) - b_{\text{train}}(a,t)\big)
+
+    exactly as :func:`biasamp.bias_amp_mals`.
+
+    Parameters
+    ----------
+    attr_train, task_train : dask collection
+        Training ground truth, in the same row partitions.
+    attr_pred, task_pred : dask collection
+        Test predictions, in the same row partitions (as each other).
+    attr_classes, task_classes : sequence, optional
+        Class lists; found by one pass over the training ground truth when
+        omitted.
+    split_every : int, default 8
+        Fan-in of the merge tree.
+
+    Returns
+    -------
+    MALSResult
+
+    See Also
+    --------
+    biasamp.bias_amp_mals : the in-memory function and the definitions.
+
+    References
+    ----------
+    .. [1] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017.
+
+    Examples
+    --------
+    >>> import numpy as np, pytest
+    >>> da = pytest.importorskip("dask.array")  # the [dask] extra
+    >>> import biasamp.dask
+    >>> attr = da.from_array(np.array([0, 0, 0, 0, 1, 0, 1]), chunks=3)
+    >>> task = da.from_array(np.array([[1], [1], [1], [1], [1], [0], [0]]), chunks=3)
+    >>> task_pred = da.from_array(np.array([[1], [1], [1], [1], [0], [0], [0]]), chunks=3)
+    >>> round(biasamp.dask.bias_amp_mals(attr, task, attr, task_pred).value, 4)
+    0.2
+    """
+    test = dict(attr_pred=attr_pred, task_pred=task_pred)
+    train = dict(attr_train=attr_train, task_train=task_train)
+    _check_kinds(test), _check_kinds(train)
+    attr_classes, task_classes = _cooc_classes(attr_train, task_train, None, None, attr_classes, task_classes)
+    template = CooccurrenceAccumulator(attr_classes, task_classes, metric="mals")
+    return _cooc_accumulate(template, test, train, split_every).compute()
+
+
+# --------------------------------------------------------------------------- #
+# fairness
+# --------------------------------------------------------------------------- #
+def _fair_part(template, y_true=None, y_pred=None, sensitive_features=None):
+    return template.copy().update(y_true, y_pred, sensitive_features=sensitive_features)
+
+
+def fairness_metrics(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sensitive_features: Any,
+    metrics: Sequence[str] = METRICS,
+    classes: Sequence | None = None,
+    groups: Sequence | None = None,
+    split_every: int = 8,
+) -> FairnessResult:
+    r"""The seven group fairness metrics of Qian et al. (2021) on Dask collections.
+
+    Per class (one-vs-rest) and group, :math:`PPR_g = (TP+FP)_g/n_g`,
+    :math:`TPR_g = TP_g/P_g`, :math:`FPR_g = FP_g/N_g`; e.g.
+
+    .. math::
+
+        \mathrm{DP} = \max_g PPR_g - \min_g PPR_g
+
+    averaged over classes, exactly as :func:`biasamp.fairness_metrics`.
+
+    Parameters
+    ----------
+    y_true, y_pred : dask collection
+        Ground truth and predictions, in the same row partitions.
+    sensitive_features : dask array, Series or DataFrame
+        Group of every row (several DataFrame columns: intersectional groups).
+    metrics : sequence of str, default all seven
+    classes, groups : sequence, optional
+        Found by one pass over ``y_true`` and ``sensitive_features`` when omitted.
+    split_every : int, default 8
+        Fan-in of the merge tree.
+
+    Returns
+    -------
+    FairnessResult
+
+    See Also
+    --------
+    biasamp.fairness_metrics : the in-memory function and the definitions.
+    biasamp.accumulators.FairnessAccumulator : the per-partition counter.
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021, Appendix A.
+
+    Examples
+    --------
+    >>> import numpy as np, pytest
+    >>> da = pytest.importorskip("dask.array")  # the [dask] extra
+    >>> import biasamp.dask
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> res = biasamp.dask.fairness_metrics(da.from_array(y_true, chunks=150), da.from_array(y_pred, chunks=150),
+    ...                                     sensitive_features=da.from_array(gender, chunks=150))
+    >>> round(100 * res.overall["BA"], 1)
+    10.1
+    """
+    arguments = dict(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
+    _check_kinds(arguments)
+    requests = {}
+    if classes is None:
+        requests["classes"] = ("labels", [y_true])
+    if groups is None:
+        requests["groups"] = _groups_request(sensitive_features)
+    found = _discover(requests)
+    classes = classes if classes is not None else found["classes"]
+    groups = groups if groups is not None else found["groups"]
+    if len(groups) < 2:
+        raise ValueError(
+            f"sensitive_features has a single group {groups[0]!r}; group fairness metrics compare at least two groups"
+        )
+    import dask
+
+    per = _count_partitions(_fair_part, FairnessAccumulator(classes, groups, metrics=metrics), arguments)
+    (acc,) = dask.compute(tree_merge(per, split_every))
+    return acc.compute()
+
+
+# --------------------------------------------------------------------------- #
+# multi-attribute
+# --------------------------------------------------------------------------- #
+def _multi_collect_part(template, attrs=None):
+    return template.copy().collect(attrs)
+
+
+def _multi_test_part(template, group=None, attrs=None, group_pred=None, attrs_pred=None):
+    return template.copy().update(group, attrs, group_pred=group_pred, attrs_pred=attrs_pred)
+
+
+def _multi_train_part(template, group_train=None, attrs_train=None):
+    return template.copy().update_train(group_train, attrs_train)
+
+
+def multi_bias_amp(
+    group: Any,
+    attrs: Any,
+    *,
+    group_pred: Any = None,
+    attrs_pred: Any = None,
+    group_train: Any = None,
+    attrs_train: Any = None,
+    combinations: str | Sequence[Sequence] = "observed",
+    min_size: int = 1,
+    max_size: int | None = None,
+    min_support: int = 1,
+    max_combinations: int = 200_000,
+    group_classes: Sequence | None = None,
+    attr_classes: Sequence | None = None,
+    split_every: int = 8,
+) -> MultiBiasAmpResult:
+    r"""Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023) of Dask collections.
+
+    .. math::
+
+        b(m, g) = \frac{\#(m \subseteq S,\, g)}{\#(m \subseteq S)}, \qquad
+        \text{Multi}_{\text{MALS}} = \frac{1}{|M|} \sum_{g, m} |\Delta_{gm}|
+
+    exactly as :func:`biasamp.multi_bias_amp`. With ``combinations``
+    ``"observed"`` or ``"all"`` the data is read twice: pass 1 collects the
+    distinct training attribute sets with their multiplicities (merged in a
+    tree), the combinations M are chosen from them, pass 2 counts M. With a
+    list of combinations, one pass.
+
+    Parameters
+    ----------
+    group, attrs : dask collection
+        Test ground truth (one-hot groups, multi-hot attributes), in the same
+        row partitions.
+    group_pred, attrs_pred : dask collection, optional
+        Hard predictions, partitioned like ``group``.
+    group_train, attrs_train : dask collection, optional
+        Training ground truth (both or neither).
+    combinations : {"observed", "all"} or list of tuples, default "observed"
+    min_size, max_size, min_support, max_combinations : int
+        As in :func:`biasamp.multi_bias_amp`.
+    group_classes, attr_classes : sequence, optional
+        Found by one pass over the ground truth when omitted.
+    split_every : int, default 8
+        Fan-in of the merge trees.
+
+    Returns
+    -------
+    MultiBiasAmpResult
+
+    See Also
+    --------
+    biasamp.multi_bias_amp : the in-memory function and the definitions.
+    biasamp.accumulators.MultiAttributeAccumulator : the per-partition counter.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    >>> import numpy as np, pytest
+    >>> da = pytest.importorskip("dask.array")  # the [dask] extra
+    >>> import biasamp.dask
+    >>> group = da.from_array(np.array([0, 0, 0, 0, 1, 1, 1, 1]), chunks=3)
+    >>> attrs = da.from_array(np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                                 [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]]), chunks=3)
+    >>> res = biasamp.dask.multi_bias_amp(group, attrs, attrs_pred=attrs)
+    >>> res.combinations, res.g_to_m.value
+    (((0,), (1,), (2,), (0, 1)), 0.0)
+    """
+    import dask
+
+    if (group_train is None) != (attrs_train is None):
+        raise ValueError("give both group_train and attrs_train, or neither")
+    if group_pred is None and attrs_pred is None:
+        raise ValueError(
+            "give attrs_pred (for Multi G->M), group_pred (for Multi M->G) or both (also for "
+            "Multi_MALS); neither was given"
+        )
+    test = dict(group=group, attrs=attrs, group_pred=group_pred, attrs_pred=attrs_pred)
+    train = dict(group_train=group_train, attrs_train=attrs_train) if group_train is not None else None
+    _check_kinds(test), _check_kinds(train or {})
+    requests = {}
+    if group_classes is None:
+        requests["group"] = ("labels", [group, group_train])
+    if attr_classes is None:
+        requests["attrs"] = ("labels", [attrs, attrs_train])
+    found = _discover(requests)
+    template = MultiAttributeAccumulator(
+        group_classes if group_classes is not None else found["group"],
+        attr_classes if attr_classes is not None else found["attrs"],
+        combinations=combinations, min_size=min_size, max_size=max_size, min_support=min_support,
+        max_combinations=max_combinations,
+    )
+    if template.phase == "collect":  # pass 1: candidate combinations from the training attribute sets
+        source = {"attrs": attrs_train if train is not None else attrs}
+        collected = _count_partitions(_multi_collect_part, template, source)
+        (template,) = dask.compute(tree_merge(collected, split_every))
+        template.freeze()
+    parts = _count_partitions(_multi_test_part, template, test)
+    if train is not None:
+        parts += _count_partitions(_multi_train_part, template, train)
+    (acc,) = dask.compute(tree_merge(parts, split_every))
+    return acc.compute()
+
+
+# --------------------------------------------------------------------------- #
+# predictability: joblib's dask backend
+# --------------------------------------------------------------------------- #
+def _on_dask(func, args, kwargs):
+    _require_dask()
+    try:
+        from distributed import get_client
+    except ImportError as exc:  # pragma: no cover
+        raise ImportError("running DPA iterations on Dask needs distributed: pip install 'biasamp[dask]'") from exc
+    try:
+        get_client()
+    except ValueError:
+        raise ValueError(
+            "joblib's dask backend needs a dask.distributed Client: create one first, e.g. "
+            "Client(LocalCluster()) or Client('scheduler-address')"
+        ) from None
+    import joblib
+
+    config = getattr(joblib, "parallel_config", None) or joblib.parallel_backend
+    kwargs = dict(kwargs)
+    if kwargs.get("n_jobs") in (None, 1):
+        kwargs["n_jobs"] = -1
+    with config(backend="dask"):
+        return func(*args, **kwargs)
+
+
+def dpa(attr: Any, task: Any, **kwargs: Any):
+    r"""DPA (Tokas, Nair & Kerner 2025) with its iterations run on a Dask cluster.
+
+    .. math::
+
+        \mathrm{DPA} = \frac{\Psi_M - \Psi_D}{\Psi_M + \Psi_D}
+
+    :func:`biasamp.dpa` inside ``joblib.parallel_config(backend="dask")``:
+    the ``n_iter`` attacker fits are dispatched to the workers of the active
+    ``dask.distributed.Client``. The seeds of every iteration are drawn from
+    ``random_state`` before dispatch, so the result equals the local run.
+
+    Parameters
+    ----------
+    attr, task : labels (in memory)
+        As in :func:`biasamp.dpa` (the attackers need every row; compute Dask
+        collections first).
+    **kwargs
+        Every keyword of :func:`biasamp.dpa`. ``n_jobs`` defaults to ``-1``
+        (all workers).
+
+    Returns
+    -------
+    DPAResult
+
+    Raises
+    ------
+    ValueError
+        No ``dask.distributed.Client`` is active.
+
+    See Also
+    --------
+    biasamp.dpa : the definitions.
+
+    References
+    ----------
+    .. [1] B. Tokas, R. Nair, H. Kerner. "DPA: A one-stop metric to measure
+       bias amplification in classification datasets". NeurIPS 2025, Eq. 1-6.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> distributed = pytest.importorskip("distributed")  # the [dask] extra
+    >>> import biasamp, biasamp.dask
+    >>> from biasamp.datasets import make_amplification_demo
+    >>> d = make_amplification_demo()
+    >>> kw = dict(attr_pred=d.attr_pred, task_pred=d.task_pred, attacker="tabular", n_iter=4, random_state=0)
+    >>> with distributed.Client(processes=False, n_workers=1, dashboard_address=None):  # doctest: +SKIP
+    ...     on_dask = biasamp.dask.dpa(d.attr, d.task, **kw)
+    >>> on_dask.a_to_t.value == biasamp.dpa(d.attr, d.task, **kw).a_to_t.value  # doctest: +SKIP
+    True
+    """
+    from .predictability import dpa as _dpa
+
+    return _on_dask(_dpa, (attr, task), kwargs)
+
+
+def leakage_amplification(attr: Any, task: Any, task_pred: Any, **kwargs: Any):
+    r"""Leakage amplification LA (Wang et al. 2019) with its iterations run on a Dask cluster.
+
+    .. math::
+
+        \mathrm{LA} = \lambda_M - \lambda_D
+
+    :func:`biasamp.leakage_amplification` inside
+    ``joblib.parallel_config(backend="dask")``; identical to the local run
+    for the same ``random_state``.
+
+    Parameters
+    ----------
+    attr, task, task_pred : labels (in memory)
+        As in :func:`biasamp.leakage_amplification`.
+    **kwargs
+        Every keyword of :func:`biasamp.leakage_amplification`; ``n_jobs``
+        defaults to ``-1``.
+
+    Returns
+    -------
+    LeakageResult
+
+    Raises
+    ------
+    ValueError
+        No ``dask.distributed.Client`` is active.
+
+    See Also
+    --------
+    biasamp.leakage_amplification : the definitions.
+
+    References
+    ----------
+    .. [1] T. Wang et al. "Balanced Datasets Are Not Enough". ICCV 2019.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> distributed = pytest.importorskip("distributed")  # the [dask] extra
+    >>> import biasamp.dask
+    >>> with distributed.Client(processes=False, n_workers=1, dashboard_address=None):  # doctest: +SKIP
+    ...     res = biasamp.dask.leakage_amplification([0, 1] * 50, [0, 1] * 50, [0, 1] * 50,
+    ...                                              attacker="tabular", n_iter=3, random_state=0)
+    """
+    from .predictability import leakage_amplification as _la
+
+    return _on_dask(_la, (attr, task, task_pred), kwargs)
