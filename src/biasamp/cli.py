@@ -19,19 +19,30 @@ option):
 * training labels: ``--train FILE`` with the same attribute and task columns.
 
 Files are CSV (``.csv``, ``.tsv``, ``.txt``, optionally ``.gz``/``.bz2``/
-``.zip``/``.xz``) or Parquet (``.parquet``, ``.pq``; needs pyarrow), read as
-data only. Reports are written atomically (temporary file, then rename) and
-never over an input file. Exit codes: 0 success; 1 a file could not be read or
-written, or a metric family failed (the report, still written when at least
-one family succeeded, records the error); 2 usage error (including a missing
-column, listed with the available ones).
+``.zip``/``.xz``) or Parquet (``.parquet``, ``.pq``, or a directory of such
+files; needs pyarrow), read as data only. Reports are written atomically
+(temporary file, then rename) and never over an input file. Exit codes: 0
+success; 1 a file could not be read or written, or a metric family failed
+(the report, still written when at least one family succeeded, records the
+error); 2 usage error (including a missing column, listed with the available
+ones).
+
+Streaming (``--stream``; by default when the Parquet input is larger than
+``--max-memory``, estimated from the file footers): the Parquet data is read
+in record batches, one file at a time, and counted by the streaming
+accumulators in bounded memory (:mod:`biasamp._stream`). The report has the
+same sections and values, without the bootstrap intervals of the
+count-based metrics; DPA and LA run on a uniform random sample of
+``--dpa-rows`` test rows.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +61,7 @@ SCORE_SUFFIX = "_score"
 
 _PARQUET = (".parquet", ".pq")
 _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def _version() -> str:
@@ -62,10 +74,11 @@ def _version() -> str:
 # reading
 # --------------------------------------------------------------------------- #
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a CSV or Parquet file as data (never pickle, never evaluated).
+    """Read a CSV or Parquet file, or a directory of Parquet files, as data (never pickle, never evaluated).
 
-    Raises ``click.ClickException`` (exit code 1) with a readable message when
-    the file cannot be read.
+    A directory is read as the Parquet files it holds, in the order of
+    :func:`biasamp._stream.parquet_files`. Raises ``click.ClickException``
+    (exit code 1) with a readable message when the data cannot be read.
     """
     path = Path(path)
     suffixes = [s.lower() for s in path.suffixes]
@@ -73,16 +86,18 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         suffixes = suffixes[:-1]
     kind = suffixes[-1] if suffixes else ""
     try:
-        if kind in _PARQUET:
-            try:
-                return pd.read_parquet(path)
-            except ImportError as exc:
-                raise click.ClickException(
-                    f"cannot read {path}: reading Parquet needs pyarrow (pip install pyarrow): "
-                    + str(exc).splitlines()[0]
-                ) from None
-        sep = "\t" if kind == ".tsv" else ","
-        frame = pd.read_csv(path, sep=sep, engine="c")
+        if path.is_dir():
+            from ._stream import parquet_files
+
+            files = parquet_files(path)
+            if not files:
+                raise click.ClickException(f"cannot read {path}: a directory with no Parquet files (*.parquet, *.pq)")
+            frame = _read_parquet(files)
+        elif kind in _PARQUET:
+            frame = _read_parquet([path])
+        else:
+            sep = "\t" if kind == ".tsv" else ","
+            frame = pd.read_csv(path, sep=sep, engine="c")
     except click.ClickException:
         raise
     except pd.errors.EmptyDataError:
@@ -96,6 +111,17 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     if frame.shape[1] == 0 or len(frame) == 0:
         raise click.ClickException(f"cannot read {path}: no data rows")
     return frame
+
+
+def _read_parquet(files: list) -> pd.DataFrame:
+    try:
+        frames = [pd.read_parquet(f) for f in files]
+    except ImportError as exc:
+        raise click.ClickException(
+            f"cannot read {files[0]}: reading Parquet needs pyarrow (pip install pyarrow): "
+            + str(exc).splitlines()[0]
+        ) from None
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -174,6 +200,12 @@ def _task_frame(frame: pd.DataFrame, cols: list[str], names: list[str]) -> Any:
     return out.reset_index(drop=True)
 
 
+def _display_names(cols: dict, source: str) -> dict:
+    """The report's ``names``: attribute and task columns, and where the data came from."""
+    task = ", ".join(cols["task"]) if len(cols["task"]) <= 3 else f"{len(cols['task'])} task columns"
+    return {"attr": cols["attr"], "task": task, "source": source}
+
+
 def _task_names(cols: list[str]) -> list[str]:
     if len(cols) > 1 and all(c.startswith(TASK_PREFIX) for c in cols):
         stripped = [c[len(TASK_PREFIX):] for c in cols]
@@ -213,6 +245,109 @@ def _write_outputs(report, json_path, html_path, plots: bool, protect: list[str]
 
 
 # --------------------------------------------------------------------------- #
+# streaming
+# --------------------------------------------------------------------------- #
+def _parse_size(ctx: Any, param: Any, value: Any) -> int | None:
+    """A size such as ``500M``, ``2G``, ``1.5GB`` or ``1024`` (bytes); K, M, G, T are powers of 1024."""
+    if value is None or isinstance(value, int):
+        return value
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtKMGT]?)(?:i?[bB])?\s*", str(value))
+    if not m:
+        raise click.BadParameter(f"{value!r} is not a size such as 500M, 2G or 1.5GB (K, M, G, T: powers of 1024)")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
+
+
+def _fmt_size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def _is_parquet(path: str | os.PathLike) -> bool:
+    path = Path(path)
+    return path.is_dir() or path.suffix.lower() in _PARQUET
+
+
+def _open_dataset(path: str | os.PathLike) -> Any:
+    """The footers of a Parquet file or directory; UsageError (exit 2) for a directory without Parquet files."""
+    from ._stream import ParquetDataset, StreamReadError
+
+    try:
+        return ParquetDataset.open(path)
+    except ValueError as exc:
+        raise click.UsageError(f"{exc}: DATA and --train are CSV or Parquet files, or directories of Parquet "
+                               "files") from None
+    except ImportError as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from None
+    except StreamReadError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _decide_streaming(stream: bool | None, data: str, train_path: str | None, val_path: str | None,
+                      max_memory: int) -> tuple[bool, dict]:
+    """Whether to stream, and the Parquet inputs' footers (path -> ParquetDataset).
+
+    ``--stream`` streams (Parquet inputs only); ``--no-stream`` loads; by
+    default the data is streamed when every input is Parquet and their
+    uncompressed size (from the footers) exceeds ``--max-memory``.
+    """
+    inputs = [(p, what) for p, what in ((data, "DATA"), (train_path, "--train")) if p]
+    datasets = {p: _open_dataset(p) for p, _ in inputs if _is_parquet(p)}
+    if stream is False:
+        return False, datasets
+    if stream is None:
+        size = sum(ds.nbytes for ds in datasets.values())
+        if len(datasets) < len(inputs) or size <= max_memory:
+            return False, datasets
+        what = " and ".join(str(p) for p, _ in inputs)
+        if val_path:
+            raise click.UsageError(
+                f"{what}: about {_fmt_size(size)} uncompressed, more than --max-memory {_fmt_size(max_memory)}, "
+                "so it would be streamed, but --val (threshold calibration) is not supported when streaming; "
+                "pass --no-stream to load it in memory, or a larger --max-memory")
+        click.echo(f"streaming {what}: about {_fmt_size(size)} uncompressed, more than --max-memory "
+                   f"{_fmt_size(max_memory)} (--no-stream loads it in memory)", err=True)
+        return True, datasets
+    for p, what in inputs:
+        if p not in datasets:
+            raise click.UsageError(f"--stream reads Parquet: {what} {p} is not a Parquet file (.parquet, .pq) "
+                                   "or a directory of Parquet files")
+    if val_path:
+        raise click.UsageError("--val (threshold calibration) is not supported with --stream; "
+                               "pass --no-stream to load the data in memory")
+    return True, datasets
+
+
+def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, task, attr_pred,
+                    task_pred) -> tuple[Any, dict]:
+    """``(StreamColumns, columns)``: the conventions applied to the Parquet schemas (no data read).
+
+    UsageError (exit 2) listing the available columns when one is missing,
+    from the first file or from any later file of a directory.
+    """
+    from ._stream import StreamColumns
+
+    test = datasets[data]
+    cols = _resolve_columns(pd.DataFrame(columns=list(test.columns)), data, attr, task, attr_pred, task_pred)
+    predictions = [*(cols["attr_pred"] or []), *(cols["task_pred"] or [])]
+    checks = [(test, data, "test", [cols["attr"], *cols["task"], *predictions])]
+    if train_path:
+        checks.append((datasets[train_path], train_path, "training", [cols["attr"], *cols["task"]]))
+    for ds, path, what, needed in checks:
+        gap = ds.missing(needed)
+        if gap is not None:
+            f, lacking, available = gap
+            raise click.UsageError(
+                f"{what} column{'s' if len(lacking) > 1 else ''} {', '.join(map(repr, lacking))} not found in {f}"
+                + (f" (of {path})" if str(f) != str(path) else "") + f"; available columns: {', '.join(available)}")
+    return StreamColumns(cols["attr"], tuple(cols["task"]), tuple(_task_names(cols["task"])),
+                         cols["attr_pred"][0] if cols["attr_pred"] else None,
+                         tuple(cols["task_pred"]) if cols["task_pred"] else None), cols
+
+
+# --------------------------------------------------------------------------- #
 # commands
 # --------------------------------------------------------------------------- #
 _SECTIONS = [b.key for b in section_builders()]
@@ -243,11 +378,11 @@ def _common_options(func):
 
 
 def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, skip, seed, progress,
-         quiet, protect) -> None:
+         quiet, protect, auditor=audit) -> None:
     try:
-        report = audit(**report_kwargs, n_boot=n_boot, n_iter=n_iter, attacker=attacker, exclude=skip,
-                       random_state=seed, progress=progress)
-    except (ValueError, TypeError) as exc:
+        report = auditor(**report_kwargs, n_boot=n_boot, n_iter=n_iter, attacker=attacker, exclude=skip,
+                         random_state=seed, progress=progress)
+    except (ValueError, TypeError, OSError, ImportError) as exc:  # OSError: a file unreadable while streaming
         raise click.ClickException(str(exc)) from None
     if not quiet:
         click.echo(report.summary(width=max(100, shutil.get_terminal_size((120, 24)).columns)))
@@ -272,8 +407,8 @@ def main() -> None:
 
 
 @main.command("audit", context_settings={"max_content_width": 100})
-@click.argument("data", type=click.Path(exists=True, dir_okay=False))
-@click.option("--train", "train_path", type=click.Path(exists=True, dir_okay=False),
+@click.argument("data", type=click.Path(exists=True))
+@click.option("--train", "train_path", type=click.Path(exists=True),
               help="Training labels (same attribute and task columns).")
 @click.option("--val", "val_path", type=click.Path(exists=True, dir_okay=False),
               help="Validation scores (<column>_score) for threshold calibration.")
@@ -282,10 +417,19 @@ def main() -> None:
 @click.option("--attr-pred", help="Predicted attribute column [default: <attr>_pred, else <attr>_score].")
 @click.option("--task-pred", multiple=True, help="Predicted task column(s) [default: <task>_pred, else <task>_score].")
 @click.option("--title", default=None, help="Report title.")
+@click.option("--stream/--no-stream", default=None,
+              help="Read Parquet in batches, in bounded memory [default: when larger than --max-memory].")
+@click.option("--max-memory", default="1G", show_default=True, callback=_parse_size, metavar="SIZE",
+              help="Stream Parquet input larger than this uncompressed (from the file footers), e.g. 500M, 4G.")
+@click.option("--batch-size", type=click.IntRange(1), default=65_536, show_default=True,
+              help="Rows per batch when streaming.")
+@click.option("--dpa-rows", type=click.IntRange(0), default=200_000, show_default=True,
+              help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
 @_common_options
-def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, title, json_path, html_path,
-                  no_plots, n_boot, n_iter, attacker, skip, seed, progress, quiet):
-    """Audit the predictions in DATA (CSV or Parquet, one row per test instance).
+def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, title, stream, max_memory,
+                  batch_size, dpa_rows, json_path, html_path, no_plots, n_boot, n_iter, attacker, skip, seed,
+                  progress, quiet):
+    """Audit the predictions in DATA (CSV, Parquet, or a folder of Parquet files; one row per test instance).
 
     \b
     Column conventions (override with the options):
@@ -296,10 +440,31 @@ def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, 
                    columns, applied to the test <column>_score columns
 
     \b
+    Streaming (--stream, or Parquet larger than --max-memory): the data is read
+    in batches, one file at a time, in bounded memory. Same metrics and values;
+    no bootstrap intervals for the count-based metrics; DPA and LA run on a
+    random sample of --dpa-rows test rows.
+
+    \b
     Example:
       biasamp audit test.csv --train train.csv --html report.html --json report.json
+      biasamp audit predictions/ --train train/ --stream --json report.json
     """
     _check_outputs({"--json": json_path, "--html": html_path}, [data, train_path, val_path])
+    streaming, datasets = _decide_streaming(stream, data, train_path, val_path, max_memory)
+    if streaming:
+        from ._stream import stream_audit
+
+        columns, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred))
+        auditor = partial(stream_audit, datasets[data], columns, train=datasets.get(train_path),
+                          batch_size=batch_size, dpa_rows=dpa_rows)
+        sources = ", ".join(p for p in (f"test {data}", train_path and f"train {train_path}") if p)
+        _run({"title": title or f"biasamp audit of {Path(data).name}",
+              "names": _display_names(cols, f"{sources} (streamed in batches of {batch_size:,} rows)")},
+             json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
+             attacker=attacker, skip=skip, seed=seed, progress=progress, quiet=quiet, protect=[data, train_path],
+             auditor=auditor)
+        return
     frame = read_table(data)
     cols = _resolve_columns(frame, data, attr, _split(task), attr_pred, _split(task_pred))
     names = _task_names(cols["task"])
@@ -332,9 +497,7 @@ def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, 
                 f"available columns in {val_path}: {_available(val)}")
     sources = ", ".join(p for p in (f"test {data}", train_path and f"train {train_path}",
                                      val_path and f"validation {val_path}") if p)
-    _run(dict(kwargs, title=title or f"biasamp audit of {Path(data).name}",
-              names={"attr": cols["attr"], "task": ", ".join(cols["task"]) if len(cols["task"]) <= 3
-                     else f"{len(cols['task'])} task columns", "source": sources}),
+    _run(dict(kwargs, title=title or f"biasamp audit of {Path(data).name}", names=_display_names(cols, sources)),
          json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
          attacker=attacker, skip=skip, seed=seed, progress=progress, quiet=quiet,
          protect=[data, train_path, val_path])

@@ -47,6 +47,7 @@ __all__ = [
     "Section",
     "SectionBuilder",
     "SectionData",
+    "SectionResult",
     "audit",
     "register_section",
     "section_builders",
@@ -140,12 +141,51 @@ class Section:
 
 
 @dataclass(eq=False)
+class SectionResult:
+    """A metric family's result computed outside :func:`audit`, for its section to render.
+
+    A streamed audit (``biasamp audit --stream``) counts the rows batch by
+    batch with the accumulators of :mod:`biasamp.accumulators` and never
+    holds them all; it passes their results to the report through
+    :attr:`AuditInputs.results`, and the section builders render them exactly
+    as they render a result computed from the rows.
+
+    Attributes
+    ----------
+    compute : callable
+        ``compute() -> result``, the result type of the family's function
+        (e.g. an accumulator's bound ``compute`` method). Called while the
+        section is built, so that the warnings it emits become the section's
+        notes and an exception it raises the section's error.
+    ci : optional
+        The interval(s), in the form the family's bootstrap gives them; None:
+        no interval.
+    ci_method : str
+        How ``ci`` was obtained (shown in the summary).
+    notes : list of str
+        Caveats for the section's notes (e.g. why there is no interval).
+    """
+
+    compute: Callable[[], Any]
+    ci: Any = None
+    ci_method: str = ""
+    notes: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class AuditInputs:
     """The validated inputs every section builder sees.
 
     Label attributes hold what the user passed (numpy arrays, pandas objects)
     with predictions possibly replaced by calibrated hard predictions;
     ``thresholds`` holds the calibration tables (label -> threshold) by role.
+
+    A streamed audit holds only a uniform random sample of the test rows in
+    the label attributes (``n_rows`` of the ``n`` rows counted; no training
+    rows): the count-based families come as :class:`SectionResult` objects
+    in ``results`` (by section key), and ``description`` holds the entries
+    of :attr:`Report.inputs` found while streaming (class lists, soft
+    predictions, sizes), which the held rows alone would not give.
     """
 
     attr: Any
@@ -157,10 +197,18 @@ class AuditInputs:
     n: int = 0
     n_train: int | None = None
     thresholds: dict = field(default_factory=dict)
+    results: dict = field(default_factory=dict)
+    description: dict = field(default_factory=dict)
 
     @property
     def has_train(self) -> bool:
-        return self.attr_train is not None and self.task_train is not None
+        """Whether training labels were given (held, or counted by a streamed audit: ``n_train``)."""
+        return (self.attr_train is not None and self.task_train is not None) or self.n_train is not None
+
+    @property
+    def n_rows(self) -> int:
+        """Number of test rows held in the label attributes (``n``, except in a streamed audit)."""
+        return _length(self.attr)
 
     @property
     def task_is_multilabel(self) -> bool:
@@ -396,6 +444,25 @@ def _ci_note(level: float) -> str:
     return f"{round(100 * level)}%"
 
 
+def _computed(inp: AuditInputs, key: str, compute: Callable[[], Any], interval: Callable[[Any], Any],
+              ci_method: str) -> tuple[Any, Any, str, list]:
+    """``(result, interval, ci_method, notes)`` of a count-based family.
+
+    From the rows held: ``compute()``, then ``interval(result)`` (a
+    ``ValueError`` there becomes a note); or, when the family was computed
+    elsewhere (``inp.results[key]``, a streamed audit), from that
+    :class:`SectionResult`.
+    """
+    given = inp.results.get(key)
+    if given is not None:
+        return given.compute(), given.ci, given.ci_method, list(given.notes)
+    res = compute()
+    try:
+        return res, interval(res), ci_method, []
+    except ValueError as exc:
+        return res, None, ci_method, [f"no bootstrap interval: {exc}"]
+
+
 # --------------------------------------------------------------------------- #
 # the section builders
 # --------------------------------------------------------------------------- #
@@ -461,15 +528,13 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
 
     kw = {"attr_pred": inp.attr_pred, "task_pred": inp.task_pred, "attr_train": inp.attr_train,
           "task_train": inp.task_train}
-    res = bias_amp_directional(inp.attr, inp.task, **kw)
-    out = SectionData()
-    ci: dict = {}
-    try:
-        boot = bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, n_boot=opt.n_boot, level=opt.level,
-                         random_state=opt.seed("directional"))
-        ci = boot.ci
-    except ValueError as exc:
-        out.notes.append(f"no bootstrap interval: {exc}")
+    res, ci, ci_method, notes = _computed(
+        inp, "directional", lambda: bias_amp_directional(inp.attr, inp.task, **kw),
+        lambda res: bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, n_boot=opt.n_boot, level=opt.level,
+                              random_state=opt.seed("directional")).ci,
+        f"bootstrap ({opt.n_boot})")
+    ci = ci or {}
+    out = SectionData(notes=notes)
     if res.train_source == "test":
         out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
     bars = []
@@ -477,8 +542,8 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         if d is None:
             continue
         extra = f", {d.n_undefined} undefined" if d.n_undefined else ""
-        out.summary.append(_row("BiasAmp->", d.direction, d.value, ci.get(d.direction),
-                                f"bootstrap ({opt.n_boot})", inp.n, f"{d.n_pairs} pairs{extra}"))
+        out.summary.append(_row("BiasAmp->", d.direction, d.value, ci.get(d.direction), ci_method, inp.n,
+                                f"{d.n_pairs} pairs{extra}"))
         out.tables[f"pairs {d.direction}"] = d.pairs
         top = d.top(opt.top_k)
         bars.append(pd.DataFrame({
@@ -517,16 +582,14 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     attr_train, task_train = (inp.attr_train, inp.task_train) if inp.has_train else (inp.attr, inp.task)
     if not inp.has_train:
         out.notes.append("no training labels were given: bias_train comes from the test ground truth")
-    res = bias_amp_mals(attr_train, task_train, inp.attr_pred, inp.task_pred)
-    ci = None
-    try:
-        ci = bootstrap(bias_amp_mals, attr_train, task_train, inp.attr_pred, inp.task_pred, n_boot=opt.n_boot,
-                       level=opt.level, random_state=opt.seed("mals")).interval()
-    except ValueError as exc:
-        out.notes.append(f"no bootstrap interval: {exc}")
+    res, ci, ci_method, notes = _computed(
+        inp, "mals", lambda: bias_amp_mals(attr_train, task_train, inp.attr_pred, inp.task_pred),
+        lambda res: bootstrap(bias_amp_mals, attr_train, task_train, inp.attr_pred, inp.task_pred,
+                              n_boot=opt.n_boot, level=opt.level, random_state=opt.seed("mals")).interval(),
+        f"bootstrap ({opt.n_boot})")
+    out.notes.extend(notes)
     extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
-    out.summary.append(_row("BiasAmp_MALS", "", res.value, ci, f"bootstrap ({opt.n_boot})", inp.n,
-                            f"{res.n_tasks} tasks{extra}"))
+    out.summary.append(_row("BiasAmp_MALS", "", res.value, ci, ci_method, inp.n, f"{res.n_tasks} tasks{extra}"))
     out.tables["pairs"] = res.pairs
     top = res.top(opt.top_k)
     top = top[top["contribution"] != 0]
@@ -552,30 +615,20 @@ def _multi_call(inp: AuditInputs, opt: AuditOptions, attr, task, attr_pred, task
 _MULTI_PARTS = (("mals", "Multi_MALS", ""), ("g_to_m", "Multi->", "G->M"), ("m_to_g", "Multi->", "M->G"))
 
 
-@register_section(
-    "multi",
-    title="Multi-attribute bias amplification",
-    citation=_CITE_MULTI,
-    how_to_read=(
-        "Bias can hide in combinations of tasks (e.g. 'kitchen + dog'). Multi_MALS and Multi-> "
-        "(G->M: group drives predicted combinations; M->G: combinations drive the predicted group) "
-        "average |Delta| over (group, combination) pairs, so they are >= 0 and measure how much "
-        "the model distorts the training associations in either sense; 'raw' keeps the sign "
-        "(positive = amplification) and the variance shows how uneven the distortion is. "
-        "The table lists the combinations contributing most."
-    ),
-    needs="a multi-label task (two or more task columns) and predictions",
-    applicable=lambda inp: inp.task_is_multilabel and _has_pred(inp),
-    order=30,
-)
-def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
-    out = SectionData()
-    res = _multi_call(inp, opt, inp.attr, inp.task, inp.attr_pred, inp.task_pred)
-    parts = [(attr, metric, direction, getattr(res, attr)) for attr, metric, direction in _MULTI_PARTS
-             if getattr(res, attr) is not None]
-    # percentile bootstrap over test rows (training statistics fixed): multi_bias_amp is not yet
-    # supported by stats.bootstrap, so the rows are resampled and the metric recomputed.
-    reps = {attr: [] for attr, *_ in parts}
+def _multi_parts(res: Any) -> list:
+    return [(attr, metric, direction, getattr(res, attr)) for attr, metric, direction in _MULTI_PARTS
+            if getattr(res, attr) is not None]
+
+
+def _multi_bootstrap(inp: AuditInputs, opt: AuditOptions, res: Any) -> dict:
+    """Percentile interval per part of ``res`` (None where fewer than 2 replicates are defined).
+
+    Bootstrap over test rows (training statistics fixed): multi_bias_amp is
+    not yet supported by stats.bootstrap, so the rows are resampled and the
+    metric recomputed.
+    """
+    parts = _multi_parts(res)
+    reps: dict = {attr: [] for attr, *_ in parts}
     n_boot = int(opt.n_boot_multi)
     if n_boot > 0:
         rng = np.random.default_rng(opt.seed("multi"))
@@ -593,13 +646,39 @@ def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
                     if m is not None and np.isfinite(m.value):
                         reps[attr].append(m.value)
     q = [(1 - opt.level) / 2, (1 + opt.level) / 2]
+    out = {}
+    for attr, vals in reps.items():
+        vals = np.asarray(vals, dtype=np.float64)
+        out[attr] = tuple(np.quantile(vals, q)) if len(vals) >= 2 else None
+    return out
+
+
+@register_section(
+    "multi",
+    title="Multi-attribute bias amplification",
+    citation=_CITE_MULTI,
+    how_to_read=(
+        "Bias can hide in combinations of tasks (e.g. 'kitchen + dog'). Multi_MALS and Multi-> "
+        "(G->M: group drives predicted combinations; M->G: combinations drive the predicted group) "
+        "average |Delta| over (group, combination) pairs, so they are >= 0 and measure how much "
+        "the model distorts the training associations in either sense; 'raw' keeps the sign "
+        "(positive = amplification) and the variance shows how uneven the distortion is. "
+        "The table lists the combinations contributing most."
+    ),
+    needs="a multi-label task (two or more task columns) and predictions",
+    applicable=lambda inp: inp.task_is_multilabel and _has_pred(inp),
+    order=30,
+)
+def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    res, ci, ci_method, notes = _computed(
+        inp, "multi", lambda: _multi_call(inp, opt, inp.attr, inp.task, inp.attr_pred, inp.task_pred),
+        lambda res: _multi_bootstrap(inp, opt, res), f"bootstrap over rows ({int(opt.n_boot_multi)})")
+    ci = ci or {}
+    out = SectionData(notes=notes)
     tops = []
-    for attr, metric, direction, m in parts:
-        vals = np.asarray(reps[attr], dtype=np.float64)
-        ci = tuple(np.quantile(vals, q)) if len(vals) >= 2 else None
+    for attr, metric, direction, m in _multi_parts(res):
         note = f"mean |Delta|; raw {m.raw:+.4f}, var {m.variance:.3g}, {len(res.combinations)} combinations"
-        out.summary.append(_row(metric, direction, m.value, ci, f"bootstrap over rows ({n_boot})", inp.n, note,
-                                reading=""))
+        out.summary.append(_row(metric, direction, m.value, ci.get(attr), ci_method, inp.n, note, reading=""))
         name = f"{metric} {direction}".strip()
         out.tables[f"top {name}"] = m.top(opt.top_k)
         top = m.top(opt.top_k)
@@ -648,17 +727,16 @@ def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from .fairness import fairness_metrics
     from .stats import bootstrap
 
-    out = SectionData()
-    res = fairness_metrics(inp.task, inp.task_pred, sensitive_features=inp.attr)
-    ci: dict = {}
-    try:
-        ci = bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr,
-                       n_boot=opt.n_boot, level=opt.level, random_state=opt.seed("fairness")).ci
-    except ValueError as exc:
-        out.notes.append(f"no bootstrap interval: {exc}")
+    res, ci, ci_method, notes = _computed(
+        inp, "fairness", lambda: fairness_metrics(inp.task, inp.task_pred, sensitive_features=inp.attr),
+        lambda res: bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr,
+                              n_boot=opt.n_boot, level=opt.level, random_state=opt.seed("fairness")).ci,
+        f"bootstrap ({opt.n_boot})")
+    ci = ci or {}
+    out = SectionData(notes=notes)
     for name, value in res.overall.items():
         extra = f"; {res.n_undefined[name]} classes undefined" if res.n_undefined.get(name) else ""
-        out.summary.append(_row(name, "", value, ci.get(name), f"bootstrap ({opt.n_boot})", inp.n,
+        out.summary.append(_row(name, "", value, ci.get(name), ci_method, inp.n,
                                 _FAIR_READ.get(name, "") + extra, reading=""))
     out.tables["by class"] = res.by_class
     out.tables["by group"] = res.by_group
@@ -703,7 +781,7 @@ def _predictability():
 )
 def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     pred = _predictability()
-    attacker = _choose_attacker(opt.attacker, [inp.attr, inp.task], inp.n)
+    attacker = _choose_attacker(opt.attacker, [inp.attr, inp.task], inp.n_rows)
     res = pred.dpa(inp.attr, inp.task, attr_pred=inp.attr_pred, task_pred=inp.task_pred, attacker=attacker,
                    quality=opt.dpa_quality, n_iter=opt.n_iter, random_state=opt.seed("dpa"),
                    **_optional_kwargs(pred.dpa, level=opt.level, progress=opt.progress))
@@ -716,7 +794,8 @@ def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         note = f"{getattr(res, 'attacker', attacker)} attacker, {getattr(res, 'quality', opt.dpa_quality)}"
         if hasattr(d, "psi_data"):
             note += f"; Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}"
-        out.summary.append(_row("DPA", d.direction, d.value, ci, f"t over {opt.n_iter} iterations", inp.n, note))
+        out.summary.append(_row("DPA", d.direction, d.value, ci, f"t over {opt.n_iter} iterations", inp.n_rows,
+                                note))
         it = d.iterations
         out.tables[f"iterations {d.direction}"] = it
         col = "dpa" if "dpa" in it.columns else it.columns[-1]
@@ -744,7 +823,7 @@ def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
 )
 def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     pred = _predictability()
-    attacker = _choose_attacker(opt.attacker, [inp.task, inp.task_pred], inp.n)
+    attacker = _choose_attacker(opt.attacker, [inp.task, inp.task_pred], inp.n_rows)
     res = pred.leakage_amplification(
         inp.attr, inp.task, inp.task_pred, attacker=attacker, quality=opt.leakage_quality, n_iter=opt.n_iter,
         random_state=opt.seed("leakage"),
@@ -754,7 +833,7 @@ def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         note += f"; lambda_D {res.lambda_data:.4g}, lambda_M {res.lambda_model:.4g}"
     out = SectionData()
     out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), f"t over {opt.n_iter} iterations",
-                            inp.n, note))
+                            inp.n_rows, note))
     out.tables["iterations"] = res.iterations
     col = "leakage" if "leakage" in res.iterations.columns else res.iterations.columns[-1]
     out.figures.append(FigureSpec("iterations", "LA per iteration", "strip",
@@ -838,6 +917,9 @@ def _classes(x: Any) -> list:
 
 
 def _describe(inp: AuditInputs, names: dict) -> dict:
+    """The :attr:`Report.inputs` entries (a streamed audit gives them in ``inp.description``)."""
+    if inp.description:
+        return dict(inp.description)
     return {
         "n_test": inp.n,
         "n_train": inp.n_train,
@@ -986,6 +1068,16 @@ def audit(
     >>> bool(row.ci_low > 0), row.reading
     (True, 'amplified')
     """
+    chosen = _chosen_builders(sections, exclude, errors)
+    inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores)
+    opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, random_state=random_state,
+                       attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
+                       min_support=min_support, top_k=top_k, progress=_progress_default(progress))
+    return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
+
+
+def _chosen_builders(sections: Iterable[str] | None, exclude: Iterable[str], errors: str) -> list[SectionBuilder]:
+    """The builders :func:`audit` runs, in report order (ValueError for unknown keys or ``errors``)."""
     if errors not in ("report", "raise"):
         raise ValueError(f"errors must be 'report' or 'raise', got {errors!r}")
     builders = section_builders()
@@ -995,20 +1087,32 @@ def audit(
     if unknown:
         raise ValueError(f"unknown section(s) {sorted(unknown)}; available: {known}")
     wanted -= set(exclude)
+    return [b for b in builders if b.key in wanted]
+
+
+def _progress_default(progress: bool | None) -> bool:
+    """``progress``, or (None) whether stderr is a terminal."""
     if progress is None:
         try:
-            progress = bool(sys.stderr.isatty())
+            return bool(sys.stderr.isatty())
         except (AttributeError, ValueError):
-            progress = False
-    inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores)
-    opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, random_state=random_state,
-                       attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=bool(progress))
-    chosen = [b for b in builders if b.key in wanted]
+            return False
+    return bool(progress)
+
+
+def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionBuilder], *, title: str,
+                  names: dict | None, errors: str) -> Report:
+    """Run the ``chosen`` builders on ``inp`` and assemble the :class:`Report` (the core of :func:`audit`).
+
+    A streamed audit calls it with precomputed results in ``inp.results``.
+    A section computed from the held rows although they are only a sample of
+    the test rows (``inp.n_rows < inp.n``: DPA and LA in a streamed audit)
+    says so in a note.
+    """
     from tqdm.auto import tqdm
 
     out = []
-    bar = tqdm(chosen, desc="audit", unit="section", disable=not progress, leave=False)
+    bar = tqdm(chosen, desc="audit", unit="section", disable=not opt.progress, leave=False)
     for b in bar:
         bar.set_postfix_str(b.key)
         section = Section(b.key, b.title, b.citation, b.how_to_read)
@@ -1030,6 +1134,9 @@ def audit(
         section.tables = dict(data.tables)
         section.figures = list(data.figures)
         notes = list(data.notes)
+        if b.key not in inp.results and inp.n_rows < inp.n:
+            notes.append(f"computed on a uniform random sample of {inp.n_rows:,} of the {inp.n:,} test rows "
+                         "(a streamed audit holds only this sample in memory)")
         for w in caught:
             msg = f"{w.category.__name__}: {w.message}"
             if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)) or msg in notes:
