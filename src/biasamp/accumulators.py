@@ -65,7 +65,6 @@ from .multiattribute import (
     _MODES,
     MultiAttributeCounts,
     MultiBiasAmpResult,
-    _canonical_order,
     _check_int,
     _code_bitsets,
     _column_bitsets,
@@ -75,6 +74,7 @@ from .multiattribute import (
     _joint_counts,
     _label_blocks,
     _padded,
+    _sized_combinations,
     multi_from_counts,
 )
 
@@ -887,17 +887,7 @@ class MultiAttributeAccumulator(_Accumulator):
         n_d = len(member)
         colbits = _column_bitsets(lambda s, e: member[s:e], n_d, a)
         if self.mode == "observed":
-            sizes = member.sum(axis=1)
-            keep = (sizes >= self.min_size) & (sizes <= self.max_size)
-            if not keep.any():
-                raise ValueError(
-                    f"combinations='observed': no training instance has an attribute set of size within "
-                    f"[min_size={self.min_size}, max_size={self.max_size}] (the training sets have sizes "
-                    f"{int(sizes.min())}..{int(sizes.max())})"
-                )
-            idx, sz = _padded(member[keep])
-            order = _canonical_order(idx, sz)
-            idx, sz = idx[order], sz[order]
+            idx, sz = _sized_combinations(member, self.min_size, self.max_size)
         else:
             idx, sz = _weighted_frequent_sets(colbits, self.set_weights, n_d, self.min_size, self.max_size,
                                               self.min_support, self.max_combinations)

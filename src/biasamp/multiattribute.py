@@ -200,6 +200,11 @@ def _observed_sets(train: LabelMatrix, min_size: int, max_size: int) -> tuple[np
         distinct = sorted_keys[new]
     distinct = np.ascontiguousarray(distinct).view(np.uint8)
     member = np.unpackbits(distinct, axis=1, count=a, bitorder="little").astype(bool)
+    return _sized_combinations(member, min_size, max_size)
+
+
+def _sized_combinations(member: np.ndarray, min_size: int, max_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct attribute sets (rows of ``member``) with size in range, in canonical order."""
     sizes = member.sum(axis=1)
     keep = (sizes >= min_size) & (sizes <= max_size)
     if not keep.any():
