@@ -74,7 +74,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .report import AuditInputs, AuditOptions, Report, SectionResult, _build_report, _chosen_builders, _progress_default
+from ._progress import show_progress
+from .report import AuditInputs, AuditOptions, Report, SectionResult, _build_report, _chosen_builders
 
 __all__ = ["ParquetDataset", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
 
@@ -543,7 +544,7 @@ def stream_audit(
         raise ValueError(f"{data.path} holds no rows")
     opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=_progress_default(progress))
+                       min_support=min_support, top_k=top_k, progress=show_progress(progress))
     keys = {b.key for b in chosen}
     batch_size = int(batch_size)
     train_rows = train.num_rows if train is not None else 0  # from the footers, for the progress bars

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import inspect
 import numbers
-import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +49,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import f1_score
 
+from ._progress import show_progress
 from ._results import ResultMixin, fmt
 from .labels import _as_array, _check_finite, check_consistent_length, encode_labels
 from .stats import confidence_interval
@@ -747,15 +747,6 @@ def _check_test_size(test_size: Any) -> float:
     return float(test_size)
 
 
-def _show_progress(progress: Any) -> bool:
-    if progress is None:
-        try:
-            return bool(sys.stderr.isatty())
-        except (AttributeError, ValueError):
-            return False
-    return bool(progress)
-
-
 def _run_all(tasks: list[tuple[_Job, np.ndarray]], n_jobs: Any, progress: bool, desc: str) -> list:
     """Run every (job, seeds) task, in order, sequentially or with joblib."""
     from tqdm.auto import tqdm
@@ -1184,7 +1175,7 @@ def dpa(
         jobs.append(("T->A", _Job("dpa", t, a, attacker, quality, test_size, equalize), 3, a))
     states = _seed_states(random_state, n_iter)
     tasks = [(job, st[off:off + 3]) for st in states for (_, job, off, _) in jobs]
-    runs = _run_all(tasks, n_jobs, _show_progress(progress), "DPA")
+    runs = _run_all(tasks, n_jobs, show_progress(progress), "DPA")
     out: dict[str, DPADirectionResult] = {}
     for j, (direction, _, _, var) in enumerate(jobs):
         out[direction] = _direction_result(direction, runs[j::len(jobs)], var, level)
@@ -1305,7 +1296,7 @@ def leakage_amplification(
         raise ValueError("attacker='tabular' needs a discrete input, but task is continuous; use 'mlp' or 'logistic'")
     job = _Job("leakage", t, a, attacker, quality, test_size, equalize)
     states = _seed_states(random_state, n_iter)
-    runs = _run_all([(job, st[0:3]) for st in states], n_jobs, _show_progress(progress), "leakage")
+    runs = _run_all([(job, st[0:3]) for st in states], n_jobs, show_progress(progress), "leakage")
     lam_d = np.array([r[0] for r in runs], dtype=np.float64)
     lam_m = np.array([r[1] for r in runs], dtype=np.float64)
     la = lam_m - lam_d

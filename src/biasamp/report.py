@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import tempfile
 import warnings
 import zlib
@@ -36,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._progress import show_progress
 from ._results import to_builtin
 
 __all__ = [
@@ -1072,7 +1072,7 @@ def audit(
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores)
     opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=_progress_default(progress))
+                       min_support=min_support, top_k=top_k, progress=show_progress(progress))
     return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
 
 
@@ -1088,16 +1088,6 @@ def _chosen_builders(sections: Iterable[str] | None, exclude: Iterable[str], err
         raise ValueError(f"unknown section(s) {sorted(unknown)}; available: {known}")
     wanted -= set(exclude)
     return [b for b in builders if b.key in wanted]
-
-
-def _progress_default(progress: bool | None) -> bool:
-    """``progress``, or (None) whether stderr is a terminal."""
-    if progress is None:
-        try:
-            return bool(sys.stderr.isatty())
-        except (AttributeError, ValueError):
-            return False
-    return bool(progress)
 
 
 def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionBuilder], *, title: str,
