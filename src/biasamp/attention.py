@@ -50,7 +50,7 @@ import pandas as pd
 from ._gradcam import GradCAM, gradcam, heatmap_score, mask_score
 from ._results import ResultMixin, fmt
 from .exceptions import UndefinedPairWarning, warn_outside
-from .labels import encode_labels
+from .labels import _from_tensor, _is_torch_tensor, encode_labels
 
 __all__ = [
     "AttentionScoreResult",
@@ -70,10 +70,6 @@ __all__ = [
 # --------------------------------------------------------------------------- #
 # Attention-IoU
 # --------------------------------------------------------------------------- #
-def _is_torch_tensor(x: Any) -> bool:
-    return type(x).__module__.startswith("torch") and hasattr(x, "detach")
-
-
 def _check_map_array(arr: np.ndarray, name: str) -> None:
     if arr.dtype == object or not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
         raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
@@ -281,7 +277,7 @@ def _attention_iou_torch(x: Any, y: Any) -> Any:
 # --------------------------------------------------------------------------- #
 def _as_1d(values: Any, name: str, n: int | None = None) -> np.ndarray:
     if _is_torch_tensor(values):
-        values = values.detach().cpu().numpy()
+        values = _from_tensor(values)
     elif isinstance(values, (pd.Series, pd.DataFrame)):
         values = values.to_numpy()
     arr = np.asarray(values)

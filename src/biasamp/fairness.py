@@ -48,7 +48,7 @@ from scipy import sparse
 
 from ._results import ResultMixin, fmt
 from .exceptions import UndefinedPairWarning
-from .labels import LabelMatrix, check_consistent_length, encode_labels
+from .labels import LabelMatrix, _from_tensor, check_consistent_length, encode_labels
 
 __all__ = [
     "METRICS",
@@ -98,8 +98,7 @@ def _feature_columns(sensitive_features: Any) -> tuple[list[np.ndarray], list]:
         return [sf.iloc[:, j].to_numpy() for j in range(sf.shape[1])], list(sf.columns)
     if isinstance(sf, pd.Series):
         return [sf.to_numpy()], [sf.name if sf.name is not None else "sensitive_feature"]
-    if type(sf).__module__.startswith("torch") and hasattr(sf, "detach"):
-        sf = sf.detach().cpu().numpy()
+    sf = _from_tensor(sf)
     try:
         arr = np.asarray(sf)
     except ValueError as exc:

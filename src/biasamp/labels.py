@@ -88,7 +88,13 @@ class LabelMatrix:
 # raw conversion
 # --------------------------------------------------------------------------- #
 def _is_torch_tensor(x: Any) -> bool:
+    """Whether ``x`` is a torch tensor (checked without importing torch)."""
     return type(x).__module__.startswith("torch") and hasattr(x, "detach")
+
+
+def _from_tensor(x: Any) -> Any:
+    """A torch tensor as a numpy array on the CPU; anything else unchanged."""
+    return x.detach().cpu().numpy() if _is_torch_tensor(x) else x
 
 
 def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
@@ -107,7 +113,7 @@ def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
     elif isinstance(x, pd.Series):
         arr = x.to_numpy()
     elif _is_torch_tensor(x):
-        arr = x.detach().cpu().numpy()
+        arr = _from_tensor(x)
     else:
         try:
             arr = np.asarray(x)

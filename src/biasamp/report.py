@@ -37,6 +37,7 @@ import pandas as pd
 
 from ._progress import show_progress
 from ._results import to_builtin
+from .labels import _from_tensor
 
 __all__ = [
     "SUMMARY_COLUMNS",
@@ -405,9 +406,7 @@ def _to_host(x: Any) -> Any:
     """Lists become arrays and torch tensors numpy arrays; pandas and numpy pass unchanged."""
     if x is None or isinstance(x, (pd.Series, pd.DataFrame, np.ndarray)):
         return x
-    if type(x).__module__.startswith("torch") and hasattr(x, "detach"):
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
+    return np.asarray(_from_tensor(x))
 
 
 def _distinct_rows(x: Any) -> int:

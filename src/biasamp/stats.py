@@ -36,7 +36,7 @@ from scipy import sparse, stats as _st
 from ._results import ResultMixin, fmt
 from .counts import CooccurrenceCounts
 from .exceptions import UndefinedPairWarning
-from .labels import LabelMatrix
+from .labels import LabelMatrix, _from_tensor
 
 __all__ = [
     "BootstrapResult",
@@ -60,8 +60,8 @@ def _as_values(values: Any, name: str, min_size: int = 2) -> np.ndarray:
         raise TypeError(f"{name} must be a 1-D array-like of numbers, got {type(values).__name__}")
     if isinstance(values, (pd.Series, pd.DataFrame)):
         values = values.to_numpy()
-    elif type(values).__module__.startswith("torch") and hasattr(values, "detach"):
-        values = values.detach().cpu().numpy()
+    else:
+        values = _from_tensor(values)
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
