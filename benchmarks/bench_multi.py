@@ -130,7 +130,7 @@ def main() -> None:
     g_tr, X_tr, g, X, g_hat, X_hat = simulate(args.n, X_pool, g_pool, rng)
     print(f"data: {desc}; resampled N={args.n:,} train + {args.n:,} test, 2 groups")
 
-    kw = dict(group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+    kw = dict(attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
     t_obs, res = best_of(lambda: multi_bias_amp(g, X, **kw), args.repeat)
     k = len(res.combinations)
     print(f"biasamp  observed          : {t_obs:8.3f} s  |M| = {k:,} "
@@ -176,7 +176,7 @@ def main() -> None:
     t0 = time.perf_counter()
     mdba_value, _ = MDBA(min_attr_size=1, max_attr_size=size).computeBiasAmp(A, T, T_hat)
     t_mdba = time.perf_counter() - t0
-    t_ours, mine = best_of(lambda: multi_bias_amp(g, X, attrs_pred=X_hat, combinations="all", max_size=size),
+    t_ours, mine = best_of(lambda: multi_bias_amp(g, X, task_pred=X_hat, combinations="all", max_size=size),
                            args.repeat)
     print(f"bias-amplification MDBA (G->M, all combinations up to size {size}, test as train): {t_mdba:8.3f} s")
     print(f"biasamp same setting: {t_ours:8.3f} s  |M| = {len(mine.combinations):,}; "

@@ -67,8 +67,8 @@ def evaluate(name: str, x: pd.DataFrame, attr: np.ndarray, task: np.ndarray) -> 
           f"A=1: T=0 {counts.loc[0, 1]}, T=1 {counts.loc[1, 1]}")
     print(f"tree accuracy: race {np.mean(attr_pred == attr):.3f}, recidivism {np.mean(task_pred == task):.3f}")
     ba = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred)
-    multi = multi_bias_amp(attr, np.eye(2, dtype=int)[task], group_pred=attr_pred,
-                           attrs_pred=np.eye(2, dtype=int)[task_pred])
+    multi = multi_bias_amp(attr, np.eye(2, dtype=int)[task], attr_pred=attr_pred,
+                           task_pred=np.eye(2, dtype=int)[task_pred])
     res = dpa(attr, task, attr_pred=attr_pred, task_pred=task_pred, attacker="mlp", quality="inv_ce",
               n_iter=10, random_state=SEED, progress=False)
     tab = dpa(attr, task, attr_pred=attr_pred, task_pred=task_pred, attacker="tabular", quality="inv_ce",

@@ -70,8 +70,8 @@ def multi_data(n=3000, seed=1):
     group_pred = np.where(rng.random(n) < 0.9, group, 1 - group)
     group_train = rng.integers(0, 2, n)
     attrs_train = rng.random((n, 5)) < 0.25 + 0.25 * (group_train[:, None] == 0) * (np.arange(5) >= 3)
-    return dict(group=group, attrs=attrs, group_pred=group_pred, attrs_pred=attrs_pred,
-                group_train=group_train, attrs_train=attrs_train)
+    return dict(attr=group, task=attrs, attr_pred=group_pred, task_pred=attrs_pred,
+                attr_train=group_train, task_train=attrs_train)
 
 
 def fair_data(n=3000, seed=2, soft=False):
@@ -136,7 +136,7 @@ def test_directional_soft_predictions_to_1e12():
 @pytest.mark.parametrize("with_truth", [False, True])
 def test_mals_batches_equal_one_shot(with_truth):
     d = cooc_data()
-    ref = bias_amp_mals(d["attr_train"], d["task_train"], d["attr_pred"], d["task_pred"])
+    ref = bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     acc = CooccurrenceAccumulator(3, 6, metric="mals")
     rng = np.random.default_rng(5)
     for rows in splits(4000, 4, rng):
@@ -149,7 +149,7 @@ def test_mals_batches_equal_one_shot(with_truth):
 
 def test_mals_without_train_uses_test_truth():
     d = cooc_data()
-    ref = bias_amp_mals(d["attr"], d["task"], d["attr_pred"], d["task_pred"])
+    ref = bias_amp_mals(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     acc = CooccurrenceAccumulator(3, 6, metric="mals")
     acc.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     assert_same(acc.compute(), ref)
@@ -243,19 +243,19 @@ def test_fairness_errors():
 @pytest.mark.parametrize("with_train", [False, True])
 def test_multi_two_pass_equals_one_shot(mode, extra, with_train):
     d = multi_data()
-    kw = dict(group_train=d["group_train"], attrs_train=d["attrs_train"]) if with_train else {}
-    ref = multi_bias_amp(d["group"], d["attrs"], group_pred=d["group_pred"], attrs_pred=d["attrs_pred"],
+    kw = dict(attr_train=d["attr_train"], task_train=d["task_train"]) if with_train else {}
+    ref = multi_bias_amp(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"],
                          combinations=mode, **kw, **extra)
     acc = MultiAttributeAccumulator(2, 5, combinations=mode, **extra)
-    train_g = d["group_train"] if with_train else d["group"]
-    train_a = d["attrs_train"] if with_train else d["attrs"]
+    train_g = d["attr_train"] if with_train else d["attr"]
+    train_a = d["task_train"] if with_train else d["task"]
     rng = np.random.default_rng(7)
     for rows in splits(len(train_a), 4, rng):
         acc.collect(train_a[rows])
     assert acc.freeze() == ref.combinations or ref.selection["removed_not_in_test"] > 0
-    for rows in splits(len(d["group"]), 5, rng):
-        acc.update(d["group"][rows], d["attrs"][rows], group_pred=d["group_pred"][rows],
-                   attrs_pred=d["attrs_pred"][rows])
+    for rows in splits(len(d["attr"]), 5, rng):
+        acc.update(d["attr"][rows], d["task"][rows], attr_pred=d["attr_pred"][rows],
+                   task_pred=d["task_pred"][rows])
     if with_train:
         for rows in splits(len(train_g), 3, rng):
             acc.update_train(train_g[rows], train_a[rows])
@@ -266,8 +266,8 @@ def test_multi_two_pass_equals_one_shot(mode, extra, with_train):
 
 def test_multi_pass1_merge_equals_single_collect():
     d = multi_data()
-    whole = MultiAttributeAccumulator(2, 5, combinations="all", max_size=4, min_support=20).collect(d["attrs"])
-    parts = [MultiAttributeAccumulator(2, 5, combinations="all", max_size=4, min_support=20).collect(d["attrs"][r])
+    whole = MultiAttributeAccumulator(2, 5, combinations="all", max_size=4, min_support=20).collect(d["task"])
+    parts = [MultiAttributeAccumulator(2, 5, combinations="all", max_size=4, min_support=20).collect(d["task"][r])
              for r in np.array_split(np.arange(3000), 3)]
     merged = parts[2] + parts[0] + parts[1]
     np.testing.assert_array_equal(merged.sets, whole.sets)
@@ -277,21 +277,21 @@ def test_multi_pass1_merge_equals_single_collect():
 
 def test_multi_fixed_combinations_one_pass():
     d = multi_data()
-    ref = multi_bias_amp(d["group"], d["attrs"], group_pred=d["group_pred"], attrs_pred=d["attrs_pred"],
-                         group_train=d["group_train"], attrs_train=d["attrs_train"], max_size=2)
+    ref = multi_bias_amp(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"],
+                         attr_train=d["attr_train"], task_train=d["task_train"], max_size=2)
     acc = MultiAttributeAccumulator(2, 5, combinations=ref.combinations)
     for rows in np.array_split(np.arange(3000), 4):
-        acc.update(d["group"][rows], d["attrs"][rows], group_pred=d["group_pred"][rows],
-                   attrs_pred=d["attrs_pred"][rows])
-        acc.update_train(d["group_train"][rows], d["attrs_train"][rows])
+        acc.update(d["attr"][rows], d["task"][rows], attr_pred=d["attr_pred"][rows],
+                   task_pred=d["task_pred"][rows])
+        acc.update_train(d["attr_train"][rows], d["task_train"][rows])
     res = acc.compute()
     assert res.selection["mode"] == "given"
     for name in ("mals", "g_to_m", "m_to_g"):
         assert_same(getattr(res, name), getattr(ref, name))
     # the single-attribute reduction: M = the single attributes gives BiasAmp_MALS / BiasAmp->
     singles = MultiAttributeAccumulator(2, 5, combinations=[(a,) for a in range(5)])
-    singles.update(d["group"], d["attrs"], group_pred=d["group_pred"], attrs_pred=d["attrs_pred"])
-    single = bias_amp_directional(d["group"], d["attrs"], task_pred=d["attrs_pred"], attr_pred=d["group_pred"])
+    singles.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
+    single = bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"], attr_pred=d["attr_pred"])
     assert math.isclose(singles.compute().g_to_m.raw, single.a_to_t.value, rel_tol=1e-12)
 
 
@@ -299,21 +299,21 @@ def test_multi_errors_and_filters():
     d = multi_data(n=300)
     acc = MultiAttributeAccumulator(2, 5)
     with pytest.raises(ValueError, match="not fixed yet"):
-        acc.update(d["group"], d["attrs"], attrs_pred=d["attrs_pred"])
+        acc.update(d["attr"], d["task"], task_pred=d["task_pred"])
     with pytest.raises(ValueError, match="nothing was collected"):
         acc.freeze()
     with pytest.raises(TypeError, match="1-tuple"):
         MultiAttributeAccumulator(2, ["a", "b"], combinations=["a", "b"])
-    with pytest.raises(ValueError, match="unknown attributes"):
+    with pytest.raises(ValueError, match="unknown task labels"):
         MultiAttributeAccumulator(2, ["a", "b"], combinations=[("a", "q")])
     with pytest.raises(ValueError, match="same combination twice"):
         MultiAttributeAccumulator(2, ["a", "b"], combinations=[("a", "b"), ("b", "a")])
     with pytest.raises(ValueError, match="one-hot"):
         MultiAttributeAccumulator(2, 5, combinations=[(0,)]).update(
-            np.ones((300, 2), dtype=int), d["attrs"], attrs_pred=d["attrs_pred"])
+            np.ones((300, 2), dtype=int), d["task"], task_pred=d["task_pred"])
     fixed = MultiAttributeAccumulator(2, 5, combinations=[(0,), (0, 1, 2, 3, 4)])
-    fixed.update(d["group"], np.zeros((300, 5), dtype=int) | d["attrs"] * (np.arange(5) < 3),
-                 attrs_pred=d["attrs_pred"])
+    fixed.update(d["attr"], np.zeros((300, 5), dtype=int) | d["task"] * (np.arange(5) < 3),
+                 task_pred=d["task_pred"])
     res = fixed.compute()  # the 5-set never occurs: dropped and reported, as in the functional API
     assert res.combinations == ((0,),) and res.selection["removed_min_support"] == 1
     with pytest.raises(ValueError, match="different mode"):
@@ -353,12 +353,12 @@ def _three_multi(seed, n, soft):
     parts = np.array_split(np.arange(n), 3)
     combos = [(0,), (1,), (0, 1), (2, 3, 4)]
     return [MultiAttributeAccumulator(2, 5, combinations=combos).update(
-        d["group"][r], d["attrs"][r], group_pred=d["group_pred"][r], attrs_pred=d["attrs_pred"][r]) for r in parts]
+        d["attr"][r], d["task"][r], attr_pred=d["attr_pred"][r], task_pred=d["task_pred"][r]) for r in parts]
 
 
 def _three_collect(seed, n, soft):
     d = multi_data(n=n, seed=seed)
-    return [MultiAttributeAccumulator(2, 5).collect(d["attrs"][r]) for r in np.array_split(np.arange(n), 3)]
+    return [MultiAttributeAccumulator(2, 5).collect(d["task"][r]) for r in np.array_split(np.arange(n), 3)]
 
 
 FAMILIES = {"cooccurrence": _three_cooc, "fairness": _three_fair, "multi": _three_multi, "collect": _three_collect}

@@ -170,7 +170,7 @@ def test_summary_subgroups_skip_undefined():
     t = [1, 1, 1, 0, 0, 0]
     a = [1, 1, 0, 1, 0, 0]
     with pytest.warns(UndefinedPairWarning, match="1 of 6"):
-        res = summarize_attention_scores(scores, target_labels=t, protected_labels=a, kind="mask")
+        res = summarize_attention_scores(scores, task=t, attr=a, kind="mask")
     assert isinstance(res, AttentionScoreResult)
     assert res.value == pytest.approx(np.nanmean(scores))
     assert res.n_undefined == 1 and res.n_images == 6
@@ -189,14 +189,14 @@ def test_summary_all_undefined_raises_and_bad_scores():
         summarize_attention_scores([np.nan, np.nan])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         summarize_attention_scores([0.5, 1.5])
-    with pytest.raises(ValueError, match="target_labels has 1"):
-        summarize_attention_scores([0.5, 0.5], target_labels=[1])
+    with pytest.raises(ValueError, match="task has 1"):
+        summarize_attention_scores([0.5, 0.5], task=[1])
 
 
 def test_summary_across_models():
     runs = [
-        summarize_attention_scores([0.5, 0.7], target_labels=[1, 0], protected_labels=[1, 1]),
-        summarize_attention_scores([0.7, 0.9], target_labels=[1, 0], protected_labels=[1, 1]),
+        summarize_attention_scores([0.5, 0.7], task=[1, 0], attr=[1, 1]),
+        summarize_attention_scores([0.7, 0.9], task=[1, 0], attr=[1, 1]),
     ]
     out = attention_score_summary(runs)
     assert out.loc["all", "mean"] == pytest.approx(0.7)

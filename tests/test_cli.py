@@ -78,13 +78,47 @@ def test_demo(runner, tmp_path):
 
 
 def test_demo_subprocess(tmp_path):
-    proc = _run_subprocess("demo", *FAST, "--skip", "dpa", "--skip", "leakage", "-q", "--json", "r.json", cwd=tmp_path)
+    proc = _run_subprocess("demo", *FAST, "--exclude", "dpa", "--exclude", "leakage", "-q", "--json", "r.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""  # -q: nothing on stdout
     assert "wrote r.json" in proc.stderr
     obj = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert {s["key"] for s in obj["sections"]} >= {"directional", "mals", "fairness"}
     assert not any(s["key"] in ("dpa", "leakage") for s in obj["sections"])
+
+
+def test_options_are_named_like_the_api_and_old_spellings_stay_hidden(runner):
+    for command in ("audit", "demo"):
+        text = runner.invoke(main, [command, "--help"]).output
+        assert "--exclude" in text and "--random-state" in text
+        assert "--skip" not in text and "--seed" not in text  # hidden aliases of 0.1
+
+
+def _demo_table(runner, tmp_path, name, *options):
+    path = tmp_path / f"{name}.json"
+    res = runner.invoke(main, ["demo", *FAST, "-q", "--json", str(path), "--exclude", "dpa", *options])
+    assert res.exit_code == 0, res.output
+    return res, Report.from_json(path.read_text(encoding="utf-8"))
+
+
+def test_hidden_aliases_skip_and_seed_still_work(runner, tmp_path):
+    res_new, new = _demo_table(runner, tmp_path, "new", "--exclude", "leakage", "--random-state", "7")
+    res_old, old = _demo_table(runner, tmp_path, "old", "--skip", "leakage", "--seed", "7")
+    assert "deprecated" not in res_new.output
+    assert "--skip is deprecated" in res_old.output and "use --exclude" in res_old.output
+    assert "--seed is deprecated" in res_old.output and "use --random-state" in res_old.output
+    keys = {s.key for s in new.sections}
+    assert "leakage" not in keys and "dpa" not in keys and keys == {s.key for s in old.sections}
+    cols = ["section", "metric", "direction", "value", "ci_low", "ci_high"]
+    pd.testing.assert_frame_equal(new.table[cols], old.table[cols])
+    # the seed matters, so equal intervals above mean --seed 7 reached random_state=7
+    _, other = _demo_table(runner, tmp_path, "other", "--exclude", "leakage", "--random-state", "8")
+    assert not new.table["ci_low"].equals(other.table["ci_low"])
+
+
+def test_seed_alias_contradicting_random_state_is_a_usage_error(runner):
+    res = runner.invoke(main, ["demo", *FAST, "-q", "--random-state", "1", "--seed", "2"])
+    assert res.exit_code == 2 and "--random-state" in res.output
 
 
 def test_audit_matches_the_api(runner, files, small, tmp_path):
@@ -168,7 +202,7 @@ def test_parquet(runner, files, tmp_path, monkeypatch):
     reports = {}
     for source in (pq, test):  # the same data as Parquet and as CSV give the same numbers
         out = tmp_path / f"{source.suffix[1:]}.json"
-        res = runner.invoke(main, ["audit", str(source), *FAST, "--skip", "dpa", "--skip", "leakage",
+        res = runner.invoke(main, ["audit", str(source), *FAST, "--exclude", "dpa", "--exclude", "leakage",
                                    "--json", str(out)])
         assert res.exit_code == 0, res.output
         reports[source.suffix] = Report.from_json(out.read_text(encoding="utf-8")).table
@@ -217,7 +251,7 @@ def test_partial_failure_writes_the_report_and_exits_1(runner, files, tmp_path, 
 
     monkeypatch.setitem(report_mod._BUILDERS, "mals", dataclasses.replace(report_mod._BUILDERS["mals"], compute=boom))
     test, _ = files
-    res = runner.invoke(main, ["audit", str(test), *FAST, "--skip", "dpa", "--skip", "leakage",
+    res = runner.invoke(main, ["audit", str(test), *FAST, "--exclude", "dpa", "--exclude", "leakage",
                                "--json", str(tmp_path / "r.json")])
     assert res.exit_code == 1 and "could not be computed: mals" in res.output
     rep = Report.from_json((tmp_path / "r.json").read_text(encoding="utf-8"))
@@ -233,7 +267,7 @@ def test_csv_cells_are_data(runner, tmp_path, small):
                           "task_b_pred": small.task_pred["tie"]})
     frame.to_csv(tmp_path / "d.csv", index=False)
     res = runner.invoke(main, ["audit", str(tmp_path / "d.csv"), *FAST, "--json", str(tmp_path / "r.json"),
-                               "--skip", "dpa", "--skip", "leakage"])
+                               "--exclude", "dpa", "--exclude", "leakage"])
     assert res.exit_code == 0, res.output
     assert not marker.exists()
     rep = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
@@ -255,7 +289,7 @@ def test_calibration_with_val_scores(runner, tmp_path, small):
         frame.to_csv(tmp_path / f"{name}.csv", index=False)
     res = runner.invoke(main, ["audit", str(tmp_path / "test.csv"), "--train", str(tmp_path / "train.csv"),
                                "--val", str(tmp_path / "val.csv"), *FAST, "--json", str(tmp_path / "r.json"),
-                               "--skip", "dpa", "--skip", "leakage", "--skip", "multi"])
+                               "--exclude", "dpa", "--exclude", "leakage", "--exclude", "multi"])
     assert res.exit_code == 0, res.output
     rep = Report.from_json((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert rep.section("calibration").status == "ok"

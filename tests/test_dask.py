@@ -71,9 +71,9 @@ def test_directional_soft_and_mals(scheduler):
     res = bdask.bias_amp_directional(arr(d["attr"], 300), arr(d["task"], 300), task_pred=arr(d["task_pred"], 300))
     assert_same(res, ref, rtol=1e-12, atol=1e-12)
     d = cooc_data(n=2000)
-    ref = biasamp.bias_amp_mals(d["attr_train"], d["task_train"], d["attr_pred"], d["task_pred"])
+    ref = biasamp.bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     res = bdask.bias_amp_mals(arr(d["attr_train"], 256), arr(d["task_train"], 256),
-                              arr(d["attr_pred"], 512), arr(d["task_pred"], 512))
+                              attr_pred=arr(d["attr_pred"], 512), task_pred=arr(d["task_pred"], 512))
     assert_same(res, ref)
 
 
@@ -110,12 +110,12 @@ def test_fairness_dask_dataframe_intersectional(scheduler):
 def test_multi_two_passes_on_dask(scheduler, mode):
     d = multi_data(n=2400)
     extra = dict(max_size=3, min_support=25) if mode == "all" else {}
-    ref = biasamp.multi_bias_amp(d["group"], d["attrs"], group_pred=d["group_pred"], attrs_pred=d["attrs_pred"],
-                                 group_train=d["group_train"], attrs_train=d["attrs_train"],
+    ref = biasamp.multi_bias_amp(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"],
+                                 attr_train=d["attr_train"], task_train=d["task_train"],
                                  combinations=mode, **extra)
-    res = bdask.multi_bias_amp(arr(d["group"], 500), arr(d["attrs"], 500), group_pred=arr(d["group_pred"], 500),
-                               attrs_pred=arr(d["attrs_pred"], 500), group_train=arr(d["group_train"], 800),
-                               attrs_train=arr(d["attrs_train"], 800), combinations=mode, **extra)
+    res = bdask.multi_bias_amp(arr(d["attr"], 500), arr(d["task"], 500), attr_pred=arr(d["attr_pred"], 500),
+                               task_pred=arr(d["task_pred"], 500), attr_train=arr(d["attr_train"], 800),
+                               task_train=arr(d["task_train"], 800), combinations=mode, **extra)
     assert res.selection == ref.selection
     assert_same(res, ref)
 
@@ -123,12 +123,12 @@ def test_multi_two_passes_on_dask(scheduler, mode):
 def test_multi_fixed_combinations_one_pass():
     d = multi_data(n=1200)
     combos = [(0,), (1,), (0, 1), (3, 4)]
-    ref = biasamp.multi_bias_amp(d["group"], d["attrs"], attrs_pred=d["attrs_pred"], max_size=2)
-    res = bdask.multi_bias_amp(arr(d["group"], 300), arr(d["attrs"], 300), attrs_pred=arr(d["attrs_pred"], 300),
+    ref = biasamp.multi_bias_amp(d["attr"], d["task"], task_pred=d["task_pred"], max_size=2)
+    res = bdask.multi_bias_amp(arr(d["attr"], 300), arr(d["task"], 300), task_pred=arr(d["task_pred"], 300),
                                combinations=combos)
     assert res.combinations == tuple(combos)
-    table = ref.g_to_m.table.set_index(["group", "combination"])
-    mine = res.g_to_m.table.set_index(["group", "combination"])
+    table = ref.g_to_m.table.set_index(["attr", "combination"])
+    mine = res.g_to_m.table.set_index(["attr", "combination"])
     pd.testing.assert_frame_equal(mine, table.loc[mine.index])
 
 
@@ -146,10 +146,10 @@ def test_dpa_and_leakage_on_cluster_equal_local_run(cluster):
         bdask.dpa(demo.attr, demo.task, **kw)
     with distributed.Client(cluster):
         on_dask = bdask.dpa(demo.attr, demo.task, **kw)
-        la_dask = bdask.leakage_amplification(demo.attr, demo.task, demo.task_pred, attacker="tabular",
+        la_dask = bdask.leakage_amplification(demo.attr, demo.task, task_pred=demo.task_pred, attacker="tabular",
                                               n_iter=3, random_state=3, progress=False)
     assert_same(on_dask, local)
-    la_local = biasamp.leakage_amplification(demo.attr, demo.task, demo.task_pred, attacker="tabular",
+    la_local = biasamp.leakage_amplification(demo.attr, demo.task, task_pred=demo.task_pred, attacker="tabular",
                                              n_iter=3, random_state=3, progress=False)
     assert_same(la_dask, la_local)
 

@@ -90,12 +90,12 @@ def random_case(seed, n_train, n_test, n_attrs, n_groups, density=0.4, noise=0.2
 def run(g_tr, X_tr, g, X, g_hat, X_hat, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
-        return multi_bias_amp(g, X, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr, **kw)
+        return multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr, **kw)
 
 
 def row(table, group, combination):
     """The one row of a per-pair table for (group, combination)."""
-    hit = table[(table["group"] == group) & table["combination"].map(lambda c: c == combination)]
+    hit = table[(table["attr"] == group) & table["combination"].map(lambda c: c == combination)]
     assert len(hit) == 1
     return hit.iloc[0]
 
@@ -128,7 +128,7 @@ def hand_example():
 @pytest.mark.parametrize("mode", ["observed", "all"])
 def test_hand_computed_example(mode):
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
-    res = multi_bias_amp(g, X, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr,
+    res = multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr,
                          combinations=mode)
     assert res.combinations == (("a",), ("b",), ("a", "b"))
     assert res.train_source == "train"
@@ -149,7 +149,7 @@ def test_hand_computed_example(mode):
     assert res.m_to_g.value == pytest.approx(11 / 45)
     assert res.m_to_g.raw == pytest.approx(1 / 9)
     assert res.m_to_g.variance == pytest.approx(43 / 675)
-    y = res.m_to_g.table.set_index(["group", "combination"])["y"]
+    y = res.m_to_g.table.set_index(["attr", "combination"])["y"]
     assert y.to_dict() == {(0, ("a",)): 0, (0, ("b",)): 0, (0, ("a", "b")): 1,
                            (1, ("a",)): 0, (1, ("b",)): 0, (1, ("a", "b")): -1}
     # the top contributors
@@ -160,7 +160,7 @@ def test_hand_computed_example(mode):
 
 def test_hand_example_matches_reference_and_fraction_arithmetic():
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
-    res = multi_bias_amp(g, X, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+    res = multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
     ref = reference(g_tr, X_tr.to_numpy(), g, X.to_numpy(), g_hat, X_hat.to_numpy(), [(0,), (1,), (0, 1)], 2)
     for key, got in triples(res).items():
         np.testing.assert_allclose(got, ref[key], atol=1e-12)
@@ -202,7 +202,7 @@ def test_all_mode_mines_frequent_sets_without_enumerating():
     X = (rng.random((400, 40)) < 0.08).astype(np.int8)
     X[:60, :4] = 1  # one frequent 4-set
     g = rng.integers(0, 2, 400)
-    res = multi_bias_amp(g, X, attrs_pred=X, combinations="all", min_support=30)
+    res = multi_bias_amp(g, X, task_pred=X, combinations="all", min_support=30)
     assert (0, 1, 2, 3) in res.combinations
     for m in res.combinations:
         assert contains(X, m).sum() >= 30
@@ -227,9 +227,9 @@ def test_reduces_to_single_attribute_metrics_single_label(seed, n_attrs, n_group
     t_hat, a_hat = rng.integers(0, n_attrs, n_te), rng.integers(0, n_groups, n_te)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
-        multi = multi_bias_amp(a, t, group_pred=a_hat, attrs_pred=t_hat, group_train=a_tr, attrs_train=t_tr)
+        multi = multi_bias_amp(a, t, attr_pred=a_hat, task_pred=t_hat, attr_train=a_tr, task_train=t_tr)
         single = bias_amp_directional(a, t, attr_pred=a_hat, task_pred=t_hat, attr_train=a_tr, task_train=t_tr)
-        mals = bias_amp_mals(a_tr, t_tr, a_hat, t_hat)
+        mals = bias_amp_mals(a_tr, t_tr, attr_pred=a_hat, task_pred=t_hat)
     assert multi.combinations == tuple((k,) for k in range(n_attrs))
     assert multi.g_to_m.raw == pytest.approx(single.a_to_t.value, abs=1e-12)
     assert multi.m_to_g.raw == pytest.approx(single.t_to_a.value, abs=1e-12)
@@ -248,7 +248,7 @@ def test_reduces_to_single_attribute_metrics_multi_label(seed, n_attrs, n_groups
         warnings.simplefilter("ignore", UndefinedPairWarning)
         single = bias_amp_directional(g, X[:, cols], attr_pred=g_hat, task_pred=X_hat[:, cols],
                                       attr_train=g_tr, task_train=X_tr[:, cols])
-        mals = bias_amp_mals(g_tr, X_tr[:, cols], g_hat, X_hat[:, cols])
+        mals = bias_amp_mals(g_tr, X_tr[:, cols], attr_pred=g_hat, task_pred=X_hat[:, cols])
     assert multi.g_to_m.raw == pytest.approx(single.a_to_t.value, abs=1e-12)
     assert multi.m_to_g.raw == pytest.approx(single.t_to_a.value, abs=1e-12)
     assert multi.mals.raw == pytest.approx(mals.value, abs=1e-12)
@@ -267,7 +267,7 @@ def test_perfect_predictions_give_zero(seed, n_attrs, n_groups, mode):
     assert res.g_to_m.value == 0 and res.g_to_m.raw == 0 and res.g_to_m.variance == 0
     assert res.m_to_g.value == 0 and res.m_to_g.raw == 0 and res.m_to_g.variance == 0
     # Multi_MALS compares with the training bias: 0 when train is the test set
-    res = multi_bias_amp(g, X, group_pred=g, attrs_pred=X, combinations=mode)
+    res = multi_bias_amp(g, X, attr_pred=g, task_pred=X, combinations=mode)
     assert res.train_source == "test"
     assert (res.mals.value, res.mals.raw, res.mals.variance) == (0, 0, 0)
     assert res.g_to_m.value == 0 and res.m_to_g.value == 0
@@ -309,7 +309,7 @@ def test_invariant_to_attribute_relabelling(seed, n_attrs, n_groups, mode):
     # the per-pair tables agree row by row once combinations are keyed as sets
     for key in ("mals", "g_to_m", "m_to_g"):
         ta, tb = (getattr(r, key).table.assign(combination=lambda t: t.combination.map(lambda c: tuple(sorted(c))))
-                  .set_index(["group", "combination"]).sort_index() for r in (a, b))
+                  .set_index(["attr", "combination"]).sort_index() for r in (a, b))
         tb = tb.loc[ta.index]
         pd.testing.assert_frame_equal(ta, tb)
 
@@ -339,9 +339,9 @@ def test_group_without_test_members_is_undefined_for_g_to_m():
     g_tr = g_tr.copy()
     g_tr[-1] = 2  # group 2 exists only in training
     with pytest.warns(UndefinedPairWarning, match="Multi_G->M"):
-        res = multi_bias_amp(g, X, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+        res = multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
     t = res.g_to_m.table
-    assert t.loc[t.group == 2, "undefined"].all() and not t.loc[t.group != 2, "undefined"].any()
+    assert t.loc[t.attr == 2, "undefined"].all() and not t.loc[t.attr != 2, "undefined"].any()
     assert res.g_to_m.n_undefined == len(res.combinations)
     assert res.g_to_m.n_pairs == 2 * len(res.combinations)
     assert np.isfinite(res.g_to_m.value)
@@ -351,7 +351,7 @@ def test_never_predicted_combination_is_undefined_for_mals():
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
     X_hat = X_hat.assign(b=0)  # {a,b} (indicator 1 for group 0) is never predicted
     with pytest.warns(UndefinedPairWarning, match="Multi_MALS"):
-        res = multi_bias_amp(g, X, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+        res = multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
     t = res.mals.table
     assert row(t, 0, ("a", "b")).undefined and not row(t, 1, ("a", "b")).undefined
     assert res.mals.n_undefined == 1
@@ -361,13 +361,13 @@ def test_never_predicted_combination_is_undefined_for_mals():
 
 def test_missing_predictions_give_none_and_results_serialise():
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
-    only_attrs = multi_bias_amp(g, X, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+    only_attrs = multi_bias_amp(g, X, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
     assert only_attrs.mals is None and only_attrs.m_to_g is None
     assert only_attrs.g_to_m.value == pytest.approx(1 / 6)
-    only_group = multi_bias_amp(g, X, group_pred=g_hat, group_train=g_tr, attrs_train=X_tr)
+    only_group = multi_bias_amp(g, X, attr_pred=g_hat, attr_train=g_tr, task_train=X_tr)
     assert only_group.mals is None and only_group.g_to_m is None
     assert only_group.m_to_g.value == pytest.approx(11 / 45)
-    full = multi_bias_amp(g, X, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+    full = multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
     d = full.to_dict()
     assert d["mals"]["value"] == pytest.approx(1 / 36)
     assert d["combinations"] == [["a"], ["b"], ["a", "b"]]
@@ -382,7 +382,7 @@ def test_missing_predictions_give_none_and_results_serialise():
 
 def test_counts_add_and_recompute():
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
-    res = multi_bias_amp(g, X, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+    res = multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
     c = res.counts
     assert isinstance(c, MultiAttributeCounts)
     assert c.train_joint.tolist() == [[3, 3, 2], [3, 3, 1]]
@@ -402,12 +402,12 @@ def test_group_not_one_hot_names_rows():
     bad = np.eye(2, dtype=int)[g]
     bad[2] = 0
     bad[5] = 1
-    with pytest.raises(ValueError, match=r"group must be one-hot.*rows 2, 5.*0 or 2 groups"):
-        multi_bias_amp(bad, X, group_pred=g_hat, attrs_pred=X_hat)
+    with pytest.raises(ValueError, match=r"attr must be one-hot.*rows 2, 5.*0 or 2 classes"):
+        multi_bias_amp(bad, X, attr_pred=g_hat, task_pred=X_hat)
     bad_pred = np.eye(2, dtype=int)[g_hat]
     bad_pred[7] = 0
-    with pytest.raises(ValueError, match=r"group_pred must be one-hot.*rows 7"):
-        multi_bias_amp(g, X, group_pred=bad_pred, attrs_pred=X_hat)
+    with pytest.raises(ValueError, match=r"attr_pred must be one-hot.*rows 7"):
+        multi_bias_amp(g, X, attr_pred=bad_pred, task_pred=X_hat)
 
 
 @pytest.mark.parametrize(
@@ -425,29 +425,29 @@ def test_group_not_one_hot_names_rows():
 def test_bad_options(kwargs, match):
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
     with pytest.raises(ValueError, match=match):
-        multi_bias_amp(g, X, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr, **kwargs)
+        multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr, **kwargs)
 
 
 def test_no_combination_in_test_names_the_filter():
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
     with pytest.raises(ValueError, match=r"none of the 3 candidate combinations.*test ground truth"):
-        multi_bias_amp(g, X * 0, group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+        multi_bias_amp(g, X * 0, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
 
 
 def test_other_bad_input():
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
     with pytest.raises(TypeError, match="max_size must be an integer"):
-        multi_bias_amp(g, X, attrs_pred=X_hat, max_size=2.5)
-    with pytest.raises(ValueError, match="both group_train and attrs_train"):
-        multi_bias_amp(g, X, attrs_pred=X_hat, group_train=g_tr)
+        multi_bias_amp(g, X, task_pred=X_hat, max_size=2.5)
+    with pytest.raises(ValueError, match="both attr_train and task_train"):
+        multi_bias_amp(g, X, task_pred=X_hat, attr_train=g_tr)
     with pytest.raises(ValueError, match="neither was given"):
         multi_bias_amp(g, X)
-    with pytest.raises(ValueError, match="attrs_pred has values other than 0/1"):
-        multi_bias_amp(g, X, attrs_pred=X_hat * 0.5)
+    with pytest.raises(ValueError, match="task_pred has values other than 0/1"):
+        multi_bias_amp(g, X, task_pred=X_hat * 0.5)
     with pytest.raises(ValueError, match="length mismatch"):
-        multi_bias_amp(g[:-1], X, attrs_pred=X_hat)
+        multi_bias_amp(g[:-1], X, task_pred=X_hat)
     with pytest.raises(ValueError, match="max_combinations"):
-        multi_bias_amp(g, X, attrs_pred=X_hat, combinations="all", max_combinations=2)
+        multi_bias_amp(g, X, task_pred=X_hat, combinations="all", max_combinations=2)
 
 
 # --------------------------------------------------------------------------- #
@@ -465,7 +465,7 @@ def test_coco_real_labels(shared_data):
     X_hat = np.where(rng.random(X.shape) < 0.005, 1, X_hat).astype(np.int8)
     flip = rng.random(len(g)) < 0.15
     g_hat = np.where(flip[:, None], g[:, ::-1], g)
-    kw = dict(group_pred=g_hat, attrs_pred=X_hat, group_train=g_tr, attrs_train=X_tr)
+    kw = dict(attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         observed = multi_bias_amp(g, X, **kw)
@@ -483,8 +483,8 @@ def test_coco_real_labels(shared_data):
     for key in ("mals", "g_to_m", "m_to_g"):
         a = getattr(observed, key).table
         b = getattr(singles, key).table
-        a = a[a["size"] == 1].set_index(["group", "combination"])
-        b = b.set_index(["group", "combination"])
+        a = a[a["size"] == 1].set_index(["attr", "combination"])
+        b = b.set_index(["attr", "combination"])
         common = a.index.intersection(b.index)
         assert len(common) > 40
         pd.testing.assert_frame_equal(a.loc[common], b.loc[common])

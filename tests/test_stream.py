@@ -281,7 +281,7 @@ def test_progress_bar_totals(dataset, monkeypatch):
 
 def test_progress_on_stderr_when_forced(dataset, tmp_path):
     res = CliRunner().invoke(main, ["audit", str(dataset / "test"), "--stream", *CLI_FAST[:-1], "--progress",
-                                    "--skip", "dpa", "--skip", "leakage", "-q"])
+                                    "--exclude", "dpa", "--exclude", "leakage", "-q"])
     assert res.exit_code == 0, res.output
     assert "counting:" in res.stderr and "/1.00k" in res.stderr and res.stdout == ""
 
@@ -308,7 +308,7 @@ def test_cli_stream_equals_no_stream(dataset, tmp_path):
 
 def test_auto_streaming_above_max_memory(dataset, tmp_path):
     runner = CliRunner()
-    args = ["audit", str(dataset / "test"), *CLI_FAST, "--skip", "dpa", "--skip", "leakage", "-q"]
+    args = ["audit", str(dataset / "test"), *CLI_FAST, "--exclude", "dpa", "--exclude", "leakage", "-q"]
     res = runner.invoke(main, [*args, "--max-memory", "1K", "--json", str(tmp_path / "a.json")])
     assert res.exit_code == 0, res.output
     assert "streaming" in res.stderr and "more than --max-memory 1.0 KiB" in res.stderr

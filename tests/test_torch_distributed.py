@@ -72,13 +72,13 @@ def _worker(rank: int, port: int, outdir: str) -> None:
         m = multi_data(n=3000)
         multi = MultiAttributeAccumulator(2, 5, combinations="all", max_size=3, min_support=30)
         for r in _batches(3000, rank):
-            multi.collect(_t(m["attrs_train"][r]))
+            multi.collect(_t(m["task_train"][r]))
         multi = multi.sync()
         multi.freeze()
         for r in _batches(3000, rank):
-            multi.update(_t(m["group"][r]), _t(m["attrs"][r]), group_pred=_t(m["group_pred"][r]),
-                         attrs_pred=_t(m["attrs_pred"][r]))
-            multi.update_train(_t(m["group_train"][r]), _t(m["attrs_train"][r]))
+            multi.update(_t(m["attr"][r]), _t(m["task"][r]), attr_pred=_t(m["attr_pred"][r]),
+                         task_pred=_t(m["task_pred"][r]))
+            multi.update_train(_t(m["attr_train"][r]), _t(m["task_train"][r]))
         out["multi"] = multi.sync().compute()
 
         # a rank that counted other arguments: every rank raises the same error, none hangs
@@ -133,8 +133,8 @@ def test_fairness_soft_two_ranks(results):
 
 def test_multi_two_pass_two_ranks(results):
     m = multi_data(n=3000)
-    ref = biasamp.multi_bias_amp(m["group"], m["attrs"], group_pred=m["group_pred"], attrs_pred=m["attrs_pred"],
-                                 group_train=m["group_train"], attrs_train=m["attrs_train"],
+    ref = biasamp.multi_bias_amp(m["attr"], m["task"], attr_pred=m["attr_pred"], task_pred=m["task_pred"],
+                                 attr_train=m["attr_train"], task_train=m["task_train"],
                                  combinations="all", max_size=3, min_support=30)
     for out in results:
         assert out["multi"].selection == ref.selection

@@ -100,7 +100,7 @@ from .stats import (
     run_summary,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "METRICS",

@@ -508,7 +508,7 @@ def heatmap_score(
         "heatmap score",
     )
     return summarize_attention_scores(
-        scores, target_labels=t, protected_labels=a, kind="heatmap", target=target, protected=protected
+        scores, task=t, attr=a, kind="heatmap", target=target, protected=protected
     )
 
 
@@ -613,5 +613,5 @@ def mask_score(
         model, loader, layer, kind, [cam_target], per_batch, target, protected, device, progress, "mask score"
     )
     return summarize_attention_scores(
-        scores, target_labels=t, protected_labels=a, kind="mask", target=target, protected=protected
+        scores, task=t, attr=a, kind="mask", target=target, protected=protected
     )

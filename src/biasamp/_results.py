@@ -1,8 +1,9 @@
-"""Shared behaviour of result objects: readable repr and ``to_dict``."""
+"""Shared behaviour of result objects: ``to_dict``, ``to_frame`` and the notebook display."""
 
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 from typing import Any
 
@@ -35,11 +36,58 @@ def to_builtin(value: Any) -> Any:
     return value
 
 
+#: Rows of ``to_frame()`` shown by ``_repr_html_`` (first and last halves).
+HTML_MAX_ROWS = 20
+
+
+def _scalar_items(result: Any) -> dict:
+    """The scalar fields of a dataclass result; an interval ``(low, high)`` becomes two columns."""
+    row: dict = {}
+    for f in dataclasses.fields(result):
+        v = getattr(result, f.name)
+        if isinstance(v, np.generic):
+            v = v.item()
+        if v is None or isinstance(v, (bool, int, float, str)):
+            row[f.name] = v
+        elif (isinstance(v, tuple) and len(v) == 2
+              and all(isinstance(x, (int, float, np.number)) for x in v)):
+            row[f"{f.name}_low"], row[f"{f.name}_high"] = float(v[0]), float(v[1])
+    return row
+
+
 class ResultMixin:
-    """``to_dict()`` over dataclass fields; tables become lists of records."""
+    """What every biasamp result offers, on top of its own fields and ``repr``.
+
+    * ``to_dict()``: every field as JSON-friendly builtins (tables become
+      lists of records, NaN becomes ``None``; the result's flags say why).
+    * ``to_frame()``: the result as a :class:`pandas.DataFrame`, the rows its
+      headline is computed from (per pair, per class, per iteration...). A
+      result class overrides it where that needs more than its only table;
+      without any table it is one row of the scalar fields.
+    * ``_repr_html_()``: the notebook display, the ``repr`` headline above
+      ``to_frame()`` (at most :data:`HTML_MAX_ROWS` rows shown).
+    """
 
     def to_dict(self) -> dict:
+        """Every field as JSON-friendly builtins (``json.dumps`` accepts the result)."""
         return {f.name: to_builtin(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def to_frame(self) -> pd.DataFrame:
+        """The result as a DataFrame: a copy of its only table, else one row of its scalar fields."""
+        tables = [getattr(self, f.name) for f in dataclasses.fields(self)
+                  if isinstance(getattr(self, f.name), pd.DataFrame)]
+        if len(tables) == 1:
+            return tables[0].copy()
+        return pd.DataFrame([_scalar_items(self)])
+
+    def _repr_html_(self) -> str:
+        return result_html(repr(self), self.to_frame())
+
+
+def result_html(headline: str, frame: pd.DataFrame) -> str:
+    """A result's notebook display: the escaped ``headline`` above ``frame`` (rows elided past the limit)."""
+    table = frame.to_html(max_rows=HTML_MAX_ROWS, border=0, classes="biasamp-table", na_rep="undefined")
+    return f'<div class="biasamp-result"><pre>{html.escape(headline)}</pre>{table}</div>'
 
 
 def fmt(value: float | None, digits: int = 4) -> str:

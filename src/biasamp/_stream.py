@@ -630,7 +630,7 @@ def stream_audit(
                 fam["fairness"].feed(where, "update", task, task_pred,
                                      sensitive_features=pd.Series(attr, name=columns.attr))
             if "multi" in fam:
-                fam["multi"].feed(where, "update", attr, task, group_pred=attr_pred, attrs_pred=task_pred)
+                fam["multi"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred)
             sample.add(batch)
         if has_train:
             for batch, where in train.batches(columns.truth_columns(), batch_size, bar):

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from ._deprecation import renamed_arguments
 from .cooccurrence import (
     _DIRECTIONAL_PAIRS,
     DirectionalBiasAmpResult,
@@ -622,8 +623,8 @@ class FairnessAccumulator(_Accumulator):
 # multi-attribute
 # --------------------------------------------------------------------------- #
 _MULTI_TABLES = (
-    "n_train", "train_group", "train_joint", "n_test", "test_group", "test_joint",
-    "pred_group", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat",
+    "n_train", "train_attr", "train_joint", "n_test", "test_attr", "test_joint",
+    "pred_attr", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat",
 )
 
 
@@ -662,8 +663,10 @@ class MultiAttributeAccumulator(_Accumulator):
 
     The metrics (Zhao, Andrews & Xiang 2023; see
     :func:`~biasamp.multi_bias_amp` for the definitions) are functions of
-    containment counts ``#(g, m ⊆ S)`` of a *fixed* set M of attribute
-    combinations, which add over batches once M is known:
+    containment counts ``#(g, m ⊆ S)`` of a *fixed* set M of combinations of
+    task labels, which add over batches once M is known. As everywhere in
+    biasamp, ``attr`` is the protected attribute (the paper's group g) and
+    ``task`` the task labels (the paper's attributes, combined into m):
 
     .. math::
 
@@ -673,11 +676,11 @@ class MultiAttributeAccumulator(_Accumulator):
     Two ways to fix M:
 
     * **one pass**: ``combinations=`` a list of combinations (each a tuple of
-      attribute names); :meth:`update` counts right away.
+      task names); :meth:`update` counts right away.
     * **two passes**, ``combinations="observed"`` or ``"all"`` (the modes of
       :func:`~biasamp.multi_bias_amp`): pass 1 calls :meth:`collect` on the
-      training attribute labels (the test ground truth when there is no
-      training set) and gathers the distinct attribute sets with their
+      training task labels (the test ground truth when there is no
+      training set) and gathers the distinct task sets with their
       multiplicities, a mergeable summary from which the candidates and their
       supports follow exactly; :meth:`freeze` chooses M; pass 2 calls
       :meth:`update_train` / :meth:`update`.
@@ -688,10 +691,10 @@ class MultiAttributeAccumulator(_Accumulator):
 
     Parameters
     ----------
-    group_classes : sequence or int
-        Groups G (the protected attribute; one-hot).
     attr_classes : sequence or int
-        Attributes A (the multi-label task).
+        Classes of the protected attribute (the paper's groups G; one-hot).
+    task_classes : sequence or int
+        Task labels (the paper's attributes; multi-label).
     combinations : {"observed", "all"} or sequence of sequences, default "observed"
         The combination set: a mode (two passes) or a fixed list (one pass).
     min_size, max_size, min_support, max_combinations : int
@@ -706,7 +709,7 @@ class MultiAttributeAccumulator(_Accumulator):
 
     Notes
     -----
-    Memory: pass 1 keeps one row per *distinct* training attribute set (not
+    Memory: pass 1 keeps one row per *distinct* training task set (not
     per instance); pass 2 keeps ``O(|G|·|M|)`` integers. All counts are exact
     integers, so any batching and merge order gives identical results.
 
@@ -722,27 +725,28 @@ class MultiAttributeAccumulator(_Accumulator):
 
     >>> import numpy as np
     >>> from biasamp.accumulators import MultiAttributeAccumulator
-    >>> group = np.array([0, 0, 0, 0, 1, 1, 1, 1])
-    >>> attrs = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
-    ...                   [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
-    >>> attrs_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
-    ...                        [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    >>> attr = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> task = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                  [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    >>> task_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
+    ...                       [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
     >>> acc = MultiAttributeAccumulator([0, 1], ["a", "b", "c"])
     >>> for rows in (slice(0, 4), slice(4, 8)):
-    ...     _ = acc.collect(attrs[rows])
+    ...     _ = acc.collect(task[rows])
     >>> acc.freeze()
     (('a',), ('b',), ('c',), ('a', 'b'))
     >>> for rows in (slice(0, 4), slice(4, 8)):
-    ...     _ = acc.update(group[rows], attrs[rows], group_pred=group[rows], attrs_pred=attrs_pred[rows])
+    ...     _ = acc.update(attr[rows], task[rows], attr_pred=attr[rows], task_pred=task_pred[rows])
     >>> res = acc.compute()
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
     (0.0833, 0.0625, 0.0)
     """
 
+    @renamed_arguments("0.2.0", {"group_classes": "attr_classes", "attr_classes": "task_classes"})
     def __init__(
         self,
-        group_classes: Sequence | int,
         attr_classes: Sequence | int,
+        task_classes: Sequence | int,
         *,
         combinations: str | Sequence[Sequence] = "observed",
         min_size: int = 1,
@@ -750,16 +754,16 @@ class MultiAttributeAccumulator(_Accumulator):
         min_support: int = 1,
         max_combinations: int = 200_000,
     ) -> None:
-        self.group_classes = _class_list(group_classes, "group_classes")
         self.attr_classes = _class_list(attr_classes, "attr_classes")
+        self.task_classes = _class_list(task_classes, "task_classes")
         self.min_size = _check_int(min_size, "min_size", 1)
         max_size = _check_int(max_size, "max_size", 1, allow_none=True)
         self.min_support = _check_int(min_support, "min_support", 1)
         self.max_combinations = _check_int(max_combinations, "max_combinations", 1)
         if max_size is not None and max_size < self.min_size:
             raise ValueError(f"max_size ({max_size}) must be >= min_size ({self.min_size})")
-        self.max_size = len(self.attr_classes) if max_size is None else max_size
-        self.roles: tuple | None = None  # (has group_pred, has attrs_pred), fixed by the first test batch
+        self.max_size = len(self.task_classes) if max_size is None else max_size
+        self.roles: tuple | None = None  # (has attr_pred, has task_pred), fixed by the first test batch
         self._idx = self._sizes = None
         for name in _MULTI_TABLES:
             setattr(self, name, None)
@@ -770,7 +774,7 @@ class MultiAttributeAccumulator(_Accumulator):
                 )
             self.mode = combinations
             self.phase = "collect"
-            self.sets = np.zeros((0, (len(self.attr_classes) + 7) // 8), dtype=np.uint8)
+            self.sets = np.zeros((0, (len(self.task_classes) + 7) // 8), dtype=np.uint8)
             self.set_weights = np.zeros(0, dtype=np.int64)
             self.n_collected = 0
             self._frozen_selection: dict | None = None
@@ -788,22 +792,22 @@ class MultiAttributeAccumulator(_Accumulator):
             raise TypeError(
                 f"combinations must be 'observed', 'all' or a list of combinations, got {type(combinations).__name__}"
             )
-        lookup = {c: i for i, c in enumerate(self.attr_classes)}
+        lookup = {c: i for i, c in enumerate(self.task_classes)}
         member = []
         for combo in combinations:
             if isinstance(combo, (str, bytes)) or not isinstance(combo, Iterable):
                 raise TypeError(
-                    f"each combination must be a tuple of attribute names, got {combo!r} "
+                    f"each combination must be a tuple of task names, got {combo!r} "
                     "(write a single attribute as a 1-tuple, e.g. ('a',))"
                 )
             combo = tuple(combo)
             unknown = [c for c in combo if c not in lookup]
             if unknown:
-                raise ValueError(f"combination {combo!r} names unknown attributes {unknown!r} "
-                                 f"(attr_classes: {list(self.attr_classes)[:20]!r})")
+                raise ValueError(f"combination {combo!r} names unknown task labels {unknown!r} "
+                                 f"(task_classes: {list(self.task_classes)[:20]!r})")
             if not combo or len(set(combo)) != len(combo):
-                raise ValueError(f"combination {combo!r} must be non-empty without repeated attributes")
-            row = np.zeros(len(self.attr_classes), dtype=bool)
+                raise ValueError(f"combination {combo!r} must be non-empty without repeated task labels")
+            row = np.zeros(len(self.task_classes), dtype=bool)
             row[[lookup[c] for c in combo]] = True
             member.append(row)
         if not member:
@@ -816,10 +820,10 @@ class MultiAttributeAccumulator(_Accumulator):
 
     def _start_counting(self, idx: np.ndarray, sizes: np.ndarray) -> None:
         self._idx, self._sizes = idx, sizes
-        g, k = len(self.group_classes), len(sizes)
+        g, k = len(self.attr_classes), len(sizes)
         for name in ("n_train", "n_test"):
             setattr(self, name, np.zeros((), dtype=np.int64))
-        for name in ("train_group", "test_group", "pred_group"):
+        for name in ("train_attr", "test_attr", "pred_attr"):
             setattr(self, name, np.zeros(g, dtype=np.int64))
         for name in ("train_joint", "test_joint", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat"):
             setattr(self, name, np.zeros((g, k), dtype=np.int64))
@@ -827,10 +831,10 @@ class MultiAttributeAccumulator(_Accumulator):
 
     @property
     def combinations(self) -> tuple:
-        """The candidate combinations M (attribute names), once fixed."""
+        """The candidate combinations M (tuples of task names), once fixed."""
         if self._sizes is None:
             raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
-        names = self.attr_classes
+        names = self.task_classes
         return tuple(tuple(names[j] for j in row[:s]) for row, s in zip(self._idx.tolist(), self._sizes.tolist()))
 
     def _table_names(self) -> tuple[str, ...]:
@@ -839,13 +843,14 @@ class MultiAttributeAccumulator(_Accumulator):
         return _MULTI_TABLES
 
     # --------------------------------------------------------------- pass 1
-    def collect(self, attrs: Any) -> "MultiAttributeAccumulator":
-        """Pass 1: gather the distinct attribute sets of a batch of training rows; returns ``self``.
+    @renamed_arguments("0.2.0", {"attrs": "task"})
+    def collect(self, task: Any) -> "MultiAttributeAccumulator":
+        """Pass 1: gather the distinct task sets of a batch of training rows; returns ``self``.
 
         Parameters
         ----------
-        attrs : labels of shape (n, A) or (n,)
-            Training attribute labels (hard; the test ground truth when no
+        task : labels of shape (n, K) or (n,)
+            Training task labels (hard; the test ground truth when no
             training set will be given).
         """
         if self.phase != "collect":
@@ -853,10 +858,10 @@ class MultiAttributeAccumulator(_Accumulator):
                 "collect() belongs to pass 1, but the combinations are already fixed "
                 f"({'given' if self.mode == 'given' else 'freeze() was called'})"
             )
-        m = encode_labels({"attrs": attrs}, classes=self.attr_classes)["attrs"]
+        m = encode_labels({"task": task}, classes=self.task_classes)["task"]
         get = _label_blocks(m)
         n = m.n_rows
-        step = max(1, _CHUNK_BYTES // max(len(self.attr_classes), 1))
+        step = max(1, _CHUNK_BYTES // max(len(self.task_classes), 1))
         parts = [self.sets]
         weights = [self.set_weights]
         for start in range(0, n, step):
@@ -881,8 +886,8 @@ class MultiAttributeAccumulator(_Accumulator):
         if self.phase != "collect":
             raise ValueError("freeze() was already called (or the combinations were given)")
         if self.n_collected == 0:
-            raise ValueError("nothing was collected: call collect() on the training attributes first")
-        a = len(self.attr_classes)
+            raise ValueError("nothing was collected: call collect() on the training task labels first")
+        a = len(self.task_classes)
         member = np.unpackbits(self.sets, axis=1, count=a, bitorder="little").astype(bool)
         n_d = len(member)
         colbits = _column_bitsets(lambda s, e: member[s:e], n_d, a)
@@ -910,79 +915,92 @@ class MultiAttributeAccumulator(_Accumulator):
             raise ValueError("the combinations are not fixed yet: call collect() on every batch, then freeze()")
 
     def _bits(self, m) -> np.ndarray:
-        return _column_bitsets(_label_blocks(m), m.n_rows, len(self.attr_classes))
+        return _column_bitsets(_label_blocks(m), m.n_rows, len(self.task_classes))
 
-    def update_train(self, group: Any, attrs: Any) -> "MultiAttributeAccumulator":
-        """Pass 2: count a batch of training ground truth (for ``b_train`` and ``y_gm``); returns ``self``."""
+    @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task"})
+    def update_train(self, attr: Any, task: Any) -> "MultiAttributeAccumulator":
+        """Pass 2: count a batch of training ground truth (for ``b_train`` and ``y_gm``); returns ``self``.
+
+        Parameters
+        ----------
+        attr : labels of shape (n,) or (n, G)
+            Training ground truth of the protected attribute (one-hot).
+        task : labels of shape (n, K)
+            Training ground truth of the task labels (multi-hot).
+        """
         self._check_counting()
-        if group is None or attrs is None:
-            raise ValueError("update_train needs both group and attrs (training ground truth)")
-        g = encode_labels({"group_train": group}, classes=self.group_classes)["group_train"]
-        a = encode_labels({"attrs_train": attrs}, classes=self.attr_classes)["attrs_train"]
-        check_consistent_length(group_train=g, attrs_train=a)
+        if attr is None or task is None:
+            raise ValueError("update_train needs both attr and task (training ground truth)")
+        g = encode_labels({"attr_train": attr}, classes=self.attr_classes)["attr_train"]
+        a = encode_labels({"task_train": task}, classes=self.task_classes)["task_train"]
+        check_consistent_length(attr_train=g, task_train=a)
         codes = _group_codes(g)
-        (joint,) = _joint_counts(self._bits(a), [_code_bitsets(codes, len(self.group_classes))],
+        (joint,) = _joint_counts(self._bits(a), [_code_bitsets(codes, len(self.attr_classes))],
                                  self._idx, self._sizes)
         self.n_train = self.n_train + a.n_rows
-        self.train_group += np.bincount(codes, minlength=len(self.group_classes))
+        self.train_attr += np.bincount(codes, minlength=len(self.attr_classes))
         self.train_joint += joint
         return self
 
-    def update(self, group: Any, attrs: Any, *, group_pred: Any = None,
-               attrs_pred: Any = None) -> "MultiAttributeAccumulator":
+    @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task", "group_pred": "attr_pred",
+                                 "attrs_pred": "task_pred"})
+    def update(self, attr: Any, task: Any, *, attr_pred: Any = None,
+               task_pred: Any = None) -> "MultiAttributeAccumulator":
         """Pass 2 (or the only pass): count a batch of test rows; returns ``self``.
 
         Parameters
         ----------
-        group : labels of shape (n,) or (n, G)
-            Test ground truth of the group (one-hot).
-        attrs : labels of shape (n, A)
-            Test ground truth of the attributes (multi-hot).
-        group_pred, attrs_pred : labels, optional
+        attr : labels of shape (n,) or (n, G)
+            Test ground truth of the protected attribute (one-hot; the
+            paper's group g).
+        task : labels of shape (n, K)
+            Test ground truth of the task labels (multi-hot; the paper's
+            attributes).
+        attr_pred, task_pred : labels, optional
             Hard predictions (at least one; both for Multi_MALS). Every batch
             must carry the same arguments.
         """
         self._check_counting()
-        if group is None or attrs is None:
-            raise ValueError("update needs the test ground truth group and attrs")
-        if group_pred is None and attrs_pred is None:
+        if attr is None or task is None:
+            raise ValueError("update needs the test ground truth attr and task")
+        if attr_pred is None and task_pred is None:
             raise ValueError(
-                "give attrs_pred (for Multi G->M), group_pred (for Multi M->G) or both (also for "
+                "give task_pred (for Multi G->M), attr_pred (for Multi M->G) or both (also for "
                 "Multi_MALS); neither was given"
             )
-        roles = (group_pred is not None, attrs_pred is not None)
+        roles = (attr_pred is not None, task_pred is not None)
         if self.roles is not None and roles != self.roles:
             raise ValueError(
-                f"this batch gives group_pred={roles[0]}, attrs_pred={roles[1]}, earlier batches "
-                f"group_pred={self.roles[0]}, attrs_pred={self.roles[1]}: every batch must carry the same arguments"
+                f"this batch gives attr_pred={roles[0]}, task_pred={roles[1]}, earlier batches "
+                f"attr_pred={self.roles[0]}, task_pred={self.roles[1]}: every batch must carry the same arguments"
             )
-        g = encode_labels({"group": group}, {"group_pred": group_pred}, classes=self.group_classes)
-        a = encode_labels({"attrs": attrs}, {"attrs_pred": attrs_pred}, classes=self.attr_classes)
-        n = check_consistent_length(group=g["group"], attrs=a["attrs"], group_pred=g.get("group_pred"),
-                                    attrs_pred=a.get("attrs_pred"))
-        ng = len(self.group_classes)
+        g = encode_labels({"attr": attr}, {"attr_pred": attr_pred}, classes=self.attr_classes)
+        a = encode_labels({"task": task}, {"task_pred": task_pred}, classes=self.task_classes)
+        n = check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
+                                    task_pred=a.get("task_pred"))
+        ng = len(self.attr_classes)
         codes = {name: _group_codes(m) for name, m in g.items()}
-        gbits = _code_bitsets(codes["group"], ng)
-        gbits_hat = _code_bitsets(codes["group_pred"], ng) if "group_pred" in codes else None
+        gbits = _code_bitsets(codes["attr"], ng)
+        gbits_hat = _code_bitsets(codes["attr_pred"], ng) if "attr_pred" in codes else None
         group_roles = [gbits] + ([gbits_hat] if gbits_hat is not None else [])
-        test_counts = _joint_counts(self._bits(a["attrs"]), group_roles, self._idx, self._sizes)
+        test_counts = _joint_counts(self._bits(a["task"]), group_roles, self._idx, self._sizes)
         self.test_joint += test_counts[0]
         if gbits_hat is not None:
             self.joint_ghat_m += test_counts[1]
-            self.pred_group += np.bincount(codes["group_pred"], minlength=ng)
-        if "attrs_pred" in a:
-            pred_counts = _joint_counts(self._bits(a["attrs_pred"]), group_roles, self._idx, self._sizes)
+            self.pred_attr += np.bincount(codes["attr_pred"], minlength=ng)
+        if "task_pred" in a:
+            pred_counts = _joint_counts(self._bits(a["task_pred"]), group_roles, self._idx, self._sizes)
             self.joint_g_mhat += pred_counts[0]
             if gbits_hat is not None:
                 self.joint_ghat_mhat += pred_counts[1]
         self.n_test = self.n_test + n
-        self.test_group += np.bincount(codes["group"], minlength=ng)
+        self.test_attr += np.bincount(codes["attr"], minlength=ng)
         self.roles = roles
         return self
 
     # ---------------------------------------------------------------- merge
     def _merge_meta(self, other: "MultiAttributeAccumulator") -> None:
-        for what in ("group_classes", "attr_classes", "mode", "min_size", "max_size", "min_support",
+        for what in ("attr_classes", "task_classes", "mode", "min_size", "max_size", "min_support",
                      "max_combinations", "phase"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
@@ -1000,7 +1018,7 @@ class MultiAttributeAccumulator(_Accumulator):
             raise ValueError(
                 "cannot merge accumulators with different combinations (freeze each from the merged pass 1)"
             )
-        self.roles = _combine_roles(self.roles, other.roles, "predictions (group_pred, attrs_pred)")
+        self.roles = _combine_roles(self.roles, other.roles, "predictions (attr_pred, task_pred)")
 
     # ----------------------------------------------------------------- read
     def counts(self) -> tuple[MultiAttributeCounts, dict, str]:
@@ -1015,10 +1033,10 @@ class MultiAttributeAccumulator(_Accumulator):
             raise ValueError("no test batch was counted: call update() first")
         if int(self.n_train) > 0:
             source = "train"
-            n_train, train_group, train_joint = int(self.n_train), self.train_group, self.train_joint
+            n_train, train_attr, train_joint = int(self.n_train), self.train_attr, self.train_joint
         else:
             source = "test"
-            n_train, train_group, train_joint = int(self.n_test), self.test_group, self.test_joint
+            n_train, train_attr, train_joint = int(self.n_test), self.test_attr, self.test_joint
         sel = dict(self._frozen_selection)
         keep = train_joint.sum(axis=0) >= self.min_support
         sel["removed_min_support"] += int((~keep).sum())
@@ -1033,22 +1051,22 @@ class MultiAttributeAccumulator(_Accumulator):
         if not keep.any():
             raise ValueError(
                 f"none of the {int((train_joint.sum(axis=0) >= self.min_support).sum())} candidate "
-                f"combinations (combinations={self.mode!r}) occurs in the test ground truth (attrs): "
+                f"combinations (combinations={self.mode!r}) occurs in the test ground truth (task): "
                 "the test filter removed them all"
             )
         has_gp, has_ap = self.roles
         combos = tuple(c for c, k in zip(self.combinations, keep) if k)
         counts = MultiAttributeCounts(
-            group_classes=self.group_classes,
             attr_classes=self.attr_classes,
+            task_classes=self.task_classes,
             combinations=combos,
             n_train=n_train,
-            train_group=train_group.copy(),
+            train_attr=train_attr.copy(),
             train_joint=train_joint[:, keep],
             n_test=int(self.n_test),
-            test_group=self.test_group.copy(),
+            test_attr=self.test_attr.copy(),
             test_joint=self.test_joint[:, keep],
-            pred_group=self.pred_group.copy() if has_gp else None,
+            pred_attr=self.pred_attr.copy() if has_gp else None,
             joint_g_mhat=self.joint_g_mhat[:, keep] if has_ap else None,
             joint_ghat_m=self.joint_ghat_m[:, keep] if has_gp else None,
             joint_ghat_mhat=self.joint_ghat_mhat[:, keep] if has_gp and has_ap else None,
@@ -1096,10 +1114,10 @@ class MultiAttributeAccumulator(_Accumulator):
 
     def __repr__(self) -> str:
         if self.phase == "collect":
-            state = f"pass 1: {self.n_collected} rows, {len(self.set_weights)} distinct attribute sets"
+            state = f"pass 1: {self.n_collected} rows, {len(self.set_weights)} distinct task sets"
         else:
             state = f"{len(self._sizes)} combinations, n_train={int(self.n_train)}, n_test={int(self.n_test)}"
         return (
-            f"MultiAttributeAccumulator(combinations={self.mode!r}, {len(self.group_classes)} groups, "
-            f"{len(self.attr_classes)} attributes; {state})"
+            f"MultiAttributeAccumulator(combinations={self.mode!r}, {len(self.attr_classes)} attr classes, "
+            f"{len(self.task_classes)} task classes; {state})"
         )

@@ -19,7 +19,7 @@ This module holds everything that needs only numpy/scipy:
 
 * :func:`attention_iou` (numpy arrays *or* torch tensors, one pair or a batch);
 * :func:`summarize_attention_scores` (per-image scores -> per-model nanmean,
-  split into the (target label, protected label) subgroups) and
+  split into the (task label, attr label) subgroups) and
   :func:`attention_score_summary` (mean and standard deviation across models);
 * :func:`matthews_corrcoef` and :func:`subsample_to_mcc` (the paper's
   training-set subsampling to a chosen label correlation, App. C).
@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._deprecation import renamed_arguments
 from ._gradcam import GradCAM, gradcam, heatmap_score, mask_score
 from ._results import ResultMixin, fmt
 from .exceptions import UndefinedPairWarning, warn_outside
@@ -305,8 +306,8 @@ def _group_row(group: str, t: Any, a: Any, s: np.ndarray) -> dict:
     std = float(defined.std(ddof=1)) if k >= 2 else math.nan
     return {
         "group": group,
-        "target_label": t,
-        "protected_label": a,
+        "task_label": t,
+        "attr_label": a,
         "n": len(s),
         "n_undefined": int(len(s) - k),
         "mean": mean,
@@ -337,7 +338,7 @@ def _subgroup_table(scores: np.ndarray, t: np.ndarray | None, a: np.ndarray | No
                 parts.append(f"A={_label_str(av)}")
             rows.append(_group_row(",".join(parts), _plain(tv), _plain(av), scores[sel]))
     table = pd.DataFrame(rows)
-    for col in ("target_label", "protected_label"):  # keep label values (and None for "all") as given
+    for col in ("task_label", "attr_label"):  # keep label values (and None for "all") as given
         table[col] = pd.Series([r[col] for r in rows], dtype=object)
     return table
 
@@ -360,18 +361,20 @@ class AttentionScoreResult(ResultMixin):
     scores : numpy.ndarray of shape (N,)
         Per-image Attention-IoU; NaN where an all-zero map made it undefined.
     subgroups : pandas.DataFrame
-        One row for ``"all"`` and one per (target label, protected label)
+        One row for ``"all"`` and one per (task label T, attr label A)
         subgroup (``"T=1,A=1"``, ``"T=1,A=0"``, ``"T=0,A=1"``, ``"T=0,A=0"`` for
-        binary labels): ``group, target_label, protected_label, n,
+        binary labels): ``group, task_label, attr_label, n,
         n_undefined, mean, std`` (sample SD over images, ddof=1) and
         ``undefined`` (no defined score in the group).
     n_images : int
     n_undefined : int
         Images skipped because their score was undefined.
-    target_labels, protected_labels : numpy.ndarray or None
-        The per-image labels used for the split.
+    task_labels, attr_labels : numpy.ndarray or None
+        The per-image labels used for the split: the target attribute's
+        (the task T) and the protected attribute's (A).
     target, protected : int or None
-        The output/label indices the score was computed for.
+        The model output / label column indices the score was computed for
+        (the target attribute and the protected attribute).
     """
 
     kind: str
@@ -380,8 +383,8 @@ class AttentionScoreResult(ResultMixin):
     subgroups: pd.DataFrame
     n_images: int
     n_undefined: int
-    target_labels: np.ndarray | None = None
-    protected_labels: np.ndarray | None = None
+    task_labels: np.ndarray | None = None
+    attr_labels: np.ndarray | None = None
     target: Any = None
     protected: Any = None
 
@@ -399,11 +402,12 @@ class AttentionScoreResult(ResultMixin):
         return f"{name} = {self.value:.4f} ({self.n_images} images{extra}){tail}"
 
 
+@renamed_arguments("0.2.0", {"target_labels": "task", "protected_labels": "attr"})
 def summarize_attention_scores(
     scores: Any,
     *,
-    target_labels: Any = None,
-    protected_labels: Any = None,
+    task: Any = None,
+    attr: Any = None,
     kind: str = "scores",
     target: Any = None,
     protected: Any = None,
@@ -413,17 +417,19 @@ def summarize_attention_scores(
     .. math:: \text{score} = \frac{1}{|\mathcal I_d|}\sum_{i \in \mathcal I_d} \mathrm{AttnIoU}_i,
 
     where :math:`\mathcal I_d` are the images whose score is defined (no
-    all-zero map). The same mean is reported for every (target label,
-    protected label) subgroup, plus ``"all"`` (SPEC §6).
+    all-zero map). The same mean is reported for every (task label,
+    attr label) subgroup, plus ``"all"`` (SPEC §6).
 
     Parameters
     ----------
     scores : array-like of shape (N,)
         Per-image Attention-IoU (e.g. from :func:`attention_iou`); NaN marks an
         undefined score.
-    target_labels, protected_labels : array-like of shape (N,), optional
-        Per-image labels for the subgroup split. With only one of them, the
-        split is by that label alone.
+    task, attr : array-like of shape (N,), optional
+        Per-image labels for the subgroup split: ``task`` of the target
+        attribute (the paper's target, T), ``attr`` of the protected
+        attribute (A). With only one of them, the split is by that label
+        alone.
     kind : str, default "scores"
         Recorded in the result (``"mask"``, ``"heatmap"``, ``"scores"``).
     target, protected : optional
@@ -452,7 +458,7 @@ def summarize_attention_scores(
     --------
     >>> from biasamp.attention import summarize_attention_scores
     >>> res = summarize_attention_scores([0.9, 0.7, 0.2, 0.4],
-    ...                                  target_labels=[1, 1, 0, 0], protected_labels=[1, 0, 1, 0])
+    ...                                  task=[1, 1, 0, 0], attr=[1, 0, 1, 0])
     >>> round(res.value, 4)
     0.55
     >>> res.by_group()
@@ -464,8 +470,8 @@ def summarize_attention_scores(
     finite = s[~np.isnan(s)]
     if np.isinf(finite).any() or (finite < 0).any() or (finite > 1).any():
         raise ValueError("scores must lie in [0, 1] (NaN marks an undefined score)")
-    t = None if target_labels is None else _as_1d(target_labels, "target_labels", len(s))
-    a = None if protected_labels is None else _as_1d(protected_labels, "protected_labels", len(s))
+    t = None if task is None else _as_1d(task, "task", len(s))
+    a = None if attr is None else _as_1d(attr, "attr", len(s))
     n_undefined = int(len(s) - len(finite))
     if n_undefined == len(s):
         raise ValueError(f"every one of the {len(s)} scores is undefined (all-zero maps); no score to report")
@@ -483,8 +489,8 @@ def summarize_attention_scores(
         subgroups=table,
         n_images=len(s),
         n_undefined=n_undefined,
-        target_labels=t,
-        protected_labels=a,
+        task_labels=t,
+        attr_labels=a,
         target=target,
         protected=protected,
     )
@@ -561,10 +567,11 @@ def _mcc_of(s: np.ndarray) -> float:
     return (n11 * n00 - n10 * n01) / math.sqrt(den) if den > 0 else math.nan
 
 
-def matthews_corrcoef(target: Any, protected: Any) -> float:
+@renamed_arguments("0.2.0", {"target": "task", "protected": "attr"})
+def matthews_corrcoef(task: Any, attr: Any) -> float:
     r"""Matthews correlation coefficient (the phi coefficient) of two binary labels.
 
-    With the subgroup sizes :math:`n_{ta}` of (target, protected) labels,
+    With the subgroup sizes :math:`n_{ta}` of (task, attr) labels,
 
     .. math::
 
@@ -575,8 +582,9 @@ def matthews_corrcoef(target: Any, protected: Any) -> float:
 
     Parameters
     ----------
-    target, protected : array-like of shape (N,)
-        Binary labels (any input kind of SPEC §0: 1-D with two classes, or an
+    task, attr : array-like of shape (N,)
+        Binary labels of the target attribute (the task T) and of the
+        protected attribute A (any input kind of SPEC §0: 1-D with two classes, or an
         ``N x 1`` 0/1 indicator). The *positive* class is the second of the two
         sorted classes (``1`` for 0/1 labels, ``True`` for booleans).
 
@@ -604,10 +612,10 @@ def matthews_corrcoef(target: Any, protected: Any) -> float:
     >>> round(matthews_corrcoef([1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 1]), 4)
     0.3333
     """
-    t, _ = _binary_label(target, "target")
-    a, _ = _binary_label(protected, "protected")
+    t, _ = _binary_label(task, "task")
+    a, _ = _binary_label(attr, "attr")
     if len(t) != len(a):
-        raise ValueError(f"length mismatch: target has {len(t)} rows, protected has {len(a)}")
+        raise ValueError(f"length mismatch: task has {len(t)} rows, attr has {len(a)}")
     return float(_mcc_of(_counts4(t, a)))
 
 
@@ -731,11 +739,17 @@ class SubsampleResult(ResultMixin):
         The MCC of the full set.
     sizes : pandas.DataFrame
         One row per subgroup ``(T=1,A=1), (T=1,A=0), (T=0,A=1), (T=0,A=0)``:
-        ``group, target, protected`` (class names), ``available``, ``selected``.
+        ``group, task, attr`` (class names), ``available``, ``selected``.
     indices : numpy.ndarray
         Sorted row positions of the subsample in the input.
     n : int
         Subsample size (``len(indices)``).
+
+    Notes
+    -----
+    There is no single ``value``: the result is a selection of rows, not a
+    metric; ``mcc`` is the correlation it achieves. ``to_frame()`` is
+    ``sizes``.
     """
 
     target_mcc: float
@@ -754,9 +768,10 @@ class SubsampleResult(ResultMixin):
         )
 
 
+@renamed_arguments("0.2.0", {"target": "task", "protected": "attr"})
 def subsample_to_mcc(
-    target: Any,
-    protected: Any,
+    task: Any,
+    attr: Any,
     mcc: float | Sequence[float],
     *,
     size: int | None = None,
@@ -768,7 +783,7 @@ def subsample_to_mcc(
     r"""Subsample a training set so that two binary labels have a chosen MCC.
 
     The MCC depends only on the four subgroup sizes
-    :math:`s = (s_{11}, s_{10}, s_{01}, s_{00})` of (target, protected). Following
+    :math:`s = (s_{11}, s_{10}, s_{01}, s_{00})` of (task, attr). Following
     Serianni et al. (App. C), the sizes solve
 
     .. math::
@@ -784,8 +799,9 @@ def subsample_to_mcc(
 
     Parameters
     ----------
-    target, protected : array-like of shape (N,)
-        Binary labels (see :func:`matthews_corrcoef` for the positive class).
+    task, attr : array-like of shape (N,)
+        Binary labels of the target attribute (T) and of the protected
+        attribute (A) (see :func:`matthews_corrcoef` for the positive class).
     mcc : float or sequence of float
         Target MCC(s) in ``[-1, 1]``. For a sequence the targets are solved in
         order of their distance to the original MCC, each started from the
@@ -828,16 +844,16 @@ def subsample_to_mcc(
     >>> import numpy as np
     >>> from biasamp.attention import matthews_corrcoef, subsample_to_mcc
     >>> rng = np.random.default_rng(0)
-    >>> protected = rng.integers(0, 2, 4000)
-    >>> target = np.where(rng.random(4000) < 0.8, protected, 1 - protected)   # MCC about 0.6
-    >>> res = subsample_to_mcc(target, protected, 0.2, random_state=0)
-    >>> abs(res.mcc - 0.2) < 0.01, abs(matthews_corrcoef(target[res.indices], protected[res.indices]) - 0.2) < 0.01
+    >>> attr = rng.integers(0, 2, 4000)
+    >>> task = np.where(rng.random(4000) < 0.8, attr, 1 - attr)   # MCC about 0.6
+    >>> res = subsample_to_mcc(task, attr, 0.2, random_state=0)
+    >>> abs(res.mcc - 0.2) < 0.01, abs(matthews_corrcoef(task[res.indices], attr[res.indices]) - 0.2) < 0.01
     (True, True)
     """
-    t, t_classes = _binary_label(target, "target")
-    a, a_classes = _binary_label(protected, "protected")
+    t, t_classes = _binary_label(task, "task")
+    a, a_classes = _binary_label(attr, "attr")
     if len(t) != len(a):
-        raise ValueError(f"length mismatch: target has {len(t)} rows, protected has {len(a)}")
+        raise ValueError(f"length mismatch: task has {len(t)} rows, attr has {len(a)}")
     scalar = np.ndim(mcc) == 0
     targets = [mcc] if scalar else list(mcc)
     if not targets:
@@ -897,8 +913,8 @@ def subsample_to_mcc(
         ]))
         table = pd.DataFrame({
             "group": names,
-            "target": [t_classes[1], t_classes[1], t_classes[0], t_classes[0]],
-            "protected": [a_classes[1], a_classes[0], a_classes[1], a_classes[0]],
+            "task": [t_classes[1], t_classes[1], t_classes[0], t_classes[0]],
+            "attr": [a_classes[1], a_classes[0], a_classes[1], a_classes[0]],
             "available": available.astype(np.int64),
             "selected": sizes.astype(np.int64),
         })

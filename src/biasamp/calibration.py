@@ -27,6 +27,11 @@ class Thresholds(ResultMixin):
     achieved_rates : pandas.Series
         The positive rate the threshold gives on the validation scores
         (differs from the target only when tied scores make it unreachable).
+
+    Notes
+    -----
+    There is no single ``value``: the result holds one threshold per label
+    (``to_frame()`` lists them with their rates), not a metric.
     """
 
     thresholds: pd.Series
@@ -43,10 +48,13 @@ class Thresholds(ResultMixin):
         out = (arr > self.thresholds.to_numpy()[None, :]).astype(np.int8)
         return out[:, 0] if np.ndim(scores) == 1 else out
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per label: ``threshold``, ``target_rate``, ``achieved_rate``."""
+        return pd.DataFrame({"threshold": self.thresholds, "target_rate": self.target_rates,
+                             "achieved_rate": self.achieved_rates})
+
     def __repr__(self) -> str:
-        frame = pd.DataFrame({"threshold": self.thresholds, "target_rate": self.target_rates,
-                              "achieved_rate": self.achieved_rates})
-        return f"Thresholds(\n{frame.to_string(max_rows=20)}\n)"
+        return f"Thresholds(\n{self.to_frame().to_string(max_rows=20)}\n)"
 
 
 def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any = None) -> Thresholds:

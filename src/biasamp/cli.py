@@ -38,6 +38,7 @@ count-based metrics; DPA and LA run on a uniform random sample of
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -48,6 +49,7 @@ from typing import Any
 
 import click
 import pandas as pd
+from click.core import ParameterSource
 
 from .report import _write_atomic, audit, section_builders
 
@@ -365,23 +367,53 @@ def _common_options(func):
                      help="Iterations of DPA and leakage amplification."),
         click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp", "logistic"]), default="auto",
                      show_default=True, help="Attacker of DPA/LA; auto = tabular for discrete inputs with few values."),
-        click.option("--skip", multiple=True, type=click.Choice(_SECTIONS),
-                     help="Do not compute this section (repeatable)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Random seed."),
+        click.option("--exclude", multiple=True, type=click.Choice(_SECTIONS),
+                     help="Do not compute this section (repeatable); audit(exclude=...)."),
+        click.option("--random-state", type=int, default=0, show_default=True,
+                     help="Seed of every random draw; audit(random_state=...)."),
+        # the 0.1 spellings, hidden: accepted until 0.3.0 with a warning on stderr
+        click.option("--skip", "skip_alias", multiple=True, type=click.Choice(_SECTIONS), hidden=True,
+                     callback=_deprecated_alias("--exclude")),
+        click.option("--seed", "seed_alias", type=int, default=None, hidden=True,
+                     callback=_deprecated_alias("--random-state")),
         click.option("--progress/--no-progress", default=None,
                      help="Progress bars on stderr [default: when stderr is a terminal]."),
         click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table."),
     ]
+
+    @functools.wraps(func)
+    def merged(*args: Any, skip_alias: tuple = (), seed_alias: int | None = None, **kwargs: Any) -> Any:
+        kwargs["exclude"] = tuple(kwargs.get("exclude", ())) + tuple(skip_alias)
+        if seed_alias is not None:
+            ctx = click.get_current_context()
+            if (ctx.get_parameter_source("random_state") is not ParameterSource.DEFAULT
+                    and kwargs["random_state"] != seed_alias):
+                raise click.UsageError(f"--seed {seed_alias} (the old name of --random-state) contradicts "
+                                       f"--random-state {kwargs['random_state']}; pass --random-state only")
+            kwargs["random_state"] = seed_alias
+        return func(*args, **kwargs)
+
     for opt in reversed(opts):
-        func = opt(func)
-    return func
+        merged = opt(merged)
+    return merged
 
 
-def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, skip, seed, progress,
-         quiet, protect, auditor=audit) -> None:
+def _deprecated_alias(new: str):
+    """Click callback of a hidden 0.1 option: a warning on stderr naming the new option, the value unchanged."""
+
+    def callback(ctx: Any, param: Any, value: Any) -> Any:
+        if value not in (None, ()):
+            click.echo(f"warning: {param.opts[0]} is deprecated and will be removed in 0.3.0; use {new}", err=True)
+        return value
+
+    return callback
+
+
+def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
+         progress, quiet, protect, auditor=audit) -> None:
     try:
-        report = auditor(**report_kwargs, n_boot=n_boot, n_iter=n_iter, attacker=attacker, exclude=skip,
-                         random_state=seed, progress=progress)
+        report = auditor(**report_kwargs, n_boot=n_boot, n_iter=n_iter, attacker=attacker, exclude=exclude,
+                         random_state=random_state, progress=progress)
     except (ValueError, TypeError, OSError, ImportError) as exc:  # OSError: a file unreadable while streaming
         raise click.ClickException(str(exc)) from None
     if not quiet:
@@ -427,8 +459,8 @@ def main() -> None:
               help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
 @_common_options
 def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, title, stream, max_memory,
-                  batch_size, dpa_rows, json_path, html_path, no_plots, n_boot, n_iter, attacker, skip, seed,
-                  progress, quiet):
+                  batch_size, dpa_rows, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude,
+                  random_state, progress, quiet):
     """Audit the predictions in DATA (CSV, Parquet, or a folder of Parquet files; one row per test instance).
 
     \b
@@ -462,8 +494,8 @@ def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, 
         _run({"title": title or f"biasamp audit of {Path(data).name}",
               "names": _display_names(cols, f"{sources} (streamed in batches of {batch_size:,} rows)")},
              json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
-             attacker=attacker, skip=skip, seed=seed, progress=progress, quiet=quiet, protect=[data, train_path],
-             auditor=auditor)
+             attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
+             protect=[data, train_path], auditor=auditor)
         return
     frame = read_table(data)
     cols = _resolve_columns(frame, data, attr, _split(task), attr_pred, _split(task_pred))
@@ -499,7 +531,7 @@ def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, 
                                      val_path and f"validation {val_path}") if p)
     _run(dict(kwargs, title=title or f"biasamp audit of {Path(data).name}", names=_display_names(cols, sources)),
          json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
-         attacker=attacker, skip=skip, seed=seed, progress=progress, quiet=quiet,
+         attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
          protect=[data, train_path, val_path])
 
 
@@ -515,7 +547,8 @@ DEMO_STORY = (
 @click.option("--save-data", type=click.Path(file_okay=False),
               help="Also write the demo data as train.csv and test.csv in this folder (for `biasamp audit`).")
 @_common_options
-def demo_command(save_data, json_path, html_path, no_plots, n_boot, n_iter, attacker, skip, seed, progress, quiet):
+def demo_command(save_data, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
+                 progress, quiet):
     """Audit a built-in, deterministic synthetic dataset and model (the first command to try)."""
     from .datasets import make_amplification_demo
 
@@ -530,7 +563,8 @@ def demo_command(save_data, json_path, html_path, no_plots, n_boot, n_iter, atta
           "names": {"attr": "gender", "task": "objects",
                     "source": "built-in synthetic demo (biasamp.datasets.make_amplification_demo)"}},
          json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
-         attacker=attacker, skip=skip, seed=seed, progress=progress, quiet=quiet, protect=[])
+         attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
+         protect=[])
 
 
 def _save_demo(d: Any, folder: Path) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._deprecation import keyword_only_since
 from ._results import ResultMixin, fmt, top_rows
 from .counts import CooccurrenceCounts
 from .exceptions import UndefinedPairWarning, warn_outside
@@ -87,6 +88,13 @@ class DirectionalBiasAmpResult(ResultMixin):
     train_source : {"train", "test"}
         Where the correlation signs ``y_at`` came from: the training ground
         truth, or the test ground truth when no training set was given.
+
+    Notes
+    -----
+    There is no single ``value``: BiasAmp→ is directional, and the two
+    directions measure different things (A→T: the attribute drives the task
+    predictions; T→A: the task drives the attribute predictions), so each has
+    its own ``.value``. ``to_frame()`` stacks both per-pair tables.
     """
 
     a_to_t: DirectionResult | None
@@ -388,7 +396,8 @@ def bias_amp_directional(
     return directional_from_counts(train, test, train_source=source)
 
 
-def bias_amp_mals(attr_train: Any, task_train: Any, attr_pred: Any, task_pred: Any) -> MALSResult:
+@keyword_only_since("0.2.0", "attr_pred", "task_pred")
+def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred: Any) -> MALSResult:
     r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
 
     .. math::
@@ -405,7 +414,7 @@ def bias_amp_mals(attr_train: Any, task_train: Any, attr_pred: Any, task_pred: A
     ----------
     attr_train, task_train : labels
         Training ground truth of the protected attribute and the task.
-    attr_pred, task_pred : labels
+    attr_pred, task_pred : labels, keyword-only
         Test predictions Â and T̂ (hard, or probabilities: expected counts).
 
     Returns
@@ -453,7 +462,7 @@ def bias_amp_mals(attr_train: Any, task_train: Any, attr_pred: Any, task_pred: A
     >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
     >>> task = np.array([[1], [1], [1], [1], [1], [0], [0]])
     >>> task_pred = np.array([[1], [1], [1], [1], [0], [0], [0]])
-    >>> round(bias_amp_mals(attr, task, attr, task_pred).value, 4)
+    >>> round(bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
     0.2
     """
     train, pred, _ = _count_mals(attr_train, task_train, attr_pred, task_pred)

@@ -16,7 +16,7 @@ default, or a ``dask.distributed.Client`` once one exists.
 * :func:`bias_amp_directional`, :func:`bias_amp_mals` (SPEC §1);
 * :func:`fairness_metrics` (SPEC §4);
 * :func:`multi_bias_amp` (SPEC §2): two passes over the data, one to collect
-  the candidate combinations (distinct training attribute sets and their
+  the candidate combinations (distinct training task sets and their
   multiplicities), one to count them;
 * :func:`dpa`, :func:`leakage_amplification` (SPEC §3): the in-memory
   functions with their iterations dispatched to a Dask cluster through
@@ -45,11 +45,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._deprecation import keyword_only_since, renamed_arguments
 from .accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator
 from .cooccurrence import DirectionalBiasAmpResult, MALSResult
 from .fairness import METRICS, FairnessResult
 from .labels import _sorted_classes
-from .multiattribute import MultiBiasAmpResult
+from .multiattribute import _MULTI_RENAMES, MultiBiasAmpResult
 
 __all__ = [
     "bias_amp_directional",
@@ -450,12 +451,13 @@ def _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes
             task_classes if task_classes is not None else found["task"])
 
 
+@keyword_only_since("0.2.0", "attr_pred", "task_pred")
 def bias_amp_mals(
     attr_train: Any,
     task_train: Any,
+    *,
     attr_pred: Any,
     task_pred: Any,
-    *,
     attr_classes: Sequence | None = None,
     task_classes: Sequence | None = None,
     split_every: int = 8,
@@ -502,7 +504,7 @@ def bias_amp_mals(
     >>> attr = da.from_array(np.array([0, 0, 0, 0, 1, 0, 1]), chunks=3)
     >>> task = da.from_array(np.array([[1], [1], [1], [1], [1], [0], [0]]), chunks=3)
     >>> task_pred = da.from_array(np.array([[1], [1], [1], [1], [0], [0], [0]]), chunks=3)
-    >>> round(biasamp.dask.bias_amp_mals(attr, task, attr, task_pred).value, 4)
+    >>> round(biasamp.dask.bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
     0.2
     """
     test = dict(attr_pred=attr_pred, task_pred=task_pred)
@@ -604,33 +606,34 @@ def fairness_metrics(
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
-def _multi_collect_part(template, attrs=None):
-    return template.copy().collect(attrs)
+def _multi_collect_part(template, task=None):
+    return template.copy().collect(task)
 
 
-def _multi_test_part(template, group=None, attrs=None, group_pred=None, attrs_pred=None):
-    return template.copy().update(group, attrs, group_pred=group_pred, attrs_pred=attrs_pred)
+def _multi_test_part(template, attr=None, task=None, attr_pred=None, task_pred=None):
+    return template.copy().update(attr, task, attr_pred=attr_pred, task_pred=task_pred)
 
 
-def _multi_train_part(template, group_train=None, attrs_train=None):
-    return template.copy().update_train(group_train, attrs_train)
+def _multi_train_part(template, attr_train=None, task_train=None):
+    return template.copy().update_train(attr_train, task_train)
 
 
+@renamed_arguments("0.2.0", {**_MULTI_RENAMES, "group_classes": "attr_classes", "attr_classes": "task_classes"})
 def multi_bias_amp(
-    group: Any,
-    attrs: Any,
+    attr: Any,
+    task: Any,
     *,
-    group_pred: Any = None,
-    attrs_pred: Any = None,
-    group_train: Any = None,
-    attrs_train: Any = None,
+    attr_pred: Any = None,
+    task_pred: Any = None,
+    attr_train: Any = None,
+    task_train: Any = None,
     combinations: str | Sequence[Sequence] = "observed",
     min_size: int = 1,
     max_size: int | None = None,
     min_support: int = 1,
     max_combinations: int = 200_000,
-    group_classes: Sequence | None = None,
     attr_classes: Sequence | None = None,
+    task_classes: Sequence | None = None,
     split_every: int = 8,
 ) -> MultiBiasAmpResult:
     r"""Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023) of Dask collections.
@@ -640,25 +643,26 @@ def multi_bias_amp(
         b(m, g) = \frac{\#(m \subseteq S,\, g)}{\#(m \subseteq S)}, \qquad
         \text{Multi}_{\text{MALS}} = \frac{1}{|M|} \sum_{g, m} |\Delta_{gm}|
 
-    exactly as :func:`biasamp.multi_bias_amp`. With ``combinations``
-    ``"observed"`` or ``"all"`` the data is read twice: pass 1 collects the
-    distinct training attribute sets with their multiplicities (merged in a
-    tree), the combinations M are chosen from them, pass 2 counts M. With a
-    list of combinations, one pass.
+    exactly as :func:`biasamp.multi_bias_amp` (g: a class of ``attr``, the
+    paper's group; m: a combination of ``task`` labels, the paper's
+    attributes). With ``combinations`` ``"observed"`` or ``"all"`` the data is
+    read twice: pass 1 collects the distinct training task sets with their
+    multiplicities (merged in a tree), the combinations M are chosen from
+    them, pass 2 counts M. With a list of combinations, one pass.
 
     Parameters
     ----------
-    group, attrs : dask collection
-        Test ground truth (one-hot groups, multi-hot attributes), in the same
-        row partitions.
-    group_pred, attrs_pred : dask collection, optional
-        Hard predictions, partitioned like ``group``.
-    group_train, attrs_train : dask collection, optional
+    attr, task : dask collection
+        Test ground truth (one-hot protected attribute, multi-hot task
+        labels), in the same row partitions.
+    attr_pred, task_pred : dask collection, optional
+        Hard predictions, partitioned like ``attr``.
+    attr_train, task_train : dask collection, optional
         Training ground truth (both or neither).
     combinations : {"observed", "all"} or list of tuples, default "observed"
     min_size, max_size, min_support, max_combinations : int
         As in :func:`biasamp.multi_bias_amp`.
-    group_classes, attr_classes : sequence, optional
+    attr_classes, task_classes : sequence, optional
         Found by one pass over the ground truth when omitted.
     split_every : int, default 8
         Fan-in of the merge trees.
@@ -682,39 +686,39 @@ def multi_bias_amp(
     >>> import numpy as np, pytest
     >>> da = pytest.importorskip("dask.array")  # the [dask] extra
     >>> import biasamp.dask
-    >>> group = da.from_array(np.array([0, 0, 0, 0, 1, 1, 1, 1]), chunks=3)
-    >>> attrs = da.from_array(np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
-    ...                                 [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]]), chunks=3)
-    >>> res = biasamp.dask.multi_bias_amp(group, attrs, attrs_pred=attrs)
+    >>> attr = da.from_array(np.array([0, 0, 0, 0, 1, 1, 1, 1]), chunks=3)
+    >>> task = da.from_array(np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                                [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]]), chunks=3)
+    >>> res = biasamp.dask.multi_bias_amp(attr, task, task_pred=task)
     >>> res.combinations, res.g_to_m.value
     (((0,), (1,), (2,), (0, 1)), 0.0)
     """
     import dask
 
-    if (group_train is None) != (attrs_train is None):
-        raise ValueError("give both group_train and attrs_train, or neither")
-    if group_pred is None and attrs_pred is None:
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    if attr_pred is None and task_pred is None:
         raise ValueError(
-            "give attrs_pred (for Multi G->M), group_pred (for Multi M->G) or both (also for "
+            "give task_pred (for Multi G->M), attr_pred (for Multi M->G) or both (also for "
             "Multi_MALS); neither was given"
         )
-    test = dict(group=group, attrs=attrs, group_pred=group_pred, attrs_pred=attrs_pred)
-    train = dict(group_train=group_train, attrs_train=attrs_train) if group_train is not None else None
+    test = dict(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred)
+    train = dict(attr_train=attr_train, task_train=task_train) if attr_train is not None else None
     _check_kinds(test), _check_kinds(train or {})
     requests = {}
-    if group_classes is None:
-        requests["group"] = ("labels", [group, group_train])
     if attr_classes is None:
-        requests["attrs"] = ("labels", [attrs, attrs_train])
+        requests["attr"] = ("labels", [attr, attr_train])
+    if task_classes is None:
+        requests["task"] = ("labels", [task, task_train])
     found = _discover(requests)
     template = MultiAttributeAccumulator(
-        group_classes if group_classes is not None else found["group"],
-        attr_classes if attr_classes is not None else found["attrs"],
+        attr_classes if attr_classes is not None else found["attr"],
+        task_classes if task_classes is not None else found["task"],
         combinations=combinations, min_size=min_size, max_size=max_size, min_support=min_support,
         max_combinations=max_combinations,
     )
-    if template.phase == "collect":  # pass 1: candidate combinations from the training attribute sets
-        source = {"attrs": attrs_train if train is not None else attrs}
+    if template.phase == "collect":  # pass 1: candidate combinations from the training task sets
+        source = {"task": task_train if train is not None else task}
         collected = _count_partitions(_multi_collect_part, template, source)
         (template,) = dask.compute(tree_merge(collected, split_every))
         template.freeze()
@@ -808,7 +812,8 @@ def dpa(attr: Any, task: Any, **kwargs: Any):
     return _on_dask(_dpa, (attr, task), kwargs)
 
 
-def leakage_amplification(attr: Any, task: Any, task_pred: Any, **kwargs: Any):
+@keyword_only_since("0.2.0", "task_pred")
+def leakage_amplification(attr: Any, task: Any, *, task_pred: Any, **kwargs: Any):
     r"""Leakage amplification LA (Wang et al. 2019) with its iterations run on a Dask cluster.
 
     .. math::
@@ -821,8 +826,10 @@ def leakage_amplification(attr: Any, task: Any, task_pred: Any, **kwargs: Any):
 
     Parameters
     ----------
-    attr, task, task_pred : labels (in memory)
+    attr, task : labels (in memory)
         As in :func:`biasamp.leakage_amplification`.
+    task_pred : labels (in memory), keyword-only
+        The model's task predictions, as in :func:`biasamp.leakage_amplification`.
     **kwargs
         Every keyword of :func:`biasamp.leakage_amplification`; ``n_jobs``
         defaults to ``-1``.
@@ -850,9 +857,9 @@ def leakage_amplification(attr: Any, task: Any, task_pred: Any, **kwargs: Any):
     >>> distributed = pytest.importorskip("distributed")  # the [dask] extra
     >>> import biasamp.dask
     >>> with distributed.Client(processes=False, n_workers=1, dashboard_address=None):  # doctest: +SKIP
-    ...     res = biasamp.dask.leakage_amplification([0, 1] * 50, [0, 1] * 50, [0, 1] * 50,
+    ...     res = biasamp.dask.leakage_amplification([0, 1] * 50, [0, 1] * 50, task_pred=[0, 1] * 50,
     ...                                              attacker="tabular", n_iter=3, random_state=0)
     """
     from .predictability import leakage_amplification as _la
 
-    return _on_dask(_la, (attr, task, task_pred), kwargs)
+    return _on_dask(_la, (attr, task), dict(kwargs, task_pred=task_pred))

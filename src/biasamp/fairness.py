@@ -494,6 +494,13 @@ class FairnessResult(ResultMixin):
         empty event, left out of its class's comparison).
     counts : ConfusionCounts
         The count table everything was computed from.
+
+    Notes
+    -----
+    There is no single ``value``: the result holds seven metrics, each with
+    its own headline in ``overall`` (``result["DP"]`` is
+    ``result.overall["DP"]``). ``to_frame()`` is ``by_class``, the per-class
+    values the headlines average.
     """
 
     overall: dict
@@ -513,6 +520,10 @@ class FairnessResult(ResultMixin):
 
     def __getitem__(self, metric: str) -> float:
         return self.overall[metric]
+
+    def to_frame(self) -> pd.DataFrame:
+        """``by_class``: one row per class, one column per metric (NaN where undefined)."""
+        return self.by_class.copy()
 
     def __repr__(self) -> str:
         lines = [

@@ -1,12 +1,13 @@
 """Multi-attribute bias amplification: Multi_MALS and Multi→ (G→M, M→G).
 
 Zhao, Andrews & Xiang (2023) extend BiasAmp_MALS and BiasAmp→ from single
-attributes to *combinations* of attributes. Notation (SPEC §2; note the names
-swapped with respect to :mod:`biasamp.cooccurrence`): the **group** g is the
-protected attribute (one-hot, e.g. gender), the **attributes** a are the
-multi-label task (e.g. COCO objects) and M is a set of attribute combinations
-m. An instance with attribute set S *contains* m iff m ⊆ S; every count below
-is a containment count.
+attributes to *combinations* of attributes. Vocabulary: as everywhere in
+biasamp, ``attr`` is the protected attribute and ``task`` the task labels.
+The paper calls them the other way round: its **group** g is our ``attr``
+(one-hot, e.g. gender) and its **attributes** are our ``task`` columns
+(multi-label, e.g. COCO objects); M is a set of combinations m of task
+labels. An instance with task set S *contains* m iff m ⊆ S; every count below
+is a containment count. The formulas keep the paper's letters g and m.
 
 Counts first (STYLE.md): :class:`MultiAttributeCounts` holds, for every kept
 combination, the few integer tables the three metrics need, and
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._deprecation import renamed_arguments
 from ._results import ResultMixin, fmt, top_rows
 from .cooccurrence import _warn_undefined, correlation_sign
 from .counts import CooccurrenceCounts
@@ -335,48 +337,48 @@ def _prune(cand: np.ndarray, level: np.ndarray, n_attrs: int) -> np.ndarray:
 class MultiAttributeCounts:
     """Containment counts of a fixed set of attribute combinations.
 
-    Every array is indexed ``[group, combination]`` (``G x M``) or by group.
-    All entries are exact integer counts. Tables with the same classes,
+    Every array is indexed ``[attr class, combination]`` (``G x M``, the
+    paper's g and m) or by attr class. All entries are exact integer counts. Tables with the same classes,
     combinations and roles add (``a + b``), so data split in batches or
     partitions can be counted separately once the combinations are fixed.
 
     Attributes
     ----------
-    group_classes, attr_classes : tuple
-        Class names of the groups G and of the attributes A.
+    attr_classes, task_classes : tuple
+        Class names of the protected attribute (the paper's groups G) and of
+        the task labels (the paper's attributes).
     combinations : tuple of tuple
-        The combinations M, each a tuple of attribute names (sorted by
-        attribute index).
-    n_train, train_group, train_joint : int, ndarray, ndarray
+        The combinations M, each a tuple of task names (sorted by task index).
+    n_train, train_attr, train_joint : int, ndarray, ndarray
         Training ground truth: rows, #g, and #(g, m ⊆ S).
-    n_test, test_group, test_joint : int, ndarray, ndarray
+    n_test, test_attr, test_joint : int, ndarray, ndarray
         Test ground truth: rows, #g, and #(g, m ⊆ S).
-    pred_group : ndarray or None
-        #ĝ on the test set (when the predicted group was given).
+    pred_attr : ndarray or None
+        #ĝ on the test set (when ``attr_pred`` was given).
     joint_g_mhat : ndarray or None
-        #(g, m ⊆ Ŝ): true group, predicted attributes (for G→M).
+        #(g, m ⊆ Ŝ): true attr, predicted tasks (for G→M).
     joint_ghat_m : ndarray or None
-        #(ĝ, m ⊆ S): predicted group, true attributes (for M→G).
+        #(ĝ, m ⊆ S): predicted attr, true tasks (for M→G).
     joint_ghat_mhat : ndarray or None
         #(ĝ, m ⊆ Ŝ): both predicted (for Multi_MALS).
     """
 
-    group_classes: tuple
     attr_classes: tuple
+    task_classes: tuple
     combinations: tuple
     n_train: int
-    train_group: np.ndarray
+    train_attr: np.ndarray
     train_joint: np.ndarray
     n_test: int
-    test_group: np.ndarray
+    test_attr: np.ndarray
     test_joint: np.ndarray
-    pred_group: np.ndarray | None = None
+    pred_attr: np.ndarray | None = None
     joint_g_mhat: np.ndarray | None = None
     joint_ghat_m: np.ndarray | None = None
     joint_ghat_mhat: np.ndarray | None = None
 
-    _ARRAYS = ("train_group", "train_joint", "test_group", "test_joint",
-               "pred_group", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat")
+    _ARRAYS = ("train_attr", "train_joint", "test_attr", "test_joint",
+               "pred_attr", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat")
 
     @property
     def sizes(self) -> np.ndarray:
@@ -386,7 +388,7 @@ class MultiAttributeCounts:
     def __add__(self, other: "MultiAttributeCounts") -> "MultiAttributeCounts":
         if not isinstance(other, MultiAttributeCounts):
             return NotImplemented
-        for what in ("group_classes", "attr_classes", "combinations"):
+        for what in ("attr_classes", "task_classes", "combinations"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(f"cannot add multi-attribute counts with different {what}")
         sums = {}
@@ -396,7 +398,7 @@ class MultiAttributeCounts:
                 raise ValueError(f"cannot add multi-attribute counts: only one of them has {name}")
             sums[name] = None if x is None else x + y
         return MultiAttributeCounts(
-            self.group_classes, self.attr_classes, self.combinations,
+            self.attr_classes, self.task_classes, self.combinations,
             n_train=self.n_train + other.n_train, n_test=self.n_test + other.n_test, **sums,
         )
 
@@ -404,7 +406,7 @@ class MultiAttributeCounts:
         roles = [r for r in ("joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat") if getattr(self, r) is not None]
         return (
             f"MultiAttributeCounts(n_train={self.n_train}, n_test={self.n_test}, "
-            f"groups={list(self.group_classes)!r}, {len(self.attr_classes)} attributes, "
+            f"attr_classes={list(self.attr_classes)!r}, {len(self.task_classes)} task classes, "
             f"{len(self.combinations)} combinations, predicted roles={roles!r})"
         )
 
@@ -429,11 +431,11 @@ class MultiMetricResult(ResultMixin):
     variance : float
         Population variance (ddof=0) of ``Δ_gm`` over the defined pairs.
     table : pandas.DataFrame
-        One row per (group, combination), see :func:`multi_bias_amp`.
+        One row per (attr class g, combination m), see :func:`multi_bias_amp`.
     n_combinations : int
         ``|M|``.
     n_pairs : int
-        Defined (group, combination) pairs the mean/variance run over.
+        Defined (attr class, combination) pairs the mean/variance run over.
     n_undefined : int
         Pairs left out because a term was undefined (SPEC §0).
     """
@@ -452,7 +454,7 @@ class MultiMetricResult(ResultMixin):
         return "contribution" if self.metric == "Multi_MALS" else "delta"
 
     def top(self, k: int = 10) -> pd.DataFrame:
-        """The ``k`` defined (group, combination) rows with the largest ``|Δ_gm|``.
+        """The ``k`` defined (attr class, combination) rows with the largest ``|Δ_gm|``.
 
         ``Δ_gm`` is ``contribution`` (indicator x change of bias score) for
         Multi_MALS and ``delta`` for Multi→: the terms of :attr:`value`.
@@ -492,7 +494,7 @@ class MultiBiasAmpResult(ResultMixin):
         Multi_MALS, Multi G→M and Multi M→G; ``None`` where the predictions
         they need were not given.
     combinations : tuple of tuple
-        The kept combinations M (attribute names).
+        The kept combinations M (tuples of task names).
     selection : dict
         How M was chosen: ``mode``, ``min_size``, ``max_size``,
         ``min_support``, ``n_candidates`` and how many candidates each filter
@@ -502,6 +504,12 @@ class MultiBiasAmpResult(ResultMixin):
         no training set was given).
     counts : MultiAttributeCounts
         The count table every metric was computed from.
+
+    Notes
+    -----
+    There is no single ``value``: the paper defines three metrics
+    (Multi_MALS, and Multi→ in the two directions G→M and M→G), each with
+    its own ``.value``. ``to_frame()`` stacks their tables.
     """
 
     mals: MultiMetricResult | None
@@ -513,7 +521,7 @@ class MultiBiasAmpResult(ResultMixin):
     counts: MultiAttributeCounts
 
     def to_frame(self) -> pd.DataFrame:
-        """The three per-(group, combination) tables stacked, with a ``metric`` column."""
+        """The three per-(attr class, combination) tables stacked, with a ``metric`` column."""
         parts = [r.table.assign(metric=r.metric) for r in (self.mals, self.g_to_m, self.m_to_g) if r is not None]
         return pd.concat(parts, ignore_index=True)
 
@@ -540,11 +548,11 @@ class MultiBiasAmpResult(ResultMixin):
 # pure functions of the count table
 # --------------------------------------------------------------------------- #
 def _frame(counts: MultiAttributeCounts, **columns: np.ndarray) -> pd.DataFrame:
-    ng, nm = len(counts.group_classes), len(counts.combinations)
+    ng, nm = len(counts.attr_classes), len(counts.combinations)
     combos = np.empty(nm, dtype=object)
     combos[:] = list(counts.combinations)
     index = {
-        "group": np.repeat(np.array(counts.group_classes, dtype=object), nm),
+        "attr": np.repeat(np.array(counts.attr_classes, dtype=object), nm),
         "combination": np.tile(combos, ng),
         "size": np.tile(counts.sizes, ng),
     }
@@ -553,7 +561,7 @@ def _frame(counts: MultiAttributeCounts, **columns: np.ndarray) -> pd.DataFrame:
 
 
 def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
-    n_groups, n_comb = len(counts.group_classes), len(counts.combinations)
+    n_groups, n_comb = len(counts.attr_classes), len(counts.combinations)
     joint = counts.train_joint
     col = joint.sum(axis=0)  # #(m ⊆ S) in train: > 0 for every kept m
     indicator = n_groups * joint > col[None, :]  # bias_train > 1/|G|, exactly in integers
@@ -582,10 +590,10 @@ def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
 
 def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) -> MultiMetricResult:
     both = counts.test_joint
-    n_group = counts.test_group[:, None]
+    n_attr = counts.test_attr[:, None]
     n_comb = both.sum(axis=0)[None, :]
     if direction == "G->M":
-        support = np.broadcast_to(n_group, both.shape)
+        support = np.broadcast_to(n_attr, both.shape)
         predicted = counts.joint_g_mhat
     else:
         support = np.broadcast_to(n_comb, both.shape)
@@ -601,7 +609,7 @@ def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) ->
     d, c = delta[~undefined], contribution[~undefined]
     table = _frame(
         counts, y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
-        n_group=n_group, n_comb=n_comb, n_both=both, n_predicted=predicted, undefined=undefined,
+        n_attr=n_attr, n_comb=n_comb, n_both=both, n_predicted=predicted, undefined=undefined,
     )
     return MultiMetricResult(
         f"Multi_{direction}", float(np.abs(d).mean()), float(c.mean()), float(d.var()),
@@ -611,12 +619,12 @@ def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) ->
 
 def _train_sign(counts: MultiAttributeCounts) -> np.ndarray:
     """``y_gm = sign(n·#(g,m) − #g·#m)`` on the training counts (exact; SPEC §1/§2)."""
-    gram = np.zeros((1 + len(counts.group_classes), 1 + len(counts.combinations)))
+    gram = np.zeros((1 + len(counts.attr_classes), 1 + len(counts.combinations)))
     gram[0, 0] = counts.n_train
-    gram[1:, 0] = counts.train_group
+    gram[1:, 0] = counts.train_attr
     gram[0, 1:] = counts.train_joint.sum(axis=0)
     gram[1:, 1:] = counts.train_joint
-    table = CooccurrenceCounts(counts.group_classes, tuple(range(len(counts.combinations))),
+    table = CooccurrenceCounts(counts.attr_classes, tuple(range(len(counts.combinations))),
                                ("attr",), ("task",), gram)
     return correlation_sign(table)
 
@@ -656,7 +664,7 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
 
     >>> from biasamp import multi_bias_amp, multi_from_counts
     >>> res = multi_bias_amp([0, 0, 1, 1], [[1, 1], [1, 0], [1, 1], [0, 1]],
-    ...                      attrs_pred=[[1, 0], [1, 0], [1, 1], [1, 1]])
+    ...                      task_pred=[[1, 0], [1, 0], [1, 1], [1, 1]])
     >>> res.counts.test_joint.tolist()  # #(g, m) for m = {0}, {1}, {0, 1}
     [[2, 1, 1], [1, 2, 1]]
     >>> multi_from_counts(res.counts + res.counts).g_to_m.value == res.g_to_m.value
@@ -684,7 +692,7 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
 # input checking
 # --------------------------------------------------------------------------- #
 def _group_codes(m: LabelMatrix) -> np.ndarray:
-    """Class index per row of a group label, which must be one-hot."""
+    """Class index per row of an ``attr`` label (the paper's group), which must be one-hot."""
     if m.codes is not None:
         return m.codes
     per_row = np.count_nonzero(m.dense, axis=1)
@@ -692,8 +700,8 @@ def _group_codes(m: LabelMatrix) -> np.ndarray:
     if bad.size:
         counts = sorted({int(c) for c in per_row[bad]})
         raise ValueError(
-            f"{m.name} must be one-hot (exactly one group per row), but rows {_fmt_rows(bad)} have "
-            f"{' or '.join(map(str, counts))} groups"
+            f"{m.name} must be one-hot (exactly one class per row), but rows {_fmt_rows(bad)} have "
+            f"{' or '.join(map(str, counts))} classes"
         )
     return np.argmax(m.dense, axis=1).astype(np.intp)
 
@@ -711,14 +719,20 @@ def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) ->
 # --------------------------------------------------------------------------- #
 # label-level API
 # --------------------------------------------------------------------------- #
+# 0.1 spellings (the paper's names), accepted until 0.3.0 with a FutureWarning
+_MULTI_RENAMES = {"group": "attr", "attrs": "task", "group_pred": "attr_pred", "attrs_pred": "task_pred",
+                  "group_train": "attr_train", "attrs_train": "task_train"}
+
+
+@renamed_arguments("0.2.0", _MULTI_RENAMES)
 def multi_bias_amp(
-    group: Any,
-    attrs: Any,
+    attr: Any,
+    task: Any,
     *,
-    group_pred: Any = None,
-    attrs_pred: Any = None,
-    group_train: Any = None,
-    attrs_train: Any = None,
+    attr_pred: Any = None,
+    task_pred: Any = None,
+    attr_train: Any = None,
+    task_train: Any = None,
     combinations: str = "observed",
     min_size: int = 1,
     max_size: int | None = None,
@@ -727,9 +741,11 @@ def multi_bias_amp(
 ) -> MultiBiasAmpResult:
     r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
 
-    For groups :math:`g \in G` (one-hot) and attribute combinations
-    :math:`m \in M`, counted by containment (an instance with attribute set
-    :math:`S` counts for every :math:`m \subseteq S`):
+    Vocabulary: ``attr`` is the protected attribute, the paper's **group**
+    :math:`g \in G` (one-hot); ``task`` holds the task labels, the paper's
+    **attributes** (multi-hot), whose combinations :math:`m \in M` are
+    counted by containment (an instance with task set :math:`S` counts for
+    every :math:`m \subseteq S`):
 
     .. math::
 
@@ -739,8 +755,8 @@ def multi_bias_amp(
             \big(b_{\text{pred}}(m,g) - b_{\text{train}}(m,g)\big)
 
     with :math:`b_{\text{train}}` on the training ground truth and
-    :math:`b_{\text{pred}}` on the test predictions (predicted attributes and
-    predicted group), and
+    :math:`b_{\text{pred}}` on the test predictions (``task_pred`` and
+    ``attr_pred``), and
 
     .. math::
 
@@ -748,34 +764,38 @@ def multi_bias_amp(
         \qquad y_{gm} = \operatorname{sign}\big(P_{\text{train}}(g, m) -
             P_{\text{train}}(g) P_{\text{train}}(m)\big)
 
-    * G→M: :math:`\Delta_{gm} = P(\hat m \subseteq \hat S \mid g) - P(m \subseteq S \mid g)`
-    * M→G: :math:`\Delta_{gm} = P(\hat g \mid m \subseteq S) - P(g \mid m \subseteq S)`
+    * G→M (attr → task combinations):
+      :math:`\Delta_{gm} = P(\hat m \subseteq \hat S \mid g) - P(m \subseteq S \mid g)`
+    * M→G (task combinations → attr):
+      :math:`\Delta_{gm} = P(\hat g \mid m \subseteq S) - P(g \mid m \subseteq S)`
 
     both on the test set, with the test ground truth as the baseline.
 
     Parameters
     ----------
-    group : labels of shape (n,) or (n, G)
-        Test ground truth of the group (protected attribute): class ids/names,
-        or a one-hot matrix.
-    attrs : labels of shape (n, A) or (n,)
-        Test ground truth of the attributes: a multi-hot indicator matrix (a 1-D
-        argument is single-label: every instance has exactly one attribute).
-    group_pred : labels, optional
-        Predicted group (hard, one-hot). Needed for Multi_MALS and M→G.
-    attrs_pred : labels, optional
-        Predicted attributes (hard 0/1). Needed for Multi_MALS and G→M.
-    group_train, attrs_train : labels, optional
+    attr : labels of shape (n,) or (n, G)
+        Test ground truth of the protected attribute (the paper's group g):
+        class ids/names, or a one-hot matrix.
+    task : labels of shape (n, K) or (n,)
+        Test ground truth of the task labels (the paper's attributes, whose
+        combinations are m): a multi-hot indicator matrix (a 1-D argument is
+        single-label: every instance has exactly one task label).
+    attr_pred : labels, optional
+        Predicted protected attribute (hard, one-hot). Needed for Multi_MALS
+        and M→G.
+    task_pred : labels, optional
+        Predicted task labels (hard 0/1). Needed for Multi_MALS and G→M.
+    attr_train, task_train : labels, optional
         Training ground truth (give both or neither). When neither is given
         the test ground truth is used and ``train_source="test"`` is recorded.
     combinations : {"observed", "all"}, default "observed"
-        Candidate combinations. ``"observed"``: the distinct exact attribute
-        sets of the training instances (what the authors' code does).
-        ``"all"``: every combination contained in at least ``min_support``
-        training instances (the paper's text), mined level by level like a
+        Candidate combinations. ``"observed"``: the distinct exact task sets
+        of the training instances (what the authors' code does). ``"all"``:
+        every combination contained in at least ``min_support`` training
+        instances (the paper's text), mined level by level like a
         frequent-itemset miner. In both, only sizes within
         ``[min_size, max_size]`` are kept, and only combinations occurring
-        (with some group) in both the training and the test ground truth.
+        (with some attr class) in both the training and the test ground truth.
     min_size, max_size : int, default 1 and None (no limit)
         Bounds on ``|m|``.
     min_support : int, default 1
@@ -791,19 +811,20 @@ def multi_bias_amp(
         ``.mals``, ``.g_to_m``, ``.m_to_g`` (each ``.value`` = mean |Δ|,
         ``.raw``, ``.variance``, ``.table``, ``.top(k)``; ``None`` where the
         needed predictions were not given), ``.combinations`` and
-        ``.selection``. The tables have one row per (group, combination):
-        ``group, combination, size`` and, for Multi_MALS, ``bias_train,
+        ``.selection``. The tables have one row per (g, m) pair: ``attr``
+        (the class g of the protected attribute), ``combination`` (m, a tuple
+        of task names), ``size`` and, for Multi_MALS, ``bias_train,
         bias_pred, indicator, delta (= bias_pred − bias_train), contribution
         (= Δ_gm), n_train, n_train_comb, n_pred, n_pred_comb, undefined``; for
         Multi→, ``y, p_true, p_pred, delta (= Δ_gm), contribution (= y·Δ_gm),
-        n_group, n_comb, n_both, n_predicted, undefined`` (test supports).
+        n_attr, n_comb, n_both, n_predicted, undefined`` (test supports).
 
     Raises
     ------
     ValueError
-        Bad labels (see :mod:`biasamp.labels`); a group matrix whose rows do
-        not hold exactly one group (the rows are named); soft predictions;
-        only one of ``group_train``/``attrs_train``; no predictions; bad
+        Bad labels (see :mod:`biasamp.labels`); an ``attr`` matrix whose rows
+        do not hold exactly one class (the rows are named); soft predictions;
+        only one of ``attr_train``/``task_train``; no predictions; bad
         ``min_size``/``max_size``/``min_support``; no combination surviving
         the filters (the message names the filter); every pair undefined.
     TypeError
@@ -813,16 +834,20 @@ def multi_bias_amp(
     -----
     UndefinedPairWarning
         Multi_MALS: an indicator-1 pair whose combination is never predicted
-        (no ``b_pred``). G→M: a group without test members. Such pairs are
-        excluded from the mean and the variance and flagged in ``.table``.
+        (no ``b_pred``). G→M: an attr class without test members. Such pairs
+        are excluded from the mean and the variance and flagged in ``.table``.
+    FutureWarning
+        A 0.1 argument name (``group``, ``attrs``, ``group_pred``,
+        ``attrs_pred``, ``group_train``, ``attrs_train``); they are accepted
+        until 0.3.0.
 
     Notes
     -----
-    Decisions where the paper, its code and the SPEC leave room (SPEC §2):
+    Decisions where the paper and its code leave room:
 
     * ``value`` is the paper's headline (absolute differences); ``raw`` uses
       signed ``Δ_gm`` (Multi_MALS) or ``y_gm Δ_gm`` (Multi→), which reduces to
-      BiasAmp_MALS / BiasAmp→ when M is exactly the single attributes.
+      BiasAmp_MALS / BiasAmp→ when M is exactly the single task labels.
       Multi_MALS divides by ``|M|``, Multi→ averages over the defined
       ``|G||M|`` pairs.
     * The indicator compares with ``1/|G|``, strictly and exactly in integers
@@ -833,8 +858,8 @@ def multi_bias_amp(
     * ``y_gm`` is the exact sign of ``n·#(g,m) − #g·#m`` on the training
       counts; Multi→ uses the *test* ground truth as the baseline of
       :math:`\Delta` (the authors' code; the paper prints a train baseline).
-    * A group argument must be one-hot in every row, predictions included
-      (predict exactly one group per instance). Predictions must be hard:
+    * ``attr`` must be one-hot in every row, predictions included (predict
+      exactly one class per instance). Predictions must be hard:
       containment of a soft prediction is not defined by the paper.
     * ``min_support`` counts containment (instances whose set contains m),
       in both modes; in ``"observed"`` mode too, so that the two modes agree
@@ -849,26 +874,26 @@ def multi_bias_amp(
 
     Examples
     --------
-    Two groups, attributes a, b, c. Alone, a and b are balanced between the
-    groups, but the pair {a, b} is 2/3 group 1, and the model predicts the
-    pair only for group 1: single-attribute BiasAmp_MALS is 0, Multi_MALS
-    is not.
+    Two classes of the protected attribute, task labels a, b, c. Alone, a and
+    b are balanced between the classes, but the pair {a, b} is 2/3 class 1,
+    and the model predicts the pair only for class 1: single-label
+    BiasAmp_MALS is 0, Multi_MALS is not.
 
     >>> import pandas as pd
     >>> from biasamp import multi_bias_amp
-    >>> group = [0, 0, 0, 0, 1, 1, 1, 1]
-    >>> attrs = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
-    ...                       [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
-    >>> attrs_pred = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
-    ...                            [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
-    >>> res = multi_bias_amp(group, attrs, group_pred=group, attrs_pred=attrs_pred)
+    >>> attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> task_pred = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
+    ...                           [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred)
     >>> res.combinations
     (('a',), ('b',), ('c',), ('a', 'b'))
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
     (0.0833, 0.0625, 0.0)
-    >>> res.mals.top(1)[["group", "combination", "bias_train", "bias_pred"]]
-      group combination  bias_train  bias_pred
-    7     1      (a, b)    0.666667        1.0
+    >>> res.mals.top(1)[["attr", "combination", "bias_train", "bias_pred"]]
+      attr combination  bias_train  bias_pred
+    7    1      (a, b)    0.666667        1.0
     """
     mode = combinations
     if not isinstance(mode, str) or mode not in _MODES:
@@ -879,35 +904,35 @@ def multi_bias_amp(
     max_combinations = _check_int(max_combinations, "max_combinations", 1)
     if max_size is not None and max_size < min_size:
         raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
-    if (group_train is None) != (attrs_train is None):
-        raise ValueError("give both group_train and attrs_train, or neither")
-    if group_pred is None and attrs_pred is None:
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    if attr_pred is None and task_pred is None:
         raise ValueError(
-            "give attrs_pred (for Multi G->M), group_pred (for Multi M->G) or both (also for "
+            "give task_pred (for Multi G->M), attr_pred (for Multi M->G) or both (also for "
             "Multi_MALS); neither was given"
         )
 
-    g = encode_labels({"group": group, "group_train": group_train}, {"group_pred": group_pred})
-    a = encode_labels({"attrs": attrs, "attrs_train": attrs_train}, {"attrs_pred": attrs_pred})
-    check_consistent_length(group=g["group"], attrs=a["attrs"], group_pred=g.get("group_pred"),
-                            attrs_pred=a.get("attrs_pred"))
-    if group_train is not None:
-        check_consistent_length(group_train=g["group_train"], attrs_train=a["attrs_train"])
-    n_groups, n_attrs = g["group"].n_classes, a["attrs"].n_classes
+    g = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred})
+    a = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred})
+    check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
+                            task_pred=a.get("task_pred"))
+    if attr_train is not None:
+        check_consistent_length(attr_train=g["attr_train"], task_train=a["task_train"])
+    n_groups, n_tasks = g["attr"].n_classes, a["task"].n_classes
     codes = {name: _group_codes(m) for name, m in g.items()}
-    source = "train" if group_train is not None else "test"
-    train_g = codes["group_train"] if source == "train" else codes["group"]
-    train_a = a["attrs_train"] if source == "train" else a["attrs"]
+    source = "train" if attr_train is not None else "test"
+    train_g = codes["attr_train"] if source == "train" else codes["attr"]
+    train_a = a["task_train"] if source == "train" else a["task"]
     if max_size is None:
-        max_size = n_attrs
+        max_size = n_tasks
 
     # column bitsets of every role
-    n_train, n_test = len(train_g), g["group"].n_rows
-    bits_train = _column_bitsets(_label_blocks(train_a), n_train, n_attrs)
+    n_train, n_test = len(train_g), g["attr"].n_rows
+    bits_train = _column_bitsets(_label_blocks(train_a), n_train, n_tasks)
     gbits_train = _code_bitsets(train_g, n_groups)
-    bits_test = _column_bitsets(_label_blocks(a["attrs"]), n_test, n_attrs)
-    gbits_test = _code_bitsets(codes["group"], n_groups)
-    gbits_hat = _code_bitsets(codes["group_pred"], n_groups) if "group_pred" in codes else None
+    bits_test = _column_bitsets(_label_blocks(a["task"]), n_test, n_tasks)
+    gbits_test = _code_bitsets(codes["attr"], n_groups)
+    gbits_hat = _code_bitsets(codes["attr_pred"], n_groups) if "attr_pred" in codes else None
 
     # candidates
     if mode == "observed":
@@ -932,32 +957,32 @@ def multi_bias_amp(
         raise ValueError(
             f"none of the {len(sizes)} candidate combinations (combinations={mode!r}, sizes "
             f"{min_size}..{max_size}, min_support={min_support}) occurs in the test ground truth "
-            "(attrs): the test filter removed them all"
+            "(task): the test filter removed them all"
         )
     idx, sizes, train_joint = idx[in_test], sizes[in_test], train_joint[:, in_test]
     test_counts = [c[:, in_test] for c in test_counts]
     joint_g_mhat = joint_ghat_mhat = None
-    if "attrs_pred" in a:
-        bits_hat = _column_bitsets(_label_blocks(a["attrs_pred"]), n_test, n_attrs)
+    if "task_pred" in a:
+        bits_hat = _column_bitsets(_label_blocks(a["task_pred"]), n_test, n_tasks)
         pred_roles = [gbits_test] + ([gbits_hat] if gbits_hat is not None else [])
         pred_counts = _joint_counts(bits_hat, pred_roles, idx, sizes)
         joint_g_mhat = pred_counts[0]
         joint_ghat_mhat = pred_counts[1] if gbits_hat is not None else None
 
-    names = a["attrs"].classes
+    names = a["task"].classes
     combos = tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
     counts = MultiAttributeCounts(
-        group_classes=g["group"].classes,
-        attr_classes=names,
+        attr_classes=g["attr"].classes,
+        task_classes=names,
         combinations=combos,
         n_train=int(n_train),
-        train_group=np.bincount(train_g, minlength=n_groups).astype(np.int64),
+        train_attr=np.bincount(train_g, minlength=n_groups).astype(np.int64),
         train_joint=train_joint,
         n_test=int(n_test),
-        test_group=np.bincount(codes["group"], minlength=n_groups).astype(np.int64),
+        test_attr=np.bincount(codes["attr"], minlength=n_groups).astype(np.int64),
         test_joint=test_counts[0],
-        pred_group=(np.bincount(codes["group_pred"], minlength=n_groups).astype(np.int64)
-                    if "group_pred" in codes else None),
+        pred_attr=(np.bincount(codes["attr_pred"], minlength=n_groups).astype(np.int64)
+                   if "attr_pred" in codes else None),
         joint_g_mhat=joint_g_mhat,
         joint_ghat_m=test_counts[1] if gbits_hat is not None else None,
         joint_ghat_mhat=joint_ghat_mhat,

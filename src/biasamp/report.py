@@ -582,8 +582,8 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     if not inp.has_train:
         out.notes.append("no training labels were given: bias_train comes from the test ground truth")
     res, ci, ci_method, notes = _computed(
-        inp, "mals", lambda: bias_amp_mals(attr_train, task_train, inp.attr_pred, inp.task_pred),
-        lambda res: bootstrap(bias_amp_mals, attr_train, task_train, inp.attr_pred, inp.task_pred,
+        inp, "mals", lambda: bias_amp_mals(attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred),
+        lambda res: bootstrap(bias_amp_mals, attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
                               n_boot=opt.n_boot, level=opt.level, random_state=opt.seed("mals")).interval(),
         f"bootstrap ({opt.n_boot})")
     out.notes.extend(notes)
@@ -604,9 +604,9 @@ def _multi_call(inp: AuditInputs, opt: AuditOptions, attr, task, attr_pred, task
     from .multiattribute import multi_bias_amp
 
     return multi_bias_amp(
-        attr, task, group_pred=attr_pred, attrs_pred=task_pred,
-        group_train=inp.attr_train if inp.has_train else None,
-        attrs_train=inp.task_train if inp.has_train else None,
+        attr, task, attr_pred=attr_pred, task_pred=task_pred,
+        attr_train=inp.attr_train if inp.has_train else None,
+        task_train=inp.task_train if inp.has_train else None,
         combinations=opt.combinations, min_size=opt.min_size, max_size=opt.max_size, min_support=opt.min_support,
     )
 
@@ -658,8 +658,8 @@ def _multi_bootstrap(inp: AuditInputs, opt: AuditOptions, res: Any) -> dict:
     citation=_CITE_MULTI,
     how_to_read=(
         "Bias can hide in combinations of tasks (e.g. 'kitchen + dog'). Multi_MALS and Multi-> "
-        "(G->M: group drives predicted combinations; M->G: combinations drive the predicted group) "
-        "average |Delta| over (group, combination) pairs, so they are >= 0 and measure how much "
+        "(G->M: the attribute drives predicted task combinations; M->G: task combinations drive the "
+        "predicted attribute) average |Delta| over (attr, combination) pairs, so they are >= 0 and measure how much "
         "the model distorts the training associations in either sense; 'raw' keeps the sign "
         "(positive = amplification) and the variance shows how uneven the distortion is. "
         "The table lists the combinations contributing most."
@@ -684,11 +684,11 @@ def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         col = "contribution" if "contribution" in top.columns else "delta"
         tops.append(pd.DataFrame({
             "facet": name,
-            "label": [f"{g}: {_combo_label(c)}" for g, c in zip(top["group"], top["combination"])],
+            "label": [f"{g}: {_combo_label(c)}" for g, c in zip(top["attr"], top["combination"])],
             "value": top[col].to_numpy(dtype=np.float64),
         }))
     if tops:
-        out.figures.append(FigureSpec("combinations", "Top (group, combination) pairs by |Delta|", "hbar",
+        out.figures.append(FigureSpec("combinations", "Top (attr, combination) pairs by |Delta|", "hbar",
                                       pd.concat(tops, ignore_index=True)))
     if getattr(res, "train_source", "train") == "test":
         out.notes.append("no training labels were given: training statistics come from the test ground truth")
@@ -824,7 +824,7 @@ def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     pred = _predictability()
     attacker = _choose_attacker(opt.attacker, [inp.task, inp.task_pred], inp.n_rows)
     res = pred.leakage_amplification(
-        inp.attr, inp.task, inp.task_pred, attacker=attacker, quality=opt.leakage_quality, n_iter=opt.n_iter,
+        inp.attr, inp.task, task_pred=inp.task_pred, attacker=attacker, quality=opt.leakage_quality, n_iter=opt.n_iter,
         random_state=opt.seed("leakage"),
         **_optional_kwargs(pred.leakage_amplification, level=opt.level, progress=opt.progress))
     note = f"{getattr(res, 'attacker', attacker)} attacker, {getattr(res, 'quality', opt.leakage_quality)}"
@@ -1274,6 +1274,12 @@ class Report:
         biasamp version that produced the report.
     source : str
         Where the data came from (e.g. the file names), for the reader.
+
+    Notes
+    -----
+    There is no single ``value``: a report holds every metric family that
+    applied to the inputs. ``to_frame()`` (the same as :attr:`table`) has
+    one row per headline number.
     """
 
     sections: list
@@ -1298,6 +1304,10 @@ class Report:
         if not parts:
             return _summary_frame([]).assign(section=pd.Series(dtype=object))[["section", *SUMMARY_COLUMNS]]
         return pd.concat(parts, ignore_index=True)[["section", *SUMMARY_COLUMNS]]
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every headline number, one row per (section, metric, direction): :attr:`table`."""
+        return self.table
 
     @property
     def tables(self) -> dict:

@@ -653,6 +653,12 @@ class CompareRunsResult(ResultMixin):
     n_a, n_b : int
     notes : tuple of str
         Why a test is undefined, if one is.
+
+    Notes
+    -----
+    There is no single ``value``: a comparison of two experiments is three
+    tests (Mann-Whitney U, Cohen's d, Levene), each with its own statistic.
+    ``to_frame()`` is one row of every scalar field.
     """
 
     alternative: str
@@ -797,6 +803,11 @@ class RunSummary(ResultMixin):
         (the "Per-class" columns of Qian et al.'s Table 4).
     level : float
     method : str
+
+    Notes
+    -----
+    There is no single ``value``: the summary covers every metric of the
+    runs. ``to_frame()`` is ``overall`` (one row per metric).
     """
 
     overall: pd.DataFrame
@@ -804,6 +815,10 @@ class RunSummary(ResultMixin):
     per_class_max: pd.DataFrame | None
     level: float
     method: str
+
+    def to_frame(self) -> pd.DataFrame:
+        """``overall``: one row per metric (``n_runs, mean, std, maxdiff, ci_low, ci_high``)."""
+        return self.overall.copy()
 
     def __repr__(self) -> str:
         return f"RunSummary(level={self.level:g}, method={self.method!r})\n{self.overall.to_string()}"
