@@ -87,14 +87,19 @@ def test_values_are_those_of_the_metric_functions(demo, report):
     row = t[(t.metric == "BiasAmp->") & (t.direction == "A->T")].iloc[0]
     assert row.value == direct.a_to_t.value
     assert row.ci_low <= row.value <= row.ci_high
-    assert row.n == 1000 and row.ci_method == "bootstrap (100)"
+    assert row.n == 1000 and row.ci_method == "BCa bootstrap (100)"
     assert t[(t.metric == "BiasAmp->") & (t.direction == "T->A")].iloc[0].value == direct.t_to_a.value
     mals = bias_amp_mals(demo.attr_train, demo.task_train, attr_pred=demo.attr_pred, task_pred=demo.task_pred)
     assert t[t.metric == "BiasAmp_MALS"].iloc[0].value == mals.value
     fair = fairness_metrics(demo.task, demo.task_pred, sensitive_features=demo.attr)
     for name, value in fair.overall.items():
         assert t[(t.section == "fairness") & (t.metric == name)].iloc[0].value == value
-    pd.testing.assert_frame_equal(report.section("directional").tables["pairs A->T"], direct.a_to_t.pairs)
+    pairs = report.section("directional").tables["pairs A->T"]
+    pd.testing.assert_frame_equal(pairs[list(direct.a_to_t.pairs.columns)], direct.a_to_t.pairs)
+    # the bootstrap adds each pair's simultaneous interval (of delta) and its McNemar p-values
+    assert {"ci_low", "ci_high", "p_value", "p_adjusted"} <= set(pairs.columns)
+    assert ((pairs.ci_low <= pairs.delta) & (pairs.delta <= pairs.ci_high)).all()
+    assert (pairs.p_adjusted >= pairs.p_value).all()
 
 
 def test_demo_amplifies_one_direction_and_not_the_other(report):

@@ -22,10 +22,10 @@ from biasamp.fairness import (
     fairness_metrics,
 )
 from biasamp.labels import encode_labels
+from biasamp._cooccurrence_inference import _label_cells
+from biasamp._fairness_inference import _cells as _fairness_cells
 from biasamp.stats import (
     BootstrapResult,
-    _cooccurrence_cells,
-    _fairness_cells,
     bootstrap,
     cohens_d_label,
     compare_runs,
@@ -166,9 +166,9 @@ def _fair_data(seed=0, n=3000, k=3, n_groups=3, multilabel=False):
 @pytest.mark.parametrize("multilabel", [False, True])
 def test_fairness_cells_reproduce_counts(multilabel):
     y, p, g = _fair_data(multilabel=multilabel)
-    cells, classes, groups = _fairness_cells(y, p, g)
+    cells, classes, groups, _ = _fairness_cells(y, p, g)
     counts = ConfusionCounts.from_labels(y, p, sensitive_features=g)
-    gram = cells.grams(cells.counts[None, :])[0]
+    gram = cells.table()
     k = len(classes)
     np.testing.assert_array_equal(gram[:, 0], counts.n)
     np.testing.assert_array_equal(gram[:, 1:1 + k], counts.positives)
@@ -179,10 +179,10 @@ def test_fairness_cells_reproduce_counts(multilabel):
 def test_fairness_replicate_equals_counts_of_resampled_rows():
     """A replicate's metrics equal fairness_from_counts on the table of the same resample."""
     y, p, g = _fair_data(seed=2, n=500)
-    cells, classes, groups = _fairness_cells(y, p, g)
+    cells, classes, groups, _ = _fairness_cells(y, p, g)
     rng = np.random.default_rng(5)
-    w = rng.multinomial(cells.n, cells.counts / cells.n, size=3)
-    grams = cells.grams(w)
+    w = rng.multinomial(int(cells.n), cells.counts / cells.n, size=3)
+    grams = [cells.table(row) for row in w]
     k = len(classes)
     from biasamp.fairness import _aggregate, metric_arrays
 
@@ -208,9 +208,9 @@ def test_cooccurrence_cells_reproduce_gram():
     a = encode_labels({"attr": attr}, {"attr_pred": attr_pred})
     t = encode_labels({"task": task}, {"task_pred": task_pred})
     left, right = [a["attr"], a["attr_pred"]], [t["task"], t["task_pred"]]
-    cells = _cooccurrence_cells(left, right)
+    cells, _ = _label_cells(left, right)
     counts = CooccurrenceCounts.from_encoded(left, right)
-    np.testing.assert_allclose(cells.grams(cells.counts[None, :])[0], counts.gram)
+    np.testing.assert_allclose(cells.table(), counts.gram)
     assert cells.n == n and len(cells.counts) < n
 
 
@@ -229,8 +229,9 @@ def test_bootstrap_fairness_all_metrics():
     again = bootstrap(fairness_metrics, y, p, sensitive_features=g, n_boot=300, random_state=0)
     pd.testing.assert_frame_equal(res.replicates, again.replicates)
     assert "BootstrapResult(n_boot=300" in repr(res)
-    with pytest.raises(ValueError, match="several"):
+    with pytest.raises(AttributeError, match="several"):
         res.value
+    assert not hasattr(res, "value")
 
 
 def test_bootstrap_single_metric_and_subset():
@@ -248,7 +249,7 @@ def test_bootstrap_single_metric_and_subset():
 
 
 def test_bootstrap_coverage_close_to_nominal():
-    """Percentile CI of DP (true value 0.2 for both classes) covers about 95% of the time."""
+    """The default CI of DP (true value 0.2 for both classes) covers at least about 95% of the time."""
     rng = np.random.default_rng(123)
     n, trials, hits = 1500, 120, 0
     for i in range(trials):
@@ -258,7 +259,7 @@ def test_bootstrap_coverage_close_to_nominal():
         res = bootstrap(demographic_parity, y, p, sensitive_features=g, n_boot=300, random_state=i)
         low, high = res.interval()
         hits += low <= 0.2 <= high
-    assert 0.88 <= hits / trials <= 0.99
+    assert hits / trials >= 0.9
 
 
 def test_bootstrap_directional_and_mals():
@@ -281,7 +282,7 @@ def test_bootstrap_directional_and_mals():
                       task_train=task[::-1], n_boot=50, random_state=0)
     assert train.value == bias_amp_directional(attr, task, task_pred=task_pred, attr_train=attr[::-1],
                                                task_train=task[::-1]).a_to_t.value
-    mals = bootstrap(bias_amp_mals, attr, task, attr_pred, task_pred, n_boot=200, random_state=0)
+    mals = bootstrap(bias_amp_mals, attr, task, attr_pred=attr_pred, task_pred=task_pred, n_boot=200, random_state=0)
     assert mals.value == bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred).value
     low, high = mals.interval()
     assert low <= mals.value <= high
@@ -298,7 +299,7 @@ def test_bootstrap_errors():
     with pytest.raises(ValueError, match="level"):
         bootstrap(demographic_parity, y, p, sensitive_features=g, level=1.5)
     with pytest.raises(ValueError, match="ci_method"):
-        bootstrap(demographic_parity, y, p, sensitive_features=g, ci_method="bca")
+        bootstrap(demographic_parity, y, p, sensitive_features=g, ci_method="nope")
 
 
 def test_bootstrap_basic_interval():
@@ -306,7 +307,8 @@ def test_bootstrap_basic_interval():
     rng = np.random.default_rng(0)
     n = 4000
     g, y, p = rng.integers(0, 4, n), rng.integers(0, 2, n), rng.integers(0, 2, n)  # no true disparity
-    pct = bootstrap(demographic_parity, y, p, sensitive_features=g, n_boot=400, random_state=1)
+    pct = bootstrap(demographic_parity, y, p, sensitive_features=g, n_boot=400, random_state=1,
+                    ci_method="percentile")
     basic = bootstrap(demographic_parity, y, p, sensitive_features=g, n_boot=400, random_state=1,
                       ci_method="basic")
     (lo, hi), est = pct.interval(), pct.value

@@ -80,9 +80,15 @@ def _fmt(v: Any) -> str:
     return f"{v:+.4f}"
 
 
+def _fmt_p(p: Any) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return ""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = False) -> str:
     cols = (["section"] if with_section else []) + ["metric", "direction", "value", f"{round(100 * level)}% CI",
-                                                     "CI method", "n", "reading", "note"]
+                                                     "CI method", "p", "n", "reading", "note"]
     head = "".join(f"<th>{escape(c)}</th>" for c in cols)
     rows = []
     for r in summary.itertuples(index=False):
@@ -93,7 +99,8 @@ def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = Fal
         cells += [
             f'<td class="metric">{escape(str(r.metric))}</td>', f"<td>{escape(str(r.direction))}</td>",
             f'<td class="num">{escape(_fmt(r.value))}</td>', f'<td class="num">{escape(ci)}</td>',
-            f"<td>{escape(str(r.ci_method))}</td>", f'<td class="num">{escape(n)}</td>',
+            f"<td>{escape(str(r.ci_method))}</td>", f'<td class="num">{escape(_fmt_p(r.p_value))}</td>',
+            f'<td class="num">{escape(n)}</td>',
             f'<td class="{escape(str(r.reading)).replace(" ", "-")}">{escape(str(r.reading))}</td>',
             f"<td>{escape(str(r.note))}</td>",
         ]

@@ -42,14 +42,24 @@ def _facets(data: pd.DataFrame) -> list:
 def _hbar(fig, data: pd.DataFrame) -> None:
     facets = _facets(data)
     axes = fig.subplots(1, len(facets), squeeze=False)[0]
-    lim = float(np.nanmax(np.abs(data["value"].to_numpy(dtype=np.float64)))) if len(data) else 1.0
-    lim = lim * 1.15 if lim > 0 else 1.0
+    has_ci = "low" in data.columns and "high" in data.columns
     for ax, facet in zip(axes, facets):
         part = data if facet is None else data[data["facet"] == facet]
         part = part.iloc[np.argsort(-np.abs(part["value"].to_numpy(dtype=np.float64)), kind="stable")][::-1]
         vals = part["value"].to_numpy(dtype=np.float64)
         y = np.arange(len(part))
         ax.barh(y, vals, color=[_POS if v > 0 else _NEG for v in vals])
+        extent = np.abs(vals)
+        if has_ci:  # simultaneous interval of each bar
+            lo, hi = part["low"].to_numpy(dtype=np.float64), part["high"].to_numpy(dtype=np.float64)
+            ok = np.isfinite(lo) & np.isfinite(hi)
+            if ok.any():
+                err = np.vstack([np.clip(vals - lo, 0, None), np.clip(hi - vals, 0, None)])
+                ax.errorbar(vals[ok], y[ok], xerr=err[:, ok], fmt="none", ecolor="black", elinewidth=0.8,
+                            capsize=2)
+                extent = np.concatenate([extent, np.abs(lo[ok]), np.abs(hi[ok])])
+        lim = float(np.nanmax(extent)) if extent.size else 1.0  # one x-axis per facet (direction)
+        lim = lim * 1.15 if lim > 0 else 1.0
         ax.set_yticks(y)
         ax.set_yticklabels([str(v) for v in part["label"]], fontsize=8)
         ax.axvline(0, color="black", linewidth=0.8)

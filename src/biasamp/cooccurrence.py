@@ -192,23 +192,56 @@ def correlation_sign(train: CooccurrenceCounts) -> np.ndarray:
     return np.sign(n * at - a * t).astype(np.int8)
 
 
-def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> DirectionResult:
-    both = test.cross("attr", "task")
-    if direction == "A->T":
-        support = np.broadcast_to(test.total("attr")[:, None], both.shape)
-        predicted = test.cross("attr", "task_pred")
-    else:
-        support = np.broadcast_to(test.total("task")[None, :], both.shape)
-        predicted = test.cross("attr_pred", "task")
+def _direction_arrays(y: np.ndarray, both: np.ndarray, support: np.ndarray, predicted: np.ndarray):
+    """``(p_true, p_pred, delta, contribution, undefined)`` of one direction, over any leading axes.
+
+    ``both`` = #(a, t), ``support`` = #a (A→T) or #t (T→A) broadcast to the
+    pairs, ``predicted`` = #(a, t̂) (A→T) or #(â, t) (T→A).
+    """
     undefined = support <= 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_true = np.where(undefined, np.nan, both / support)
-        p_pred = np.where(undefined, np.nan, predicted / support)
+        safe = np.where(undefined, 1.0, support)
+        p_true = np.where(undefined, np.nan, both / safe)
+        p_pred = np.where(undefined, np.nan, predicted / safe)
     delta = p_pred - p_true
-    contribution = y * delta
+    return p_true, p_pred, delta, y * delta, undefined
+
+
+def _direction_inputs(direction: str, gram: np.ndarray, ka: int, kt: int, roles: tuple):
+    """``(both, support, predicted)`` of one direction from stacked Gram tables ``(..., 1+.., 1+..)``.
+
+    ``roles`` = (attr_roles, task_roles) of the table layout.
+    """
+    a_roles, t_roles = roles
+    a_pred = slice(1 + ka * a_roles.index("attr_pred"), 1 + ka * (a_roles.index("attr_pred") + 1)) \
+        if "attr_pred" in a_roles else None
+    t_pred = slice(1 + kt * t_roles.index("task_pred"), 1 + kt * (t_roles.index("task_pred") + 1)) \
+        if "task_pred" in t_roles else None
+    both = gram[..., 1:1 + ka, 1:1 + kt]
+    if direction == "A->T":
+        support = np.broadcast_to(gram[..., 1:1 + ka, 0:1], both.shape)
+        predicted = gram[..., 1:1 + ka, t_pred]
+    else:
+        support = np.broadcast_to(gram[..., 0:1, 1:1 + kt], both.shape)
+        predicted = gram[..., a_pred, 1:1 + kt]
+    return both, support, predicted
+
+
+def _mean_defined(values: np.ndarray, undefined: np.ndarray) -> np.ndarray:
+    """Mean over the last two axes of the defined entries (NaN where none is defined)."""
+    cnt = (~undefined).sum(axis=(-2, -1))
+    total = np.where(undefined, 0.0, values).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, total / np.where(cnt > 0, cnt, 1), np.nan)
+
+
+def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> DirectionResult:
+    both, support, predicted = _direction_inputs(
+        direction, test.gram, len(test.attr_classes), len(test.task_classes), (test.attr_roles, test.task_roles))
+    p_true, p_pred, delta, contribution, undefined = _direction_arrays(y, both, support, predicted)
     n_undefined = int(undefined.sum())
     _warn_undefined(n_undefined, undefined.size, f"BiasAmp {direction}")
-    value = float(contribution[~undefined].mean())
+    value = float(_mean_defined(contribution, undefined))
     pairs = _pair_frame(
         test.attr_classes, test.task_classes,
         y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
@@ -254,6 +287,30 @@ def directional_from_counts(
     return DirectionalBiasAmpResult(a_to_t, t_to_a, train_source)
 
 
+def _mals_arrays(at: np.ndarray, pp: np.ndarray):
+    """BiasAmp_MALS terms from exact training counts ``at`` (K_A x K_T) and predicted counts ``pp`` (..., K_A, K_T).
+
+    Returns ``(bias_train, bias_pred, indicator, delta, contribution, undefined, n_tasks)``;
+    ``contribution`` is NaN exactly where ``undefined``.
+    """
+    n_attr = at.shape[0]
+    col = at.sum(axis=0)  # Σ_a' #(a', t)
+    task_defined = col > 0
+    indicator = (n_attr * at > col[None, :]) & task_defined[None, :]  # bias_train > 1/|A|, exactly
+    pcol = pp.sum(axis=-2)[..., None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bias_train = np.where(task_defined[None, :], at / np.where(col > 0, col, 1)[None, :], np.nan)
+        bias_pred = np.where(pcol > 0, pp / np.where(pcol > 0, pcol, 1), np.nan)
+    delta = bias_pred - bias_train
+    undefined = ~task_defined[None, :] | (indicator & (pcol <= 0))
+    contribution = np.where(undefined, np.nan, np.where(indicator, delta, 0.0))
+    return bias_train, bias_pred, indicator, delta, contribution, undefined, int(task_defined.sum())
+
+
+def _mals_value(contribution: np.ndarray, n_tasks: int) -> np.ndarray:
+    return np.where(np.isnan(contribution), 0.0, contribution).sum(axis=(-2, -1)) / n_tasks
+
+
 def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MALSResult:
     """BiasAmp_MALS from count tables.
 
@@ -274,25 +331,12 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MAL
     """
     if train.attr_classes != pred.attr_classes or train.task_classes != pred.task_classes:
         raise ValueError("train and prediction counts have different classes")
-    n_attr = len(train.attr_classes)
     at = _exact(train.cross("attr", "task"))
-    col = at.sum(axis=0)  # Σ_a' #(a', t)
-    task_defined = col > 0
-    indicator = (n_attr * at > col[None, :]) & task_defined[None, :]  # bias_train > 1/|A|, exactly
     pp = pred.cross("attr_pred", "task_pred")
-    pcol = pp.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        bias_train = np.where(task_defined[None, :], at / col[None, :], np.nan)
-        bias_pred = np.where(pcol[None, :] > 0, pp / pcol[None, :], np.nan)
-    delta = bias_pred - bias_train
-    undefined = ~task_defined[None, :] | (indicator & (pcol[None, :] <= 0))
-    undefined = np.broadcast_to(undefined, at.shape)
-    contribution = np.where(indicator, delta, 0.0)
-    contribution = np.where(undefined, np.nan, contribution)
+    bias_train, bias_pred, indicator, delta, contribution, undefined, n_tasks = _mals_arrays(at, pp)
     n_undefined = int(undefined.sum())
     _warn_undefined(n_undefined, undefined.size, "BiasAmp_MALS")
-    n_tasks = int(task_defined.sum())
-    value = float(np.nansum(contribution) / n_tasks)
+    value = float(_mals_value(contribution, n_tasks))
     pairs = _pair_frame(
         train.attr_classes, train.task_classes,
         bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from ._progress import show_progress
-from ._results import to_builtin
+from ._results import to_builtin, top_rows
+from .exceptions import UndefinedPairWarning
 from .labels import _from_tensor
 
 __all__ = [
@@ -55,7 +56,8 @@ __all__ = [
 ]
 
 SCHEMA_ID = "biasamp.report/1"
-SUMMARY_COLUMNS = ("metric", "direction", "value", "ci_low", "ci_high", "ci_method", "n", "reading", "note")
+SUMMARY_COLUMNS = ("metric", "direction", "value", "ci_low", "ci_high", "ci_method", "p_value", "n", "reading",
+                   "note")
 """Columns of every section's summary table (and of :attr:`Report.table`, which adds ``section``)."""
 
 
@@ -159,10 +161,12 @@ class SectionResult:
         section is built, so that the warnings it emits become the section's
         notes and an exception it raises the section's error.
     ci : optional
-        The interval(s), in the form the family's bootstrap gives them; None:
-        no interval.
+        Unused (kept for compatibility); see ``bootstrap``.
     ci_method : str
-        How ``ci`` was obtained (shown in the summary).
+        Unused (kept for compatibility).
+    bootstrap : BootstrapResult, optional
+        Intervals and tests of the family's statistics (e.g. from the
+        accumulators' Poisson bootstrap); None: no interval.
     notes : list of str
         Caveats for the section's notes (e.g. why there is no interval).
     """
@@ -171,6 +175,7 @@ class SectionResult:
     ci: Any = None
     ci_method: str = ""
     notes: list = field(default_factory=list)
+    bootstrap: Any = None
 
 
 @dataclass(eq=False)
@@ -230,8 +235,9 @@ class AuditOptions:
     """Options of :func:`audit` passed to every section builder (see :func:`audit`)."""
 
     n_boot: int = 1000
-    n_boot_multi: int = 200
+    n_boot_multi: int | None = None
     level: float = 0.95
+    ci_method: str = "auto"
     random_state: int | None = 0
     attacker: Any = "auto"
     dpa_quality: str = "inv_ce"
@@ -358,25 +364,66 @@ def _summary_frame(rows: Sequence[dict]) -> pd.DataFrame:
     return frame
 
 
-def _amp_reading(ci: tuple | None) -> str:
-    """Reading of a signed amplification metric from its interval."""
-    if ci is None or ci[0] is None or ci[1] is None:
+_READINGS = {
+    # kind -> (reading when the interval lies above 0, below 0)
+    "amp": ("amplified", "reduced"),
+    "disparity": ("disparity", None),
+    "distortion": ("distorted", None),
+}
+
+
+def _reading(ci: tuple | None, kind: str = "amp") -> str:
+    """Reading of a headline number from its interval (``kind``: amp, disparity, distortion)."""
+    if ci is None or ci[0] is None or ci[1] is None or not np.isfinite(ci[0]) or not np.isfinite(ci[1]):
         return ""
+    above, below = _READINGS[kind]
     if ci[0] > 0:
-        return "amplified"
-    if ci[1] < 0:
-        return "reduced"
+        return above
+    if below is not None and ci[1] < 0:
+        return below
     return "no evidence"
 
 
-def _row(metric, direction, value, ci, ci_method, n, note="", reading=None) -> dict:
+def _amp_reading(ci: tuple | None) -> str:
+    """Reading of a signed amplification metric from its interval."""
+    return _reading(ci, "amp")
+
+
+def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_value=None, kind="amp") -> dict:
     low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
+    if reading is None:
+        reading = _reading(ci, kind)
+    if low is not None and low == high:
+        zero = ("interval of width 0: every bootstrap replicate gives the same value (e.g. the predictions "
+                "equal the ground truth on every pair, or the predicted attribute is a function of the "
+                "predicted task)")
+        note = f"{note}; {zero}" if note else zero
     return {
         "metric": metric, "direction": direction, "value": None if value is None else float(value),
         "ci_low": low, "ci_high": high, "ci_method": ci_method if ci is not None else "",
-        "n": None if n is None else int(n), "reading": _amp_reading(ci) if reading is None else reading,
-        "note": note,
+        "p_value": None if p_value is None or not np.isfinite(p_value) else float(p_value),
+        "n": None if n is None else int(n), "reading": reading, "note": note,
     }
+
+
+def _boot_row(boot: Any, name: str, metric: str, direction: str, value: float, n: int, note: str = "",
+              kind: str = "amp") -> dict:
+    """A summary row whose interval, method and p-value come from a :class:`~biasamp.BootstrapResult`."""
+    if boot is None or name not in boot.ci:
+        return _row(metric, direction, value, None, "", n, note, kind=kind)
+    method = f"{boot.methods.get(name, boot.ci_method)} bootstrap ({boot.n_boot})"
+    return _row(metric, direction, value, boot.ci[name], method, n, note, p_value=boot.p_value.get(name), kind=kind)
+
+
+def _with_intervals(table: pd.DataFrame, boot: Any, name: str, keys: list) -> pd.DataFrame:
+    """``table`` with the bootstrap's per-unit simultaneous interval and p-values merged in."""
+    if boot is None or name not in boot.tables:
+        return table
+    extra = boot.tables[name]
+    cols = [c for c in ("ci_low", "ci_high", "p_value", "p_adjusted") if c in extra.columns]
+    merged = table.merge(extra[keys + cols], on=keys, how="left")
+    merged.attrs.update(extra.attrs)
+    return merged
 
 
 def _numeric(x: Any) -> np.ndarray | None:
@@ -443,23 +490,30 @@ def _ci_note(level: float) -> str:
     return f"{round(100 * level)}%"
 
 
-def _computed(inp: AuditInputs, key: str, compute: Callable[[], Any], interval: Callable[[Any], Any],
-              ci_method: str) -> tuple[Any, Any, str, list]:
-    """``(result, interval, ci_method, notes)`` of a count-based family.
+def _computed(inp: AuditInputs, key: str, compute: Callable[[], Any],
+              boot: Callable[[], Any]) -> tuple[Any, Any, list]:
+    """``(result, bootstrap result or None, notes)`` of a count-based family.
 
-    From the rows held: ``compute()``, then ``interval(result)`` (a
-    ``ValueError`` there becomes a note); or, when the family was computed
-    elsewhere (``inp.results[key]``, a streamed audit), from that
-    :class:`SectionResult`.
+    From the rows held: ``compute()``, then ``boot()`` (a
+    :class:`~biasamp.BootstrapResult`; a ``ValueError`` there becomes a note);
+    or, when the family was computed elsewhere (``inp.results[key]``, a
+    streamed audit), from that :class:`SectionResult`.
     """
     given = inp.results.get(key)
     if given is not None:
-        return given.compute(), given.ci, given.ci_method, list(given.notes)
+        return given.compute(), given.bootstrap, list(given.notes)
     res = compute()
     try:
-        return res, interval(res), ci_method, []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedPairWarning)
+            return res, boot(), []
     except ValueError as exc:
-        return res, None, ci_method, [f"no bootstrap interval: {exc}"]
+        return res, None, [f"no bootstrap interval: {exc}"]
+
+
+def _boot_kwargs(opt: AuditOptions, key: str, n_boot: int | None = None) -> dict:
+    return {"n_boot": opt.n_boot if n_boot is None else n_boot, "level": opt.level, "ci_method": opt.ci_method,
+            "random_state": opt.seed(key)}
 
 
 # --------------------------------------------------------------------------- #
@@ -527,12 +581,9 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
 
     kw = {"attr_pred": inp.attr_pred, "task_pred": inp.task_pred, "attr_train": inp.attr_train,
           "task_train": inp.task_train}
-    res, ci, ci_method, notes = _computed(
+    res, boot, notes = _computed(
         inp, "directional", lambda: bias_amp_directional(inp.attr, inp.task, **kw),
-        lambda res: bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, n_boot=opt.n_boot, level=opt.level,
-                              random_state=opt.seed("directional")).ci,
-        f"bootstrap ({opt.n_boot})")
-    ci = ci or {}
+        lambda: bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, **_boot_kwargs(opt, "directional")))
     out = SectionData(notes=notes)
     if res.train_source == "test":
         out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
@@ -541,21 +592,34 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         if d is None:
             continue
         extra = f", {d.n_undefined} undefined" if d.n_undefined else ""
-        out.summary.append(_row("BiasAmp->", d.direction, d.value, ci.get(d.direction), ci_method, inp.n,
-                                f"{d.n_pairs} pairs{extra}"))
-        out.tables[f"pairs {d.direction}"] = d.pairs
-        top = d.top(opt.top_k)
-        bars.append(pd.DataFrame({
+        out.summary.append(_boot_row(boot, d.direction, "BiasAmp->", d.direction, d.value, inp.n,
+                                     f"{d.n_pairs} pairs{extra}"))
+        pairs = _with_intervals(d.pairs, boot, d.direction, ["attr", "task"])
+        out.tables[f"pairs {d.direction}"] = pairs
+        top = top_rows(pairs, "contribution", opt.top_k)
+        bar = pd.DataFrame({
             "facet": d.direction,
             "label": [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
             "value": top["contribution"].to_numpy(dtype=np.float64),
-        }))
+        })
+        if "ci_low" in top.columns:  # y * delta: the interval of delta, flipped where y = -1
+            y = top["y"].to_numpy(dtype=np.float64)
+            lo, hi = top["ci_low"].to_numpy(dtype=np.float64), top["ci_high"].to_numpy(dtype=np.float64)
+            bar["low"] = np.where(y < 0, -hi, y * lo)
+            bar["high"] = np.where(y < 0, -lo, y * hi)
+        bars.append(bar)
+    if boot is not None and any(d in boot.p_value and boot.p_value[d] is not None for d in ("A->T", "T->A")):
+        out.notes.append(
+            f"p-values: {boot.test_methods.get('A->T') or boot.test_methods.get('T->A')}; the headline p is the "
+            f"smallest {boot.p_adjust.upper() if boot.p_adjust == 'bh' else 'Holm'}-adjusted per-pair p-value "
+            "(global null: no pair differs); per-pair intervals are simultaneous")
     if bars:
         out.figures.append(FigureSpec(
             "pairs", "Per-pair amplification y_at * delta, sorted by magnitude", "hbar",
             pd.concat(bars, ignore_index=True),
-            f"The {opt.top_k} (attribute / task) pairs contributing most in each direction; "
-            "bars right of 0 amplify the training correlation, bars left of 0 weaken it."))
+            f"The {opt.top_k} (attribute / task) pairs contributing most in each direction, with simultaneous "
+            f"{_ci_note(opt.level)} intervals; bars right of 0 amplify the training correlation, bars left of 0 "
+            "weaken it. Each direction has its own axis."))
     return out
 
 
@@ -581,15 +645,14 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     attr_train, task_train = (inp.attr_train, inp.task_train) if inp.has_train else (inp.attr, inp.task)
     if not inp.has_train:
         out.notes.append("no training labels were given: bias_train comes from the test ground truth")
-    res, ci, ci_method, notes = _computed(
+    res, boot, notes = _computed(
         inp, "mals", lambda: bias_amp_mals(attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred),
-        lambda res: bootstrap(bias_amp_mals, attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
-                              n_boot=opt.n_boot, level=opt.level, random_state=opt.seed("mals")).interval(),
-        f"bootstrap ({opt.n_boot})")
+        lambda: bootstrap(bias_amp_mals, attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
+                          **_boot_kwargs(opt, "mals")))
     out.notes.extend(notes)
     extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
-    out.summary.append(_row("BiasAmp_MALS", "", res.value, ci, ci_method, inp.n, f"{res.n_tasks} tasks{extra}"))
-    out.tables["pairs"] = res.pairs
+    out.summary.append(_boot_row(boot, "MALS", "BiasAmp_MALS", "", res.value, inp.n, f"{res.n_tasks} tasks{extra}"))
+    out.tables["pairs"] = _with_intervals(res.pairs, boot, "MALS", ["attr", "task"])
     top = res.top(opt.top_k)
     top = top[top["contribution"] != 0]
     if len(top):
@@ -600,56 +663,22 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     return out
 
 
-def _multi_call(inp: AuditInputs, opt: AuditOptions, attr, task, attr_pred, task_pred):
-    from .multiattribute import multi_bias_amp
-
-    return multi_bias_amp(
-        attr, task, attr_pred=attr_pred, task_pred=task_pred,
+def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
+    return dict(
+        attr_pred=inp.attr_pred, task_pred=inp.task_pred,
         attr_train=inp.attr_train if inp.has_train else None,
         task_train=inp.task_train if inp.has_train else None,
         combinations=opt.combinations, min_size=opt.min_size, max_size=opt.max_size, min_support=opt.min_support,
     )
 
 
-_MULTI_PARTS = (("mals", "Multi_MALS", ""), ("g_to_m", "Multi->", "G->M"), ("m_to_g", "Multi->", "M->G"))
+_MULTI_PARTS = (("mals", "Multi_MALS", "", "Multi_MALS"), ("g_to_m", "Multi->", "G->M", "G->M"),
+                ("m_to_g", "Multi->", "M->G", "M->G"))
 
 
 def _multi_parts(res: Any) -> list:
-    return [(attr, metric, direction, getattr(res, attr)) for attr, metric, direction in _MULTI_PARTS
+    return [(attr, metric, direction, stat, getattr(res, attr)) for attr, metric, direction, stat in _MULTI_PARTS
             if getattr(res, attr) is not None]
-
-
-def _multi_bootstrap(inp: AuditInputs, opt: AuditOptions, res: Any) -> dict:
-    """Percentile interval per part of ``res`` (None where fewer than 2 replicates are defined).
-
-    Bootstrap over test rows (training statistics fixed): multi_bias_amp is
-    not yet supported by stats.bootstrap, so the rows are resampled and the
-    metric recomputed.
-    """
-    parts = _multi_parts(res)
-    reps: dict = {attr: [] for attr, *_ in parts}
-    n_boot = int(opt.n_boot_multi)
-    if n_boot > 0:
-        rng = np.random.default_rng(opt.seed("multi"))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for _ in range(n_boot):
-                idx = rng.integers(0, inp.n, inp.n)
-                try:
-                    r = _multi_call(inp, opt, _take(inp.attr, idx), _take(inp.task, idx),
-                                    _take(inp.attr_pred, idx), _take(inp.task_pred, idx))
-                except ValueError:
-                    continue
-                for attr, *_ in parts:
-                    m = getattr(r, attr)
-                    if m is not None and np.isfinite(m.value):
-                        reps[attr].append(m.value)
-    q = [(1 - opt.level) / 2, (1 + opt.level) / 2]
-    out = {}
-    for attr, vals in reps.items():
-        vals = np.asarray(vals, dtype=np.float64)
-        out[attr] = tuple(np.quantile(vals, q)) if len(vals) >= 2 else None
-    return out
 
 
 @register_section(
@@ -669,29 +698,47 @@ def _multi_bootstrap(inp: AuditInputs, opt: AuditOptions, res: Any) -> dict:
     order=30,
 )
 def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
-    res, ci, ci_method, notes = _computed(
-        inp, "multi", lambda: _multi_call(inp, opt, inp.attr, inp.task, inp.attr_pred, inp.task_pred),
-        lambda res: _multi_bootstrap(inp, opt, res), f"bootstrap over rows ({int(opt.n_boot_multi)})")
-    ci = ci or {}
+    from .multiattribute import multi_bias_amp
+    from .stats import bootstrap
+
+    kw = _multi_kwargs(inp, opt)
+    res, boot, notes = _computed(
+        inp, "multi", lambda: multi_bias_amp(inp.attr, inp.task, **kw),
+        lambda: bootstrap(multi_bias_amp, inp.attr, inp.task, **kw,
+                          **_boot_kwargs(opt, "multi", opt.n_boot_multi)))
     out = SectionData(notes=notes)
     tops = []
-    for attr, metric, direction, m in _multi_parts(res):
-        note = f"mean |Delta|; raw {m.raw:+.4f}, var {m.variance:.3g}, {len(res.combinations)} combinations"
-        out.summary.append(_row(metric, direction, m.value, ci.get(attr), ci_method, inp.n, note, reading=""))
+    for _, metric, direction, stat, m in _multi_parts(res):
+        note = f"mean |Delta|; var {m.variance:.3g}, {len(res.combinations)} combinations"
+        out.summary.append(_boot_row(boot, stat, metric, direction, m.value, inp.n, note, kind="distortion"))
+        raw_dir = f"{direction} raw".strip()
+        out.summary.append(_boot_row(boot, f"{stat} raw", metric, raw_dir, m.raw, inp.n,
+                                     "mean y*Delta (signed)" if direction else "signed mean Delta"))
         name = f"{metric} {direction}".strip()
-        out.tables[f"top {name}"] = m.top(opt.top_k)
-        top = m.top(opt.top_k)
-        col = "contribution" if "contribution" in top.columns else "delta"
-        tops.append(pd.DataFrame({
+        col = "contribution" if m.metric == "Multi_MALS" else "delta"
+        table = m.table
+        if boot is not None and stat in boot.tables:
+            extra = boot.tables[stat][["ci_low", "ci_high"]]
+            table = table.assign(ci_low=extra["ci_low"].to_numpy(), ci_high=extra["ci_high"].to_numpy())
+        top = top_rows(table, col, opt.top_k)
+        out.tables[f"top {name}"] = top
+        bar = pd.DataFrame({
             "facet": name,
             "label": [f"{g}: {_combo_label(c)}" for g, c in zip(top["attr"], top["combination"])],
             "value": top[col].to_numpy(dtype=np.float64),
-        }))
+        })
+        if "ci_low" in top.columns:
+            bar["low"], bar["high"] = top["ci_low"].to_numpy(np.float64), top["ci_high"].to_numpy(np.float64)
+        tops.append(bar)
     if tops:
         out.figures.append(FigureSpec("combinations", "Top (attr, combination) pairs by |Delta|", "hbar",
-                                      pd.concat(tops, ignore_index=True)))
+                                      pd.concat(tops, ignore_index=True),
+                                      f"With simultaneous {_ci_note(opt.level)} intervals; each metric has its "
+                                      "own axis."))
     if getattr(res, "train_source", "train") == "test":
         out.notes.append("no training labels were given: training statistics come from the test ground truth")
+    out.notes.append("intervals of the |Delta| means come from a simultaneous band on the per-(attr, combination) "
+                     "Delta, so they are valid when nothing is distorted (0); the raw rows read amplified/reduced")
     return out
 
 
@@ -726,17 +773,24 @@ def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from .fairness import fairness_metrics
     from .stats import bootstrap
 
-    res, ci, ci_method, notes = _computed(
+    res, boot, notes = _computed(
         inp, "fairness", lambda: fairness_metrics(inp.task, inp.task_pred, sensitive_features=inp.attr),
-        lambda res: bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr,
-                              n_boot=opt.n_boot, level=opt.level, random_state=opt.seed("fairness")).ci,
-        f"bootstrap ({opt.n_boot})")
-    ci = ci or {}
+        lambda: bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr,
+                          **_boot_kwargs(opt, "fairness")))
     out = SectionData(notes=notes)
     for name, value in res.overall.items():
         extra = f"; {res.n_undefined[name]} classes undefined" if res.n_undefined.get(name) else ""
-        out.summary.append(_row(name, "", value, ci.get(name), ci_method, inp.n,
-                                _FAIR_READ.get(name, "") + extra, reading=""))
+        out.summary.append(_boot_row(boot, name, name, "", value, inp.n, _FAIR_READ.get(name, "") + extra,
+                                     kind="disparity"))
+    if boot is not None and boot.test_methods:
+        out.notes.append(
+            "p-values: per class, a test that the prediction is independent of the group (G-test; Fisher's "
+            "exact test or a Monte-Carlo test with fixed margins when an expected count is below 5); the "
+            "headline p is the smallest Holm-adjusted class p-value. BA has no test. Intervals of these "
+            "max/min/absolute-value metrics come from a simultaneous band on the signed group differences, "
+            "so they are valid when there is no disparity (0)")
+        for name, table in boot.tables.items():
+            out.tables[f"{name} by class"] = table
     out.tables["by class"] = res.by_class
     out.tables["by group"] = res.by_group
     bg = res.by_group
@@ -950,8 +1004,9 @@ def audit(
     sections: Iterable[str] | None = None,
     exclude: Iterable[str] = (),
     n_boot: int = 1000,
-    n_boot_multi: int = 200,
+    n_boot_multi: int | None = None,
     level: float = 0.95,
+    ci_method: str = "auto",
     random_state: int | None = 0,
     attacker: Any = "auto",
     n_iter: int = 10,
@@ -1001,11 +1056,15 @@ def audit(
     n_boot : int, default 1000
         Bootstrap replicates for the count-based metrics (multinomial
         resampling of the count tables, :func:`~biasamp.bootstrap`).
-    n_boot_multi : int, default 200
-        Bootstrap replicates (resampled test rows) for the multi-attribute
-        metrics; 0 skips their interval.
+    n_boot_multi : int, optional
+        Replicates for the multi-attribute section (default: ``n_boot``).
     level : float, default 0.95
         Confidence level of every interval.
+    ci_method : {"auto", "percentile", "basic", "bca", "band"}, default "auto"
+        Interval method of the count-based sections (see
+        :func:`~biasamp.bootstrap`): ``"auto"`` takes a simultaneous band for
+        the statistics built from maxima/minima/absolute values (valid at 0)
+        and BCa for the smooth ones.
     random_state : int or None, default 0
         Seed; each section derives its own seed from it, so a section's
         numbers do not depend on which other sections run.
@@ -1069,7 +1128,19 @@ def audit(
     """
     chosen = _chosen_builders(sections, exclude, errors)
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores)
-    opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, random_state=random_state,
+    from .stats import _check_level, _check_n_boot
+    from ._inference import CI_METHODS
+    from ._resample import check_random_state
+
+    n_boot = _check_n_boot(n_boot)
+    if n_boot_multi is not None:
+        n_boot_multi = _check_n_boot(n_boot_multi)
+    level = _check_level(level)
+    if ci_method not in CI_METHODS:
+        raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
+    check_random_state(random_state)
+    opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
+                       random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
                        min_support=min_support, top_k=top_k, progress=show_progress(progress))
     return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
@@ -1331,11 +1402,13 @@ class Report:
         lvl = self.options.get("level", 0.95)
         lines.append(f"values are fractions (not percentages); CI = {_ci_note(lvl)} confidence interval")
         lines.append("")
-        head = ("metric", "dir", "value", f"{_ci_note(lvl)} CI", "reading", "note")
+        head = ("metric", "dir", "value", f"{_ci_note(lvl)} CI", "p", "reading", "note")
         rows = []
         for r in self.table.itertuples(index=False):
             ci = "" if pd.isna(r.ci_low) else f"[{_fmt_value(r.ci_low)}, {_fmt_value(r.ci_high)}]"
-            rows.append((r.metric, r.direction, _fmt_value(r.value), ci, r.reading, r.note))
+            p = "" if r.p_value is None or pd.isna(r.p_value) else (
+                "<0.001" if r.p_value < 0.001 else f"{r.p_value:.3f}")
+            rows.append((r.metric, r.direction, _fmt_value(r.value), ci, p, r.reading, r.note))
         widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
         used = sum(widths[:-1]) + 2 * (len(head) - 1)
         widths[-1] = max(10, min(widths[-1], width - used))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -178,124 +178,11 @@ def confidence_interval(
 
 
 # --------------------------------------------------------------------------- #
-# cells: the contingency table of distinct rows, resampled multinomially
+# bootstrap over the count tables
 # --------------------------------------------------------------------------- #
-def _key_columns(m: LabelMatrix) -> list[np.ndarray]:
-    """1-D columns that identify a row of one label matrix (bit-packed when 0/1)."""
-    if m.codes is not None:
-        return [m.codes]
-    dense = m.dense
-    if not m.soft:
-        packed = np.packbits(dense.astype(bool, copy=False), axis=1)
-        pad = (-packed.shape[1]) % 8
-        if pad:
-            packed = np.concatenate([packed, np.zeros((packed.shape[0], pad), dtype=np.uint8)], axis=1)
-        words = np.ascontiguousarray(packed).view(np.uint64)
-        return [words[:, j] for j in range(words.shape[1])]
-    return [dense[:, j] for j in range(dense.shape[1])]
+_P_ADJUST = ("holm", "bh")
 
 
-def _row_ids(columns: Sequence[np.ndarray]) -> np.ndarray:
-    """An id per row, equal for equal rows (sequential factorization, no overflow)."""
-    ids, uniq = pd.factorize(columns[0])
-    ids = ids.astype(np.int64)
-    for col in columns[1:]:
-        codes, u = pd.factorize(col)
-        ids, _ = pd.factorize(ids * len(u) + codes)
-        ids = ids.astype(np.int64)
-    return ids
-
-
-def _cells_of(parts: Sequence[LabelMatrix | np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(representative row index, count) of every distinct row of ``parts``."""
-    columns: list[np.ndarray] = []
-    for p in parts:
-        columns.extend(_key_columns(p) if isinstance(p, LabelMatrix) else [p])
-    ids = _row_ids(columns)
-    counts = np.bincount(ids)
-    rep = np.empty(len(counts), dtype=np.int64)
-    rep[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
-    return rep, counts
-
-
-def _rows(m: LabelMatrix, idx: np.ndarray) -> np.ndarray:
-    """Rows ``idx`` of a label matrix as floats."""
-    if m.codes is not None:
-        out = np.zeros((len(idx), m.n_classes))
-        out[np.arange(len(idx)), m.codes[idx]] = 1.0
-        return out
-    return np.asarray(m.dense[idx], dtype=np.float64)
-
-
-@dataclass(frozen=True, eq=False)
-class _Cells:
-    """Distinct rows with their counts; replicate tables are ``Lᵀ diag(w) R``."""
-
-    left: np.ndarray   # (C, wl)
-    right: np.ndarray  # (C, wr)
-    counts: np.ndarray  # (C,)
-
-    @property
-    def n(self) -> int:
-        return int(self.counts.sum())
-
-    def design(self) -> sparse.csr_matrix:
-        """Row-wise Kronecker product: row c is vec(L_c ⊗ R_c), shape (C, wl*wr)."""
-        left = sparse.csr_matrix(self.left)
-        right = sparse.csr_matrix(self.right)
-        wl, wr = self.left.shape[1], self.right.shape[1]
-        a = sparse.kron(left, sparse.csr_matrix(np.ones((1, wr))), format="csr")
-        b = sparse.kron(sparse.csr_matrix(np.ones((1, wl))), right, format="csr")
-        return a.multiply(b).tocsr()
-
-    def grams(self, weights: np.ndarray, design: sparse.csr_matrix | None = None) -> np.ndarray:
-        """(B, wl, wr) tables for replicate cell counts ``weights`` (B, C)."""
-        design = self.design() if design is None else design
-        flat = np.asarray((design.T @ np.asarray(weights, dtype=np.float64).T).T)
-        return flat.reshape(len(weights), self.left.shape[1], self.right.shape[1])
-
-    def replicates(self, n_boot: int, rng: np.random.Generator) -> "np.ndarray":
-        """Yield chunks of replicate grams (multinomial resampling of the cells)."""
-        design = self.design()
-        p = self.counts / self.counts.sum()
-        chunk = max(1, min(n_boot, 4_000_000 // max(len(p), 1)))
-        for start in range(0, n_boot, chunk):
-            b = min(chunk, n_boot - start)
-            yield self.grams(rng.multinomial(self.n, p, size=b), design)
-
-
-def _fairness_cells(y_true: Any, y_pred: Any, sensitive_features: Any):
-    from .fairness import _encode_groups, _encode_targets
-
-    yt, yp = _encode_targets(y_true, y_pred, None)
-    gcodes, groups, _ = _encode_groups(sensitive_features, yt.n_rows)
-    n_groups, k = len(groups), yt.n_classes
-    if yt.codes is not None and yp.codes is not None and n_groups * k * k <= max(4 * yt.n_rows, 1 << 20):
-        joint = np.bincount((gcodes * k + yt.codes) * k + yp.codes, minlength=n_groups * k * k)
-        cells = np.flatnonzero(joint)
-        counts = joint[cells]
-        g, t, p = cells // (k * k), (cells // k) % k, cells % k
-        eye = np.eye(k)
-        t_rows, p_rows = eye[t], eye[p]
-    else:
-        rep, counts = _cells_of([gcodes, yt, yp])
-        g = gcodes[rep]
-        t_rows, p_rows = _rows(yt, rep), _rows(yp, rep)
-    left = np.eye(n_groups)[g]
-    right = np.column_stack([np.ones(len(counts)), t_rows, p_rows, t_rows * p_rows])
-    return _Cells(left, right, counts), yt.classes, groups
-
-
-def _cooccurrence_cells(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix]) -> _Cells:
-    rep, counts = _cells_of([*left, *right])
-    lrows = np.column_stack([np.ones(len(rep))] + [_rows(m, rep) for m in left])
-    rrows = np.column_stack([np.ones(len(rep))] + [_rows(m, rep) for m in right])
-    return _Cells(lrows, rrows, counts)
-
-
-# --------------------------------------------------------------------------- #
-# bootstrap
-# --------------------------------------------------------------------------- #
 @dataclass(frozen=True, eq=False, repr=False)
 class BootstrapResult(ResultMixin):
     """Result of :func:`bootstrap`.
@@ -303,18 +190,41 @@ class BootstrapResult(ResultMixin):
     Attributes
     ----------
     estimate : dict of str -> float
-        The metric(s) on the full data.
+        The metric's statistics on the full data (equal to the metric's own
+        values).
     ci : dict of str -> (float, float)
-        Confidence interval per statistic (see ``ci_method``).
+        Confidence interval per statistic; it always holds the estimate with
+        ``ci_method="auto"``.
+    methods : dict of str -> str
+        The interval method used for each statistic (``"BCa"``, ``"max-t
+        band"``, ``"percentile"``, ``"basic"``; ``"normal (fallback)"`` when
+        ``"auto"`` found a BCa interval not holding its estimate).
+    p_value : dict of str -> float or None
+        p-value of the test of no effect of each statistic, where one exists:
+        the global null "no class / no pair has an effect", i.e. the smallest
+        adjusted per-unit p-value (Holm: a valid test of the global null). None
+        where the statistic has no test.
+    tables : dict of str -> pandas.DataFrame
+        Per statistic, one row per unit (class for the fairness metrics, pair
+        for BiasAmp→ and BiasAmp_MALS, (group, combination) for the
+        multi-attribute metrics): the unit's value, its *simultaneous* interval
+        (``ci_low``, ``ci_high``: all units are covered together at ``level``)
+        and, where a test exists, ``p_value`` and ``p_adjusted``.
     replicates : pandas.DataFrame
         One row per replicate, one column per statistic; NaN exactly where the
         statistic was undefined in that replicate (counted in ``n_undefined``).
     n_undefined : dict of str -> int
-        Replicates in which the statistic was undefined; they are excluded from
-        the percentiles.
+        Replicates in which the statistic was undefined (excluded).
     n_boot : int
     level : float
-    ci_method : {"percentile", "basic"}
+    ci_method : str
+        The requested method.
+    p_adjust : {"holm", "bh"}
+        Multiple-comparison adjustment of the per-unit p-values.
+    test_methods : dict of str -> str
+        The test used for each statistic that has one.
+    notes : list of str
+        Remarks a reader needs (zero-width intervals and why, tests not run).
     """
 
     estimate: dict
@@ -323,141 +233,74 @@ class BootstrapResult(ResultMixin):
     n_undefined: dict
     n_boot: int
     level: float
-    ci_method: str = "percentile"
+    ci_method: str = "auto"
+    methods: dict = field(default_factory=dict)
+    p_value: dict = field(default_factory=dict)
+    tables: dict = field(default_factory=dict)
+    p_adjust: str = "holm"
+    test_methods: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
 
-    def _only(self) -> str:
-        if len(self.estimate) != 1:
-            raise ValueError(f"several statistics {list(self.estimate)}; name one")
-        return next(iter(self.estimate))
+    def _only(self) -> str | None:
+        return next(iter(self.estimate)) if len(self.estimate) == 1 else None
 
     @property
     def value(self) -> float:
-        """The estimate, when there is a single statistic."""
-        return self.estimate[self._only()]
+        """The estimate, when there is a single statistic (else ``AttributeError``: see ``estimate``)."""
+        name = self._only()
+        if name is None:
+            raise AttributeError(f"several statistics {list(self.estimate)}: read .estimate[name]")
+        return self.estimate[name]
 
     def interval(self, statistic: str | None = None) -> tuple[float, float]:
         """``(low, high)`` of one statistic (optional when there is only one)."""
-        return self.ci[statistic if statistic is not None else self._only()]
+        name = statistic if statistic is not None else self._only()
+        if name is None:
+            raise ValueError(f"several statistics {list(self.estimate)}; name one")
+        if name not in self.ci:
+            raise ValueError(f"unknown statistic {name!r}; have {list(self.ci)}")
+        return self.ci[name]
 
-    def __repr__(self) -> str:
-        lines = [f"BootstrapResult(n_boot={self.n_boot}, level={self.level:g}, {self.ci_method})"]
+    def to_frame(self) -> pd.DataFrame:
+        """One row per statistic: estimate, interval, method, p-value, undefined replicates."""
+        rows = []
         for name, est in self.estimate.items():
             lo, hi = self.ci[name]
-            extra = f", {self.n_undefined[name]} undefined replicates" if self.n_undefined[name] else ""
-            lines.append(f"  {name:<6}= {fmt(est)}  CI [{fmt(lo)}, {fmt(hi)}]{extra}")
+            rows.append({
+                "statistic": name, "estimate": est, "ci_low": lo, "ci_high": hi,
+                "method": self.methods.get(name), "p_value": self.p_value.get(name),
+                "n_undefined": self.n_undefined.get(name, 0),
+            })
+        return pd.DataFrame(rows).set_index("statistic")
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out.pop("replicates", None)
+        return out
+
+    def __repr__(self) -> str:
+        lines = [f"BootstrapResult(n_boot={self.n_boot}, level={self.level:g}, ci_method={self.ci_method!r})"]
+        for name, est in self.estimate.items():
+            lo, hi = self.ci[name]
+            p = self.p_value.get(name)
+            extra = f"  p={p:.3g}" if p is not None and np.isfinite(p) else ""
+            if self.n_undefined.get(name):
+                extra += f", {self.n_undefined[name]} undefined replicates"
+            width = max(len(k) for k in self.estimate)
+            lines.append(f"  {name:<{width}} = {fmt(est)}  CI [{fmt(lo)}, {fmt(hi)}] ({self.methods.get(name)}){extra}")
+        lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
 
-def _fairness_bootstrap(func, args, kwargs, n_boot, rng):
-    from .fairness import METRICS, metric_arrays, _aggregate, _check_metrics
+def _load_plans() -> dict:
+    from . import _cooccurrence_inference, _fairness_inference  # noqa: F401  (they register their plans)
+    from ._inference import PLANS
 
-    names = dict(_fairness_functions())
-    y_true, y_pred = _two_args(func, args, kwargs, ("y_true", "y_pred"))
-    if "sensitive_features" not in kwargs:
-        raise TypeError(f"{func.__name__} needs the keyword argument sensitive_features")
-    sensitive_features = kwargs.pop("sensitive_features")
-    metrics = _check_metrics(kwargs.pop("metrics", METRICS)) if names[func] is None else (names[func],)
-    if kwargs:
-        raise TypeError(f"unexpected keyword arguments for {func.__name__}: {sorted(kwargs)}")
-    full = func(y_true, y_pred, sensitive_features=sensitive_features, **({"metrics": metrics} if names[func] is None else {}))
-    estimate = dict(full.overall) if names[func] is None else {metrics[0]: float(full)}
-    cells, classes, _ = _fairness_cells(y_true, y_pred, sensitive_features)
-    k = len(classes)
-    out = []
-    for grams in cells.replicates(n_boot, rng):
-        n = grams[:, :, 0]
-        arrays = metric_arrays(
-            n, grams[:, :, 1:1 + k], grams[:, :, 1 + k:1 + 2 * k], grams[:, :, 1 + 2 * k:], metrics
-        )
-        enough = (n > 0).sum(axis=1) >= 2
-        cols = {}
-        for m, (v, d) in arrays.items():
-            mean, _ = _aggregate(v, d)
-            cols[m] = np.where(enough, mean, np.nan)
-        out.append(pd.DataFrame(cols))
-    return estimate, pd.concat(out, ignore_index=True)
-
-
-def _two_args(func, args, kwargs, names):
-    values = list(args)
-    for name in names[len(values):]:
-        if name not in kwargs:
-            raise TypeError(f"{func.__name__} needs {name}")
-        values.append(kwargs.pop(name))
-    if len(values) != len(names):
-        raise TypeError(f"{func.__name__} takes {len(names)} positional label arguments, got {len(args)}")
-    return values
-
-
-def _cooccurrence_replicates(cells, template, n_boot, rng, value_of) -> list:
-    """``value_of(counts)`` for every bootstrap replicate of a co-occurrence table.
-
-    ``template`` (a :class:`~biasamp.CooccurrenceCounts`) gives the classes and
-    roles of the replicate tables; a replicate in which every pair is
-    undefined yields ``None``.
-    """
-    rows = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedPairWarning)
-        for grams in cells.replicates(n_boot, rng):
-            for gram in grams:
-                rep = CooccurrenceCounts(template.attr_classes, template.task_classes, template.attr_roles,
-                                         template.task_roles, gram, template.soft_roles)
-                try:
-                    rows.append(value_of(rep))
-                except ValueError:  # every pair undefined in this replicate
-                    rows.append(None)
-    return rows
-
-
-def _directional_bootstrap(func, args, kwargs, n_boot, rng):
-    from .cooccurrence import _count_directional, directional_from_counts
-
-    attr, task = _two_args(func, args, kwargs, ("attr", "task"))
-    attr_pred, task_pred = kwargs.pop("attr_pred", None), kwargs.pop("task_pred", None)
-    attr_train, task_train = kwargs.pop("attr_train", None), kwargs.pop("task_train", None)
-    if kwargs:
-        raise TypeError(f"unexpected keyword arguments for bias_amp_directional: {sorted(kwargs)}")
-    # without a training set, y_at stays fixed from the full (un-resampled) test ground truth
-    train, test, (left, right), _ = _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train)
-
-    def values(counts):
-        res = directional_from_counts(train, counts)
-        return {d.direction: d.value for d in (res.a_to_t, res.t_to_a) if d is not None}
-
-    estimate = values(test)
-    rows = _cooccurrence_replicates(_cooccurrence_cells(left, right), test, n_boot, rng, values)
-    return estimate, pd.DataFrame([r or {} for r in rows], columns=list(estimate), dtype=np.float64)
-
-
-def _mals_bootstrap(func, args, kwargs, n_boot, rng):
-    from .cooccurrence import _count_mals, mals_from_counts
-
-    names = ("attr_train", "task_train", "attr_pred", "task_pred")
-    values = list(args) + [kwargs.pop(k) for k in names[len(args):] if k in kwargs]
-    if len(values) != 4 or kwargs:
-        raise TypeError("bias_amp_mals takes attr_train, task_train, attr_pred, task_pred")
-    train, pred, (left, right) = _count_mals(*values)
-    estimate = {"MALS": mals_from_counts(train, pred).value}
-    rows = _cooccurrence_replicates(
-        _cooccurrence_cells(left, right), pred, n_boot, rng, lambda counts: mals_from_counts(train, counts).value
-    )
-    return estimate, pd.DataFrame({"MALS": np.array([np.nan if r is None else r for r in rows], dtype=np.float64)})
-
-
-def _fairness_functions():
-    from . import fairness as f
-
-    return [
-        (f.fairness_metrics, None),
-        (f.demographic_parity, "DP"),
-        (f.normalized_disparate_impact, "DI"),
-        (f.statistical_parity_subgroup_fairness, "SPSF"),
-        (f.false_positive_subgroup_fairness, "FPSF"),
-        (f.equalized_odds_false_positive, "EOFP"),
-        (f.equalized_odds_true_positive, "EOTP"),
-        (f.group_bias_amplification, "BA"),
-    ]
+    try:
+        from . import _multi_inference  # noqa: F401
+    except ImportError:  # pragma: no cover
+        pass
+    return PLANS
 
 
 def bootstrap(
@@ -465,32 +308,34 @@ def bootstrap(
     *args: Any,
     n_boot: int = 1000,
     level: float = 0.95,
+    ci_method: str = "auto",
     random_state: Any = None,
-    ci_method: str = "percentile",
+    p_adjust: str = "holm",
     **kwargs: Any,
 ) -> BootstrapResult:
-    r"""Percentile bootstrap confidence interval of a count-based metric over test instances.
+    r"""Bootstrap confidence intervals and tests of no effect for a count-based metric.
 
     ``bootstrap(metric, *args, **kwargs)`` computes ``metric(*args, **kwargs)``
-    and resamples its evaluation set ``n_boot`` times. Rows are not copied:
-    the distinct rows ("cells": combinations of group/attribute, task, and
-    their predictions) are counted once, each replicate draws cell counts
-    :math:`c^* \sim \mathrm{Multinomial}(n, c/n)` (exactly a resample of
-    :math:`n` rows with replacement), and its count table is
+    and resamples its evaluation set (the test instances) ``n_boot`` times.
+    Rows are never copied: the distinct rows ("cells") are found once, in a
+    canonical order, and each replicate draws the cell counts
+    :math:`c^* \sim \mathrm{Multinomial}(n, c/n)` (exactly a resample of the
+    :math:`n` rows with replacement); the replicate's count table is
     :math:`L^\top \operatorname{diag}(c^*) R` with :math:`L, R` the cells'
-    augmented label rows. The metric is recomputed from each replicate table.
+    augmented label rows. All replicates are computed together, block by
+    block over the cells. What the training set fixes stays fixed in every
+    replicate: the signs :math:`y`, the training bias scores and indicators,
+    the combination set :math:`M`.
 
-    Supported ``metric`` functions and their statistics:
+    Supported metrics and their statistics:
 
-    * :func:`~biasamp.fairness.fairness_metrics` (every requested metric) and
-      the single fairness metrics (``"DP"``, ..., ``"BA"``), vectorized over
-      replicates;
-    * :func:`~biasamp.bias_amp_directional` (``"A->T"``, ``"T->A"``): the test
-      table is resampled, the signs :math:`y_{at}` stay those of the training
-      ground truth (or of the full test ground truth when no training set is
-      given);
-    * :func:`~biasamp.bias_amp_mals` (``"MALS"``): the prediction table is
-      resampled, the training statistics stay fixed.
+    * :func:`~biasamp.fairness_metrics` (``"DP" "DI" "SPSF" "FPSF" "EOFP"
+      "EOTP" "BA"``) and the single fairness metrics;
+    * :func:`~biasamp.bias_amp_directional` (``"A->T"``, ``"T->A"``);
+    * :func:`~biasamp.bias_amp_mals` (``"MALS"``);
+    * :func:`~biasamp.multi_bias_amp` (``"Multi_MALS"``, ``"G->M"``,
+      ``"M->G"``: the "abs" headline values; ``"Multi_MALS raw"``, ``"G->M
+      raw"``, ``"M->G raw"``: the signed values).
 
     Parameters
     ----------
@@ -499,53 +344,95 @@ def bootstrap(
     *args, **kwargs
         Exactly the arguments ``metric`` takes.
     n_boot : int, default 1000
-        Number of replicates.
+        Number of replicates (at least 2).
     level : float, default 0.95
-        Confidence level of the percentile interval.
+        Confidence level, in (0, 1).
+    ci_method : {"auto", "percentile", "basic", "bca", "band"}, default "auto"
+        ``"percentile"``: the replicates' quantiles. ``"basic"``:
+        :math:`(2\hat\theta - q_{hi}, 2\hat\theta - q_{lo})`. ``"bca"``:
+        bias-corrected and accelerated (the acceleration from the jackknife
+        over cells, weighted by their counts). ``"band"``: derived from a
+        simultaneous max-t band on the statistic's signed parts (see Notes).
+        ``"auto"``: ``"band"`` for the statistics built from maxima, minima or
+        absolute values (DP, DI, SPSF, FPSF, EOFP, EOTP, BA, the "abs"
+        multi-attribute values), ``"bca"`` for the smooth ones (BiasAmp→,
+        BiasAmp_MALS, the "raw" multi-attribute values); its coverage is
+        measured in ``benchmarks/bench_coverage.py``.
     random_state : None, int or numpy Generator
-        Seed; the same seed gives the same replicates.
-    ci_method : {"percentile", "basic"}, default "percentile"
-        ``"percentile"``: the replicates' quantiles :math:`(q_{lo}, q_{hi})`.
-        ``"basic"`` (reverse percentile): :math:`(2\hat\theta - q_{hi},
-        2\hat\theta - q_{lo})`, clipped to the metric's range ([0, 1] for
-        the fairness metrics, [-1, 1] for BiasAmp); it corrects the upward
-        bias of ``max - min`` statistics (DP, EOTP, ...) whose true value is
-        near 0, where the percentile interval can exclude the estimate.
+        Seed; the same seed gives the same result whatever the order of the
+        rows.
+    p_adjust : {"holm", "bh"}, default "holm"
+        Adjustment of the per-unit p-values for multiple comparisons (Holm's
+        step-down, controlling the family-wise error rate; or
+        Benjamini–Hochberg, controlling the false discovery rate).
 
     Returns
     -------
     BootstrapResult
-        ``.estimate``, ``.ci`` (statistic -> (low, high)), ``.replicates`` and
-        ``.n_undefined``; ``.value`` and ``.interval()`` for one statistic.
+        ``.estimate``, ``.ci``, ``.methods``, ``.p_value``, ``.tables``
+        (per-class / per-pair values, simultaneous intervals, p-values),
+        ``.replicates``; ``.value`` and ``.interval()`` for one statistic.
 
     Raises
     ------
     TypeError
         An unsupported ``metric`` or wrong arguments for it.
     ValueError
-        Bad labels, or a statistic undefined in every replicate.
+        Bad labels, ``n_boot``/``level``/``ci_method``/``random_state`` out of
+        range, or a statistic undefined in every replicate.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When some replicates had an undefined statistic (excluded).
 
     Notes
     -----
-    A replicate in which a statistic is undefined (e.g. a group drawn empty)
-    is excluded from that statistic's percentiles and counted in
-    ``n_undefined``. The cost is one pass to find the cells, then
-    :math:`O(n_{boot} \cdot \mathrm{nnz})` for the tables, where nnz is the
-    number of non-zeros of the cells' table rows: with single-label inputs the
-    number of cells is at most the product of the class counts, whatever
-    :math:`n`. Soft predictions are resampled correctly but every row may be
-    its own cell.
+    **Non-regular statistics.** A statistic built from a maximum, minimum or
+    absolute value of differences (e.g. DP = max − min of the group rates) is
+    positive in almost every resample even when the true value is 0, so its
+    percentile interval lies above 0. Its interval is derived instead from a
+    simultaneous band on the signed parts :math:`\delta_j` (pairwise
+    differences of group rates, per-combination :math:`\Delta`): with
+    :math:`s_j` the bootstrap standard error and :math:`c` the ``level``
+    quantile of :math:`\max_j |\delta^*_j - \hat\delta_j| / s_j`, every
+    :math:`\delta_j` lies in :math:`\hat\delta_j \pm c s_j` together with
+    probability ``level``, and the statistic lies between its smallest and
+    largest value over that box, e.g.
+    :math:`\mathrm{DP} \in [\max(0, \max_{gh} \mathrm{lower}|\delta_{gh}|),
+    \max_{gh} \mathrm{upper}|\delta_{gh}|]`.
+
+    **Tests of no effect.** Fairness, per class: independence of the
+    prediction and the group (DP, DI, SPSF: all rows; EOTP: the class's
+    positives; EOFP, FPSF: its negatives) by the G-test, Fisher's exact test
+    (two groups) or a Monte-Carlo test with fixed margins when an expected
+    count is below 5. BiasAmp→, per pair: the exact McNemar test of
+    :math:`\hat T_t` vs :math:`T_t` among the members of :math:`a` (A→T), or
+    of :math:`\hat A_a` vs :math:`A_a` among the positives of :math:`t` (T→A).
+    The per-unit p-values are adjusted (``p_adjust``); the statistic's
+    ``p_value`` is the smallest adjusted one. Tests need hard predictions.
+
+    The cost is one pass to find the cells, then
+    :math:`O(n_{boot} \cdot \mathrm{nnz})` for the tables; with single-label
+    inputs the number of cells is bounded by the product of the class counts,
+    whatever :math:`n`. Replicates in which a statistic is undefined are
+    excluded from its interval and counted in ``n_undefined``.
 
     References
     ----------
     .. [1] B. Efron, R. Tibshirani. "An Introduction to the Bootstrap".
-       Chapman & Hall, 1993 (percentile interval).
+       Chapman & Hall, 1993 (percentile, BCa).
+    .. [2] B. Efron. "Better bootstrap confidence intervals". JASA 82, 1987.
+    .. [3] D. N. Politis, J. P. Romano, M. Wolf. "Subsampling", 1999, and
+       J. P. Romano, M. Wolf. "Stepwise multiple testing as formalized data
+       snooping". Econometrica 73, 2005 (max-t simultaneous bands).
+    .. [4] S. Holm. "A simple sequentially rejective multiple test
+       procedure". Scand. J. Statist. 6, 1979.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from biasamp.fairness import demographic_parity
-    >>> from biasamp.stats import bootstrap
+    >>> from biasamp import bootstrap, demographic_parity
     >>> rng = np.random.default_rng(0)
     >>> group = rng.integers(0, 2, 2000)
     >>> y_true = rng.integers(0, 2, 2000)
@@ -553,45 +440,73 @@ def bootstrap(
     >>> res = bootstrap(demographic_parity, y_true, y_pred, sensitive_features=group,
     ...                 n_boot=500, random_state=0)
     >>> low, high = res.interval()
-    >>> bool(low < res.value < high)
-    True
+    >>> bool(low <= res.value <= high), res.methods["DP"]
+    (True, 'max-t band')
     """
-    from .cooccurrence import bias_amp_directional, bias_amp_mals
+    from ._inference import CI_METHODS, interval, unit_table, zero_width_note
+    from ._pvalues import adjust_pvalues, global_p_value
+    from ._resample import seed_sequence
 
     n_boot = _check_n_boot(n_boot)
     level = _check_level(level)
-    rng = np.random.default_rng(random_state)
-    kwargs = dict(kwargs)
-    fair = dict(_fairness_functions())
-    if ci_method not in ("percentile", "basic"):
-        raise ValueError(f"ci_method must be 'percentile' or 'basic', got {ci_method!r}")
-    if metric in fair:
-        bounds = (0.0, 1.0)
-        estimate, reps = _fairness_bootstrap(metric, args, kwargs, n_boot, rng)
-    elif metric is bias_amp_directional:
-        bounds = (-1.0, 1.0)
-        estimate, reps = _directional_bootstrap(metric, args, kwargs, n_boot, rng)
-    elif metric is bias_amp_mals:
-        bounds = (-1.0, 1.0)
-        estimate, reps = _mals_bootstrap(metric, args, kwargs, n_boot, rng)
-    else:
-        supported = [f.__name__ for f in fair] + ["bias_amp_directional", "bias_amp_mals"]
+    if ci_method not in CI_METHODS:
+        raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
+    if p_adjust not in _P_ADJUST:
+        raise ValueError(f"p_adjust must be one of {_P_ADJUST}, got {p_adjust!r}")
+    seed = seed_sequence(random_state)
+    builder = _load_plans().get(metric)
+    if builder is None:
+        supported = sorted({getattr(f, "__name__", str(f)) for f in _load_plans()})
         raise TypeError(
             f"bootstrap supports the count-based metrics {supported}, got {getattr(metric, '__name__', metric)!r}"
         )
-    ci, n_undefined = {}, {}
-    q = [(1 - level) / 2, (1 + level) / 2]
-    for name in estimate:
-        col = reps[name].to_numpy(dtype=np.float64)
-        ok = np.isfinite(col)
-        n_undefined[name] = int((~ok).sum())
-        if not ok.any():
-            raise ValueError(f"{name} is undefined in every bootstrap replicate")
-        low, high = np.quantile(col[ok], q)
-        if ci_method == "basic":
-            est = estimate[name]
-            low, high = min(max(2 * est - high, bounds[0]), bounds[1]), min(max(2 * est - low, bounds[0]), bounds[1])
-        ci[name] = (float(low), float(high))
+    plan = builder(*args, **kwargs)
+    cells = plan.cells
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        stats = plan.statistics(cells.table()[None])
+        values = {s.name: np.empty(n_boot) for s in stats}
+        parts = {s.name: np.empty((n_boot, len(s.parts.estimate))) for s in stats if s.parts is not None}
+        for sl, tables in cells.replicate_tables(n_boot, seed):
+            for name, v in plan.values(tables).items():
+                values[name][sl] = v
+            for name, x in plan.parts(tables).items():
+                parts[name][sl] = x
+        for s in stats:
+            s.replicates = values[s.name]
+            if s.parts is not None:
+                s.parts.replicates = parts[s.name]
+        if ci_method == "bca" or (ci_method == "auto" and any(s.regular for s in stats)):
+            for s in stats:
+                s.jackknife = np.full(cells.n_cells, np.nan)
+            for sl, tables in cells.jackknife_tables():
+                vals = plan.values(tables)
+                for s in stats:
+                    s.jackknife[sl] = vals[s.name]
+    test_rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 2)))
+    tests = plan.tests(test_rng) if plan.tests is not None else {}
+    estimate, ci, methods, p_value, tables, n_undefined, test_methods = {}, {}, {}, {}, {}, {}, {}
+    notes = list(plan.notes)
+    for s in stats:
+        estimate[s.name] = s.estimate
+        n_undefined[s.name] = int((~np.isfinite(s.replicates)).sum())
+        lo, hi, used = interval(s, ci_method, level, cells.counts)
+        ci[s.name], methods[s.name] = (lo, hi), used
+        if lo == hi and np.isfinite(lo):
+            notes.append(zero_width_note(s))
+        table = unit_table(s, level) if s.parts is not None else None
+        if s.name in tests:
+            t = tests[s.name]
+            p_value[s.name] = global_p_value(t.p_value)
+            test_methods[s.name] = t.method
+            if table is not None:
+                table["p_value"] = t.p_value
+                table["p_adjusted"] = adjust_pvalues(t.p_value, method=p_adjust)
+        else:
+            p_value[s.name] = None
+        if table is not None:
+            tables[s.name] = table
+    replicates = pd.DataFrame({s.name: s.replicates for s in stats})
     if any(n_undefined.values()):
         warnings.warn(
             "bootstrap: some replicates had an undefined statistic and were excluded: "
@@ -599,7 +514,8 @@ def bootstrap(
             UndefinedPairWarning,
             stacklevel=2,
         )
-    return BootstrapResult(estimate, ci, reps, n_undefined, n_boot, level, ci_method)
+    return BootstrapResult(estimate, ci, replicates, n_undefined, n_boot, level, ci_method, methods, p_value,
+                           tables, p_adjust, test_methods, notes)
 
 
 # --------------------------------------------------------------------------- #

@@ -1,0 +1,169 @@
+"""Bootstrap plans and tests of no effect for BiasAmp→ and BiasAmp_MALS.
+
+The cells are the distinct rows of the test labels (BiasAmp→: A, Â, T, T̂;
+BiasAmp_MALS: Â, T̂), with left vector ``[1 | A | Â]`` and right vector
+``[1 | T | T̂]``: the layout of :class:`~biasamp.CooccurrenceCounts`. The
+training side (signs y, bias_train, indicators) is counted once and fixed.
+
+Tests of no effect per BiasAmp→ pair (exact McNemar on paired indicators):
+
+* A→T, pair (a, t): among the members of a, T̂_t vs T_t; discordant counts
+  #(a, t=1, t̂=0) and #(a, t=0, t̂=1);
+* T→A, pair (a, t): among the positives of t, Â_a vs A_a; discordant counts
+  #(a=1, â=0, t) and #(a=0, â=1, t).
+
+Both need the three-way counts #(a, t∧t̂) and #(a∧â, t), read from the same
+cells (no second pass over the rows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import cooccurrence as _c
+from ._inference import Parts, Plan, Statistic, UnitTests, mean_of, register
+from ._resample import Cells, augmented, cells_of, label_rows
+
+
+def _pairs_index(attr_classes: tuple, task_classes: tuple) -> pd.DataFrame:
+    ka, kt = len(attr_classes), len(task_classes)
+    return pd.DataFrame({
+        "attr": np.repeat(np.array(attr_classes, dtype=object), kt),
+        "task": np.tile(np.array(task_classes, dtype=object), ka),
+    })
+
+
+def _identity(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return lo, hi
+
+
+def _label_cells(left: list, right: list) -> tuple[Cells, dict]:
+    rep, counts = cells_of([*left, *right])
+    rows = {m.name: label_rows(m, rep) for m in (*left, *right)}
+    cells = Cells(
+        augmented([rows[m.name] for m in left], len(rep)),
+        augmented([rows[m.name] for m in right], len(rep)),
+        counts,
+    )
+    return cells, rows
+
+
+def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
+                      task_pred: Any = None, attr_train: Any = None, task_train: Any = None) -> Plan:
+    if args:
+        raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
+    if attr is None or task is None:
+        raise TypeError("bias_amp_directional needs attr and task")
+    train, test, (left, right), source = _c._count_directional(attr, task, attr_pred, task_pred,
+                                                                attr_train, task_train)
+    point = _c.directional_from_counts(train, test, train_source=source)
+    y = _c.correlation_sign(train)
+    cells, rows = _label_cells(left, right)
+    ka, kt = len(test.attr_classes), len(test.task_classes)
+    roles = (tuple(m.name for m in left), tuple(m.name for m in right))
+    directions = [d for d in (point.a_to_t, point.t_to_a) if d is not None]
+    soft = any(m.soft for m in (*left, *right))
+
+    def arrays(tables: np.ndarray, direction: str):
+        return _c._direction_arrays(y, *_c._direction_inputs(direction, tables, ka, kt, roles))
+
+    def values(tables: np.ndarray) -> dict:
+        out = {}
+        for d in directions:
+            _, _, _, contribution, undefined = arrays(tables, d.direction)
+            out[d.direction] = _c._mean_defined(contribution, undefined)
+        return out
+
+    def parts(tables: np.ndarray) -> dict:
+        out = {}
+        for d in directions:
+            _, _, delta, _, undefined = arrays(tables, d.direction)
+            out[d.direction] = np.where(undefined, np.nan, delta).reshape(len(tables), -1)
+        return out
+
+    def statistics(full: np.ndarray) -> list:
+        est = parts(full)
+        out = []
+        for d in directions:
+            delta = est[d.direction][0]
+            defined = np.isfinite(delta)
+            p = Parts(
+                estimate=delta, replicates=None, units=_pairs_index(test.attr_classes, test.task_classes),
+                unit_estimate=delta, to_units=_identity, aggregate=mean_of(defined), unit_name="delta",
+            )
+            out.append(Statistic(d.direction, d.value, None, regular=True, range=(-1.0, 1.0), parts=p))
+        return out
+
+    def tests(random_state: Any) -> dict:
+        from ._pvalues import mcnemar_exact
+
+        if soft:
+            return {}
+        w = cells.counts
+
+        def three_way(a_side, t_side):
+            return np.asarray((a_side.T @ t_side.multiply(w[:, None])).todense())
+
+        a_rows, t_rows = rows["attr"], rows["task"]
+        both = three_way(a_rows, t_rows)
+        out = {}
+        for d in directions:
+            if d.direction == "A->T":
+                tp_rows = rows["task_pred"]
+                agree = three_way(a_rows, t_rows.multiply(tp_rows))
+                b, c = both - agree, three_way(a_rows, tp_rows) - agree
+            else:
+                ap_rows = rows["attr_pred"]
+                agree = three_way(a_rows.multiply(ap_rows), t_rows)
+                b, c = both - agree, three_way(ap_rows, t_rows) - agree
+            p = np.asarray(mcnemar_exact(np.rint(b).astype(np.int64), np.rint(c).astype(np.int64)).p_value, dtype=np.float64)
+            p = np.where(d.pairs["undefined"].to_numpy().reshape(ka, kt), np.nan, p)
+            out[d.direction] = UnitTests(p.ravel(), "exact McNemar test per pair (paired indicators)")
+        return out
+
+    notes = []
+    if source == "test":
+        notes.append("no training set: the signs y_at come from the test ground truth and stay fixed")
+    if soft:
+        notes.append("soft predictions: the McNemar tests need hard predictions, none computed")
+    return Plan(cells, values, parts, statistics, tests, notes)
+
+
+def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_pred: Any = None,
+               task_pred: Any = None) -> Plan:
+    if args or any(x is None for x in (attr_train, task_train, attr_pred, task_pred)):
+        raise TypeError("bias_amp_mals takes attr_train, task_train and the keyword arguments attr_pred, task_pred")
+    train, pred, (left, right) = _c._count_mals(attr_train, task_train, attr_pred, task_pred)
+    point = _c.mals_from_counts(train, pred)
+    at = _c._exact(train.cross("attr", "task"))
+    cells, _ = _label_cells(left, right)
+
+    def terms(tables: np.ndarray):
+        return _c._mals_arrays(at, tables[..., 1:, 1:])
+
+    def values(tables: np.ndarray) -> dict:
+        *_, contribution, _, n_tasks = terms(tables)
+        return {"MALS": _c._mals_value(contribution, n_tasks)}
+
+    def parts(tables: np.ndarray) -> dict:
+        *_, contribution, _, _ = terms(tables)
+        return {"MALS": contribution.reshape(len(tables), -1)}
+
+    def statistics(full: np.ndarray) -> list:
+        *_, n_tasks = terms(full)
+        est = parts(full)["MALS"][0]
+        p = Parts(
+            estimate=est, replicates=None, units=_pairs_index(train.attr_classes, train.task_classes),
+            unit_estimate=est, to_units=_identity, aggregate=lambda v: float(np.nansum(v) / n_tasks),
+            unit_name="contribution",
+        )
+        return [Statistic("MALS", point.value, None, regular=True, range=(-1.0, 1.0), parts=p)]
+
+    return Plan(cells, values, parts, statistics, None, [])
+
+
+register(_c.bias_amp_directional)(_directional_plan)
+register(_c.bias_amp_mals)(_mals_plan)

@@ -1,0 +1,294 @@
+"""Intervals from bootstrap replicates: percentile, basic, BCa and simultaneous bands.
+
+A family's resampling plan (see :func:`biasamp.bootstrap`) turns count tables
+into :class:`Statistic` objects: the estimate, its replicates, and, for every
+statistic, the *signed parts* it is built from (per-pair Δ, per-class group-rate
+differences, ...). Two kinds of statistics:
+
+* **regular** (smooth functions of the counts: BiasAmp→, BiasAmp_MALS, the
+  "raw" multi-attribute values): percentile, basic or BCa intervals of the
+  replicates;
+* **non-regular** (maxima, minima or absolute values of differences: DP, DI,
+  SPSF, FPSF, EOFP, EOTP, BA, the "abs" multi-attribute values): their
+  bootstrap distribution is not centred on the truth when the truth is 0 (a
+  max − min is positive in every resample), so the percentile interval lies
+  above 0 by construction. Their interval is derived from a simultaneous
+  (max-t) band on the signed parts: with probability ≥ level every part lies
+  in its band, so the statistic lies between the smallest and the largest
+  value it can take inside the bands. Such an interval is valid at 0, and it
+  always holds its own estimate (every part's estimate lies in its band).
+
+Definitions: docs/definitions.md, "Intervals".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+CI_METHODS = ("auto", "percentile", "basic", "bca", "band")
+
+
+@dataclass
+class Parts:
+    """The signed quantities a statistic is built from, and how it is built from them.
+
+    ``estimate`` (J,) and ``replicates`` (B, J) of the signed parts (NaN where
+    undefined); ``to_units(lo, hi) -> (unit_lo, unit_hi)`` maps a box
+    ``lo[j] <= part_j <= hi[j]`` to the range of every *unit* of the statistic
+    (a class, a pair, ...), and ``aggregate(unit_values) -> float`` builds the
+    statistic from its units (e.g. the mean over the defined classes).
+    ``units`` names the units (a DataFrame of U rows), ``unit_estimate`` (U,)
+    are their values.
+    """
+
+    estimate: np.ndarray
+    replicates: np.ndarray
+    units: pd.DataFrame
+    unit_estimate: np.ndarray
+    to_units: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+    aggregate: Callable[[np.ndarray], float]
+    unit_name: str = "value"
+
+    def bound(self, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
+        ulo, uhi = self.to_units(lo, hi)
+        return self.aggregate(ulo), self.aggregate(uhi)
+
+
+@dataclass
+class Statistic:
+    """One statistic of a bootstrap: its estimate, replicates and parts."""
+
+    name: str
+    estimate: float
+    replicates: np.ndarray
+    regular: bool
+    range: tuple[float, float] = (-np.inf, np.inf)
+    parts: Parts | None = None
+    jackknife: np.ndarray | None = None  # leave-one-row-out values per cell (for BCa)
+    extra: dict = field(default_factory=dict)
+
+
+def _clip(lo: float, hi: float, rng: tuple[float, float]) -> tuple[float, float]:
+    return float(min(max(lo, rng[0]), rng[1])), float(min(max(hi, rng[0]), rng[1]))
+
+
+def percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
+    q = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    return float(q[0]), float(q[1])
+
+
+def basic(est: float, reps: np.ndarray, level: float) -> tuple[float, float]:
+    lo, hi = percentile(reps, level)
+    return 2 * est - hi, 2 * est - lo
+
+
+def acceleration(jack: np.ndarray, weights: np.ndarray) -> float:
+    """BCa acceleration from leave-one-row-out values per cell, weighted by the cells' counts."""
+    ok = np.isfinite(jack) & (weights > 0)
+    if ok.sum() < 2:
+        return 0.0
+    j, w = jack[ok], weights[ok]
+    mean = np.sum(w * j) / np.sum(w)
+    d = mean - j
+    den = np.sum(w * d**2)
+    if den <= 0:
+        return 0.0
+    return float(np.sum(w * d**3) / (6.0 * den**1.5))
+
+
+def bca(est: float, reps: np.ndarray, level: float, accel: float) -> tuple[float, float]:
+    """Bias-corrected and accelerated interval (Efron 1987), mid-rank bias correction for ties."""
+    b = len(reps)
+    below = (np.sum(reps < est) + 0.5 * np.sum(reps == est)) / b
+    below = min(max(below, 0.5 / b), 1 - 0.5 / b)
+    z0 = _st.norm.ppf(below)
+    out = []
+    for alpha in ((1 - level) / 2, (1 + level) / 2):
+        z = _st.norm.ppf(alpha)
+        denom = 1 - accel * (z0 + z)
+        adj = _st.norm.cdf(z0 + (z0 + z) / denom) if denom > 0 else (0.0 if z < 0 else 1.0)
+        out.append(float(np.quantile(reps, min(max(adj, 0.0), 1.0))))
+    return out[0], out[1]
+
+
+def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Simultaneous (max-t) band: ``est_j ± c·se_j`` with c the level-quantile of max_j |t*_j|.
+
+    Parts with a bootstrap standard error of 0 (constant over the replicates)
+    get a band of width 0; NaN parts (undefined in the estimate) stay NaN.
+    """
+    est = parts.estimate
+    reps = parts.replicates
+    defined = np.isfinite(est)
+    ok = np.isfinite(reps) & defined[None, :]
+    cnt = ok.sum(axis=0)
+    x = np.where(ok, reps, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = x.sum(axis=0) / np.where(cnt > 0, cnt, 1)
+        var = (np.where(ok, reps - mean[None, :], 0.0) ** 2).sum(axis=0) / np.where(cnt > 1, cnt - 1, 1)
+    se = np.where(cnt > 1, np.sqrt(var), 0.0)
+    use = defined & (se > 0)
+    if use.any():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.abs(reps[:, use] - est[None, use]) / se[None, use]
+        t = np.where(np.isfinite(t), t, -np.inf).max(axis=1)
+        t = t[np.isfinite(t)]
+        c = float(np.quantile(t, level)) if t.size else 0.0
+    else:
+        c = 0.0
+    lo = np.where(defined, est - c * se, np.nan)
+    hi = np.where(defined, est + c * se, np.nan)
+    return lo, hi, c
+
+
+def interval(stat: Statistic, method: str, level: float, cell_counts: np.ndarray | None) -> tuple[float, float, str]:
+    """``(low, high, method used)`` of one statistic; always holds the estimate for "auto"."""
+    reps = stat.replicates[np.isfinite(stat.replicates)]
+    est = stat.estimate
+    if not np.isfinite(est):
+        return np.nan, np.nan, "undefined"
+    if reps.size == 0:
+        raise ValueError(f"{stat.name} is undefined in every bootstrap replicate")
+    chosen = method
+    if method == "auto":
+        chosen = "band" if not stat.regular and stat.parts is not None else (
+            "bca" if stat.jackknife is not None else "percentile")
+    if chosen == "band":
+        if stat.parts is None:
+            raise ValueError(f"ci_method='band' is not available for {stat.name}")
+        lo_j, hi_j, _ = band(stat.parts, level)
+        lo, hi = stat.parts.bound(lo_j, hi_j)
+        label = "max-t band"
+    elif chosen == "bca":
+        if stat.jackknife is None or cell_counts is None:
+            raise ValueError(f"ci_method='bca' needs the jackknife over cells, not available for {stat.name}")
+        lo, hi = bca(est, reps, level, acceleration(stat.jackknife, cell_counts))
+        label = "BCa"
+    elif chosen == "basic":
+        lo, hi = basic(est, reps, level)
+        label = "basic"
+    elif chosen == "percentile":
+        lo, hi = percentile(reps, level)
+        label = "percentile"
+    else:  # pragma: no cover - checked by the caller
+        raise ValueError(f"unknown ci_method {method!r}")
+    lo, hi = _clip(lo, hi, stat.range)
+    if method == "auto" and not (lo <= est <= hi):
+        # a smooth statistic whose replicates lie almost all on one side of it: use the
+        # normal interval around the estimate, which holds it by construction
+        half = _st.norm.ppf((1 + level) / 2) * float(np.std(reps, ddof=1))
+        lo, hi = _clip(est - half, est + half, stat.range)
+        label = "normal (fallback)"
+    return lo, hi, label
+
+
+def unit_table(stat: Statistic, level: float) -> pd.DataFrame:
+    """Per-unit table (class, pair, ...): its value and its simultaneous interval."""
+    parts = stat.parts
+    lo, hi, c = band(parts, level)
+    ulo, uhi = parts.to_units(lo, hi)
+    out = parts.units.copy()
+    out[parts.unit_name] = parts.unit_estimate
+    out["ci_low"] = ulo
+    out["ci_high"] = uhi
+    out.attrs["critical_value"] = c
+    return out
+
+
+def holds(lo: float, hi: float, est: float) -> bool:
+    return bool(np.isfinite(est) and lo <= est <= hi)
+
+
+def zero_width_note(stat: Statistic) -> str:
+    return (
+        f"{stat.name}: the interval has width 0 because the statistic takes the same value in every "
+        "bootstrap replicate (e.g. predictions equal to the ground truth for every pair make every Δ exactly "
+        "0, or the predicted attribute is a function of the predicted task)"
+    )
+
+
+
+
+# --------------------------------------------------------------------------- #
+# resampling plans: what a family tells the bootstrap
+# --------------------------------------------------------------------------- #
+@dataclass
+class UnitTests:
+    """p-values of one statistic's units (aligned with its ``Parts.units``)."""
+
+    p_value: np.ndarray
+    method: str
+    global_method: str = "Holm (min adjusted p over units)"
+
+
+@dataclass
+class Plan:
+    """How to bootstrap one metric call.
+
+    ``cells``: the distinct rows of the evaluation set; ``values(tables)``:
+    the statistics of a stack of tables ``(B, wl, wr)`` (NaN where undefined);
+    ``parts(tables)``: the signed parts ``(B, J)`` of every statistic;
+    ``statistics(full)``: the :class:`Statistic` objects of the full table
+    ``(1, wl, wr)`` (estimate, parts' estimate and units; the replicates are
+    filled in by the bootstrap); ``tests(random_state)``: per-unit p-values
+    of the statistics that have a test of no effect.
+    """
+
+    cells: Any
+    values: Callable[[np.ndarray], dict]
+    parts: Callable[[np.ndarray], dict]
+    statistics: Callable[[np.ndarray], list]
+    tests: Callable[[Any], dict] | None = None
+    notes: list = field(default_factory=list)
+
+
+#: metric function -> plan builder ``builder(*args, **kwargs) -> Plan``
+PLANS: dict = {}
+
+
+def register(*functions: Callable) -> Callable:
+    """Decorator: ``builder`` resamples every metric function in ``functions``."""
+
+    def deco(builder: Callable) -> Callable:
+        for f in functions:
+            PLANS[f] = builder
+        return builder
+
+    return deco
+
+
+def mean_of(defined: np.ndarray) -> Callable[[np.ndarray], float]:
+    """Aggregate: the mean of the units that are defined in the estimate."""
+    use = np.asarray(defined, dtype=bool)
+
+    def agg(values: np.ndarray) -> float:
+        return float(np.mean(values[use])) if use.any() else float("nan")
+
+    return agg
+
+
+def abs_range(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Range of |x| when x ∈ [lo, hi] (elementwise; NaN stays NaN)."""
+    low = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+    high = np.maximum(np.abs(lo), np.abs(hi))
+    nan = np.isnan(lo) | np.isnan(hi)
+    return np.where(nan, np.nan, low), np.where(nan, np.nan, high)
+
+
+def nan_reduce(x: np.ndarray, axis: int, how: str) -> np.ndarray:
+    """max / min / sum over an axis ignoring NaN, NaN where every entry is NaN (no warnings)."""
+    nan = np.isnan(x)
+    allnan = nan.all(axis=axis)
+    if how == "max":
+        out = np.where(nan, -np.inf, x).max(axis=axis)
+    elif how == "min":
+        out = np.where(nan, np.inf, x).min(axis=axis)
+    else:
+        out = np.where(nan, 0.0, x).sum(axis=axis)
+    return np.where(allnan, np.nan, out)

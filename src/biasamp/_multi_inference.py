@@ -1,0 +1,167 @@
+"""Bootstrap plan for the multi-attribute family (Multi_MALS, Multi→ G→M and M→G).
+
+The training side fixes the combinations M, the signs y_gm, the training bias
+scores and the indicators. The test rows are resampled: a row's left vector is
+``[1 | g | ĝ]`` (group one-hot, true and predicted) and its right vector
+``[1 | 1[m ⊆ S] | 1[m ⊆ Ŝ]]`` over the kept combinations, so the table
+``Lᵀ diag(c) R`` over the distinct rows holds every test count of
+:class:`~biasamp.MultiAttributeCounts` (#g, #(g, m ⊆ S), #ĝ, #(g, m ⊆ Ŝ),
+#(ĝ, m ⊆ S), #(ĝ, m ⊆ Ŝ)).
+
+Statistics: the headline "abs" values (``"Multi_MALS"``, ``"G->M"``,
+``"M->G"``: means of |Δ|, non-regular, intervals from a simultaneous band on
+the per-(group, combination) Δ) and the signed "raw" values (``"... raw"``,
+smooth).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from . import cooccurrence as _c
+from . import multiattribute as _m
+from ._inference import Parts, Plan, Statistic, abs_range, register
+from ._resample import Cells, augmented, cells_of, label_rows
+from .labels import encode_labels
+
+_CHUNK = 8 << 20  # bytes of one dense containment chunk
+
+
+def _containment(rows: sparse.csr_matrix, member: sparse.csr_matrix, sizes: np.ndarray) -> sparse.csr_matrix:
+    """``1[m ⊆ S]`` for every row (label set S) and combination m: ``rows @ member == |m|``."""
+    n, n_comb = rows.shape[0], member.shape[1]
+    chunk = max(1, _CHUNK // (8 * max(n_comb, 1)))
+    parts = []
+    for a in range(0, n, chunk):
+        hits = np.asarray((rows[a:a + chunk] @ member).todense())
+        parts.append(sparse.csr_matrix((hits == sizes[None, :]).astype(np.float64)))
+    return sparse.vstack(parts, format="csr") if parts else sparse.csr_matrix((0, n_comb))
+
+
+def _index(counts: Any) -> pd.DataFrame:
+    ng, nm = len(counts.attr_classes), len(counts.combinations)
+    combos = np.empty(nm, dtype=object)
+    combos[:] = list(counts.combinations)
+    return pd.DataFrame({"attr": np.repeat(np.array(counts.attr_classes, dtype=object), nm),
+                         "combination": np.tile(combos, ng)})
+
+
+def _mean_defined(x: np.ndarray) -> float:
+    ok = np.isfinite(x)
+    return float(x[ok].mean()) if ok.any() else float("nan")
+
+
+def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
+                attr_train: Any = None, task_train: Any = None, **options: Any) -> Plan:
+    if args:
+        raise TypeError(f"multi_bias_amp takes attr and task positionally, got {2 + len(args)} arguments")
+    if attr is None or task is None:
+        raise TypeError("multi_bias_amp needs attr and task")
+    point = _m.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+                              task_train=task_train, **options)
+    counts = point.counts
+    g = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred})
+    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred})
+    codes = {name: _m._group_codes(mat) for name, mat in g.items() if name != "attr_train"}
+    task_mats = [t[r] for r in ("task", "task_pred") if r in t]
+    rep, cell_counts = cells_of(task_mats, extra=[codes[r] for r in ("attr", "attr_pred") if r in codes])
+    n_attr, n_comb = len(counts.attr_classes), len(counts.combinations)
+    position = {name: j for j, name in enumerate(counts.task_classes)}
+    member = sparse.lil_matrix((len(counts.task_classes), n_comb))
+    for j, combo in enumerate(counts.combinations):
+        for name in combo:
+            member[position[name], j] = 1.0
+    member = member.tocsr()
+    sizes = counts.sizes.astype(np.float64)
+    left = augmented([sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), codes[r][rep])),
+                                        shape=(len(rep), n_attr)) for r in ("attr", "attr_pred") if r in codes],
+                     len(rep))
+    right = augmented([_containment(label_rows(m, rep), member, sizes) for m in task_mats], len(rep))
+    cells = Cells(left, right, cell_counts)
+    has_ghat, has_mhat = "attr_pred" in codes, "task_pred" in t
+    g_rows, gh_rows = slice(1, 1 + n_attr), slice(1 + n_attr, 1 + 2 * n_attr)
+    m_cols, mh_cols = slice(1, 1 + n_comb), slice(1 + n_comb, 1 + 2 * n_comb)
+    y = _m._train_sign(counts)
+    train_joint = counts.train_joint
+    names = []
+    if point.mals is not None:
+        names += ["Multi_MALS", "Multi_MALS raw"]
+    if point.g_to_m is not None:
+        names += ["G->M", "G->M raw"]
+    if point.m_to_g is not None:
+        names += ["M->G", "M->G raw"]
+
+    def deltas(tables: np.ndarray) -> dict:
+        """Per-(group, combination) Δ of each metric, (B, G, M) with NaN where undefined, and y·Δ."""
+        out = {}
+        both = tables[:, g_rows, m_cols]
+        if point.mals is not None:
+            *_, contribution, _, _ = _c._mals_arrays(train_joint, tables[:, gh_rows, mh_cols])
+            out["Multi_MALS"] = (contribution, contribution)
+        if point.g_to_m is not None:
+            support = np.broadcast_to(tables[:, g_rows, 0:1], both.shape)
+            _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, g_rows, mh_cols])
+            out["G->M"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
+        if point.m_to_g is not None:
+            support = np.broadcast_to(both.sum(axis=1, keepdims=True), both.shape)
+            _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, gh_rows, m_cols])
+            out["M->G"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
+        return out
+
+    def values(tables: np.ndarray) -> dict:
+        out = {}
+        for name, (d, signed) in deltas(tables).items():
+            flat_d, flat_s = d.reshape(len(tables), -1), signed.reshape(len(tables), -1)
+            ok = np.isfinite(flat_d)
+            cnt = ok.sum(axis=1)
+            if name == "Multi_MALS":
+                out[name] = np.where(ok, np.abs(flat_d), 0.0).sum(axis=1) / n_comb
+                out[name + " raw"] = np.where(ok, flat_s, 0.0).sum(axis=1) / n_comb
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    denom = np.where(cnt > 0, cnt, 1)
+                    out[name] = np.where(cnt > 0, np.where(ok, np.abs(flat_d), 0.0).sum(axis=1) / denom, np.nan)
+                    out[name + " raw"] = np.where(cnt > 0, np.where(ok, flat_s, 0.0).sum(axis=1) / denom, np.nan)
+        return out
+
+    def parts(tables: np.ndarray) -> dict:
+        out = {}
+        for name, (d, _) in deltas(tables).items():
+            flat = d.reshape(len(tables), -1)
+            out[name] = flat
+            out[name + " raw"] = flat
+        return out
+
+    def statistics(full: np.ndarray) -> list:
+        est = parts(full)
+        val = values(full)
+        index = _index(counts)
+        out = []
+        for name in names:
+            base = name.replace(" raw", "")
+            d = est[base][0]
+            defined = np.isfinite(d)
+            if base == "Multi_MALS":
+                def agg(v, _ok=defined):
+                    return float(np.sum(v[_ok]) / n_comb)
+            else:
+                def agg(v, _ok=defined):
+                    return float(np.mean(v[_ok])) if _ok.any() else float("nan")
+            raw = name.endswith(" raw")
+            p = Parts(estimate=d, replicates=None, units=index, unit_estimate=d,
+                      to_units=(lambda lo, hi: (lo, hi)) if raw else abs_range, aggregate=agg, unit_name="delta")
+            rng = (-np.inf, np.inf) if raw else (0.0, np.inf)
+            out.append(Statistic(name, float(val[name][0]), None, regular=raw, range=rng, parts=p))
+        return out
+
+    notes = [] if point.train_source == "train" else [
+        "no training set: the combinations, signs and training bias scores come from the test ground truth "
+        "and stay fixed"]
+    return Plan(cells, values, parts, statistics, None, notes)
+
+
+register(_m.multi_bias_amp)(_multi_plan)

@@ -1,0 +1,322 @@
+"""The resampling engine shared by every count-based family.
+
+Every count table of biasamp is a sum over rows of a per-row contribution
+``vec(l_i ⊗ r_i)``, where ``l_i`` and ``r_i`` are the row's augmented label
+vectors (``[1 | A | Â]`` and ``[1 | T | T̂]`` for the co-occurrence family,
+``[group one-hot]`` and ``[1 | T | T̂ | T∘T̂]`` for group fairness, the
+containment vectors for the multi-attribute family). Rows with equal vectors
+contribute equally, so a table is ``Lᵀ diag(c) R`` over the *cells* (distinct
+rows) with their counts ``c``. Resampling the rows is resampling ``c``:
+
+* :class:`Cells` holds the distinct rows in a canonical order (sorted by their
+  key, never by their position), so the same seed gives the same replicates
+  whatever the order of the rows;
+* :meth:`Cells.replicate_tables` draws ``B`` multinomial replicates
+  ``c* ~ Multinomial(n, c / n)`` and returns the ``B`` replicate tables,
+  vectorized (no Python loop per replicate) and block by block over the cells
+  so that the extra memory stays bounded whatever ``n``;
+* :meth:`Cells.jackknife_tables` gives the leave-one-row-out tables of every
+  cell (the jackknife used for the BCa acceleration);
+* :func:`poisson_weights` gives per-row Poisson(1) weights from a hash of
+  (row id, replicate, seed): replicate tables of batches, partitions and ranks
+  then add like every other table (the streaming bootstrap).
+
+Definitions: docs/definitions.md, "Intervals".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+import numbers
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+_CELL_BLOCK = 4096        # at most this many cells per block
+_ROW_BLOCK = 8192         # close a block once it holds this many rows
+_TABLE_BYTES = 64 << 20   # memory target of one dense chunk of tables
+_CACHE_NNZ = 8_000_000    # keep the cells' designs across replicate chunks up to this many non-zeros
+
+
+# --------------------------------------------------------------------------- #
+# seeds
+# --------------------------------------------------------------------------- #
+def check_random_state(random_state: Any, name: str = "random_state") -> Any:
+    """Validate a seed: None, a non-negative int, or a numpy Generator/SeedSequence."""
+    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.SeedSequence)):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return random_state
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None, a non-negative integer or a numpy Generator, got {type(random_state).__name__} "
+            f"{random_state!r}"
+        )
+    if random_state < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {random_state}")
+    return int(random_state)
+
+
+def seed_sequence(random_state: Any, name: str = "random_state") -> np.random.SeedSequence:
+    """A SeedSequence from any accepted seed (a Generator contributes one draw)."""
+    rs = check_random_state(random_state, name)
+    if isinstance(rs, np.random.SeedSequence):
+        return rs
+    if isinstance(rs, np.random.Generator):
+        return np.random.SeedSequence(int(rs.integers(0, 2**63)))
+    if isinstance(rs, np.random.RandomState):
+        return np.random.SeedSequence(int(rs.randint(0, 2**31 - 1)))
+    return np.random.SeedSequence(rs)
+
+
+def seed_int(random_state: Any, name: str = "random_state") -> int:
+    """A 64-bit integer seed (for the counter-based Poisson weights)."""
+    return int(seed_sequence(random_state, name).generate_state(1, dtype=np.uint64)[0])
+
+
+# --------------------------------------------------------------------------- #
+# canonical cells
+# --------------------------------------------------------------------------- #
+def key_columns(m: Any) -> list[np.ndarray]:
+    """1-D columns identifying a row of a label matrix (bit-packed words when 0/1)."""
+    if m.codes is not None:
+        return [m.codes]
+    dense = m.dense
+    if not m.soft:
+        packed = np.packbits(dense.astype(bool, copy=False), axis=1)
+        pad = (-packed.shape[1]) % 8
+        if pad:
+            packed = np.concatenate([packed, np.zeros((packed.shape[0], pad), dtype=np.uint8)], axis=1)
+        words = np.ascontiguousarray(packed).view(np.uint64)
+        return [words[:, j] for j in range(words.shape[1])]
+    return [dense[:, j] for j in range(dense.shape[1])]
+
+
+def label_rows(m: Any, idx: np.ndarray) -> sparse.csr_matrix:
+    """Rows ``idx`` of a label matrix, as a sparse float matrix."""
+    if m.codes is not None:
+        return sparse.csr_matrix(
+            (np.ones(len(idx)), (np.arange(len(idx)), m.codes[idx])), shape=(len(idx), m.n_classes)
+        )
+    return sparse.csr_matrix(np.asarray(m.dense[idx], dtype=np.float64))
+
+
+def cells_of(matrices: Sequence[Any], extra: Sequence[np.ndarray] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of every cell, cell counts) of the rows of ``matrices`` (+ ``extra`` key columns)."""
+    cols: list[np.ndarray] = list(extra)
+    for m in matrices:
+        cols.extend(key_columns(m))
+    ids = canonical_ids(cols)
+    counts = np.bincount(ids)
+    return first_rows(ids, len(counts)), counts
+
+
+def augmented(parts: Sequence[sparse.spmatrix], n: int) -> sparse.csr_matrix:
+    """``[1 | parts...]`` as one sparse matrix."""
+    return sparse.hstack([sparse.csr_matrix(np.ones((n, 1))), *parts], format="csr")
+
+
+def canonical_ids(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """Cell id per row, cells numbered in lexicographic order of the key columns.
+
+    Equal rows get equal ids; the numbering depends on the *set* of distinct
+    keys only, never on the order of the rows.
+    """
+    ids: np.ndarray | None = None
+    for col in columns:
+        codes, uniques = pd.factorize(np.asarray(col), sort=True)
+        codes = codes.astype(np.int64, copy=False)
+        if ids is None:
+            ids = codes
+            continue
+        ids, _ = pd.factorize(ids * np.int64(len(uniques)) + codes, sort=True)
+        ids = ids.astype(np.int64, copy=False)
+    if ids is None:
+        raise ValueError("no key columns")
+    return ids
+
+
+def first_rows(ids: np.ndarray, n_cells: int) -> np.ndarray:
+    """Index of one row (the first) of every cell."""
+    rep = np.empty(n_cells, dtype=np.int64)
+    rep[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
+    return rep
+
+
+def rowwise_kron(left: sparse.csr_matrix, right: sparse.csr_matrix) -> sparse.csr_matrix:
+    """Row ``i`` is ``vec(left_i ⊗ right_i)``: shape ``(C, wl * wr)``."""
+    wl, wr = left.shape[1], right.shape[1]
+    a = sparse.kron(left, sparse.csr_matrix(np.ones((1, wr))), format="csr")
+    b = sparse.kron(sparse.csr_matrix(np.ones((1, wl))), right, format="csr")
+    return a.multiply(b).tocsr()
+
+
+@dataclass(frozen=True, eq=False)
+class Cells:
+    """Distinct rows in canonical order, their counts and their table contributions.
+
+    ``left`` (C x wl) and ``right`` (C x wr) are the cells' augmented label
+    rows; the table of any weights ``w`` over the cells is ``Lᵀ diag(w) R``.
+    """
+
+    left: sparse.csr_matrix
+    right: sparse.csr_matrix
+    counts: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "left", sparse.csr_matrix(self.left, dtype=np.float64))
+        object.__setattr__(self, "right", sparse.csr_matrix(self.right, dtype=np.float64))
+        object.__setattr__(self, "counts", np.asarray(self.counts, dtype=np.float64))
+
+    @property
+    def n_cells(self) -> int:
+        return len(self.counts)
+
+    @property
+    def n(self) -> float:
+        return float(self.counts.sum())
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.left.shape[1], self.right.shape[1]
+
+    def table(self, weights: np.ndarray | None = None) -> np.ndarray:
+        """``Lᵀ diag(w) R`` (default weights: the counts), shape ``(wl, wr)``."""
+        w = self.counts if weights is None else np.asarray(weights, dtype=np.float64)
+        return np.asarray((self.left.T @ self.right.multiply(w[:, None])).todense())
+
+    # ------------------------------------------------------------- blocks
+    def _blocks(self) -> list[tuple[int, int]]:
+        """Consecutive cell ranges of at most ``_CELL_BLOCK`` cells / about ``_ROW_BLOCK`` rows."""
+        out, start, rows = [], 0, 0.0
+        counts = self.counts
+        for i in range(self.n_cells):  # cheap: only cells, and blocks are closed early
+            rows += counts[i]
+            if i + 1 - start >= _CELL_BLOCK or rows >= _ROW_BLOCK:
+                out.append((start, i + 1))
+                start, rows = i + 1, 0.0
+        if start < self.n_cells:
+            out.append((start, self.n_cells))
+        return out
+
+    def _block_design(self, start: int, stop: int) -> sparse.csr_matrix:
+        return rowwise_kron(self.left[start:stop], self.right[start:stop])
+
+    # --------------------------------------------------------- replicates
+    def replicate_tables(self, n_boot: int, seed: np.random.SeedSequence) -> Iterator[tuple[slice, np.ndarray]]:
+        """``n_boot`` multinomial replicate tables, in chunks ``(replicates, tables (b, wl, wr))``.
+
+        The counts are resampled block by block: first the number of rows that
+        fall in each block of cells (one multinomial over the blocks), then,
+        inside a block, their cells (a multinomial over the block's cells, or
+        draws of the block's rows when its cells hold few rows each). This is
+        exactly one multinomial draw of ``n`` rows over all cells, with memory
+        bounded by the block and chunk sizes (which depend on the data's shape
+        only, so the result does not depend on the order of the rows).
+        """
+        counts = self.counts
+        if not np.allclose(counts, np.rint(counts)):
+            raise ValueError("the multinomial bootstrap needs integer cell counts")
+        icounts = np.rint(counts).astype(np.int64)
+        n = int(icounts.sum())
+        wl, wr = self.shape
+        blocks = self._blocks()
+        sizes = np.array([icounts[a:b].sum() for a, b in blocks], dtype=np.int64)
+        rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 0)))
+        if len(blocks) == 1:
+            totals = np.full((n_boot, 1), n, dtype=np.int64)
+        else:
+            totals = rng.multinomial(n, sizes / n, size=n_boot)
+        chunk = max(1, min(n_boot, _TABLE_BYTES // (8 * wl * wr)))
+        nnz = int((self.left.getnnz(axis=1) * self.right.getnnz(axis=1)).sum())
+        cache = chunk < n_boot and nnz <= _CACHE_NNZ  # several chunks: keep the block designs if small
+        designs = [self._block_design(a, b) for a, b in blocks] if cache else None
+        for r, start in enumerate(range(0, n_boot, chunk)):
+            stop = min(n_boot, start + chunk)
+            out = np.zeros((stop - start, wl * wr), dtype=np.float64)
+            for j, (a, b) in enumerate(blocks):
+                brng = np.random.default_rng(
+                    np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 1, j, r)))
+                w = _draw_block(icounts[a:b], totals[start:stop, j], brng)
+                design = designs[j] if designs is not None else self._block_design(a, b)
+                out += np.asarray((design.T @ w.T).T)
+            yield slice(start, stop), out.reshape(stop - start, wl, wr)
+
+    def jackknife_tables(self) -> Iterator[tuple[slice, np.ndarray]]:
+        """Leave-one-row-out tables, one per cell, in chunks: ``(cells, tables (c, wl, wr))``."""
+        wl, wr = self.shape
+        full = self.table().ravel()
+        chunk = max(1, min(self.n_cells, _TABLE_BYTES // (8 * wl * wr)))
+        for a in range(0, self.n_cells, chunk):
+            b = min(self.n_cells, a + chunk)
+            design = self._block_design(a, b)
+            yield slice(a, b), (full[None, :] - design.toarray()).reshape(b - a, wl, wr)
+
+
+def _draw_block(counts: np.ndarray, totals: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Replicate counts of one block's cells given each replicate's number of rows in the block."""
+    n_boot, n_cells = len(totals), len(counts)
+    rows = int(counts.sum())
+    if n_cells == 1:
+        return totals[:, None].astype(np.float64)
+    if n_cells * 16 < rows:  # few cells with many rows each: conditional binomials per cell
+        return rng.multinomial(totals, counts / rows).astype(np.float64)
+    # many cells with few rows: draw the rows themselves
+    draws = rng.integers(0, rows, size=int(totals.sum()))
+    cell = np.searchsorted(np.cumsum(counts), draws, side="right")
+    rep = np.repeat(np.arange(n_boot, dtype=np.int64), totals)
+    return np.bincount(rep * n_cells + cell, minlength=n_boot * n_cells).reshape(n_boot, n_cells).astype(np.float64)
+
+
+# --------------------------------------------------------------------------- #
+# Poisson weights for streams
+# --------------------------------------------------------------------------- #
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# Poisson(1) CDF at 0..11, as thresholds on a uniform 53-bit integer
+_POISSON1_CDF = np.cumsum([np.exp(-1.0) / np.prod(np.arange(1, k + 1, dtype=np.float64)) for k in range(12)])
+_POISSON1_THRESHOLDS = (np.minimum(_POISSON1_CDF, 1.0) * 2.0**53).astype(np.uint64)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    z = x + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def poisson_weights(row_ids: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """Poisson(1) weight of every row in every replicate, shape ``(n_boot, n)`` (uint8).
+
+    The weight of row ``i`` in replicate ``b`` is a function of
+    ``(row_ids[i], b, seed)`` only (a SplitMix64 hash turned into a Poisson(1)
+    draw by inversion), so batches, partitions and ranks can weight their rows
+    independently and their replicate tables add.
+    """
+    ids = np.asarray(row_ids, dtype=np.uint64)
+    s = _splitmix64(np.array([seed], dtype=np.uint64))[0]
+    reps = _splitmix64(np.arange(n_boot, dtype=np.uint64) ^ s)
+    h = _splitmix64(reps[:, None] ^ _splitmix64(ids ^ s)[None, :])
+    u = h >> np.uint64(11)
+    return np.searchsorted(_POISSON1_THRESHOLDS, u, side="right").astype(np.uint8)
+
+
+def poisson_tables(left: sparse.csr_matrix, right: sparse.csr_matrix, row_ids: np.ndarray,
+                   n_boot: int, seed: int) -> np.ndarray:
+    """Replicate tables ``Σ_i w_bi vec(l_i ⊗ r_i)`` of one batch of rows, shape ``(n_boot, wl, wr)``."""
+    left = sparse.csr_matrix(left, dtype=np.float64)
+    right = sparse.csr_matrix(right, dtype=np.float64)
+    wl, wr = left.shape[1], right.shape[1]
+    n = left.shape[0]
+    out = np.zeros((n_boot, wl * wr), dtype=np.float64)
+    chunk = max(1, min(n, _TABLE_BYTES // (8 * max(n_boot, 1))))
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        w = poisson_weights(row_ids[a:b], n_boot, seed).astype(np.float64)
+        design = rowwise_kron(left[a:b], right[a:b])
+        out += np.asarray((design.T @ w.T).T)
+    return out.reshape(n_boot, wl, wr)

@@ -1,0 +1,226 @@
+"""The resampling engine, interval methods and tests of no effect behind :func:`biasamp.bootstrap`."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings, strategies as st
+from scipy import stats as sst
+
+import biasamp as b
+from biasamp._inference import acceleration, band, Parts
+from biasamp._resample import Cells, canonical_ids, poisson_weights
+from biasamp.exceptions import UndefinedPairWarning
+
+
+def _fair(seed=0, n=1500, gap=0.1, k=2, groups=2):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, groups, n)
+    y = rng.integers(0, k, n)
+    p = np.where(rng.random(n) < 0.7 - gap * g, y, rng.integers(0, k, n))
+    return y, p, g
+
+
+def _cooc(seed=0, n=1500):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, n)
+    t = (rng.random((n, 4)) < 0.3 + 0.2 * a[:, None]).astype(int)
+    tp = np.where(rng.random((n, 4)) < 0.15, 1 - t, t)
+    tp[(a == 1) & (rng.random(n) < 0.2), 0] = 1
+    ap = np.where(rng.random(n) < 0.1, 1 - a, a)
+    return a, t, ap, tp
+
+
+# --------------------------------------------------------------------------- #
+# engine
+# --------------------------------------------------------------------------- #
+def test_canonical_ids_ignore_row_order():
+    rng = np.random.default_rng(0)
+    cols = [rng.integers(0, 3, 200), rng.integers(0, 4, 200)]
+    ids = canonical_ids(cols)
+    perm = rng.permutation(200)
+    ids_p = canonical_ids([c[perm] for c in cols])
+    np.testing.assert_array_equal(ids[perm], ids_p)
+    # lexicographic: the cell order follows the sorted keys
+    keys = sorted({(int(x), int(y)) for x, y in zip(*cols)})
+    assert [keys.index((int(x), int(y))) for x, y in zip(*cols)] == ids.tolist()
+
+
+@pytest.mark.parametrize("counts", [[5000, 3, 1, 700], list(np.ones(9000, dtype=int)) + [40]])
+def test_replicate_tables_are_multinomial_resamples(counts):
+    """Every replicate keeps n rows; the replicate cell weights have the multinomial mean and variance."""
+    counts = np.asarray(counts, dtype=float)
+    c = len(counts)
+    cells = Cells(np.eye(c), np.ones((c, 1)), counts)  # table = the cell counts themselves
+    n = counts.sum()
+    reps = np.concatenate([t[:, :, 0] for _, t in cells.replicate_tables(400, np.random.SeedSequence(3))])
+    assert reps.shape == (400, c)
+    np.testing.assert_array_equal(reps.sum(axis=1), n)
+    np.testing.assert_array_equal(reps, np.rint(reps))
+    p = counts / n
+    i = int(np.argmax(counts))
+    se = np.sqrt(n * p[i] * (1 - p[i]) / 400)
+    assert abs(reps[:, i].mean() - n * p[i]) < 5 * se
+    assert reps[:, i].var() == pytest.approx(n * p[i] * (1 - p[i]), rel=0.25)
+    again = np.concatenate([t[:, :, 0] for _, t in cells.replicate_tables(400, np.random.SeedSequence(3))])
+    np.testing.assert_array_equal(reps, again)
+
+
+def test_acceleration_equals_row_jackknife():
+    """The count-weighted jackknife over cells equals the ordinary jackknife over the expanded rows."""
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=6)
+    counts = np.array([3, 1, 4, 1, 5, 9])
+    rows = np.repeat(values, counts)
+    u = rows.mean() - rows
+    expected = (u**3).sum() / (6 * ((u**2).sum()) ** 1.5)
+    assert acceleration(values, counts.astype(float)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_band_holds_every_part_and_is_simultaneous():
+    rng = np.random.default_rng(2)
+    est = np.zeros(5)
+    reps = rng.normal(size=(4000, 5))
+    parts = Parts(est, reps, None, est, lambda lo, hi: (lo, hi), np.mean)
+    lo, hi, c = band(parts, 0.95)
+    assert np.all(lo <= est) and np.all(est <= hi)
+    # the max-t critical value of 5 independent normals: Φ⁻¹(1 − 0.05/10) ≈ 2.57 (Šidák ≈ 2.568)
+    assert c == pytest.approx(sst.norm.ppf((1 + 0.95 ** (1 / 5)) / 2), abs=0.08)
+
+
+def test_poisson_weights_are_poisson_deterministic_and_split_free():
+    ids = np.arange(20000)
+    w = poisson_weights(ids, 50, seed=7)
+    assert w.shape == (50, 20000)
+    assert w.mean() == pytest.approx(1.0, abs=0.01)
+    assert w.var() == pytest.approx(1.0, abs=0.02)
+    # a row's weight depends on (row id, replicate, seed) only: batches agree with one shot
+    np.testing.assert_array_equal(np.hstack([poisson_weights(ids[:7000], 50, 7), poisson_weights(ids[7000:], 50, 7)]),
+                                  w)
+    assert not np.array_equal(poisson_weights(ids, 50, seed=8), w)
+
+
+# --------------------------------------------------------------------------- #
+# bootstrap: invariance, estimates, intervals
+# --------------------------------------------------------------------------- #
+def test_same_interval_for_any_row_order():
+    y, p, g = _fair()
+    perm = np.random.default_rng(9).permutation(len(y))
+    r1 = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=300, random_state=4)
+    r2 = b.bootstrap(b.fairness_metrics, y[perm], p[perm], sensitive_features=g[perm], n_boot=300, random_state=4)
+    assert r1.ci == r2.ci
+    a, t, ap, tp = _cooc()
+    d1 = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=4)
+    d2 = b.bootstrap(b.bias_amp_directional, a[perm], t[perm], attr_pred=ap[perm], task_pred=tp[perm], n_boot=300,
+                     random_state=4)
+    assert d1.ci == d2.ci
+    assert d1.p_value == d2.p_value
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(40, 400), gap=st.floats(0, 0.4))
+@example(seed=4323, n=40, gap=0.0)  # a class's rate defined in a single replicate (once a warning)
+def test_every_auto_interval_holds_its_estimate(seed, n, gap):
+    y, p, g = _fair(seed, n, gap, k=3, groups=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        try:
+            res = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=200, random_state=seed)
+        except ValueError:  # a metric undefined for every class on a tiny sample
+            return
+        for name, est in res.estimate.items():
+            lo, hi = res.ci[name]
+            assert lo <= est <= hi, (name, est, lo, hi, res.methods[name])
+            assert 0 <= lo and hi <= 1
+        a, t, ap, tp = _cooc(seed, n)
+        try:
+            d = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=200,
+                            random_state=seed)
+        except ValueError:
+            return
+        for name, est in d.estimate.items():
+            lo, hi = d.ci[name]
+            assert lo <= est <= hi, (name, est, lo, hi, d.methods[name])
+
+
+def test_methods_and_band_validity_at_zero():
+    """With no disparity at all (predictions independent of group) DP's interval starts at 0."""
+    rng = np.random.default_rng(5)
+    n = 4000
+    g, y = rng.integers(0, 3, n), rng.integers(0, 2, n)
+    p = rng.integers(0, 2, n)
+    res = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=400, random_state=0)
+    assert res.methods["DP"] == "max-t band" and res.ci["DP"][0] == 0.0
+    pct = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=400, random_state=0,
+                      ci_method="percentile")
+    assert pct.ci["DP"][0] > 0  # the percentile interval excludes the truth 0: why "auto" avoids it
+    a, t, ap, tp = _cooc()
+    d = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=0)
+    assert set(d.methods.values()) <= {"BCa", "normal (fallback)"}
+    for method in ("percentile", "basic", "bca"):
+        r = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=0,
+                        ci_method=method)
+        assert r.ci_method == method
+
+
+def test_zero_width_interval_is_explained():
+    a, t, _, _ = _cooc()
+    res = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=a, task_pred=t, n_boot=100, random_state=0)
+    assert res.ci["T->A"] == (0.0, 0.0)
+    assert any("width 0" in note for note in res.notes)
+
+
+# --------------------------------------------------------------------------- #
+# tests of no effect
+# --------------------------------------------------------------------------- #
+def test_mcnemar_p_values_per_pair_by_hand():
+    a, t, ap, tp = _cooc(3)
+    res = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=50, random_state=0)
+    table = res.tables["A->T"]
+    row = table[(table["attr"] == 1) & (table["task"] == 0)].iloc[0]
+    members = a == 1
+    b_ = int(((t[:, 0] == 1) & (tp[:, 0] == 0) & members).sum())
+    c_ = int(((t[:, 0] == 0) & (tp[:, 0] == 1) & members).sum())
+    assert row["p_value"] == pytest.approx(sst.binomtest(min(b_, c_), b_ + c_, 0.5).pvalue, rel=1e-10)
+    assert row["delta"] == pytest.approx((c_ - b_) / members.sum(), abs=1e-12)
+    holm = np.minimum(1, np.maximum.accumulate(np.sort(table["p_value"]) * np.arange(len(table), 0, -1)))
+    np.testing.assert_allclose(np.sort(table["p_adjusted"]), holm)
+    assert res.p_value["A->T"] == pytest.approx(holm.min())
+    # T->A: among the positives of task t, Â_a vs A_a
+    t_table = res.tables["T->A"]
+    row = t_table[(t_table["attr"] == 0) & (t_table["task"] == 2)].iloc[0]
+    pos = t[:, 2] == 1
+    b_ = int(((a == 0) & (ap != 0) & pos).sum())
+    c_ = int(((a != 0) & (ap == 0) & pos).sum())
+    assert row["p_value"] == pytest.approx(sst.binomtest(min(b_, c_), b_ + c_, 0.5).pvalue, rel=1e-10)
+
+
+def test_fairness_p_values_match_the_g_test():
+    y, p, g = _fair(seed=1, n=3000, k=3, groups=3)
+    res = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=50, random_state=0)
+    for cls in range(3):
+        table = np.array([[((g == gg) & (p != cls)).sum(), ((g == gg) & (p == cls)).sum()] for gg in range(3)])
+        _, ref, *_ = sst.chi2_contingency(table, correction=False, lambda_="log-likelihood")
+        assert res.tables["DP"].loc[cls, "p_value"] == pytest.approx(ref, rel=1e-9)
+        pos = y == cls
+        table = np.array([[((g == gg) & pos & (p != cls)).sum(), ((g == gg) & pos & (p == cls)).sum()]
+                          for gg in range(3)])
+        _, ref, *_ = sst.chi2_contingency(table, correction=False, lambda_="log-likelihood")
+        assert res.tables["EOTP"].loc[cls, "p_value"] == pytest.approx(ref, rel=1e-9)
+    assert res.p_value["BA"] is None
+    bh = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=50, random_state=0, p_adjust="bh")
+    assert (bh.tables["DP"]["p_adjusted"] <= res.tables["DP"]["p_adjusted"] + 1e-15).all()
+
+
+def test_bootstrap_argument_errors():
+    y, p, g = _fair()
+    with pytest.raises(ValueError, match="p_adjust"):
+        b.bootstrap(b.demographic_parity, y, p, sensitive_features=g, p_adjust="bonferroni")
+    with pytest.raises(ValueError, match="random_state"):
+        b.bootstrap(b.demographic_parity, y, p, sensitive_features=g, random_state=-1)
+    with pytest.raises(TypeError, match="random_state"):
+        b.bootstrap(b.demographic_parity, y, p, sensitive_features=g, random_state=1.5)
+    with pytest.raises(ValueError, match="ci_method"):
+        b.bootstrap(b.demographic_parity, y, p, sensitive_features=g, ci_method="studentized")
