@@ -15,7 +15,7 @@ against
 * the DPA authors' package ``bias-amplification`` (class ``DBA``), when it is
   installed.
 
-Targets (SPEC §1, "Speed target"):
+Targets (the project's speed target for BiasAmp→):
 
 * biasamp / floor   <= 5x
 * loop / biasamp    >= 20x
@@ -25,7 +25,7 @@ The loops double as a validation: their values must agree with biasamp's to
 
 Run from the repository root::
 
-    python benchmarks/bench_cooccurrence.py               # the SPEC sizes
+    python benchmarks/bench_cooccurrence.py               # the target sizes
     python benchmarks/bench_cooccurrence.py --n 200000    # quicker
     python benchmarks/bench_cooccurrence.py --strict      # exit 1 on a missed target
 
@@ -145,7 +145,7 @@ def loop_directional(attr, task, attr_pred, task_pred) -> dict[str, np.ndarray]:
     mean of one boolean column over the rows selected by a boolean mask
     (``np.mean(task_preds[:, t][mask_a])``), with masks instead of the
     ``np.where``/``set`` index lists of the original (which is slower still).
-    ``y = sign(n·#(a,t) − #a·#t)`` in exact integers, as in SPEC §1.
+    ``y = sign(n·#(a,t) − #a·#t)`` in exact integers (docs/definitions.md#def-directional).
     """
     n = len(attr)
     groups = np.unique(attr)
@@ -319,7 +319,7 @@ def explain_dba(res, data, dba, A, T, dba_at: float, dba_ta: float) -> None:
     print("    where only (group 0, task) is exactly independent:")
     print(f"    {independence_demo(dba)}")
     print("  * Undefined pairs (empty group/task) are clamped to 0 and still averaged (lines 81, 101),")
-    print("    instead of being excluded and reported (SPEC §0). None occur in this data.")
+    print("    instead of being excluded and reported (docs/definitions.md#def-undefined). None occur in this data.")
 
 
 def independence_demo(dba) -> str:

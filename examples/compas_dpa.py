@@ -2,7 +2,7 @@
 
 * ProPublica's two-year file with the standard filters, two races
   (A: Caucasian = 0, African-American = 1) and T = ``is_recid``
-  (SPEC §7; the counts are those of the paper's Table 6: 1229/1402/874/1773).
+  (docs/definitions.md, "Data sets"; the counts are those of the paper's Table 6: 1229/1402/874/1773).
 * Unbalanced set: all 5,278 rows. Balanced set: 874 rows sampled per (A, T)
   cell (3,496 rows; the paper's sampling seed is not published).
 * One decision tree predicts race and one predicts recidivism from the five

@@ -30,7 +30,7 @@ from biasamp.exceptions import UndefinedPairWarning
 
 
 def reference_iou(x: np.ndarray, y: np.ndarray) -> float:
-    """SPEC §6 first form, written independently: <X~,Y~> / ||(X~+Y~)/2||^2."""
+    """The first form of docs/definitions.md#def-attention, written independently: <X~,Y~> / ||(X~+Y~)/2||^2."""
     xt = np.asarray(x, dtype=float) / np.sum(x)
     yt = np.asarray(y, dtype=float) / np.sum(y)
     return float(np.sum(xt * yt) / np.sum(((xt + yt) / 2) ** 2))
@@ -55,7 +55,7 @@ def pair():
 
 
 # --------------------------------------------------------------------------- #
-# attention_iou: values and invariances (SPEC §6)
+# attention_iou: values and invariances (docs/definitions.md#def-attention)
 # --------------------------------------------------------------------------- #
 def test_known_values():
     a = np.array([[1.0, 1.0], [0.0, 0.0]])

@@ -202,7 +202,7 @@ def test_mals_tie_at_one_over_a_counts_in_denominator():
 
 
 # --------------------------------------------------------------------------- #
-# undefined pairs (SPEC §0)
+# undefined pairs (docs/definitions.md#def-undefined)
 # --------------------------------------------------------------------------- #
 def test_group_absent_from_test_is_undefined_for_a_to_t():
     attr_train = np.array(["a", "a", "b", "c"])

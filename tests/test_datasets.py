@@ -1,4 +1,4 @@
-"""COMPAS loader (SPEC §7): the ProPublica filters and the DPA paper's Table 6 counts."""
+"""COMPAS loader (docs/definitions.md#def-datasets): the ProPublica filters and the DPA paper's Table 6 counts."""
 
 from __future__ import annotations
 

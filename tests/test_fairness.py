@@ -318,7 +318,7 @@ def test_batch_with_one_group_counts_but_cannot_score():
 
 
 # --------------------------------------------------------------------------- #
-# undefined cases (SPEC §0)
+# undefined cases (docs/definitions.md#def-undefined)
 # --------------------------------------------------------------------------- #
 def test_group_without_positives_is_excluded_and_reported():
     # three groups; group "c" has no positive of class 1, so its TPR is undefined

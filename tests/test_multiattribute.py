@@ -213,7 +213,7 @@ def test_all_mode_mines_frequent_sets_without_enumerating():
 
 
 # --------------------------------------------------------------------------- #
-# single-attribute reduction (SPEC §2 required property)
+# single-attribute reduction (docs/definitions.md#def-multi, a required property)
 # --------------------------------------------------------------------------- #
 @PROPERTY
 @given(seed=st.integers(0, 2**32 - 1), n_attrs=st.integers(1, 5), n_groups=st.integers(2, 3))

@@ -110,7 +110,7 @@ def test_value_or_a_documented_reason_for_several(results, name):
     if name not in SEVERAL:
         assert isinstance(r.value, float)
         return
-    doc = inspect.getdoc(type(r))
+    doc = " ".join(inspect.getdoc(type(r)).split())  # whitespace-normalised
     if name not in UNDOCUMENTED_SEVERAL:
         assert "There is no single ``value``" in doc, name
         assert not hasattr(r, "value")

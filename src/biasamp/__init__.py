@@ -1,6 +1,6 @@
 """biasamp: bias and bias amplification metrics for machine-learning classifiers.
 
-The public API (see SPEC §8):
+The public API (the vocabulary: :ref:`def-vocabulary`):
 
 * :func:`audit`: every applicable metric with confidence intervals in one
   :class:`Report` (terminal summary, JSON, self-contained HTML); the

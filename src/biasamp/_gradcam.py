@@ -99,15 +99,33 @@ class GradCAM:
     eval_mode : bool, default True
         Switch the model to eval mode inside the block.
 
+    Notes
+    -----
+    Equal to captum's ``LayerGradCam`` followed by the ReLU and min-max
+    normalisation (tested). Hooks are never left on the model, so a training
+    loop is unaffected (:ref:`def-attention`).
+
+    References
+    ----------
+    .. [1] R. R. Selvaraju et al. "Grad-CAM: Visual Explanations from Deep
+       Networks via Gradient-based Localization". ICCV 2017.
+    .. [2] A. Serianni et al. "Attention IoU". CVPR 2025, §3.1 and App. A.
+
     Examples
     --------
-    .. code-block:: python
-
-        from biasamp.attention import GradCAM
-
-        with GradCAM(model, model.features[-1]) as cam:
-            maps = cam(images, target=3)                 # |logit_3| maps, (B, h, w)
-            t_maps, a_maps = cam.maps(images, [3, 20])   # two targets, one forward pass
+    >>> import pytest
+    >>> torch = pytest.importorskip("torch")  # the [torch] extra
+    >>> _ = torch.manual_seed(0)
+    >>> model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+    ...                             torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 2))
+    >>> images = torch.rand(4, 3, 8, 8)
+    >>> labels = torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])  # columns: target 0, protected 1
+    >>> from biasamp import GradCAM
+    >>> with GradCAM(model, model[0]) as cam:
+    ...     maps = cam(images, target=0)               # |logit_0| maps, (B, h, w)
+    ...     t_maps, a_maps = cam.maps(images, [0, 1])  # two targets, one forward pass
+    >>> tuple(maps.shape), float(maps.max()), bool(torch.equal(maps, t_maps))
+    ((4, 8, 8), 1.0, True)
     """
 
     def __init__(
@@ -235,7 +253,7 @@ class GradCAM:
         images : torch.Tensor of shape (B, ...)
             A batch on the model's device.
         targets : sequence
-            Each entry as the ``target`` of :meth:`__call__`.
+            Each entry as the ``target`` of a call ``cam(images, target)``.
 
         Returns
         -------
@@ -294,20 +312,66 @@ def gradcam(
     relu: bool = True,
     normalize: bool = True,
 ) -> Any:
-    """GradCAM maps of one batch (hooks registered and removed inside the call).
+    r"""GradCAM maps of one batch (hooks registered and removed inside the call).
 
     See :class:`GradCAM` for the definition and the parameters.
 
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Returns ``(B, K)`` (or ``(B,)``) logits.
+    images : torch.Tensor of shape (B, C, H, W)
+        One batch.
+    layer : torch.nn.Module
+        The layer GradCAM reads (usually the last convolutional block).
+    target : int, tensor of shape (B,), or None
+        The output explained, per image or for all (``None`` with
+        ``kind="softmax"``: each image's predicted class).
+    kind : {"bce", "softmax"}, default "bce"
+    relu, normalize : bool, default True
+        As in :class:`GradCAM`.
+
     Returns
     -------
-    torch.Tensor of shape (B, *spatial)
-        Detached maps, min-max normalised per image when ``normalize``.
+    torch.Tensor of shape (B, h, w)
+        Detached maps (the layer's spatial size), min-max normalised per
+        image when ``normalize``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``kind``, or a ``layer`` that is not run once per forward.
+    ImportError
+        PyTorch is not installed.
+
+    Notes
+    -----
+    .. math::
+
+        M = \operatorname{minmax}\Bigl(\operatorname{ReLU}\bigl(\textstyle\sum_c \alpha_c A_c\bigr)\Bigr),
+        \qquad \alpha_c = \frac{1}{hw}\sum_{u,v}\frac{\partial s}{\partial A_{c,u,v}}
+
+    with :math:`s = |\text{logit}_k|` for ``kind="bce"`` (:ref:`def-attention`).
 
     References
     ----------
     .. [1] R. R. Selvaraju et al. "Grad-CAM: Visual Explanations from Deep
        Networks via Gradient-based Localization". ICCV 2017 / IJCV 2020.
     .. [2] A. Serianni et al. "Attention IoU". CVPR 2025, §3.1 and App. A.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> torch = pytest.importorskip("torch")  # the [torch] extra
+    >>> _ = torch.manual_seed(0)
+    >>> model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+    ...                             torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 2))
+    >>> images = torch.rand(4, 3, 8, 8)
+    >>> labels = torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])  # columns: target 0, protected 1
+    >>> from biasamp import gradcam
+    >>> maps = gradcam(model, images, model[0], target=0)
+    >>> tuple(maps.shape), float(maps.min()), float(maps.max())
+    ((4, 8, 8), 0.0, 1.0)
     """
     with GradCAM(model, layer, kind=kind, relu=relu, normalize=normalize) as cam:
         return cam(images, target)
@@ -451,7 +515,7 @@ def heatmap_score(
     M^i_{\text{protected}})` where :math:`M^i_k` is the GradCAM map of
     ``|logit_k|`` at ``layer`` (both maps from one forward pass); then the
     nanmean over images, overall and per (target label, protected label)
-    subgroup (SPEC §6). A high score means the model looks at the same image
+    subgroup (:ref:`def-attention`). A high score means the model looks at the same image
     regions for the target as for the protected attribute.
 
     Parameters
@@ -485,10 +549,44 @@ def heatmap_score(
         ``kind="heatmap"``; ``.value``, ``.scores`` (per image, NaN where a
         map was all zero), ``.subgroups``, ``.n_undefined``.
 
+    Raises
+    ------
+    ValueError
+        Batches that are not ``(images, labels[, masks])``, indices outside the
+        labels, a softmax model (one map per image), or every score undefined.
+    ImportError
+        PyTorch is not installed.
+
+    Notes
+    -----
+    Per image i, :math:`\mathrm{AttnIoU}(M^i_\text{target}, M^i_\text{protected})` with
+
+    .. math::
+
+        \mathrm{AttnIoU}(X, Y) = \frac{\langle \tilde X, \tilde Y\rangle_F}{\lVert (\tilde X + \tilde Y)/2\rVert_F^2},
+        \quad \tilde X = X / \textstyle\sum X,
+
+    and the score is the mean over the images whose score is defined
+    (:ref:`def-attention`).
+
     References
     ----------
     .. [1] A. Serianni et al. "Attention IoU". CVPR 2025, §3.3 (Eq. for the
        heatmap score) and §5.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> torch = pytest.importorskip("torch")  # the [torch] extra
+    >>> _ = torch.manual_seed(0)
+    >>> model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+    ...                             torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 2))
+    >>> images = torch.rand(4, 3, 8, 8)
+    >>> labels = torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])  # columns: target 0, protected 1
+    >>> from biasamp import heatmap_score
+    >>> res = heatmap_score(model, [(images, labels)], target=0, protected=1, layer=model[0], progress=False)
+    >>> res.n_images, 0.0 <= res.value <= 1.0, list(res.by_group())[:2]
+    (4, True, ['all', 'T=1,A=1'])
     """
     from .attention import summarize_attention_scores
 
@@ -532,7 +630,7 @@ def mask_score(
     \operatorname{resize}(F^i))` with the GradCAM map :math:`M^i` at
     ``layer`` and the feature mask :math:`F^i` bilinearly resized to the
     map's size; then the nanmean over images, overall and per (target label,
-    protected label) subgroup (SPEC §6). A high score means the model looks at
+    protected label) subgroup (:ref:`def-attention`). A high score means the model looks at
     the masked region.
 
     Parameters
@@ -549,7 +647,7 @@ def mask_score(
     target : int
         ``kind="bce"``: the output column whose ``|logit|`` GradCAM explains,
         and the label column of the split. ``kind="softmax"``: the map is that
-        of each image's predicted class (SPEC §6); ``target`` is the label
+        of each image's predicted class (:ref:`def-attention`); ``target`` is the label
         column of the split only.
     masks : None, int, sequence of int, or callable
         ``None``: the batch's masks are one mask per image. An int (or several):
@@ -580,10 +678,46 @@ def mask_score(
     AttentionScoreResult
         ``kind="mask"``.
 
+    Raises
+    ------
+    ValueError
+        Batches that are not ``(images, labels[, masks])``, indices outside the
+        labels, negative or non-finite masks, batches without masks when ``masks`` selects channels, or every score undefined.
+    ImportError
+        PyTorch is not installed.
+
+    Notes
+    -----
+    Per image i, :math:`\mathrm{AttnIoU}(M^i_\text{target}, \operatorname{resize}(F^i))` with
+
+    .. math::
+
+        \mathrm{AttnIoU}(X, Y) = \frac{\langle \tilde X, \tilde Y\rangle_F}{\lVert (\tilde X + \tilde Y)/2\rVert_F^2},
+        \quad \tilde X = X / \textstyle\sum X,
+
+    and the score is the mean over the images whose score is defined
+    (:ref:`def-attention`).
+
     References
     ----------
     .. [1] A. Serianni et al. "Attention IoU". CVPR 2025, §3.3 (mask score),
        §4 (Waterbirds validation).
+
+    Examples
+    --------
+    >>> import pytest
+    >>> torch = pytest.importorskip("torch")  # the [torch] extra
+    >>> _ = torch.manual_seed(0)
+    >>> model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+    ...                             torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 2))
+    >>> images = torch.rand(4, 3, 8, 8)
+    >>> labels = torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])  # columns: target 0, protected 1
+    >>> masks = torch.zeros(4, 1, 8, 8)
+    >>> masks[:, :, :4, :4] = 1                                  # the feature: the top-left quarter
+    >>> from biasamp import mask_score
+    >>> res = mask_score(model, [(images, labels, masks)], target=0, masks=0, layer=model[0], progress=False)
+    >>> res.kind, res.n_images, 0.0 <= res.value <= 1.0
+    ('mask', 4, True)
     """
     from .attention import summarize_attention_scores
 

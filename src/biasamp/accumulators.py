@@ -1,12 +1,12 @@
 """Streaming accumulators: ``update`` / ``merge`` / ``compute`` for the count-based families.
 
 Every co-occurrence, multi-attribute and fairness metric of biasamp is a pure
-function of small count tables that add (STYLE.md, "counts first"). The
+function of small count tables that add ("counts first"). The
 accumulators below hold those tables and nothing else, so that data can be
-counted batch by batch (:meth:`update`), on several processes or Dask
-partitions (:meth:`merge`, ``a + b``), or on several ``torch.distributed``
-ranks (:meth:`sync`), and the metric is computed once at the end
-(:meth:`compute`). The results are the result types of the functional API, and
+counted batch by batch (``update()``), on several processes or Dask
+partitions (``merge()``, ``a + b``), or on several ``torch.distributed``
+ranks (``sync()``), and the metric is computed once at the end
+(``compute()``). The results are the result types of the functional API, and
 equal to it: for hard labels the counts are exact integers (sums of 0/1 in
 float64 or int64), so one shot, k batches and any merge order give
 bit-identical results; soft predictions (expected counts) agree to rounding
@@ -18,8 +18,8 @@ bit-identical results; soft predictions (expected counts) agree to rounding
   :class:`~biasamp.ConfusionCounts`;
 * :class:`MultiAttributeAccumulator`: Multi_MALS and Multi→, from
   :class:`~biasamp.MultiAttributeCounts`. The combinations M must be known
-  before counting: fix them (one pass), or run two passes (:meth:`collect`
-  the training attribute sets, :meth:`freeze`, then :meth:`update`).
+  before counting: fix them (one pass), or run two passes (``collect()``
+  the training task-label sets, ``freeze()``, then ``update()``).
 
 Conventions shared by all three:
 
@@ -27,14 +27,14 @@ Conventions shared by all three:
   An ``int`` ``k`` is shorthand for the classes ``0..k-1`` (the default
   names of indicator-matrix columns). A label outside the list raises
   ``ValueError`` naming the argument.
-* **Every batch carries the same arguments**: the first :meth:`update` fixes
+* **Every batch carries the same arguments**: the first ``update()`` fixes
   which predictions are counted; a later batch with other arguments raises.
 * ``merge(other)`` adds ``other``'s tables into ``self`` **in place** and
   returns ``self``; ``a + b`` returns a new accumulator and leaves both
   unchanged. An accumulator that has seen no batch is the identity.
 * The state is a few numpy arrays: accumulators pickle, deep-copy and travel
   between processes (joblib, Dask, ``multiprocessing``) by default.
-* :meth:`sync` returns a new accumulator holding the sum over all
+* ``sync()`` returns a new accumulator holding the sum over all
   ``torch.distributed`` ranks (an all-reduce of the tables); without an
   initialised process group it returns a copy. torch is imported only there.
 """
@@ -326,7 +326,7 @@ class CooccurrenceAccumulator(_Accumulator):
         Parameters
         ----------
         attr, task : labels
-            Test ground truth of A and T (any input kind of SPEC §0, torch
+            Test ground truth of A and T (any input kind of :ref:`def-inputs`, torch
             tensors included). Required for ``metric="directional"``; for
             ``"mals"`` optional (give both or neither: they stand in for the
             training set when none is given).
@@ -545,7 +545,7 @@ class FairnessAccumulator(_Accumulator):
         Parameters
         ----------
         y_true : labels of shape (n,) or (n, K)
-            Ground truth (any input kind of SPEC §0).
+            Ground truth (any input kind of :ref:`def-inputs`).
         y_pred : labels of the same kind
             Predictions (hard, or probabilities: expected counts).
         sensitive_features : array-like of shape (n,), DataFrame or (n, m) array

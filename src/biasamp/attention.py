@@ -4,7 +4,7 @@ Serianni et al. compare a model's attention map (GradCAM) for a target
 attribute either with a ground-truth feature mask (the **mask score**) or with
 the attention map of a protected attribute on the same image (the **heatmap
 score**), using a generalised, scale- and size-invariant intersection over
-union of the two maps (SPEC §6):
+union of the two maps (:ref:`def-attention`):
 
 .. math::
 
@@ -32,8 +32,8 @@ an ``ImportError`` that says ``pip install "biasamp[torch]"``.
 References
 ----------
 .. [1] A. Serianni, T. Zhu, O. Russakovsky, V. V. Ramaswamy. "Attention IoU:
-   Examining Biases in CelebA using Attention Maps". CVPR 2025
-   (``papers/attention-iou.txt``), §3, App. A-C.
+   Examining Biases in CelebA using Attention Maps". CVPR 2025,
+   §3, App. A-C.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def attention_iou(x: Any, y: Any) -> Any:
 
     The score lies in ``[0, 1]``: identical maps (up to scale) give 1, maps
     with disjoint supports give 0. It is invariant to scaling either map and
-    to integer nearest-neighbour upsampling of both (SPEC §6).
+    to integer nearest-neighbour upsampling of both (:ref:`def-attention`).
 
     Parameters
     ----------
@@ -186,7 +186,7 @@ def attention_iou(x: Any, y: Any) -> Any:
     -----
     UndefinedPairWarning
         When a pair contains an all-zero map: its score is undefined and is
-        returned as NaN (SPEC §0, §6); the warning says how many pairs. The
+        returned as NaN (:ref:`def-undefined`); the warning says how many pairs. The
         aggregates (:func:`summarize_attention_scores`, :func:`heatmap_score`,
         :func:`mask_score`) skip such pairs and report their number.
 
@@ -349,7 +349,7 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class AttentionScoreResult(ResultMixin):
-    """Mask or heatmap score of one model (:func:`mask_score`, :func:`heatmap_score`).
+    r"""Mask or heatmap score of one model (:func:`mask_score`, :func:`heatmap_score`).
 
     Attributes
     ----------
@@ -375,6 +375,33 @@ class AttentionScoreResult(ResultMixin):
     target, protected : int or None
         The model output / label column indices the score was computed for
         (the target attribute and the protected attribute).
+
+    Notes
+    -----
+    .. math::
+
+        \text{value} = \frac{1}{|I_d|}\sum_{i \in I_d} \mathrm{AttnIoU}_i
+
+    over the images :math:`I_d` whose score is defined (:ref:`def-attention`);
+    each subgroup row of ``subgroups`` is the same mean over its images.
+    ``to_frame()`` is ``subgroups``.
+
+    References
+    ----------
+    .. [1] A. Serianni, T. Zhu, O. Russakovsky, V. V. Ramaswamy. "Attention IoU:
+       Examining Biases in CelebA using Attention Maps". CVPR 2025, §3.3 and §5.
+
+    Examples
+    --------
+    >>> from biasamp import summarize_attention_scores
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:  # one undefined score: skipped, counted, warned
+    ...     warnings.simplefilter("always")
+    ...     res = summarize_attention_scores([0.9, 0.7, 0.2, float("nan")], task=[1, 1, 0, 0], attr=[1, 0, 1, 0])
+    >>> round(res.value, 4), res.n_undefined, [w.category.__name__ for w in caught]
+    (0.6, 1, ['UndefinedPairWarning'])
+    >>> res.to_frame()[["group", "n", "mean"]].round(4).to_dict("list")
+    {'group': ['all', 'T=1,A=1', 'T=1,A=0', 'T=0,A=1', 'T=0,A=0'], 'n': [4, 1, 1, 1, 1], 'mean': [0.6, 0.9, 0.7, 0.2, nan]}
     """
 
     kind: str
@@ -418,7 +445,7 @@ def summarize_attention_scores(
 
     where :math:`\mathcal I_d` are the images whose score is defined (no
     all-zero map). The same mean is reported for every (task label,
-    attr label) subgroup, plus ``"all"`` (SPEC §6).
+    attr label) subgroup, plus ``"all"`` (:ref:`def-attention`).
 
     Parameters
     ----------
@@ -443,12 +470,19 @@ def summarize_attention_scores(
     ------
     ValueError
         Empty or non-1-D scores, scores outside ``[0, 1]``, label lengths that
-        differ from the scores, or *every* score undefined (SPEC §0).
+        differ from the scores, or *every* score undefined (:ref:`def-undefined`).
 
     Warns
     -----
     UndefinedPairWarning
         When some (not all) scores are undefined; they are skipped and counted.
+
+    Notes
+    -----
+    Undefined scores (NaN, from an all-zero map) are skipped and counted,
+    never averaged in (:ref:`def-undefined`); a subgroup whose every score is
+    undefined is flagged ``undefined``. The standard deviation of a subgroup is
+    the sample one (ddof=1).
 
     References
     ----------
@@ -497,7 +531,7 @@ def summarize_attention_scores(
 
 
 def attention_score_summary(results: Sequence[AttentionScoreResult]) -> pd.DataFrame:
-    """Mean and standard deviation of a score across models (SPEC §6).
+    r"""Mean and standard deviation of a score across models (:ref:`def-attention`).
 
     Parameters
     ----------
@@ -511,6 +545,24 @@ def attention_score_summary(results: Sequence[AttentionScoreResult]) -> pd.DataF
         Indexed by group (``"all"`` first, then the subgroups): ``mean``,
         ``std`` (sample SD across models, ddof=1; NaN for one model) and
         ``n_models`` (models where the group's score is defined).
+
+    Raises
+    ------
+    ValueError
+        No results.
+    TypeError
+        An entry that is not an :class:`AttentionScoreResult`.
+
+    Notes
+    -----
+    Per group, over the models j where the group's score :math:`x_j` is
+    defined: :math:`\bar x = \frac{1}{J}\sum_j x_j` and
+    :math:`s = \sqrt{\frac{1}{J-1}\sum_j (x_j - \bar x)^2}`
+    (:ref:`def-attention`).
+
+    References
+    ----------
+    .. [1] A. Serianni et al. "Attention IoU". CVPR 2025, §5.
 
     Examples
     --------
@@ -584,7 +636,7 @@ def matthews_corrcoef(task: Any, attr: Any) -> float:
     ----------
     task, attr : array-like of shape (N,)
         Binary labels of the target attribute (the task T) and of the
-        protected attribute A (any input kind of SPEC §0: 1-D with two classes, or an
+        protected attribute A (any input kind of :ref:`def-inputs`: 1-D with two classes, or an
         ``N x 1`` 0/1 indicator). The *positive* class is the second of the two
         sorted classes (``1`` for 0/1 labels, ``True`` for booleans).
 
@@ -596,7 +648,14 @@ def matthews_corrcoef(task: Any, attr: Any) -> float:
     ------
     ValueError
         A label that is not binary, is constant (the MCC is then undefined;
-        SPEC §0 forbids a silent NaN), or lengths that differ.
+        never a silent NaN: :ref:`def-undefined`), or lengths that differ.
+
+    Notes
+    -----
+    The MCC depends only on the four subgroup sizes, which is what lets
+    :func:`subsample_to_mcc` reach a chosen MCC by choosing them. For binary
+    labels it equals scikit-learn's ``matthews_corrcoef`` (tested), but a
+    constant label raises instead of returning 0 (:ref:`def-undefined`).
 
     References
     ----------
@@ -727,7 +786,7 @@ def _round_sizes(x: np.ndarray, available: np.ndarray, size: int | None) -> np.n
 
 @dataclass(frozen=True, eq=False, repr=False)
 class SubsampleResult(ResultMixin):
-    """Result of :func:`subsample_to_mcc`.
+    r"""Result of :func:`subsample_to_mcc`.
 
     Attributes
     ----------
@@ -748,8 +807,26 @@ class SubsampleResult(ResultMixin):
     Notes
     -----
     There is no single ``value``: the result is a selection of rows, not a
-    metric; ``mcc`` is the correlation it achieves. ``to_frame()`` is
+    metric; ``mcc`` is the correlation it achieves,
+    :math:`\mathrm{MCC} = (s_{11}s_{00} - s_{10}s_{01}) /
+    \sqrt{s_{1\cdot}\,s_{0\cdot}\,s_{\cdot 1}\,s_{\cdot 0}}` for the selected
+    subgroup sizes :math:`s` (:ref:`def-attention`). ``to_frame()`` is
     ``sizes``.
+
+    References
+    ----------
+    .. [1] A. Serianni et al. "Attention IoU". CVPR 2025, §5.2 and App. C.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import subsample_to_mcc
+    >>> rng = np.random.default_rng(0)
+    >>> attr = rng.integers(0, 2, 4000)
+    >>> task = np.where(rng.random(4000) < 0.8, attr, 1 - attr)
+    >>> res = subsample_to_mcc(task, attr, 0.2, random_state=0)
+    >>> abs(res.mcc - 0.2) < 0.01, int(res.to_frame()["selected"].sum()) == res.n
+    (True, True)
     """
 
     target_mcc: float
@@ -834,6 +911,13 @@ def subsample_to_mcc(
         Non-binary or constant labels, a target outside ``[-1, 1]``, a
         ``size`` larger than the data, or a target the available subgroups
         cannot reach within ``tol``.
+
+    Notes
+    -----
+    ``min_margin`` is biasamp's addition (the paper does not say): without
+    it the distance objective can empty a margin of the 2x2 table, where the
+    MCC is 0/0 (:ref:`def-attention`). Rows are drawn uniformly without
+    replacement within each subgroup, reproducibly for a ``random_state``.
 
     References
     ----------

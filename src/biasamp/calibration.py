@@ -16,7 +16,7 @@ __all__ = ["Thresholds", "calibrate_thresholds"]
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Thresholds(ResultMixin):
-    """Per-label decision thresholds from :func:`calibrate_thresholds`.
+    r"""Per-label decision thresholds from :func:`calibrate_thresholds`.
 
     Attributes
     ----------
@@ -30,8 +30,23 @@ class Thresholds(ResultMixin):
 
     Notes
     -----
-    There is no single ``value``: the result holds one threshold per label
-    (``to_frame()`` lists them with their rates), not a metric.
+    A score :math:`s` of label :math:`l` is predicted positive when
+    :math:`s > \tau_l` (:ref:`def-calibration`). There is no single
+    ``value``: the result holds one threshold per label (``to_frame()``
+    lists them with their rates), not a metric.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, §3.2.
+
+    Examples
+    --------
+    >>> from biasamp import calibrate_thresholds
+    >>> th = calibrate_thresholds([[0.1, 0.9], [0.4, 0.2], [0.35, 0.6], [0.8, 0.7]], rates=[0.5, 0.25])
+    >>> th.to_frame()["threshold"].tolist()
+    [0.35, 0.7]
+    >>> th.apply([[0.5, 0.5], [0.3, 0.95]]).tolist()
+    [[1, 0], [0, 1]]
     """
 
     thresholds: pd.Series
@@ -81,6 +96,13 @@ def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any 
     Thresholds
         ``.thresholds`` (a Series per label) and ``.apply(test_scores)``.
 
+    Raises
+    ------
+    ValueError
+        Non-finite or non-numeric scores, neither or both of ``val_labels``
+        and ``rates``, labels whose shape does not match the scores, or rates
+        outside [0, 1].
+
     Notes
     -----
     The threshold is the :math:`(k+1)`-th highest score, so that exactly
@@ -89,6 +111,10 @@ def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any 
     scores, and the one whose positive count is closest to :math:`k` is taken
     (on a tie in closeness, the one with fewer positives). :math:`k = N` gives
     :math:`-\infty`; :math:`k = 0` gives the maximum score.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, §3.2.
 
     Examples
     --------

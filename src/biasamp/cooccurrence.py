@@ -10,8 +10,8 @@ References
 .. [1] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
    Shopping: Reducing Gender Bias Amplification using Corpus-level
    Constraints". EMNLP 2017.
-.. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021
-   (``papers/directional-bias-amplification.txt``), Eq. 1 and Eq. 2.
+.. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021,
+   Eq. 1 and Eq. 2.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ __all__ = [
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True, eq=False, repr=False)
 class DirectionResult(ResultMixin):
-    """BiasAmp→ in one direction.
+    r"""BiasAmp→ in one direction.
 
     Attributes
     ----------
@@ -60,6 +60,37 @@ class DirectionResult(ResultMixin):
         Number of defined pairs averaged over.
     n_undefined : int
         Number of pairs left out because their conditional was undefined.
+
+    Notes
+    -----
+    .. math::
+
+        \text{value} = \frac{1}{|D|}\sum_{(a,t) \in D} y_{at}\,\Delta_{at}
+
+    over the set D of defined pairs, with :math:`y_{at}` the exact sign of the
+    training correlation and :math:`\Delta_{at}` the change of the
+    conditional rate from ground truth to prediction (:ref:`def-directional`).
+    ``to_frame()`` is ``pairs``: the mean of its ``contribution`` column over
+    the rows not flagged ``undefined`` is ``value``.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    The "shortcoming 2" example of Wang & Russakovsky (§3.2):
+
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> res = bias_amp_directional(attr, task, task_pred=(attr == 2).astype(int), attr_pred=attr)
+    >>> res.a_to_t
+    BiasAmp A->T = +0.3333 (4 pairs)
+    >>> res.a_to_t.top(1)[["attr", "task", "y", "delta"]]
+      attr task  y     delta
+    0    1    0  1  0.333333
     """
 
     direction: str
@@ -79,7 +110,7 @@ class DirectionResult(ResultMixin):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class DirectionalBiasAmpResult(ResultMixin):
-    """Result of :func:`bias_amp_directional`.
+    r"""Result of :func:`bias_amp_directional`.
 
     Attributes
     ----------
@@ -94,7 +125,30 @@ class DirectionalBiasAmpResult(ResultMixin):
     There is no single ``value``: BiasAmp→ is directional, and the two
     directions measure different things (A→T: the attribute drives the task
     predictions; T→A: the task drives the attribute predictions), so each has
-    its own ``.value``. ``to_frame()`` stacks both per-pair tables.
+    its own ``.value``,
+
+    .. math::
+
+        \text{BiasAmp}_{\rightarrow} = \frac{1}{|D|}\sum_{(a,t) \in D} y_{at}\,\Delta_{at}
+
+    over the defined pairs D of that direction (:ref:`def-directional`).
+    ``to_frame()`` stacks both per-pair tables.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> res = bias_amp_directional(attr, task, task_pred=(attr == 2).astype(int), attr_pred=attr)
+    >>> round(res.a_to_t.value, 4), res.t_to_a.value, res.train_source
+    (0.3333, 0.0, 'test')
+    >>> res.to_frame().groupby("direction")["contribution"].mean().round(4).to_dict()
+    {'A->T': 0.3333, 'T->A': 0.0}
     """
 
     a_to_t: DirectionResult | None
@@ -117,7 +171,7 @@ class DirectionalBiasAmpResult(ResultMixin):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class MALSResult(ResultMixin):
-    """Result of :func:`bias_amp_mals`.
+    r"""Result of :func:`bias_amp_mals`.
 
     Attributes
     ----------
@@ -132,6 +186,36 @@ class MALSResult(ResultMixin):
     n_undefined : int
         Pairs left out: those of tasks without a positive training instance,
         and indicator-1 pairs whose task is never predicted.
+
+    Notes
+    -----
+    .. math::
+
+        \text{value} = \frac{1}{|\mathcal T|}\sum_{a,t}
+        \mathbb 1\big[b_\text{train}(a,t) > 1/|\mathcal A|\big]
+        \big(b_\text{pred}(a,t) - b_\text{train}(a,t)\big)
+
+    (:ref:`def-mals`). ``to_frame()`` is ``pairs``: the sum of its
+    ``contribution`` column divided by ``n_tasks`` is ``value``.
+
+    References
+    ----------
+    .. [1] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
+       Shopping: Reducing Gender Bias Amplification using Corpus-level
+       Constraints". EMNLP 2017.
+    .. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_mals
+    >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
+    >>> task = np.array([[1], [1], [1], [1], [1], [0], [0]])
+    >>> res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]))
+    >>> res
+    BiasAmp_MALS = +0.2000 (1 tasks)
+    >>> round(float(res.to_frame()["contribution"].sum() / res.n_tasks), 4)
+    0.2
     """
 
     value: float
@@ -168,7 +252,7 @@ def _pair_frame(attr_classes, task_classes, **columns: np.ndarray) -> pd.DataFra
 
 def _warn_undefined(n_undefined: int, total: int, what: str) -> None:
     if n_undefined == total:
-        raise ValueError(f"{what}: every one of the {total} pairs is undefined (see the SPEC §0 rule)")
+        raise ValueError(f"{what}: every one of the {total} pairs is undefined (see docs/definitions.md, 'Undefined quantities')")
     if n_undefined:
         warn_outside(
             f"{what}: {n_undefined} of {total} pairs are undefined (conditioning on an empty "
@@ -181,7 +265,7 @@ def correlation_sign(train: CooccurrenceCounts) -> np.ndarray:
     """``y_at = sign(P(a,t) − P(a)P(t))`` on the training ground truth, exactly.
 
     Computed in integers as ``sign(n·#(a,t) − #a·#t)`` so that exactly
-    independent pairs get 0 (SPEC §1).
+    independent pairs get 0 (:ref:`def-directional`).
     """
     n = int(round(train.n))
     at = _exact(train.cross("attr", "task"))
@@ -254,7 +338,7 @@ def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> D
 def directional_from_counts(
     train: CooccurrenceCounts, test: CooccurrenceCounts, *, train_source: str = "train"
 ) -> DirectionalBiasAmpResult:
-    """Directional bias amplification from count tables.
+    r"""Directional bias amplification from count tables.
 
     Parameters
     ----------
@@ -271,9 +355,41 @@ def directional_from_counts(
     -------
     DirectionalBiasAmpResult
 
+    Raises
+    ------
+    ValueError
+        A table without the roles a direction needs, tables with different
+        classes, or every pair undefined.
+
     See Also
     --------
     bias_amp_directional : the same from labels.
+
+    Notes
+    -----
+    A pure function of the counts: with :math:`n` rows, :math:`\#a`,
+    :math:`\#t` and :math:`\#(a,t)` from ``train``,
+    :math:`y_{at} = \operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`, and from
+    ``test`` for A→T :math:`\Delta_{at} = \#(a,\hat t)/\#a - \#(a,t)/\#a`
+    (T→A likewise with the roles swapped); see :func:`bias_amp_directional`
+    and :ref:`def-directional`.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    Counts of the test set, with its ground truth standing in for training:
+
+    >>> import numpy as np
+    >>> from biasamp import CooccurrenceCounts, directional_from_counts
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> test = CooccurrenceCounts.from_labels(attr, task, task_pred=(attr == 2).astype(int), attr_pred=attr)
+    >>> res = directional_from_counts(test.restrict(["attr"], ["task"]), test, train_source="test")
+    >>> round(res.a_to_t.value, 4), res.t_to_a.value
+    (0.3333, 0.0)
     """
     if train.attr_classes != test.attr_classes or train.task_classes != test.task_classes:
         raise ValueError("train and test counts have different classes")
@@ -312,7 +428,7 @@ def _mals_value(contribution: np.ndarray, n_tasks: int) -> np.ndarray:
 
 
 def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MALSResult:
-    """BiasAmp_MALS from count tables.
+    r"""BiasAmp_MALS from count tables.
 
     Parameters
     ----------
@@ -325,9 +441,39 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MAL
     -------
     MALSResult
 
+    Raises
+    ------
+    ValueError
+        Tables with different classes, or every pair undefined.
+
     See Also
     --------
     bias_amp_mals : the same from labels.
+
+    Notes
+    -----
+    With :math:`b(a,t) = \#(a,t)/\sum_{a'}\#(a',t)` from each table,
+    :math:`\text{BiasAmp}_\text{MALS} = \frac{1}{|\mathcal T|}\sum_{a,t}
+    \mathbb 1[b_\text{train} > 1/|\mathcal A|](b_\text{pred} - b_\text{train})`;
+    see :func:`bias_amp_mals` and :ref:`def-mals`.
+
+    References
+    ----------
+    .. [1] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
+       Shopping: Reducing Gender Bias Amplification using Corpus-level
+       Constraints". EMNLP 2017.
+    .. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import CooccurrenceCounts, mals_from_counts
+    >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
+    >>> train = CooccurrenceCounts.from_labels(attr, np.array([[1], [1], [1], [1], [1], [0], [0]]))
+    >>> pred = CooccurrenceCounts.from_labels(attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]),
+    ...                                       attr_classes=train.attr_classes, task_classes=train.task_classes)
+    >>> round(mals_from_counts(train, pred).value, 4)
+    0.2
     """
     if train.attr_classes != pred.attr_classes or train.task_classes != pred.task_classes:
         raise ValueError("train and prediction counts have different classes")
@@ -374,7 +520,7 @@ def bias_amp_directional(
     ----------
     attr : labels of shape (n,) or (n, K_A)
         Test ground truth of the protected attribute A (class ids/names, or an
-        indicator matrix; any input kind of SPEC §0).
+        indicator matrix; any input kind of :ref:`def-inputs`).
     task : labels of shape (n,) or (n, K_T)
         Test ground truth of the task T.
     attr_pred : labels, optional
@@ -412,9 +558,9 @@ def bias_amp_directional(
       counts as :math:`\operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`. The paper
       prints :math:`y \in \{0,1\}` with :math:`(1-y)(-\Delta)`; the sign is what
       the authors' code does and what makes an exactly independent pair
-      contribute 0 (SPEC §1). Such pairs still count in the mean.
+      contribute 0 (:ref:`def-directional`). Such pairs still count in the mean.
     * A 1-D binary label is two classes (0 and 1), so a binary task gives two
-      columns of pairs (SPEC §0).
+      columns of pairs (:ref:`def-inputs`).
     * Soft predictions turn every probability into an expected rate.
     * Values are fractions, not percentages.
 
@@ -487,7 +633,7 @@ def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred
       :math:`|\mathcal{T}|`. An indicator-1 pair whose task is never predicted
       (with any attribute) has no :math:`b_{\text{pred}}`: undefined, out of
       the sum, :math:`|\mathcal{T}|` unchanged. Indicator-0 pairs are defined
-      zeros (SPEC §1).
+      zeros (:ref:`def-mals`).
     * The metric needs no test ground truth; it cannot tell the direction of
       amplification (use :func:`bias_amp_directional`).
 

@@ -1,7 +1,7 @@
 """biasamp on Dask: the count-based metrics of Dask arrays and DataFrames, and DPA on a cluster.
 
 Every co-occurrence, multi-attribute and fairness metric is a pure function of
-count tables that add (STYLE.md, "counts first"), so it runs on Dask as a
+count tables that add ("counts first"), so it runs on Dask as a
 map-reduce: each partition is counted by a streaming accumulator of
 :mod:`biasamp.accumulators` (map), the accumulators are merged in a tree of
 fan-in ``split_every`` (reduce), and the metric is computed once from the
@@ -13,12 +13,12 @@ values (bit-identical for hard labels; to rounding for probabilities).
 They run on whatever scheduler is active: the local threaded scheduler by
 default, or a ``dask.distributed.Client`` once one exists.
 
-* :func:`bias_amp_directional`, :func:`bias_amp_mals` (SPEC §1);
-* :func:`fairness_metrics` (SPEC §4);
-* :func:`multi_bias_amp` (SPEC §2): two passes over the data, one to collect
+* :func:`bias_amp_directional`, :func:`bias_amp_mals` (:ref:`def-directional`, :ref:`def-mals`);
+* :func:`fairness_metrics` (:ref:`def-fairness`);
+* :func:`multi_bias_amp` (:ref:`def-multi`): two passes over the data, one to collect
   the candidate combinations (distinct training task sets and their
   multiplicities), one to count them;
-* :func:`dpa`, :func:`leakage_amplification` (SPEC §3): the in-memory
+* :func:`dpa`, :func:`leakage_amplification` (:ref:`def-predictability`): the in-memory
   functions with their iterations dispatched to a Dask cluster through
   joblib's ``"dask"`` backend; per-iteration seeds are fixed before dispatch,
   so results equal the local run for the same ``random_state``.

@@ -94,7 +94,7 @@ def make_amplification_demo(n_train: int = 20_000, n_test: int = 5_000, *, rando
 
 
 # --------------------------------------------------------------------------- #
-# COMPAS (ProPublica), SPEC §7
+# COMPAS (ProPublica), docs/definitions.md#def-datasets
 # --------------------------------------------------------------------------- #
 COMPAS_FEATURES = ("age", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count")
 
@@ -128,7 +128,7 @@ def load_compas(
     races: tuple | None = ("African-American", "Caucasian"),
     task: str = "is_recid",
 ) -> CompasData:
-    """Load ProPublica's ``compas-scores-two-years.csv`` with the standard filters (SPEC §7).
+    """Load ProPublica's ``compas-scores-two-years.csv`` with the standard filters (:ref:`def-datasets`).
 
     Keeps the rows with ``-30 <= days_b_screening_arrest <= 30``,
     ``is_recid != -1``, ``c_charge_degree != "O"`` and ``score_text != "N/A"``

@@ -17,8 +17,39 @@ class UndefinedPairWarning(UserWarning):
     A term is undefined when it conditions on an empty event, for example
     ``P(T̂ = 1 | A_a = 1)`` for a group ``a`` with no test member. Such pairs are
     excluded from the aggregate, marked ``undefined`` in the per-pair table and
-    counted in the result's ``n_undefined`` (SPEC §0). biasamp never returns a
+    counted in the result's ``n_undefined`` (:ref:`def-undefined`). biasamp never returns a
     silent NaN.
+
+    Parameters
+    ----------
+    message : str
+        What was left out, and where to find it (the ``undefined`` column of
+        the per-pair table, ``n_undefined``).
+
+    Notes
+    -----
+    A subclass of ``UserWarning``, raised through the ``warnings`` module; filter it
+    like any warning (``warnings.simplefilter("ignore", UndefinedPairWarning)``)
+    or turn it into an error in a test suite. It is never emitted for a
+    quantity that is defined, and a statistic whose every pair is undefined
+    raises ``ValueError`` instead.
+
+    References
+    ----------
+    .. [1] biasamp, "Definitions and decisions", section "Undefined
+       quantities" (``docs/definitions.md``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from biasamp import UndefinedPairWarning, bias_amp_directional
+    >>> attr, task = np.array([0, 0, 1, 1]), np.array([[1, 0], [0, 0], [1, 0], [0, 0]])
+    >>> with warnings.catch_warnings(record=True) as caught:  # task 1 is never positive: T->A undefined there
+    ...     warnings.simplefilter("always")
+    ...     res = bias_amp_directional(attr, task, attr_pred=attr, task_pred=task)
+    >>> caught[0].category is UndefinedPairWarning, res.t_to_a.n_undefined
+    (True, 2)
     """
 
 

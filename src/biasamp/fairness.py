@@ -2,9 +2,9 @@
 
 Every metric is a pure function of :class:`ConfusionCounts`, the one-vs-rest
 confusion counts per (group, class), built from the labels in one vectorized
-pass (STYLE.md, "counts first"). Each metric is computed per class and the
+pass ("counts first"). Each metric is computed per class and the
 overall value is the unweighted mean over the classes where it is defined
-(SPEC §4). A 1-D binary label is two classes (0 and 1) and both contribute.
+(:ref:`def-fairness`). A 1-D binary label is two classes (0 and 1) and both contribute.
 
 With, for group :math:`g` and class :math:`k` (one-vs-rest),
 :math:`PPR_g = (TP+FP)_g/n_g`, :math:`TPR_g = TP_g/P_g`, :math:`FPR_g = FP_g/N_g`:
@@ -18,7 +18,7 @@ With, for group :math:`g` and class :math:`k` (one-vs-rest),
 * ``BA``   = :math:`|(TP+FP)_{\\bar g}/(TP+FP) - P_{\\bar g}/P|`,
   :math:`\\bar g = \\arg\\max_g P_g/P`
 
-Undefined cases follow SPEC §0: a group rate conditioning on an empty event
+Undefined cases follow :ref:`def-undefined`: a group rate conditioning on an empty event
 (``TPR`` of a group with no positive of the class, ``FPR`` of a group with no
 negative) is left out of that class's comparison; a class-level metric that
 then compares fewer than two groups (or, for BA, a class with no positive or
@@ -236,7 +236,7 @@ def _count(gcodes: np.ndarray, n_groups: int, yt: LabelMatrix, yp: LabelMatrix):
 
 @dataclass(frozen=True, eq=False)
 class ConfusionCounts:
-    """One-vs-rest confusion counts per (group, class): the input of every fairness metric.
+    r"""One-vs-rest confusion counts per (group, class): the input of every fairness metric.
 
     Build it with :meth:`from_labels`; combine batches with ``+`` or
     :meth:`update`. All seven metrics are pure functions of it
@@ -261,6 +261,36 @@ class ConfusionCounts:
     soft : bool
         True when the predictions were probabilities (``predicted`` and
         ``true_positives`` are then expected counts).
+
+    Notes
+    -----
+    Every fairness metric is a function of these counts alone: per group g and
+    class k, :math:`PPR_{gk} = \text{predicted}_{gk}/n_g`,
+    :math:`TPR_{gk} = TP_{gk}/P_{gk}` and
+    :math:`FPR_{gk} = (\text{predicted}_{gk} - TP_{gk})/(n_g - P_{gk})`.
+    Counts of disjoint batches add (``a + b``), so data can be counted in
+    pieces; soft predictions give expected counts (:ref:`def-inputs`).
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021, Appendix A.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> from biasamp import ConfusionCounts, fairness_from_counts
+    >>> whole = ConfusionCounts.from_labels(y_true, y_pred, sensitive_features=gender)
+    >>> kw = dict(classes=whole.classes, groups=whole.groups)
+    >>> halves = [ConfusionCounts.from_labels(y_true[r], y_pred[r], sensitive_features=gender[r], **kw)
+    ...           for r in (slice(0, 150), slice(150, 400))]
+    >>> (halves[0] + halves[1]).n.tolist(), whole.n.tolist()
+    ([200, 200], [200, 200])
+    >>> round(fairness_from_counts(halves[0] + halves[1]).overall["DP"], 3)
+    0.2
     """
 
     classes: tuple
@@ -287,7 +317,7 @@ class ConfusionCounts:
         Parameters
         ----------
         y_true : labels of shape (n,) or (n, K)
-            Ground truth (class ids/names, or an indicator matrix; SPEC §0).
+            Ground truth (class ids/names, or an indicator matrix; :ref:`def-inputs`).
         y_pred : labels of the same kind
             Predictions: hard, or probabilities (expected counts).
         sensitive_features : array-like of shape (n,), DataFrame or (n, m) array
@@ -472,7 +502,7 @@ def _group_table(counts: ConfusionCounts) -> pd.DataFrame:
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True, eq=False, repr=False)
 class FairnessResult(ResultMixin):
-    """Result of :func:`fairness_metrics` / :func:`fairness_from_counts`.
+    r"""Result of :func:`fairness_metrics` / :func:`fairness_from_counts`.
 
     Attributes
     ----------
@@ -482,7 +512,7 @@ class FairnessResult(ResultMixin):
         (fractions, not percentages).
     by_class : pandas.DataFrame
         One row per class (index: class names), one column per metric; NaN
-        exactly where :attr:`undefined` is True.
+        exactly where ``undefined`` is True.
     undefined : pandas.DataFrame of bool
         Same shape as ``by_class``: the (class, metric) entries excluded from
         the means.
@@ -497,10 +527,33 @@ class FairnessResult(ResultMixin):
 
     Notes
     -----
+    Each headline averages the per-class values over the classes where the
+    metric is defined (:ref:`def-fairness`, :ref:`def-undefined`):
+    :math:`\text{overall}[m] = \frac{1}{|K_m|}\sum_{k \in K_m} m_k`, with
+    :math:`K_m` the classes where metric m is defined.
+
     There is no single ``value``: the result holds seven metrics, each with
     its own headline in ``overall`` (``result["DP"]`` is
     ``result.overall["DP"]``). ``to_frame()`` is ``by_class``, the per-class
     values the headlines average.
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021, Appendix A.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> from biasamp import fairness_metrics
+    >>> res = fairness_metrics(y_true, y_pred, sensitive_features=gender)
+    >>> {k: round(v, 3) for k, v in res.overall.items()}
+    {'DP': 0.2, 'DI': 0.336, 'SPSF': 0.1, 'FPSF': 0.2, 'EOFP': 0.4, 'EOTP': 0.4, 'BA': 0.101}
+    >>> res.to_frame()[["DP", "EOTP"]].round(3).to_dict("index")
+    {'cook': {'DP': 0.2, 'EOTP': 0.6}, 'sport': {'DP': 0.2, 'EOTP': 0.2}}
     """
 
     overall: dict
@@ -547,7 +600,7 @@ def _check_metrics(metrics: Sequence[str] | str) -> tuple[str, ...]:
 
 
 def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = METRICS) -> FairnessResult:
-    """The group fairness metrics from a :class:`ConfusionCounts` table.
+    r"""The group fairness metrics from a :class:`ConfusionCounts` table.
 
     Parameters
     ----------
@@ -574,6 +627,30 @@ def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = ME
     See Also
     --------
     fairness_metrics : the same from labels.
+
+    Notes
+    -----
+    The metrics of :func:`fairness_metrics`, per class k from the one-vs-rest
+    counts (:math:`PPR_g = (TP+FP)_g/n_g`, :math:`TPR_g = TP_g/P_g`,
+    :math:`FPR_g = FP_g/N_g`), e.g.
+    :math:`\mathrm{DP}_k = \max_g PPR_{gk} - \min_g PPR_{gk}`, then averaged
+    over the classes where defined (:ref:`def-fairness`).
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021, Appendix A.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> from biasamp import ConfusionCounts, fairness_from_counts
+    >>> counts = ConfusionCounts.from_labels(y_true, y_pred, sensitive_features=gender)
+    >>> round(fairness_from_counts(counts, metrics=["EOTP"]).overall["EOTP"], 3)
+    0.4
     """
     if not isinstance(counts, ConfusionCounts):
         raise TypeError(f"counts must be a ConfusionCounts, got {type(counts).__name__}")
@@ -598,7 +675,7 @@ def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = ME
         overall[m] = float(mean)
     if all_undefined:
         raise ValueError(
-            f"{', '.join(all_undefined)} undefined for every class (SPEC §0 rule): "
+            f"{', '.join(all_undefined)} undefined for every class (docs/definitions.md, 'Undefined quantities'): "
             + "; ".join(_why_undefined(m) for m in all_undefined)
         )
     by_group = _group_table(counts)
@@ -660,7 +737,7 @@ def fairness_metrics(
     ----------
     y_true : labels of shape (n,) or (n, K)
         Ground truth: class ids/names (single-label, multi-class or binary) or
-        an ``n x K`` indicator matrix (multi-label); any input kind of SPEC §0.
+        an ``n x K`` indicator matrix (multi-label); any input kind of :ref:`def-inputs`.
     y_pred : labels of the same kind
         Predictions. Hard labels, or probabilities (every rate then becomes
         an expected rate).
@@ -702,7 +779,7 @@ def fairness_metrics(
     Notes
     -----
     * A 1-D binary label is two classes (0 and 1) and both enter the mean
-      (SPEC §4); for two classes DP, EOTP and EOFP are equal for both.
+      (:ref:`def-fairness`); for two classes DP, EOTP and EOFP are equal for both.
     * DP, EOFP, EOTP are ``max - min`` over groups, which for two groups is the
       paper's absolute difference; DI is ``1 - min/max`` (the paper's
       ``1 - min(PPR_0/PPR_1, PPR_1/PPR_0)``), 0 when every rate is 0.
@@ -710,7 +787,7 @@ def fairness_metrics(
       authors' code weights by negatives; not copied).
     * BA: :math:`\bar g` is the first group (in the sorted group order) with
       the most positives of the class.
-    * Undefined cases (SPEC §0): a group with no positive of class k has no
+    * Undefined cases (:ref:`def-undefined`): a group with no positive of class k has no
       TPR and is left out of that class's EOTP; a group with no negative has
       no FPR and is left out of EOFP and FPSF. A class where fewer than two
       groups remain, or (BA) with no positive or never predicted, is
@@ -764,7 +841,7 @@ _SINGLE_DOC = r"""{title} ({abbr}) of Qian et al. (2021), averaged over classes.
     Parameters
     ----------
     y_true : labels of shape (n,) or (n, K)
-        Ground truth (any input kind of SPEC §0; multi-label indicator allowed).
+        Ground truth (any input kind of :ref:`def-inputs`; multi-label indicator allowed).
     y_pred : labels of the same kind
         Predictions (hard, or probabilities: expected rates).
     sensitive_features : array-like of shape (n,) or DataFrame
@@ -788,6 +865,14 @@ _SINGLE_DOC = r"""{title} ({abbr}) of Qian et al. (2021), averaged over classes.
     See Also
     --------
     fairness_metrics : all seven metrics with the per-class and per-group tables.
+
+    Notes
+    -----
+    With one-vs-rest counts per class k and group g:
+    :math:`PPR_g = (TP+FP)_g/n_g` (rate of predicting k),
+    :math:`TPR_g = TP_g/P_g`, :math:`FPR_g = FP_g/N_g` and
+    :math:`\Pr[g] = n_g/n`. {notes} See :ref:`def-fairness` for every
+    decision and :ref:`def-undefined` for undefined classes.
 
     References
     ----------
@@ -836,6 +921,22 @@ def group_bias_amplification(y_true: Any, y_pred: Any, *, sensitive_features: An
     return _single("BA", y_true, y_pred, sensitive_features)
 
 
+_SINGLE_NOTES = {
+    "DP": "For two groups DP is the paper's :math:`|PPR_0 - PPR_1|`.",
+    "DI": ("For two groups DI equals the paper's :math:`1 - \\min(PPR_0/PPR_1, PPR_1/PPR_0)`; the "
+           "ratio :math:`\\min_g PPR_g / \\max_g PPR_g` is fairlearn's ``demographic_parity_ratio``, so "
+           "DI is one minus it."),
+    "SPSF": "PPR without an index is the rate over all instances.",
+    "FPSF": ("The weights are :math:`n_g/n` as printed in the paper (the authors' code weights by "
+             "negatives: not copied); a group without a defined FPR contributes no term and the "
+             "weights are not renormalised."),
+    "EOFP": "A group with no negative of class k has no FPR and leaves that class's comparison.",
+    "EOTP": ("A group with no positive of class k has no TPR and leaves that class's comparison. For "
+             "two classes, EOTP of class 0 is EOFP of class 1."),
+    "BA": ("On ties, :math:`\\bar g` is the first group in sorted order. A class with no positive, or "
+           "never predicted, is undefined."),
+}
+
 for _fn, _title, _abbr, _formula, _undef, _expected in [
     (demographic_parity, "Demographic parity", "DP", r"\mathrm{DP} = \max_g PPR_g - \min_g PPR_g", "", "0.2"),
     (normalized_disparate_impact, "Normalized disparate impact", "DI",
@@ -856,6 +957,7 @@ for _fn, _title, _abbr, _formula, _undef, _expected in [
      "A class with no positive or never predicted is undefined.", "0.101"),
 ]:
     _fn.__doc__ = _SINGLE_DOC.format(
-        title=_title, abbr=_abbr, formula=_formula, undefined=_undef, name=_fn.__name__, expected=_expected
+        title=_title, abbr=_abbr, formula=_formula, undefined=_undef, name=_fn.__name__, expected=_expected,
+        notes=_SINGLE_NOTES[_abbr],
     )
 del _fn, _title, _abbr, _formula, _undef, _expected

@@ -2,7 +2,7 @@
 
 Every public metric of biasamp funnels its label arguments through this module,
 so that validation lives in one place (the scikit-learn ``_check_targets``
-habit). The conventions are those of SPEC §0:
+habit). The conventions are those of :ref:`def-inputs`:
 
 * a **1-D** argument holds class ids or names (single-label). It is encoded
   against the classes seen in the ground truth of *train and test together*;

@@ -9,7 +9,7 @@ The paper calls them the other way round: its **group** g is our ``attr``
 labels. An instance with task set S *contains* m iff m ⊆ S; every count below
 is a containment count. The formulas keep the paper's letters g and m.
 
-Counts first (STYLE.md): :class:`MultiAttributeCounts` holds, for every kept
+Counts first: :class:`MultiAttributeCounts` holds, for every kept
 combination, the few integer tables the three metrics need, and
 :func:`multi_from_counts` is a pure function of it. The counting pass packs
 every label column into 64-bit words (one bitset per attribute and per group
@@ -21,8 +21,8 @@ loop over instances and no per-combination pass over the rows.
 References
 ----------
 .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
-   Multi-Attribute Bias Amplification". ICML 2023
-   (``papers/multi-attribute-bias-amplification.txt``), Eq. 1-3.
+   Multi-Attribute Bias Amplification". ICML 2023,
+   Eq. 1-3.
 .. [2] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017.
 .. [3] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021.
 """
@@ -335,7 +335,7 @@ def _prune(cand: np.ndarray, level: np.ndarray, n_attrs: int) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True, eq=False)
 class MultiAttributeCounts:
-    """Containment counts of a fixed set of attribute combinations.
+    r"""Containment counts of a fixed set of attribute combinations.
 
     Every array is indexed ``[attr class, combination]`` (``G x M``, the
     paper's g and m) or by attr class. All entries are exact integer counts. Tables with the same classes,
@@ -361,6 +361,31 @@ class MultiAttributeCounts:
         #(ĝ, m ⊆ S): predicted attr, true tasks (for M→G).
     joint_ghat_mhat : ndarray or None
         #(ĝ, m ⊆ Ŝ): both predicted (for Multi_MALS).
+
+    Notes
+    -----
+    Every multi-attribute metric is a function of these counts alone, e.g. the
+    bias score :math:`b(m, g) = \#(m \subseteq S, g) / \sum_{g'} \#(m \subseteq S, g')`
+    is ``train_joint / train_joint.sum(axis=0)`` (:ref:`def-multi`).
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from biasamp import multi_bias_amp
+    >>> attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
+    >>> counts = multi_bias_amp(attr, task, task_pred=task_pred).counts
+    >>> counts.combinations
+    (('a',), ('b',), ('c',), ('a', 'b'))
+    >>> counts.train_joint.tolist()  # #(g, m ⊆ S), rows g = 0, 1
+    [[2, 2, 1, 1], [2, 2, 1, 2]]
     """
 
     attr_classes: tuple
@@ -416,7 +441,7 @@ class MultiAttributeCounts:
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True, eq=False, repr=False)
 class MultiMetricResult(ResultMixin):
-    """One multi-attribute metric: Multi_MALS, Multi G→M or Multi M→G.
+    r"""One multi-attribute metric: Multi_MALS, Multi G→M or Multi M→G.
 
     Attributes
     ----------
@@ -437,7 +462,36 @@ class MultiMetricResult(ResultMixin):
     n_pairs : int
         Defined (attr class, combination) pairs the mean/variance run over.
     n_undefined : int
-        Pairs left out because a term was undefined (SPEC §0).
+        Pairs left out because a term was undefined (:ref:`def-undefined`).
+
+    Notes
+    -----
+    Multi_MALS: :math:`\text{value} = \frac{1}{|M|}\sum_{g,m}|\Delta_{gm}|`
+    with :math:`\Delta_{gm} = \mathbb 1[b_\text{train}(m,g) > 1/|G|]
+    (b_\text{pred}(m,g) - b_\text{train}(m,g))`; Multi→: the mean of
+    :math:`|\Delta_{gm}|` over the defined pairs (:ref:`def-multi`).
+    ``to_frame()`` is ``table``.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from biasamp import multi_bias_amp
+    >>> attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
+    >>> g_to_m = multi_bias_amp(attr, task, task_pred=task_pred).g_to_m
+    >>> g_to_m
+    Multi_G->M = +0.0625 (raw +0.0312, variance 0.01172; 4 combinations)
+    >>> g_to_m.top(2)[["attr", "combination", "delta"]]
+      attr combination  delta
+    1    0        (b,)  -0.25
+    3    0      (a, b)  -0.25
     """
 
     metric: str
@@ -457,12 +511,12 @@ class MultiMetricResult(ResultMixin):
         """The ``k`` defined (attr class, combination) rows with the largest ``|Δ_gm|``.
 
         ``Δ_gm`` is ``contribution`` (indicator x change of bias score) for
-        Multi_MALS and ``delta`` for Multi→: the terms of :attr:`value`.
+        Multi_MALS and ``delta`` for Multi→: the terms of ``value``.
         """
         return top_rows(self.table, self._delta_column, k)
 
     def by_size(self) -> pd.DataFrame:
-        """``value`` (mean |Δ|) and ``raw`` restricted to each combination size |m|."""
+        """``value`` (mean ``|Δ|``) and ``raw`` restricted to each combination size ``|m|``."""
         t = self.table[~self.table["undefined"]]
         d = t[self._delta_column]
         signed = d if self.metric == "Multi_MALS" else t["contribution"]
@@ -486,7 +540,7 @@ class MultiMetricResult(ResultMixin):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class MultiBiasAmpResult(ResultMixin):
-    """Result of :func:`multi_bias_amp`.
+    r"""Result of :func:`multi_bias_amp`.
 
     Attributes
     ----------
@@ -509,7 +563,28 @@ class MultiBiasAmpResult(ResultMixin):
     -----
     There is no single ``value``: the paper defines three metrics
     (Multi_MALS, and Multi→ in the two directions G→M and M→G), each with
-    its own ``.value``. ``to_frame()`` stacks their tables.
+    its own ``.value``, e.g.
+    :math:`\text{Multi}_\text{MALS} = \frac{1}{|M|}\sum_{g,m}|\Delta_{gm}|`
+    (:ref:`def-multi`). ``to_frame()`` stacks their tables.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from biasamp import multi_bias_amp
+    >>> attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
+    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred)
+    >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), round(res.m_to_g.value, 4)
+    (0.0833, 0.0625, 0.0)
+    >>> sorted(res.to_frame()["metric"].unique())
+    ['Multi_G->M', 'Multi_M->G', 'Multi_MALS']
     """
 
     mals: MultiMetricResult | None
@@ -618,7 +693,7 @@ def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) ->
 
 
 def _train_sign(counts: MultiAttributeCounts) -> np.ndarray:
-    """``y_gm = sign(n·#(g,m) − #g·#m)`` on the training counts (exact; SPEC §1/§2)."""
+    """``y_gm = sign(n·#(g,m) − #g·#m)`` on the training counts (exact; :ref:`def-multi`)."""
     gram = np.zeros((1 + len(counts.attr_classes), 1 + len(counts.combinations)))
     gram[0, 0] = counts.n_train
     gram[1:, 0] = counts.train_attr
@@ -631,7 +706,7 @@ def _train_sign(counts: MultiAttributeCounts) -> np.ndarray:
 
 def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = None,
                       train_source: str = "train") -> MultiBiasAmpResult:
-    """Multi_MALS, Multi G→M and Multi M→G from a count table.
+    r"""Multi_MALS, Multi G→M and Multi M→G from a count table.
 
     Parameters
     ----------
@@ -648,9 +723,21 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
     MultiBiasAmpResult
         A metric whose predicted counts are absent is ``None``.
 
+    Raises
+    ------
+    ValueError
+        A table without combinations, a combination absent from the training
+        or the test ground truth, no predicted counts, or every pair undefined.
+
     See Also
     --------
     multi_bias_amp : the same from labels, with the definitions.
+
+    Notes
+    -----
+    The definitions of :func:`multi_bias_amp` (:ref:`def-multi`), computed
+    from the containment counts alone, e.g.
+    :math:`b(m, g) = \#(m \subseteq S, g) / \sum_{g'} \#(m \subseteq S, g')`.
 
     References
     ----------
@@ -808,7 +895,7 @@ def multi_bias_amp(
     Returns
     -------
     MultiBiasAmpResult
-        ``.mals``, ``.g_to_m``, ``.m_to_g`` (each ``.value`` = mean |Δ|,
+        ``.mals``, ``.g_to_m``, ``.m_to_g`` (each ``.value`` = mean ``|Δ|``,
         ``.raw``, ``.variance``, ``.table``, ``.top(k)``; ``None`` where the
         needed predictions were not given), ``.combinations`` and
         ``.selection``. The tables have one row per (g, m) pair: ``attr``

@@ -12,7 +12,7 @@ is installed).
 The report grows with the library without being rewritten: a metric family is
 a :class:`SectionBuilder` (title, citation, "how to read", an
 ``applicable(inputs)`` test and a ``compute(inputs, options)`` function)
-registered with :func:`register_section`. :func:`audit` runs the registered
+registered with ``register_section``. :func:`audit` runs the registered
 builders in order and the renderers only walk the resulting sections.
 
 This module belongs to the presentation layer: the metric modules never
@@ -313,13 +313,16 @@ def register_section(
     """Decorator registering ``compute(inputs, options) -> SectionData`` as a report section.
 
     Registering a builder is all it takes to add a metric family to
-    :func:`audit` and to every rendering of :class:`Report`; re-registering a
+    :func:`~biasamp.audit` and to every rendering of :class:`~biasamp.Report`; re-registering a
     key replaces the builder.
 
     Parameters
     ----------
     key, title, citation, how_to_read, needs, applicable, order
-        See :class:`SectionBuilder`.
+        The section's key, its title, citation, "how to read" text and what it
+        needs, a predicate ``applicable(inputs)``, and its place in the
+        report (sections are sorted by ``order``); see
+        ``biasamp.report.SectionBuilder``.
 
     Returns
     -------
@@ -909,7 +912,7 @@ def _optional_kwargs(func: Callable, **kwargs: Any) -> dict:
 # input preparation
 # --------------------------------------------------------------------------- #
 def _calibrate(role: str, val_scores: Any, test_scores: Any, labels: Any) -> tuple[Any, pd.Series]:
-    """Hard test predictions from scores, thresholds calibrated on validation scores (SPEC §1)."""
+    """Hard test predictions from scores, thresholds calibrated on validation scores (:ref:`def-calibration`)."""
     from .calibration import calibrate_thresholds
 
     if test_scores is None:
@@ -1022,10 +1025,10 @@ def audit(
     r"""Compute every applicable bias and bias-amplification metric, with confidence intervals.
 
     The metric families are the registered report sections
-    (:func:`section_builders`), in order: decision thresholds (when
+    (``biasamp.report.section_builders()``), in order: decision thresholds (when
     validation scores are given), BiasAmp→ A→T / T→A, BiasAmp_MALS,
     Multi_MALS / Multi→ (multi-label tasks), the seven group fairness metrics,
-    DPA and leakage amplification (when :mod:`biasamp.predictability` is
+    DPA and leakage amplification (when ``biasamp.predictability`` is
     available). A family runs when its inputs are present; the others are
     listed as skipped with what they need.
 
@@ -1033,7 +1036,7 @@ def audit(
     ----------
     attr : labels of shape (n,) or (n, K_A)
         Test ground truth of the protected attribute A (any input kind of
-        SPEC §0).
+        :ref:`def-inputs`).
     task : labels of shape (n,) or (n, K_T)
         Test ground truth of the task T.
     attr_pred, task_pred : labels, optional
@@ -1050,7 +1053,7 @@ def audit(
         Needs a multi-label (2-D) or binary 0/1 label.
     sections : iterable of str, optional
         Keys of the sections to compute (default: all); see
-        :func:`section_builders`.
+        ``biasamp.report.section_builders()``.
     exclude : iterable of str
         Keys of sections not to compute (e.g. ``["dpa", "leakage"]``).
     n_boot : int, default 1000
@@ -1104,7 +1107,7 @@ def audit(
     See Also
     --------
     Report : rendering as text, JSON and HTML.
-    register_section : add a metric family to the report.
+    biasamp.report.register_section : add a metric family to the report.
 
     Notes
     -----
@@ -1113,6 +1116,19 @@ def audit(
     multi-attribute: rows are resampled), t intervals over iterations for DPA
     and LA. A signed amplification metric is read as "amplified" when its
     interval lies above 0, "reduced" below 0, "no evidence" otherwise.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021.
+    .. [2] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
+       Shopping". EMNLP 2017.
+    .. [3] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023.
+    .. [4] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical Study
+       of Fixed-Seed Training". NeurIPS 2021.
+    .. [5] B. Tokas, R. Nair, H. Kerner. "DPA: A one-stop metric to measure bias
+       amplification in classification datasets". NeurIPS 2025.
+    .. [6] T. Wang et al. "Balanced Datasets Are Not Enough". ICCV 2019.
 
     Examples
     --------
@@ -1351,6 +1367,31 @@ class Report:
     There is no single ``value``: a report holds every metric family that
     applied to the inputs. ``to_frame()`` (the same as :attr:`table`) has
     one row per headline number.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021.
+    .. [2] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
+       Shopping". EMNLP 2017.
+    .. [3] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023.
+    .. [4] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical Study
+       of Fixed-Seed Training". NeurIPS 2021.
+    .. [5] B. Tokas, R. Nair, H. Kerner. "DPA: A one-stop metric to measure bias
+       amplification in classification datasets". NeurIPS 2025.
+    .. [6] T. Wang et al. "Balanced Datasets Are Not Enough". ICCV 2019.
+
+    Examples
+    --------
+    >>> from biasamp import audit
+    >>> from biasamp.datasets import make_amplification_demo
+    >>> d = make_amplification_demo(n_train=2000, n_test=1000)
+    >>> rep = audit(d.attr, d.task, attr_pred=d.attr_pred, task_pred=d.task_pred, attr_train=d.attr_train,
+    ...             task_train=d.task_train, exclude=["dpa", "leakage", "multi"], n_boot=50, progress=False)
+    >>> [(s.key, s.status) for s in rep.sections]
+    [('calibration', 'skipped'), ('directional', 'ok'), ('mals', 'ok'), ('fairness', 'ok')]
+    >>> rep.to_frame().query("section == 'directional'")[["metric", "direction"]].values.tolist()
+    [['BiasAmp->', 'A->T'], ['BiasAmp->', 'T->A']]
     """
 
     sections: list
@@ -1444,7 +1485,7 @@ class Report:
 
     # ---- JSON ------------------------------------------------------------- #
     def to_dict(self) -> dict:
-        """A JSON-ready dict following :data:`REPORT_JSON_SCHEMA`."""
+        """A JSON-ready dict following ``biasamp.report.REPORT_JSON_SCHEMA``."""
         return {
             "schema": SCHEMA_ID,
             "biasamp_version": self.version,

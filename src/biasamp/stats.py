@@ -1,4 +1,4 @@
-"""Statistics across runs and samples (SPEC §5).
+"""Statistics across runs and samples (:ref:`def-statistics`).
 
 * :func:`confidence_interval`: t, normal or percentile-bootstrap interval of a
   mean over runs;
@@ -135,6 +135,13 @@ def confidence_interval(
     ValueError
         Fewer than two values, non-finite values, an unknown method or a level
         outside (0, 1).
+
+    Notes
+    -----
+    Use it for a metric repeated over training runs or iterations; for an
+    interval over test instances, see :func:`bootstrap`
+    (:ref:`def-ci-runs`). ``bounds`` clips both ends to the range of a bounded
+    metric, so the interval never leaves it.
 
     References
     ----------
@@ -526,11 +533,38 @@ _D_THRESHOLDS = ((2.0, "huge"), (1.2, "very large"), (0.8, "large"), (0.5, "medi
 
 
 def cohens_d_label(d: float) -> str:
-    """Sawilowsky's (2009) name of an effect size ``|d|``.
+    r"""Sawilowsky's (2009) name of an effect size ``|d|``.
 
     ``|d| >= 2.0`` "huge", ``>= 1.2`` "very large", ``>= 0.8`` "large",
     ``>= 0.5`` "medium", ``>= 0.2`` "small", ``>= 0.01`` "very small", below
     0.01 "negligible" (a name chosen by biasamp; the scale starts at 0.01).
+
+    Parameters
+    ----------
+    d : float
+        Cohen's d (its sign is ignored).
+
+    Returns
+    -------
+    str
+        One of "negligible", "very small", "small", "medium", "large",
+        "very large", "huge".
+
+    Raises
+    ------
+    ValueError
+        ``d`` is NaN.
+
+    Notes
+    -----
+    For :math:`d = (m_a - m_b)/\sqrt{(s_a^2 + s_b^2)/2}` (see
+    :func:`compare_runs` and :ref:`def-compare-runs`), the label is the
+    largest threshold :math:`|d|` reaches.
+
+    References
+    ----------
+    .. [1] S. S. Sawilowsky. "New effect size rules of thumb". Journal of Modern
+       Applied Statistical Methods 8(2), 2009.
 
     Examples
     --------
@@ -548,7 +582,7 @@ def cohens_d_label(d: float) -> str:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class CompareRunsResult(ResultMixin):
-    """Result of :func:`compare_runs` (experiment ``a`` vs experiment ``b``).
+    r"""Result of :func:`compare_runs` (experiment ``a`` vs experiment ``b``).
 
     Attributes
     ----------
@@ -573,8 +607,21 @@ class CompareRunsResult(ResultMixin):
     Notes
     -----
     There is no single ``value``: a comparison of two experiments is three
-    tests (Mann-Whitney U, Cohen's d, Levene), each with its own statistic.
-    ``to_frame()`` is one row of every scalar field.
+    tests (Mann-Whitney U, Cohen's d, Levene), each with its own statistic,
+    e.g. :math:`d = (m_a - m_b)/\sqrt{(s_a^2 + s_b^2)/2}`
+    (:ref:`def-compare-runs`). ``to_frame()`` is one row of every scalar
+    field.
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair?". NeurIPS 2021, App. B.3.
+
+    Examples
+    --------
+    >>> from biasamp import compare_runs
+    >>> res = compare_runs([0.20, 0.22, 0.21, 0.25, 0.19, 0.23], [0.12, 0.15, 0.11, 0.14, 0.13, 0.16])
+    >>> res.alternative, res.effect_size, res.significant()["mean"]
+    ('greater', 'huge', True)
     """
 
     alternative: str
@@ -704,7 +751,7 @@ def compare_runs(a: Any, b: Any, *, alternative: str | None = None) -> CompareRu
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True, eq=False, repr=False)
 class RunSummary(ResultMixin):
-    """Result of :func:`run_summary`.
+    r"""Result of :func:`run_summary`.
 
     Attributes
     ----------
@@ -723,7 +770,20 @@ class RunSummary(ResultMixin):
     Notes
     -----
     There is no single ``value``: the summary covers every metric of the
-    runs. ``to_frame()`` is ``overall`` (one row per metric).
+    runs. ``to_frame()`` is ``overall`` (one row per metric), with
+    :math:`\text{maxdiff} = \max_r x_r - \min_r x_r` over the runs r
+    (:ref:`def-compare-runs`).
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair?". NeurIPS 2021, App. D.1.
+
+    Examples
+    --------
+    >>> from biasamp import run_summary
+    >>> s = run_summary([{"DP": 0.10}, {"DP": 0.14}, {"DP": 0.12}])
+    >>> s.to_frame().loc["DP", ["n_runs", "mean", "maxdiff"]].round(3).tolist()
+    [3.0, 0.12, 0.04]
     """
 
     overall: pd.DataFrame
@@ -794,7 +854,9 @@ def run_summary(
 
     Notes
     -----
-    STDEV is the sample standard deviation (ddof=1). A per-class value that
+    For each metric, :math:`\text{maxdiff} = \max_r x_r - \min_r x_r` and
+    STDEV is the sample standard deviation (ddof=1) over the runs r
+    (:ref:`def-compare-runs`). A per-class value that
     is undefined in some runs is summarised over the other runs; ``n_runs``
     says how many, and statistics needing 2 values are NaN below that.
 
