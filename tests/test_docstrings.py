@@ -22,7 +22,6 @@ docscrape = pytest.importorskip("numpydoc.docscrape")  # the [dev] and [docs] ex
 # branches: biasamp.stats.bootstrap / BootstrapResult and biasamp.counts (the
 # lead), biasamp.predictability (the predictability branch).
 OWNED_ELSEWHERE = {
-    "bootstrap", "BootstrapResult", "CooccurrenceCounts",
     "dpa", "leakage_amplification", "DPAResult", "DPADirectionResult", "LeakageResult", "TabularAttacker",
 }
 # Names that compute no number of their own, so have no formula: the audit and

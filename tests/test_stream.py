@@ -75,15 +75,20 @@ def _in_memory(d, *, train=True, **kw):
 
 
 def assert_same_report(streamed: Report, memory: Report, *, sampled: bool = False) -> None:
-    """Same sections, summary rows and detail tables (1e-12); no interval for the count-based metrics."""
+    """Same sections, summary rows, p-values and detail tables (1e-12); Poisson intervals for the count-based metrics."""
     assert [(s.key, s.status) for s in streamed.sections] == [(s.key, s.status) for s in memory.sections]
     st, mt = streamed.table, memory.table
     cols = ["section", "metric", "direction", "n", "note"]
     pd.testing.assert_frame_equal(st[cols], mt[cols])
     np.testing.assert_allclose(st["value"], mt["value"], rtol=0, atol=1e-12)
     counted = st["section"].isin(COUNT_SECTIONS)
-    assert st.loc[counted, ["ci_low", "ci_high"]].isna().all().all()
-    assert (st.loc[counted, ["ci_method", "reading"]] == "").all().all()
+    # the count-based sections have Poisson-bootstrap intervals that hold their estimates
+    lo, hi, val = st.loc[counted, "ci_low"], st.loc[counted, "ci_high"], st.loc[counted, "value"]
+    assert lo.notna().all() and ((lo <= val + 1e-12) & (val <= hi + 1e-12)).all()
+    assert (st.loc[counted, "reading"] != "").all()
+    # the p-values of the tests (computed from the counts) are those of the in-memory audit
+    np.testing.assert_allclose(st.loc[counted, "p_value"].astype(float), mt.loc[counted, "p_value"].astype(float),
+                               rtol=1e-9, equal_nan=True)
     if not sampled:  # DPA / LA on every row: identical, intervals included
         for c in ("ci_low", "ci_high"):
             np.testing.assert_allclose(st.loc[~counted, c], mt.loc[~counted, c], rtol=0, atol=1e-12)
@@ -92,15 +97,15 @@ def assert_same_report(streamed: Report, memory: Report, *, sampled: bool = Fals
             continue
         other = streamed.section(s.key)
         # the in-memory audit adds its bootstrap's per-class tables and interval / p-value columns
-        assert set(other.tables) == {n for n in s.tables if not n.endswith(" by class")}
-        for name, table in other.tables.items():
-            pd.testing.assert_frame_equal(table, s.tables[name][list(table.columns)], check_exact=False, rtol=0,
+        assert set(other.tables) == set(s.tables)
+        for name, table in other.tables.items():  # the simultaneous intervals differ (Poisson vs multinomial)
+            cols = [c for c in table.columns if c not in ("ci_low", "ci_high")]
+            pd.testing.assert_frame_equal(table[cols], s.tables[name][cols], check_exact=False, rtol=1e-9,
                                           atol=1e-12)
         assert [f.key for f in other.figures] == [f.key for f in s.figures]
         if s.key in COUNT_SECTIONS:
-            no_interval = [n for n in other.notes if n.startswith("no interval")]
-            # every other note is the in-memory one (which adds how its intervals and p-values were made)
-            assert len(no_interval) == 1 and set(other.notes) - set(no_interval) <= set(s.notes)
+            poisson = [n for n in other.notes if n.startswith("intervals: Poisson bootstrap")]
+            assert len(poisson) == 1 and set(other.notes) - set(poisson) <= set(s.notes)
     streamed_inputs = dict(streamed.inputs)
     assert streamed_inputs.pop("streamed")["files"] >= 1
     assert streamed_inputs == memory.inputs
@@ -117,7 +122,7 @@ def test_streamed_equals_in_memory(dataset, demo, batch_size):
     assert rep.inputs["streamed"] == {"files": 3, "train_files": 2, "batch_size": batch_size, "dpa_rows": 200_000,
                                       "rows_sampled": 1000}
     assert Report.from_json(rep.to_json()).to_json() == rep.to_json()
-    assert "no interval" in rep.to_html(plots=False)
+    assert "Poisson bootstrap" in rep.to_html(plots=False)
 
 
 def test_without_training_set(dataset, demo):
@@ -306,7 +311,7 @@ def test_cli_stream_equals_no_stream(dataset, tmp_path):
     assert_same_report(streamed, memory)
     assert streamed.inputs["task_classes"] == TASKS and streamed.inputs["n_train"] == 1500
     assert "streamed in batches of 100 rows" in streamed.source
-    assert "no interval" in (tmp_path / "--stream.html").read_text(encoding="utf-8")
+    assert "Poisson bootstrap" in (tmp_path / "--stream.html").read_text(encoding="utf-8")
 
 
 def test_auto_streaming_above_max_memory(dataset, tmp_path):
@@ -433,7 +438,7 @@ def test_memory_is_bounded_streaming_a_large_dataset(tmp_path):
         proc = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(_MEASURE), str(tmp_path / name), "--stream", "--batch-size", "65536",
              "--dpa-rows", "20000", "--n-iter", "2", "--attacker", "tabular", "--no-progress", "-q",
-             "--json", str(out)], check=True, capture_output=True, text=True, timeout=300)
+             "--n-boot", "20", "--json", str(out)], check=True, capture_output=True, text=True, timeout=300)
         peaks[name] = int(proc.stdout.split()[-1])  # KiB on Linux
         rep = json.loads(out.read_text())
         assert rep["inputs"]["n_test"] == rows and rep["inputs"]["streamed"]["files"] == files

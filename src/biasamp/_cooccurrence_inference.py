@@ -51,21 +51,16 @@ def _label_cells(left: list, right: list) -> tuple[Cells, dict]:
     return cells, rows
 
 
-def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
-                      task_pred: Any = None, attr_train: Any = None, task_train: Any = None) -> Plan:
-    if args:
-        raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
-    if attr is None or task is None:
-        raise TypeError("bias_amp_directional needs attr and task")
-    train, test, (left, right), source = _c._count_directional(attr, task, attr_pred, task_pred,
-                                                                attr_train, task_train)
-    point = _c.directional_from_counts(train, test, train_source=source)
-    y = _c.correlation_sign(train)
-    cells, rows = _label_cells(left, right)
-    ka, kt = len(test.attr_classes), len(test.task_classes)
-    roles = (tuple(m.name for m in left), tuple(m.name for m in right))
+def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.ndarray, roles: tuple,
+                          agree: dict | None, soft: bool) -> Plan:
+    """Statistics, parts and McNemar tests of BiasAmp→ on Gram tables of layout ``roles`` (no cells).
+
+    ``full`` is the test table ``[1|A|Â]ᵀ[1|T|T̂]`` (roles present),
+    ``classes`` = (attr classes, task classes), ``agree`` the three-way counts
+    ``{"A->T": #(a, t∧t̂), "T->A": #(a∧â, t)}`` (None: no tests).
+    """
+    ka, kt = len(classes[0]), len(classes[1])
     directions = [d for d in (point.a_to_t, point.t_to_a) if d is not None]
-    soft = any(m.soft for m in (*left, *right))
 
     def arrays(tables: np.ndarray, direction: str):
         return _c._direction_arrays(y, *_c._direction_inputs(direction, tables, ka, kt, roles))
@@ -84,14 +79,14 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
             out[d.direction] = np.where(undefined, np.nan, delta).reshape(len(tables), -1)
         return out
 
-    def statistics(full: np.ndarray) -> list:
-        est = parts(full)
+    def statistics(full_tables: np.ndarray) -> list:
+        est = parts(full_tables)
         out = []
         for d in directions:
             delta = est[d.direction][0]
             defined = np.isfinite(delta)
             p = Parts(
-                estimate=delta, replicates=None, units=_pairs_index(test.attr_classes, test.task_classes),
+                estimate=delta, replicates=None, units=_pairs_index(*classes),
                 unit_estimate=delta, to_units=_identity, aggregate=mean_of(defined), unit_name="delta",
             )
             out.append(Statistic(d.direction, d.value, None, regular=True, range=(-1.0, 1.0), parts=p))
@@ -100,46 +95,59 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
     def tests(random_state: Any) -> dict:
         from ._pvalues import mcnemar_exact
 
-        if soft:
+        if soft or agree is None:
             return {}
-        w = cells.counts
-
-        def three_way(a_side, t_side):
-            return np.asarray((a_side.T @ t_side.multiply(w[:, None])).todense())
-
-        a_rows, t_rows = rows["attr"], rows["task"]
-        both = three_way(a_rows, t_rows)
         out = {}
         for d in directions:
-            if d.direction == "A->T":
-                tp_rows = rows["task_pred"]
-                agree = three_way(a_rows, t_rows.multiply(tp_rows))
-                b, c = both - agree, three_way(a_rows, tp_rows) - agree
-            else:
-                ap_rows = rows["attr_pred"]
-                agree = three_way(a_rows.multiply(ap_rows), t_rows)
-                b, c = both - agree, three_way(ap_rows, t_rows) - agree
-            p = np.asarray(mcnemar_exact(np.rint(b).astype(np.int64), np.rint(c).astype(np.int64)).p_value, dtype=np.float64)
+            if d.direction not in agree:
+                continue
+            both, _, predicted = _c._direction_inputs(d.direction, full[None], ka, kt, roles)
+            b = both[0] - agree[d.direction]
+            c = predicted[0] - agree[d.direction]
+            p = np.asarray(mcnemar_exact(np.rint(b).astype(np.int64), np.rint(c).astype(np.int64)).p_value,
+                           dtype=np.float64)
             p = np.where(d.pairs["undefined"].to_numpy().reshape(ka, kt), np.nan, p)
             out[d.direction] = UnitTests(p.ravel(), "exact McNemar test per pair (paired indicators)")
         return out
 
     notes = []
-    if source == "test":
+    if point.train_source == "test":
         notes.append("no training set: the signs y_at come from the test ground truth and stay fixed")
     if soft:
         notes.append("soft predictions: the McNemar tests need hard predictions, none computed")
-    return Plan(cells, values, parts, statistics, tests, notes)
+    return Plan(None, values, parts, statistics, tests, notes)
 
 
-def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_pred: Any = None,
-               task_pred: Any = None) -> Plan:
-    if args or any(x is None for x in (attr_train, task_train, attr_pred, task_pred)):
-        raise TypeError("bias_amp_mals takes attr_train, task_train and the keyword arguments attr_pred, task_pred")
-    train, pred, (left, right) = _c._count_mals(attr_train, task_train, attr_pred, task_pred)
-    point = _c.mals_from_counts(train, pred)
-    at = _c._exact(train.cross("attr", "task"))
-    cells, _ = _label_cells(left, right)
+def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
+                      task_pred: Any = None, attr_train: Any = None, task_train: Any = None) -> Plan:
+    if args:
+        raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
+    if attr is None or task is None:
+        raise TypeError("bias_amp_directional needs attr and task")
+    train, test, (left, right), source = _c._count_directional(attr, task, attr_pred, task_pred,
+                                                                attr_train, task_train)
+    point = _c.directional_from_counts(train, test, train_source=source)
+    cells, rows = _label_cells(left, right)
+    roles = (tuple(m.name for m in left), tuple(m.name for m in right))
+    soft = any(m.soft for m in (*left, *right))
+    w = cells.counts
+
+    def three_way(a_side, t_side):
+        return np.asarray((a_side.T @ t_side.multiply(w[:, None])).todense())
+
+    agree = {}
+    if "task_pred" in rows:
+        agree["A->T"] = three_way(rows["attr"], rows["task"].multiply(rows["task_pred"]))
+    if "attr_pred" in rows:
+        agree["T->A"] = three_way(rows["attr"].multiply(rows["attr_pred"]), rows["task"])
+    plan = directional_evaluator(point, (test.attr_classes, test.task_classes), _c.correlation_sign(train),
+                                 cells.table(), roles, agree, soft)
+    plan.cells = cells
+    return plan
+
+
+def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
+    """BiasAmp_MALS on tables ``[1|Â]ᵀ[1|T̂]`` with the exact training counts ``at`` fixed (no cells)."""
 
     def terms(tables: np.ndarray):
         return _c._mals_arrays(at, tables[..., 1:, 1:])
@@ -156,13 +164,24 @@ def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_
         *_, n_tasks = terms(full)
         est = parts(full)["MALS"][0]
         p = Parts(
-            estimate=est, replicates=None, units=_pairs_index(train.attr_classes, train.task_classes),
-            unit_estimate=est, to_units=_identity, aggregate=lambda v: float(np.nansum(v) / n_tasks),
-            unit_name="contribution",
+            estimate=est, replicates=None, units=_pairs_index(*classes), unit_estimate=est, to_units=_identity,
+            aggregate=lambda v: float(np.nansum(v) / n_tasks), unit_name="contribution",
         )
         return [Statistic("MALS", point.value, None, regular=True, range=(-1.0, 1.0), parts=p)]
 
-    return Plan(cells, values, parts, statistics, None, [])
+    return Plan(None, values, parts, statistics, None, [])
+
+
+def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_pred: Any = None,
+               task_pred: Any = None) -> Plan:
+    if args or any(x is None for x in (attr_train, task_train, attr_pred, task_pred)):
+        raise TypeError("bias_amp_mals takes attr_train, task_train and the keyword arguments attr_pred, task_pred")
+    train, pred, (left, right) = _c._count_mals(attr_train, task_train, attr_pred, task_pred)
+    point = _c.mals_from_counts(train, pred)
+    cells, _ = _label_cells(left, right)
+    plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._exact(train.cross("attr", "task")))
+    plan.cells = cells
+    return plan
 
 
 register(_c.bias_amp_directional)(_directional_plan)

@@ -152,18 +152,13 @@ def _test_tables(kind: str, n, pos, pred, tp) -> np.ndarray:
     return np.stack([total - one, one], axis=-1).transpose(1, 0, 2)
 
 
-def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
-                   metrics: Any = _f.METRICS, _only: str | None = None) -> Plan:
-    if args:
-        raise TypeError(f"fairness metrics take y_true and y_pred positionally, got {2 + len(args)} arguments")
-    if y_true is None or y_pred is None:
-        raise TypeError("the fairness metrics need y_true and y_pred")
-    if sensitive_features is None:
-        raise TypeError("the fairness metrics need the keyword argument sensitive_features")
-    metrics = (_only,) if _only else _f._check_metrics(metrics)
-    # the function itself validates everything and defines the estimate
-    point = _f.fairness_metrics(y_true, y_pred, sensitive_features=sensitive_features, metrics=metrics)
-    cells, classes, groups, soft = _cells(y_true, y_pred, sensitive_features)
+def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool) -> Plan:
+    """The statistics, parts and tests of the fairness metrics on tables ``(B, G, 1+3K)`` (no cells).
+
+    ``point`` is the :class:`~biasamp.FairnessResult` of the full table ``full``
+    (``(G, 1+3K)``: ``[n_g | P_gk | (TP+FP)_gk | TP_gk]``).
+    """
+    classes, groups = point.classes, point.groups
     k, n_groups = len(classes), len(groups)
 
     def values(tables: np.ndarray) -> dict:
@@ -176,15 +171,15 @@ def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive
             out[m] = np.where(enough, mean, np.nan)
         return out
 
-    n0, pos0, pred0, tp0 = _split(cells.table()[None], k)
+    _, pos0, _, _ = _split(full[None], k)
     gbar = np.argmax(pos0, axis=-2)[0][None, :]  # BA's ḡ of the estimate, fixed
 
     def parts(tables: np.ndarray) -> dict:
         n, pos, pred, tp = _split(tables, k)
         return {m: _parts(m, n, pos, pred, tp, gbar) for m in metrics}
 
-    def statistics(full: np.ndarray) -> list:
-        est_parts = parts(full)
+    def statistics(full_tables: np.ndarray) -> list:
+        est_parts = parts(full_tables)
         out = []
         for m in metrics:
             by_class = point.by_class[m].to_numpy(dtype=np.float64)
@@ -202,23 +197,39 @@ def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive
 
         if soft:
             return {}
-        n, pos, pred, tp = (np.rint(x[0]).astype(np.int64) for x in _split(cells.table()[None], k))
+        n, pos, pred, tp = (np.rint(x[0]).astype(np.int64) for x in _split(full[None], k))
         out, done = {}, {}
         for m in metrics:
             kind = _TEST_OF.get(m)
             if kind is None:
                 continue
             if kind not in done:
-                res = independence_test(_test_tables(kind, n, pos, pred, tp), random_state=random_state)
-                done[kind] = res
+                done[kind] = independence_test(_test_tables(kind, n, pos, pred, tp), random_state=random_state)
             res = done[kind]
-            methods = sorted({str(x) for x in np.ravel(res.method) if str(x) not in ("undefined",)})
+            methods = sorted({str(x) for x in np.ravel(res.method) if str(x) != "undefined"})
             p = np.where(point.undefined[m].to_numpy(), np.nan, np.asarray(res.p_value, dtype=np.float64))
             out[m] = UnitTests(p, f"independence of prediction and group ({kind}): " + ", ".join(methods))
         return out
 
     notes = ["soft predictions: the tests of no effect need hard predictions (counts), none computed"] if soft else []
-    return Plan(cells, values, parts, statistics, tests, notes)
+    return Plan(None, values, parts, statistics, tests, notes)
+
+
+def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
+                   metrics: Any = _f.METRICS, _only: str | None = None) -> Plan:
+    if args:
+        raise TypeError(f"fairness metrics take y_true and y_pred positionally, got {2 + len(args)} arguments")
+    if y_true is None or y_pred is None:
+        raise TypeError("the fairness metrics need y_true and y_pred")
+    if sensitive_features is None:
+        raise TypeError("the fairness metrics need the keyword argument sensitive_features")
+    metrics = (_only,) if _only else _f._check_metrics(metrics)
+    # the function itself validates everything and defines the estimate
+    point = _f.fairness_metrics(y_true, y_pred, sensitive_features=sensitive_features, metrics=metrics)
+    cells, _, _, soft = _cells(y_true, y_pred, sensitive_features)
+    plan = fairness_evaluator(point, cells.table(), metrics, soft)
+    plan.cells = cells
+    return plan
 
 
 register(_f.fairness_metrics)(_fairness_plan)

@@ -42,6 +42,32 @@ def _containment(rows: sparse.csr_matrix, member: sparse.csr_matrix, sizes: np.n
     return sparse.vstack(parts, format="csr") if parts else sparse.csr_matrix((0, n_comb))
 
 
+def combination_members(task_classes: tuple, combinations: tuple) -> sparse.csr_matrix:
+    """``(K_T, |M|)`` 0/1 matrix: task label j belongs to combination m."""
+    position = {name: j for j, name in enumerate(task_classes)}
+    sizes = np.array([len(m) for m in combinations], dtype=np.int64)
+    rows = np.fromiter((position[name] for m in combinations for name in m), dtype=np.int64, count=int(sizes.sum()))
+    cols = np.repeat(np.arange(len(combinations)), sizes)
+    return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(task_classes), len(combinations)))
+
+
+def containment_rows(rows: sparse.csr_matrix, task_classes: tuple, combinations: tuple) -> sparse.csr_matrix:
+    """``1[m ⊆ S]`` for label rows ``rows`` (sparse 0/1, one column per task class) and every combination.
+
+    Computed once per distinct label set and gathered to the rows: label sets
+    repeat a lot, and the containment of one set costs ``O(|M|)``.
+    """
+    sizes = np.array([len(m) for m in combinations], dtype=np.float64)
+    member = combination_members(task_classes, combinations)
+    n = rows.shape[0]
+    if n == 0:
+        return sparse.csr_matrix((0, len(combinations)))
+    packed = np.packbits(rows.toarray().astype(bool), axis=1)
+    keys = np.ascontiguousarray(packed).view(f"V{packed.shape[1]}").ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return _containment(rows[first], member, sizes)[inverse.ravel()]
+
+
 def _index(counts: Any) -> pd.DataFrame:
     ng, nm = len(counts.attr_classes), len(counts.combinations)
     combos = np.empty(nm, dtype=object)
@@ -70,19 +96,25 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
     task_mats = [t[r] for r in ("task", "task_pred") if r in t]
     rep, cell_counts = cells_of(task_mats, extra=[codes[r] for r in ("attr", "attr_pred") if r in codes])
     n_attr, n_comb = len(counts.attr_classes), len(counts.combinations)
-    position = {name: j for j, name in enumerate(counts.task_classes)}
-    member = sparse.lil_matrix((len(counts.task_classes), n_comb))
-    for j, combo in enumerate(counts.combinations):
-        for name in combo:
-            member[position[name], j] = 1.0
-    member = member.tocsr()
-    sizes = counts.sizes.astype(np.float64)
     left = augmented([sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), codes[r][rep])),
                                         shape=(len(rep), n_attr)) for r in ("attr", "attr_pred") if r in codes],
                      len(rep))
-    right = augmented([_containment(label_rows(m, rep), member, sizes) for m in task_mats], len(rep))
+    right = augmented([containment_rows(label_rows(m, rep), counts.task_classes, counts.combinations)
+                       for m in task_mats], len(rep))
     cells = Cells(left, right, cell_counts)
-    has_ghat, has_mhat = "attr_pred" in codes, "task_pred" in t
+    plan = multi_evaluator(point)
+    plan.cells = cells
+    return plan
+
+
+def multi_evaluator(point: Any) -> Plan:
+    """Multi_MALS and Multi→ (abs and raw) on tables ``[1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)]`` (no cells).
+
+    The training side of ``point.counts`` (signs, training bias scores and
+    indicators, the combinations) stays fixed.
+    """
+    counts = point.counts
+    n_attr, n_comb = len(counts.attr_classes), len(counts.combinations)
     g_rows, gh_rows = slice(1, 1 + n_attr), slice(1 + n_attr, 1 + 2 * n_attr)
     m_cols, mh_cols = slice(1, 1 + n_comb), slice(1 + n_comb, 1 + 2 * n_comb)
     y = _m._train_sign(counts)
@@ -161,7 +193,7 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
     notes = [] if point.train_source == "train" else [
         "no training set: the combinations, signs and training bias scores come from the test ground truth "
         "and stay fixed"]
-    return Plan(cells, values, parts, statistics, None, notes)
+    return Plan(None, values, parts, statistics, None, notes)
 
 
 register(_m.multi_bias_amp)(_multi_plan)

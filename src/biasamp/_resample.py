@@ -96,12 +96,20 @@ def key_columns(m: Any) -> list[np.ndarray]:
 
 
 def label_rows(m: Any, idx: np.ndarray) -> sparse.csr_matrix:
-    """Rows ``idx`` of a label matrix, as a sparse float matrix."""
+    """Rows ``idx`` of a label matrix, as a sparse float matrix (built in chunks: no dense float copy)."""
+    n, k = len(idx), m.n_classes
     if m.codes is not None:
-        return sparse.csr_matrix(
-            (np.ones(len(idx)), (np.arange(len(idx)), m.codes[idx])), shape=(len(idx), m.n_classes)
-        )
-    return sparse.csr_matrix(np.asarray(m.dense[idx], dtype=np.float64))
+        return sparse.csr_matrix((np.ones(n), (np.arange(n), m.codes[idx])), shape=(n, k))
+    if m.soft:
+        return sparse.csr_matrix(np.asarray(m.dense[idx], dtype=np.float64))
+    rows, cols = [], []
+    chunk = max(1, (16 << 20) // max(k, 1))
+    for a in range(0, n, chunk):
+        r, c = np.nonzero(m.dense[idx[a:a + chunk]])
+        rows.append(r + a)
+        cols.append(c)
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    return sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, k))
 
 
 def cells_of(matrices: Sequence[Any], extra: Sequence[np.ndarray] = ()) -> tuple[np.ndarray, np.ndarray]:
@@ -147,11 +155,24 @@ def first_rows(ids: np.ndarray, n_cells: int) -> np.ndarray:
 
 
 def rowwise_kron(left: sparse.csr_matrix, right: sparse.csr_matrix) -> sparse.csr_matrix:
-    """Row ``i`` is ``vec(left_i ⊗ right_i)``: shape ``(C, wl * wr)``."""
-    wl, wr = left.shape[1], right.shape[1]
-    a = sparse.kron(left, sparse.csr_matrix(np.ones((1, wr))), format="csr")
-    b = sparse.kron(sparse.csr_matrix(np.ones((1, wl))), right, format="csr")
-    return a.multiply(b).tocsr()
+    """Row ``i`` is ``vec(left_i ⊗ right_i)``: shape ``(C, wl * wr)`` (vectorized, no Python loop)."""
+    left, right = sparse.csr_matrix(left), sparse.csr_matrix(right)
+    left.sort_indices()
+    right.sort_indices()
+    wr = right.shape[1]
+    nl, nr = np.diff(left.indptr), np.diff(right.indptr)
+    nnz = nl * nr
+    ptr = np.zeros(len(nnz) + 1, dtype=np.int64)
+    np.cumsum(nnz, out=ptr[1:])
+    total = int(ptr[-1])
+    row = np.repeat(np.arange(len(nnz)), nnz)
+    local = np.arange(total, dtype=np.int64) - ptr[row]
+    nr_row = nr[row]
+    li = left.indptr[row] + local // np.maximum(nr_row, 1)
+    ri = right.indptr[row] + local % np.maximum(nr_row, 1)
+    cols = left.indices[li].astype(np.int64) * wr + right.indices[ri]
+    data = left.data[li] * right.data[ri]
+    return sparse.csr_matrix((data, cols, ptr), shape=(left.shape[0], left.shape[1] * wr))
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,15 +212,14 @@ class Cells:
     # ------------------------------------------------------------- blocks
     def _blocks(self) -> list[tuple[int, int]]:
         """Consecutive cell ranges of at most ``_CELL_BLOCK`` cells / about ``_ROW_BLOCK`` rows."""
-        out, start, rows = [], 0, 0.0
-        counts = self.counts
-        for i in range(self.n_cells):  # cheap: only cells, and blocks are closed early
-            rows += counts[i]
-            if i + 1 - start >= _CELL_BLOCK or rows >= _ROW_BLOCK:
-                out.append((start, i + 1))
-                start, rows = i + 1, 0.0
-        if start < self.n_cells:
-            out.append((start, self.n_cells))
+        cum = np.cumsum(self.counts)
+        out, start = [], 0
+        while start < self.n_cells:
+            before = cum[start - 1] if start else 0.0
+            stop = int(np.searchsorted(cum, before + _ROW_BLOCK, side="left")) + 1
+            stop = min(self.n_cells, start + _CELL_BLOCK, max(stop, start + 1))
+            out.append((start, stop))
+            start = stop
         return out
 
     def _block_design(self, start: int, stop: int) -> sparse.csr_matrix:
@@ -264,11 +284,12 @@ def _draw_block(counts: np.ndarray, totals: np.ndarray, rng: np.random.Generator
         return totals[:, None].astype(np.float64)
     if n_cells * 16 < rows:  # few cells with many rows each: conditional binomials per cell
         return rng.multinomial(totals, counts / rows).astype(np.float64)
-    # many cells with few rows: draw the rows themselves
+    # many cells with few rows: draw the rows themselves (a row -> cell lookup table)
+    row_cell = np.repeat(np.arange(n_cells, dtype=np.int64), counts)
     draws = rng.integers(0, rows, size=int(totals.sum()))
-    cell = np.searchsorted(np.cumsum(counts), draws, side="right")
-    rep = np.repeat(np.arange(n_boot, dtype=np.int64), totals)
-    return np.bincount(rep * n_cells + cell, minlength=n_boot * n_cells).reshape(n_boot, n_cells).astype(np.float64)
+    key = row_cell[draws]
+    key += np.repeat(np.arange(n_boot, dtype=np.int64) * n_cells, totals)
+    return np.bincount(key, minlength=n_boot * n_cells).reshape(n_boot, n_cells).astype(np.float64)
 
 
 # --------------------------------------------------------------------------- #
@@ -293,16 +314,28 @@ def poisson_weights(row_ids: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """Poisson(1) weight of every row in every replicate, shape ``(n_boot, n)`` (uint8).
 
     The weight of row ``i`` in replicate ``b`` is a function of
-    ``(row_ids[i], b, seed)`` only (a SplitMix64 hash turned into a Poisson(1)
-    draw by inversion), so batches, partitions and ranks can weight their rows
-    independently and their replicate tables add.
+    ``(row_ids[i], b, seed)`` only: a 64-bit hash of the row (SplitMix64), one
+    of the replicate, mixed (a Murmur3-style finaliser) into a uniform 53-bit
+    integer, turned into a Poisson(1) draw by inversion (truncated at 9, an
+    event of probability 1e-7). Batches, partitions and ranks can therefore
+    weight their rows independently and their replicate tables add.
     """
-    ids = np.asarray(row_ids, dtype=np.uint64)
-    s = _splitmix64(np.array([seed], dtype=np.uint64))[0]
-    reps = _splitmix64(np.arange(n_boot, dtype=np.uint64) ^ s)
-    h = _splitmix64(reps[:, None] ^ _splitmix64(ids ^ s)[None, :])
-    u = h >> np.uint64(11)
-    return np.searchsorted(_POISSON1_THRESHOLDS, u, side="right").astype(np.uint8)
+    seeds = _splitmix64(np.array([seed, seed ^ 0x5DEECE66D], dtype=np.uint64))
+    h = _splitmix64(np.asarray(row_ids, dtype=np.uint64) ^ seeds[0])
+    r = _splitmix64(np.arange(n_boot, dtype=np.uint64) ^ seeds[1])
+    out = np.zeros((n_boot, len(h)), dtype=np.uint8)
+    step = max(1, (1 << 18) // max(n_boot, 1))  # cache-sized chunks
+    for a in range(0, len(h), step):
+        z = h[None, a:a + step] ^ r[:, None]
+        z *= _M1
+        z ^= z >> np.uint64(29)
+        z *= _M2
+        z ^= z >> np.uint64(32)
+        z >>= np.uint64(11)
+        block = out[:, a:a + step]
+        for threshold in _POISSON1_THRESHOLDS[:9]:
+            block += z >= threshold
+    return out
 
 
 def poisson_tables(left: sparse.csr_matrix, right: sparse.csr_matrix, row_ids: np.ndarray,

@@ -44,6 +44,7 @@ from __future__ import annotations
 import copy
 import functools
 import numbers
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -58,7 +59,8 @@ from .cooccurrence import (
     directional_from_counts,
     mals_from_counts,
 )
-from .counts import ATTR_ROLES, TASK_ROLES, CooccurrenceCounts, _layout
+from .counts import ATTR_ROLES, TASK_ROLES, CooccurrenceCounts, _encode_side, _layout
+from .exceptions import UndefinedPairWarning
 from .fairness import METRICS, ConfusionCounts, FairnessResult, _check_metrics, fairness_from_counts
 from .labels import check_consistent_length, encode_labels
 from .multiattribute import (
@@ -107,16 +109,88 @@ def _class_list(value: Any, name: str) -> tuple:
 
 
 class _Accumulator:
-    """Base: tables named in ``_TABLES`` add; everything else is metadata."""
+    """Base: tables named in ``_TABLES`` add; everything else is metadata.
+
+    With ``n_boot > 0`` an accumulator also holds ``boot``: ``n_boot``
+    replicate tables of a Poisson bootstrap. Every row gets, in every
+    replicate, a Poisson(1) weight that is a function of (row id, replicate,
+    seed) only, so replicate tables of batches, partitions and ranks add like
+    the count tables (:func:`biasamp._resample.poisson_weights`).
+    """
 
     _TABLES: tuple[str, ...] = ()
+    n_boot: int = 0
+    boot: Any = None
+
+    def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
+        from ._resample import seed_int
+
+        if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0 or n_boot == 1:
+            raise ValueError(f"n_boot must be 0 (no intervals) or an integer >= 2, got {n_boot!r}")
+        if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)) or not 0 <= stream < 2**23:
+            raise ValueError(f"stream must be an integer in [0, 2**23), got {stream!r}")
+        self.n_boot = int(n_boot)
+        self.boot_seed = seed_int(random_state) if self.n_boot else None
+        self.stream = int(stream)
+        self.rows_seen = 0
+
+    def _boot_update(self, left: Any, right: Any, n_rows: int, row_ids: Any) -> None:
+        """Add the Poisson replicate tables of one batch (rows ``left``/``right``, sparse)."""
+        if not self.n_boot:
+            return
+        from ._resample import poisson_tables
+
+        if row_ids is None:
+            ids = (np.uint64(self.stream) << np.uint64(40)) + np.arange(
+                self.rows_seen, self.rows_seen + n_rows, dtype=np.uint64)
+        else:
+            ids = np.asarray(row_ids)
+            if ids.ndim != 1 or len(ids) != n_rows or ids.dtype.kind not in "iu" or (ids < 0).any():
+                raise ValueError(f"row_ids must be {n_rows} non-negative integers (one per row of the batch)")
+            ids = ids.astype(np.uint64)
+        self.boot = self.boot + poisson_tables(left, right, ids, self.n_boot, self.boot_seed)
+        self.rows_seen += n_rows
+
+    def bootstrap(self, *, level: float = 0.95, ci_method: str = "auto", p_adjust: str = "holm") -> Any:
+        """Intervals and tests of the accumulated metric from the Poisson replicate tables.
+
+        Needs ``n_boot > 0`` at construction. ``ci_method`` as in
+        :func:`biasamp.bootstrap`, except ``"bca"`` (it needs the distinct rows,
+        which a stream does not keep): ``"auto"`` uses the max-t band for the
+        max/min/absolute-value statistics and the percentile interval for the
+        smooth ones.
+
+        Returns
+        -------
+        BootstrapResult
+        """
+        from ._inference import CI_METHODS
+        from .stats import _check_level, fill_replicates, summarize
+
+        if not self.n_boot:
+            raise ValueError("this accumulator keeps no replicates: construct it with n_boot >= 2")
+        level = _check_level(level)
+        if ci_method not in CI_METHODS:
+            raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
+        if ci_method == "bca":
+            raise ValueError("ci_method='bca' needs the distinct rows (the jackknife), which a stream does not keep")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedPairWarning)
+            plan, full, reps = self._boot_plan()
+            stats = plan.statistics(full[None])
+            fill_replicates(plan, stats, [(slice(0, self.n_boot), reps)], self.n_boot)
+        return summarize(plan, stats, n_boot=self.n_boot, level=level, ci_method=ci_method, p_adjust=p_adjust,
+                         seed=np.random.SeedSequence(self.boot_seed), stacklevel=3)
+
+    def _boot_plan(self):  # pragma: no cover - abstract
+        raise NotImplementedError
 
     # subclasses implement _merge_meta(other): check compatibility, then combine flags in place
     def _merge_meta(self, other: "_Accumulator") -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _table_names(self) -> tuple[str, ...]:
-        return self._TABLES
+        return self._TABLES + (("boot",) if self.n_boot else ())
 
     def merge(self, other: "_Accumulator") -> "_Accumulator":
         """Add the counts of ``other`` into this accumulator (in place) and return it.
@@ -126,6 +200,8 @@ class _Accumulator:
         """
         if type(other) is not type(self):
             raise TypeError(f"cannot merge a {type(self).__name__} with a {type(other).__name__}")
+        if (self.n_boot, getattr(self, "boot_seed", None)) != (other.n_boot, getattr(other, "boot_seed", None)):
+            raise ValueError("cannot merge accumulators with different n_boot or random_state (bootstrap seeds)")
         self._merge_meta(other)
         for name in self._table_names():
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -276,7 +352,7 @@ class CooccurrenceAccumulator(_Accumulator):
     (0.3333, 0.0, 'test')
     """
 
-    _TABLES = ("gram", "train_gram")
+    _TABLES = ("gram", "train_gram", "agree")
 
     def __init__(
         self,
@@ -285,6 +361,9 @@ class CooccurrenceAccumulator(_Accumulator):
         *,
         metric: str = "directional",
         train: CooccurrenceCounts | None = None,
+        n_boot: int = 0,
+        random_state: Any = None,
+        stream: int = 0,
     ) -> None:
         self.attr_classes = _class_list(attr_classes, "attr_classes")
         self.task_classes = _class_list(task_classes, "task_classes")
@@ -307,8 +386,12 @@ class CooccurrenceAccumulator(_Accumulator):
         ka, kt = len(self.attr_classes), len(self.task_classes)
         self.gram = np.zeros((1 + 2 * ka, 1 + 2 * kt), dtype=np.float64)
         self.train_gram = np.zeros((1 + ka, 1 + kt), dtype=np.float64)
+        self.agree = np.zeros((2, ka, kt), dtype=np.float64)  # #(a, t∧t̂), #(a∧â, t): the McNemar tests
         self.roles: tuple | None = None  # (attr roles, task roles) fixed by the first batch
         self.soft_roles: frozenset = frozenset()
+        self._init_bootstrap(n_boot, random_state, stream)
+        if self.n_boot:
+            self.boot = np.zeros((self.n_boot, 1 + 2 * ka, 1 + 2 * kt), dtype=np.float64)
 
     # ---------------------------------------------------------------- update
     def _embed(self, target: np.ndarray, counts: CooccurrenceCounts) -> None:
@@ -320,7 +403,7 @@ class CooccurrenceAccumulator(_Accumulator):
         target[np.ix_(rows, cols)] += counts.gram
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
-               task_pred: Any = None) -> "CooccurrenceAccumulator":
+               task_pred: Any = None, row_ids: Any = None) -> "CooccurrenceAccumulator":
         """Count one batch of test rows; returns ``self``.
 
         Parameters
@@ -333,6 +416,10 @@ class CooccurrenceAccumulator(_Accumulator):
         attr_pred, task_pred : labels, optional
             Predictions Â and T̂ (hard or probabilities). ``"directional"``
             needs at least one (T̂ for A→T, Â for T→A); ``"mals"`` needs both.
+        row_ids : array-like of int, optional
+            With ``n_boot > 0``: a unique id per row (e.g. the dataset index),
+            which fixes the row's bootstrap weights. Default: ``stream`` and
+            the running row number of this accumulator.
 
         Every batch must carry the same arguments.
         """
@@ -346,10 +433,11 @@ class CooccurrenceAccumulator(_Accumulator):
                 raise ValueError("metric='mals' needs attr_pred and task_pred in every batch")
             if (attr is None) != (task is None):
                 raise ValueError("give both attr and task (test ground truth), or neither")
-        counts = CooccurrenceCounts.from_labels(
-            attr, task, attr_pred=attr_pred, task_pred=task_pred,
-            attr_classes=self.attr_classes, task_classes=self.task_classes, pairs=self.pairs,
-        )
+        a = _encode_side(attr, attr_pred, "attr", self.attr_classes, True)
+        t = _encode_side(task, task_pred, "task", self.task_classes, True)
+        left = [a[r] for r in ATTR_ROLES if r in a]
+        right = [t[r] for r in TASK_ROLES if r in t]
+        counts = CooccurrenceCounts.from_encoded(left, right, pairs=self.pairs)
         roles = (counts.attr_roles, counts.task_roles)
         if self.roles is not None and roles != self.roles:
             raise ValueError(
@@ -357,9 +445,56 @@ class CooccurrenceAccumulator(_Accumulator):
                 f"{self.roles[0] + self.roles[1]!r}: every batch must carry the same arguments"
             )
         self._embed(self.gram, counts)
+        self._rows_update(a, t, int(counts.n), row_ids)
         self.roles = roles
         self.soft_roles = self.soft_roles | counts.soft_roles
         return self
+
+    def _rows_update(self, a: dict, t: dict, n: int, row_ids: Any) -> None:
+        """Three-way counts (for the tests) and Poisson replicate tables of one batch."""
+        from ._resample import augmented, label_rows
+
+        ka, kt = len(self.attr_classes), len(self.task_classes)
+        idx = np.arange(n)
+        rows = {r: label_rows(m, idx) for r, m in {**a, **t}.items()}
+        if "attr" in rows and "task" in rows:
+            if "task_pred" in rows:
+                self.agree[0] += np.asarray((rows["attr"].T @ rows["task"].multiply(rows["task_pred"])).todense())
+            if "attr_pred" in rows:
+                self.agree[1] += np.asarray((rows["attr"].multiply(rows["attr_pred"]).T @ rows["task"]).todense())
+        if self.n_boot:
+            from scipy import sparse
+
+            zero_a, zero_t = sparse.csr_matrix((n, ka)), sparse.csr_matrix((n, kt))
+            left = augmented([rows.get(r, zero_a) for r in ATTR_ROLES], n)
+            right = augmented([rows.get(r, zero_t) for r in TASK_ROLES], n)
+            self._boot_update(left, right, n, row_ids)
+
+    def _boot_plan(self):
+        from ._cooccurrence_inference import directional_evaluator, mals_evaluator
+        from .cooccurrence import _exact, correlation_sign
+
+        point = self.compute()
+        test = self.counts()
+        train, _ = self.train_counts()
+        ka, kt = len(self.attr_classes), len(self.task_classes)
+        rows_layout = _layout(ATTR_ROLES, [ka, ka])
+        cols_layout = _layout(TASK_ROLES, [kt, kt])
+        if self.metric == "directional":
+            a_roles, t_roles = self.roles
+        else:
+            a_roles, t_roles = ("attr_pred",), ("task_pred",)
+        rows = np.concatenate([[0]] + [np.arange(*rows_layout[r].indices(1 + 2 * ka)) for r in a_roles])
+        cols = np.concatenate([[0]] + [np.arange(*cols_layout[r].indices(1 + 2 * kt)) for r in t_roles])
+        full = self.gram[np.ix_(rows, cols)]
+        reps = self.boot[:, rows][:, :, cols]
+        classes = (self.attr_classes, self.task_classes)
+        if self.metric == "mals":
+            return mals_evaluator(point, classes, _exact(train.cross("attr", "task"))), full, reps
+        agree = {"A->T": self.agree[0], "T->A": self.agree[1]} if test.has("attr", "task") else None
+        plan = directional_evaluator(point, classes, correlation_sign(train), full, (a_roles, t_roles), agree,
+                                     bool(self.soft_roles))
+        return plan, full, reps
 
     def update_train(self, attr: Any, task: Any) -> "CooccurrenceAccumulator":
         """Count one batch of the *training* ground truth (for ``y_at`` / ``b_train``); returns ``self``."""
@@ -453,6 +588,10 @@ class CooccurrenceAccumulator(_Accumulator):
         """Zero the tables (fixed ``train`` counts are kept); returns ``self``."""
         self.gram[...] = 0
         self.train_gram[...] = 0
+        self.agree[...] = 0
+        if self.n_boot:
+            self.boot[...] = 0
+            self.rows_seen = 0
         self.roles, self.soft_roles = None, frozenset()
         return self
 
@@ -527,7 +666,8 @@ class FairnessAccumulator(_Accumulator):
     _TABLES = ("n", "positives", "predicted", "true_positives")
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
-                 metrics: Sequence[str] = METRICS) -> None:
+                 metrics: Sequence[str] = METRICS, n_boot: int = 0, random_state: Any = None,
+                 stream: int = 0) -> None:
         self.classes = _class_list(classes, "classes")
         self.groups = _class_list(groups, "groups")
         self.metrics = _check_metrics(metrics)
@@ -538,8 +678,12 @@ class FairnessAccumulator(_Accumulator):
         self.true_positives = np.zeros((g, k), dtype=np.float64)
         self.soft = False
         self.feature_names: tuple | None = None
+        self._init_bootstrap(n_boot, random_state, stream)
+        if self.n_boot:
+            self.boot = np.zeros((self.n_boot, g, 1 + 3 * k), dtype=np.float64)
 
-    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> "FairnessAccumulator":
+    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any,
+               row_ids: Any = None) -> "FairnessAccumulator":
         """Count one batch; returns ``self``.
 
         Parameters
@@ -550,10 +694,25 @@ class FairnessAccumulator(_Accumulator):
             Predictions (hard, or probabilities: expected counts).
         sensitive_features : array-like of shape (n,), DataFrame or (n, m) array
             Group of every row; must be among ``groups``.
+        row_ids : array-like of int, optional
+            With ``n_boot > 0``: a unique id per row, which fixes its
+            bootstrap weights (default: ``stream`` and the running row number).
         """
-        c = ConfusionCounts.from_labels(
-            y_true, y_pred, sensitive_features=sensitive_features, classes=self.classes, groups=self.groups
-        )
+        from .fairness import _count, _encode_groups, _encode_targets
+
+        yt, yp = _encode_targets(y_true, y_pred, self.classes)
+        gcodes, group_names, feature_names = _encode_groups(sensitive_features, yt.n_rows, self.groups)
+        n_g, pos, pred, tp = _count(gcodes, len(group_names), yt, yp)
+        c = ConfusionCounts(yt.classes, group_names, n_g, pos, pred, tp, feature_names, yp.soft)
+        if self.n_boot:
+            from scipy import sparse
+
+            from ._resample import augmented, label_rows
+
+            n, idx = yt.n_rows, np.arange(yt.n_rows)
+            trows, prows = label_rows(yt, idx), label_rows(yp, idx)
+            left = sparse.csr_matrix((np.ones(n), (idx, gcodes)), shape=(n, len(self.groups)))
+            self._boot_update(left, augmented([trows, prows, trows.multiply(prows)], n), n, row_ids)
         if self.feature_names is not None and c.feature_names != self.feature_names:
             raise ValueError(
                 f"sensitive_features has columns {list(c.feature_names)!r}, earlier batches "
@@ -605,11 +764,19 @@ class FairnessAccumulator(_Accumulator):
             raise ValueError("no batch was counted: call update() first")
         return fairness_from_counts(self.counts(), metrics=self.metrics)
 
+    def _boot_plan(self):
+        from ._fairness_inference import fairness_evaluator
+
+        point = self.compute()
+        full = np.column_stack([self.n, self.positives, self.predicted, self.true_positives]).astype(np.float64)
+        return fairness_evaluator(point, full, self.metrics, self.soft), full, self.boot
+
     def reset(self) -> "FairnessAccumulator":
         """Zero the tables; returns ``self``."""
-        for name in self._TABLES:
+        for name in self._table_names():
             getattr(self, name)[...] = 0
         self.soft, self.feature_names = False, None
+        self.rows_seen = 0
         return self
 
     def __repr__(self) -> str:
@@ -753,7 +920,11 @@ class MultiAttributeAccumulator(_Accumulator):
         max_size: int | None = None,
         min_support: int = 1,
         max_combinations: int = 200_000,
+        n_boot: int = 0,
+        random_state: Any = None,
+        stream: int = 0,
     ) -> None:
+        self._init_bootstrap(n_boot, random_state, stream)
         self.attr_classes = _class_list(attr_classes, "attr_classes")
         self.task_classes = _class_list(task_classes, "task_classes")
         self.min_size = _check_int(min_size, "min_size", 1)
@@ -827,6 +998,8 @@ class MultiAttributeAccumulator(_Accumulator):
             setattr(self, name, np.zeros(g, dtype=np.int64))
         for name in ("train_joint", "test_joint", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat"):
             setattr(self, name, np.zeros((g, k), dtype=np.int64))
+        if self.n_boot:  # replicate tables [1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)]
+            self.boot = np.zeros((self.n_boot, 1 + 2 * g, 1 + 2 * k), dtype=np.float64)
         self.phase = "count"
 
     @property
@@ -840,7 +1013,7 @@ class MultiAttributeAccumulator(_Accumulator):
     def _table_names(self) -> tuple[str, ...]:
         if self.phase == "collect":
             return ()
-        return _MULTI_TABLES
+        return _MULTI_TABLES + (("boot",) if self.n_boot else ())
 
     # --------------------------------------------------------------- pass 1
     @renamed_arguments("0.2.0", {"attrs": "task"})
@@ -945,7 +1118,7 @@ class MultiAttributeAccumulator(_Accumulator):
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task", "group_pred": "attr_pred",
                                  "attrs_pred": "task_pred"})
     def update(self, attr: Any, task: Any, *, attr_pred: Any = None,
-               task_pred: Any = None) -> "MultiAttributeAccumulator":
+               task_pred: Any = None, row_ids: Any = None) -> "MultiAttributeAccumulator":
         """Pass 2 (or the only pass): count a batch of test rows; returns ``self``.
 
         Parameters
@@ -959,6 +1132,9 @@ class MultiAttributeAccumulator(_Accumulator):
         attr_pred, task_pred : labels, optional
             Hard predictions (at least one; both for Multi_MALS). Every batch
             must carry the same arguments.
+        row_ids : array-like of int, optional
+            With ``n_boot > 0``: a unique id per row, which fixes its
+            bootstrap weights (default: ``stream`` and the running row number).
         """
         self._check_counting()
         if attr is None or task is None:
@@ -996,7 +1172,42 @@ class MultiAttributeAccumulator(_Accumulator):
         self.n_test = self.n_test + n
         self.test_attr += np.bincount(codes["attr"], minlength=ng)
         self.roles = roles
+        if self.n_boot:
+            from scipy import sparse
+
+            from ._multi_inference import containment_rows
+            from ._resample import augmented, label_rows
+
+            idx, combos = np.arange(n), self.combinations
+
+            def onehot(name):
+                if name not in codes:
+                    return sparse.csr_matrix((n, ng))
+                return sparse.csr_matrix((np.ones(n), (idx, codes[name])), shape=(n, ng))
+
+            def contained(name):
+                if name not in a:
+                    return sparse.csr_matrix((n, len(combos)))
+                return containment_rows(label_rows(a[name], idx), self.task_classes, combos)
+
+            self._boot_update(augmented([onehot("attr"), onehot("attr_pred")], n),
+                              augmented([contained("task"), contained("task_pred")], n), n, row_ids)
         return self
+
+    def _boot_plan(self):
+        from ._multi_inference import multi_evaluator
+
+        point = self.compute()
+        frozen = {c: j for j, c in enumerate(self.combinations)}
+        kept = np.array([frozen[c] for c in point.combinations], dtype=np.int64)
+        g, k = len(self.attr_classes), len(self.combinations)
+        cols = np.concatenate([[0], 1 + kept, 1 + k + kept])
+        full = np.zeros((1 + 2 * g, 1 + 2 * k))
+        full[0, 0] = self.n_test
+        full[1:1 + g, 0], full[1 + g:, 0] = self.test_attr, self.pred_attr
+        full[1:1 + g, 1:1 + k], full[1:1 + g, 1 + k:] = self.test_joint, self.joint_g_mhat
+        full[1 + g:, 1:1 + k], full[1 + g:, 1 + k:] = self.joint_ghat_m, self.joint_ghat_mhat
+        return multi_evaluator(point), full[:, cols], self.boot[:, :, cols]
 
     # ---------------------------------------------------------------- merge
     def _merge_meta(self, other: "MultiAttributeAccumulator") -> None:

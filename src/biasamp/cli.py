@@ -361,8 +361,16 @@ def _common_options(func):
         click.option("--html", "html_path", type=click.Path(dir_okay=False),
                      help="Write the report as a self-contained HTML page here."),
         click.option("--no-plots", is_flag=True, help="HTML without plots (tables only)."),
-        click.option("--n-boot", type=click.IntRange(1), default=1000, show_default=True,
-                     help="Bootstrap replicates of the count-based metrics."),
+        click.option("--n-boot", type=click.IntRange(2), default=None,
+                     help="Bootstrap replicates of the count-based metrics [default: 1000; 200 with --stream, "
+                          "where each replicate costs a weight per row]."),
+        click.option("--ci-method", type=click.Choice(["auto", "percentile", "basic", "bca", "band"]),
+                     default="auto", show_default=True, expose_value=False, callback=_remember,
+                     help="Interval method: auto = BCa for smooth metrics, a simultaneous band (valid at 0) for "
+                          "max/min/absolute-value metrics; see docs/inference.md."),
+        click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+                     show_default=True, expose_value=False, callback=_remember,
+                     help="Confidence level of every interval."),
         click.option("--n-iter", type=click.IntRange(2), default=10, show_default=True,
                      help="Iterations of DPA and leakage amplification."),
         click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp", "logistic"]), default="auto",
@@ -409,10 +417,19 @@ def _deprecated_alias(new: str):
     return callback
 
 
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Keep an option that every command passes to the audit unchanged (not a command argument)."""
+    ctx.meta.setdefault("biasamp_audit_options", {})[param.name] = value
+    return value
+
+
 def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
          progress, quiet, protect, auditor=audit) -> None:
+    options = dict(click.get_current_context().meta.get("biasamp_audit_options", {}))
+    if n_boot is not None:
+        options["n_boot"] = n_boot
     try:
-        report = auditor(**report_kwargs, n_boot=n_boot, n_iter=n_iter, attacker=attacker, exclude=exclude,
+        report = auditor(**report_kwargs, **options, n_iter=n_iter, attacker=attacker, exclude=exclude,
                          random_state=random_state, progress=progress)
     except (ValueError, TypeError, OSError, ImportError) as exc:  # OSError: a file unreadable while streaming
         raise click.ClickException(str(exc)) from None

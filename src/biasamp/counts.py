@@ -104,7 +104,7 @@ def _gram(
 
 @dataclass(frozen=True, eq=False)
 class CooccurrenceCounts:
-    """Co-occurrence counts between attribute-side and task-side labels.
+    r"""Co-occurrence counts between attribute-side and task-side labels.
 
     Build it with :meth:`from_labels`; combine with ``+``; read it with
     :attr:`n`, :meth:`total` and :meth:`cross`. All co-occurrence metrics are
@@ -124,6 +124,20 @@ class CooccurrenceCounts:
     uncounted : frozenset of (str, str)
         Cross counts that were not requested (``pairs=``) and so not
         counted; :meth:`cross` refuses to read them.
+
+    Notes
+    -----
+    With the augmented label matrices :math:`L = [1 \mid A \mid \hat A]` and
+    :math:`R = [1 \mid T \mid \hat T]`, the table is :math:`G = L^\top R`:
+    :math:`G_{00} = n`, the first row and column hold the class counts
+    (:math:`\#t`, :math:`\#a`, ...) and the blocks the co-occurrence counts
+    (:math:`\#(a, t) = \sum_i A_{ia} T_{it}`). Tables of disjoint row sets add.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021
+       (the counts of Eq. 2).
+    .. [2] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017 (the bias scores).
 
     Examples
     --------
@@ -164,7 +178,7 @@ class CooccurrenceCounts:
         ----------
         attr, task : labels, optional
             Ground truth of the protected attribute A and of the task T (any
-            input kind of SPEC §0). When a ground truth is omitted its
+            input kind of :ref:`def-inputs`). When a ground truth is omitted its
             predictions define the classes (then ``*_classes`` or a 2-D
             prediction is needed).
         attr_pred, task_pred : labels, optional

@@ -192,7 +192,12 @@ _P_ADJUST = ("holm", "bh")
 
 @dataclass(frozen=True, eq=False, repr=False)
 class BootstrapResult(ResultMixin):
-    """Result of :func:`bootstrap`.
+    r"""Result of :func:`bootstrap`: intervals and tests of no effect of a count-based metric.
+
+    There is no single ``value`` when the metric has several statistics (e.g.
+    ``"A->T"`` and ``"T->A"``): read ``estimate[name]``, ``ci[name]`` and
+    ``p_value[name]``; with one statistic ``value`` and :meth:`interval` give
+    it directly.
 
     Attributes
     ----------
@@ -232,6 +237,32 @@ class BootstrapResult(ResultMixin):
         The test used for each statistic that has one.
     notes : list of str
         Remarks a reader needs (zero-width intervals and why, tests not run).
+
+    Notes
+    -----
+    A simultaneous interval covers every unit of the table together: with
+    probability ``level`` each unit's true value lies in its
+    ``[ci_low, ci_high]``. The headline ``p_value`` is
+    :math:`\min_u p^{adj}_u`, the Holm test of the global null.
+
+    References
+    ----------
+    .. [1] B. Efron, R. Tibshirani. "An Introduction to the Bootstrap".
+       Chapman & Hall, 1993.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import bootstrap, bias_amp_directional
+    >>> rng = np.random.default_rng(0)
+    >>> attr = rng.integers(0, 2, 1000)
+    >>> task = (rng.random((1000, 2)) < 0.3 + 0.2 * attr[:, None]).astype(int)
+    >>> res = bootstrap(bias_amp_directional, attr, task, attr_pred=attr, task_pred=task,
+    ...                 n_boot=200, random_state=0)
+    >>> res.estimate, res.ci["A->T"]  # perfect predictions: no amplification, and no doubt about it
+    ({'A->T': 0.0, 'T->A': 0.0}, (0.0, 0.0))
+    >>> hasattr(res, "value")  # two statistics: read res.estimate[name]
+    False
     """
 
     estimate: dict
@@ -450,8 +481,7 @@ def bootstrap(
     >>> bool(low <= res.value <= high), res.methods["DP"]
     (True, 'max-t band')
     """
-    from ._inference import CI_METHODS, interval, unit_table, zero_width_note
-    from ._pvalues import adjust_pvalues, global_p_value
+    from ._inference import CI_METHODS
     from ._resample import seed_sequence
 
     n_boot = _check_n_boot(n_boot)
@@ -472,17 +502,7 @@ def bootstrap(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         stats = plan.statistics(cells.table()[None])
-        values = {s.name: np.empty(n_boot) for s in stats}
-        parts = {s.name: np.empty((n_boot, len(s.parts.estimate))) for s in stats if s.parts is not None}
-        for sl, tables in cells.replicate_tables(n_boot, seed):
-            for name, v in plan.values(tables).items():
-                values[name][sl] = v
-            for name, x in plan.parts(tables).items():
-                parts[name][sl] = x
-        for s in stats:
-            s.replicates = values[s.name]
-            if s.parts is not None:
-                s.parts.replicates = parts[s.name]
+        fill_replicates(plan, stats, cells.replicate_tables(n_boot, seed), n_boot)
         if ci_method == "bca" or (ci_method == "auto" and any(s.regular for s in stats)):
             for s in stats:
                 s.jackknife = np.full(cells.n_cells, np.nan)
@@ -490,6 +510,32 @@ def bootstrap(
                 vals = plan.values(tables)
                 for s in stats:
                     s.jackknife[sl] = vals[s.name]
+    return summarize(plan, stats, n_boot=n_boot, level=level, ci_method=ci_method, p_adjust=p_adjust, seed=seed,
+                     cell_counts=cells.counts, stacklevel=3)
+
+
+def fill_replicates(plan: Any, stats: list, chunks: Any, n_boot: int) -> None:
+    """Evaluate ``plan`` on chunks ``(slice, tables)`` of replicate tables and store the replicates in ``stats``."""
+    values = {s.name: np.empty(n_boot) for s in stats}
+    parts = {s.name: np.empty((n_boot, len(s.parts.estimate))) for s in stats if s.parts is not None}
+    for sl, tables in chunks:
+        for name, v in plan.values(tables).items():
+            values[name][sl] = v
+        for name, x in plan.parts(tables).items():
+            parts[name][sl] = x
+    for s in stats:
+        s.replicates = values[s.name]
+        if s.parts is not None:
+            s.parts.replicates = parts[s.name]
+
+
+def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: str, p_adjust: str,
+              seed: np.random.SeedSequence, cell_counts: np.ndarray | None = None,
+              stacklevel: int = 2) -> BootstrapResult:
+    """Intervals, tests and per-unit tables of statistics whose replicates are filled in."""
+    from ._inference import interval, unit_table, zero_width_note
+    from ._pvalues import adjust_pvalues, global_p_value
+
     test_rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 2)))
     tests = plan.tests(test_rng) if plan.tests is not None else {}
     estimate, ci, methods, p_value, tables, n_undefined, test_methods = {}, {}, {}, {}, {}, {}, {}
@@ -497,7 +543,7 @@ def bootstrap(
     for s in stats:
         estimate[s.name] = s.estimate
         n_undefined[s.name] = int((~np.isfinite(s.replicates)).sum())
-        lo, hi, used = interval(s, ci_method, level, cells.counts)
+        lo, hi, used = interval(s, ci_method, level, cell_counts)
         ci[s.name], methods[s.name] = (lo, hi), used
         if lo == hi and np.isfinite(lo):
             notes.append(zero_width_note(s))
@@ -519,7 +565,7 @@ def bootstrap(
             "bootstrap: some replicates had an undefined statistic and were excluded: "
             + ", ".join(f"{k}: {v}" for k, v in n_undefined.items() if v),
             UndefinedPairWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
     return BootstrapResult(estimate, ci, replicates, n_undefined, n_boot, level, ci_method, methods, p_value,
                            tables, p_adjust, test_methods, notes)

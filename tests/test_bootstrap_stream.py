@@ -1,0 +1,106 @@
+"""The Poisson bootstrap of the accumulators, Dask and the streamed audit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import biasamp as b
+from biasamp.accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator
+
+
+def _cooc(seed=0, n=3000):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, n)
+    t = (rng.random((n, 4)) < 0.3 + 0.2 * a[:, None]).astype(int)
+    tp = np.where(rng.random((n, 4)) < 0.1, 1 - t, t)
+    ap = np.where(rng.random(n) < 0.1, 1 - a, a)
+    return a, t, ap, tp
+
+
+def test_replicates_add_over_batches_and_merges():
+    """Batches, merged partitions and one shot give the same replicate tables when the row ids agree."""
+    a, t, ap, tp = _cooc()
+    one = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3).update(a, t, attr_pred=ap, task_pred=tp)
+    batches = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3)
+    for rows in np.array_split(np.arange(len(a)), 4):
+        batches.update(a[rows], t[rows], attr_pred=ap[rows], task_pred=tp[rows])
+    np.testing.assert_allclose(batches.boot, one.boot)
+    left = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3)
+    right = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3)
+    ids = np.arange(len(a))
+    left.update(a[:1000], t[:1000], attr_pred=ap[:1000], task_pred=tp[:1000], row_ids=ids[:1000])
+    right.update(a[1000:], t[1000:], attr_pred=ap[1000:], task_pred=tp[1000:], row_ids=ids[1000:])
+    np.testing.assert_allclose((left + right).boot, one.boot)
+    # replicates are weighted resamples: every replicate's row total is a Poisson(n) draw
+    totals = one.boot[:, 0, 0]
+    assert abs(totals.mean() - len(a)) < 4 * np.sqrt(len(a) / 50) * 3
+    with pytest.raises(ValueError, match="n_boot or random_state"):
+        left.merge(CooccurrenceAccumulator(2, 4, n_boot=50, random_state=4))
+
+
+def test_stream_tests_equal_in_memory_and_intervals_hold_estimates():
+    a, t, ap, tp = _cooc(1)
+    acc = CooccurrenceAccumulator(2, 4, n_boot=300, random_state=0)
+    for rows in np.array_split(np.arange(len(a)), 3):
+        acc.update(a[rows], t[rows], attr_pred=ap[rows], task_pred=tp[rows])
+    streamed = acc.bootstrap()
+    memory = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=0)
+    assert streamed.estimate == memory.estimate
+    assert streamed.p_value == pytest.approx(memory.p_value, rel=1e-12)
+    for name, (lo, hi) in streamed.ci.items():
+        assert lo <= streamed.estimate[name] <= hi
+        assert streamed.methods[name] == "percentile"
+        # both bootstraps estimate the same sampling distribution
+        assert hi - lo == pytest.approx(memory.ci[name][1] - memory.ci[name][0], rel=0.3)
+    with pytest.raises(ValueError, match="bca"):
+        acc.bootstrap(ci_method="bca")
+    with pytest.raises(ValueError, match="n_boot"):
+        CooccurrenceAccumulator(2, 4).update(a, t, task_pred=tp).bootstrap()
+
+
+def test_fairness_and_multi_accumulators():
+    rng = np.random.default_rng(2)
+    n = 2000
+    g, y = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    p = np.where(rng.random(n) < 0.6 + 0.1 * g, y, rng.integers(0, 3, n))
+    acc = FairnessAccumulator(3, 3, n_boot=200, random_state=0)
+    for rows in np.array_split(np.arange(n), 4):
+        acc.update(y[rows], p[rows], sensitive_features=g[rows])
+    res = acc.bootstrap()
+    mem = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=200, random_state=0)
+    assert res.estimate == pytest.approx(mem.estimate)
+    assert res.p_value == pytest.approx(mem.p_value)
+    assert all(lo <= res.estimate[m] <= hi for m, (lo, hi) in res.ci.items())
+    a, t, ap, tp = _cooc(3, 2000)
+    multi = MultiAttributeAccumulator(2, 4, n_boot=200, random_state=0)
+    multi.collect(t)
+    multi.freeze()
+    for rows in np.array_split(np.arange(len(a)), 2):
+        multi.update(a[rows], t[rows], attr_pred=ap[rows], task_pred=tp[rows])
+    mres = multi.bootstrap()
+    point = b.multi_bias_amp(a, t, attr_pred=ap, task_pred=tp)
+    assert mres.estimate["G->M"] == pytest.approx(point.g_to_m.value)
+    assert mres.estimate["Multi_MALS raw"] == pytest.approx(point.mals.raw)
+    assert all(lo <= mres.estimate[k] <= hi for k, (lo, hi) in mres.ci.items())
+
+
+def test_dask_bootstrap_matches_accumulators():
+    da = pytest.importorskip("dask.array")
+    import biasamp.dask as bd
+
+    a, t, ap, tp = _cooc(4, 2100)
+    chunks = 700
+    res = bd.bootstrap(bd.bias_amp_directional, da.from_array(a, chunks=chunks), da.from_array(t, chunks=chunks),
+                       task_pred=da.from_array(tp, chunks=chunks), n_boot=100, random_state=5)
+    # the same partitions as accumulators with streams 0, 1, 2
+    accs = [CooccurrenceAccumulator(2, 4, n_boot=100, random_state=5, stream=i).update(
+        a[i * chunks:(i + 1) * chunks], t[i * chunks:(i + 1) * chunks], task_pred=tp[i * chunks:(i + 1) * chunks])
+        for i in range(3)]
+    ref = sum(accs[1:], accs[0]).bootstrap()
+    assert res.ci == ref.ci and res.p_value == ref.p_value
+    same = bd.bootstrap(b.bias_amp_directional, da.from_array(a, chunks=chunks), da.from_array(t, chunks=chunks),
+                        task_pred=da.from_array(tp, chunks=chunks), n_boot=100, random_state=5)
+    assert same.ci == res.ci
+    with pytest.raises(TypeError, match="supports"):
+        bd.bootstrap(b.dpa, a, t)
