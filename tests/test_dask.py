@@ -146,10 +146,10 @@ def test_dpa_and_leakage_on_cluster_equal_local_run(cluster):
         bdask.dpa(demo.attr, demo.task, **kw)
     with distributed.Client(cluster):
         on_dask = bdask.dpa(demo.attr, demo.task, **kw)
-        la_dask = bdask.leakage_amplification(demo.attr, demo.task, demo.task_pred, attacker="tabular",
+        la_dask = bdask.leakage_amplification(demo.attr, demo.task, task_pred=demo.task_pred, attacker="tabular",
                                               n_iter=3, random_state=3, progress=False)
     assert_same(on_dask, local)
-    la_local = biasamp.leakage_amplification(demo.attr, demo.task, demo.task_pred, attacker="tabular",
+    la_local = biasamp.leakage_amplification(demo.attr, demo.task, task_pred=demo.task_pred, attacker="tabular",
                                              n_iter=3, random_state=3, progress=False)
     assert_same(la_dask, la_local)
 

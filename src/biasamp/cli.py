@@ -363,14 +363,15 @@ def _common_options(func):
                      help="Bootstrap replicates of the count-based metrics."),
         click.option("--n-iter", type=click.IntRange(2), default=10, show_default=True,
                      help="Iterations of DPA and leakage amplification."),
-        click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp", "logistic"]), default="auto",
-                     show_default=True, help="Attacker of DPA/LA; auto = tabular for discrete inputs with few values."),
+        click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp_es", "mlp", "logistic"]),
+                     default="auto", show_default=True,
+                     help="Attacker of DPA/LA; auto = tabular for discrete inputs with well-filled cells, else mlp_es."),
         click.option("--skip", multiple=True, type=click.Choice(_SECTIONS),
                      help="Do not compute this section (repeatable)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Random seed."),
         click.option("--progress/--no-progress", default=None,
-                     help="Progress bars on stderr [default: when stderr is a terminal]."),
-        click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table."),
+                     help="Progress on stderr [default: a bar on a terminal, else a line every 10 s; off with -q]."),
+        click.option("-q", "--quiet", is_flag=True, help="Print neither the summary table nor progress."),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -379,6 +380,8 @@ def _common_options(func):
 
 def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, skip, seed, progress,
          quiet, protect, auditor=audit) -> None:
+    if quiet and progress is None:  # --quiet silences progress too, unless --progress asks for it
+        progress = False
     try:
         report = auditor(**report_kwargs, n_boot=n_boot, n_iter=n_iter, attacker=attacker, exclude=skip,
                          random_state=seed, progress=progress)

@@ -808,7 +808,7 @@ def dpa(attr: Any, task: Any, **kwargs: Any):
     return _on_dask(_dpa, (attr, task), kwargs)
 
 
-def leakage_amplification(attr: Any, task: Any, task_pred: Any, **kwargs: Any):
+def leakage_amplification(attr: Any, task: Any, *, task_pred: Any, **kwargs: Any):
     r"""Leakage amplification LA (Wang et al. 2019) with its iterations run on a Dask cluster.
 
     .. math::
@@ -821,7 +821,9 @@ def leakage_amplification(attr: Any, task: Any, task_pred: Any, **kwargs: Any):
 
     Parameters
     ----------
-    attr, task, task_pred : labels (in memory)
+    attr, task : labels (in memory)
+        As in :func:`biasamp.leakage_amplification`.
+    task_pred : labels (in memory, keyword-only)
         As in :func:`biasamp.leakage_amplification`.
     **kwargs
         Every keyword of :func:`biasamp.leakage_amplification`; ``n_jobs``
@@ -850,9 +852,9 @@ def leakage_amplification(attr: Any, task: Any, task_pred: Any, **kwargs: Any):
     >>> distributed = pytest.importorskip("distributed")  # the [dask] extra
     >>> import biasamp.dask
     >>> with distributed.Client(processes=False, n_workers=1, dashboard_address=None):  # doctest: +SKIP
-    ...     res = biasamp.dask.leakage_amplification([0, 1] * 50, [0, 1] * 50, [0, 1] * 50,
+    ...     res = biasamp.dask.leakage_amplification([0, 1] * 50, [0, 1] * 50, task_pred=[0, 1] * 50,
     ...                                              attacker="tabular", n_iter=3, random_state=0)
     """
     from .predictability import leakage_amplification as _la
 
-    return _on_dask(_la, (attr, task, task_pred), kwargs)
+    return _on_dask(_la, (attr, task), {**kwargs, "task_pred": task_pred})
