@@ -35,7 +35,7 @@ def sparse_tags(n=2000, k=60, seed=0):
 # distinct rows
 # --------------------------------------------------------------------------- #
 @settings(max_examples=30, deadline=None)
-@given(n=st.integers(1, 300), d=st.sampled_from([2, 7, 62, 63, 64, 65, 130]), p=st.floats(0.0, 1.0),
+@given(n=st.integers(1, 300), d=st.sampled_from([1, 2, 7, 16, 17, 62, 63, 64, 65, 130]), p=st.floats(0.0, 1.0),
        seed=st.integers(0, 2**16))
 def test_row_ids_equal_numpy_unique_rows(n, d, p, seed):
     """The packed-bits path gives np.unique(axis=0)'s rows, order and ids, at any width."""

@@ -49,6 +49,8 @@ def single_threaded() -> Iterator[None]:
     apart. One thread per fit fixes the order; parallelism comes from running
     iterations in separate processes instead.
     """
+    import sklearn.linear_model  # noqa: F401 - the built-in attackers' native libraries, loaded before the limit
+    import sklearn.neural_network  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     torch = sys.modules.get("torch")
@@ -67,12 +69,31 @@ def single_threaded() -> Iterator[None]:
 # --------------------------------------------------------------------------- #
 # the tabular (Bayes-optimal) attacker
 # --------------------------------------------------------------------------- #
+def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, ids)``: the first position of each distinct key (in sorted key order) and each key's id.
+
+    Non-negative integer keys of a small range take a dense table (a
+    ``bincount`` and a ``cumsum``, no sort); anything else ``np.unique``.
+    """
+    keys = np.asarray(keys).reshape(-1)
+    n = len(keys)
+    if n and keys.dtype.kind in "biu" and int(keys.min()) >= 0 and int(keys.max()) < max(1 << 16, 4 * n):
+        keys = keys.astype(np.intp, copy=False)
+        present = np.bincount(keys) > 0
+        ids = (np.cumsum(present) - 1)[keys]
+        first = np.full(int(present.sum()), n, dtype=np.intp)
+        np.minimum.at(first, ids, np.arange(n))
+        return first, ids
+    _, first, ids = np.unique(keys, return_index=True, return_inverse=True)
+    return first, np.asarray(ids).reshape(-1)
+
+
 def _row_ids(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of ``X`` (in lexicographic order) and the id of each row.
 
-    One column takes a 1-D ``np.unique``. 0/1 rows of any width are packed
-    into 64-bit words (first column most significant, so the order stays
-    lexicographic): one word is a 1-D ``np.unique``, several a ``lexsort``.
+    One column is factorized directly. 0/1 rows of any width are packed into
+    bytes (first column most significant, so the order stays lexicographic):
+    up to 8 bytes make one integer key, more a ``lexsort`` over 64-bit words.
     Anything else takes the row-wise ``np.unique``.
     """
     X = np.asarray(X)
@@ -80,17 +101,20 @@ def _row_ids(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         X = X.reshape(-1, 1)
     n = len(X)
     if X.shape[1] == 1:
-        keys, ids = np.unique(X[:, 0], return_inverse=True)
-        return keys.reshape(-1, 1), np.asarray(ids).reshape(-1)
+        first, ids = _factorize(X[:, 0])
+        return X[first], ids
     if n and X.dtype.kind in "biuf" and _is_binary(X):
         packed = np.packbits(X != 0, axis=1)
+        if packed.shape[1] <= 8:  # one integer key: the bytes, big-endian
+            key = np.zeros(n, dtype=np.uint64)
+            for b in range(packed.shape[1]):
+                key = (key << np.uint64(8)) | packed[:, b]
+            first, ids = _factorize(key)
+            return X[first], ids
         pad = -packed.shape[1] % 8
         if pad:
             packed = np.concatenate([packed, np.zeros((n, pad), dtype=np.uint8)], axis=1)
         words = np.ascontiguousarray(packed).view(">u8")  # big-endian: byte 0 most significant
-        if words.shape[1] == 1:
-            _, first, ids = np.unique(words[:, 0], return_index=True, return_inverse=True)
-            return X[first], np.asarray(ids).reshape(-1)
         order = np.lexsort(words.T[::-1])  # stable: the first row of each group is its first occurrence
         ordered = words[order]
         new = np.ones(n, dtype=bool)
@@ -226,8 +250,8 @@ def _pair_ids(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Id of each distinct (x, y) row (lexicographic order) and the first row holding each."""
     _, ids_x = _row_ids(x)
     rows_y, ids_y = _row_ids(y)
-    _, first, ids = np.unique(ids_x.astype(np.int64) * len(rows_y) + ids_y, return_index=True, return_inverse=True)
-    return np.asarray(ids).reshape(-1), first
+    first, ids = _factorize(ids_x.astype(np.int64) * len(rows_y) + ids_y)
+    return ids, first
 
 
 def _compress(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -312,10 +336,9 @@ class EarlyStoppedMLP(BaseEstimator):
         binary = _is_binary(X)
         self.binary_input_ = binary
         rows = np.arange(len(X))
-        if len(rows) > self.max_rows:
-            distinct = len(_pair_ids(X, y)[1]) if binary else len(rows)
-            if distinct > self.max_rows:
-                rows = np.sort(rng.choice(len(X), size=self.max_rows, replace=False))
+        pairs = _pair_ids(X, y) if binary else None  # (pair id of each row, first row of each pair)
+        if len(rows) > self.max_rows and (pairs is None or len(pairs[1]) > self.max_rows):
+            rows = np.sort(rng.choice(len(X), size=self.max_rows, replace=False))
         n_val = int(round(self.validation_fraction * len(rows)))
         perm = rng.permutation(rows)
         val, fit = (np.sort(perm[:n_val]), np.sort(perm[n_val:])) if n_val >= 10 else (rows[:0], rows)
@@ -340,10 +363,12 @@ class EarlyStoppedMLP(BaseEstimator):
         net = self._network(self.check_every)
         weighted = binary and _accepts_sample_weight(net)
 
-        def part(idx):
-            if weighted:
-                return _compress(Xs[idx], ys[idx])
-            return Xs[idx], ys[idx], np.ones(len(idx))
+        def part(idx):  # the rows idx, as distinct weighted rows when the input is 0/1
+            if not weighted:
+                return Xs[idx], ys[idx], np.ones(len(idx))
+            counts = np.bincount(pairs[0][idx], minlength=len(pairs[1]))
+            kept = np.flatnonzero(counts)
+            return Xs[pairs[1][kept]], ys[pairs[1][kept]], counts[kept].astype(np.float64)
 
         xf, yf, wf = part(fit)
         xv, yv, wv = part(val) if len(val) else (None, None, None)

@@ -40,6 +40,7 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
 import time
@@ -92,28 +93,53 @@ class _Variable:
     ``kind`` is ``"single"`` (``y`` = class codes), ``"multi"`` (``y`` = N x K
     0/1 matrix) or ``"continuous"`` (``y`` = float array). ``x`` / ``x_pred``
     are the float attacker inputs of the truth / prediction (soft predictions
-    kept); ``y_pred`` is the hard prediction used as an attacker target.
+    kept, in ``soft``); ``y_pred`` is the hard prediction used as an attacker
+    target. The inputs derived from labels are built on first use and are not
+    pickled (nor is the cache): a worker process gets only the labels.
     """
 
     name: str
     kind: str
     classes: tuple | None
     y: np.ndarray
-    x: np.ndarray
     y_pred: np.ndarray | None
-    x_pred: np.ndarray | None
+    soft: np.ndarray | None  # a prediction that is not hard labels (probabilities), as given
     accuracy: np.ndarray | None  # scalar (single) or per column (multi); None: continuous / no prediction
     cache: dict = field(default_factory=dict, repr=False)
 
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "cache": {}}
+
+    @property
+    def x(self) -> np.ndarray:
+        """Attacker input of the ground truth."""
+        if self.kind == "continuous":
+            return self.y.reshape(len(self.y), -1)
+        if "input" not in self.cache:
+            self.cache["input"] = self.features(self.y)
+        return self.cache["input"]
+
+    @property
+    def x_pred(self) -> np.ndarray | None:
+        """Attacker input of the prediction (the probabilities themselves when soft)."""
+        if self.soft is not None or self.y_pred is None:
+            return self.soft
+        if self.kind == "continuous":
+            return self.y_pred.reshape(len(self.y_pred), -1)
+        if "input_pred" not in self.cache:
+            self.cache["input_pred"] = self.features(self.y_pred)
+        return self.cache["input_pred"]
+
     def ids(self, which: str) -> tuple[np.ndarray, int]:
         """Cached distinct-row ids (and their number) of ``"y"`` (= truth input) or ``"x_pred"``."""
-        if which not in self.cache:
+        key = "ids " + which
+        if key not in self.cache:
             if which == "y" and self.kind == "single":
-                self.cache[which] = (self.y, self.n_classes)
+                self.cache[key] = (self.y, self.n_classes)
             else:
                 rows, ids = _row_ids(self.y if which == "y" else self.x_pred)
-                self.cache[which] = (ids, len(rows))
-        return self.cache[which]
+                self.cache[key] = (ids, len(rows))
+        return self.cache[key]
 
     @property
     def n_classes(self) -> int:
@@ -175,8 +201,7 @@ def _encode_variable(truth: Any, pred: Any, name: str, pred_name: str, target_qu
             if not np.issubdtype(p.dtype, np.number):
                 raise TypeError(f"{pred_name} must be numeric for a continuous {name}")
             y_pred = p.astype(np.float64)
-            x_pred = y_pred.reshape(len(y_pred), -1)
-        return _Variable(name, "continuous", None, y, y.reshape(len(y), -1), y_pred, x_pred, None)
+        return _Variable(name, "continuous", None, y, y_pred, None, None)
 
     enc = encode_labels({name: truth}, {pred_name: pred}, allow_soft=True)
     m = enc[name]
@@ -187,22 +212,23 @@ def _encode_variable(truth: Any, pred: Any, name: str, pred_name: str, target_qu
         kind, y = "single", np.asarray(m.dense).argmax(axis=1)  # a 2-D one-hot matrix is single-label
     else:
         kind, y = "multi", np.asarray(m.dense).astype(np.int8)
-    y_pred = x_pred = accuracy = None
+    y_pred = soft = accuracy = None
     if pred_name in enc:
         pm = enc[pred_name]
         if pm.codes is not None:
             y_pred = pm.codes if kind == "single" else pm.to_dense().astype(np.int8)
-            x_pred = pm.to_dense()
         else:
             dense = np.asarray(pm.dense, dtype=np.float64)
-            x_pred = dense
             if kind == "single":
                 y_pred = dense.argmax(axis=1)  # soft or one-hot: the most probable class
+                hard = _one_hot(y_pred, m.n_classes)
             else:
                 y_pred = (dense > 0.5).astype(np.int8)  # soft multi-label: threshold at 0.5
+                hard = y_pred
+            if not np.array_equal(dense, hard):  # probabilities: the model-side input of LA
+                soft = dense
         accuracy = (y_pred == y).mean(axis=0)
-    x = _one_hot(y, m.n_classes) if kind == "single" else y.astype(np.float64)
-    return _Variable(name, kind, m.classes, y, x, y_pred, x_pred, accuracy)
+    return _Variable(name, kind, m.classes, y, y_pred, soft, accuracy)
 
 
 # --------------------------------------------------------------------------- #
@@ -358,7 +384,8 @@ def _split(var: _Variable, test_size: float, seed: int) -> tuple[np.ndarray, np.
             per_class[np.argsort(-(share - per_class), kind="stable")[:rest]] += 1
         per_class = np.clip(per_class, 1, counts - 1)
         ids_perm = ids[perm]
-        order = np.argsort(ids_perm, kind="stable")  # permuted rows grouped by class
+        # permuted rows grouped by class (a 16-bit key sorts by radix: linear time, same stable order)
+        order = np.argsort(ids_perm.astype(np.uint16) if n_ids <= 1 << 16 else ids_perm, kind="stable")
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n) - starts[ids_perm[order]]
@@ -417,9 +444,16 @@ def _is_hard(x: np.ndarray) -> bool:
     return bool(((x == 0) | (x == 1)).all())
 
 
+def _fits(jobs: list[_Job]) -> Any:
+    """One BLAS/OpenMP thread while these jobs run, unless none fits a model (the tabular attacker counts)."""
+    if all(isinstance(job.attacker, str) and job.attacker == "tabular" for job in jobs):
+        return contextlib.nullcontext()
+    return single_threaded()
+
+
 def _run_task(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
     """One iteration in a worker process, BLAS/OpenMP limited to one thread."""
-    with single_threaded():
+    with _fits([job]):
         return _iteration(job, state)
 
 
@@ -507,9 +541,10 @@ def _run_all(tasks: list[tuple[_Job, np.ndarray]], n_jobs: Any, progress: Any, d
         if n_jobs is not None and n_jobs != 1:
             return _parallel(tasks, n_jobs, bar)
         n_first = len(tasks) if n_jobs == 1 else len({id(job) for job, _ in tasks})
+        jobs = [job for job, _ in tasks[:n_first]]
         results = []
         start = time.perf_counter()
-        with single_threaded():
+        with _fits(jobs):
             for job, state in tasks[:n_first]:
                 results.append(_iteration(job, state))
                 bar.update()
@@ -517,10 +552,11 @@ def _run_all(tasks: list[tuple[_Job, np.ndarray]], n_jobs: Any, progress: Any, d
         if not rest:
             return results
         estimate = (time.perf_counter() - start) * len(rest) / n_first
-        workers = min(_idle_cores(), len(rest))
-        if estimate > _PARALLEL_MIN_SECONDS and workers > 1:
-            return results + _parallel(rest, workers, bar)
-        with single_threaded():
+        if estimate > _PARALLEL_MIN_SECONDS:
+            workers = min(_idle_cores(), len(rest))
+            if workers > 1:
+                return results + _parallel(rest, workers, bar)
+        with _fits(jobs):
             for job, state in rest:
                 results.append(_iteration(job, state))
                 bar.update()
