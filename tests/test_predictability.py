@@ -1,4 +1,4 @@
-"""DPA and leakage amplification (SPEC §3): paper claims, analytic cases, properties, errors."""
+"""DPA and leakage amplification: paper claims, analytic cases, properties, errors."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_perfect_predictions_give_exactly_zero(attacker):
         assert (d.iterations["dpa"] == 0).all() and d.value == 0.0
         assert (d.iterations["n_flipped"] == 0).all()
         assert d.ci == (0.0, 0.0)
-    la = leakage_amplification(attr, task, task, attacker=attacker, **FAST)
+    la = leakage_amplification(attr, task, task_pred=task, attacker=attacker, **FAST)
     assert la.value == 0.0
 
 
@@ -316,14 +316,14 @@ def test_callable_quality():
 # --------------------------------------------------------------------------- #
 def test_leakage_amplification():
     attr, task = associated(1500, 0.6)
-    res = leakage_amplification(attr, task, attr, attacker="tabular", **FAST)
+    res = leakage_amplification(attr, task, task_pred=attr, attacker="tabular", **FAST)
     assert isinstance(res, LeakageResult)
     assert res.lambda_model == 1.0 and 0.3 < res.value < 0.5
     assert res.ci[1] <= 1.0
     assert list(res.iterations.columns) == ["iteration", "lambda_data", "lambda_model", "leakage", "n_flipped"]
     # soft predictions are accepted as attacker inputs
     soft = np.clip(attr * 0.9 + 0.05, 0, 1)
-    res_soft = leakage_amplification(attr, task, soft, attacker="logistic", **FAST)
+    res_soft = leakage_amplification(attr, task, task_pred=soft, attacker="logistic", **FAST)
     assert res_soft.value > 0.2
 
 
@@ -340,7 +340,7 @@ def test_result_objects():
     assert list(res.a_to_t.iterations.columns) == ["iteration", "psi_data", "psi_model", "dpa", "absolute",
                                                    "n_flipped"]
     json.dumps(res.to_dict())
-    json.dumps(leakage_amplification(attr, task, task, attacker="tabular", **FAST).to_dict())
+    json.dumps(leakage_amplification(attr, task, task_pred=task, attacker="tabular", **FAST).to_dict())
     assert set(res.to_frame()["direction"]) == {"A->T", "T->A"}
     nolevel = dpa(attr, task, task_pred=task, attacker="tabular", n_iter=1, level=None, progress=False)
     assert nolevel.a_to_t.ci is None and "CI" not in repr(nolevel)
@@ -391,7 +391,7 @@ def test_errors():
     with pytest.raises(ValueError, match="tabular"):
         dpa(cont, task, task_pred=task, attacker="tabular", quality="inv_rmse", progress=False)
     with pytest.raises(ValueError, match="task_pred"):
-        leakage_amplification(attr, task, None)
+        leakage_amplification(attr, task, task_pred=None)
     # a continuous target with inv_rmse is fine
     r = dpa(attr, cont, task_pred=cont + 0.1, attacker="logistic", quality="inv_rmse", **FAST)
     assert r.equalized is False and r.a_to_t.model_accuracy is None

@@ -64,7 +64,6 @@ pyarrow is imported only when data is read.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +73,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ._progress import show_progress
+from ._progress import progress_bar, progress_mode
 from .report import AuditInputs, AuditOptions, Report, SectionResult, _build_report, _chosen_builders
 
 __all__ = ["ParquetDataset", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
@@ -428,9 +427,8 @@ def _located(exc: Exception, where: str) -> Exception:
 # --------------------------------------------------------------------------- #
 # the driver
 # --------------------------------------------------------------------------- #
-def _bar(total: int | None, desc: str, enabled: bool) -> Any:
-    return tqdm(total=total, desc=desc, unit="rows", unit_scale=True, file=sys.stderr, disable=not enabled,
-                leave=False, dynamic_ncols=True)
+def _bar(total: int | None, desc: str, progress: Any) -> Any:
+    return progress_bar(total=total, desc=desc, progress=progress, unit="rows", unit_scale=True, tqdm_class=tqdm)
 
 
 def stream_audit(
@@ -496,8 +494,9 @@ def stream_audit(
     title, names, errors
         As in :func:`biasamp.report.audit`.
     progress : bool or None
-        One bar per pass over the data on stderr (None: when stderr is a
-        terminal), its total the rows of the pass (from the file footers).
+        One bar per pass over the data on stderr, its total the rows of the
+        pass (from the file footers); ``None``: bars when stderr is a
+        terminal, otherwise a plain progress line every 10 s.
 
     Returns
     -------
@@ -560,7 +559,7 @@ def stream_audit(
     opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
                        random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=show_progress(progress))
+                       min_support=min_support, top_k=top_k, progress=progress_mode(progress))
     keys = {b.key for b in chosen}
     batch_size = int(batch_size)
     train_rows = train.num_rows if train is not None else 0  # from the footers, for the progress bars

@@ -373,8 +373,9 @@ def _common_options(func):
                      help="Confidence level of every interval."),
         click.option("--n-iter", type=click.IntRange(2), default=10, show_default=True,
                      help="Iterations of DPA and leakage amplification."),
-        click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp", "logistic"]), default="auto",
-                     show_default=True, help="Attacker of DPA/LA; auto = tabular for discrete inputs with few values."),
+        click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp_es", "mlp", "logistic"]),
+                     default="auto", show_default=True,
+                     help="Attacker of DPA/LA; auto = tabular for discrete inputs with well-filled cells, else mlp_es."),
         click.option("--exclude", multiple=True, type=click.Choice(_SECTIONS),
                      help="Do not compute this section (repeatable); audit(exclude=...)."),
         click.option("--random-state", type=int, default=0, show_default=True,
@@ -385,8 +386,8 @@ def _common_options(func):
         click.option("--seed", "seed_alias", type=int, default=None, hidden=True,
                      callback=_deprecated_alias("--random-state")),
         click.option("--progress/--no-progress", default=None,
-                     help="Progress bars on stderr [default: when stderr is a terminal]."),
-        click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table."),
+                     help="Progress on stderr [default: a bar on a terminal, else a line every 10 s; off with -q]."),
+        click.option("-q", "--quiet", is_flag=True, help="Print neither the summary table nor progress."),
     ]
 
     @functools.wraps(func)
@@ -428,6 +429,8 @@ def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter,
     options = dict(click.get_current_context().meta.get("biasamp_audit_options", {}))
     if n_boot is not None:
         options["n_boot"] = n_boot
+    if quiet and progress is None:  # --quiet silences progress too, unless --progress asks for it
+        progress = False
     try:
         report = auditor(**report_kwargs, **options, n_iter=n_iter, attacker=attacker, exclude=exclude,
                          random_state=random_state, progress=progress)

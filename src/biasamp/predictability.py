@@ -1,4 +1,4 @@
-"""Predictability-based bias amplification: DPA and leakage amplification (SPEC §3).
+"""Predictability-based bias amplification: DPA and leakage amplification.
 
 An *attacker* is trained to predict one variable from another; how well it
 does (the quality :math:`Q` on a held-out split) measures how much the input
@@ -12,16 +12,20 @@ with one trained on the model's predictions measures amplification:
   the absolute change :math:`\\lambda_M - \\lambda_D` of the predictability
   of A from the task labels.
 
-Built-in attackers: ``"mlp"`` (two hidden layers, the papers' choice),
-``"logistic"`` and ``"tabular"`` (:class:`TabularAttacker`, the smoothed
+Built-in attackers (:mod:`biasamp._attackers`): ``"auto"`` (the default:
+per direction, the tabular attacker where it is exact, else the MLP with
+early stopping), ``"tabular"`` (:class:`TabularAttacker`, the smoothed
 empirical conditional distribution: the Bayes-optimal attacker for discrete
-inputs, exact and instant). Any scikit-learn-style estimator instance works
-too; it is cloned for every fit.
+inputs, exact and instant), ``"mlp_es"`` (two hidden layers, the papers'
+network, stopped on a held-out loss, bounded cost), ``"mlp"`` (the same
+network trained to convergence) and ``"logistic"``. Any scikit-learn-style
+estimator instance works too; it is cloned for every fit.
 
 Every iteration draws its own random label flips (accuracy equalisation) and
 its own stratified train/test split from a seed derived, before anything
-runs, from ``np.random.SeedSequence(random_state).spawn(n_iter)``: results
-are identical for any ``n_jobs``.
+runs, from ``np.random.SeedSequence(random_state).spawn(n_iter)``, and every
+attacker is fitted with BLAS/OpenMP limited to one thread: results are
+bit-identical for any ``n_jobs`` and any thread settings.
 
 References
 ----------
@@ -36,20 +40,28 @@ References
 
 from __future__ import annotations
 
-import inspect
+import contextlib
 import numbers
-import warnings
+import os
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import f1_score
 
-from ._progress import show_progress
+from ._attackers import (
+    TabularAttacker,
+    _attack,
+    _attacker_name,
+    _check_attacker,
+    _row_ids,
+    _tabular_fast,
+    choose_attacker,
+    single_threaded,
+)
+from ._progress import progress_bar
 from ._results import ResultMixin, fmt
 from .labels import _as_array, _check_finite, check_consistent_length, encode_labels
 from .stats import confidence_interval
@@ -63,149 +75,13 @@ __all__ = [
     "leakage_amplification",
 ]
 
-_ATTACKERS = ("mlp", "logistic", "tabular")
 _QUALITIES = ("inv_ce", "accuracy", "f1", "inv_rmse")
 _CLASSIFICATION_QUALITIES = ("inv_ce", "accuracy", "f1")
 _EPS = 1e-15  # probability clip for inv_ce, and RMSE floor for inv_rmse
-_MLP_HIDDEN = 32
-_MLP_MAX_ITER = 500
-
-
-# --------------------------------------------------------------------------- #
-# the tabular (Bayes-optimal) attacker
-# --------------------------------------------------------------------------- #
-def _row_ids(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of ``X`` (sorted) and the id of each row.
-
-    One column, or 0/1 rows of at most 62 columns (packed into one integer
-    key), take a fast 1-D ``np.unique``; anything else the row-wise one.
-    """
-    X = np.asarray(X)
-    if X.ndim == 1:
-        X = X.reshape(-1, 1)
-    if X.shape[1] == 1:
-        keys, ids = np.unique(X[:, 0], return_inverse=True)
-        return keys.reshape(-1, 1), np.asarray(ids).reshape(-1)
-    if X.shape[1] <= 62 and X.dtype.kind in "biuf" and bool(((X == 0) | (X == 1)).all()):
-        key = X.astype(np.int64) @ (np.int64(1) << np.arange(X.shape[1] - 1, -1, -1, dtype=np.int64))
-        _, first, ids = np.unique(key, return_index=True, return_inverse=True)
-        return X[first], np.asarray(ids).reshape(-1)
-    rows, ids = np.unique(X, axis=0, return_inverse=True)
-    return rows, np.asarray(ids).reshape(-1)
-
-
-class TabularAttacker(ClassifierMixin, BaseEstimator):
-    r"""The smoothed empirical conditional distribution: the Bayes-optimal attacker for discrete inputs.
-
-    Every distinct input row :math:`x` (e.g. a one-hot or multi-hot label
-    vector) is a cell; for a single-label target with :math:`K` classes
-
-    .. math::
-
-        \hat P(y = k \mid x) = \frac{n_{x,k} + \alpha}{n_x + K\alpha}
-
-    with the counts :math:`n` of the training data (additive, Laplace
-    smoothing). A multi-label (2-D 0/1) target gets one such estimate per
-    label column, :math:`\hat P(y_j = 1 \mid x) = (n_{x,j} + \alpha)/(n_x +
-    2\alpha)`. Input rows never seen in training get the smoothed training
-    marginal. Predicting the class of highest probability is the plug-in
-    Bayes classifier; as the counts grow it converges to the optimal attacker
-    for any quality function, so no attacker can leak more from a discrete
-    input (SPEC §3). Fitting is one ``bincount``: instant at any size.
-
-    Parameters
-    ----------
-    alpha : float, default 1.0
-        Additive smoothing (``>= 0``; 1 is Laplace's rule). It keeps every
-        probability positive, hence the cross-entropy finite.
-
-    Attributes
-    ----------
-    classes_ : ndarray
-        Class labels (single-label), or the column indices (multi-label).
-    rows_ : ndarray
-        The distinct training input rows.
-    proba_ : ndarray of shape (n_rows, K)
-        Smoothed conditional distribution for each distinct row.
-    prior_ : ndarray of shape (K,)
-        Smoothed training marginal (for unseen rows).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from biasamp import TabularAttacker
-    >>> X = np.array([[1, 0]] * 4 + [[0, 1]] * 4)
-    >>> y = np.array([0, 0, 0, 1, 1, 1, 1, 1])
-    >>> TabularAttacker(alpha=1).fit(X, y).predict_proba([[1, 0], [0, 1]])
-    array([[0.66666667, 0.33333333],
-           [0.16666667, 0.83333333]])
-    """
-
-    def __init__(self, alpha: float = 1.0):
-        self.alpha = alpha
-
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "TabularAttacker":
-        alpha = self.alpha
-        if not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha < 0:
-            raise ValueError(f"TabularAttacker: alpha must be a finite number >= 0, got {alpha!r}")
-        X = np.asarray(X)
-        X = X.reshape(len(X), -1)
-        y = np.asarray(y)
-        if len(y) != len(X):
-            raise ValueError(f"TabularAttacker: X has {len(X)} rows but y has {len(y)}")
-        if len(X) == 0:
-            raise ValueError("TabularAttacker: cannot fit on 0 rows")
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        self.rows_, ids = _row_ids(X)
-        n_rows = len(self.rows_)
-        if y.ndim == 1:
-            self.multilabel_ = False
-            self.classes_, codes = np.unique(y, return_inverse=True)
-            k = len(self.classes_)
-            counts = np.bincount(ids * k + codes.reshape(-1), weights=w, minlength=n_rows * k).reshape(n_rows, k)
-            totals = counts.sum(axis=1, keepdims=True)
-            self.proba_ = (counts + alpha) / (totals + k * alpha)
-            marg = counts.sum(axis=0)
-            self.prior_ = (marg + alpha) / (marg.sum() + k * alpha)
-        elif y.ndim == 2:
-            self.multilabel_ = True
-            self.classes_ = np.arange(y.shape[1])
-            onehot = sparse.csr_matrix(
-                (np.ones(len(ids)) if w is None else w, (ids, np.arange(len(ids)))), shape=(n_rows, len(ids))
-            )
-            pos = np.asarray(onehot @ y.astype(np.float64))
-            totals = np.asarray(onehot.sum(axis=1))
-            self.proba_ = (pos + alpha) / (totals + 2 * alpha)
-            self.prior_ = (pos.sum(axis=0) + alpha) / (totals.sum() + 2 * alpha)
-        else:
-            raise ValueError(f"TabularAttacker: y must be 1-D (classes) or 2-D (0/1 labels), got {y.ndim}-D")
-        if not np.all(np.isfinite(self.proba_)):  # alpha = 0 with zero total weight
-            raise ValueError("TabularAttacker: a cell has zero total weight and alpha = 0")
-        self.n_features_in_ = X.shape[1]
-        return self
-
-    def _lookup(self, X: np.ndarray) -> np.ndarray:
-        """Index into ``rows_`` of each row of ``X`` (``-1`` for unseen rows)."""
-        X = np.asarray(X).reshape(len(X), -1)
-        if X.shape[1] != self.rows_.shape[1]:
-            raise ValueError(f"TabularAttacker: X has {X.shape[1]} columns, fitted on {self.rows_.shape[1]}")
-        n_seen = len(self.rows_)
-        both = np.concatenate([self.rows_.astype(np.result_type(self.rows_, X)), X])
-        _, inv = _row_ids(both)
-        to_seen = np.full(inv.max() + 1, -1, dtype=np.intp)
-        to_seen[inv[:n_seen]] = np.arange(n_seen)
-        return to_seen[inv[n_seen:]]
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        idx = self._lookup(np.asarray(X))
-        return np.where((idx >= 0)[:, None], self.proba_[idx], self.prior_[None, :])
-
-    def predict(self, X: Any) -> np.ndarray:
-        p = self.predict_proba(X)
-        if self.multilabel_:
-            return (p > 0.5).astype(int)
-        return self.classes_[p.argmax(axis=1)]
-
+# n_jobs=None: the iterations left after the first round go to worker processes when they
+# would take longer than this sequentially (starting the workers costs a few seconds) and
+# more than one core is idle.
+_PARALLEL_MIN_SECONDS = 5.0
 
 # --------------------------------------------------------------------------- #
 # encoded variables
@@ -217,28 +93,53 @@ class _Variable:
     ``kind`` is ``"single"`` (``y`` = class codes), ``"multi"`` (``y`` = N x K
     0/1 matrix) or ``"continuous"`` (``y`` = float array). ``x`` / ``x_pred``
     are the float attacker inputs of the truth / prediction (soft predictions
-    kept); ``y_pred`` is the hard prediction used as an attacker target.
+    kept, in ``soft``); ``y_pred`` is the hard prediction used as an attacker
+    target. The inputs derived from labels are built on first use and are not
+    pickled (nor is the cache): a worker process gets only the labels.
     """
 
     name: str
     kind: str
     classes: tuple | None
     y: np.ndarray
-    x: np.ndarray
     y_pred: np.ndarray | None
-    x_pred: np.ndarray | None
+    soft: np.ndarray | None  # a prediction that is not hard labels (probabilities), as given
     accuracy: np.ndarray | None  # scalar (single) or per column (multi); None: continuous / no prediction
     cache: dict = field(default_factory=dict, repr=False)
 
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "cache": {}}
+
+    @property
+    def x(self) -> np.ndarray:
+        """Attacker input of the ground truth."""
+        if self.kind == "continuous":
+            return self.y.reshape(len(self.y), -1)
+        if "input" not in self.cache:
+            self.cache["input"] = self.features(self.y)
+        return self.cache["input"]
+
+    @property
+    def x_pred(self) -> np.ndarray | None:
+        """Attacker input of the prediction (the probabilities themselves when soft)."""
+        if self.soft is not None or self.y_pred is None:
+            return self.soft
+        if self.kind == "continuous":
+            return self.y_pred.reshape(len(self.y_pred), -1)
+        if "input_pred" not in self.cache:
+            self.cache["input_pred"] = self.features(self.y_pred)
+        return self.cache["input_pred"]
+
     def ids(self, which: str) -> tuple[np.ndarray, int]:
         """Cached distinct-row ids (and their number) of ``"y"`` (= truth input) or ``"x_pred"``."""
-        if which not in self.cache:
+        key = "ids " + which
+        if key not in self.cache:
             if which == "y" and self.kind == "single":
-                self.cache[which] = (self.y, self.n_classes)
+                self.cache[key] = (self.y, self.n_classes)
             else:
                 rows, ids = _row_ids(self.y if which == "y" else self.x_pred)
-                self.cache[which] = (ids, len(rows))
-        return self.cache[which]
+                self.cache[key] = (ids, len(rows))
+        return self.cache[key]
 
     @property
     def n_classes(self) -> int:
@@ -300,8 +201,7 @@ def _encode_variable(truth: Any, pred: Any, name: str, pred_name: str, target_qu
             if not np.issubdtype(p.dtype, np.number):
                 raise TypeError(f"{pred_name} must be numeric for a continuous {name}")
             y_pred = p.astype(np.float64)
-            x_pred = y_pred.reshape(len(y_pred), -1)
-        return _Variable(name, "continuous", None, y, y.reshape(len(y), -1), y_pred, x_pred, None)
+        return _Variable(name, "continuous", None, y, y_pred, None, None)
 
     enc = encode_labels({name: truth}, {pred_name: pred}, allow_soft=True)
     m = enc[name]
@@ -312,29 +212,30 @@ def _encode_variable(truth: Any, pred: Any, name: str, pred_name: str, target_qu
         kind, y = "single", np.asarray(m.dense).argmax(axis=1)  # a 2-D one-hot matrix is single-label
     else:
         kind, y = "multi", np.asarray(m.dense).astype(np.int8)
-    y_pred = x_pred = accuracy = None
+    y_pred = soft = accuracy = None
     if pred_name in enc:
         pm = enc[pred_name]
         if pm.codes is not None:
             y_pred = pm.codes if kind == "single" else pm.to_dense().astype(np.int8)
-            x_pred = pm.to_dense()
         else:
             dense = np.asarray(pm.dense, dtype=np.float64)
-            x_pred = dense
             if kind == "single":
                 y_pred = dense.argmax(axis=1)  # soft or one-hot: the most probable class
+                hard = _one_hot(y_pred, m.n_classes)
             else:
                 y_pred = (dense > 0.5).astype(np.int8)  # soft multi-label: threshold at 0.5
+                hard = y_pred
+            if not np.array_equal(dense, hard):  # probabilities: the model-side input of LA
+                soft = dense
         accuracy = (y_pred == y).mean(axis=0)
-    x = _one_hot(y, m.n_classes) if kind == "single" else y.astype(np.float64)
-    return _Variable(name, kind, m.classes, y, x, y_pred, x_pred, accuracy)
+    return _Variable(name, kind, m.classes, y, y_pred, soft, accuracy)
 
 
 # --------------------------------------------------------------------------- #
 # accuracy equalisation
 # --------------------------------------------------------------------------- #
 def _flip(var: _Variable, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Ground truth with as many random flips as the model has errors (SPEC §3).
+    """Ground truth with as many random flips as the model has errors (accuracy equalisation).
 
     ``round((1 - acc) * N)`` is exactly the model's number of errors, so that
     many rows are drawn without replacement. Single-label: a uniformly drawn
@@ -362,26 +263,6 @@ def _flip(var: _Variable, rng: np.random.Generator) -> tuple[np.ndarray, int]:
 # --------------------------------------------------------------------------- #
 # attackers
 # --------------------------------------------------------------------------- #
-def _check_attacker(attacker: Any) -> Any:
-    if isinstance(attacker, str):
-        if attacker not in _ATTACKERS:
-            raise ValueError(f"attacker must be one of {_ATTACKERS} or an estimator instance, got {attacker!r}")
-        return attacker
-    if isinstance(attacker, type):
-        raise TypeError(f"attacker must be an estimator *instance*, got the class {attacker.__name__}")
-    if not (hasattr(attacker, "fit") and (hasattr(attacker, "predict") or hasattr(attacker, "predict_proba"))):
-        raise TypeError(
-            f"attacker must be one of {_ATTACKERS} or a scikit-learn-style estimator with fit/predict, "
-            f"got {type(attacker).__name__}"
-        )
-    if not hasattr(attacker, "get_params"):
-        raise TypeError(f"attacker {type(attacker).__name__} cannot be cloned: it has no get_params()")
-    return attacker
-
-
-def _attacker_name(attacker: Any) -> str:
-    return attacker if isinstance(attacker, str) else type(attacker).__name__
-
 
 def _check_quality(quality: Any) -> Any:
     if callable(quality):
@@ -402,149 +283,6 @@ def _check_proba_support(attacker: Any, quality: Any) -> None:
             "use quality='accuracy' or 'f1', or an estimator with predict_proba"
         )
 
-
-def _accepts_sample_weight(est: Any) -> bool:
-    try:
-        return "sample_weight" in inspect.signature(est.fit).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def _builtin(name: str, regression: bool, continuous_input: bool, seed: int) -> Any:
-    from sklearn.linear_model import LinearRegression, LogisticRegression
-    from sklearn.neural_network import MLPClassifier, MLPRegressor
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    if name == "tabular":
-        if regression:
-            raise ValueError("attacker='tabular' needs a discrete target; use 'mlp' or 'logistic' (linear)")
-        return TabularAttacker()
-    if regression:
-        from sklearn.compose import TransformedTargetRegressor
-
-        base = (
-            MLPRegressor(hidden_layer_sizes=(_MLP_HIDDEN, _MLP_HIDDEN), solver="lbfgs",
-                         max_iter=_MLP_MAX_ITER, random_state=seed)
-            if name == "mlp" else LinearRegression()
-        )
-        return make_pipeline(StandardScaler(), TransformedTargetRegressor(base, transformer=StandardScaler()))
-    if name == "mlp":
-        est = MLPClassifier(hidden_layer_sizes=(_MLP_HIDDEN, _MLP_HIDDEN), solver="lbfgs",
-                            max_iter=_MLP_MAX_ITER, random_state=seed)
-    else:
-        est = LogisticRegression(max_iter=1000)
-    return make_pipeline(StandardScaler(), est) if continuous_input else est
-
-
-def _make(attacker: Any, regression: bool, continuous_input: bool, seed: int) -> Any:
-    if isinstance(attacker, str):
-        return _builtin(attacker, regression, continuous_input, seed)
-    est = clone(attacker)
-    params = est.get_params()
-    if "random_state" in params and params["random_state"] is None:
-        est.set_params(random_state=seed)
-    return est
-
-
-def _fit(est: Any, x: np.ndarray, y: np.ndarray, compress: bool) -> Any:
-    """Fit, silencing ConvergenceWarning; with ``compress``, fit the distinct (x, y) rows weighted by count."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        if compress and _accepts_sample_weight(est):
-            xy = np.column_stack([x, y.reshape(len(y), -1)])
-            rows, ids = _row_ids(xy)
-            counts = np.bincount(ids).astype(np.float64)
-            xr, yr = rows[:, : x.shape[1]], rows[:, x.shape[1]:]
-            yr = yr[:, 0] if y.ndim == 1 else yr
-            yr = yr.astype(y.dtype)
-            est.fit(xr, yr, sample_weight=counts)
-        else:
-            est.fit(x, y)
-    return est
-
-
-def _predict_on(est: Any, x: np.ndarray, method: str, discrete_input: bool) -> np.ndarray:
-    """``est.<method>(x)``, evaluated once per distinct row for discrete inputs."""
-    if discrete_input:
-        rows, ids = _row_ids(x)
-        out = np.asarray(getattr(est, method)(rows))
-        return out[ids]
-    return np.asarray(getattr(est, method)(x))
-
-
-def _class_proba(est: Any, x: np.ndarray, k: int, discrete_input: bool) -> np.ndarray:
-    """Probabilities over the classes ``0..k-1`` (one-hot of ``predict`` without ``predict_proba``)."""
-    classes = np.asarray(est.classes_) if hasattr(est, "classes_") else None
-    if hasattr(est, "predict_proba"):
-        p = _predict_on(est, x, "predict_proba", discrete_input)
-    else:
-        pred = _predict_on(est, x, "predict", discrete_input).astype(np.intp)
-        p = np.zeros((len(x), k))
-        p[np.arange(len(x)), pred] = 1.0
-        return p
-    if classes is None or p.shape[1] == k and np.array_equal(classes, np.arange(k)):
-        return p
-    out = np.zeros((len(x), k))
-    out[:, classes.astype(np.intp)] = p
-    return out
-
-
-def _attack(attacker: Any, kind: str, k: int, x_tr, y_tr, x_te, seed: int, discrete_input: bool) -> np.ndarray:
-    """Fit on the training split, return probabilities (classification) or predictions on the test split.
-
-    Single-label: an ``(n_test, k)`` matrix over all classes. Multi-label: the
-    ``(n_test, k)`` matrix of ``P(y_j = 1)``. Continuous: the predictions.
-    """
-    n_te = len(x_te)
-    builtin = isinstance(attacker, str)
-    compress = builtin and discrete_input and attacker != "tabular"
-    cont_in = not discrete_input
-    if kind == "continuous":
-        est = _fit(_make(attacker, True, cont_in, seed), x_tr, y_tr, False)
-        pred = _predict_on(est, x_te, "predict", discrete_input)
-        return pred.reshape((n_te,) + y_tr.shape[1:])
-    if kind == "single":
-        present = np.unique(y_tr)
-        if len(present) == 1:  # one class in the training split: every attacker predicts it
-            p = np.zeros((n_te, k))
-            p[:, present[0]] = 1.0
-            return p
-        est = _fit(_make(attacker, False, cont_in, seed), x_tr, y_tr, compress)
-        return _class_proba(est, x_te, k, discrete_input)
-    # multi-label
-    if builtin and attacker in ("tabular", "mlp") and all(len(np.unique(y_tr[:, j])) == 2 for j in range(k)):
-        est = _fit(_make(attacker, False, cont_in, seed), x_tr, y_tr, compress)
-        return np.asarray(_predict_on(est, x_te, "predict_proba", discrete_input)).reshape(n_te, k)
-    out = np.empty((n_te, k))
-    for j in range(k):  # one attacker per label column
-        col = y_tr[:, j]
-        present = np.unique(col)
-        if len(present) == 1:
-            out[:, j] = float(present[0])
-            continue
-        est = _fit(_make(attacker, False, cont_in, seed), x_tr, col, compress)
-        out[:, j] = _class_proba(est, x_te, 2, discrete_input)[:, 1]
-    return out
-
-
-def _tabular_fast(ids_tr, y_tr, ids_te, n_ids: int, kind: str, k: int, alpha: float = 1.0) -> np.ndarray:
-    """:class:`TabularAttacker` (``alpha=1``) on input-row ids, as one ``bincount``, over all ``k`` classes."""
-    n_tr = len(ids_tr)
-    seen = np.bincount(ids_tr, minlength=n_ids)
-    if kind == "single":
-        present = np.bincount(y_tr, minlength=k) > 0
-        kk = int(present.sum())  # classes of the training split, as a fitted estimator knows them
-        counts = np.bincount(ids_tr * k + y_tr, minlength=n_ids * k).reshape(n_ids, k).astype(np.float64)
-        marg = counts.sum(axis=0)
-        proba = np.where(present, (counts + alpha) / (seen[:, None] + kk * alpha), 0.0)
-        prior = np.where(present, (marg + alpha) / (n_tr + kk * alpha), 0.0)
-    else:
-        pos = np.zeros((n_ids, k))
-        np.add.at(pos, ids_tr, y_tr)
-        proba = (pos + alpha) / (seen[:, None] + 2 * alpha)
-        prior = (pos.sum(axis=0) + alpha) / (n_tr + 2 * alpha)
-    return np.where((seen[ids_te] > 0)[:, None], proba[ids_te], prior[None, :])
 
 
 # --------------------------------------------------------------------------- #
@@ -614,6 +352,7 @@ class _Job:
     quality: Any
     test_size: float
     equalize: bool
+    reason: str = ""
 
 
 def _split(var: _Variable, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -645,7 +384,8 @@ def _split(var: _Variable, test_size: float, seed: int) -> tuple[np.ndarray, np.
             per_class[np.argsort(-(share - per_class), kind="stable")[:rest]] += 1
         per_class = np.clip(per_class, 1, counts - 1)
         ids_perm = ids[perm]
-        order = np.argsort(ids_perm, kind="stable")  # permuted rows grouped by class
+        # permuted rows grouped by class (a 16-bit key sorts by radix: linear time, same stable order)
+        order = np.argsort(ids_perm.astype(np.uint16) if n_ids <= 1 << 16 else ids_perm, kind="stable")
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n) - starts[ids_perm[order]]
@@ -704,8 +444,17 @@ def _is_hard(x: np.ndarray) -> bool:
     return bool(((x == 0) | (x == 1)).all())
 
 
+def _fits(jobs: list[_Job]) -> Any:
+    """One BLAS/OpenMP thread while these jobs run, unless none fits a model (the tabular attacker counts)."""
+    if all(isinstance(job.attacker, str) and job.attacker == "tabular" for job in jobs):
+        return contextlib.nullcontext()
+    return single_threaded()
+
+
 def _run_task(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
-    return _iteration(job, state)
+    """One iteration in a worker process, BLAS/OpenMP limited to one thread."""
+    with _fits([job]):
+        return _iteration(job, state)
 
 
 # --------------------------------------------------------------------------- #
@@ -747,34 +496,71 @@ def _check_test_size(test_size: Any) -> float:
     return float(test_size)
 
 
-def _run_all(tasks: list[tuple[_Job, np.ndarray]], n_jobs: Any, progress: bool, desc: str) -> list:
-    """Run every (job, seeds) task, in order, sequentially or with joblib."""
-    from tqdm.auto import tqdm
+def _idle_cores() -> int:
+    """Cores not already busy: the usable cores minus the 1-minute load average (this process excluded)."""
+    from joblib import cpu_count
 
-    bar = tqdm(total=len(tasks), desc=desc, unit="fit pair", disable=not progress, leave=False)
+    cores = max(1, int(cpu_count()))
     try:
-        if n_jobs is None or n_jobs == 1:
-            results = []
-            for job, state in tasks:
-                results.append(_run_task(job, state))
-                bar.update()
-            return results
-        from joblib import Parallel, delayed
+        busy = max(0.0, os.getloadavg()[0] - 1.0)
+    except (AttributeError, OSError):  # no load average (Windows)
+        busy = 0.0
+    return max(1, min(cores, int(cores - busy + 0.5)))
 
-        calls = (delayed(_run_task)(job, state) for job, state in tasks)
-        try:
-            gen = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
-        except TypeError:  # joblib < 1.3: no generator output
-            out = Parallel(n_jobs=n_jobs)(calls)
-            bar.update(len(out))
-            return out
+
+def _parallel(tasks: list, n_jobs: int, bar: Any) -> list:
+    """``_run_task`` over ``tasks`` in worker processes (joblib), in order."""
+    from joblib import Parallel, delayed
+
+    calls = (delayed(_run_task)(job, state) for job, state in tasks)
+    try:
+        gen = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+    except TypeError:  # joblib < 1.3: no generator output
+        out = Parallel(n_jobs=n_jobs)(calls)
+        bar.update(len(out))
+        return list(out)
+    results = []
+    for r in gen:
+        results.append(r)
+        bar.update()
+    return results
+
+
+def _run_all(tasks: list[tuple[_Job, np.ndarray]], n_jobs: Any, progress: Any, desc: str, stage: str) -> list:
+    """Run every (job, seeds) task, results in order, sequentially or in worker processes.
+
+    Every attacker fit runs with BLAS/OpenMP limited to one thread (here or in
+    the worker), so the results do not depend on ``n_jobs`` or on the thread
+    settings. ``n_jobs=None``: the first round (one task per direction) runs
+    here, timed; the rest goes to one worker per idle core when it would take
+    longer than ``_PARALLEL_MIN_SECONDS`` and more than one core is idle.
+    """
+    bar = progress_bar(total=len(tasks), desc=desc, progress=progress, unit="iterations")
+    bar.set_postfix_str(stage)
+    with bar:
+        if n_jobs is not None and n_jobs != 1:
+            return _parallel(tasks, n_jobs, bar)
+        n_first = len(tasks) if n_jobs == 1 else len({id(job) for job, _ in tasks})
+        jobs = [job for job, _ in tasks[:n_first]]
         results = []
-        for r in gen:
-            results.append(r)
-            bar.update()
+        start = time.perf_counter()
+        with _fits(jobs):
+            for job, state in tasks[:n_first]:
+                results.append(_iteration(job, state))
+                bar.update()
+        rest = tasks[n_first:]
+        if not rest:
+            return results
+        estimate = (time.perf_counter() - start) * len(rest) / n_first
+        if estimate > _PARALLEL_MIN_SECONDS:
+            workers = min(_idle_cores(), len(rest))
+            if workers > 1:
+                return results + _parallel(rest, workers, bar)
+        with _fits(jobs):
+            for job, state in rest:
+                results.append(_iteration(job, state))
+                bar.update()
         return results
-    finally:
-        bar.close()
 
 
 # --------------------------------------------------------------------------- #
@@ -830,6 +616,12 @@ class DPADirectionResult(ResultMixin):
         absolute, n_flipped``.
     level : float or None
         Confidence level of ``ci``.
+    attacker : str
+        The attacker that ran in this direction (``"auto"`` resolved:
+        ``"tabular"`` or ``"mlp_es"``; an estimator's class name).
+    attacker_reason : str
+        Why that attacker (the ``"auto"`` rule's reading of the input, or
+        "requested").
     """
 
     direction: str
@@ -844,14 +636,17 @@ class DPADirectionResult(ResultMixin):
     model_accuracy: Any
     iterations: pd.DataFrame
     level: float | None
+    attacker: str = ""
+    attacker_reason: str = ""
 
     def __repr__(self) -> str:
         acc = _mean_accuracy(self.model_accuracy)
         acc_s = "" if acc is None else f", model accuracy {acc:.4f}"
+        att = f"{self.attacker} attacker, " if self.attacker else ""
         return (
             f"DPA {self.direction} = {fmt(self.value)}{_fmt_ci(self.ci, self.level)} "
             f"(sd {self.std:.4f}; Psi_D {self.psi_data:.4g}, Psi_M {self.psi_model:.4g}; "
-            f"absolute {fmt(self.absolute)}{acc_s}; {len(self.iterations)} iterations)"
+            f"absolute {fmt(self.absolute)}{acc_s}; {att}{len(self.iterations)} iterations)"
         )
 
 
@@ -864,7 +659,9 @@ class DPAResult(ResultMixin):
     a_to_t, t_to_a : DPADirectionResult or None
         The two directions; ``None`` where the needed prediction was not given.
     attacker : str
-        The attacker's name (built-in name or estimator class).
+        The attacker requested (built-in name, e.g. ``"auto"``, or estimator
+        class); each direction's ``attacker`` and ``attacker_reason`` say
+        which one ran and why.
     quality : str
         The quality function's name.
     n_iter : int
@@ -915,8 +712,14 @@ class LeakageResult(ResultMixin):
         Accuracy of T̂ against T (the dataset side was equalised to it).
     iterations : pandas.DataFrame
         ``iteration, lambda_data, lambda_model, leakage, n_flipped``.
-    attacker, quality : str
+    attacker : str
+        The attacker that ran (``"auto"`` resolved: ``"tabular"`` or
+        ``"mlp_es"``; an estimator's class name).
+    quality : str
     level : float or None
+    attacker_reason : str
+        Why that attacker (the ``"auto"`` rule's reading of the input, or
+        "requested").
     """
 
     value: float
@@ -929,6 +732,7 @@ class LeakageResult(ResultMixin):
     attacker: str
     quality: str
     level: float | None
+    attacker_reason: str = ""
 
     def __repr__(self) -> str:
         acc = _mean_accuracy(self.model_accuracy)
@@ -952,7 +756,7 @@ def _accuracy_field(var: _Variable) -> Any:
     return float(var.accuracy)
 
 
-def _direction_result(direction: str, runs: list, var: _Variable, level: float | None) -> DPADirectionResult:
+def _direction_result(direction: str, runs: list, var: _Variable, level: float | None, job: _Job) -> DPADirectionResult:
     psi_d = np.array([r[0] for r in runs], dtype=np.float64)
     psi_m = np.array([r[1] for r in runs], dtype=np.float64)
     total = psi_m + psi_d
@@ -981,7 +785,18 @@ def _direction_result(direction: str, runs: list, var: _Variable, level: float |
         model_accuracy=_accuracy_field(var),
         iterations=table,
         level=level,
+        attacker=_attacker_name(job.attacker),
+        attacker_reason=job.reason,
     )
+
+
+def _resolve_attacker(attacker: Any, target: _Variable, inputs: list) -> tuple[Any, str]:
+    """The attacker one direction runs, and why: ``"auto"`` resolved by :func:`choose_attacker`."""
+    if not (isinstance(attacker, str) and attacker == "auto"):
+        return attacker, "requested"
+    if target.kind == "continuous":
+        return "mlp_es", "continuous target: a regression attacker, the two-layer MLP with early stopping"
+    return choose_attacker(inputs)
 
 
 # --------------------------------------------------------------------------- #
@@ -1002,7 +817,7 @@ def dpa(
     *,
     attr_pred: Any = None,
     task_pred: Any = None,
-    attacker: Any = "mlp",
+    attacker: Any = "auto",
     quality: Any = "inv_ce",
     n_iter: int = 10,
     random_state: Any = None,
@@ -1032,7 +847,7 @@ def dpa(
     Parameters
     ----------
     attr : labels of shape (n,) or (n, K_A)
-        Ground truth of the protected attribute A (any input kind of SPEC §0),
+        Ground truth of the protected attribute A (any label input kind),
         or continuous values (for ``quality="inv_rmse"``).
     task : labels of shape (n,) or (n, K_T)
         Ground truth of the task T, on the same rows.
@@ -1040,13 +855,20 @@ def dpa(
         The model's Â (hard, or probabilities). Needed for T→A.
     task_pred : labels, optional
         The model's T̂ (hard, or probabilities). Needed for A→T.
-    attacker : {"mlp", "logistic", "tabular"} or estimator, default "mlp"
-        ``"mlp"``: scikit-learn ``MLPClassifier`` with two hidden layers of 32
-        units (ReLU, L-BFGS, up to 500 iterations, seeded); ``"logistic"``:
-        ``LogisticRegression`` (``LinearRegression`` for a continuous target);
-        ``"tabular"``: :class:`TabularAttacker`, the Bayes-optimal attacker for
-        discrete inputs. An estimator instance is cloned for every fit (its
-        ``random_state``, when ``None``, is set to the iteration's seed).
+    attacker : {"auto", "tabular", "mlp_es", "mlp", "logistic"} or estimator, default "auto"
+        ``"auto"``: per direction, ``"tabular"`` when the attacker input is
+        discrete and at most 5% of the rows have an input row seen fewer than
+        10 times (the tabular estimate is then exact), else ``"mlp_es"``; the
+        result records which ran and why (``attacker``,
+        ``attacker_reason``). ``"tabular"``: :class:`TabularAttacker`, the
+        Bayes-optimal attacker for discrete inputs. ``"mlp_es"``: two hidden
+        layers of 32 ReLU units, L-BFGS stopped on a held-out tenth's log-loss,
+        on at most 50,000 (distinct, weighted) rows and 200 iterations.
+        ``"mlp"``: the same network trained to convergence (up to 500
+        iterations). ``"logistic"``: ``LogisticRegression``
+        (``LinearRegression`` for a continuous target). An estimator instance
+        is cloned for every fit (its ``random_state``, when ``None``, is set
+        to the iteration's seed).
     quality : {"inv_ce", "accuracy", "f1", "inv_rmse"} or callable, default "inv_ce"
         ``"inv_ce"``: 1 / cross-entropy (the paper's choice; probabilities are
         clipped to ``[1e-15, 1 - 1e-15]``, so it is finite); ``"accuracy"``;
@@ -1058,7 +880,8 @@ def dpa(
     n_iter : int, default 10
         Number of iterations (flips, split and attacker seed redrawn each time).
     random_state : None, int, numpy SeedSequence or Generator
-        Seed; a given value makes the result reproducible for any ``n_jobs``.
+        Seed; a given value makes the result bit-identical for any ``n_jobs``
+        and any number of BLAS/OpenMP threads.
     level : float or None, default 0.95
         Confidence level of ``ci``; ``None`` skips the interval (and allows
         ``n_iter=1``).
@@ -1067,10 +890,16 @@ def dpa(
     equalize : bool, default True
         Apply accuracy equalisation (ignored for a continuous target).
     n_jobs : int or None, default None
-        Run the iterations in parallel with joblib (``-1``: all cores). The
-        result does not depend on it.
+        Worker processes for the iterations (joblib; ``-1``: all cores; ``1``:
+        none). ``None``: the first iteration of each direction runs here, and
+        the rest is spread over the idle cores (the cores minus the load
+        average) when it would take more than 5 s. Each fit uses one thread,
+        so the cores are not oversubscribed; the result does not depend on
+        ``n_jobs``.
     progress : bool or None, default None
-        Show a progress bar; ``None``: only when stderr is a terminal.
+        ``None``: a progress bar when stderr is a terminal, otherwise a plain
+        line on stderr every 10 s (stage, done/total, time left) once a call
+        runs that long; ``True``: a bar; ``False``: nothing.
 
     Returns
     -------
@@ -1097,7 +926,7 @@ def dpa(
 
     Notes
     -----
-    * **Accuracy equalisation** (SPEC §3): with acc the model's accuracy of the
+    * **Accuracy equalisation** (Wang et al. 2019; DPA §3.1): with acc the model's accuracy of the
       predicted variable against its ground truth (T̂ vs T for A→T), a random
       ``round((1 - acc) * N)`` rows — exactly the model's number of errors —
       are flipped, without replacement: a binary label becomes ``1 - y``, a
@@ -1112,16 +941,20 @@ def dpa(
     * **Soft predictions**: the attacker target is the hard prediction (the
       most probable class; for multi-label, probability > 0.5), and the
       accuracy is that of the hard prediction.
-    * **Multi-label targets**: ``"mlp"`` and ``"tabular"`` predict all label
-      columns at once (one sigmoid output / one smoothed rate per column);
-      ``"logistic"`` and estimator instances are fitted once per column.
-      Qualities average over the columns (binary cross-entropy per entry,
-      per-entry accuracy, macro F1 over labels).
+    * **Multi-label targets**: ``"mlp_es"``, ``"mlp"`` and ``"tabular"``
+      predict all label columns at once (one sigmoid output / one smoothed
+      rate per column); ``"logistic"`` and estimator instances are fitted once
+      per column. Qualities average over the columns (binary cross-entropy
+      per entry, per-entry accuracy, macro F1 over labels).
     * The built-in attackers fit the distinct (input, target) rows of a
       discrete input weighted by their counts, which is the same objective
       as fitting every row (L-BFGS is full-batch) and much faster.
       ``ConvergenceWarning`` is silenced: a fixed iteration budget is part of
       the attacker's definition.
+    * **Thread invariance**: every fit (built-in attackers and estimator
+      instances) runs with BLAS/OpenMP limited to one thread (threadpoolctl;
+      PyTorch's intra-op pool too), in this process or in a worker, so the
+      floating-point reductions inside a fit always run in the same order.
     * ``DPA = 0`` when :math:`\Psi_M + \Psi_D = 0` (no predictability at
       all on either side). With ``"inv_ce"``, an attacker with no information
       still has :math:`Q = 1/H > 0` (:math:`1/\ln 2` for a balanced binary
@@ -1169,16 +1002,17 @@ def dpa(
                     f"attacker='tabular' needs a discrete input, but {var.name} is continuous; use 'mlp' or 'logistic'"
                 )
     jobs = []
-    if task_pred is not None:
-        jobs.append(("A->T", _Job("dpa", a, t, attacker, quality, test_size, equalize), 0, t))
-    if attr_pred is not None:
-        jobs.append(("T->A", _Job("dpa", t, a, attacker, quality, test_size, equalize), 3, a))
+    for direction, src, dst, pred, offset in (("A->T", a, t, task_pred, 0), ("T->A", t, a, attr_pred, 3)):
+        if pred is not None:
+            chosen, reason = _resolve_attacker(attacker, dst, [(src.name, src.ids("y") if src.discrete else None)])
+            jobs.append((direction, _Job("dpa", src, dst, chosen, quality, test_size, equalize, reason), offset, dst))
     states = _seed_states(random_state, n_iter)
     tasks = [(job, st[off:off + 3]) for st in states for (_, job, off, _) in jobs]
-    runs = _run_all(tasks, n_jobs, show_progress(progress), "DPA")
+    stage = ", ".join(f"{direction} {_attacker_name(job.attacker)}" for direction, job, _, _ in jobs)
+    runs = _run_all(tasks, n_jobs, progress, "DPA", stage)
     out: dict[str, DPADirectionResult] = {}
-    for j, (direction, _, _, var) in enumerate(jobs):
-        out[direction] = _direction_result(direction, runs[j::len(jobs)], var, level)
+    for j, (direction, job, _, var) in enumerate(jobs):
+        out[direction] = _direction_result(direction, runs[j::len(jobs)], var, level, job)
     targets = [var for (_, _, _, var) in jobs]
     return DPAResult(
         a_to_t=out.get("A->T"),
@@ -1209,9 +1043,9 @@ def _check_lengths(a: _Variable, t: _Variable) -> int:
 def leakage_amplification(
     attr: Any,
     task: Any,
-    task_pred: Any,
     *,
-    attacker: Any = "mlp",
+    task_pred: Any,
+    attacker: Any = "auto",
     quality: Any = "accuracy",
     n_iter: int = 10,
     random_state: Any = None,
@@ -1239,7 +1073,7 @@ def leakage_amplification(
         Ground truth of the protected attribute A (the attacker's target).
     task : labels of shape (n,) or (n, K_T)
         Ground truth of the task T.
-    task_pred : labels
+    task_pred : labels (keyword-only)
         The model's T̂: hard labels or probabilities; probabilities are fed
         to the model-side attacker as they are (the accuracy uses the hard
         prediction).
@@ -1266,6 +1100,9 @@ def leakage_amplification(
     the dataset's own leakage and on the attacker's capacity (DPA §3.2).
     Both attackers of one iteration share the split (stratified on A) and the
     seed. The CI is clipped to [-1, 1] for ``"accuracy"`` and ``"f1"``.
+    ``attacker="auto"`` reads both inputs, T (standing for the flipped T′,
+    which has as many errors as T̂) and T̂: the tabular attacker only when
+    both are discrete with well-filled cells (soft T̂ is continuous).
 
     References
     ----------
@@ -1280,7 +1117,7 @@ def leakage_amplification(
     >>> from biasamp import leakage_amplification
     >>> attr = np.repeat([0, 1], 500)
     >>> task = np.tile([0, 1], 500)              # independent of attr
-    >>> res = leakage_amplification(attr, task, attr, attacker="tabular",
+    >>> res = leakage_amplification(attr, task, task_pred=attr, attacker="tabular",
     ...                             n_iter=3, random_state=0, progress=False)
     >>> res.lambda_model, 0.4 < res.value < 0.6   # T̂ = A leaks A completely
     (1.0, True)
@@ -1294,9 +1131,12 @@ def leakage_amplification(
     _check_lengths(a, t)
     if attacker == "tabular" and not t.discrete:
         raise ValueError("attacker='tabular' needs a discrete input, but task is continuous; use 'mlp' or 'logistic'")
-    job = _Job("leakage", t, a, attacker, quality, test_size, equalize)
+    inputs = [("task", t.ids("y") if t.discrete else None),
+              ("task_pred", t.ids("x_pred") if t.discrete and _is_hard(t.x_pred) else None)]
+    chosen, reason = _resolve_attacker(attacker, a, inputs)
+    job = _Job("leakage", t, a, chosen, quality, test_size, equalize, reason)
     states = _seed_states(random_state, n_iter)
-    runs = _run_all([(job, st[0:3]) for st in states], n_jobs, show_progress(progress), "leakage")
+    runs = _run_all([(job, st[0:3]) for st in states], n_jobs, progress, "leakage", _attacker_name(chosen))
     lam_d = np.array([r[0] for r in runs], dtype=np.float64)
     lam_m = np.array([r[1] for r in runs], dtype=np.float64)
     la = lam_m - lam_d
@@ -1316,7 +1156,8 @@ def leakage_amplification(
         lambda_model=float(lam_m.mean()),
         model_accuracy=_accuracy_field(t),
         iterations=table,
-        attacker=_attacker_name(attacker),
+        attacker=_attacker_name(chosen),
         quality=_quality_name(quality),
         level=level,
+        attacker_reason=reason,
     )

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._progress import show_progress
+from ._progress import progress_bar, progress_mode
 from ._results import to_builtin, top_rows
 from .exceptions import UndefinedPairWarning
 from .labels import _from_tensor
@@ -459,30 +459,6 @@ def _to_host(x: Any) -> Any:
     return np.asarray(_from_tensor(x))
 
 
-def _distinct_rows(x: Any) -> int:
-    if isinstance(x, pd.DataFrame):
-        return len(x.drop_duplicates())
-    if isinstance(x, pd.Series):
-        return int(x.nunique(dropna=False))
-    arr = np.asarray(x)
-    if arr.ndim == 1:
-        return len(pd.unique(arr))
-    return len(pd.DataFrame(arr).drop_duplicates())
-
-
-def _choose_attacker(option: Any, inputs: Sequence[Any], n: int) -> Any:
-    """``"auto"``: the tabular (Bayes-optimal) attacker when every input is discrete with few distinct rows."""
-    if option != "auto":
-        return option
-    for x in inputs:
-        arr = _numeric(x)
-        if arr is not None and not np.array_equal(arr, np.round(arr)):
-            return "mlp"  # probabilities: a continuous input
-        if _distinct_rows(x) > min(256, max(2, n // 10)):
-            return "mlp"
-    return "tabular"
-
-
 def _combo_label(c: Any) -> str:
     if isinstance(c, (tuple, list)):
         return " + ".join(str(v) for v in c)
@@ -837,7 +813,7 @@ def _predictability():
 )
 def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     pred = _predictability()
-    attacker = _choose_attacker(opt.attacker, [inp.attr, inp.task], inp.n_rows)
+    attacker = opt.attacker  # "auto" is resolved per direction by dpa, which records which attacker ran and why
     res = pred.dpa(inp.attr, inp.task, attr_pred=inp.attr_pred, task_pred=inp.task_pred, attacker=attacker,
                    quality=opt.dpa_quality, n_iter=opt.n_iter, random_state=opt.seed("dpa"),
                    **_optional_kwargs(pred.dpa, level=opt.level, progress=opt.progress))
@@ -847,7 +823,9 @@ def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         if d is None:
             continue
         ci = getattr(d, "ci", None)
-        note = f"{getattr(res, 'attacker', attacker)} attacker, {getattr(res, 'quality', opt.dpa_quality)}"
+        note = f"{getattr(d, 'attacker', '') or attacker} attacker, {getattr(res, 'quality', opt.dpa_quality)}"
+        if getattr(d, "attacker_reason", ""):
+            out.notes.append(f"DPA {d.direction} attacker {d.attacker}: {d.attacker_reason}")
         if hasattr(d, "psi_data"):
             note += f"; Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}"
         out.summary.append(_row("DPA", d.direction, d.value, ci, f"t over {opt.n_iter} iterations", inp.n_rows,
@@ -879,7 +857,7 @@ def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
 )
 def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     pred = _predictability()
-    attacker = _choose_attacker(opt.attacker, [inp.task, inp.task_pred], inp.n_rows)
+    attacker = opt.attacker  # "auto" is resolved by leakage_amplification, which records its choice
     res = pred.leakage_amplification(
         inp.attr, inp.task, task_pred=inp.task_pred, attacker=attacker, quality=opt.leakage_quality, n_iter=opt.n_iter,
         random_state=opt.seed("leakage"),
@@ -888,6 +866,8 @@ def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     if hasattr(res, "lambda_data"):
         note += f"; lambda_D {res.lambda_data:.4g}, lambda_M {res.lambda_model:.4g}"
     out = SectionData()
+    if getattr(res, "attacker_reason", ""):
+        out.notes.append(f"LA attacker {res.attacker}: {res.attacker_reason}")
     out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), f"t over {opt.n_iter} iterations",
                             inp.n_rows, note))
     out.tables["iterations"] = res.iterations
@@ -1071,10 +1051,11 @@ def audit(
     random_state : int or None, default 0
         Seed; each section derives its own seed from it, so a section's
         numbers do not depend on which other sections run.
-    attacker : "auto", "tabular", "mlp", "logistic" or estimator, default "auto"
-        Attacker of DPA and LA. ``"auto"``: the tabular (Bayes-optimal)
-        attacker when the attacker's inputs are discrete with few distinct
-        values (at most min(256, n/10) distinct rows), else the MLP.
+    attacker : "auto", "tabular", "mlp_es", "mlp", "logistic" or estimator, default "auto"
+        Attacker of DPA and LA (:func:`~biasamp.dpa`). ``"auto"``: per
+        direction, the tabular (Bayes-optimal) attacker when the attacker's
+        input is discrete with well-filled cells, else the two-layer MLP with
+        early stopping; the section notes say which ran and why.
     n_iter : int, default 10
         Iterations of DPA and LA.
     combinations, max_size, min_support
@@ -1088,7 +1069,8 @@ def audit(
         Display names of the inputs, e.g. ``{"attr": "gender", "task":
         "objects"}``, and ``"source"`` (where the data came from).
     progress : bool or None
-        Show progress bars on stderr (None: when stderr is a terminal).
+        ``None``: progress bars on stderr when it is a terminal, otherwise a
+        plain progress line every 10 s; ``True``: bars; ``False``: nothing.
     errors : {"report", "raise"}, default "report"
         ``"report"``: a section whose computation fails is kept with
         ``status="error"`` and the error message; ``"raise"``: re-raise.
@@ -1158,7 +1140,7 @@ def audit(
     opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
                        random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=show_progress(progress))
+                       min_support=min_support, top_k=top_k, progress=progress_mode(progress))
     return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
 
 
@@ -1185,10 +1167,8 @@ def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionB
     the test rows (``inp.n_rows < inp.n``: DPA and LA in a streamed audit)
     says so in a note.
     """
-    from tqdm.auto import tqdm
-
     out = []
-    bar = tqdm(chosen, desc="audit", unit="section", disable=not opt.progress, leave=False)
+    bar = progress_bar(chosen, desc="audit", progress=opt.progress, unit="sections")
     for b in bar:
         bar.set_postfix_str(b.key)
         section = Section(b.key, b.title, b.citation, b.how_to_read)

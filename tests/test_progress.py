@@ -1,0 +1,141 @@
+"""Progress: a bar on a terminal, a plain line every ~10 s elsewhere (pipes, CI, logs), silence on request."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+
+import biasamp._progress as progress_mod
+from biasamp._progress import LineProgress, progress_bar, progress_mode
+from biasamp.cli import main
+from biasamp.predictability import dpa
+from biasamp.report import audit
+
+LINE = re.compile(r"^biasamp: (?P<stage>.+?): (?P<done>\d+)/(?P<total>\d+) (?P<unit>\w+) \(\d+%\), "
+                  r"\d+:\d\d elapsed(, ~\d+:\d\d left|, estimating time left)?$")
+
+
+class SlowAttacker(ClassifierMixin, BaseEstimator):
+    """A logistic regression whose fit takes ``delay`` seconds: a long-running attacker."""
+
+    def __init__(self, delay: float = 0.05):
+        self.delay = delay
+
+    def fit(self, X, y):
+        time.sleep(self.delay)
+        self.model_ = LogisticRegression().fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X):
+        return self.model_.predict_proba(X)
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    attr = rng.integers(0, 2, n)
+    task = np.where(rng.random(n) < 0.7, attr, 1 - attr)
+    return attr, task
+
+
+@pytest.fixture
+def fast_lines(monkeypatch):
+    monkeypatch.setattr(progress_mod, "LINE_INTERVAL", 0.02)
+
+
+def test_modes(monkeypatch):
+    assert progress_mode(False) == "off" and progress_mode(True) == "bar"
+    assert progress_mode("lines") == "lines"
+    monkeypatch.setattr(progress_mod, "_stderr_is_tty", lambda: True)
+    assert progress_mode(None) == "bar"
+    monkeypatch.setattr(progress_mod, "_stderr_is_tty", lambda: False)
+    assert progress_mode(None) == "lines"
+    with pytest.raises(ValueError, match="progress"):
+        progress_mode("verbose")
+
+
+def test_status_line_estimates_the_time_left(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(progress_mod.time, "monotonic", lambda: clock[0])
+    p = LineProgress(total=12, desc="DPA", unit="iterations", interval=3600)
+    try:
+        assert p.status() == "DPA: 0/12 iterations (0%), 0:00 elapsed, estimating time left"
+        clock[0] += 30
+        p.update(3)
+        p.set_postfix_str("T->A mlp_es")
+        # 3 done in 30 s: 9 left take about 90 s
+        assert p.status() == "DPA [T->A mlp_es]: 3/12 iterations (25%), 0:30 elapsed, ~1:30 left"
+        clock[0] += 3570
+        p.update(9)
+        assert p.status() == "DPA [T->A mlp_es]: 12/12 iterations (100%), 1:00:00 elapsed"
+    finally:
+        p.close()
+    rows = LineProgress(total=2_500_000, desc="counting", unit="rows", unit_scale=True, interval=3600)
+    rows.update(1_250_000)
+    assert rows.status().startswith("counting: 1.25M/2.50M rows (50%)")
+    rows.close()
+
+
+def test_dpa_prints_plain_lines_when_stderr_is_not_a_terminal(capsys, fast_lines):
+    attr, task = data()
+    dpa(attr, task, task_pred=task, attacker=SlowAttacker(), n_iter=4, random_state=0)  # progress=None
+    err = capsys.readouterr().err.splitlines()
+    ticks = [m for m in map(LINE.match, err) if m]
+    assert len(ticks) >= 3, err
+    assert all(m["stage"] == "DPA [A->T SlowAttacker]" and m["total"] == "4" for m in ticks)
+    done = [int(m["done"]) for m in ticks]
+    assert done == sorted(done)  # monotone
+    assert re.fullmatch(r"biasamp: DPA: done, 4/4 iterations in \d+:\d\d", err[-1])
+    assert "\r" not in "".join(err)  # no bar redraws in a log
+
+
+def test_short_calls_and_progress_false_are_silent(capsys, fast_lines):
+    attr, task = data()
+    dpa(attr, task, task_pred=task, attacker=SlowAttacker(), n_iter=4, random_state=0, progress=False)
+    assert capsys.readouterr().err == ""
+    progress_mod.LINE_INTERVAL = 60.0  # (restored by the fixture)
+    dpa(attr, task, task_pred=task, attacker="tabular", n_iter=4, random_state=0)  # shorter than the interval
+    assert capsys.readouterr().err == ""
+
+
+def test_nested_stages_share_one_line(capsys, fast_lines):
+    attr, task = data()
+    audit(attr, task, task_pred=task, sections=["dpa"], attacker=SlowAttacker(), n_iter=4)
+    err = capsys.readouterr().err.splitlines()
+    nested = [line for line in err if " | DPA [A->T SlowAttacker]: " in line]
+    assert nested and all(line.startswith("biasamp: audit [dpa]: 0/1 sections") for line in nested)
+    assert err[-1].startswith("biasamp: audit: done, 1/1 sections in ")
+
+
+def test_bar_mode_is_tqdm(capsys):
+    from tqdm import tqdm
+
+    bar = progress_bar(total=3, desc="DPA", progress=True, unit="iterations")
+    assert isinstance(bar, tqdm) and not bar.disable
+    bar.update(3)
+    bar.close()
+    assert "DPA" in capsys.readouterr().err
+    assert progress_bar(total=3, desc="DPA", progress=False).disable
+
+
+def test_cli_quiet_silences_progress(tmp_path, fast_lines):
+    runner = CliRunner()
+    args = ["demo", "--n-boot", "30", "--n-iter", "2", "--attacker", "tabular",
+            *(f"--skip={key}" for key in ("multi", "mals", "directional"))]
+    loud = runner.invoke(main, args)
+    assert loud.exit_code == 0, loud.output
+    assert "biasamp: audit" in loud.stderr  # not a terminal: plain lines
+    quiet = runner.invoke(main, [*args, "-q"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "biasamp:" not in quiet.stderr and quiet.stdout == ""
+    forced = runner.invoke(main, [*args, "-q", "--progress"])  # an explicit --progress wins
+    assert forced.exit_code == 0 and "audit" in forced.stderr
