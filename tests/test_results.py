@@ -92,7 +92,7 @@ SEVERAL = {
 # ValueError from ``.value`` when it holds several statistics, and documents
 # neither; DPAResult (biasamp.predictability) does not yet say in its docstring
 # why it has two values.
-UNDOCUMENTED_SEVERAL = {"DPAResult"}
+UNDOCUMENTED_SEVERAL: set = set()
 PROPERTY_RAISES: set = set()
 
 

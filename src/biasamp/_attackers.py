@@ -166,6 +166,18 @@ class TabularAttacker(ClassifierMixin, BaseEstimator):
     prior_ : ndarray of shape (K,)
         Smoothed training marginal (for unseen rows).
 
+    Notes
+    -----
+    With :math:`\\alpha \\to 0` and every cell seen, the estimate is the
+    empirical :math:`P(y \\mid x)`, whose arg-max is the Bayes classifier of
+    the empirical distribution.
+
+    References
+    ----------
+    .. [1] B. Tokas, R. Nair, H. Kerner. "DPA: A one-stop metric to measure
+       bias amplification in classification datasets". NeurIPS 2025 (the
+       attacker model of Eq. 1-6).
+
     Examples
     --------
     >>> import numpy as np

@@ -622,6 +622,29 @@ class DPADirectionResult(ResultMixin):
     attacker_reason : str
         Why that attacker (the ``"auto"`` rule's reading of the input, or
         "requested").
+
+    Notes
+    -----
+    Per iteration, :math:`\\mathrm{DPA} = (\\Psi_M - \\Psi_D)/(\\Psi_M + \\Psi_D)`
+    with the attacker's quality :math:`\\Psi` on the model's predictions
+    (:math:`\\Psi_M`) and on the accuracy-equalised ground truth
+    (:math:`\\Psi_D`); ``value`` is the mean over the iterations.
+
+    References
+    ----------
+    .. [1] B. Tokas, R. Nair, H. Kerner. "DPA: A one-stop metric to measure
+       bias amplification in classification datasets". NeurIPS 2025, Eq. 1-6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import dpa
+    >>> rng = np.random.default_rng(0)
+    >>> attr = rng.integers(0, 2, 400)
+    >>> task = np.where(rng.random(400) < 0.7, attr, 1 - attr)
+    >>> d = dpa(attr, task, task_pred=task, n_iter=3, random_state=0).a_to_t
+    >>> d.direction, d.value  # perfect predictions: no amplification
+    ('A->T', 0.0)
     """
 
     direction: str
@@ -668,6 +691,29 @@ class DPAResult(ResultMixin):
     test_size : float
     equalized : bool
         Whether accuracy equalisation was applied (off for continuous targets).
+
+    Notes
+    -----
+    There is no single ``value``: DPA is directional (A→T: the attribute
+    predicts the task predictions better than the task; T→A: the reverse), so
+    each direction in ``a_to_t`` / ``t_to_a`` has its own
+    :math:`\\mathrm{DPA} = (\\Psi_M - \\Psi_D)/(\\Psi_M + \\Psi_D)`.
+
+    References
+    ----------
+    .. [1] B. Tokas, R. Nair, H. Kerner. "DPA: A one-stop metric to measure
+       bias amplification in classification datasets". NeurIPS 2025.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import dpa
+    >>> rng = np.random.default_rng(0)
+    >>> attr = rng.integers(0, 2, 400)
+    >>> task = np.where(rng.random(400) < 0.7, attr, 1 - attr)
+    >>> res = dpa(attr, task, attr_pred=attr, task_pred=task, n_iter=3, random_state=0)
+    >>> res.a_to_t.value, res.t_to_a.value
+    (0.0, 0.0)
     """
 
     a_to_t: DPADirectionResult | None
@@ -720,6 +766,27 @@ class LeakageResult(ResultMixin):
     attacker_reason : str
         Why that attacker (the ``"auto"`` rule's reading of the input, or
         "requested").
+
+    Notes
+    -----
+    :math:`\\mathrm{LA} = \\lambda_M - \\lambda_D`: how much better an attacker
+    recovers the protected attribute from the model's predictions than from
+    the accuracy-equalised ground truth, averaged over the iterations.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Zhao, M. Yatskar, K.-W. Chang, V. Ordonez. "Balanced
+       Datasets Are Not Enough". ICCV 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import leakage_amplification
+    >>> rng = np.random.default_rng(0)
+    >>> attr = rng.integers(0, 2, 400)
+    >>> task = np.where(rng.random(400) < 0.7, attr, 1 - attr)
+    >>> leakage_amplification(attr, task, task_pred=task, n_iter=3, random_state=0).value
+    0.0
     """
 
     value: float
