@@ -41,14 +41,22 @@ def _identity(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _label_cells(left: list, right: list) -> tuple[Cells, dict]:
+    """The cells of the test labels and the three-way counts of the McNemar tests (from the same cells)."""
     rep, counts = cells_of([*left, *right])
     rows = {m.name: label_rows(m, rep) for m in (*left, *right)}
-    cells = Cells(
-        augmented([rows[m.name] for m in left], len(rep)),
-        augmented([rows[m.name] for m in right], len(rep)),
-        counts,
-    )
-    return cells, rows
+    w = counts.astype(np.float64)
+
+    def three_way(a_side, t_side):
+        return np.asarray((a_side.T @ t_side.multiply(w[:, None]).tocsr()).todense())
+
+    agree = {}
+    if {"attr", "task", "task_pred"} <= set(rows):
+        agree["A->T"] = three_way(rows["attr"], rows["task"].multiply(rows["task_pred"]))
+    if {"attr", "task", "attr_pred"} <= set(rows):
+        agree["T->A"] = three_way(rows["attr"].multiply(rows["attr_pred"]), rows["task"])
+    left_rows = augmented([rows.pop(m.name) for m in left], len(rep))
+    right_rows = augmented([rows.pop(m.name) for m in right], len(rep))
+    return Cells(left_rows, right_rows, counts), agree
 
 
 def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.ndarray, roles: tuple,
@@ -127,19 +135,9 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
     train, test, (left, right), source = _c._count_directional(attr, task, attr_pred, task_pred,
                                                                 attr_train, task_train)
     point = _c.directional_from_counts(train, test, train_source=source)
-    cells, rows = _label_cells(left, right)
+    cells, agree = _label_cells(left, right)
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
     soft = any(m.soft for m in (*left, *right))
-    w = cells.counts
-
-    def three_way(a_side, t_side):
-        return np.asarray((a_side.T @ t_side.multiply(w[:, None])).todense())
-
-    agree = {}
-    if "task_pred" in rows:
-        agree["A->T"] = three_way(rows["attr"], rows["task"].multiply(rows["task_pred"]))
-    if "attr_pred" in rows:
-        agree["T->A"] = three_way(rows["attr"].multiply(rows["attr_pred"]), rows["task"])
     plan = directional_evaluator(point, (test.attr_classes, test.task_classes), _c.correlation_sign(train),
                                  cells.table(), roles, agree, soft)
     plan.cells = cells

@@ -170,8 +170,11 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         + (f" &middot; data: {escape(report.source)}" if report.source else "") + "</p>",
         "<p>" + " &middot; ".join(meta) + "</p>",
         '<p class="meta">Values are fractions (not percentages). Intervals: '
-        f"{round(100 * level)}% confidence. A signed amplification metric reads <i>amplified</i> when its "
-        "interval lies above 0 and <i>reduced</i> when it lies below 0."
+        f"{round(100 * level)}% confidence (bootstrap over the test instances; the CI method column names "
+        "the method). A signed amplification metric reads <i>amplified</i> when its interval lies above 0 "
+        "and <i>reduced</i> when it lies below 0; a fairness metric reads <i>disparity</i>, a multi-attribute "
+        "mean |&Delta;| <i>distorted</i>, when its interval lies above 0; otherwise <i>no evidence</i>. "
+        "p: the test of no effect (smallest Holm-adjusted p over classes or pairs)."
         + ("" if plots else " Plots are not included (install matplotlib, the <code>[plot]</code> extra).")
         + "</p>",
         '<h2 id="summary">Summary</h2>',

@@ -1093,11 +1093,16 @@ def audit(
 
     Notes
     -----
-    Intervals: percentile bootstrap over test instances for the count-based
-    metrics (BiasAmp→, BiasAmp_MALS, fairness: the count table is resampled;
-    multi-attribute: rows are resampled), t intervals over iterations for DPA
-    and LA. A signed amplification metric is read as "amplified" when its
-    interval lies above 0, "reduced" below 0, "no evidence" otherwise.
+    Intervals: :func:`~biasamp.bootstrap` over the test instances for the
+    count-based metrics (BiasAmp→, BiasAmp_MALS, Multi_MALS/Multi→, fairness:
+    the table of distinct rows is resampled; ``ci_method="auto"``: BCa for the
+    smooth metrics, a simultaneous max-t band for those built from maxima,
+    minima or absolute values, valid at 0), t intervals over iterations for
+    DPA and LA; p-values of the tests of no effect (fairness per class,
+    BiasAmp→ per pair; Holm). A signed amplification metric is read as
+    "amplified" when its interval lies above 0, "reduced" below 0; a fairness
+    metric "disparity" and a multi-attribute mean :math:`|\Delta|`
+    "distorted" when it lies above 0; "no evidence" otherwise.
 
     References
     ----------
@@ -1422,6 +1427,10 @@ class Report:
         )
         lvl = self.options.get("level", 0.95)
         lines.append(f"values are fractions (not percentages); CI = {_ci_note(lvl)} confidence interval")
+        methods = [m for m in dict.fromkeys(self.table["ci_method"]) if isinstance(m, str) and m]
+        if methods:
+            lines.append("CI methods: " + "; ".join(methods) + " (docs/inference.md); p = test of no effect, "
+                         "Holm-adjusted over classes/pairs")
         lines.append("")
         head = ("metric", "dir", "value", f"{_ci_note(lvl)} CI", "p", "reading", "note")
         rows = []

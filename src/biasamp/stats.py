@@ -547,6 +547,10 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
         ci[s.name], methods[s.name] = (lo, hi), used
         if lo == hi and np.isfinite(lo):
             notes.append(zero_width_note(s))
+        elif np.isfinite(s.estimate) and not lo <= s.estimate <= hi:
+            notes.append(f"{s.name}: the {used} interval [{lo:.4g}, {hi:.4g}] excludes the estimate {s.estimate:.4g} "
+                         "(almost every replicate lies on one side of it); ci_method='auto' gives an interval "
+                         "that holds it")
         table = unit_table(s, level) if s.parts is not None else None
         if s.name in tests:
             t = tests[s.name]
