@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from . import cooccurrence as _c
 from ._inference import Parts, Plan, Statistic, UnitTests, mean_of, register
-from ._resample import Cells, augmented, cells_of, label_rows
+from ._resample import Cells, augmented_rows, cells_of
 
 
 def _pairs_index(attr_classes: tuple, task_classes: tuple) -> pd.DataFrame:
@@ -43,20 +44,32 @@ def _identity(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _label_cells(left: list, right: list) -> tuple[Cells, dict]:
     """The cells of the test labels and the three-way counts of the McNemar tests (from the same cells)."""
     rep, counts = cells_of([*left, *right])
-    rows = {m.name: label_rows(m, rep) for m in (*left, *right)}
-    w = counts.astype(np.float64)
+    cells = Cells(augmented_rows(left, rep), augmented_rows(right, rep), counts)
+    del rep
+    w = cells.counts
+    ka, kt = left[0].n_classes, right[0].n_classes
+    a_roles, t_roles = [m.name for m in left], [m.name for m in right]
 
-    def three_way(a_side, t_side):
-        return np.asarray((a_side.T @ t_side.multiply(w[:, None]).tocsr()).todense())
+    def block(matrix, roles, role, k):
+        j = roles.index(role)
+        return matrix[:, 1 + j * k:1 + (j + 1) * k]
 
     agree = {}
-    if {"attr", "task", "task_pred"} <= set(rows):
-        agree["A->T"] = three_way(rows["attr"], rows["task"].multiply(rows["task_pred"]))
-    if {"attr", "task", "attr_pred"} <= set(rows):
-        agree["T->A"] = three_way(rows["attr"].multiply(rows["attr_pred"]), rows["task"])
-    left_rows = augmented([rows.pop(m.name) for m in left], len(rep))
-    right_rows = augmented([rows.pop(m.name) for m in right], len(rep))
-    return Cells(left_rows, right_rows, counts), agree
+    if "attr" not in a_roles or "task" not in t_roles:
+        return cells, agree
+    step = 1 << 16  # chunks of cells: column slices of a whole side would copy every non-zero
+    for a in range(0, cells.n_cells, step):
+        lc, rc, wc = cells.left[a:a + step], cells.right[a:a + step], w[a:a + step, None]
+        attr_rows = sparse.csr_matrix(block(lc, a_roles, "attr", ka).multiply(wc))
+        task_rows = block(rc, t_roles, "task", kt)
+        parts = {}
+        if "task_pred" in t_roles:
+            parts["A->T"] = attr_rows.T @ task_rows.multiply(block(rc, t_roles, "task_pred", kt))
+        if "attr_pred" in a_roles:
+            parts["T->A"] = sparse.csr_matrix(attr_rows.multiply(block(lc, a_roles, "attr_pred", ka))).T @ task_rows
+        for key, value in parts.items():
+            agree[key] = agree.get(key, 0.0) + np.asarray(value.todense(), dtype=np.float64)
+    return cells, agree
 
 
 def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.ndarray, roles: tuple,

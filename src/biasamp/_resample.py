@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-_CELL_BLOCK = 4096        # at most this many cells per block
-_ROW_BLOCK = 8192         # close a block once it holds this many rows
+_CELL_BLOCK = 2048        # at most this many cells per block
+_ROW_BLOCK = 4096         # close a block once it holds this many rows
 _TABLE_BYTES = 64 << 20   # memory target of one dense chunk of tables
 _CACHE_NNZ = 8_000_000    # keep the cells' designs across replicate chunks up to this many non-zeros
 
@@ -124,7 +124,43 @@ def cells_of(matrices: Sequence[Any], extra: Sequence[np.ndarray] = ()) -> tuple
 
 def augmented(parts: Sequence[sparse.spmatrix], n: int) -> sparse.csr_matrix:
     """``[1 | parts...]`` as one sparse matrix."""
-    return sparse.hstack([sparse.csr_matrix(np.ones((n, 1))), *parts], format="csr")
+    return compact(sparse.hstack([sparse.csr_matrix(np.ones((n, 1))), *parts], format="csr"))
+
+
+def compact(m: sparse.spmatrix) -> sparse.csr_matrix:
+    """A 0/1 (or count) CSR matrix stored with float32 data and int32 indices when they fit."""
+    m = sparse.csr_matrix(m)
+    small = m.nnz < 2**31 - 1 and m.shape[1] < 2**31 - 1
+    idx_t = np.int32 if small else np.int64
+    if m.data.dtype == np.float32 and m.indices.dtype == idx_t and m.indptr.dtype == idx_t:
+        return m
+    exact = m.data.size == 0 or (np.abs(m.data).max() < 2**24 and np.array_equal(m.data, np.rint(m.data)))
+    data = m.data.astype(np.float32, copy=False) if exact else m.data
+    out = sparse.csr_matrix(m.shape, dtype=data.dtype)
+    out.data, out.indices, out.indptr = data, m.indices.astype(idx_t, copy=False), m.indptr.astype(idx_t, copy=False)
+    return out
+
+
+def augmented_rows(matrices: Sequence[Any], idx: np.ndarray) -> sparse.csr_matrix:
+    """``[1 | m_1 | m_2 ...]`` at rows ``idx`` of label matrices, built in chunks (compact storage)."""
+    width = 1 + sum(m.n_classes for m in matrices)
+    chunk = max(1, (8 << 20) // width)
+    data, indices, ptrs, offset = [], [], [np.zeros(1, dtype=np.int64)], 0
+    for a in range(0, len(idx), chunk):
+        sub = idx[a:a + chunk]
+        b = augmented([label_rows(m, sub) for m in matrices], len(sub))
+        data.append(b.data)
+        indices.append(b.indices)
+        ptrs.append(b.indptr[1:].astype(np.int64) + offset)
+        offset += b.nnz
+    ptr = np.concatenate(ptrs)
+    out = sparse.csr_matrix((len(idx), width), dtype=np.float32)
+    out.data = np.concatenate(data) if data else np.zeros(0, np.float32)
+    del data
+    out.indices = np.concatenate(indices) if indices else np.zeros(0, np.int32)
+    del indices
+    out.indptr = ptr.astype(np.int32) if offset < 2**31 - 1 else ptr
+    return compact(out)
 
 
 def canonical_ids(columns: Sequence[np.ndarray]) -> np.ndarray:
@@ -188,8 +224,8 @@ class Cells:
     counts: np.ndarray
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "left", sparse.csr_matrix(self.left, dtype=np.float64))
-        object.__setattr__(self, "right", sparse.csr_matrix(self.right, dtype=np.float64))
+        object.__setattr__(self, "left", compact(self.left))
+        object.__setattr__(self, "right", compact(self.right))
         object.__setattr__(self, "counts", np.asarray(self.counts, dtype=np.float64))
 
     @property
@@ -207,7 +243,12 @@ class Cells:
     def table(self, weights: np.ndarray | None = None) -> np.ndarray:
         """``Lᵀ diag(w) R`` (default weights: the counts), shape ``(wl, wr)``."""
         w = self.counts if weights is None else np.asarray(weights, dtype=np.float64)
-        return np.asarray((self.left.T @ self.right.multiply(w[:, None])).todense())
+        out = np.zeros(self.shape, dtype=np.float64)
+        step = 1 << 16  # chunks of cells: no float64 copy of a whole side
+        for a in range(0, self.n_cells, step):
+            left = sparse.csr_matrix(self.left[a:a + step].multiply(w[a:a + step, None]))
+            out += np.asarray((left.T @ self.right[a:a + step].astype(np.float64)).todense())
+        return out
 
     # ------------------------------------------------------------- blocks
     def _blocks(self) -> list[tuple[int, int]]:
@@ -269,7 +310,7 @@ class Cells:
         """Leave-one-row-out tables, one per cell, in chunks: ``(cells, tables (c, wl, wr))``."""
         wl, wr = self.shape
         full = self.table().ravel()
-        chunk = max(1, min(self.n_cells, _TABLE_BYTES // (8 * wl * wr)))
+        chunk = max(1, min(self.n_cells, (_TABLE_BYTES // 4) // (8 * wl * wr)))
         for a in range(0, self.n_cells, chunk):
             b = min(self.n_cells, a + chunk)
             design = self._block_design(a, b)
@@ -285,10 +326,11 @@ def _draw_block(counts: np.ndarray, totals: np.ndarray, rng: np.random.Generator
     if n_cells * 16 < rows:  # few cells with many rows each: conditional binomials per cell
         return rng.multinomial(totals, counts / rows).astype(np.float64)
     # many cells with few rows: draw the rows themselves (a row -> cell lookup table)
-    row_cell = np.repeat(np.arange(n_cells, dtype=np.int64), counts)
-    draws = rng.integers(0, rows, size=int(totals.sum()))
+    kind = np.int32 if n_boot * n_cells < 2**31 else np.int64
+    row_cell = np.repeat(np.arange(n_cells, dtype=kind), counts)
+    draws = rng.integers(0, rows, size=int(totals.sum()), dtype=np.int64 if rows >= 2**31 else np.int32)
     key = row_cell[draws]
-    key += np.repeat(np.arange(n_boot, dtype=np.int64) * n_cells, totals)
+    key += np.repeat(np.arange(n_boot, dtype=kind) * kind(n_cells), totals)
     return np.bincount(key, minlength=n_boot * n_cells).reshape(n_boot, n_cells).astype(np.float64)
 
 
