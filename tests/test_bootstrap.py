@@ -224,3 +224,24 @@ def test_bootstrap_argument_errors():
         b.bootstrap(b.demographic_parity, y, p, sensitive_features=g, random_state=1.5)
     with pytest.raises(ValueError, match="ci_method"):
         b.bootstrap(b.demographic_parity, y, p, sensitive_features=g, ci_method="studentized")
+
+
+def test_multi_bias_amp_bootstrap_estimates_order_and_mals():
+    a, t, ap, tp = _cooc(6, 1200)
+    rng = np.random.default_rng(7)
+    at = rng.integers(0, 2, 1200)
+    tt = (rng.random((1200, 4)) < 0.3 + 0.2 * at[:, None]).astype(int)
+    kw = dict(attr_train=at, task_train=tt, n_boot=200, random_state=1)
+    res = b.bootstrap(b.multi_bias_amp, a, t, attr_pred=ap, task_pred=tp, **kw)
+    point = b.multi_bias_amp(a, t, attr_pred=ap, task_pred=tp, attr_train=at, task_train=tt)
+    for name, part in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g)):
+        assert res.estimate[name] == pytest.approx(part.value, abs=1e-12)
+        assert res.estimate[name + " raw"] == pytest.approx(part.raw, abs=1e-12)
+        assert res.methods[name] == "max-t band" and res.ci[name][0] >= 0
+    perm = rng.permutation(1200)
+    again = b.bootstrap(b.multi_bias_amp, a[perm], t[perm], attr_pred=ap[perm], task_pred=tp[perm], **kw)
+    assert again.ci == res.ci
+    mals = b.bootstrap(b.bias_amp_mals, at, tt, attr_pred=ap, task_pred=tp, n_boot=200, random_state=1)
+    mals_perm = b.bootstrap(b.bias_amp_mals, at, tt, attr_pred=ap[perm], task_pred=tp[perm], n_boot=200,
+                            random_state=1)
+    assert mals.ci == mals_perm.ci
