@@ -14,7 +14,6 @@ import copy
 import datetime
 import os
 import pickle
-import re
 import socket
 import warnings
 from pathlib import Path
@@ -133,7 +132,8 @@ def test_mals_streamed_train_and_fixed_train():
         streamed.update(attr_pred=_t(d["attr_pred"][rows]), task_pred=_t(d["task_pred"][rows]))
     _exactly(streamed.compute(), ref.value)
     assert_same(streamed.result(), ref)
-    train = CooccurrenceCounts.from_labels(d["attr_train"], d["task_train"], attr_classes=[0, 1, 2], task_classes=range(6))
+    train = CooccurrenceCounts.from_labels(d["attr_train"], d["task_train"], attr_classes=[0, 1, 2],
+                                           task_classes=range(6))
     fixed = BiasAmpMALS(3, 6, train=train)
     fixed.update(attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     _exactly(fixed.compute(), ref.value)
@@ -260,7 +260,8 @@ def test_errors_are_clear():
     with pytest.raises(ValueError, match="same arguments"):
         metric.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     # the failed batch left nothing behind: still the first batch's value
-    _exactly(metric.compute(), biasamp.bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"]).a_to_t.value)
+    first = biasamp.bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"])
+    _exactly(metric.compute(), first.a_to_t.value)
     with pytest.raises(ValueError, match="not present"):
         BiasAmpDirectional(2, 6).update(d["attr"], d["task"], task_pred=d["task_pred"])
     with pytest.raises(ValueError, match="direction must be one of"):
@@ -309,7 +310,8 @@ def test_metric_collection_compute_groups():
     ref = _directional_ref(d)
     mals_ref = biasamp.bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"],
                                      task_pred=d["task_pred"])
-    train = CooccurrenceCounts.from_labels(d["attr_train"], d["task_train"], attr_classes=[0, 1, 2], task_classes=range(6))
+    train = CooccurrenceCounts.from_labels(d["attr_train"], d["task_train"], attr_classes=[0, 1, 2],
+                                           task_classes=range(6))
     coll = MetricCollection({
         "a_to_t": BiasAmpDirectional(3, 6, train=train),
         "t_to_a": BiasAmpDirectional(3, 6, direction="T->A", train=train),
@@ -338,14 +340,11 @@ def test_metric_collection_compute_groups():
 
 
 def test_docs_torchmetrics_blocks_run():
-    """The ```py blocks of the torchmetrics guide (skipped by the README test, which needs no extra)."""
-    text = (ROOT / "docs" / "integrations.md").read_text()
-    section = text.split("## PyTorch and torchmetrics", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```py\n(.*?)```", section, flags=re.S)
-    assert blocks
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, "docs/integrations.md", "exec"), namespace)  # noqa: S102 - our own docs
+    """The guide's torchmetrics blocks (```py: the README test, which needs no extra, skips them)."""
+    from .test_export import run_guide
+
+    ns = run_guide("PyTorch and torchmetrics")
+    assert ns["values"]["biasamp_a_to_t"].item() == ns["ref"].a_to_t.value
 
 
 # --------------------------------------------------------------------------- #

@@ -67,12 +67,12 @@ def fairness_score(y_true: Any, y_pred: Any, *, sensitive_features: Any, metric:
 
 
 def bias_amp_a_to_t_score(y_true: Any, y_pred: Any, *, attr: Any, **options: Any) -> float:
-    """BiasAmp→ A→T with ``y`` = the task T: ``bias_amp_directional(attr, y_true, task_pred=y_pred).a_to_t.value``."""
+    """BiasAmp→ A→T with ``y`` = the task T: ``bias_amp_directional(attr, y_true, task_pred=y_pred).a_to_t``."""
     return float(bias_amp_directional(attr, y_true, task_pred=y_pred, **options).a_to_t.value)
 
 
 def bias_amp_t_to_a_score(y_true: Any, y_pred: Any, *, task: Any, **options: Any) -> float:
-    """BiasAmp→ T→A with ``y`` = the attribute A: ``bias_amp_directional(y_true, task, attr_pred=y_pred).t_to_a.value``."""
+    """BiasAmp→ T→A with ``y`` = the attribute A: ``bias_amp_directional(y_true, task, attr_pred=y_pred).t_to_a``."""
     return float(bias_amp_directional(y_true, task, attr_pred=y_pred, **options).t_to_a.value)
 
 
