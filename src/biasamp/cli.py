@@ -235,8 +235,11 @@ def _check_outputs(outputs: dict, inputs: list[str]) -> None:
         seen[target] = option
 
 
-def _write_outputs(report, json_path, html_path, plots: bool, protect: list[str]) -> None:
-    for path, render in ((json_path, lambda: report.to_json()), (html_path, lambda: report.to_html(plots=plots))):
+def _write_outputs(report, json_path, html_path, plots: bool, protect: list[str], markdown_path=None, latex_path=None,
+                   model_card_path=None) -> None:
+    for path, render in ((json_path, lambda: report.to_json()), (html_path, lambda: report.to_html(plots=plots)),
+                         (markdown_path, lambda: report.to_markdown()), (latex_path, lambda: report.to_latex()),
+                         (model_card_path, lambda: report.to_model_card())):
         if path is None:
             continue
         try:
@@ -360,6 +363,12 @@ def _common_options(func):
         click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON here."),
         click.option("--html", "html_path", type=click.Path(dir_okay=False),
                      help="Write the report as a self-contained HTML page here."),
+        click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
+                     help="Write the report as Markdown here."),
+        click.option("--latex", "latex_path", type=click.Path(dir_okay=False),
+                     help="Write the headline numbers as a LaTeX booktabs table here."),
+        click.option("--model-card", "model_card_path", type=click.Path(dir_okay=False),
+                     help="Write a Hugging Face model card (model-index metadata + Markdown) here."),
         click.option("--no-plots", is_flag=True, help="HTML without plots (tables only)."),
         click.option("--n-boot", type=click.IntRange(2), default=None,
                      help="Bootstrap replicates of the count-based metrics [default: 1000; 200 with --stream, "
@@ -425,7 +434,7 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 
 
 def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
-         progress, quiet, protect, auditor=audit) -> None:
+         progress, quiet, protect, auditor=audit, markdown_path=None, latex_path=None, model_card_path=None) -> None:
     options = dict(click.get_current_context().meta.get("biasamp_audit_options", {}))
     if n_boot is not None:
         options["n_boot"] = n_boot
@@ -442,7 +451,7 @@ def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter,
     if failed and not any(s.status == "ok" for s in report.sections):
         raise click.ClickException(
             "no metric could be computed (nothing written):\n" + "\n".join(f"  {s.title}: {s.message}" for s in failed))
-    _write_outputs(report, json_path, html_path, not no_plots, protect)
+    _write_outputs(report, json_path, html_path, not no_plots, protect, markdown_path, latex_path, model_card_path)
     if failed:  # the report is complete and says what failed; the exit code says it too
         click.echo(f"error: {len(failed)} section(s) could not be computed: "
                    + ", ".join(s.key for s in failed), err=True)
@@ -479,8 +488,8 @@ def main() -> None:
               help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
 @_common_options
 def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, title, stream, max_memory,
-                  batch_size, dpa_rows, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude,
-                  random_state, progress, quiet):
+                  batch_size, dpa_rows, json_path, html_path, markdown_path, latex_path, model_card_path, no_plots,
+                  n_boot, n_iter, attacker, exclude, random_state, progress, quiet):
     """Audit the predictions in DATA (CSV, Parquet, or a folder of Parquet files; one row per test instance).
 
     \b
@@ -502,7 +511,9 @@ def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, 
       biasamp audit test.csv --train train.csv --html report.html --json report.json
       biasamp audit predictions/ --train train/ --stream --json report.json
     """
-    _check_outputs({"--json": json_path, "--html": html_path}, [data, train_path, val_path])
+    outputs = {"markdown_path": markdown_path, "latex_path": latex_path, "model_card_path": model_card_path}
+    _check_outputs({"--json": json_path, "--html": html_path, "--markdown": markdown_path, "--latex": latex_path,
+                    "--model-card": model_card_path}, [data, train_path, val_path])
     streaming, datasets = _decide_streaming(stream, data, train_path, val_path, max_memory)
     if streaming:
         from ._stream import stream_audit
@@ -515,7 +526,7 @@ def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, 
               "names": _display_names(cols, f"{sources} (streamed in batches of {batch_size:,} rows)")},
              json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
              attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
-             protect=[data, train_path], auditor=auditor)
+             protect=[data, train_path], auditor=auditor, **outputs)
         return
     frame = read_table(data)
     cols = _resolve_columns(frame, data, attr, _split(task), attr_pred, _split(task_pred))
@@ -552,7 +563,7 @@ def audit_command(data, train_path, val_path, attr, task, attr_pred, task_pred, 
     _run(dict(kwargs, title=title or f"biasamp audit of {Path(data).name}", names=_display_names(cols, sources)),
          json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
          attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
-         protect=[data, train_path, val_path])
+         protect=[data, train_path, val_path], **outputs)
 
 
 DEMO_STORY = (
@@ -567,12 +578,13 @@ DEMO_STORY = (
 @click.option("--save-data", type=click.Path(file_okay=False),
               help="Also write the demo data as train.csv and test.csv in this folder (for `biasamp audit`).")
 @_common_options
-def demo_command(save_data, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
-                 progress, quiet):
+def demo_command(save_data, json_path, html_path, markdown_path, latex_path, model_card_path, no_plots, n_boot, n_iter,
+                 attacker, exclude, random_state, progress, quiet):
     """Audit a built-in, deterministic synthetic dataset and model (the first command to try)."""
     from .datasets import make_amplification_demo
 
-    _check_outputs({"--json": json_path, "--html": html_path}, [])
+    _check_outputs({"--json": json_path, "--html": html_path, "--markdown": markdown_path, "--latex": latex_path,
+                    "--model-card": model_card_path}, [])
     d = make_amplification_demo()
     if save_data:
         _save_demo(d, Path(save_data))
@@ -584,7 +596,7 @@ def demo_command(save_data, json_path, html_path, no_plots, n_boot, n_iter, atta
                     "source": "built-in synthetic demo (biasamp.datasets.make_amplification_demo)"}},
          json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
          attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
-         protect=[])
+         protect=[], markdown_path=markdown_path, latex_path=latex_path, model_card_path=model_card_path)
 
 
 def _save_demo(d: Any, folder: Path) -> None:

@@ -1546,3 +1546,72 @@ class Report:
         from ._html import render_html
 
         return render_html(self, plots=False, standalone=False)
+
+    # ---- Markdown, LaTeX, model card, MLflow (biasamp._export, biasamp.mlflow) ---- #
+    def to_markdown(self, path: str | os.PathLike | None = None, *, heading_level: int = 1, details: bool = False,
+                    digits: int = 4, max_rows: int = 20) -> str:
+        """The report as GitHub-flavoured Markdown; written atomically to ``path`` when given.
+
+        A table of every headline number (value, interval, p-value, reading,
+        note), then per family how to read it, the interval methods, notes and
+        reference; ``details=True`` adds the detail tables (at most
+        ``max_rows`` rows each). ``heading_level`` sets the level of the title
+        (2 to embed it in a larger document).
+        """
+        from ._export import render_markdown
+
+        text = render_markdown(self, heading_level=heading_level, details=details, digits=digits,
+                               max_rows=max_rows)
+        if path is not None:
+            _write_atomic(path, text)
+        return text
+
+    def to_latex(self, path: str | os.PathLike | None = None, *, caption: str | None = None,
+                 label: str | None = "tab:biasamp", digits: int = 3, table_env: bool = True) -> str:
+        r"""The headline numbers as a LaTeX ``booktabs`` table, with their confidence intervals.
+
+        One row per headline number (value, interval, p-value, reading),
+        grouped by family; the interval methods are table notes. Needs
+        ``\usepackage{booktabs}``. ``table_env=False`` returns the bare
+        ``tabular``; ``caption`` is LaTeX (the default is made from the
+        title). Written atomically to ``path`` when given.
+        """
+        from ._export import render_latex
+
+        text = render_latex(self, caption=caption, label=label, digits=digits, table_env=table_env)
+        if path is not None:
+            _write_atomic(path, text)
+        return text
+
+    def to_model_card(self, path: str | os.PathLike | None = None, *, model_name: str | None = None,
+                      task_type: str = "classification", task_name: str | None = None,
+                      dataset_name: str | None = None, dataset_type: str | None = None,
+                      dataset_split: str | None = "test", dataset_config: str | None = None,
+                      tags: Sequence[str] = ()) -> str:
+        """A Hugging Face model card (``README.md``): ``model-index`` metadata and a Markdown section.
+
+        The YAML front matter holds the ``model-index`` of the Hub: one result
+        (``task_type``, the dataset) with one metric per headline number,
+        ``type: biasamp/<key>``, its value, and its interval and reading in its
+        name. The body is :meth:`to_markdown` under "Bias and bias
+        amplification". Defaults: the report's title as ``model_name``, its
+        source as ``dataset_name``. ``huggingface_hub.ModelCard`` and
+        ``metadata_load`` read it; written atomically to ``path`` when given.
+        """
+        from ._export import render_model_card
+
+        text = render_model_card(self, model_name=model_name, task_type=task_type, task_name=task_name,
+                                 dataset_name=dataset_name, dataset_type=dataset_type, dataset_split=dataset_split,
+                                 dataset_config=dataset_config, tags=tags)
+        if path is not None:
+            _write_atomic(path, text)
+        return text
+
+    def log_to_mlflow(self, **kwargs: Any) -> str:
+        """Log the headline numbers and intervals as MLflow metrics, the HTML and JSON as artifacts.
+
+        See :func:`biasamp.mlflow.log_report` for the options; returns the run id.
+        """
+        from .mlflow import log_report
+
+        return log_report(self, **kwargs)

@@ -1,0 +1,376 @@
+"""Text exports of a :class:`~biasamp.report.Report`: Markdown, LaTeX (booktabs) and a Hugging Face model card.
+
+Pure renderers that only walk the report's sections and summary rows; they
+need no optional package. :func:`headline_rows` (one record per headline number
+with a stable, tracker-safe key) is shared with :mod:`biasamp.mlflow`.
+
+* :func:`render_markdown`: GitHub-flavoured Markdown (summary table, then
+  per family how to read it, notes and reference);
+* :func:`render_latex`: a ``booktabs`` table (``\\toprule``/``\\midrule``/
+  ``\\bottomrule``) of every headline number with its confidence interval,
+  grouped by family, the interval methods as table notes;
+* :func:`render_model_card`: a Hugging Face model card, YAML front matter with
+  the ``model-index`` (one metric per headline number, its interval in the
+  metric's name) and the Markdown section.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["headline_rows", "metric_key", "render_latex", "render_markdown", "render_model_card"]
+
+
+# --------------------------------------------------------------------------- #
+# shared
+# --------------------------------------------------------------------------- #
+def _slug(text: str) -> str:
+    text = re.sub(r"->\s*$", "_directional", text.strip())  # "BiasAmp->" is the directional metric
+    text = text.replace("->", "_to_").replace("→", "_to_")
+    return re.sub(r"[^0-9A-Za-z_]+", "_", text).strip("_")
+
+
+def metric_key(metric: str, direction: str = "") -> str:
+    """A stable key of a headline number, safe for trackers and YAML: ``BiasAmp_directional.A_to_T``.
+
+    ``->`` becomes ``_to_`` (a trailing one, as in ``BiasAmp->``, ``_directional``),
+    other characters outside ``[0-9A-Za-z_]`` become ``_``; the direction
+    follows a dot.
+
+    >>> metric_key("BiasAmp->", "A->T"), metric_key("Multi->", "G->M raw"), metric_key("DP")
+    ('BiasAmp_directional.A_to_T', 'Multi_directional.G_to_M_raw', 'DP')
+    """
+    key = _slug(metric)
+    return f"{key}.{_slug(direction)}" if direction and _slug(direction) else key
+
+
+def _finite(v: Any) -> bool:
+    return v is not None and not (isinstance(v, float) and not math.isfinite(v)) and not pd.isna(v)
+
+
+def headline_rows(report: Any) -> list[dict]:
+    """One record per headline number of the sections computed: the summary row plus ``title`` and ``key``.
+
+    Keys are unique in the report (a key two families share is prefixed with
+    the section key).
+    """
+    titles = {s.key: s.title for s in report.sections}
+    rows = []
+    for r in report.table.to_dict(orient="records"):
+        r = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+        r["title"] = titles.get(r["section"], r["section"])
+        r["key"] = metric_key(r["metric"], r["direction"])
+        rows.append(r)
+    counts = pd.Series([r["key"] for r in rows]).value_counts() if rows else pd.Series(dtype=int)
+    for r in rows:
+        if counts[r["key"]] > 1:
+            r["key"] = f"{r['section']}.{r['key']}"
+    return rows
+
+
+def _num(v: Any, digits: int) -> str:
+    return f"{v:+.{digits}f}" if _finite(v) else "–"
+
+
+def _p(v: Any) -> str:
+    if not _finite(v):
+        return ""
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _level(report: Any) -> str:
+    lvl = float(report.options.get("level", 0.95))
+    return f"{100 * lvl:g}%"
+
+
+def _inputs_line(report: Any) -> str:
+    inp = report.inputs
+    n_train = inp.get("n_train")
+    classes = inp.get("attribute_classes")
+    return (f"{inp.get('n_test')} test instances, "
+            + (f"{n_train} training instances" if n_train else "no training set (test ground truth used)")
+            + f"; protected attribute {inp.get('attribute')} ({', '.join(map(str, classes or []))}); "
+            + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})")
+
+
+# --------------------------------------------------------------------------- #
+# Markdown
+# --------------------------------------------------------------------------- #
+def _md(text: Any) -> str:
+    """A Markdown table cell: pipes escaped, newlines folded."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
+    sep = {"l": "---", "r": "---:", "c": ":---:"}
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(sep[a] for a in align) + "|"]
+    out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _md_detail(frame: pd.DataFrame, digits: int, max_rows: int) -> list[str]:
+    if not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index()
+    shown = frame.head(max_rows)
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.{digits}f}" if math.isfinite(v) else ""
+        if isinstance(v, tuple):
+            return " + ".join(map(str, v))
+        return "" if v is None else str(v)
+
+    rows = [[cell(v) for v in row] for row in shown.itertuples(index=False, name=None)]
+    align = "".join("r" if pd.api.types.is_numeric_dtype(shown[c]) and not pd.api.types.is_bool_dtype(shown[c])
+                    else "l" for c in shown.columns)
+    out = _md_table([str(c) for c in shown.columns], rows, align)
+    if len(frame) > max_rows:
+        out.append(f"\n({len(frame) - max_rows} more rows in the JSON report)")
+    return out
+
+
+def render_markdown(report: Any, *, heading_level: int = 1, details: bool = False, digits: int = 4,
+                    max_rows: int = 20) -> str:
+    """The report as Markdown; see :meth:`biasamp.report.Report.to_markdown`."""
+    if not isinstance(heading_level, int) or not 1 <= heading_level <= 5:
+        raise ValueError(f"heading_level must be an int in 1..5, got {heading_level!r}")
+    if not isinstance(digits, int) or not 1 <= digits <= 12:
+        raise ValueError(f"digits must be an int in 1..12, got {digits!r}")
+    h = "#" * heading_level
+    level = _level(report)
+    lines = [f"{h} {report.title}", ""]
+    if report.source:
+        lines += [f"Data: {report.source}.", ""]
+    lines += [_inputs_line(report) + ".",
+              f"Values are fractions (not percentages); CI: {level} confidence interval"
+              + (f" (biasamp {report.version})." if report.version else "."), ""]
+    rows = headline_rows(report)
+    if rows:
+        body = [[r["metric"], r["direction"], _num(r["value"], digits),
+                 f"[{_num(r['ci_low'], digits)}, {_num(r['ci_high'], digits)}]" if _finite(r["ci_low"]) else "",
+                 _p(r["p_value"]), r["reading"], r["note"]] for r in rows]
+        lines += _md_table(["metric", "direction", "value", f"{level} CI", "p", "reading", "note"], body, "llrlrll")
+        lines.append("")
+    for s in report.sections:
+        if s.status != "ok":
+            continue
+        lines += [f"{h}# {s.title}", "", s.how_to_read, ""]
+        methods = sorted({m for m in s.summary["ci_method"] if m})
+        if methods:
+            lines += [f"Intervals: {'; '.join(methods)}.", ""]
+        if s.notes:
+            lines += [f"- {n}" for n in s.notes] + [""]
+        if details:
+            for name, table in s.tables.items():
+                lines += [f"**{name}**", ""] + _md_detail(table, digits, max_rows) + [""]
+        lines += [f"*Reference:* {s.citation}", ""]
+    other = [s for s in report.sections if s.status != "ok"]
+    if other:
+        lines += [f"{h}# Not computed", ""] + [f"- {s.title}: {s.status}, {s.message}" for s in other] + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- #
+# LaTeX
+# --------------------------------------------------------------------------- #
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+
+
+def _tex(text: Any) -> str:
+    """Plain text for LaTeX: special characters escaped, ``->`` / ``→`` as an arrow."""
+    parts = re.split(r"(->|→)", str(text))
+    out = []
+    for part in parts:
+        if part in ("->", "→"):
+            out.append(r"$\rightarrow$")
+        else:
+            out.append("".join(_TEX_SPECIAL.get(c, c) for c in part))
+    return "".join(out)
+
+
+def _tex_metric(metric: str) -> str:
+    """A metric name with its subscript: ``BiasAmp->`` as BiasAmp with an arrow, ``Multi_MALS`` as Multi_{MALS}."""
+    m = re.fullmatch(r"([A-Za-z]+)->", metric)
+    if m:
+        return rf"{m.group(1)}$_{{\rightarrow}}$"
+    m = re.fullmatch(r"([A-Za-z]+)_([A-Za-z]+)", metric)
+    if m:
+        return rf"{m.group(1)}$_{{\mathrm{{{m.group(2)}}}}}$"
+    return _tex(metric)
+
+
+def _tex_title(title: str) -> str:
+    """A section title for LaTeX, the metric names in it written as by :func:`_tex_metric`."""
+    return " ".join(_tex_metric(w) if re.fullmatch(r"[A-Za-z]+(->|_[A-Za-z]+)", w) else _tex(w)
+                    for w in title.split(" "))
+
+
+def _tex_num(v: Any, digits: int) -> str:
+    return f"${v:+.{digits}f}$" if _finite(v) else "--"
+
+
+def render_latex(report: Any, *, caption: str | None = None, label: str | None = "tab:biasamp", digits: int = 3,
+                 table_env: bool = True) -> str:
+    """The report as a booktabs table; see :meth:`biasamp.report.Report.to_latex`."""
+    if not isinstance(digits, int) or not 1 <= digits <= 12:
+        raise ValueError(f"digits must be an int in 1..12, got {digits!r}")
+    rows = headline_rows(report)
+    if not rows:
+        raise ValueError("the report has no headline number to tabulate (no section was computed)")
+    level = _level(report)
+    methods: dict[str, str] = {}
+    for r in rows:
+        if r["ci_method"] and _finite(r["ci_low"]):
+            methods.setdefault(r["ci_method"], "abcdefghijklmnopqrstuvwxyz"[len(methods) % 26])
+    body = []
+    last = None
+    for r in rows:
+        if r["section"] != last:
+            if last is not None:
+                body.append(r"\addlinespace")
+            body.append(rf"\multicolumn{{6}}{{l}}{{\emph{{{_tex_title(r['title'])}}}}} \\")
+            last = r["section"]
+        ci = ""
+        if _finite(r["ci_low"]):
+            ci = rf"$[{r['ci_low']:+.{digits}f}, {r['ci_high']:+.{digits}f}]$"
+            if r["ci_method"]:
+                ci += rf"\textsuperscript{{{methods[r['ci_method']]}}}"
+        p = _p(r["p_value"])
+        p = f"${p}$" if p else ""
+        body.append(" & ".join([_tex_metric(r["metric"]), _tex(r["direction"]), _tex_num(r["value"], digits), ci, p,
+                                _tex(r["reading"])]) + r" \\")
+    n = report.inputs.get("n_test")
+    if caption is None:
+        caption = (f"{report.title}: bias and bias amplification on {n} test instances, with {level} confidence "
+                   "intervals. Values are fractions.")
+        caption = _tex(caption)
+    notes = "; ".join(rf"\textsuperscript{{{k}}}{_tex(m)}" for m, k in methods.items())
+    tabular = [
+        r"\begin{tabular}{llrlrl}",
+        r"\toprule",
+        rf"Metric & Direction & Value & {_tex(level)} CI & $p$ & Reading \\",
+        r"\midrule",
+        *body,
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    head = [f"% {_tex(report.title)} -- biasamp {report.version or ''}; needs \\usepackage{{booktabs}}"]
+    if not table_env:
+        return "\n".join(head + tabular) + "\n"
+    out = head + [r"\begin{table}[htbp]", r"\centering", rf"\caption{{{caption}}}"]
+    if label:
+        out.append(rf"\label{{{label}}}")
+    out += tabular
+    if notes:
+        out += [r"\par\smallskip", rf"{{\footnotesize Intervals: {notes}.\par}}"]
+    out.append(r"\end{table}")
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- #
+# Hugging Face model card
+# --------------------------------------------------------------------------- #
+def _yaml_str(s: Any) -> str:
+    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    return json.dumps(str(s), ensure_ascii=False)
+
+
+def _yaml_float(v: float) -> str:
+    """A float YAML 1.1 loaders (PyYAML) read as a float: the mantissa always has a dot."""
+    text = repr(float(v))
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _yaml(value: Any, indent: int = 0) -> list[str]:
+    """Block-style YAML of nested dicts / lists of strings, numbers and bools."""
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, (dict, list)):
+                lines.append(f"{pad}{k}:")
+                lines += _yaml(v, indent + 2)
+            else:
+                lines.append(f"{pad}{k}: {_yaml_scalar(v)}")
+    elif isinstance(value, list):
+        for item in value:
+            sub = _yaml(item, indent + 2) if isinstance(item, (dict, list)) else [f"{pad}  {_yaml_scalar(item)}"]
+            lines.append(f"{pad}- {sub[0].lstrip()}")
+            lines += sub[1:]
+    return lines
+
+
+def _yaml_scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _yaml_float(v)
+    return _yaml_str(v)
+
+
+def model_index(report: Any, *, model_name: str, task_type: str, task_name: str | None, dataset_name: str,
+                dataset_type: str, dataset_split: str | None, dataset_config: str | None) -> list[dict]:
+    """The ``model-index`` metadata: one result (task, dataset) with a metric per finite headline number."""
+    level = _level(report)
+    metrics = []
+    for r in headline_rows(report):
+        if not _finite(r["value"]):
+            continue
+        text = f"{r['metric']} {r['direction']}".strip()
+        if _finite(r["ci_low"]):
+            text += f" ({level} CI [{_num(r['ci_low'], 4)}, {_num(r['ci_high'], 4)}], {r['ci_method']})"
+        if r["reading"]:
+            text += f": {r['reading']}"
+        metrics.append({"type": f"biasamp/{r['key']}", "name": text, "value": float(r["value"]), "verified": False})
+    if not metrics:
+        raise ValueError("the report has no finite headline number for the model card (no section was computed)")
+    task = {"type": task_type}
+    if task_name:
+        task["name"] = task_name
+    dataset = {"type": dataset_type, "name": dataset_name}
+    if dataset_config:
+        dataset["config"] = dataset_config
+    if dataset_split:
+        dataset["split"] = dataset_split
+    return [{"name": model_name, "results": [{"task": task, "dataset": dataset, "metrics": metrics}]}]
+
+
+def render_model_card(report: Any, *, model_name: str | None = None, task_type: str = "classification",
+                      task_name: str | None = None, dataset_name: str | None = None,
+                      dataset_type: str | None = None, dataset_split: str | None = "test",
+                      dataset_config: str | None = None, tags: tuple | list = ()) -> str:
+    """A Hugging Face model card; see :meth:`biasamp.report.Report.to_model_card`."""
+    for name, value in (("model_name", model_name), ("task_type", task_type), ("task_name", task_name),
+                        ("dataset_name", dataset_name), ("dataset_type", dataset_type),
+                        ("dataset_split", dataset_split), ("dataset_config", dataset_config)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    if isinstance(tags, str) or not all(isinstance(t, str) and t for t in tags):
+        raise TypeError(f"tags must be a list of non-empty strings, got {tags!r}")
+    model_name = model_name or report.title
+    dataset_name = dataset_name or report.source or "evaluation set"
+    dataset_type = dataset_type or (_slug(dataset_name).lower()[:64] or "custom")
+    meta = {
+        "tags": list(dict.fromkeys(["biasamp", "bias-amplification", "fairness", *tags])),
+        "model-index": model_index(report, model_name=model_name, task_type=task_type, task_name=task_name,
+                                   dataset_name=dataset_name, dataset_type=dataset_type,
+                                   dataset_split=dataset_split, dataset_config=dataset_config),
+    }
+    body = render_markdown(report, heading_level=3)
+    intro = ("## Bias and bias amplification\n\nMeasured with biasamp"
+             + (f" {report.version}" if report.version else "")
+             + f" on {dataset_name} ({dataset_split or 'evaluation'} split). Every number is a fraction; "
+             "the model-index metadata above holds the same headline values, each with its interval in its name.\n")
+    return "\n".join(["---", *_yaml(meta), "---", "", f"# {model_name}", "", intro, body])

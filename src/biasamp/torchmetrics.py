@@ -1,0 +1,647 @@
+"""torchmetrics classes for the count-based metrics (the ``[torchmetrics]`` extra).
+
+Every co-occurrence, multi-attribute and group fairness metric of biasamp is a
+pure function of small count tables that add. The classes below are
+:class:`torchmetrics.Metric` subclasses whose *states are those tables*: each
+table of the wrapped accumulator of :mod:`biasamp.accumulators` (its
+``_table_names()``) is registered with ``add_state(..., dist_reduce_fx="sum")``
+as a float64 tensor. So everything torchmetrics does with states works
+unchanged: DDP / Lightning synchronisation (the tables are summed over the
+ranks), ``reset``, ``merge_state``, ``MetricCollection`` (with compute groups),
+``forward`` and ``self.log``.
+
+No counting happens here. ``update`` runs the accumulator's own ``update`` on
+the batch (on the CPU, torch tensors accepted), adds the batch's tables into
+the states and zeroes the accumulator's tables again; ``compute`` copies the
+(synchronised) states back into an accumulator and calls its ``compute``. The
+accumulator's metadata (the roles counted, soft flags, fixed training counts)
+stays with the metric; when the states were synchronised over
+``torch.distributed`` ranks, the metadata of every rank is gathered and checked
+exactly as :meth:`~biasamp.accumulators.CooccurrenceAccumulator.merge` does,
+so a rank that counted other arguments raises the same ``ValueError`` on every
+rank.
+
+Two ways to read a metric:
+
+* ``compute()`` returns the headline as a float64 tensor (a dict of them for
+  several fairness metrics), what ``self.log``, ``MetricCollection`` and
+  loggers expect; it equals the functional API's value bit for bit (hard
+  labels; soft predictions to rounding, 1e-12).
+* ``result()`` returns the functional API's full result object
+  (:class:`~biasamp.DirectionalBiasAmpResult`, :class:`~biasamp.MALSResult`,
+  :class:`~biasamp.MultiBiasAmpResult`, :class:`~biasamp.FairnessResult`) with
+  the per-pair / per-class tables, synchronised the same way. (torchmetrics
+  only lets tensors and plain collections out of ``compute()``.)
+
+Classes: :class:`BiasAmpDirectional` (BiasAmp→, Wang & Russakovsky 2021),
+:class:`BiasAmpMALS` (Zhao et al. 2017), :class:`MultiBiasAmp` (Multi_MALS and
+Multi→, Zhao, Andrews & Xiang 2023) and :class:`GroupFairness` (DP, DI, SPSF,
+FPSF, EOFP, EOTP, BA of Qian et al. 2021). ``from_accumulator`` wraps an
+accumulator configured elsewhere (e.g. a multi-attribute accumulator whose
+combinations were chosen in a first pass).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+try:
+    import torch
+    from torchmetrics import Metric
+    from torchmetrics.utilities.exceptions import TorchMetricsUserError
+except ImportError as exc:  # pragma: no cover - exercised only where torchmetrics is absent
+    raise ImportError(
+        "biasamp.torchmetrics needs torch and torchmetrics: pip install torch==2.13.0 \"torchmetrics>=1.0\" "
+        "(or pip install \"biasamp[torchmetrics]\")"
+    ) from exc
+
+from .accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator, _Accumulator
+from .counts import CooccurrenceCounts
+from .fairness import METRICS
+
+__all__ = ["BiasAmpDirectional", "BiasAmpMALS", "GroupFairness", "MultiBiasAmp"]
+
+
+class _AccumulatorMetric(Metric):
+    """A ``torchmetrics.Metric`` whose states are the count tables of a biasamp accumulator.
+
+    Subclasses set ``_accumulator_type`` and ``_state_prefix`` (state names are
+    ``prefix + table name``, so that metrics counting different tables never
+    share a ``MetricCollection`` compute group), and implement ``update``,
+    ``_headline(result)`` and, when they take options, ``_set_options``.
+    """
+
+    is_differentiable = False
+    higher_is_better: bool | None = None
+    full_state_update = False
+    _accumulator_type: type = _Accumulator
+    _state_prefix = ""
+
+    def __init__(self, accumulator: _Accumulator, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._check_accumulator(accumulator)
+        # this process's settings and metadata (roles, soft flags); its tables are zero between batches
+        self._acc = accumulator.copy()
+        self._tables: dict[str, tuple[tuple, np.dtype]] = {}
+        for table in accumulator._table_names():
+            arr = np.asarray(getattr(accumulator, table))
+            name = self._state_prefix + table
+            if hasattr(self, name):
+                raise ValueError(f"the table {table!r} would shadow the attribute {name!r} of {type(self).__name__}")
+            self._tables[table] = (arr.shape, arr.dtype)
+            self.add_state(name, default=torch.zeros(arr.shape, dtype=torch.float64), dist_reduce_fx="sum")
+        self._result: Any = None
+        self._keep_batch = False
+        self._batch: _Accumulator | None = None
+        self._in_forward = False
+
+    # ------------------------------------------------------------------ setup
+    @classmethod
+    def from_accumulator(cls, accumulator: _Accumulator, **kwargs: Any) -> "_AccumulatorMetric":
+        """A metric counting with the settings of ``accumulator`` (which must not have counted yet).
+
+        Use it for settings the constructor does not take, e.g. a
+        :class:`~biasamp.accumulators.MultiAttributeAccumulator` whose
+        combinations were chosen from the training set in a first pass
+        (``collect``, ``sync``, ``freeze``).
+
+        Parameters
+        ----------
+        accumulator : accumulator of :mod:`biasamp.accumulators`
+            Its class lists and settings are copied; its tables must be zero.
+        **kwargs
+            The class's own options (e.g. ``direction``) and torchmetrics'
+            keyword arguments (``sync_on_compute``, ``process_group``, ...).
+        """
+        names = set(inspect.signature(cls._set_options).parameters) - {"self"}
+        options = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+        self = cls.__new__(cls)
+        _AccumulatorMetric.__init__(self, accumulator, **kwargs)
+        self._set_options(**options)
+        return self
+
+    def _set_options(self) -> None:
+        """Validate and store the class's own options (none by default)."""
+
+    def _check_accumulator(self, acc: Any) -> None:
+        if not isinstance(acc, self._accumulator_type):
+            raise TypeError(
+                f"{type(self).__name__} wraps a {self._accumulator_type.__name__}, got {type(acc).__name__}"
+            )
+        counted = [t for t in acc._table_names() if np.any(np.asarray(getattr(acc, t)) != 0)]
+        if counted:
+            raise ValueError(
+                f"the accumulator has already counted (tables {counted}); a metric takes its settings, not its "
+                "counts: pass one that has not counted yet, or call its reset() first"
+            )
+
+    # ---------------------------------------------------------------- counting
+    def _count(self, method: str, *args: Any, **kwargs: Any) -> None:
+        """Run the accumulator's ``method`` on one batch and add its tables into the states."""
+        acc = self._acc
+        if getattr(acc, "n_boot", 0) and not getattr(self, "_stream_set", False):
+            from ._torch_dist import is_distributed
+
+            if is_distributed():  # distinct bootstrap row ids on every rank
+                import torch.distributed as dist
+
+                acc.stream = dist.get_rank(self.process_group)
+            self._stream_set = True
+        try:
+            getattr(acc, method)(*args, **kwargs)
+            for table in self._tables:
+                state = getattr(self, self._state_prefix + table)
+                batch = torch.from_numpy(np.asarray(getattr(acc, table), dtype=np.float64))
+                state.add_(batch.to(state.device))
+            if self._keep_batch:
+                self._batch = acc.copy()
+        finally:
+            for table, (shape, dtype) in self._tables.items():
+                setattr(acc, table, np.zeros(shape, dtype=dtype))
+
+    def bootstrap(self, **kwargs: Any) -> Any:
+        """Intervals and tests from the Poisson replicate tables (a metric built from an accumulator with
+        ``n_boot > 0``, see :meth:`from_accumulator`); keyword arguments as in the accumulators' ``bootstrap``.
+        """
+        return self._counted().bootstrap(**kwargs)
+
+    def _counted(self) -> _Accumulator:
+        """An accumulator holding the states (synchronised, if they are) and the metadata of every rank."""
+        acc = self._acc._shell()
+        if self._is_synced:  # the states hold every rank's counts: gather the ranks' metadata too
+            import torch.distributed as dist
+
+            shells: list = [None] * dist.get_world_size(self.process_group)
+            dist.all_gather_object(shells, acc, group=self.process_group)
+            acc = shells[0]
+            for other in shells[1:]:
+                acc._merge_meta(other)  # the same ValueError on every rank, after the collective
+        for table, (_, dtype) in self._tables.items():
+            values = getattr(self, self._state_prefix + table).detach().cpu().numpy()
+            if np.issubdtype(dtype, np.integer):
+                values = np.rint(values)
+            setattr(acc, table, values.astype(dtype))
+        return acc
+
+    def compute(self) -> Any:
+        """The headline value(s) over every batch counted (and every rank, in a distributed run).
+
+        Returns
+        -------
+        torch.Tensor (float64, 0-d), or dict of them
+            See the class; :meth:`result` has the full result object.
+
+        Raises
+        ------
+        ValueError
+            Nothing counted, ranks or batches that counted different
+            arguments, or a value undefined (as the functional API).
+        """
+        self._result = self._counted().compute()
+        return self._headline(self._result)
+
+    def result(self) -> Any:
+        """The functional API's full result over every batch (and rank): the same synchronisation as :meth:`compute`."""
+        self.compute()
+        return self._result
+
+    def _headline(self, result: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _tensor(self, value: float) -> torch.Tensor:
+        return torch.tensor(value, dtype=torch.float64, device=self.device)
+
+    # ---------------------------------------------------- torchmetrics plumbing
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Count the batch (as :meth:`update`) and return the headline of this batch alone.
+
+        The batch value uses the batch's own test counts (and the fixed
+        ``train`` counts, if any; counts of ``update_train`` are not included).
+        It raises where the metric is undefined on the batch (e.g. a batch
+        showing one group only): in a training loop prefer ``update`` per batch
+        and ``compute`` per epoch.
+        """
+        if self.dist_sync_on_step:  # torchmetrics' path, the batch value synchronised over the ranks
+            self._in_forward = True
+            try:
+                return super().forward(*args, **kwargs)
+            finally:
+                self._in_forward = False
+        if self._is_synced:
+            raise TorchMetricsUserError(
+                "The Metric shouldn't be synced when performing ``forward``. HINT: Did you forget to call ``unsync`` ?."
+            )
+        self._keep_batch = True
+        try:
+            self.update(*args, **kwargs)
+        finally:
+            self._keep_batch = False
+        batch, self._batch = self._batch, None
+        self._forward_cache = self._headline(batch.compute())
+        return self._forward_cache
+
+    def reset(self) -> None:
+        """Zero the counts and forget the roles and flags seen (fixed ``train`` counts and combinations are kept)."""
+        super().reset()
+        if not self._in_forward:  # Metric.forward resets internally; the metadata of earlier batches stays
+            self._acc.reset()
+        self._result = None
+
+    def merge_state(self, incoming_state: Any) -> None:
+        """Add another metric's counts (and roles seen) into this one; a dict of states adds the counts only."""
+        if isinstance(incoming_state, Metric):
+            if type(incoming_state) is not type(self):
+                raise ValueError(
+                    f"Expected incoming state to be an instance of {type(self).__name__} but got {type(incoming_state)}"
+                )
+            self._acc._merge_meta(incoming_state._acc)
+        super().merge_state(incoming_state)
+
+
+def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- #
+# co-occurrence
+# --------------------------------------------------------------------------- #
+class BiasAmpDirectional(_AccumulatorMetric):
+    r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021) as a torchmetrics ``Metric``.
+
+    .. math::
+
+        \text{BiasAmp}_{\rightarrow} = \frac{1}{|\mathcal{A}||\mathcal{T}|}
+            \sum_{a,t} y_{at}\,\Delta_{at}
+
+    with, for A→T, :math:`\Delta_{at} = P(\hat T_t = 1 | A_a = 1) - P(T_t = 1 | A_a = 1)`
+    and for T→A :math:`\Delta_{at} = P(\hat A_a = 1 | T_t = 1) - P(A_a = 1 | T_t = 1)`
+    (see :func:`~biasamp.bias_amp_directional`). The states are the tables of
+    a :class:`~biasamp.accumulators.CooccurrenceAccumulator`.
+
+    Parameters
+    ----------
+    attr_classes, task_classes : sequence or int
+        Class lists of the protected attribute A and of the task T (an int
+        ``k`` means ``0..k-1``), fixed up front because a batch need not show
+        every class. Pass the classes the functional API would infer (the
+        sorted union of the ground-truth labels) for identical results.
+    direction : {"A->T", "T->A"}, default "A->T"
+        Which direction :meth:`compute` returns (A→T needs ``task_pred``, T→A
+        ``attr_pred``); :meth:`result` has both when both were given. Two
+        metrics that differ only in ``direction`` share their states in a
+        ``MetricCollection`` (one count).
+    train : CooccurrenceCounts, optional
+        Fixed training counts for the signs ``y_at``; or stream the training
+        set with :meth:`update_train`; without either the test ground truth
+        is used (``train_source="test"``), as in the functional API.
+    **kwargs
+        torchmetrics' keyword arguments (``sync_on_compute``,
+        ``process_group``, ``dist_sync_on_step``, ...).
+
+    See Also
+    --------
+    biasamp.bias_amp_directional : the functional form.
+    biasamp.accumulators.CooccurrenceAccumulator : the framework-free streaming form.
+
+    Notes
+    -----
+    ``compute()`` returns a 0-d float64 tensor equal to
+    ``bias_amp_directional(...).a_to_t.value`` (or ``.t_to_a.value``) on all
+    the rows counted, on any number of batches and ranks: for hard labels
+    every count is an exact integer, so the value is bit-identical.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    The "shortcoming 2" example of Wang & Russakovsky, in three batches of tensors:
+
+    >>> import torch
+    >>> from biasamp.torchmetrics import BiasAmpDirectional
+    >>> attr = torch.repeat_interleave(torch.tensor([1, 2]), torch.tensor([90, 30]))
+    >>> task = torch.cat([torch.repeat_interleave(torch.tensor([0, 1]), torch.tensor([60, 30])),
+    ...                   torch.repeat_interleave(torch.tensor([0, 1]), torch.tensor([10, 20]))])
+    >>> task_pred = (attr == 2).long()
+    >>> metric = BiasAmpDirectional([1, 2], [0, 1])
+    >>> for rows in torch.arange(120).chunk(3):
+    ...     metric.update(attr[rows], task[rows], task_pred=task_pred[rows])
+    >>> metric.compute()
+    tensor(0.3333, dtype=torch.float64)
+    >>> metric.result().a_to_t.n_pairs
+    4
+    """
+
+    _accumulator_type = CooccurrenceAccumulator
+    _state_prefix = "directional_"
+
+    def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, direction: str = "A->T",
+                 train: CooccurrenceCounts | None = None, **kwargs: Any) -> None:
+        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", train=train),
+                         **kwargs)
+        self._set_options(direction=direction)
+
+    def _set_options(self, direction: str = "A->T") -> None:
+        self.direction = _check_choice(direction, "direction", ("A->T", "T->A"))
+
+    def _check_accumulator(self, acc: Any) -> None:
+        super()._check_accumulator(acc)
+        if acc.metric != "directional":
+            raise ValueError(f"{type(self).__name__} needs a CooccurrenceAccumulator with metric='directional', "
+                             f"got metric={acc.metric!r}")
+
+    def update(self, attr: Any, task: Any, *, attr_pred: Any = None, task_pred: Any = None) -> None:
+        """Count one batch of test rows (as :meth:`CooccurrenceAccumulator.update`); tensors on any device."""
+        self._count("update", attr, task, attr_pred=attr_pred, task_pred=task_pred)
+
+    def update_train(self, attr: Any, task: Any) -> None:
+        """Count one batch of the *training* ground truth (for the signs ``y_at``)."""
+        self._computed = None
+        self._count("update_train", attr, task)
+
+    def _headline(self, result: Any) -> torch.Tensor:
+        part = result.a_to_t if self.direction == "A->T" else result.t_to_a
+        if part is None:
+            need = "task_pred" if self.direction == "A->T" else "attr_pred"
+            raise ValueError(f"direction={self.direction!r} needs {need} in update(); the batches did not give it")
+        return self._tensor(part.value)
+
+    def extra_repr(self) -> str:
+        acc = self._acc
+        return f"attr_classes={list(acc.attr_classes)!r}, task_classes={list(acc.task_classes)!r}, " \
+               f"direction={self.direction!r}"
+
+
+class BiasAmpMALS(_AccumulatorMetric):
+    r"""BiasAmp_MALS (Zhao et al. 2017) as a torchmetrics ``Metric``.
+
+    .. math::
+
+        \text{BiasAmp}_{\text{MALS}} = \frac{1}{|\mathcal{T}|}\sum_{a,t}
+            \mathbb{1}\big[b_{\text{train}}(a,t) > \tfrac{1}{|\mathcal{A}|}\big]
+            \big(b_{\text{pred}}(a,t) - b_{\text{train}}(a,t)\big)
+
+    (see :func:`~biasamp.bias_amp_mals`). The states are the tables of a
+    :class:`~biasamp.accumulators.CooccurrenceAccumulator` with
+    ``metric="mals"``.
+
+    Parameters
+    ----------
+    attr_classes, task_classes : sequence or int
+        Class lists of A and T (an int ``k`` means ``0..k-1``).
+    train : CooccurrenceCounts, optional
+        Fixed training counts for ``b_train``; or stream them with
+        :meth:`update_train`, or give the test ground truth in :meth:`update`.
+    **kwargs
+        torchmetrics' keyword arguments.
+
+    See Also
+    --------
+    biasamp.bias_amp_mals : the functional form.
+
+    References
+    ----------
+    .. [1] J. Zhao et al. "Men Also Like Shopping: Reducing Gender Bias
+       Amplification using Corpus-level Constraints". EMNLP 2017.
+
+    Examples
+    --------
+    In training, 3 of the 4 rows of task 1 have attribute 0 and 3 of the 4
+    rows of task 0 attribute 1 (``b_train = 3/4``); the predictions make both
+    biases 1, so BiasAmp_MALS = ((1 - 3/4) + (1 - 3/4)) / 2:
+
+    >>> import torch
+    >>> from biasamp.torchmetrics import BiasAmpMALS
+    >>> attr = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> task = torch.tensor([1, 1, 1, 0, 1, 0, 0, 0])
+    >>> metric = BiasAmpMALS(2, 2)
+    >>> metric.update_train(attr, task)
+    >>> metric.update(attr_pred=attr, task_pred=torch.tensor([1, 1, 1, 1, 0, 0, 0, 0]))
+    >>> metric.compute()
+    tensor(0.2500, dtype=torch.float64)
+    """
+
+    _accumulator_type = CooccurrenceAccumulator
+    _state_prefix = "mals_"
+
+    def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
+                 train: CooccurrenceCounts | None = None, **kwargs: Any) -> None:
+        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", train=train), **kwargs)
+
+    def _check_accumulator(self, acc: Any) -> None:
+        super()._check_accumulator(acc)
+        if acc.metric != "mals":
+            raise ValueError(f"{type(self).__name__} needs a CooccurrenceAccumulator with metric='mals', "
+                             f"got metric={acc.metric!r}")
+
+    def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any, task_pred: Any) -> None:
+        """Count one batch of predictions (and, optionally, its test ground truth)."""
+        self._count("update", attr, task, attr_pred=attr_pred, task_pred=task_pred)
+
+    def update_train(self, attr: Any, task: Any) -> None:
+        """Count one batch of the *training* ground truth (for ``b_train``)."""
+        self._computed = None
+        self._count("update_train", attr, task)
+
+    def _headline(self, result: Any) -> torch.Tensor:
+        return self._tensor(result.value)
+
+    def extra_repr(self) -> str:
+        acc = self._acc
+        return f"attr_classes={list(acc.attr_classes)!r}, task_classes={list(acc.task_classes)!r}"
+
+
+# --------------------------------------------------------------------------- #
+# multi-attribute
+# --------------------------------------------------------------------------- #
+_MULTI_PARTS = {"Multi_MALS": "mals", "Multi_G->M": "g_to_m", "Multi_M->G": "m_to_g"}
+
+
+class MultiBiasAmp(_AccumulatorMetric):
+    r"""Multi-attribute bias amplification Multi_MALS / Multi→ (Zhao, Andrews & Xiang 2023) as a ``Metric``.
+
+    .. math::
+
+        \text{Multi}_{\text{MALS}} = \frac{1}{|M|} \sum_{g, m} |\Delta_{gm}|
+
+    over a fixed set M of combinations of task labels (see
+    :func:`~biasamp.multi_bias_amp`). The states are the tables of a
+    :class:`~biasamp.accumulators.MultiAttributeAccumulator`, whose shapes
+    depend on M: M is given here, or chosen from the training set in a first
+    pass with the accumulator (``collect`` on every batch, ``sync``,
+    ``freeze``) and handed over with :meth:`from_accumulator`.
+
+    Parameters
+    ----------
+    attr_classes : sequence or int
+        Classes of the protected attribute (the paper's groups; one-hot).
+    task_classes : sequence or int
+        Task labels (the paper's attributes; multi-label).
+    combinations : sequence of sequences
+        The combinations M, each a tuple of task names.
+    metric : {"Multi_MALS", "Multi_G->M", "Multi_M->G"}, default "Multi_MALS"
+        Which metric :meth:`compute` returns (Multi_MALS needs ``attr_pred``
+        and ``task_pred``, G→M ``task_pred``, M→G ``attr_pred``).
+    raw : bool, default False
+        Return the signed version (``.raw``) instead of the headline of
+        absolute differences (``.value``).
+    min_support, max_combinations : int
+        As in :func:`~biasamp.multi_bias_amp`.
+    **kwargs
+        torchmetrics' keyword arguments.
+
+    See Also
+    --------
+    biasamp.multi_bias_amp : the functional form.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from biasamp.torchmetrics import MultiBiasAmp
+    >>> attr = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> task = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    >>> task_pred = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
+    ...                           [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    >>> metric = MultiBiasAmp([0, 1], ["a", "b", "c"], combinations=[("a",), ("b",), ("c",), ("a", "b")])
+    >>> metric.update(attr, task, attr_pred=attr, task_pred=task_pred)
+    >>> metric.compute()
+    tensor(0.0833, dtype=torch.float64)
+    """
+
+    _accumulator_type = MultiAttributeAccumulator
+    _state_prefix = "multi_"
+
+    def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
+                 combinations: Sequence[Sequence], metric: str = "Multi_MALS", raw: bool = False,
+                 min_support: int = 1, max_combinations: int = 200_000, **kwargs: Any) -> None:
+        if isinstance(combinations, str):
+            raise ValueError(
+                f"combinations={combinations!r} needs a first pass over the training set: choose M with a "
+                "MultiAttributeAccumulator (collect() on every batch, sync(), freeze()) and wrap it with "
+                "MultiBiasAmp.from_accumulator(acc), or give the combinations as a list of tuples"
+            )
+        acc = MultiAttributeAccumulator(attr_classes, task_classes, combinations=combinations,
+                                        min_support=min_support, max_combinations=max_combinations)
+        super().__init__(acc, **kwargs)
+        self._set_options(metric=metric, raw=raw)
+
+    def _set_options(self, metric: str = "Multi_MALS", raw: bool = False) -> None:
+        self.metric = _check_choice(metric, "metric", tuple(_MULTI_PARTS))
+        if not isinstance(raw, bool):
+            raise TypeError(f"raw must be a bool, got {type(raw).__name__}")
+        self.raw = raw
+
+    def _check_accumulator(self, acc: Any) -> None:
+        if isinstance(acc, MultiAttributeAccumulator) and acc.phase != "count":
+            raise ValueError("the accumulator's combinations are not fixed yet: call freeze() after collect()")
+        super()._check_accumulator(acc)
+
+    def update(self, attr: Any, task: Any, *, attr_pred: Any = None, task_pred: Any = None) -> None:
+        """Count one batch of test rows (as :meth:`MultiAttributeAccumulator.update`)."""
+        self._count("update", attr, task, attr_pred=attr_pred, task_pred=task_pred)
+
+    def update_train(self, attr: Any, task: Any) -> None:
+        """Count one batch of the *training* ground truth (for ``b_train`` and ``y_gm``)."""
+        self._computed = None
+        self._count("update_train", attr, task)
+
+    def _headline(self, result: Any) -> torch.Tensor:
+        part = getattr(result, _MULTI_PARTS[self.metric])
+        if part is None:
+            need = {"Multi_MALS": "attr_pred and task_pred", "Multi_G->M": "task_pred", "Multi_M->G": "attr_pred"}
+            raise ValueError(f"metric={self.metric!r} needs {need[self.metric]} in update(); the batches did not "
+                             "give it")
+        return self._tensor(part.raw if self.raw else part.value)
+
+    def extra_repr(self) -> str:
+        return f"{len(self._acc.combinations)} combinations, metric={self.metric!r}, raw={self.raw}"
+
+
+# --------------------------------------------------------------------------- #
+# group fairness
+# --------------------------------------------------------------------------- #
+class GroupFairness(_AccumulatorMetric):
+    r"""The group fairness metrics of Qian et al. (2021) as a torchmetrics ``Metric``.
+
+    DP, DI, SPSF, FPSF, EOFP, EOTP and BA, per class (one-vs-rest) and
+    averaged over classes (see :func:`~biasamp.fairness_metrics`), e.g.
+
+    .. math::
+
+        \mathrm{DP} = \max_g PPR_g - \min_g PPR_g, \qquad
+        \mathrm{EOTP} = \max_g TPR_g - \min_g TPR_g .
+
+    The states are the tables of a
+    :class:`~biasamp.accumulators.FairnessAccumulator`. Metrics that differ
+    only in ``metrics`` share their states in a ``MetricCollection``.
+
+    Parameters
+    ----------
+    classes : sequence or int
+        Class list of the target (an int ``k`` means ``0..k-1``).
+    groups : sequence or int
+        Group list (tuples for intersectional groups).
+    metrics : str or sequence of str, default all seven
+        One name: :meth:`compute` returns its overall value as a 0-d
+        tensor; several: a dict name -> tensor.
+    **kwargs
+        torchmetrics' keyword arguments.
+
+    See Also
+    --------
+    biasamp.fairness_metrics : the functional form.
+
+    References
+    ----------
+    .. [1] S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021, Appendix A.
+
+    Examples
+    --------
+    The running example of Qian et al. (Table 3):
+
+    >>> import numpy as np
+    >>> from biasamp.torchmetrics import GroupFairness
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> metric = GroupFairness(["cook", "sport"], ["female", "male"], metrics="EOTP")
+    >>> metric.update(y_true, y_pred, sensitive_features=gender)
+    >>> metric.compute()
+    tensor(0.4000, dtype=torch.float64)
+    """
+
+    higher_is_better = False
+    _accumulator_type = FairnessAccumulator
+    _state_prefix = "fairness_"
+
+    def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
+                 metrics: str | Sequence[str] = METRICS, **kwargs: Any) -> None:
+        super().__init__(FairnessAccumulator(classes, groups, metrics=metrics), **kwargs)
+        self._single = isinstance(metrics, str)
+
+    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> None:
+        """Count one batch (as :meth:`FairnessAccumulator.update`)."""
+        self._count("update", y_true, y_pred, sensitive_features=sensitive_features)
+
+    def _headline(self, result: Any) -> torch.Tensor | dict:
+        if getattr(self, "_single", False):
+            return self._tensor(result.overall[self._acc.metrics[0]])
+        return {name: self._tensor(value) for name, value in result.overall.items()}
+
+    def extra_repr(self) -> str:
+        acc = self._acc
+        return f"{len(acc.classes)} classes, groups={list(acc.groups)!r}, metrics={list(acc.metrics)!r}"
