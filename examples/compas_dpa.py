@@ -34,20 +34,12 @@ from sklearn.model_selection import cross_val_predict
 from sklearn.tree import DecisionTreeClassifier
 
 from biasamp import bias_amp_directional, multi_bias_amp
-from biasamp.datasets import load_compas
+from biasamp.datasets import balanced_subset, load_compas
 from biasamp.predictability import dpa
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BIASAMP_SHARED_DATA", ROOT.parent / "shared" / "data"))
 SEED = 0
-
-
-def balanced_subset(attr: np.ndarray, task: np.ndarray, per_cell: int, seed: int) -> np.ndarray:
-    """Row indices with exactly ``per_cell`` rows in every (A, T) cell (DPA Eq. 7)."""
-    rng = np.random.default_rng(seed)
-    rows = [rng.choice(np.flatnonzero((attr == a) & (task == t)), per_cell, replace=False)
-            for a in (0, 1) for t in (0, 1)]
-    return np.sort(np.concatenate(rows))
 
 
 def tree_predictions(x: pd.DataFrame, y: np.ndarray) -> np.ndarray:
@@ -91,7 +83,7 @@ def main() -> int:
     task = data.task.to_numpy()
     print("DPA App. E on COMPAS (A = race, T = is_recid); values are fractions, 95% t-intervals over 10 iterations")
     evaluate("unbalanced", data.features, attr, task)
-    rows = balanced_subset(attr, task, 874, SEED)
+    rows = balanced_subset(attr, task, equal_cells=True, random_state=SEED)  # 874 per (A, T) cell
     evaluate("balanced", data.features.iloc[rows].reset_index(drop=True), attr[rows], task[rows])
     return 0
 

@@ -568,3 +568,60 @@ def test_no_warnings_on_clean_run():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mask_score(model, [(images, torch.ones(4), fg.expand(4, 8, 8))], 0, None, model[0], progress=False)
+
+
+# --------------------------------------------------------------------------- #
+# option (c): the heatmap score at the image's resolution (the authors' code)
+# --------------------------------------------------------------------------- #
+def test_heatmap_score_at_image_resolution_by_hand():
+    """A 2x2 GradCAM layer on 8x8 images: fg map [[1,0],[0,0]], bg map [[0,0],[1,1]].
+
+    At the layer's resolution the maps are disjoint (score 0). Upsampled x4 with bilinear
+    interpolation (align_corners=False) a row/column of cells becomes the weights
+    u = (1, 1, 7/8, 5/8, 3/8, 1/8, 0, 0) on cell 0 and v = 1 - u on cell 1 (pixel centres
+    (i + 1/2)/4 - 1/2, clamped to [0, 1]); fg = u u^T, bg = v 1^T, both already spanning [0, 1].
+    """
+    torch = _torch()
+    from biasamp.attention import attention_iou, heatmap_score
+
+    nn = torch.nn
+    conv = nn.Conv2d(2, 2, 1, bias=False)
+    fc = nn.Linear(2, 3, bias=False)
+    with torch.no_grad():
+        conv.weight.copy_(torch.eye(2).reshape(2, 2, 1, 1))
+        fc.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [-2.0, 0.0]]))  # fg, bg, fg (negative logit)
+    model = nn.Sequential(nn.AvgPool2d(4), conv, nn.AdaptiveAvgPool2d(1), nn.Flatten(), fc)
+    images, _, _ = _TwoRegionNet.data(torch)  # fg in the top-left 4x4 block, bg in the bottom half
+    labels = torch.tensor([[1, 0, 1], [1, 1, 0], [0, 1, 1], [0, 0, 0]])
+    loader = [(images, labels)]
+    at_map = heatmap_score(model, loader, 0, 1, conv, progress=False)
+    assert at_map.value == pytest.approx(0.0, abs=1e-7)
+    u = np.array([1, 1, 7 / 8, 5 / 8, 3 / 8, 1 / 8, 0, 0])
+    v = 1 - u
+    expected = attention_iou(np.outer(u, u), np.outer(v, np.ones(8)))
+    # by hand: sums 16 and 32, <X, Y> = (u.v)(u.1) = 0.6875 * 4, |X|^2 = (u.u)^2, |Y|^2 = 8 (v.v)
+    xy, xx, yy = 0.6875 * 4 / (16 * 32), 3.3125**2 / 16**2, 8 * 3.3125 / 32**2
+    assert expected == pytest.approx(4 * xy / (xx + yy + 2 * xy), rel=1e-12)
+    at_image = heatmap_score(model, loader, 0, 1, conv, progress=False, resolution="image")
+    assert at_image.value == pytest.approx(expected, rel=1e-6)
+    assert at_image.value == pytest.approx(0.2703, abs=1e-4)
+    # the same map twice stays 1 at either resolution
+    same = heatmap_score(model, loader, 0, 2, conv, progress=False, resolution="image")
+    assert same.value == pytest.approx(1.0, abs=1e-6)
+    with pytest.raises(ValueError, match="resolution"):
+        heatmap_score(model, loader, 0, 1, conv, progress=False, resolution="pixels")
+
+
+def test_image_resolution_renormalises_an_interior_minimum():
+    """Upsampling raises an interior minimum; the second min-max brings it back to 0 (by hand)."""
+    torch = _torch()
+    from biasamp._gradcam import _at_image_resolution
+
+    m = torch.ones(1, 3, 3)
+    m[0, 1, 1] = 0.0  # zero only in the middle cell
+    up = _at_image_resolution(m, (6, 6))
+    # x2 bilinear: the middle cell reaches pixels 1..4 with weights .25, .75, .75, .25 per axis, so the
+    # upsampled minimum is 1 - .75 * .75 = 0.4375; renormalised: (x - 0.4375) / 0.5625
+    w = np.array([0, 0.25, 0.75, 0.75, 0.25, 0])
+    raw = 1 - np.outer(w, w)
+    np.testing.assert_allclose(up[0].numpy(), (raw - 0.4375) / 0.5625, atol=1e-6)

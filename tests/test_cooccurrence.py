@@ -15,6 +15,7 @@ from biasamp import (
     UndefinedPairWarning,
     bias_amp_directional,
     bias_amp_mals,
+    bootstrap,
     directional_from_counts,
 )
 
@@ -542,3 +543,63 @@ def test_results_print_and_convert():
     assert mals.to_dict()["n_tasks"] == 2
     with pytest.raises(AttributeError):
         res.a_to_t.value = 1.0  # frozen
+
+
+# --------------------------------------------------------------------------- #
+# option (a): drop_empty_train_rows (the multi-attribute authors' code)
+# --------------------------------------------------------------------------- #
+def _empty_rows_case():
+    """One attribute column (female) and one task; two rows have neither."""
+    attr = np.array([[1], [1], [1], [0], [0], [0]])
+    task = np.array([[1], [1], [0], [1], [0], [0]])
+    task_pred = np.array([[1], [1], [1], [1], [0], [0]])  # the third female row now predicted positive
+    attr_pred = np.array([[1], [1], [1], [1], [0], [0]])  # the male positive now predicted female
+    return attr, task, attr_pred, task_pred
+
+
+def test_drop_empty_train_rows_flips_the_sign_by_hand():
+    attr, task, attr_pred, task_pred = _empty_rows_case()
+    # n = 6, #a = 3, #t = 3, #(a,t) = 2: sign(6*2 - 3*3) = +1; without the 2 empty rows n = 4:
+    # sign(4*2 - 9) = -1. Delta A->T = P(T^|A) - P(T|A) = 1 - 2/3; Delta T->A = P(A^|T) - P(A|T) = 1 - 2/3
+    kept = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+    dropped = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, drop_empty_train_rows=True)
+    assert kept.a_to_t.value == pytest.approx(1 / 3) and kept.t_to_a.value == pytest.approx(1 / 3)
+    assert dropped.a_to_t.value == pytest.approx(-1 / 3) and dropped.t_to_a.value == pytest.approx(-1 / 3)
+    assert kept.a_to_t.pairs["y"].tolist() == [1] and dropped.a_to_t.pairs["y"].tolist() == [-1]
+    # an explicit training set: only its empty rows count
+    train = dict(attr_train=np.vstack([attr, [[0]] * 4]), task_train=np.vstack([task, [[0]] * 4]))
+    res = bias_amp_directional(attr, task, task_pred=task_pred, **train, drop_empty_train_rows=True)
+    assert res.a_to_t.value == pytest.approx(-1 / 3)
+    assert bias_amp_directional(attr, task, task_pred=task_pred, **train).a_to_t.value == pytest.approx(1 / 3)
+    # the bootstrap sees the same signs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)  # replicates without a female row
+        boot = bootstrap(bias_amp_directional, attr, task, task_pred=task_pred, drop_empty_train_rows=True,
+                         n_boot=50, random_state=0)
+    assert boot.estimate["A->T"] == pytest.approx(-1 / 3)
+    with pytest.raises(TypeError, match="drop_empty_train_rows"):
+        bias_amp_directional(attr, task, task_pred=task_pred, drop_empty_train_rows="yes")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**16))
+def test_drop_empty_train_rows_matches_the_authors_filter(seed):
+    """The authors keep the training rows with some attribute or some task, then take the signs."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 40))
+    attr = (rng.random((n, 2)) < 0.3).astype(int)
+    task = (rng.random((n, 3)) < 0.3).astype(int)
+    task_pred = (rng.random((n, 3)) < 0.3).astype(int)
+    if not attr.any(axis=0).all() or not task.any(axis=0).all():
+        return  # every class needs a member for the conditionals of the reference
+    keep = attr.any(axis=1) | task.any(axis=1)
+    ref, _ = directional_reference(attr, task, None, task_pred, A_train=attr[keep], T_train=task[keep])
+    res = bias_amp_directional(attr, task, task_pred=task_pred, drop_empty_train_rows=True)
+    assert res.a_to_t.value == pytest.approx(ref, abs=1e-12)
+    # single-label (1-D) labels have no empty rows: the option changes nothing
+    a1, t1 = rng.integers(0, 2, n), np.arange(n) % 3
+    p1 = rng.permutation(t1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        assert bias_amp_directional(a1, t1, task_pred=p1, drop_empty_train_rows=True).a_to_t.value == \
+            bias_amp_directional(a1, t1, task_pred=p1).a_to_t.value

@@ -43,3 +43,166 @@ def test_compas_errors(tmp_path):
     assert len(d.frame) == 1 and d.task.tolist() == [1]
     with pytest.raises(ValueError, match="no row left"):
         load_compas(tiny, races=("Asian",))
+
+
+# --------------------------------------------------------------------------- #
+# sub-datasets: balanced_subset, ratio_bounded_subset, oversample_balanced
+# --------------------------------------------------------------------------- #
+import numpy as np  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from biasamp.datasets import balanced_subset, oversample_balanced, ratio_bounded_subset  # noqa: E402
+
+
+def _cell_counts(attr, task, rows):
+    return pd.crosstab(pd.Series(np.asarray(attr)[rows], name="A"), pd.Series(np.asarray(task)[rows], name="T"))
+
+
+def test_balanced_compas_reproduces_dpa_table6b(shared_data):
+    """DPA App. E, Table 6(b): the balanced COMPAS set has 874 rows in each (race, is_recid) cell."""
+    d = load_compas(shared_data / "compas" / "compas-scores-two-years.csv")
+    rows = balanced_subset(d.attr, d.task, equal_cells=True, random_state=0)
+    assert len(rows) == 3496
+    assert _cell_counts(d.attr, d.task, rows).to_numpy().tolist() == [[874, 874], [874, 874]]
+    # Eq. 7 alone keeps, per task, the smaller race's count: 1229 (no recidivism), 874 (recidivism)
+    rows = balanced_subset(d.attr, d.task, random_state=0)
+    assert _cell_counts(d.attr, d.task, rows).to_numpy().tolist() == [[1229, 874], [1229, 874]]
+    # the 874 of a cell that is not cut are exactly that cell's rows
+    cauc_recid = np.flatnonzero((d.attr == "Caucasian") & (d.task == 1))
+    assert np.isin(cauc_recid, rows).all()
+
+
+def _imsitu(shared_data):
+    folder = shared_data / "wang2019_balanced" / "imsitu"
+    train = pd.read_csv(folder / "train.csv")
+    ids = np.load(folder / "balanced_subset_ids.npz")
+    return train, ids
+
+
+@pytest.mark.parametrize("alpha", [1, 2, 3])
+def test_imsitu_alpha_subsets_match_wang_et_al(shared_data, alpha):
+    """Wang et al.'s released α-balanced imSitu training sets have exactly our per-(verb, gender) counts."""
+    train, ids = _imsitu(shared_data)
+    if alpha == 1:
+        rows = balanced_subset(train["gender"], train["verb_id"], random_state=0)
+    else:
+        rows = ratio_bounded_subset(train["gender"], train["verb_id"], ratio=alpha, strict=False, random_state=0)
+    ref = train.set_index("row").loc[ids[f"train_ratio_{alpha}"]]
+    theirs = pd.crosstab(ref["verb_id"], ref["gender"])
+    ours = pd.crosstab(train["verb_id"].iloc[rows], train["gender"].iloc[rows]).reindex_like(theirs)
+    assert len(rows) == len(ids[f"train_ratio_{alpha}"]) == {1: 14684, 2: 19149, 3: 21143}[alpha]
+    pd.testing.assert_frame_equal(ours.fillna(0).astype(int), theirs, check_names=False)
+
+
+def test_coco_subsets_satisfy_the_constraints(shared_data):
+    v = np.load(shared_data / "wang2019_balanced" / "coco" / "val.npz")
+    gender, objects = v["gender_onehot"], v["objects"]
+    g = gender.argmax(axis=1)
+    # Eq. 7 on a multi-label task: #(a, t) equal for every object
+    rows = balanced_subset(gender, objects, random_state=1)
+    per = np.array([objects[rows][g[rows] == k].sum(axis=0) for k in (0, 1)])
+    assert len(rows) > 1000 and (per[0] == per[1]).all()
+    # Eq. 8 (strict, r = 3) for every object present in both groups
+    rows = ratio_bounded_subset(gender, objects, random_state=1)
+    per = np.array([objects[rows][g[rows] == k].sum(axis=0) for k in (0, 1)])
+    both = (per > 0).all(axis=0)
+    assert (per[:, both].max(axis=0) < 3 * per[:, both].min(axis=0)).all() and len(rows) > 2000
+    # greedy oversampling: every object seen in both groups ends within 1/2 +/- 0.025
+    with pytest.warns(UserWarning, match="no row in some attribute class"):
+        rows = oversample_balanced(gender, objects, random_state=0)
+    assert np.isin(np.arange(len(g)), rows).all()  # every original row kept
+    per = np.array([objects[rows][g[rows] == k].sum(axis=0) for k in (0, 1)]).astype(float)
+    seen = (np.array([objects[g == k].sum(axis=0) for k in (0, 1)]) > 0).all(axis=0)
+    assert np.abs(per[0, seen] / per[:, seen].sum(axis=0) - 0.5).max() <= 0.025
+
+
+def _as_kind(kind, attr, task):
+    names = np.array(["f", "m"], dtype=object)
+    if kind == "list":
+        return list(names[attr]), list(task)
+    if kind == "series":
+        return pd.Series(names[attr], name="gender"), pd.Series(task, name="verb")
+    if kind == "onehot":
+        return (pd.DataFrame(np.eye(2, dtype=int)[attr], columns=["f", "m"]),
+                pd.DataFrame(np.eye(3, dtype=int)[task], columns=["x", "y", "z"]))
+    if kind == "torch":
+        torch = pytest.importorskip("torch")
+        return torch.tensor(attr), torch.tensor(task)
+    return attr, task
+
+
+@pytest.mark.parametrize("kind", ["numpy", "list", "series", "onehot", "torch"])
+@pytest.mark.parametrize("fn", [balanced_subset, ratio_bounded_subset, oversample_balanced])
+def test_same_rows_for_every_input_kind(kind, fn):
+    rng = np.random.default_rng(3)
+    attr, task = rng.integers(0, 2, 300), rng.integers(0, 3, 300)
+    expected = fn(attr, task, random_state=5)
+    np.testing.assert_array_equal(fn(*_as_kind(kind, attr, task), random_state=5), expected)
+
+
+def test_deterministic_under_random_state():
+    rng = np.random.default_rng(0)
+    attr, task = (rng.random(500) < 0.85).astype(int), rng.integers(0, 4, 500)  # every task over 3:1
+    for fn in (balanced_subset, ratio_bounded_subset, oversample_balanced):
+        a, b = fn(attr, task, random_state=7), fn(attr, task, random_state=7)
+        np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(a, fn(attr, task, random_state=8))
+        np.testing.assert_array_equal(fn(attr, task, random_state=np.random.default_rng(7)), a)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=80),
+       st.integers(0, 2**16), st.sampled_from([1.5, 2, 3]))
+def test_subset_constraints_hold_and_are_tight(cells, seed, ratio):
+    attr = np.array([c[0] for c in cells])
+    task = np.array([c[1] for c in cells])
+    k_attr = 3
+    counts = np.zeros((4, k_attr), dtype=int)
+    np.add.at(counts, (task, attr), 1)
+    rows = balanced_subset(attr, task, random_state=seed)
+    got = np.zeros_like(counts)
+    np.add.at(got, (task[rows], attr[rows]), 1)
+    # Eq. 7 with the largest possible count per task: the rarest class's
+    present = sorted(set(attr.tolist()))
+    assert (got[:, present] == counts[:, present].min(axis=1, keepdims=True)).all()
+    rows = ratio_bounded_subset(attr, task, ratio=ratio, random_state=seed)
+    got = np.zeros_like(counts)
+    np.add.at(got, (task[rows], attr[rows]), 1)
+    for t in range(4):
+        m = counts[t, present].min()
+        allowed = int(np.ceil(ratio * m)) - 1 if m else 0  # the largest count < ratio * m
+        assert (got[t, present] == np.minimum(counts[t, present], allowed)).all()
+
+
+def test_single_label_oversampling_balances_in_one_round():
+    attr = np.repeat([0, 1, 0, 1, 1], [5, 1, 2, 6, 3])
+    task = np.repeat([0, 0, 1, 1, 2], [5, 1, 2, 6, 3])
+    with pytest.warns(UserWarning, match=r"\[2\] have no row"):  # task 2 exists only for class 1
+        rows = oversample_balanced(attr, task, random_state=0)
+    got = pd.crosstab(attr[rows], task[rows]).to_numpy()
+    assert got.tolist() == [[5, 6, 0], [5, 6, 3]]  # tasks 0 and 1 equal, task 2 left as it was
+
+
+def test_subset_errors():
+    with pytest.raises(ValueError, match="one-hot"):
+        balanced_subset(np.array([[1, 1], [0, 1]]), [0, 1])
+    with pytest.raises(ValueError, match="length mismatch"):
+        balanced_subset([0, 1, 1], [0, 1])
+    with pytest.raises(ValueError, match="ratio must be > 1"):
+        ratio_bounded_subset([0, 1], [0, 1], ratio=1)
+    with pytest.raises(ValueError, match="ratio must be >= 1"):
+        ratio_bounded_subset([0, 1], [0, 1], ratio=0.5, strict=False)
+    with pytest.raises(TypeError, match="ratio"):
+        ratio_bounded_subset([0, 1], [0, 1], ratio="3")
+    with pytest.raises(ValueError, match="epsilon"):
+        oversample_balanced([0, 1], [0, 1], epsilon=1.5)
+    with pytest.raises(ValueError, match="max_rounds"):
+        oversample_balanced([0, 1], [0, 1], max_rounds=0)
+    with pytest.raises(TypeError, match="random_state"):
+        balanced_subset([0, 1], [0, 1], random_state=-1)
+    # ratio=1 without strictness is the balanced set
+    rng = np.random.default_rng(1)
+    attr, task = rng.integers(0, 2, 200), rng.integers(0, 3, 200)
+    np.testing.assert_array_equal(ratio_bounded_subset(attr, task, ratio=1, strict=False, random_state=2),
+                                  balanced_subset(attr, task, random_state=2))

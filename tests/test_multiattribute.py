@@ -494,3 +494,99 @@ def test_coco_real_labels(shared_data):
                                   attr_train=g_tr, task_train=X_tr[:, cols])
     assert singles.g_to_m.raw == pytest.approx(single.a_to_t.value, abs=1e-12)
     assert singles.m_to_g.raw == pytest.approx(single.t_to_a.value, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- #
+# option (b): support="exact" (the authors' selection); (d): attr_pred_rule="argmax"
+# --------------------------------------------------------------------------- #
+def _authors_selection(train_sets, test_sets, thresh, k=1):
+    """The authors' get_multiatts: exact training sets seen more than thresh times, contained in more
+    than thresh test ground-truth rows (written from their description, one row at a time)."""
+    counts: dict = {}
+    for s in train_sets:
+        if len(s) >= k:
+            counts[s] = counts.get(s, 0) + 1
+    kept = {s for s, c in counts.items() if c > thresh}
+    return {s for s in kept if sum(set(s) <= set(t) for t in test_sets) > thresh}
+
+
+def test_support_exact_by_hand():
+    cols = ["a", "b", "c"]
+    frame = lambda sets: pd.DataFrame([[int(c in s) for c in cols] for s in sets], columns=cols)  # noqa: E731
+    train_sets = ["a", "a", "b", "b", "ab", "c", "c"]
+    train_g = [0, 1, 0, 1, 0, 0, 1]
+    test_sets = ["a", "a", "b", "c", "ab"]
+    test_g = [0, 1, 1, 0, 1]
+    kw = dict(attr_train=train_g, task_train=frame(train_sets), task_pred=frame(test_sets), min_support=2)
+    # containment: a 3, b 3, c 2, {a,b} 1 training instances contain them -> a, b, c
+    res = multi_bias_amp(test_g, frame(test_sets), **kw)
+    assert res.combinations == (("a",), ("b",), ("c",)) and res.selection["support"] == "containment"
+    # exact: a, b, c are the exact set of 2 training rows each, {a,b} of 1; then c is contained in only
+    # one test row (< 2) -> a, b
+    res = multi_bias_amp(test_g, frame(test_sets), support="exact", **kw)
+    assert res.combinations == (("a",), ("b",))
+    assert res.selection["removed_min_support"] == 1 and res.selection["removed_not_in_test"] == 1
+    assert set(res.combinations) == {tuple(s) for s in _authors_selection(train_sets, test_sets, thresh=1)}
+    with pytest.raises(ValueError, match="combinations='observed'"):
+        multi_bias_amp(test_g, frame(test_sets), support="exact", combinations="all", **kw)
+    with pytest.raises(ValueError, match="support must be one of"):
+        multi_bias_amp(test_g, frame(test_sets), support="subset", **kw)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**16), st.integers(1, 3))
+def test_support_exact_matches_the_authors_selection(seed, min_support):
+    rng = np.random.default_rng(seed)
+    n_tasks = 4
+    train = (rng.random((60, n_tasks)) < 0.35).astype(int)
+    test = (rng.random((40, n_tasks)) < 0.35).astype(int)
+    sets = lambda m: [tuple(np.flatnonzero(r).tolist()) for r in m]  # noqa: E731
+    expected = _authors_selection(sets(train), sets(test), thresh=min_support - 1)
+    if not expected:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        res = multi_bias_amp(rng.integers(0, 2, 40), test, task_pred=test, attr_train=rng.integers(0, 2, 60),
+                             task_train=train, min_support=min_support, support="exact")
+    assert set(res.combinations) == expected
+
+
+def test_attr_pred_argmax_by_hand():
+    attr = [0, 0, 1, 1]
+    task = np.array([[1, 0], [1, 1], [1, 0], [1, 1]])
+    scores = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8], [0.7, 0.3]])  # argmax: 0, 1, 1, 0
+    with pytest.raises(ValueError):
+        multi_bias_amp(attr, task, attr_pred=scores)  # the default refuses scores
+    res = multi_bias_amp(attr, task, attr_pred=scores, attr_pred_rule="argmax")
+    same = multi_bias_amp(attr, task, attr_pred=[0, 1, 1, 0])
+    pd.testing.assert_frame_equal(res.to_frame(), same.to_frame())
+    # M->G by hand: combination {0}: 4 rows, P(g=0|m) = 1/2 = P(g^=0|m) -> 0; {0,1}: rows 1 and 3,
+    # P(g=0|m) = 1/2, P(g^=0|m) = P(row 1 -> 1, row 3 -> 0) = 1/2 -> 0
+    assert res.m_to_g.value == 0.0
+    # 0/1 rows with none or two classes: the first maximum (the authors' numpy argmax)
+    hard = np.array([[1, 1], [0, 0], [0, 1], [1, 0]])  # -> 0, 0, 1, 0
+    res = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax")
+    table = res.m_to_g.table.set_index(["attr", "combination"])["p_pred"]
+    # P(g^ = g | m): m = {0} holds the 4 rows, g^ = 0,0,1,0; m = {0,1} rows 1 and 3, g^ = 0, 0
+    assert table.to_dict() == {(0, (0,)): 0.75, (0, (0, 1)): 1.0, (1, (0,)): 0.25, (1, (0, 1)): 0.0}
+    # column names are aligned with the classes
+    named = multi_bias_amp(["f", "f", "m", "m"], task, attr_pred=pd.DataFrame(scores[:, ::-1], columns=["m", "f"]),
+                           attr_pred_rule="argmax")
+    assert named.m_to_g.value == 0.0
+    with pytest.raises(ValueError, match="attr_pred_rule must be one of"):
+        multi_bias_amp(attr, task, attr_pred=scores, attr_pred_rule="max")
+    with pytest.raises(ValueError, match="3 columns"):
+        multi_bias_amp(attr, task, attr_pred=np.ones((4, 3)), attr_pred_rule="argmax")
+
+
+def test_attr_pred_argmax_in_the_bootstrap():
+    from biasamp import bootstrap
+
+    rng = np.random.default_rng(0)
+    attr = rng.integers(0, 2, 200)
+    task = (rng.random((200, 3)) < 0.4).astype(int)
+    scores = rng.random((200, 2))
+    boot = bootstrap(multi_bias_amp, attr, task, attr_pred=scores, task_pred=task, attr_pred_rule="argmax",
+                     n_boot=30, random_state=0)
+    point = multi_bias_amp(attr, task, attr_pred=scores.argmax(axis=1), task_pred=task)
+    assert boot.estimate["M->G"] == pytest.approx(point.m_to_g.value)

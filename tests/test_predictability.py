@@ -395,3 +395,120 @@ def test_errors():
     # a continuous target with inv_rmse is fine
     r = dpa(attr, cont, task_pred=cont + 0.1, attacker="logistic", quality="inv_rmse", **FAST)
     assert r.equalized is False and r.a_to_t.model_accuracy is None
+
+
+# --------------------------------------------------------------------------- #
+# protocol="train_test" and fold (Wang et al. 2019), the split artifact
+# --------------------------------------------------------------------------- #
+def balanced_tasks(n_tasks=10, per_cell=6):
+    """Exactly balanced single-label data: every (A, T) cell has ``per_cell`` rows."""
+    attr = np.repeat(np.arange(2), n_tasks * per_cell)
+    task = np.tile(np.repeat(np.arange(n_tasks), per_cell), 2)
+    return attr, task
+
+
+def test_train_test_is_at_chance_on_balanced_data_where_split_is_below():
+    attr, task = balanced_tasks()
+    attr_tr, task_tr = balanced_tasks()
+    kw = dict(attacker="tabular", n_iter=20, random_state=0, progress=False)
+    # leakage: lambda_D, the accuracy of predicting A from T (chance 1/2)
+    split = leakage_amplification(attr, task, task_pred=task, **kw)
+    wang = leakage_amplification(attr, task, task_pred=task, protocol="train_test", attr_train=attr_tr,
+                                 task_train=task_tr, task_pred_train=task_tr, **kw)
+    # every task is 50/50 in the training set: the attacker's probabilities are exactly 1/2, its
+    # prediction (the first class on the tie) right on exactly half the balanced test rows
+    np.testing.assert_array_equal(wang.iterations["lambda_data"], 0.5)
+    assert wang.protocol == "train_test" and split.protocol == "split"
+    # the artifact: held-out rows of the same balanced data lean the other way, below chance
+    assert split.lambda_data < 0.42
+    assert (split.iterations["lambda_data"] < 0.5).mean() >= 0.9
+    # DPA A->T: Psi_D = 1/cross-entropy of predicting T from A; chance = 1/ln(10) for 10 equal tasks
+    chance = 1 / np.log(10)
+    split = dpa(attr, task, task_pred=task, **kw)
+    wang = dpa(attr, task, task_pred=task, protocol="train_test", attr_train=attr_tr, task_train=task_tr,
+               task_pred_train=task_tr, **kw)
+    np.testing.assert_allclose(wang.a_to_t.iterations["psi_data"], chance, rtol=1e-12)
+    assert split.a_to_t.psi_data < 0.97 * chance and (split.a_to_t.iterations["psi_data"] < chance).all()
+    # perfect predictions: no amplification under either protocol
+    assert wang.a_to_t.value == 0.0 and split.a_to_t.value == 0.0
+
+
+def test_imsitu_balanced_leakage_split_artifact(shared_data):
+    """Balanced imSitu (alpha = 1): lambda_D 41% under the split, 50% under Wang et al.'s protocol."""
+    folder = shared_data / "wang2019_balanced" / "imsitu"
+    ids = np.load(folder / "balanced_subset_ids.npz")
+    train = pd.read_csv(folder / "train.csv").set_index("row").loc[ids["train_ratio_1"]]
+    test = pd.read_csv(folder / "test.csv").set_index("row").loc[ids["test_ratio_1"]]
+    kw = dict(attacker="tabular", n_iter=5, random_state=0, progress=False)
+    split = leakage_amplification(train["gender"], train["verb_id"], task_pred=train["verb_id"], **kw)
+    assert split.lambda_data == pytest.approx(0.41, abs=0.01)
+    wang = leakage_amplification(test["gender"], test["verb_id"], task_pred=test["verb_id"], protocol="train_test",
+                                 attr_train=train["gender"], task_train=train["verb_id"],
+                                 task_pred_train=train["verb_id"], **kw)
+    assert wang.lambda_data == 0.5
+
+
+def test_train_test_fits_on_training_rows_and_equalises_each_set():
+    """Hand-checkable: a training set where T = A, a test set where T = 1 - A."""
+    attr_tr = np.repeat([0, 1], 50)
+    attr = np.repeat([0, 1], 20)
+    # training: T = A exactly; test: T = 1 - A. An attacker fitted on training predicts A = T,
+    # wrong on every test row: lambda_D = 0 (folded: 1)
+    kw = dict(attacker="tabular", n_iter=2, random_state=0, progress=False, protocol="train_test",
+              attr_train=attr_tr, task_train=attr_tr, task_pred_train=attr_tr)
+    res = leakage_amplification(attr, 1 - attr, task_pred=1 - attr, **kw)
+    assert res.lambda_data == 0.0 and res.lambda_model == 0.0
+    folded = leakage_amplification(attr, 1 - attr, task_pred=1 - attr, fold=True, quality="accuracy", **kw)
+    assert folded.lambda_data == 1.0 and folded.fold
+    # equalisation per set: the model errs on 7 training rows and 3 test rows -> 10 flips
+    pred_tr = attr_tr.copy()
+    pred_tr[:7] = 1 - pred_tr[:7]
+    pred = 1 - attr
+    pred[:3] = attr[:3]
+    kw.update(task_pred_train=pred_tr)
+    res = leakage_amplification(attr, 1 - attr, task_pred=pred, **kw)
+    assert (res.iterations["n_flipped"] == 10).all()
+    assert res.model_accuracy == pytest.approx(37 / 40)  # on the test rows
+    var = _encode_variable(1 - attr, pred, "task", "task_pred", None, attr_tr, pred_tr)
+    flipped, m = _flip(var, np.random.default_rng(0))
+    assert m == 10 and (flipped[:100] != attr_tr).sum() == 7 and (flipped[100:] != 1 - attr).sum() == 3
+
+
+def test_train_test_dpa_both_directions_and_split_unchanged():
+    attr, task = associated(600, 0.8, seed=1)
+    attr_tr, task_tr = associated(900, 0.8, seed=2)
+    rng = np.random.default_rng(3)
+    noisy = lambda y: np.where(rng.random(len(y)) < 0.1, 1 - y, y)  # noqa: E731
+    preds = dict(attr_pred=noisy(attr), task_pred=noisy(task))
+    res = dpa(attr, task, **preds, protocol="train_test", attr_train=attr_tr, task_train=task_tr,
+              attr_pred_train=noisy(attr_tr), task_pred_train=noisy(task_tr), attacker="tabular", **FAST)
+    assert res.protocol == "train_test" and len(res.a_to_t.iterations) == 3
+    assert -1 <= res.a_to_t.value <= 1 and -1 <= res.t_to_a.value <= 1
+    # the default protocol does not change its numbers: the same call as before gives the same values
+    a = dpa(attr, task, **preds, attacker="tabular", **FAST)
+    b = dpa(attr, task, **preds, attacker="tabular", protocol="split", **FAST)
+    pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
+
+
+def test_protocol_errors():
+    attr, task = balanced()
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        dpa(attr, task, task_pred=task, protocol="wang", **FAST)
+    with pytest.raises(ValueError, match="needs the training ground truth"):
+        dpa(attr, task, task_pred=task, protocol="train_test", **FAST)
+    with pytest.raises(ValueError, match="give task_pred_train with task_pred"):
+        dpa(attr, task, task_pred=task, protocol="train_test", attr_train=attr, task_train=task, **FAST)
+    with pytest.raises(ValueError, match="attr_pred_train given without attr_pred"):
+        dpa(attr, task, task_pred=task, protocol="train_test", attr_train=attr, task_train=task,
+            task_pred_train=task, attr_pred_train=attr, **FAST)
+    with pytest.raises(ValueError, match="protocol='split'"):
+        leakage_amplification(attr, task, task_pred=task, attr_train=attr, task_train=task, **FAST)
+    with pytest.raises(ValueError, match="length mismatch: attr_train has 1000, task_train has 4"):
+        leakage_amplification(attr, task, task_pred=task, protocol="train_test", attr_train=attr,
+                              task_train=task[:4], task_pred_train=task[:4], **FAST)
+    with pytest.raises(ValueError, match="needs quality='accuracy'"):
+        leakage_amplification(attr, task, task_pred=task, fold=True, quality="f1", **FAST)
+    with pytest.raises(ValueError, match="binary targets"):
+        leakage_amplification(np.arange(1000) % 3, task, task_pred=task, fold=True, **FAST)
+    with pytest.raises(TypeError, match="fold must be"):
+        leakage_amplification(attr, task, task_pred=task, fold="yes", **FAST)

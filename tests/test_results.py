@@ -59,6 +59,8 @@ def _results(d) -> dict:
                                                                    attr=[1, 0, 1, 0]),
         "SubsampleResult": biasamp.subsample_to_mcc(task_bin, attr_bin, 0.3, random_state=0),
         "Thresholds": biasamp.calibrate_thresholds(scores, rates=[0.2, 0.5, 0.1]),
+        "CurveResult": biasamp.threshold_curve(biasamp.bias_amp_directional, d.attr, d.task,
+                                               task_scores=d.task_pred * 0.6 + 0.2, thresholds=[0.1, 0.5, 0.9]),
         "Report": biasamp.audit(d.attr, d.task, attr_pred=d.attr_pred, task_pred=d.task_pred,
                                 attr_train=d.attr_train, task_train=d.task_train, n_boot=20, n_boot_multi=5,
                                 n_iter=2, attacker="tabular", progress=False, exclude=["dpa", "leakage"]),
@@ -85,6 +87,7 @@ SEVERAL = {
     "Thresholds": ("thresholds",),
     "Report": ("table",),
     "BootstrapResult": ("estimate",),
+    "CurveResult": ("values",),
 }
 
 # Allow-list, to be emptied by their owners (their modules are being rewritten
@@ -178,3 +181,7 @@ def test_to_frame_rows_give_the_headline(results):
     assert len(cmp) == 1 and cmp["cohens_d"].iloc[0] == results["CompareRunsResult"].cohens_d
     rep = results["Report"]
     pd.testing.assert_frame_equal(rep.to_frame(), rep.table)
+    curve = results["CurveResult"]
+    frame = curve.to_frame()
+    assert frame["threshold"].tolist() == [0.1, 0.5, 0.9]
+    pd.testing.assert_series_equal(frame["a_to_t"], curve.values["a_to_t"])

@@ -9,6 +9,9 @@ The public API (the vocabulary: :ref:`def-vocabulary`):
 * :func:`bias_amp_mals`, :func:`bias_amp_directional`: co-occurrence bias
   amplification (Zhao et al. 2017; Wang & Russakovsky 2021);
 * :func:`calibrate_thresholds`: well-calibrated decision thresholds;
+* :func:`threshold_curve`, :func:`checkpoint_curve`: a count-based metric
+  across decision thresholds (one sort of the scores) or training
+  checkpoints, as a :class:`CurveResult` (table, plot, report);
 * :class:`CooccurrenceCounts`: the count tables every co-occurrence metric
   is computed from (add them, update them batch by batch), with
   :func:`directional_from_counts` and :func:`mals_from_counts`;
@@ -58,6 +61,7 @@ from .cooccurrence import (
     mals_from_counts,
 )
 from .counts import CooccurrenceCounts
+from .curves import CurveResult, checkpoint_curve, threshold_curve
 from .exceptions import UndefinedPairWarning
 from .fairness import (
     METRICS,
@@ -151,6 +155,9 @@ __all__ = [
     "run_summary",
     "statistical_parity_subgroup_fairness",
     "CooccurrenceCounts",
+    "CurveResult",
+    "checkpoint_curve",
+    "threshold_curve",
     "DirectionResult",
     "DirectionalBiasAmpResult",
     "MALSResult",

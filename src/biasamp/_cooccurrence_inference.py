@@ -140,13 +140,14 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
 
 
 def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
-                      task_pred: Any = None, attr_train: Any = None, task_train: Any = None) -> Plan:
+                      task_pred: Any = None, attr_train: Any = None, task_train: Any = None,
+                      drop_empty_train_rows: bool = False) -> Plan:
     if args:
         raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("bias_amp_directional needs attr and task")
     train, test, (left, right), source = _c._count_directional(attr, task, attr_pred, task_pred,
-                                                                attr_train, task_train)
+                                                                attr_train, task_train, drop_empty_train_rows)
     point = _c.directional_from_counts(train, test, train_source=source)
     cells, agree = _label_cells(left, right)
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))

@@ -87,6 +87,8 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
         raise TypeError(f"multi_bias_amp takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("multi_bias_amp needs attr and task")
+    if options.get("attr_pred_rule") == "argmax":  # the groups the point estimate uses
+        attr_pred = _m._argmax_attr_pred(attr, attr_train, attr_pred)
     point = _m.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                               task_train=task_train, **options)
     counts = point.counts

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["available", "figure_svg"]
+__all__ = ["available", "draw_lines", "figure_svg"]
 
 _POS, _NEG = "#c0392b", "#2e86c1"  # amplify / weaken
 _PALETTE = ("#2e86c1", "#e67e22", "#27ae60", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#d4ac0d")
@@ -108,7 +108,49 @@ def _strip(fig, data: pd.DataFrame) -> None:
     ax.tick_params(labelsize=8)
 
 
-_KINDS = {"hbar": _hbar, "grouped_bar": _grouped_bar, "strip": _strip}
+def draw_lines(ax, data: pd.DataFrame, x_label: str = "") -> None:
+    """One line per ``label`` of ``value`` against ``x``, with a ``low``/``high`` band where given.
+
+    ``x`` may be numbers (a numeric axis) or labels such as checkpoint names
+    (evenly spaced, in the order given).
+    """
+    xs = list(dict.fromkeys(data["x"]))
+    numeric = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in xs)
+    pos = {x: (float(x) if numeric else i) for i, x in enumerate(xs)}
+    has_ci = "low" in data.columns and "high" in data.columns
+    for i, lab in enumerate(dict.fromkeys(data["label"])):
+        part = data[data["label"] == lab]
+        x = np.array([pos[v] for v in part["x"]], dtype=np.float64)
+        order = np.argsort(x, kind="stable")
+        color = _PALETTE[i % len(_PALETTE)]
+        ax.plot(x[order], part["value"].to_numpy(dtype=np.float64)[order], marker="o", markersize=3,
+                linewidth=1.4, color=color, label=str(lab))
+        if has_ci:
+            lo, hi = part["low"].to_numpy(dtype=np.float64)[order], part["high"].to_numpy(dtype=np.float64)[order]
+            ok = np.isfinite(lo) & np.isfinite(hi)
+            if ok.any():
+                ax.fill_between(x[order][ok], lo[ok], hi[ok], color=color, alpha=0.18, linewidth=0)
+    ax.axhline(0, color="grey", linewidth=0.8, linestyle="--")
+    if not numeric:
+        ax.set_xticks(np.arange(len(xs)))
+        ax.set_xticklabels([str(x) for x in xs], rotation=45 if len(xs) > 8 else 0, fontsize=8)
+    ax.tick_params(labelsize=8)
+    if x_label:
+        ax.set_xlabel(x_label, fontsize=9)
+    ax.legend(fontsize=8, loc="best")
+
+
+def _line(fig, data: pd.DataFrame) -> None:
+    facets = _facets(data)
+    axes = fig.subplots(1, len(facets), squeeze=False)[0]
+    for ax, facet in zip(axes, facets):
+        part = data if facet is None else data[data["facet"] == facet]
+        draw_lines(ax, part, str(part["x_label"].iloc[0]) if "x_label" in part.columns else "")
+        if facet is not None:
+            ax.set_title(str(facet), fontsize=10)
+
+
+_KINDS = {"hbar": _hbar, "grouped_bar": _grouped_bar, "strip": _strip, "line": _line}
 
 
 def _size(kind: str, data: pd.DataFrame) -> tuple[float, float]:
@@ -118,6 +160,8 @@ def _size(kind: str, data: pd.DataFrame) -> tuple[float, float]:
         return (min(4.2 * n_facets, 12.0), 1.0 + 0.28 * max(per, 2))
     if kind == "grouped_bar":
         return (min(4.0 * n_facets, 12.0), 3.4)
+    if kind == "line":
+        return (min(6.4 * n_facets, 12.0), 3.6)
     return (7.0, 1.2 + 0.6 * data["label"].nunique())
 
 

@@ -1288,6 +1288,7 @@ class MultiAttributeAccumulator(_Accumulator):
             "min_size": self.min_size if self.mode != "given" else int(sizes.min()),
             "max_size": self.max_size if self.mode != "given" else int(sizes.max()),
             "min_support": self.min_support,
+            "support": "containment",
             "n_candidates": sel["n_candidates"],
             "removed_min_support": sel["removed_min_support"],
             "removed_not_in_test": sel["removed_not_in_test"],

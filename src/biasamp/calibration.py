@@ -72,6 +72,28 @@ class Thresholds(ResultMixin):
         return f"Thresholds(\n{self.to_frame().to_string(max_rows=20)}\n)"
 
 
+def closest_cut(ascending: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Thresholds making about ``k`` of the sorted scores ``ascending`` positive (``score > threshold``).
+
+    For each target count in ``k`` (any shape): the candidate thresholds are
+    the unique scores and :math:`-\\infty`; the one whose positive count is
+    closest to the target wins, the one with fewer positives on a tie in
+    closeness (:ref:`def-calibration`). Returns ``(thresholds, positives)``,
+    both shaped like ``k``. One binary search per target on the sorted column.
+    """
+    n = len(ascending)
+    uniq = np.unique(ascending)
+    pos = n - np.searchsorted(ascending, uniq, side="right")  # #(score > u), decreasing in u
+    cand = np.concatenate([uniq[::-1], [-np.inf]])  # by increasing positives
+    cand_pos = np.concatenate([pos[::-1], [n]])
+    k = np.asarray(k, dtype=np.int64)
+    hi = np.minimum(np.searchsorted(cand_pos, k, side="left"), len(cand) - 1)  # first with >= k positives
+    lo = np.maximum(hi - 1, 0)  # the last with fewer
+    take_hi = (np.abs(cand_pos[hi] - k) < np.abs(cand_pos[lo] - k)) | (lo == hi)
+    best = np.where(take_hi, hi, lo)
+    return cand[best], cand_pos[best]
+
+
 def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any = None) -> Thresholds:
     r"""Choose per-label thresholds so that predictions are well calibrated.
 
@@ -147,17 +169,11 @@ def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any 
             raise ValueError(f"val_labels has {enc.n_classes} columns but val_scores has {n_labels}")
         p = enc.to_dense().mean(axis=0)
     k = np.rint(n * p).astype(np.int64)
-    desc = -np.sort(-scores, axis=0)  # descending per column
+    ascending = np.sort(scores, axis=0)
     thresholds = np.empty(n_labels)
     achieved = np.empty(n_labels)
     for j in range(n_labels):  # per label: O(log n) searches on an already sorted column
-        col = desc[::-1, j]  # ascending
-        uniq = np.unique(col)
-        pos = n - np.searchsorted(col, uniq, side="right")  # #(score > u) per unique u
-        cand = np.append(uniq, -np.inf)
-        cand_pos = np.append(pos, n)
-        # closest count; on ties prefer fewer positives (higher threshold)
-        best = np.lexsort((cand_pos, np.abs(cand_pos - k[j])))[0]
-        thresholds[j], achieved[j] = cand[best], cand_pos[best] / n
+        tau, positives = closest_cut(ascending[:, j], k[j:j + 1])
+        thresholds[j], achieved[j] = tau[0], positives[0] / n
     idx = pd.Index(names, name="label")
     return Thresholds(pd.Series(thresholds, index=idx), pd.Series(p, index=idx), pd.Series(achieved, index=idx))

@@ -502,6 +502,7 @@ def bias_amp_directional(
     task_pred: Any = None,
     attr_train: Any = None,
     task_train: Any = None,
+    drop_empty_train_rows: bool = False,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
 
@@ -531,6 +532,11 @@ def bias_amp_directional(
         Training ground truth, used only for the signs :math:`y_{at}`. Give
         both or neither; when neither, the test ground truth is used and the
         result records ``train_source="test"``.
+    drop_empty_train_rows : bool, default False
+        Leave out of the signs the training rows with no attribute class and
+        no task label (possible with indicator matrices), as the
+        multi-attribute authors' code does. It only changes :math:`n` in
+        :math:`\operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`; see Notes.
 
     Returns
     -------
@@ -559,6 +565,14 @@ def bias_amp_directional(
       prints :math:`y \in \{0,1\}` with :math:`(1-y)(-\Delta)`; the sign is what
       the authors' code does and what makes an exactly independent pair
       contribute 0 (:ref:`def-directional`). Such pairs still count in the mean.
+    * **Empty training rows** (``drop_empty_train_rows``): a row with no
+      attribute class and no task label is an instance where neither
+      co-occurs, and it is kept by default (it is part of the population
+      :math:`P(\cdot)` is taken over). The code of Zhao, Andrews & Xiang
+      (their copy of BiasAmp→ and Multi→) drops such training rows first,
+      which lowers :math:`n` and can flip a sign from + to −. Single-label
+      (1-D) labels never have empty rows; the option matters only for
+      indicator matrices with all-zero rows (:doc:`/protocol_empty_rows`).
     * A 1-D binary label is two classes (0 and 1), so a binary task gives two
       columns of pairs (:ref:`def-inputs`).
     * Soft predictions turn every probability into an expected rate.
@@ -582,7 +596,8 @@ def bias_amp_directional(
     >>> round(res.a_to_t.value, 4), res.t_to_a.value
     (0.3333, 0.0)
     """
-    train, test, _, source = _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train)
+    train, test, _, source = _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
+                                                drop_empty_train_rows)
     return directional_from_counts(train, test, train_source=source)
 
 
@@ -667,12 +682,32 @@ def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:
 _DIRECTIONAL_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task"), ("attr", "task_pred")})
 
 
-def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train):
+def _empty_rows(attr: LabelMatrix, task: LabelMatrix) -> int:
+    """Number of rows with no attribute class and no task label (only indicator matrices have them)."""
+    if attr.codes is not None or task.codes is not None:
+        return 0
+    return int((~np.asarray(attr.dense != 0).any(axis=1) & ~np.asarray(task.dense != 0).any(axis=1)).sum())
+
+
+def _without_empty_rows(train: CooccurrenceCounts, n_empty: int) -> CooccurrenceCounts:
+    """``train`` minus ``n_empty`` all-zero rows: only ``n`` changes (every other count is a sum of zeros)."""
+    if not n_empty:
+        return train
+    gram = train.gram.copy()
+    gram[0, 0] -= n_empty
+    return replace(train, gram=gram)
+
+
+def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False):
     """Validate, encode and count the arguments of :func:`bias_amp_directional`.
 
     Returns ``(train, test, (left, right), train_source)`` where ``left`` and
     ``right`` are the encoded test matrices (attribute side, task side).
+    ``drop_empty_train_rows``: the training counts leave out the rows with no
+    attribute class and no task label.
     """
+    if not isinstance(drop_empty_train_rows, (bool, np.bool_)):
+        raise TypeError(f"drop_empty_train_rows must be True or False, got {drop_empty_train_rows!r}")
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
     if attr_pred is None and task_pred is None:
@@ -685,9 +720,14 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train)
     # BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂): #(â,t̂) is not counted
     test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS)
     if attr_train is None:
-        return test.restrict(["attr"], ["task"]), test, (left, right), "test"
+        train = test.restrict(["attr"], ["task"])
+        if drop_empty_train_rows:
+            train = _without_empty_rows(train, _empty_rows(a["attr"], t["task"]))
+        return train, test, (left, right), "test"
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
     train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
+    if drop_empty_train_rows:
+        train = _without_empty_rows(train, _empty_rows(a["attr_train"], t["task_train"]))
     return train, test, (left, right), "train"
 
 

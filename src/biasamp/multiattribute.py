@@ -41,7 +41,8 @@ from ._deprecation import renamed_arguments
 from ._results import ResultMixin, fmt, top_rows
 from .cooccurrence import _warn_undefined, correlation_sign
 from .counts import CooccurrenceCounts
-from .labels import LabelMatrix, _fmt_rows, check_consistent_length, encode_labels
+from .labels import LabelMatrix, _align_columns, _as_array, _check_finite, _fmt_rows, check_consistent_length, \
+    encode_labels
 
 __all__ = [
     "MultiAttributeCounts",
@@ -53,6 +54,8 @@ __all__ = [
 
 _CHUNK_BYTES = 8 << 20  # working-set target of one vectorized step
 _MODES = ("observed", "all")
+_SUPPORTS = ("containment", "exact")
+_ATTR_PRED_RULES = ("one_hot", "argmax")
 
 
 # --------------------------------------------------------------------------- #
@@ -551,7 +554,7 @@ class MultiBiasAmpResult(ResultMixin):
         The kept combinations M (tuples of task names).
     selection : dict
         How M was chosen: ``mode``, ``min_size``, ``max_size``,
-        ``min_support``, ``n_candidates`` and how many candidates each filter
+        ``min_support``, ``support``, ``n_candidates`` and how many candidates each filter
         removed (``removed_min_support``, ``removed_not_in_test``).
     train_source : {"train", "test"}
         Where the training statistics came from (the test ground truth when
@@ -793,6 +796,28 @@ def _group_codes(m: LabelMatrix) -> np.ndarray:
     return np.argmax(m.dense, axis=1).astype(np.intp)
 
 
+def _argmax_attr_pred(attr: Any, attr_train: Any, attr_pred: Any) -> Any:
+    """``attr_pred_rule="argmax"``: a 2-D ``attr_pred`` (scores, or 0/1 rows that are not one-hot) as one-hot rows.
+
+    Each row's group is the column of its largest entry, the first on ties
+    (``numpy.argmax``, as the multi-attribute authors' code); a 1-D
+    ``attr_pred`` (one class per row) is returned unchanged.
+    """
+    if attr_pred is None:
+        return None
+    arr, cols = _as_array(attr_pred, "attr_pred")
+    if arr.ndim == 1:
+        return attr_pred
+    _check_finite(arr, "attr_pred")
+    if arr.dtype != bool and not np.issubdtype(arr.dtype, np.number):
+        raise TypeError(f"attr_pred must hold numbers (scores or 0/1) for attr_pred_rule='argmax', got {arr.dtype}")
+    classes = list(encode_labels({"attr": attr, "attr_train": attr_train})["attr"].classes)
+    if arr.shape[1] != len(classes):
+        raise ValueError(f"attr_pred has {arr.shape[1]} columns but attr has {len(classes)} classes {classes[:20]!r}")
+    arr = _align_columns(arr, cols, classes, "attr_pred")
+    return np.eye(len(classes), dtype=np.int8)[np.argmax(arr, axis=1)]
+
+
 def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
@@ -825,6 +850,8 @@ def multi_bias_amp(
     max_size: int | None = None,
     min_support: int = 1,
     max_combinations: int = 200_000,
+    support: str = "containment",
+    attr_pred_rule: str = "one_hot",
 ) -> MultiBiasAmpResult:
     r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
 
@@ -868,8 +895,9 @@ def multi_bias_amp(
         combinations are m): a multi-hot indicator matrix (a 1-D argument is
         single-label: every instance has exactly one task label).
     attr_pred : labels, optional
-        Predicted protected attribute (hard, one-hot). Needed for Multi_MALS
-        and M→G.
+        Predicted protected attribute (hard, one-hot; with
+        ``attr_pred_rule="argmax"`` also scores or 0/1 rows with zero or
+        several classes). Needed for Multi_MALS and M→G.
     task_pred : labels, optional
         Predicted task labels (hard 0/1). Needed for Multi_MALS and G→M.
     attr_train, task_train : labels, optional
@@ -887,10 +915,24 @@ def multi_bias_amp(
         Bounds on ``|m|``.
     min_support : int, default 1
         Minimum number of training instances containing ``m`` (applied in
-        both modes).
+        both modes; see ``support``).
     max_combinations : int, default 200000
         ``"all"`` raises ``ValueError`` rather than mining more combinations
         than this (their number can grow exponentially with ``max_size``).
+    support : {"containment", "exact"}, default "containment"
+        How ``min_support`` counts, with ``combinations="observed"``.
+        ``"containment"``: training instances whose task set *contains* m;
+        a combination then also needs one test instance containing it.
+        ``"exact"`` (the authors' code): training instances whose task set
+        *is* m, and at least ``min_support`` test instances containing m
+        (the authors' ``thresh`` is ``min_support - 1``: they require more
+        than ``thresh``).
+    attr_pred_rule : {"one_hot", "argmax"}, default "one_hot"
+        ``"one_hot"``: ``attr_pred`` must hold exactly one class per row
+        (``ValueError`` otherwise). ``"argmax"`` (the authors' code): a 2-D
+        ``attr_pred`` of scores, probabilities or 0/1 rows is read as the
+        class of its largest entry, the first on ties (so a row with no
+        class goes to the first class).
 
     Returns
     -------
@@ -910,9 +952,12 @@ def multi_bias_amp(
     ------
     ValueError
         Bad labels (see :mod:`biasamp.labels`); an ``attr`` matrix whose rows
-        do not hold exactly one class (the rows are named); soft predictions;
+        do not hold exactly one class (the rows are named); soft predictions
+        (``attr_pred`` with ``attr_pred_rule="argmax"`` excepted);
         only one of ``attr_train``/``task_train``; no predictions; bad
-        ``min_size``/``max_size``/``min_support``; no combination surviving
+        ``min_size``/``max_size``/``min_support``; an unknown ``support`` or
+        ``attr_pred_rule``, or ``support="exact"`` with
+        ``combinations="all"``; no combination surviving
         the filters (the message names the filter); every pair undefined.
     TypeError
         Non-integer size or support bounds, or non-array labels.
@@ -950,7 +995,12 @@ def multi_bias_amp(
       containment of a soft prediction is not defined by the paper.
     * ``min_support`` counts containment (instances whose set contains m),
       in both modes; in ``"observed"`` mode too, so that the two modes agree
-      on the combinations they share.
+      on the combinations they share. ``support="exact"`` reproduces the
+      authors' selection (:doc:`/protocol_min_support`).
+    * ``attr`` must be one-hot; ``attr_pred`` too unless
+      ``attr_pred_rule="argmax"`` (:doc:`/protocol_group_predictions`): an
+      argmax silently assigns a group to rows that have none or several,
+      so it is opt-in.
     * The empty set is never a combination (``min_size >= 1``).
     * Values are fractions, not percentages (the paper scales by 100).
 
@@ -985,6 +1035,15 @@ def multi_bias_amp(
     mode = combinations
     if not isinstance(mode, str) or mode not in _MODES:
         raise ValueError(f"combinations must be one of {_MODES}, got {mode!r}")
+    if not isinstance(support, str) or support not in _SUPPORTS:
+        raise ValueError(f"support must be one of {_SUPPORTS}, got {support!r}")
+    if support == "exact" and mode != "observed":
+        raise ValueError("support='exact' counts the training instances whose task set *is* m, which only "
+                         "combinations='observed' selects on; use support='containment' with combinations='all'")
+    if not isinstance(attr_pred_rule, str) or attr_pred_rule not in _ATTR_PRED_RULES:
+        raise ValueError(f"attr_pred_rule must be one of {_ATTR_PRED_RULES}, got {attr_pred_rule!r}")
+    if attr_pred_rule == "argmax":
+        attr_pred = _argmax_attr_pred(attr, attr_train, attr_pred)
     min_size = _check_int(min_size, "min_size", 1)
     max_size = _check_int(max_size, "max_size", 1, allow_none=True)
     min_support = _check_int(min_support, "min_support", 1)
@@ -1028,22 +1087,33 @@ def multi_bias_amp(
         idx, sizes = _frequent_sets(bits_train, min_size, max_size, min_support, max_combinations)
     n_candidates = len(sizes)
     (train_joint,) = _joint_counts(bits_train, [gbits_train], idx, sizes)
-    keep = train_joint.sum(axis=0) >= min_support
+    if support == "exact":  # training instances whose set *is* m: containing m and of size |m|
+        row_sizes = np.zeros(n_train, dtype=np.intp)
+        get = _label_blocks(train_a)
+        step = max(1, _CHUNK_BYTES // max(n_tasks, 1))
+        for start in range(0, n_train, step):
+            row_sizes[start:start + step] = get(start, min(n_train, start + step)).sum(axis=1)
+        (by_size,) = _joint_counts(bits_train, [_code_bitsets(row_sizes, n_tasks + 1)], idx, sizes)
+        keep = by_size[sizes, np.arange(len(sizes))] >= min_support
+    else:
+        keep = train_joint.sum(axis=0) >= min_support
     removed_support = int((~keep).sum())
     if not keep.any():
         raise ValueError(
             f"min_support={min_support} removed all {n_candidates} candidate combinations "
-            f"(combinations={mode!r}): none is contained in that many training instances"
+            f"(combinations={mode!r}, support={support!r}): none is "
+            f"{'the exact task set of' if support == 'exact' else 'contained in'} that many training instances"
         )
     idx, sizes, train_joint = idx[keep], sizes[keep], train_joint[:, keep]
     test_roles = [gbits_test] + ([gbits_hat] if gbits_hat is not None else [])
     test_counts = _joint_counts(bits_test, test_roles, idx, sizes)
-    in_test = test_counts[0].sum(axis=0) > 0
+    in_test = test_counts[0].sum(axis=0) >= (min_support if support == "exact" else 1)
     removed_test = int((~in_test).sum())
     if not in_test.any():
         raise ValueError(
             f"none of the {len(sizes)} candidate combinations (combinations={mode!r}, sizes "
-            f"{min_size}..{max_size}, min_support={min_support}) occurs in the test ground truth "
+            f"{min_size}..{max_size}, min_support={min_support}, support={support!r}) occurs "
+            f"{'at least min_support times ' if support == 'exact' else ''}in the test ground truth "
             "(task): the test filter removed them all"
         )
     idx, sizes, train_joint = idx[in_test], sizes[in_test], train_joint[:, in_test]
@@ -1076,7 +1146,7 @@ def multi_bias_amp(
     )
     selection = {
         "mode": mode, "min_size": min_size, "max_size": max_size, "min_support": min_support,
-        "n_candidates": n_candidates, "removed_min_support": removed_support,
+        "support": support, "n_candidates": n_candidates, "removed_min_support": removed_support,
         "removed_not_in_test": removed_test,
     }
     return multi_from_counts(counts, selection=selection, train_source=source)

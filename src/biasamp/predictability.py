@@ -105,6 +105,7 @@ class _Variable:
     y_pred: np.ndarray | None
     soft: np.ndarray | None  # a prediction that is not hard labels (probabilities), as given
     accuracy: np.ndarray | None  # scalar (single) or per column (multi); None: continuous / no prediction
+    n_train: int = 0  # protocol="train_test": rows [0, n_train) are the training set, the rest the test set
     cache: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
@@ -155,13 +156,19 @@ class _Variable:
             return _one_hot(y, self.n_classes)
         return np.asarray(y, dtype=np.float64).reshape(len(y), -1)
 
-    def model_errors(self) -> np.ndarray | None:
-        """Number of wrong predictions (per column for multi-label)."""
+    def model_errors(self, lo: int = 0, hi: int | None = None) -> np.ndarray | None:
+        """Number of wrong predictions in rows ``lo:hi`` (per column for multi-label)."""
         if self.y_pred is None or self.kind == "continuous":
             return None
+        wrong = self.y_pred[lo:hi] != self.y[lo:hi]
         if self.kind == "single":
-            return np.array(int((self.y_pred != self.y).sum()))
-        return (self.y_pred != self.y).sum(axis=0).astype(np.int64)
+            return np.array(int(wrong.sum()))
+        return wrong.sum(axis=0).astype(np.int64)
+
+    def parts(self) -> list[tuple[int, int]]:
+        """Row ranges equalised separately: the whole set, or the training and the test rows."""
+        n = len(self.y)
+        return [(0, self.n_train), (self.n_train, n)] if self.n_train else [(0, n)]
 
 
 def _one_hot(codes: np.ndarray, k: int) -> np.ndarray:
@@ -179,8 +186,27 @@ def _is_continuous(arr: np.ndarray) -> bool:
     return not bool(((finite == 0) | (finite == 1)).all())
 
 
-def _encode_variable(truth: Any, pred: Any, name: str, pred_name: str, target_quality: str | None) -> _Variable:
-    """Validate and encode one family; ``target_quality`` is set when it is an attacker target."""
+def _continuous_pred(pred: Any, pred_name: str, y: np.ndarray, name: str) -> np.ndarray:
+    p, _ = _as_array(pred, pred_name)
+    _check_finite(p, pred_name)
+    if len(p) != len(y):
+        raise ValueError(f"length mismatch: {name} has {len(y)}, {pred_name} has {len(p)} rows")
+    if p.shape != y.shape:
+        raise ValueError(f"{pred_name} has shape {p.shape} but {name} has shape {y.shape}")
+    if not np.issubdtype(p.dtype, np.number):
+        raise TypeError(f"{pred_name} must be numeric for a continuous {name}")
+    return p.astype(np.float64)
+
+
+def _encode_variable(truth: Any, pred: Any, name: str, pred_name: str, target_quality: str | None,
+                     truth_train: Any = None, pred_train: Any = None) -> _Variable:
+    """Validate and encode one family; ``target_quality`` is set when it is an attacker target.
+
+    With ``truth_train`` (``protocol="train_test"``) the variable holds the
+    training rows first, then the test rows, over the classes of both;
+    ``pred_train`` is the model's prediction on the training rows.
+    """
+    train_name, pred_train_name = f"{name}_train", f"{pred_name}_train"
     raw, _ = _as_array(truth, name)
     if _is_continuous(raw):
         if target_quality in _CLASSIFICATION_QUALITIES:
@@ -190,35 +216,49 @@ def _encode_variable(truth: Any, pred: Any, name: str, pred_name: str, target_qu
             )
         _check_finite(raw, name)
         y = raw.astype(np.float64)
-        y_pred = x_pred = None
-        if pred is not None:
-            p, _ = _as_array(pred, pred_name)
-            _check_finite(p, pred_name)
-            if len(p) != len(y):
-                raise ValueError(f"length mismatch: {name} has {len(y)}, {pred_name} has {len(p)} rows")
-            if p.shape != y.shape:
-                raise ValueError(f"{pred_name} has shape {p.shape} but {name} has shape {y.shape}")
-            if not np.issubdtype(p.dtype, np.number):
-                raise TypeError(f"{pred_name} must be numeric for a continuous {name}")
-            y_pred = p.astype(np.float64)
-        return _Variable(name, "continuous", None, y, y_pred, None, None)
+        y_pred = None if pred is None else _continuous_pred(pred, pred_name, y, name)
+        n_train = 0
+        if truth_train is not None:
+            tr, _ = _as_array(truth_train, train_name)
+            _check_finite(tr, train_name)
+            if tr.shape[1:] != y.shape[1:] or not np.issubdtype(tr.dtype, np.number):
+                raise ValueError(f"{train_name} must be numeric with the shape of {name} per row, got {tr.shape}")
+            tr = tr.astype(np.float64)
+            n_train = len(tr)
+            if y_pred is not None:
+                y_pred = np.concatenate([_continuous_pred(pred_train, pred_train_name, tr, train_name), y_pred])
+            y = np.concatenate([tr, y])
+        return _Variable(name, "continuous", None, y, y_pred, None, None, n_train)
 
-    enc = encode_labels({name: truth}, {pred_name: pred}, allow_soft=True)
+    enc = encode_labels({train_name: truth_train, name: truth}, {pred_train_name: pred_train, pred_name: pred},
+                        allow_soft=True)
+    check_consistent_length(**{name: enc[name], pred_name: enc.get(pred_name)})
+    n_train = 0
+    if train_name in enc:
+        check_consistent_length(**{train_name: enc[train_name], pred_train_name: enc.get(pred_train_name)})
+        n_train = enc[train_name].n_rows
+    truths = [enc[k] for k in (train_name, name) if k in enc]
     m = enc[name]
-    check_consistent_length(**{name: m, pred_name: enc.get(pred_name)})
+
+    def stack(mats, get):
+        return get(mats[0]) if len(mats) == 1 else np.concatenate([get(x) for x in mats])
+
     if m.codes is not None:
-        kind, y = "single", m.codes
-    elif m.n_classes > 1 and bool((m.dense.sum(axis=1) == 1).all()):
-        kind, y = "single", np.asarray(m.dense).argmax(axis=1)  # a 2-D one-hot matrix is single-label
+        kind, y = "single", stack(truths, lambda x: x.codes)
     else:
-        kind, y = "multi", np.asarray(m.dense).astype(np.int8)
+        dense = stack(truths, lambda x: np.asarray(x.dense))
+        if m.n_classes > 1 and bool((dense.sum(axis=1) == 1).all()):
+            kind, y = "single", dense.argmax(axis=1)  # a 2-D one-hot matrix is single-label
+        else:
+            kind, y = "multi", dense.astype(np.int8)
     y_pred = soft = accuracy = None
     if pred_name in enc:
-        pm = enc[pred_name]
-        if pm.codes is not None:
-            y_pred = pm.codes if kind == "single" else pm.to_dense().astype(np.int8)
+        preds = [enc[k] for k in (pred_train_name, pred_name) if k in enc]
+        if all(pm.codes is not None for pm in preds):
+            y_pred = stack(preds, lambda x: x.codes) if kind == "single" else \
+                stack(preds, lambda x: x.to_dense().astype(np.int8))
         else:
-            dense = np.asarray(pm.dense, dtype=np.float64)
+            dense = stack(preds, lambda x: x.to_dense(np.float64))
             if kind == "single":
                 y_pred = dense.argmax(axis=1)  # soft or one-hot: the most probable class
                 hard = _one_hot(y_pred, m.n_classes)
@@ -227,8 +267,8 @@ def _encode_variable(truth: Any, pred: Any, name: str, pred_name: str, target_qu
                 hard = y_pred
             if not np.array_equal(dense, hard):  # probabilities: the model-side input of LA
                 soft = dense
-        accuracy = (y_pred == y).mean(axis=0)
-    return _Variable(name, kind, m.classes, y, y_pred, soft, accuracy)
+        accuracy = (y_pred[n_train:] == y[n_train:]).mean(axis=0)  # on the test rows
+    return _Variable(name, kind, m.classes, y, y_pred, soft, accuracy, n_train)
 
 
 # --------------------------------------------------------------------------- #
@@ -240,24 +280,30 @@ def _flip(var: _Variable, rng: np.random.Generator) -> tuple[np.ndarray, int]:
     ``round((1 - acc) * N)`` is exactly the model's number of errors, so that
     many rows are drawn without replacement. Single-label: a uniformly drawn
     other class (``1 - y`` when binary); multi-label: per column, with that
-    column's own error count. Returns ``(flipped, n_flipped)``.
+    column's own error count. Under ``protocol="train_test"`` the training
+    and the test rows are flipped separately, each to the model's number of
+    errors on that set. Returns ``(flipped, n_flipped)``.
     """
-    errors = var.model_errors()
     y = var.y.copy()
-    n = len(y)
-    if var.kind == "single":
-        m = int(errors)
-        k = var.n_classes
-        if m == 0 or k < 2:
-            return y, 0
-        rows = rng.choice(n, size=m, replace=False)
-        y[rows] = (y[rows] + rng.integers(1, k, size=m)) % k
-        return y, m
-    for j, m in enumerate(errors.tolist()):
-        if m:
-            rows = rng.choice(n, size=m, replace=False)
-            y[rows, j] = 1 - y[rows, j]
-    return y, int(errors.sum())
+    total = 0
+    for lo, hi in var.parts():  # protocol="train_test": each set equalised to the model's errors on it
+        errors = var.model_errors(lo, hi)
+        n = hi - lo
+        if var.kind == "single":
+            m = int(errors)
+            k = var.n_classes
+            if m == 0 or k < 2:
+                continue
+            rows = lo + rng.choice(n, size=m, replace=False)
+            y[rows] = (y[rows] + rng.integers(1, k, size=m)) % k
+            total += m
+            continue
+        for j, m in enumerate(errors.tolist()):
+            if m:
+                rows = lo + rng.choice(n, size=m, replace=False)
+                y[rows, j] = 1 - y[rows, j]
+        total += int(errors.sum())
+    return y, total
 
 
 # --------------------------------------------------------------------------- #
@@ -353,6 +399,8 @@ class _Job:
     test_size: float
     equalize: bool
     reason: str = ""
+    protocol: str = "split"
+    fold: bool = False
 
 
 def _split(var: _Variable, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -426,7 +474,10 @@ def _iteration(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
                 ids_data = (ids, len(rows))
             ids_model = src.ids("x_pred")
         discrete_in = (src.discrete, src.discrete and _is_hard(x_model))
-    tr, te = _split(var, job.test_size, split_seed)
+    if job.protocol == "train_test":  # Wang et al. 2019: fit on the training set, score on the test set
+        tr, te = np.arange(var.n_train), np.arange(var.n_train, len(var.y))
+    else:
+        tr, te = _split(var, job.test_size, split_seed)
     kind, k = var.kind, var.n_classes
     scores = []
     sides = ((x_data, y_data, discrete_in[0]), (x_model, y_model, discrete_in[1]))
@@ -436,7 +487,8 @@ def _iteration(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
             out = _tabular_fast(ids[tr], y[tr], ids[te], n_ids, kind, k)
         else:
             out = _attack(job.attacker, kind, k, x[tr], y[tr], x[te], attacker_seed, disc)
-        scores.append(_score(job.quality, kind, y[te], out))
+        q = _score(job.quality, kind, y[te], out)
+        scores.append(0.5 + abs(q - 0.5) if job.fold else q)  # Wang et al.'s folded accuracy
     return scores[0], scores[1], n_flipped
 
 
@@ -691,6 +743,10 @@ class DPAResult(ResultMixin):
     test_size : float
     equalized : bool
         Whether accuracy equalisation was applied (off for continuous targets).
+    protocol : {"split", "train_test"}
+        Where the attackers were fitted and scored.
+    fold : bool
+        Whether accuracies were folded to :math:`0.5 + |acc - 0.5|`.
 
     Notes
     -----
@@ -723,6 +779,8 @@ class DPAResult(ResultMixin):
     n_iter: int
     test_size: float
     equalized: bool
+    protocol: str = "split"
+    fold: bool = False
 
     def to_frame(self) -> pd.DataFrame:
         """Both directions' per-iteration tables stacked, with a ``direction`` column."""
@@ -766,6 +824,10 @@ class LeakageResult(ResultMixin):
     attacker_reason : str
         Why that attacker (the ``"auto"`` rule's reading of the input, or
         "requested").
+    protocol : {"split", "train_test"}
+        Where the attackers were fitted and scored.
+    fold : bool
+        Whether accuracies were folded to :math:`0.5 + |acc - 0.5|`.
 
     Notes
     -----
@@ -800,6 +862,8 @@ class LeakageResult(ResultMixin):
     quality: str
     level: float | None
     attacker_reason: str = ""
+    protocol: str = "split"
+    fold: bool = False
 
     def __repr__(self) -> str:
         acc = _mean_accuracy(self.model_accuracy)
@@ -893,6 +957,12 @@ def dpa(
     equalize: bool = True,
     n_jobs: int | None = None,
     progress: bool | None = None,
+    protocol: str = "split",
+    fold: bool = False,
+    attr_train: Any = None,
+    task_train: Any = None,
+    attr_pred_train: Any = None,
+    task_pred_train: Any = None,
 ) -> DPAResult:
     r"""Directional Predictability Amplification, DPA (Tokas, Nair & Kerner 2025), both directions.
 
@@ -967,6 +1037,22 @@ def dpa(
         ``None``: a progress bar when stderr is a terminal, otherwise a plain
         line on stderr every 10 s (stage, done/total, time left) once a call
         runs that long; ``True``: a bar; ``False``: nothing.
+    protocol : {"split", "train_test"}, default "split"
+        Where the attackers are fitted and scored (:ref:`def-predictability`).
+        ``"split"`` (the DPA paper's): a random held-out ``test_size`` of the
+        given rows, redrawn per iteration. ``"train_test"`` (Wang et al.
+        2019): every attacker is fitted on the training set
+        (``attr_train``/``task_train``, and the model's predictions on those
+        rows for the model side) and scored on the given (test) rows; use it
+        on balanced data, where ``"split"`` has a downward bias (Notes).
+    fold : bool, default False
+        Report a binary target's accuracy as :math:`0.5 + |acc - 0.5|`
+        (Wang et al.'s code). Needs ``quality="accuracy"`` and binary targets.
+    attr_train, task_train : labels, optional
+        Training ground truth, for ``protocol="train_test"`` only (both).
+    attr_pred_train, task_pred_train : labels, optional
+        The model's Â / T̂ on the training rows, for ``protocol="train_test"``:
+        the model-side attacker of T→A / A→T is fitted on them.
 
     Returns
     -------
@@ -981,7 +1067,10 @@ def dpa(
         Neither prediction given; bad labels (see :mod:`biasamp.labels`); a
         continuous target with a classification quality; an estimator without
         ``predict_proba`` with ``quality="inv_ce"``; ``n_iter < 2`` with a
-        confidence interval; an unknown attacker or quality.
+        confidence interval; an unknown attacker or quality; an unknown
+        ``protocol``; ``"train_test"`` without the training labels or the
+        model's predictions on them (or training labels with ``"split"``);
+        ``fold`` with another quality or a non-binary target.
     TypeError
         An attacker that is not an estimator instance, or a bad
         ``random_state``.
@@ -1005,6 +1094,15 @@ def dpa(
       train/test split and the attacker seed, so perfect predictions give
       exactly 0. The split is stratified on the target's ground truth when
       every class (distinct label row) has at least two members.
+    * **The split artifact.** On an exactly balanced dataset (every task
+      equally frequent in every group) a held-out part of the *same* rows is
+      anti-correlated with the rest: a task whose training part holds more of
+      one group holds more of the other in the held-out part, so the
+      dataset-side attacker scores *below* chance (Wang et al.'s λ_D on the
+      balanced imSitu sample: 41% instead of their protocol's 51%), and DPA
+      reads the model side as amplification. ``protocol="train_test"`` fits
+      on a separate training set and has no such bias; under it the training
+      and the test rows are each equalised to the model's accuracy on them.
     * **Soft predictions**: the attacker target is the hard prediction (the
       most probable class; for multi-label, probability > 0.5), and the
       accuracy is that of the hard prediction.
@@ -1058,10 +1156,16 @@ def dpa(
     if attr_pred is None and task_pred is None:
         raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
     attacker, quality, n_iter, test_size = _common_checks(attacker, quality, n_iter, level, test_size)
+    _check_protocol(protocol, fold, quality, attr_train, task_train,
+                    {"attr_pred": (attr_pred, attr_pred_train, "T->A"), "task_pred": (task_pred, task_pred_train, "A->T")})
     q_for = quality if isinstance(quality, str) else None
-    a = _encode_variable(attr, attr_pred, "attr", "attr_pred", q_for if attr_pred is not None else None)
-    t = _encode_variable(task, task_pred, "task", "task_pred", q_for if task_pred is not None else None)
+    a = _encode_variable(attr, attr_pred, "attr", "attr_pred", q_for if attr_pred is not None else None,
+                         attr_train, attr_pred_train)
+    t = _encode_variable(task, task_pred, "task", "task_pred", q_for if task_pred is not None else None,
+                         task_train, task_pred_train)
     _check_lengths(a, t)
+    if fold:
+        _check_fold_targets([v for v, pred in ((t, task_pred), (a, attr_pred)) if pred is not None])
     if attacker == "tabular":
         for var, pred in ((a, task_pred), (t, attr_pred)):
             if pred is not None and not var.discrete:
@@ -1072,7 +1176,8 @@ def dpa(
     for direction, src, dst, pred, offset in (("A->T", a, t, task_pred, 0), ("T->A", t, a, attr_pred, 3)):
         if pred is not None:
             chosen, reason = _resolve_attacker(attacker, dst, [(src.name, src.ids("y") if src.discrete else None)])
-            jobs.append((direction, _Job("dpa", src, dst, chosen, quality, test_size, equalize, reason), offset, dst))
+            jobs.append((direction, _Job("dpa", src, dst, chosen, quality, test_size, equalize, reason, protocol,
+                                         bool(fold)), offset, dst))
     states = _seed_states(random_state, n_iter)
     tasks = [(job, st[off:off + 3]) for st in states for (_, job, off, _) in jobs]
     stage = ", ".join(f"{direction} {_attacker_name(job.attacker)}" for direction, job, _, _ in jobs)
@@ -1089,22 +1194,71 @@ def dpa(
         n_iter=n_iter,
         test_size=test_size,
         equalized=bool(equalize) and any(v.discrete for v in targets),
+        protocol=protocol,
+        fold=bool(fold),
     )
 
 
 def _check_lengths(a: _Variable, t: _Variable) -> int:
-    lengths = {"attr": len(a.y), "task": len(t.y)}
+    if a.n_train != t.n_train:
+        raise ValueError(f"length mismatch: attr_train has {a.n_train}, task_train has {t.n_train} rows")
+    lengths = {"attr": len(a.y) - a.n_train, "task": len(t.y) - t.n_train}
     if a.y_pred is not None:
-        lengths["attr_pred"] = len(a.y_pred)
+        lengths["attr_pred"] = len(a.y_pred) - a.n_train
     if t.y_pred is not None:
-        lengths["task_pred"] = len(t.y_pred)
+        lengths["task_pred"] = len(t.y_pred) - t.n_train
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
         raise ValueError(f"length mismatch: {desc} rows")
     n = lengths["attr"]
-    if n < 4:
+    if a.n_train:
+        if n < 2 or a.n_train < 2:
+            raise ValueError(f"protocol='train_test' needs at least 2 training and 2 test rows, got "
+                             f"{a.n_train} and {n}")
+    elif n < 4:
         raise ValueError(f"need at least 4 rows to split into attacker train/test sets, got {n}")
     return n
+
+
+_PROTOCOLS = ("split", "train_test")
+
+
+def _check_protocol(protocol: Any, fold: Any, quality: Any, attr_train: Any, task_train: Any,
+                    predictions: dict) -> None:
+    """Validate ``protocol`` / ``fold`` and the training-side arguments they need.
+
+    ``predictions``: ``{name: (test prediction, training prediction, direction)}``.
+    """
+    if not isinstance(protocol, str) or protocol not in _PROTOCOLS:
+        raise ValueError(f"protocol must be one of {_PROTOCOLS}, got {protocol!r}")
+    if not isinstance(fold, (bool, np.bool_)):
+        raise TypeError(f"fold must be True or False, got {fold!r}")
+    if fold and quality != "accuracy":
+        raise ValueError(f"fold=True folds an accuracy (0.5 + |acc - 0.5|); it needs quality='accuracy', "
+                         f"got {_quality_name(quality)!r}")
+    given = [name for name, value in (("attr_train", attr_train), ("task_train", task_train)) if value is not None]
+    given += [f"{name}_train" for name, (_, value, _) in predictions.items() if value is not None]
+    if protocol == "split":
+        if given:
+            raise ValueError(f"{', '.join(given)} given, but protocol='split' fits and scores the attackers on "
+                             "the given rows; pass protocol='train_test' to use a training set")
+        return
+    if attr_train is None or task_train is None:
+        raise ValueError("protocol='train_test' needs the training ground truth: give attr_train and task_train")
+    for name, (pred, pred_train, direction) in predictions.items():
+        if pred is not None and pred_train is None:
+            raise ValueError(f"protocol='train_test' fits the model-side attacker of {direction} on the model's "
+                             f"predictions for the training rows: give {name}_train with {name}")
+        if pred is None and pred_train is not None:
+            raise ValueError(f"{name}_train given without {name}")
+
+
+def _check_fold_targets(targets: list) -> None:
+    for var in targets:
+        if var.kind != "single" or var.n_classes != 2:
+            raise ValueError(f"fold=True needs binary targets (0.5 + |acc - 0.5| folds a two-class accuracy), "
+                             f"but {var.name} has {var.n_classes or 'continuous'} classes"
+                             + (" (multi-label)" if var.kind == "multi" else ""))
 
 
 def leakage_amplification(
@@ -1121,6 +1275,11 @@ def leakage_amplification(
     equalize: bool = True,
     n_jobs: int | None = None,
     progress: bool | None = None,
+    protocol: str = "split",
+    fold: bool = False,
+    attr_train: Any = None,
+    task_train: Any = None,
+    task_pred_train: Any = None,
 ) -> LeakageResult:
     r"""Leakage amplification LA (Wang et al. 2019): how much more A leaks from T̂ than from T.
 
@@ -1146,6 +1305,17 @@ def leakage_amplification(
         prediction).
     attacker, quality, n_iter, random_state, level, test_size, equalize, n_jobs, progress
         As in :func:`dpa`; the default quality is ``"accuracy"`` (Wang et al.).
+    protocol : {"split", "train_test"}, default "split"
+        As in :func:`dpa`. ``"train_test"`` is Wang et al.'s protocol: the
+        attackers are fitted on the training set (the flipped T' and the
+        model's T̂ on the training rows) and scored on the given rows.
+    fold : bool, default False
+        Report the accuracy as :math:`0.5 + |acc - 0.5|` (Wang et al.'s
+        code); needs ``quality="accuracy"`` and a binary ``attr``.
+    attr_train, task_train : labels, optional
+        Training ground truth, for ``protocol="train_test"`` only.
+    task_pred_train : labels, optional
+        The model's T̂ on the training rows, for ``protocol="train_test"``.
 
     Returns
     -------
@@ -1155,7 +1325,8 @@ def leakage_amplification(
     Raises
     ------
     ValueError, TypeError
-        As in :func:`dpa`.
+        As in :func:`dpa` (``protocol``, ``fold`` and the training arguments
+        included).
 
     See Also
     --------
@@ -1167,6 +1338,9 @@ def leakage_amplification(
     the dataset's own leakage and on the attacker's capacity (DPA §3.2).
     Both attackers of one iteration share the split (stratified on A) and the
     seed. The CI is clipped to [-1, 1] for ``"accuracy"`` and ``"f1"``.
+    On exactly balanced data the default ``protocol="split"`` puts
+    :math:`\lambda_D` below chance (the split artifact of :func:`dpa`);
+    ``protocol="train_test"`` does not.
     ``attacker="auto"`` reads both inputs, T (standing for the flipped T′,
     which has as many errors as T̂) and T̂: the tabular attacker only when
     both are discrete with well-filled cells (soft T̂ is continuous).
@@ -1192,16 +1366,20 @@ def leakage_amplification(
     if task_pred is None:
         raise ValueError("task_pred is None; leakage amplification needs the model's task predictions")
     attacker, quality, n_iter, test_size = _common_checks(attacker, quality, n_iter, level, test_size)
+    _check_protocol(protocol, fold, quality, attr_train, task_train,
+                    {"task_pred": (task_pred, task_pred_train, "LA")})
     q_for = quality if isinstance(quality, str) else None
-    a = _encode_variable(attr, None, "attr", "attr_pred", q_for)
-    t = _encode_variable(task, task_pred, "task", "task_pred", None)
+    a = _encode_variable(attr, None, "attr", "attr_pred", q_for, attr_train, None)
+    t = _encode_variable(task, task_pred, "task", "task_pred", None, task_train, task_pred_train)
     _check_lengths(a, t)
+    if fold:
+        _check_fold_targets([a])
     if attacker == "tabular" and not t.discrete:
         raise ValueError("attacker='tabular' needs a discrete input, but task is continuous; use 'mlp' or 'logistic'")
     inputs = [("task", t.ids("y") if t.discrete else None),
               ("task_pred", t.ids("x_pred") if t.discrete and _is_hard(t.x_pred) else None)]
     chosen, reason = _resolve_attacker(attacker, a, inputs)
-    job = _Job("leakage", t, a, chosen, quality, test_size, equalize, reason)
+    job = _Job("leakage", t, a, chosen, quality, test_size, equalize, reason, protocol, bool(fold))
     states = _seed_states(random_state, n_iter)
     runs = _run_all([(job, st[0:3]) for st in states], n_jobs, progress, "leakage", _attacker_name(chosen))
     lam_d = np.array([r[0] for r in runs], dtype=np.float64)
@@ -1227,4 +1405,6 @@ def leakage_amplification(
         quality=_quality_name(quality),
         level=level,
         attacker_reason=reason,
+        protocol=protocol,
+        fold=bool(fold),
     )

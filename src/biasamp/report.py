@@ -73,11 +73,13 @@ class FigureSpec:
     key : str
         Identifier, unique within its section.
     title : str
-    kind : {"hbar", "grouped_bar", "strip"}
+    kind : {"hbar", "grouped_bar", "strip", "line"}
         ``"hbar"``: horizontal bars of ``value`` per ``label``, one panel per
         ``facet``, sorted by ``|value|``; ``"grouped_bar"``: bars of ``value``
         per ``x``, one bar per ``hue``, one panel per ``facet``; ``"strip"``:
-        the distribution of ``value`` per ``label`` (points and their mean).
+        the distribution of ``value`` per ``label`` (points and their mean);
+        ``"line"``: ``value`` against ``x``, one line per ``label``, with a
+        ``low``/``high`` band where given (curves, :mod:`biasamp.curves`).
     data : pandas.DataFrame
         Long-format data with the columns the kind needs.
     caption : str
@@ -1304,7 +1306,7 @@ REPORT_JSON_SCHEMA: dict = {
                             "properties": {
                                 "key": {"type": "string"},
                                 "title": {"type": "string"},
-                                "kind": {"enum": ["hbar", "grouped_bar", "strip"]},
+                                "kind": {"enum": ["hbar", "grouped_bar", "strip", "line"]},
                                 "data": {"$ref": "#/$defs/table"},
                                 "caption": {"type": "string"},
                             },

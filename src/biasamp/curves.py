@@ -1,0 +1,1058 @@
+"""Curves of a count-based metric: across decision thresholds, and across checkpoints.
+
+* :func:`threshold_curve`: a metric (BiasAmp→ in both directions,
+  BiasAmp_MALS, the group fairness metrics) as the decision threshold on the
+  model's scores moves, over a grid of thresholds or of positive rates. Each
+  score column is sorted once; the counts at every grid point are cumulative
+  sums along the sorted scores (never a recount per threshold), and the
+  metric is evaluated on the stack of count tables by the same pure
+  functions as the single-threshold metric.
+* :func:`checkpoint_curve`: a metric over a sequence of prediction sets
+  (training epochs, seeds), as in Hall et al. (2022).
+
+Both return a :class:`CurveResult`: ``to_frame()`` (one row per grid point,
+one column per statistic, the interval bounds beside), ``plot()`` (a
+matplotlib figure) and ``to_report()`` (a :class:`~biasamp.Report` whose HTML
+page holds the plot).
+
+References
+----------
+.. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021,
+   §3.2 (thresholds) and §5.3 (COMPAS).
+.. [2] M. Hall, L. van der Maaten, L. Gustafson, M. Jones, A. Adcock. "A
+   Systematic Study of Bias Amplification". arXiv:2201.11706, 2022.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from . import cooccurrence as _c
+from . import fairness as _f
+from . import multiattribute as _m
+from ._results import ResultMixin, fmt
+from .calibration import closest_cut
+from .exceptions import UndefinedPairWarning
+from .labels import LabelMatrix, _align_columns, _as_array, _check_finite, check_consistent_length, encode_labels
+
+__all__ = ["CurveResult", "checkpoint_curve", "threshold_curve"]
+
+_DEFAULT_POINTS = 21
+
+
+# --------------------------------------------------------------------------- #
+# the result
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False, repr=False)
+class CurveResult(ResultMixin):
+    r"""A metric along a grid: decision thresholds, positive rates, or checkpoints.
+
+    Attributes
+    ----------
+    metric : str
+        The metric's name (e.g. ``"bias_amp_directional"``).
+    grid : {"threshold", "rate", "checkpoint"}
+        What the grid holds: score thresholds (a score ``s`` is positive when
+        ``s > threshold``), positive rates (each label's threshold calibrated
+        to that rate on the given scores) or checkpoint labels.
+    x : tuple
+        The grid values, in the order given.
+    values : pandas.DataFrame
+        One row per grid point, one column per statistic (e.g. ``a_to_t``,
+        ``t_to_a``; ``mals``; ``DP`` ... ``BA``; ``multi_mals``, ``g_to_m``,
+        ``m_to_g``). NaN where a statistic is undefined at that point (see
+        ``n_undefined``).
+    low, high : pandas.DataFrame or None
+        Interval bounds of every value (``None`` without intervals).
+    statistics : tuple of str
+        The statistic columns.
+    n_undefined : pandas.DataFrame
+        Per grid point and statistic, the pairs (or classes) left out as
+        undefined (:ref:`def-undefined`).
+    thresholds : pandas.DataFrame or None
+        Threshold curves: the score threshold of every label (columns) at
+        every grid point (rows); with ``grid="rate"``, the calibrated ones.
+    level : float or None
+        Confidence level of the intervals.
+    ci_method : str
+        How the intervals were computed ("" without intervals).
+    n_boot : int or None
+        Bootstrap replicates per grid point.
+    notes : tuple of str
+
+    Notes
+    -----
+    There is no single ``value``: a curve holds the statistics at every grid
+    point, in ``values`` (one column per statistic).
+    Each grid point is the metric of the hard predictions at that point: for
+    a threshold :math:`\tau`, :math:`\hat T_t = \mathbb 1[s_t > \tau]`, e.g.
+    for BiasAmp→ A→T
+
+    .. math::
+
+        \text{BiasAmp}_{A\rightarrow T}(\tau) = \frac{1}{|D|}\sum_{(a,t) \in D}
+        y_{at}\Big(\frac{\#(a, s_t > \tau)}{\#a} - \frac{\#(a, t)}{\#a}\Big).
+
+    ``to_frame()`` has the grid column (``threshold``, ``rate`` or
+    ``checkpoint``; a rate grid over one score column also gets its
+    ``threshold``), one column per statistic and, with intervals,
+    ``<statistic>_low`` and ``<statistic>_high``.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, §3.2.
+    .. [2] M. Hall et al. "A Systematic Study of Bias Amplification". arXiv:2201.11706, 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional, threshold_curve
+    >>> attr = np.array([0, 0, 0, 1, 1, 1])
+    >>> task = np.array([1, 1, 0, 1, 0, 0])
+    >>> scores = np.array([0.9, 0.6, 0.4, 0.7, 0.3, 0.2])
+    >>> curve = threshold_curve(bias_amp_directional, attr, task, task_scores=scores, thresholds=[0.35, 0.65])
+    >>> curve.to_frame().round(4)
+       threshold  a_to_t
+    0       0.35  0.1667
+    1       0.65 -0.1667
+    >>> curve
+    CurveResult(bias_amp_directional over 2 thresholds: a_to_t -0.1667 .. +0.1667)
+    """
+
+    metric: str
+    grid: str
+    x: tuple
+    values: pd.DataFrame
+    low: pd.DataFrame | None
+    high: pd.DataFrame | None
+    statistics: tuple
+    n_undefined: pd.DataFrame
+    thresholds: pd.DataFrame | None
+    level: float | None
+    ci_method: str
+    n_boot: int | None
+    notes: tuple = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per grid point: the grid value, every statistic, and its interval bounds."""
+        out = pd.DataFrame({self.grid: list(self.x)})
+        if self.grid == "rate" and self.thresholds is not None and self.thresholds.shape[1] == 1:
+            out["threshold"] = self.thresholds.iloc[:, 0].to_numpy()
+        for s in self.statistics:
+            out[s] = self.values[s].to_numpy()
+            if self.low is not None:
+                out[f"{s}_low"] = self.low[s].to_numpy()
+                out[f"{s}_high"] = self.high[s].to_numpy()
+        return out
+
+    def _long(self, statistics: Sequence[str] | None = None) -> pd.DataFrame:
+        """Long format for plotting: ``x, value, label`` (+ ``low, high``)."""
+        stats = list(self.statistics if statistics is None else statistics)
+        unknown = set(stats) - set(self.statistics)
+        if unknown:
+            raise ValueError(f"unknown statistics {sorted(unknown)}; the curve has {list(self.statistics)}")
+        parts = []
+        for s in stats:
+            part = pd.DataFrame({"x": list(self.x), "value": self.values[s].to_numpy(), "label": s})
+            if self.low is not None:
+                part["low"], part["high"] = self.low[s].to_numpy(), self.high[s].to_numpy()
+            parts.append(part)
+        return pd.concat(parts, ignore_index=True)
+
+    @property
+    def x_label(self) -> str:
+        return {"threshold": "decision threshold", "rate": "positive rate", "checkpoint": "checkpoint"}[self.grid]
+
+    def plot(self, ax: Any = None, *, statistics: Sequence[str] | None = None) -> Any:
+        """Draw the curve (one line per statistic, its interval as a band) with matplotlib.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; default: a new figure (matplotlib's object API, no
+            pyplot state).
+        statistics : sequence of str, optional
+            The statistics to draw (default: all).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from ._plots import draw_lines
+
+        if ax is None:
+            try:
+                from matplotlib.figure import Figure
+            except ImportError:
+                raise ImportError("plot() needs matplotlib: pip install matplotlib (the [plot] extra)") from None
+            fig = Figure(figsize=(6.4, 3.6), layout="constrained")
+            ax = fig.subplots()
+        draw_lines(ax, self._long(statistics), self.x_label)
+        ax.set_title(self.metric, fontsize=10)
+        return ax.figure
+
+    def to_section(self, key: str | None = None, *, title: str | None = None) -> Any:
+        """This curve as a report section (``biasamp.report.Section``: table, line plot, a summary row per statistic)."""
+        from .report import FigureSpec, Section, _row, _summary_frame
+
+        rows = []
+        frame = self.to_frame()
+        for s in self.statistics:
+            vals = self.values[s].to_numpy(dtype=np.float64)
+            if not np.isfinite(vals).any():
+                continue
+            i = int(np.nanargmax(np.abs(vals)))
+            ci = None if self.low is None else (self.low[s].iloc[i], self.high[s].iloc[i])
+            if ci is not None and not (np.isfinite(ci[0]) and np.isfinite(ci[1])):
+                ci = None
+            rows.append(_row(s, f"{self.grid}={self.x[i]}", vals[i], ci, self.ci_method, None,
+                             note=f"largest |value| of {len(self.x)} grid points"))
+        caption = (f"{self.metric} against the {self.x_label}"
+                   + (f"; bands: {round(100 * self.level)}% intervals ({self.ci_method})" if self.low is not None else ""))
+        title = title or f"{self.metric} across {self.grid}s"
+        return Section(
+            key or f"{self.grid}_curve", title, _CITATION[self.grid],
+            "Each point is the metric of the hard predictions at that grid point; the summary gives, per "
+            "statistic, the point of largest magnitude.",
+            summary=_summary_frame(rows), tables={"curve": frame},
+            figures=[FigureSpec("curve", title, "line", self._long(), caption)], notes=list(self.notes),
+        )
+
+    def to_report(self, *, title: str | None = None) -> Any:
+        """A :class:`~biasamp.Report` holding this curve (``.to_html()`` embeds the plot)."""
+        from . import __version__
+        from .report import Report
+
+        section = self.to_section()
+        return Report([section], {"grid": self.grid, "points": len(self.x), "metric": self.metric},
+                      {"n_boot": self.n_boot, "level": self.level, "ci_method": self.ci_method},
+                      title=title or section.title, version=__version__)
+
+    def __repr__(self) -> str:
+        parts = []
+        for s in self.statistics:
+            v = self.values[s].to_numpy(dtype=np.float64)
+            ok = np.isfinite(v)
+            rng = f"{fmt(float(v[ok].min()))} .. {fmt(float(v[ok].max()))}" if ok.any() else "undefined"
+            parts.append(f"{s} {rng}")
+        ci = f", {round(100 * self.level)}% intervals ({self.ci_method})" if self.low is not None else ""
+        return f"CurveResult({self.metric} over {len(self.x)} {self.grid}s: {'; '.join(parts)}{ci})"
+
+
+_CITATION = {
+    "threshold": 'A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, §3.2.',
+    "rate": 'A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, §3.2.',
+    "checkpoint": 'M. Hall et al. "A Systematic Study of Bias Amplification". arXiv:2201.11706, 2022.',
+}
+
+
+# --------------------------------------------------------------------------- #
+# metric families: statistics, how to call the metric, how to read its result
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class _Family:
+    name: str
+    statistics: Callable[[dict], tuple]  # statistic columns, given the prediction keywords present
+    read: Callable[[Any], dict]  # a result -> {column: (value, number of undefined pairs or classes)}
+    boot: dict  # column -> bootstrap statistic name
+    call: Callable  # (attr, task, preds, attr_train, task_train) -> (args, kwargs) of the metric
+
+
+def _directional_stats(preds: dict) -> tuple:
+    return tuple(s for s, role in (("a_to_t", "task_pred"), ("t_to_a", "attr_pred")) if preds.get(role) is not None)
+
+
+def _directional_read(res: Any) -> dict:
+    return {s: (getattr(res, s).value, getattr(res, s).n_undefined) for s in ("a_to_t", "t_to_a")
+            if getattr(res, s) is not None}
+
+
+def _truth_call(attr, task, preds, attr_train, task_train):
+    kw = {k: v for k, v in preds.items() if v is not None}
+    if attr_train is not None:
+        kw.update(attr_train=attr_train, task_train=task_train)
+    return (attr, task), kw
+
+
+def _mals_call(attr, task, preds, attr_train, task_train):
+    if preds.get("attr_pred") is None or preds.get("task_pred") is None:
+        raise ValueError("BiasAmp_MALS needs both predictions: Â (attr_pred or attr_scores) and T̂ "
+                         "(task_pred or task_scores)")
+    train = (attr, task) if attr_train is None else (attr_train, task_train)
+    return train, {"attr_pred": preds["attr_pred"], "task_pred": preds["task_pred"]}
+
+
+def _multi_read(res: Any) -> dict:
+    return {s: (getattr(res, f).value, getattr(res, f).n_undefined)
+            for s, f in (("multi_mals", "mals"), ("g_to_m", "g_to_m"), ("m_to_g", "m_to_g"))
+            if getattr(res, f) is not None}
+
+
+def _fairness_read(metrics: tuple) -> Callable[[Any], dict]:
+    def read(res: Any) -> dict:
+        if not hasattr(res, "overall"):  # a single fairness function returns its number
+            return {metrics[0]: (float(res), 0)}
+        return {m: (res.overall[m], res.n_undefined[m]) for m in metrics}
+
+    return read
+
+
+def _multi_stats(preds: dict) -> tuple:
+    a, t = preds.get("attr_pred") is not None, preds.get("task_pred") is not None
+    return tuple(s for s, ok in (("multi_mals", a and t), ("g_to_m", t), ("m_to_g", a)) if ok)
+
+
+def _fairness_call(attr, task, preds, attr_train, task_train):
+    if preds.get("task_pred") is None:
+        raise ValueError("the fairness metrics need the task predictions (task_preds / task_scores)")
+    if preds.get("attr_pred") is not None:
+        raise ValueError("the fairness metrics take no attribute predictions (attr_preds / attr_scores)")
+    return (task, preds["task_pred"]), {"sensitive_features": attr}
+
+
+_DIRECTIONAL = _Family("bias_amp_directional", _directional_stats, _directional_read,
+                       {"a_to_t": "A->T", "t_to_a": "T->A"}, _truth_call)
+_MALS = _Family("bias_amp_mals", lambda preds: ("mals",), lambda res: {"mals": (res.value, res.n_undefined)},
+                {"mals": "MALS"}, _mals_call)
+_MULTI = _Family("multi_bias_amp", _multi_stats, _multi_read,
+                 {"multi_mals": "Multi_MALS", "g_to_m": "G->M", "m_to_g": "M->G"}, _truth_call)
+
+
+def _fairness_family(metrics: tuple, name: str) -> _Family:
+    return _Family(name, lambda preds: metrics, _fairness_read(metrics), {m: m for m in metrics}, _fairness_call)
+
+
+_SINGLE_FAIRNESS = {
+    _f.demographic_parity: "DP", _f.normalized_disparate_impact: "DI",
+    _f.statistical_parity_subgroup_fairness: "SPSF", _f.false_positive_subgroup_fairness: "FPSF",
+    _f.equalized_odds_false_positive: "EOFP", _f.equalized_odds_true_positive: "EOTP",
+    _f.group_bias_amplification: "BA",
+}
+
+
+def _family(metric: Any, kwargs: dict, *, thresholds: bool) -> tuple[_Family, dict]:
+    """The family of ``metric`` and the keyword arguments left for the metric itself."""
+    kwargs = dict(kwargs)
+    if metric is _c.bias_amp_directional:
+        return _DIRECTIONAL, kwargs
+    if metric is _c.bias_amp_mals:
+        return _MALS, kwargs
+    if metric is _f.fairness_metrics:
+        metrics = _f._check_metrics(kwargs.get("metrics", _f.METRICS))
+        kwargs["metrics"] = metrics
+        return _fairness_family(metrics, "fairness_metrics"), kwargs
+    if metric in _SINGLE_FAIRNESS:
+        return _fairness_family((_SINGLE_FAIRNESS[metric],), metric.__name__), kwargs
+    if metric is _m.multi_bias_amp and not thresholds:
+        return _MULTI, kwargs
+    supported = ["bias_amp_directional", "bias_amp_mals", "fairness_metrics", *(f.__name__ for f in _SINGLE_FAIRNESS)]
+    if not thresholds:
+        supported.insert(2, "multi_bias_amp")
+    raise TypeError(f"{'threshold' if thresholds else 'checkpoint'}_curve supports the count-based metrics "
+                    f"{supported}, got {getattr(metric, '__name__', metric)!r}")
+
+
+# --------------------------------------------------------------------------- #
+# shared checks and the per-point bootstrap
+# --------------------------------------------------------------------------- #
+def _check_boot(n_boot: Any, level: Any, ci_method: Any, random_state: Any) -> None:
+    from ._inference import CI_METHODS
+    from ._resample import check_random_state
+    from .stats import _check_level, _check_n_boot
+
+    if n_boot is not None:
+        _check_n_boot(n_boot)
+        _check_level(level)
+        if ci_method not in CI_METHODS:
+            raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
+    check_random_state(random_state)
+
+
+def _intervals(family: _Family, metric: Any, statistics: tuple, calls: list, n_boot: int, level: float,
+               ci_method: str, random_state: Any, metric_kwargs: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict,
+                                                                                  str]:
+    """Bootstrap every grid point: ``(low, high, estimates, methods)``; the same seed at each point."""
+    from .stats import bootstrap
+
+    low = np.full((len(calls), len(statistics)), np.nan)
+    high = np.full_like(low, np.nan)
+    est = np.full_like(low, np.nan)
+    methods: set = set()
+    for i, (args, kw) in enumerate(calls):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedPairWarning)
+            try:
+                boot = bootstrap(metric, *args, n_boot=n_boot, level=level, ci_method=ci_method,
+                                 random_state=random_state, **kw, **metric_kwargs)
+            except ValueError:  # every statistic undefined at this point: no interval there
+                continue
+        for j, s in enumerate(statistics):
+            name = family.boot[s]
+            if name in boot.ci:
+                low[i, j], high[i, j] = boot.ci[name]
+                est[i, j] = boot.estimate[name]
+                methods.add(boot.methods.get(name, ci_method))
+    cols = list(statistics)
+    method = f"{'/'.join(sorted(methods)) or ci_method} bootstrap ({n_boot} per point)"
+    return pd.DataFrame(low, columns=cols), pd.DataFrame(high, columns=cols), est, method
+
+
+# --------------------------------------------------------------------------- #
+# threshold curves: one sort per score column, cumulative counts along it
+# --------------------------------------------------------------------------- #
+def _group_sum(m: LabelMatrix, seg: np.ndarray, n_seg: int) -> np.ndarray:
+    """``(n_seg, K)`` sums of the rows of a 0/1 label matrix per segment id (exact integers)."""
+    k = m.n_classes
+    if m.codes is not None:
+        return np.bincount(seg * k + m.codes, minlength=n_seg * k).reshape(n_seg, k).astype(np.int64)
+    rows = sparse.csr_matrix((np.ones(len(seg), dtype=np.int64), (seg, np.arange(len(seg)))),
+                             shape=(n_seg, len(seg)))
+    return np.asarray(rows @ np.asarray(m.dense != 0, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One score column, sorted once, and its cut positions on the grid."""
+
+    order: np.ndarray  # argsort of the scores (ascending)
+    tau: np.ndarray  # (G,) the threshold at each grid point
+    cut: np.ndarray  # (G,) sorted position of the first positive row (scores > tau)
+
+    @classmethod
+    def build(cls, scores: np.ndarray, grid: str, values: np.ndarray) -> "_Column":
+        order = np.argsort(scores)  # the one sort of this column (ties: any order, a cut never splits them)
+        ascending = scores[order]
+        n = len(scores)
+        if grid == "threshold":
+            tau = values
+        else:
+            tau, _ = closest_cut(ascending, np.rint(n * values).astype(np.int64))
+        return cls(order, tau, np.searchsorted(ascending, tau, side="right"))
+
+    def above(self, m: LabelMatrix) -> np.ndarray:
+        """``(G, K)``: per grid point, the column sums of ``m`` over the rows with ``score > tau``.
+
+        Rows are put in segments between consecutive cut positions along the
+        sorted scores; each segment is summed once and the counts above every
+        cut are the cumulative sums of the segments from the top.
+        """
+        n = len(self.order)
+        cuts = np.sort(self.cut)
+        bounds = np.concatenate([[0], cuts, [n]])
+        seg = np.empty(n, dtype=np.intp)  # segment of each row: number of cuts at or below its sorted position
+        seg[self.order] = np.repeat(np.arange(len(cuts) + 1), np.diff(bounds))
+        per_seg = _group_sum(m, seg, len(cuts) + 1)
+        suffix = np.cumsum(per_seg[::-1], axis=0)[::-1]  # suffix[j] = rows in segments j, j+1, ...
+        above_sorted = suffix[1:]  # cut j (sorted): the rows at positions >= cuts[j]
+        out = np.empty_like(above_sorted)
+        out[np.argsort(self.cut, kind="stable")] = above_sorted
+        return out
+
+
+def _scores(scores: Any, name: str, family: LabelMatrix, family_name: str) -> tuple[np.ndarray, bool]:
+    """``(N x K score matrix, binary_1d)``: a 1-D score of a binary {0, 1} label is P(class 1)."""
+    arr, cols = _as_array(scores, name)
+    _check_finite(arr, name)
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must be numeric scores, got dtype {arr.dtype}")
+    if arr.shape[0] != family.n_rows:
+        raise ValueError(f"length mismatch: {name} has {arr.shape[0]} rows, {family_name} has {family.n_rows}")
+    arr = arr.astype(np.float64, copy=False)
+    if arr.ndim == 1:
+        if set(family.classes) != {0, 1}:
+            raise ValueError(
+                f"{name} is 1-D: a single score is read as P(class 1) of a binary 0/1 {family_name}, but its "
+                f"classes are {list(family.classes)[:10]!r}; pass one score column per class")
+        return arr[:, None], True
+    if arr.shape[1] != family.n_classes:
+        raise ValueError(f"{name} has {arr.shape[1]} columns but {family_name} has {family.n_classes} classes "
+                         f"{list(family.classes)[:20]!r}")
+    return _align_columns(arr, cols, list(family.classes), name), False
+
+
+def _grid(thresholds: Any, rates: Any, score_arrays: list) -> tuple[str, np.ndarray]:
+    if thresholds is not None and rates is not None:
+        raise ValueError("give thresholds or rates, not both")
+    if rates is not None:
+        values = np.atleast_1d(np.asarray(rates, dtype=np.float64))
+        if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all() or (values < 0).any() \
+                or (values > 1).any():
+            raise ValueError("rates must be a non-empty 1-D sequence of positive rates within [0, 1]")
+        return "rate", values
+    if thresholds is None:
+        lo = min(float(s.min()) for s in score_arrays)
+        hi = max(float(s.max()) for s in score_arrays)
+        return "threshold", (np.linspace(0.0, 1.0, _DEFAULT_POINTS) if lo >= 0 and hi <= 1
+                             else np.linspace(lo, hi, _DEFAULT_POINTS))
+    try:
+        values = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise TypeError(f"thresholds must be numbers, got {thresholds!r}") from None
+    if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
+        raise ValueError("thresholds must be a non-empty 1-D sequence of finite numbers")
+    return "threshold", values
+
+
+def _predicted(scores: np.ndarray, binary: bool, grid: str, values: np.ndarray,
+               weights: LabelMatrix) -> tuple[np.ndarray, np.ndarray]:
+    """``(G, K_w, K)``: per grid point, per class of ``weights`` and per class, #(w, predicted).
+
+    A class is predicted where its score exceeds the grid point's threshold;
+    for a 1-D binary score (``binary``) that is class 1, and class 0 the
+    rest. Also returns the thresholds ``(G, K_scored)`` of the scored columns.
+    """
+    cols = [_Column.build(scores[:, j], grid, values) for j in range(scores.shape[1])]
+    counts = np.stack([c.above(weights) for c in cols], axis=-1)  # (G, K_w, K_scored)
+    taus = np.stack([c.tau for c in cols], axis=-1)
+    if binary:
+        counts = np.concatenate([_totals(weights)[None, :, None] - counts, counts], axis=-1)
+    return counts, taus
+
+
+def _hard(scores: np.ndarray, binary: bool, taus: np.ndarray) -> np.ndarray:
+    """Hard predictions at one grid point (for the interval's bootstrap): ``scores > tau``."""
+    hard = (scores > taus[None, :]).astype(np.int8)
+    return hard[:, 0] if binary else hard
+
+
+def _warn_points(name: str, n_undefined: np.ndarray, total: int) -> None:
+    bad = int((n_undefined > 0).sum())
+    if bad:
+        warnings.warn(
+            f"{name}: at {bad} of {len(n_undefined)} grid points some pairs or classes are undefined and were "
+            f"excluded (at most {int(n_undefined.max())} of {total}); see the result's n_undefined. A statistic "
+            "is NaN where all are", UndefinedPairWarning, stacklevel=4)
+
+
+def _directional_curve(attr: LabelMatrix, task: LabelMatrix, y: np.ndarray, a_counts, t_counts) -> dict:
+    """BiasAmp→ values over the grid from the stacked predicted counts (None: direction absent)."""
+    both = _c._exact(_cross(attr, task)).astype(np.float64)
+    out = {}
+    n_a, n_t = _totals(attr), _totals(task)
+    for s, pred, support in (("a_to_t", t_counts, np.broadcast_to(n_a[:, None], both.shape)),
+                             ("t_to_a", a_counts, np.broadcast_to(n_t[None, :], both.shape))):
+        if pred is None:
+            continue
+        _, _, _, contribution, undefined = _c._direction_arrays(y, both, support, pred)
+        undefined = np.broadcast_to(undefined, pred.shape)
+        value = _c._mean_defined(contribution, undefined)
+        out[s] = (value, undefined.sum(axis=(-2, -1)), undefined.shape[-1] * undefined.shape[-2])
+    return out
+
+
+def _cross(a: LabelMatrix, t: LabelMatrix) -> np.ndarray:
+    return _c.CooccurrenceCounts.from_encoded([_c._as_role(a, "attr")], [_c._as_role(t, "task")]).cross("attr", "task")
+
+
+def _totals(m: LabelMatrix) -> np.ndarray:
+    if m.codes is not None:
+        return np.bincount(m.codes, minlength=m.n_classes).astype(np.int64)
+    return np.asarray(m.dense != 0).sum(axis=0).astype(np.int64)
+
+
+def threshold_curve(
+    metric: Callable,
+    attr: Any,
+    task: Any,
+    *,
+    task_scores: Any = None,
+    attr_scores: Any = None,
+    thresholds: Any = None,
+    rates: Any = None,
+    attr_pred: Any = None,
+    task_pred: Any = None,
+    attr_train: Any = None,
+    task_train: Any = None,
+    metrics: Sequence[str] | None = None,
+    n_boot: int | None = None,
+    level: float = 0.95,
+    ci_method: str = "auto",
+    random_state: Any = None,
+) -> CurveResult:
+    r"""A count-based metric as the decision threshold on the model's scores moves.
+
+    At each grid point the scores become hard predictions,
+    :math:`\hat T_t = \mathbb 1[s_t > \tau]` (and likewise Â from
+    ``attr_scores``), and the metric is computed on them, e.g.
+
+    .. math::
+
+        \text{BiasAmp}_{A\rightarrow T}(\tau) = \frac{1}{|D|}\sum_{(a,t)\in D}
+        y_{at}\Big(\frac{\#(a,\ s_t > \tau)}{\#a} - \frac{\#(a,t)}{\#a}\Big).
+
+    Parameters
+    ----------
+    metric : callable
+        :func:`~biasamp.bias_amp_directional` (statistics ``a_to_t`` and/or
+        ``t_to_a``), :func:`~biasamp.bias_amp_mals` (``mals``),
+        :func:`~biasamp.fairness_metrics` (``DP`` ... ``BA``, or those in
+        ``metrics``) or one of the single fairness functions.
+    attr : labels of shape (n,) or (n, K_A)
+        Test ground truth of the protected attribute (the
+        ``sensitive_features`` of the fairness metrics).
+    task : labels of shape (n,) or (n, K_T)
+        Test ground truth of the task (the fairness metrics' ``y_true``).
+    task_scores : array-like of shape (n,) or (n, K_T), optional
+        The model's task scores (any real numbers: probabilities, logits,
+        risk scores), one column per task class (DataFrame columns are matched
+        by name); a 1-D score of a binary 0/1 task is the score of class 1,
+        class 0 being predicted below the threshold.
+    attr_scores : array-like of shape (n,) or (n, K_A), optional
+        The model's attribute scores, likewise (BiasAmp→ T→A, BiasAmp_MALS).
+    thresholds : array-like of float, optional
+        The grid of thresholds (a score is positive when ``score >
+        threshold``). Default: 21 evenly spaced values over [0, 1] for scores
+        within it, else over the scores' range.
+    rates : array-like of float, optional
+        A grid of positive rates instead: at rate :math:`p` each scored label
+        gets the threshold that makes :math:`\operatorname{round}(n\,p)` of
+        its scores positive (the rule of :func:`~biasamp.calibrate_thresholds`).
+    attr_pred, task_pred : labels, optional
+        Hard predictions of the side that has no scores (e.g. Â for
+        BiasAmp→ T→A or for BiasAmp_MALS with ``task_scores``); they are the
+        same at every grid point.
+    attr_train, task_train : labels, optional
+        Training ground truth (the signs of BiasAmp→, the training bias of
+        BiasAmp_MALS); default: the test ground truth, as the metrics do.
+    metrics : sequence of str, optional
+        With :func:`~biasamp.fairness_metrics`: which of the seven metrics.
+    n_boot : int, optional
+        Bootstrap replicates per grid point for the intervals (``None``: no
+        interval): :func:`~biasamp.bootstrap` of the metric at each grid
+        point, with ``level``, ``ci_method`` and ``random_state``.
+    level : float, default 0.95
+    ci_method : {"auto", "percentile", "basic", "bca", "band"}, default "auto"
+    random_state : None, int or numpy Generator
+        Seed of the bootstrap, the same at every grid point.
+
+    Returns
+    -------
+    CurveResult
+        ``to_frame()``: ``threshold`` (or ``rate``) and one column per
+        statistic, with ``<statistic>_low``/``_high`` when ``n_boot`` is given.
+
+    Raises
+    ------
+    ValueError
+        Bad labels or scores (non-finite, wrong number of columns, a 1-D
+        score of a non-binary label), both or neither of the grids' inputs
+        wrong, no scores, scores or predictions the metric cannot use, or a
+        statistic undefined at every grid point.
+    TypeError
+        An unsupported ``metric``, non-numeric scores or thresholds.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When some grid points have undefined pairs or classes (excluded there;
+        counted in ``n_undefined``, NaN where a statistic has none left).
+
+    See Also
+    --------
+    checkpoint_curve : the metric over a sequence of prediction sets.
+    biasamp.calibrate_thresholds : one well-calibrated threshold per label.
+
+    Notes
+    -----
+    **One sort.** Each score column is sorted once. The grid thresholds cut
+    the sorted column into segments; the rows of each segment are summed once
+    (an ``O(n)`` pass) and the counts above every cut are the cumulative sums
+    of the segments from the top, so the whole grid costs one sort plus one
+    pass, not one count per threshold. The metric is then evaluated on the
+    stack of count tables by the same pure functions as the metric itself,
+    and equals it at every grid point (tested against a recount).
+
+    **Intervals** come from :func:`~biasamp.bootstrap` run on the hard
+    predictions of each grid point (``n_boot`` replicates each, the same
+    seed), so every point has the interval the metric alone would have;
+    this costs ``len(grid)`` bootstraps.
+
+    Wang & Russakovsky (§3.2) show that BiasAmp→ moves with the threshold
+    and recommend calibrating it; their COMPAS experiment (§5.3) plots
+    BiasAmp A→T against the risk-score threshold (``examples/compas_threshold.py``).
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021,
+       §3.2 and §5.3.
+    .. [2] M. Chen, M. Wu. "Towards Threshold Invariant Fair Classification".
+       UAI 2020.
+
+    Examples
+    --------
+    Group 0 leans to the task in the data (2 of 3 positive, group 1: 1 of
+    3). At threshold 0.5 the predictions equal the truth; a lower threshold
+    adds a false positive in group 0 (the association grows: +1/6), a higher
+    one a false negative there (it shrinks: -1/6).
+
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional, threshold_curve
+    >>> attr = np.array([0, 0, 0, 1, 1, 1])
+    >>> task = np.array([1, 1, 0, 1, 0, 0])
+    >>> scores = np.array([0.9, 0.6, 0.4, 0.7, 0.3, 0.2])
+    >>> curve = threshold_curve(bias_amp_directional, attr, task, task_scores=scores,
+    ...                         thresholds=[0.35, 0.5, 0.65])
+    >>> curve.to_frame().round(4)
+       threshold  a_to_t
+    0       0.35  0.1667
+    1       0.50  0.0000
+    2       0.65 -0.1667
+
+    A grid of positive rates instead, with 95% bootstrap intervals:
+
+    >>> rng = np.random.default_rng(0)
+    >>> attr = rng.integers(0, 2, 2000)
+    >>> task = (rng.random(2000) < 0.3 + 0.3 * attr).astype(int)
+    >>> scores = np.clip(0.5 * task + 0.2 * attr + rng.normal(0, 0.2, 2000), 0, 1)
+    >>> curve = threshold_curve(bias_amp_directional, attr, task, task_scores=scores,
+    ...                         rates=[0.3, 0.45, 0.6], n_boot=200, random_state=0)
+    >>> list(curve.to_frame().columns)
+    ['rate', 'threshold', 'a_to_t', 'a_to_t_low', 'a_to_t_high']
+    """
+    if metrics is not None and metric is not _f.fairness_metrics:
+        raise ValueError("metrics= selects among the fairness metrics; it applies to fairness_metrics only")
+    family, metric_kwargs = _family(metric, {} if metrics is None else {"metrics": metrics}, thresholds=True)
+    _check_boot(n_boot, level, ci_method, random_state)
+    if task_scores is None and attr_scores is None:
+        raise ValueError("give task_scores and/or attr_scores: the scores whose threshold moves")
+    for scores, pred, side in ((task_scores, task_pred, "task"), (attr_scores, attr_pred, "attr")):
+        if scores is not None and pred is not None:
+            raise ValueError(f"give {side}_scores or {side}_pred, not both: the predictions come from the scores")
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    fairness = family.name not in ("bias_amp_directional", "bias_amp_mals")
+    if fairness:
+        return _fairness_threshold_curve(family, metric, metric_kwargs, attr, task, task_scores, attr_scores,
+                                         thresholds, rates, attr_pred, task_pred, attr_train, n_boot, level,
+                                         ci_method, random_state)
+    a = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred})
+    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred})
+    check_consistent_length(attr=a["attr"], task=t["task"], attr_pred=a.get("attr_pred"), task_pred=t.get("task_pred"))
+    ts = _scores(task_scores, "task_scores", t["task"], "task") if task_scores is not None else None
+    as_ = _scores(attr_scores, "attr_scores", a["attr"], "attr") if attr_scores is not None else None
+    grid, values = _grid(thresholds, rates, [s[0] for s in (ts, as_) if s is not None])
+    train_a = a.get("attr_train", a["attr"])
+    train_t = t.get("task_train", t["task"])
+    if attr_train is not None:
+        check_consistent_length(attr_train=train_a, task_train=train_t)
+    preds_present = {"task_pred": ts is not None or task_pred is not None,
+                     "attr_pred": as_ is not None or attr_pred is not None}
+    statistics = family.statistics({k: (1 if v else None) for k, v in preds_present.items()})
+    thresholds_frame = {}
+    results: dict = {}
+    if family is _DIRECTIONAL:
+        y = _c.correlation_sign(_c.CooccurrenceCounts.from_encoded([_c._as_role(train_a, "attr")],
+                                                                   [_c._as_role(train_t, "task")]))
+        t_counts = a_counts = None
+        if ts is not None:
+            t_counts, taus = _predicted(ts[0], ts[1], grid, values, a["attr"])
+            thresholds_frame.update(_label_taus(t["task"], taus, ts[1], "task"))
+        elif task_pred is not None:
+            t_counts = np.broadcast_to(_cross(a["attr"], _c._as_role(t["task_pred"], "task")),
+                                       (len(values), a["attr"].n_classes, t["task"].n_classes))
+        if as_ is not None:
+            a_counts, taus = _predicted(as_[0], as_[1], grid, values, t["task"])
+            a_counts = np.swapaxes(a_counts, -1, -2)  # (G, K_A, K_T)
+            thresholds_frame.update(_label_taus(a["attr"], taus, as_[1], "attr"))
+        elif attr_pred is not None:
+            a_counts = np.broadcast_to(_cross(_c._as_role(a["attr_pred"], "attr"), t["task"]),
+                                       (len(values), a["attr"].n_classes, t["task"].n_classes))
+        results = _directional_curve(a["attr"], t["task"], y, a_counts, t_counts)
+    else:  # BiasAmp_MALS: #(â, t̂) with one side scored and the other hard
+        if (ts is None) == (as_ is None):
+            raise ValueError("BiasAmp_MALS needs the scores of one side and the hard predictions of the other "
+                             "(task_scores with attr_pred, or attr_scores with task_pred)")
+        if ts is not None:
+            if attr_pred is None:
+                raise ValueError("BiasAmp_MALS with task_scores needs attr_pred (the predicted attribute)")
+            pp, taus = _predicted(ts[0], ts[1], grid, values, a["attr_pred"])
+            thresholds_frame.update(_label_taus(t["task"], taus, ts[1], "task"))
+        else:
+            if task_pred is None:
+                raise ValueError("BiasAmp_MALS with attr_scores needs task_pred (the predicted task)")
+            pp, taus = _predicted(as_[0], as_[1], grid, values, t["task_pred"])
+            pp = np.swapaxes(pp, -1, -2)
+            thresholds_frame.update(_label_taus(a["attr"], taus, as_[1], "attr"))
+        at = _c._exact(_cross(train_a, train_t))
+        *_, contribution, undefined, n_tasks = _c._mals_arrays(at, pp.astype(np.float64))
+        if n_tasks == 0:
+            raise ValueError("BiasAmp_MALS: no task has a positive training instance; every pair is undefined")
+        value = _c._mals_value(contribution, n_tasks)
+        nund = np.broadcast_to(undefined, pp.shape).sum(axis=(-2, -1))
+        value = np.where(nund == undefined.shape[-1] * undefined.shape[-2], np.nan, value)
+        results = {"mals": (value, nund, undefined.shape[-1] * undefined.shape[-2])}
+    values_frame, n_undef = _collect(results, statistics, family.name)
+    thresholds_df = pd.DataFrame(thresholds_frame) if thresholds_frame else None
+    low = high = None
+    method = ""
+    if n_boot is not None:
+        calls = []
+        for j in range(len(values)):
+            preds = {"task_pred": task_pred, "attr_pred": attr_pred}
+            if ts is not None:
+                preds["task_pred"] = _hard(ts[0], ts[1], _taus_of(thresholds_df, "task", j))
+            if as_ is not None:
+                preds["attr_pred"] = _hard(as_[0], as_[1], _taus_of(thresholds_df, "attr", j))
+            calls.append(family.call(attr, task, preds, attr_train, task_train))
+        low, high, _, method = _intervals(family, metric, statistics, calls, n_boot, level, ci_method,
+                                          random_state, {})
+    return CurveResult(family.name, grid, tuple(values.tolist()), values_frame, low, high, statistics, n_undef,
+                       thresholds_df, level if n_boot is not None else None, method, n_boot)
+
+
+def _label_taus(m: LabelMatrix, taus: np.ndarray, binary: bool, side: str) -> dict:
+    """Threshold columns ``"<side>:<class>"`` of the scored labels (a 1-D binary score: class 1's)."""
+    names = [m.classes[-1]] if binary else list(m.classes)
+    return {f"{side}:{c}": taus[:, j] for j, c in enumerate(names)}
+
+
+def _taus_of(frame: pd.DataFrame, side: str, j: int) -> np.ndarray:
+    cols = [c for c in frame.columns if c.startswith(f"{side}:")]
+    return frame.loc[j, cols].to_numpy(dtype=np.float64)
+
+
+def _collect(results: dict, statistics: tuple, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    values, n_undef = {}, {}
+    for s in statistics:
+        value, nund, total = results[s]
+        if not np.isfinite(value).any():
+            raise ValueError(f"{name}: {s} is undefined at every grid point (docs/definitions.md, "
+                             "'Undefined quantities')")
+        _warn_points(f"{name} {s}", np.asarray(nund), total)
+        values[s] = np.asarray(value, dtype=np.float64)
+        n_undef[s] = np.asarray(nund, dtype=np.int64)
+    return pd.DataFrame(values), pd.DataFrame(n_undef)
+
+
+def _fairness_threshold_curve(family, metric, metric_kwargs, attr, task, task_scores, attr_scores, thresholds,
+                              rates, attr_pred, task_pred, attr_train, n_boot, level, ci_method, random_state):
+    if task_scores is None or attr_scores is not None or attr_pred is not None or task_pred is not None \
+            or attr_train is not None:
+        raise ValueError("the fairness metrics take task_scores only (attr is the sensitive feature, task the "
+                         "ground truth); attr_scores, attr_pred, task_pred and the training labels do not apply")
+    classes = _f._infer_classes(task)
+    yt = encode_labels({"y_true": task}, classes=classes)["y_true"]
+    gcodes, groups, _ = _f._encode_groups(attr, yt.n_rows)
+    n_groups = len(groups)
+    if n_groups < 2:
+        raise ValueError(f"sensitive_features (attr) has a single group {groups[0]!r}; the fairness metrics "
+                         "compare at least two groups")
+    scores, binary = _scores(task_scores, "task_scores", yt, "task")
+    grid, values = _grid(thresholds, rates, [scores])
+    n_g = np.bincount(gcodes, minlength=n_groups).astype(np.int64)
+    truth = yt.to_dense(np.int8) != 0  # (n, K)
+    positives = np.stack([np.bincount(gcodes, weights=truth[:, k], minlength=n_groups)
+                          for k in range(yt.n_classes)], axis=1).astype(np.int64)  # (G_groups, K)
+    scored = range(scores.shape[1])
+    pred = np.empty((len(values), n_groups, yt.n_classes), dtype=np.int64)
+    tp = np.empty_like(pred)
+    taus = np.empty((len(values), scores.shape[1]))
+    for j in scored:  # per scored class: groups x (negative, positive) of that class, one sort
+        k = yt.n_classes - 1 if binary else j
+        codes = gcodes + n_groups * truth[:, k].astype(np.intp)
+        weights = LabelMatrix("w", tuple(range(2 * n_groups)), codes=codes)
+        col = _Column.build(scores[:, j], grid, values)
+        above = col.above(weights)  # (G, 2 * groups)
+        pred[:, :, k] = above[:, :n_groups] + above[:, n_groups:]
+        tp[:, :, k] = above[:, n_groups:]
+        taus[:, j] = col.tau
+    if binary:  # class 0 is predicted where class 1 is not
+        pred[:, :, 0] = n_g[None, :] - pred[:, :, 1]
+        tp[:, :, 0] = (n_g - positives[:, 1])[None, :] - (pred[:, :, 1] - tp[:, :, 1])
+    arrays = _f.metric_arrays(np.broadcast_to(n_g, (len(values), n_groups)), np.broadcast_to(positives, pred.shape),
+                              pred, tp, family.statistics({}))
+    results = {}
+    for m, (v, defined) in arrays.items():
+        mean, cnt = _f._aggregate(v, defined)
+        results[m] = (mean, yt.n_classes - cnt, yt.n_classes)
+    statistics = family.statistics({})
+    values_frame, n_undef = _collect(results, statistics, family.name)
+    label_cols = [yt.classes[-1]] if binary else list(yt.classes)
+    thresholds_df = pd.DataFrame({f"task:{c}": taus[:, j] for j, c in enumerate(label_cols)})
+    low = high = None
+    method = ""
+    if n_boot is not None:
+        calls = [family.call(attr, task, {"task_pred": _hard(scores, binary, taus[j])}, None, None)
+                 for j in range(len(values))]
+        low, high, _, method = _intervals(family, metric, statistics, calls, n_boot, level, ci_method,
+                                          random_state, metric_kwargs)
+    return CurveResult(family.name, grid, tuple(values.tolist()), values_frame, low, high, statistics, n_undef,
+                       thresholds_df, level if n_boot is not None else None, method, n_boot)
+
+
+# --------------------------------------------------------------------------- #
+# checkpoint curves
+# --------------------------------------------------------------------------- #
+def _sequence(preds: Any, name: str) -> list | None:
+    if preds is None:
+        return None
+    if isinstance(preds, (str, bytes)) or not isinstance(preds, Sequence) and not hasattr(preds, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of prediction sets (one per checkpoint), got "
+                        f"{type(preds).__name__}")
+    if isinstance(preds, np.ndarray) or hasattr(preds, "to_numpy"):
+        raise TypeError(f"{name} must be a list (one prediction set per checkpoint), not a single array; "
+                        "wrap one prediction set in a list")
+    out = list(preds)
+    if not out:
+        raise ValueError(f"{name} is empty: give one prediction set per checkpoint")
+    return out
+
+
+def checkpoint_curve(
+    metric: Callable,
+    attr: Any,
+    task: Any,
+    *,
+    task_preds: Sequence | None = None,
+    attr_preds: Sequence | None = None,
+    checkpoints: Sequence | None = None,
+    attr_train: Any = None,
+    task_train: Any = None,
+    n_boot: int | None = None,
+    level: float = 0.95,
+    ci_method: str = "auto",
+    random_state: Any = None,
+    **metric_kwargs: Any,
+) -> CurveResult:
+    r"""A count-based metric over a sequence of prediction sets: training checkpoints, seeds, models.
+
+    For checkpoints :math:`c_1, \dots, c_K` with predictions
+    :math:`(\hat A^{(k)}, \hat T^{(k)})` on the same test rows, the curve is
+    :math:`k \mapsto M(A, T, \hat A^{(k)}, \hat T^{(k)})`, e.g.
+
+    .. math::
+
+        \text{BiasAmp}_{A\rightarrow T}(c_k) = \frac{1}{|D|}\sum_{(a,t)\in D}
+        y_{at}\big(P(\hat T^{(k)}_t \mid A_a) - P(T_t \mid A_a)\big),
+
+    with the training-set signs :math:`y_{at}` fixed across checkpoints.
+
+    Parameters
+    ----------
+    metric : callable
+        :func:`~biasamp.bias_amp_directional`, :func:`~biasamp.bias_amp_mals`,
+        :func:`~biasamp.multi_bias_amp` (statistics ``multi_mals``,
+        ``g_to_m``, ``m_to_g``: the "abs" headline values),
+        :func:`~biasamp.fairness_metrics` or a single fairness function.
+    attr : labels of shape (n,) or (n, K_A)
+        Test ground truth of the protected attribute (the fairness metrics'
+        ``sensitive_features``).
+    task : labels of shape (n,) or (n, K_T)
+        Test ground truth of the task (the fairness metrics' ``y_true``).
+    task_preds : sequence of labels, optional
+        One T̂ per checkpoint (the fairness metrics' ``y_pred``).
+    attr_preds : sequence of labels, optional
+        One Â per checkpoint (same length as ``task_preds`` when both given).
+    checkpoints : sequence, optional
+        Labels of the checkpoints (epochs, seeds, names); default ``0, 1, ...``.
+    attr_train, task_train : labels, optional
+        Training ground truth (fixed across checkpoints).
+    n_boot : int, optional
+        Bootstrap replicates per checkpoint (:func:`~biasamp.bootstrap`);
+        ``None``: no interval.
+    level, ci_method, random_state
+        As in :func:`~biasamp.bootstrap` (the same seed at every checkpoint).
+    **metric_kwargs
+        Further options of ``metric`` (e.g. ``combinations=`` of
+        :func:`~biasamp.multi_bias_amp`, ``metrics=`` of
+        :func:`~biasamp.fairness_metrics`).
+
+    Returns
+    -------
+    CurveResult
+        ``grid="checkpoint"``; ``to_frame()`` has ``checkpoint`` and one
+        column per statistic.
+
+    Raises
+    ------
+    ValueError
+        No prediction sequence, sequences or labels of different lengths,
+        predictions the metric cannot use, bad labels, or a metric undefined
+        at a checkpoint (the message names it).
+    TypeError
+        An unsupported ``metric``, or a prediction argument that is one array
+        instead of a sequence of them.
+
+    See Also
+    --------
+    threshold_curve : the metric across decision thresholds.
+    biasamp.compare_runs : tests between two groups of runs.
+
+    Notes
+    -----
+    Each checkpoint is computed by the metric itself (one count per
+    checkpoint; the prediction sets differ), or by
+    :func:`~biasamp.bootstrap` when ``n_boot`` is given, whose estimate is the
+    same number. Hall et al. (2022) track bias amplification over training
+    this way and find it varies, and can change sign, during training.
+
+    References
+    ----------
+    .. [1] M. Hall, L. van der Maaten, L. Gustafson, M. Jones, A. Adcock. "A
+       Systematic Study of Bias Amplification". arXiv:2201.11706, 2022.
+    .. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021.
+
+    Examples
+    --------
+    Three checkpoints: exact, then a false positive in group 0 (which leans
+    to the task: amplification), then a false negative there (reduction).
+
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional, checkpoint_curve
+    >>> attr = np.array([0, 0, 0, 1, 1, 1])
+    >>> task = np.array([1, 1, 0, 1, 0, 0])
+    >>> epochs = [task, np.array([1, 1, 1, 1, 0, 0]), np.array([1, 0, 0, 1, 0, 0])]
+    >>> curve = checkpoint_curve(bias_amp_directional, attr, task, task_preds=epochs, checkpoints=[1, 5, 10])
+    >>> curve.to_frame().round(4)
+       checkpoint  a_to_t
+    0           1  0.0000
+    1           5  0.1667
+    2          10 -0.1667
+    """
+    family, metric_kwargs = _family(metric, metric_kwargs, thresholds=False)
+    _check_boot(n_boot, level, ci_method, random_state)
+    t_seq, a_seq = _sequence(task_preds, "task_preds"), _sequence(attr_preds, "attr_preds")
+    if t_seq is None and a_seq is None:
+        raise ValueError("give task_preds and/or attr_preds: one prediction set per checkpoint")
+    lengths = {k: len(v) for k, v in (("task_preds", t_seq), ("attr_preds", a_seq)) if v is not None}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"one prediction set per checkpoint: {', '.join(f'{k} has {n}' for k, n in lengths.items())}")
+    n = next(iter(lengths.values()))
+    labels = list(range(n)) if checkpoints is None else list(checkpoints)
+    if len(labels) != n:
+        raise ValueError(f"checkpoints has {len(labels)} labels for {n} prediction sets")
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    calls = []
+    for k in range(n):
+        preds = {"task_pred": None if t_seq is None else t_seq[k], "attr_pred": None if a_seq is None else a_seq[k]}
+        calls.append(family.call(attr, task, preds, attr_train, task_train))
+    statistics = family.statistics({"task_pred": None if t_seq is None else 1,
+                                    "attr_pred": None if a_seq is None else 1})
+    values = np.full((n, len(statistics)), np.nan)
+    n_undef = np.zeros((n, len(statistics)), dtype=np.int64)
+    for k, (args, kw) in enumerate(calls):
+        try:
+            res = metric(*args, **kw, **metric_kwargs)
+        except ValueError as exc:
+            raise ValueError(f"checkpoint {labels[k]!r}: {exc}") from None
+        got = family.read(res)
+        values[k] = [got[s][0] for s in statistics]
+        n_undef[k] = [got[s][1] for s in statistics]
+    values_frame = pd.DataFrame(values, columns=list(statistics))
+    low = high = None
+    method = ""
+    if n_boot is not None:
+        low, high, _, method = _intervals(family, metric, statistics, calls, n_boot, level, ci_method,
+                                          random_state, metric_kwargs)
+    return CurveResult(family.name, "checkpoint", tuple(labels), values_frame, low, high, statistics,
+                       pd.DataFrame(n_undef, columns=list(statistics)), None, level if n_boot is not None else None,
+                       method, n_boot)
