@@ -542,3 +542,14 @@ def test_results_print_and_convert():
     assert mals.to_dict()["n_tasks"] == 2
     with pytest.raises(AttributeError):
         res.a_to_t.value = 1.0  # frozen
+
+
+# --------------------------------------------------------------------------- #
+# reliability (issue 13)
+# --------------------------------------------------------------------------- #
+def test_ragged_and_duplicate_named_inputs_raise_named_errors():
+    with pytest.raises(ValueError, match="attr could not be converted"):
+        bias_amp_directional([[0, 1], [1]], [0, 1], task_pred=[0, 1])
+    dup = pd.DataFrame([[1, 0], [0, 1], [1, 1]], columns=["c", "c"])
+    with pytest.raises(ValueError, match="task has duplicate column names"):
+        bias_amp_directional([0, 1, 0], dup, task_pred=np.array(["c"] * 3))

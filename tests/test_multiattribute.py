@@ -494,3 +494,22 @@ def test_coco_real_labels(shared_data):
                                   attr_train=g_tr, task_train=X_tr[:, cols])
     assert singles.g_to_m.raw == pytest.approx(single.a_to_t.value, abs=1e-12)
     assert singles.m_to_g.raw == pytest.approx(single.t_to_a.value, abs=1e-12)
+
+
+def test_inconsistent_hand_built_counts_name_the_field():
+    ok = dict(attr_classes=(0, 1), task_classes=("a", "b"), combinations=(("a",),), n_train=10,
+              train_attr=np.array([5, 5]), train_joint=np.array([[3], [2]]), n_test=10,
+              test_attr=np.array([5, 5]), test_joint=np.array([[3], [2]]))
+    MultiAttributeCounts(**ok)  # consistent
+    for change, words in [
+        ({"train_joint": np.array([[3, 2]])}, "train_joint has shape"),
+        ({"test_joint": np.array([[6], [2]])}, "test_joint exceeds test_attr"),
+        ({"train_attr": np.array([5, -1])}, "train_attr must hold finite non-negative"),
+        ({"combinations": (("z",),)}, "combination .* task_classes"),
+        ({"n_test": 3}, "test_attr sums to 10 > n_test"),
+        ({"joint_g_mhat": np.zeros((3, 1))}, "joint_g_mhat has shape"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            MultiAttributeCounts(**{**ok, **change})
+    with pytest.raises(TypeError, match="n_train must be a non-negative integer"):
+        MultiAttributeCounts(**{**ok, "n_train": 1.5})
