@@ -625,3 +625,49 @@ def test_image_resolution_renormalises_an_interior_minimum():
     w = np.array([0, 0.25, 0.75, 0.75, 0.25, 0])
     raw = 1 - np.outer(w, w)
     np.testing.assert_allclose(up[0].numpy(), (raw - 0.4375) / 0.5625, atol=1e-6)
+
+
+# reliability (issue 13)
+# --------------------------------------------------------------------------- #
+def test_mask_score_without_batch_masks_names_masks():
+    torch = _torch()
+    from biasamp import mask_score
+
+    model = _small_cnn(torch).eval()
+    loader = [(torch.randn(2, 3, 8, 8), torch.tensor([[1, 0], [0, 1]]))]  # no masks in the batches
+    with pytest.raises(ValueError, match="masks=0 selects channels .* without masks"):
+        mask_score(model, loader, 0, 0, layer=model[0], progress=False)
+
+
+def test_attention_inputs_name_their_argument():
+    with pytest.raises(ValueError, match="x and y must not be empty"):
+        attention_iou(np.zeros((0, 0)), np.zeros((0, 0)))
+    with pytest.raises(ValueError, match="x could not be converted"):
+        attention_iou([[1.0, 2.0], [3.0]], [[1.0, 2.0], [3.0, 4.0]])
+    # subgroup labels may not be missing: no "T=nan" subgroup
+    with pytest.raises(ValueError, match="task contains NaN"):
+        summarize_attention_scores([0.5, 0.7], task=[np.nan, 1])
+    with pytest.raises(TypeError, match="scores must hold numbers"):
+        summarize_attention_scores(["a", "b"])
+
+
+def test_constant_indicator_column_has_no_mcc():
+    # the 1-D form raised for a constant label; the N x 1 indicator form returned NaN
+    with pytest.raises(ValueError, match="task is constant"):
+        matthews_corrcoef(np.array([[1], [1], [1]]), np.array([[0], [1], [0]]))
+    assert matthews_corrcoef(np.array([[1], [0], [1], [0]]), [1, 0, 1, 0]) == pytest.approx(1.0)
+
+
+def test_mcc_of_mixed_type_labels_does_not_depend_on_row_order():
+    # classes (1, "a"): "a" is the positive class whatever the order of the rows
+    a = matthews_corrcoef(np.array(["a", 1, "a", 1], dtype=object), [1, 0, 1, 0])
+    b = matthews_corrcoef(np.array([1, "a", 1, "a"], dtype=object), [0, 1, 0, 1])
+    assert a == b == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seed, kind", [(1.5, TypeError), (-1, ValueError), ("seed", TypeError)])
+def test_subsample_seed_is_checked_before_any_work(seed, kind):
+    t = np.array([0, 1, 0, 1, 1, 0] * 20)
+    a = np.array([0, 1, 1, 1, 0, 0] * 20)
+    with pytest.raises(kind, match="random_state"):
+        subsample_to_mcc(t, a, 0.1, random_state=seed)

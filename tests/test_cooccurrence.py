@@ -603,3 +603,13 @@ def test_drop_empty_train_rows_matches_the_authors_filter(seed):
         warnings.simplefilter("ignore", UndefinedPairWarning)
         assert bias_amp_directional(a1, t1, task_pred=p1, drop_empty_train_rows=True).a_to_t.value == \
             bias_amp_directional(a1, t1, task_pred=p1).a_to_t.value
+
+
+# reliability (issue 13)
+# --------------------------------------------------------------------------- #
+def test_ragged_and_duplicate_named_inputs_raise_named_errors():
+    with pytest.raises(ValueError, match="attr could not be converted"):
+        bias_amp_directional([[0, 1], [1]], [0, 1], task_pred=[0, 1])
+    dup = pd.DataFrame([[1, 0], [0, 1], [1, 1]], columns=["c", "c"])
+    with pytest.raises(ValueError, match="task has duplicate column names"):
+        bias_amp_directional([0, 1, 0], dup, task_pred=np.array(["c"] * 3))

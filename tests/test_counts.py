@@ -118,3 +118,13 @@ def test_roles_must_come_in_order():
     t = encode_labels({"task": [[1], [0]]})
     with pytest.raises(ValueError, match="ordered subset"):
         CooccurrenceCounts.from_encoded([enc["attr_pred"], enc["attr"]], [t["task"]])
+
+
+def test_unknown_roles_raise_a_value_error_that_is_also_a_key_error():
+    c = CooccurrenceCounts.from_labels([0, 1, 0, 1], [0, 1, 1, 0], task_pred=[0, 1, 1, 1])
+    for call in (lambda: c.cross("nope", "task"), lambda: c.total("nope"), lambda: c.cross("task", "attr")):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert isinstance(info.value, KeyError)           # code catching KeyError keeps working
+        assert "nope" in str(info.value) or "task-side" in str(info.value)
+        assert not str(info.value).startswith("'")        # printed as it is, not quoted like a KeyError

@@ -492,3 +492,36 @@ def test_result_type():
     assert isinstance(res, FairnessResult)
     with pytest.raises(Exception):
         res.overall = {}
+
+
+# --------------------------------------------------------------------------- #
+# reliability (issue 13)
+# --------------------------------------------------------------------------- #
+def test_sensitive_features_reject_inf_and_scalar_mappings_by_name():
+    y = [0, 1, 0, 1]
+    with pytest.raises(ValueError, match="sensitive_features .*NaN/inf"):
+        fairness_metrics(y, y, sensitive_features=[np.inf, 0.0, np.inf, 0.0])
+    with pytest.raises(TypeError, match=r"sensitive_features\['a'\]"):
+        fairness_metrics(y, y, sensitive_features={"a": 1})
+    with pytest.raises(ValueError, match=r"sensitive_features\['a'\] must be a 1-D column"):
+        fairness_metrics(y, y, sensitive_features={"a": np.zeros((4, 2))})
+
+
+def test_by_group_counts_are_integers_and_groups_order_free():
+    res = fairness_metrics([0, 1, 0, 1, 1, 0], [0, 1, 1, 1, 0, 0], sensitive_features=[0, 0, 0, 1, 1, 1])
+    assert res.by_group["n"].dtype.kind == "i" and res.by_group["n"].tolist() == [3, 3, 3, 3]
+    # mixed-type group names: the same groups and values whatever the row order
+    g = np.array(["a", 1, "a", 1, "a", 1], dtype=object)
+    y, p = np.array([0, 1, 0, 1, 1, 0]), np.array([0, 1, 1, 1, 0, 0])
+    a = fairness_metrics(y, p, sensitive_features=g, metrics=["DP"])
+    b = fairness_metrics(y[::-1], p[::-1], sensitive_features=g[::-1], metrics=["DP"])
+    assert a.groups == b.groups == (1, "a") and a.overall == b.overall
+
+
+def test_float16_and_torch_half_inputs_equal_float64():
+    torch = pytest.importorskip("torch")
+    y, p, g = [0.0, 1, 0, 1], [0, 1, 1, 1], [0, 0, 1, 1]
+    ref = fairness_metrics(y, p, sensitive_features=g, metrics=["DP", "SPSF"]).overall
+    half = fairness_metrics(torch.tensor(y, dtype=torch.float16), p, sensitive_features=np.array(g, np.float16),
+                            metrics=["DP", "SPSF"]).overall
+    assert half == ref

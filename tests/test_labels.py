@@ -107,3 +107,60 @@ def test_integer_predictions_outside_the_classes_are_named():
         encode_labels({"a": np.array([0, 1])}, {"a_pred": np.array([-1, 1])})
     with pytest.raises(ValueError, match="predicted classes \\[1\\]"):  # inside the range, not a class
         encode_labels({"a": np.array([0, 2])}, {"a_pred": np.array([1, 2])})
+
+
+# --------------------------------------------------------------------------- #
+# reliability (issue 13): every input kind through one validation path
+# --------------------------------------------------------------------------- #
+def test_float16_labels_are_widened_not_rejected():
+    # numpy float16 and torch half labels encode exactly like their float64 values
+    enc = encode_labels({"a": np.array([0.0, 1.0, 1.0], dtype=np.float16)}, {"a_pred": [1, 1, 0]})
+    assert enc["a"].classes == (0.0, 1.0)
+    np.testing.assert_array_equal(enc["a"].codes, [0, 1, 1])
+    np.testing.assert_array_equal(enc["a_pred"].codes, [1, 1, 0])
+    torch = pytest.importorskip("torch")
+    for dtype in (torch.float16, torch.bfloat16):
+        t = torch.tensor([0.0, 1.0, 1.0], dtype=dtype, requires_grad=True)
+        np.testing.assert_array_equal(encode_labels({"a": t})["a"].codes, [0, 1, 1])
+
+
+def test_duplicate_column_names_are_rejected_by_name():
+    dup = pd.DataFrame([[1, 0], [0, 1], [1, 1]], columns=["c", "c"])
+    with pytest.raises(ValueError, match=r"task has duplicate column names \['c'\]"):
+        encode_labels({"task": dup})
+    truth = pd.DataFrame([[1, 0], [0, 1], [1, 1]], columns=["c", "d"])
+    with pytest.raises(ValueError, match=r"task_pred has duplicate column names"):
+        encode_labels({"task": truth}, {"task_pred": dup})
+    with pytest.raises(ValueError, match="class list .* duplicates"):
+        encode_labels({"a": [0, 1]}, classes=[0, 0, 1])
+
+
+def test_mixed_type_labels_have_an_order_independent_of_the_rows():
+    # "a" and 1 do not compare: the classes are ordered by type name, then value, whatever the row order
+    forward = encode_labels({"a": np.array(["a", 1, "a", 1], dtype=object)})["a"]
+    backward = encode_labels({"a": np.array([1, "a", 1, "a"], dtype=object)})["a"]
+    assert forward.classes == backward.classes == (1, "a")
+    np.testing.assert_array_equal(forward.codes, [1, 0, 1, 0])
+
+
+@pytest.mark.parametrize("bad, kind, words", [
+    ([[0, 1], [1]], ValueError, "ragged"),
+    ({"x": [0, 1]}, TypeError, "array-like"),
+    ("abc", TypeError, "array-like"),
+    (np.zeros((2, 2, 2)), ValueError, "3-D"),
+    (np.array([1 + 2j, 0j]), TypeError, "real numbers"),
+    (pd.Series([1, None], dtype="Int64"), ValueError, "NaN"),
+    (pd.DataFrame({"x": pd.array([1, None], dtype="Int64"), "y": pd.array([0, 1], dtype="Int64")}),
+     ValueError, "missing"),
+])
+def test_bad_inputs_name_the_argument(bad, kind, words):
+    with pytest.raises(kind, match=f"attr.*{words}|{words}.*attr"):
+        encode_labels({"attr": bad})
+
+
+def test_nullable_and_categorical_dtypes_encode_like_plain_ones():
+    plain = encode_labels({"a": np.array([0, 1, 1])})["a"]
+    for s in (pd.Series([0, 1, 1], dtype="Int64"), pd.Series([0, 1, 1], dtype="category"),
+              pd.Series([False, True, True], dtype="boolean").astype(int)):
+        enc = encode_labels({"a": s})["a"]
+        np.testing.assert_array_equal(enc.codes, plain.codes)

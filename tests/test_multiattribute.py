@@ -590,3 +590,22 @@ def test_attr_pred_argmax_in_the_bootstrap():
                      n_boot=30, random_state=0)
     point = multi_bias_amp(attr, task, attr_pred=scores.argmax(axis=1), task_pred=task)
     assert boot.estimate["M->G"] == pytest.approx(point.m_to_g.value)
+
+
+def test_inconsistent_hand_built_counts_name_the_field():
+    ok = dict(attr_classes=(0, 1), task_classes=("a", "b"), combinations=(("a",),), n_train=10,
+              train_attr=np.array([5, 5]), train_joint=np.array([[3], [2]]), n_test=10,
+              test_attr=np.array([5, 5]), test_joint=np.array([[3], [2]]))
+    MultiAttributeCounts(**ok)  # consistent
+    for change, words in [
+        ({"train_joint": np.array([[3, 2]])}, "train_joint has shape"),
+        ({"test_joint": np.array([[6], [2]])}, "test_joint exceeds test_attr"),
+        ({"train_attr": np.array([5, -1])}, "train_attr must hold finite non-negative"),
+        ({"combinations": (("z",),)}, "combination .* task_classes"),
+        ({"n_test": 3}, "test_attr sums to 10 > n_test"),
+        ({"joint_g_mhat": np.zeros((3, 1))}, "joint_g_mhat has shape"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            MultiAttributeCounts(**{**ok, **change})
+    with pytest.raises(TypeError, match="n_train must be a non-negative integer"):
+        MultiAttributeCounts(**{**ok, "n_train": 1.5})

@@ -512,3 +512,37 @@ def test_protocol_errors():
         leakage_amplification(np.arange(1000) % 3, task, task_pred=task, fold=True, **FAST)
     with pytest.raises(TypeError, match="fold must be"):
         leakage_amplification(attr, task, task_pred=task, fold="yes", **FAST)
+
+
+# reliability (issue 13)
+# --------------------------------------------------------------------------- #
+def test_tabular_attacker_refuses_probability_predictions():
+    rng = np.random.default_rng(0)
+    attr = rng.integers(0, 2, 200)
+    task = (rng.random(200) < 0.4 + 0.2 * attr).astype(int)
+    soft = np.clip(task * 0.7 + rng.random(200) * 0.3, 0, 1)
+    with pytest.raises(ValueError, match="task_pred holds probabilities"):
+        leakage_amplification(attr, task, task_pred=soft, attacker="tabular", **FAST)
+    # "auto" takes the MLP for soft input and says so
+    res = leakage_amplification(attr, task, task_pred=soft, attacker="auto", n_iter=2, random_state=0,
+                                progress=False)
+    assert res.attacker != "tabular" and "soft" in res.attacker_reason
+
+
+@pytest.mark.parametrize("seed, kind", [(1.5, TypeError), (-1, ValueError), ("seed", TypeError)])
+def test_seeds_are_checked_by_the_shared_checker(seed, kind):
+    attr, task = associated(200)
+    with pytest.raises(kind, match="random_state"):
+        dpa(attr, task, task_pred=task, attacker="tabular", n_iter=2, random_state=seed, progress=False)
+
+
+def test_tabular_attacker_validates_its_inputs():
+    with pytest.raises(ValueError, match="X is empty"):
+        TabularAttacker().fit(np.zeros((0, 1)), np.zeros(0))
+    fitted = TabularAttacker().fit(np.array([[0.0], [1.0], [0.0], [1.0]]), np.array([0, 1, 0, 1]))
+    with pytest.raises(ValueError, match="X contains NaN"):
+        fitted.predict_proba([[np.nan]])
+    with pytest.raises(ValueError, match="y contains NaN"):
+        TabularAttacker().fit([[0], [1]], [0.0, np.nan])
+    with pytest.raises(ValueError, match="X must be 1-D or 2-D"):
+        TabularAttacker().fit(np.zeros((2, 1, 1)), [0, 1])

@@ -289,8 +289,9 @@ def test_html_tables_only_without_matplotlib(report, monkeypatch):
 
 def test_html_self_contained_with_plots(report, tmp_path):
     pytest.importorskip("matplotlib")
-    page = report.to_html(tmp_path / "r.html")
-    assert (tmp_path / "r.html").read_text(encoding="utf-8") == page
+    written = report.to_html(tmp_path / "r.html")
+    assert written == (tmp_path / "r.html").resolve()  # the path, not a page that would flood a notebook
+    page = written.read_text(encoding="utf-8")
     assert page.count("<svg") >= 4
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//|file:)""", page)
     assert "<script" not in page and "<link" not in page
@@ -418,3 +419,53 @@ def test_html_in_headless_chromium(report, tmp_path):
     for name in names:
         assert f">{name}<" in text.replace("&gt;", ">"), name
     assert "How to read this." in text
+
+
+# --------------------------------------------------------------------------- #
+# reliability (issue 13)
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("text, words", [
+    ("not json", "not valid JSON"), (b"\xff\xfe\x00", "not valid JSON"), ("[1, 2]", "expected a JSON object"),
+    ("{}", "schema"), ('{"schema": "biasamp.report/1"}', "missing key"),
+])
+def test_from_json_rejects_anything_else_with_one_message(text, words):
+    with pytest.raises(ValueError, match=f"not a biasamp report: .*{words}"):
+        Report.from_json(text)
+
+
+def test_from_json_rejects_wrong_shapes_inside(report):
+    good = report.to_dict()
+    bad_sections = json.loads(json.dumps(good))
+    bad_sections["sections"][0]["summary"]["rows"] = [[1]]   # a row of the wrong width
+    del bad_sections["sections"][1]["notes"]
+    for obj, words in ((bad_sections, r"sections\[1\]: missing key|rows\[0\]"),
+                       ({**good, "sections": {"a": 1}}, "sections: expected a JSON array")):
+        with pytest.raises(ValueError, match=f"not a biasamp report: .*({words})"):
+            Report.from_json(json.dumps(obj))
+    assert Report.from_json(report.to_json().encode("utf-8")).to_json() == report.to_json()  # bytes are fine
+    with pytest.raises(TypeError, match="text must be"):
+        Report.from_json(good)
+
+
+def test_unknown_section_is_a_value_error(report):
+    with pytest.raises(ValueError, match="no section 'nope'") as info:
+        report.section("nope")
+    assert isinstance(info.value, KeyError)
+
+
+def test_audit_validates_label_arguments_up_front():
+    attr, task, pred = [0, 0, 1, 1, 0, 1], [0, 1, 1, 0, 0, 1], [0, 1, 1, 1, 1, 0]
+    for kwargs, kind, words in [
+        (dict(task="abc"), TypeError, "task must be array-like"),
+        (dict(task_pred=[0, 1, np.nan, 1, 1, 0]), ValueError, "task_pred contains NaN"),
+        (dict(attr=np.zeros((6, 1, 1))), ValueError, "attr must be 1-D .* 3-D"),
+        (dict(attr=[]), ValueError, "attr is empty"),
+        (dict(n_iter=1), ValueError, "n_iter"),
+        (dict(top_k=0), ValueError, "top_k"),
+        (dict(combinations="some"), ValueError, "combinations"),
+        (dict(attacker="best"), ValueError, "attacker"),
+        (dict(random_state=1.5), TypeError, "random_state"),
+    ]:
+        args = {"attr": attr, "task": task, "task_pred": pred, **kwargs}
+        with pytest.raises(kind, match=words):
+            audit(args.pop("attr"), args.pop("task"), **args, progress=False)

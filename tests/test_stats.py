@@ -377,3 +377,64 @@ def test_run_summary_other_inputs():
         run_summary([0.1, {"DP": 0.2}])
     with pytest.raises(TypeError):
         run_summary("runs")
+
+
+# --------------------------------------------------------------------------- #
+# reliability (issue 13): named errors, no silent NaN/inf, one seed checker
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("seed, kind", [(1.5, TypeError), (-1, ValueError), ("seed", TypeError), (True, TypeError)])
+def test_every_seed_goes_through_one_checker(seed, kind):
+    y = np.array([0, 1, 0, 1, 1, 0])
+    calls = [
+        lambda: confidence_interval(VALUES, method="bootstrap", random_state=seed),
+        lambda: confidence_interval(VALUES, random_state=seed),  # checked even where unused
+        lambda: bootstrap(bias_amp_directional, y, y, task_pred=y, n_boot=10, random_state=seed),
+        lambda: run_summary([0.1, 0.2], random_state=seed),
+    ]
+    for call in calls:
+        with pytest.raises(kind, match="random_state"):
+            call()
+
+
+def test_seed_kinds_agree():
+    gen = confidence_interval(VALUES, method="bootstrap", n_boot=200, random_state=np.random.default_rng(3))
+    same = confidence_interval(VALUES, method="bootstrap", n_boot=200, random_state=np.random.default_rng(3))
+    legacy = confidence_interval(VALUES, method="bootstrap", n_boot=200, random_state=np.random.RandomState(3))
+    assert gen == same and all(np.isfinite(legacy))
+
+
+@pytest.mark.parametrize("bounds, kind, words", [
+    ("ab", TypeError, "bounds"), ((0,), ValueError, "bounds must be a pair"),
+    ((1.0, 0.0), ValueError, "low < high"), ((0, "x"), TypeError, "bounds"), ((np.nan, 1), ValueError, "low < high"),
+])
+def test_bounds_are_checked(bounds, kind, words):
+    with pytest.raises(kind, match=words):
+        confidence_interval(VALUES, bounds=bounds)
+
+
+def test_values_beyond_float64_arithmetic_raise_instead_of_inf():
+    with pytest.raises(ValueError, match="values holds values too large"):
+        confidence_interval([1e300, -1.7e308])
+    with pytest.raises(ValueError, match="b holds values too large"):
+        compare_runs([0.0, 0.0], [-1.7e308, -1.7e308, 1.0])
+    # d is scale-free: huge but summable values give the same d as their scaled copies
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 5.0])
+    assert compare_runs(a * 1e150, b * 1e150).cohens_d == pytest.approx(compare_runs(a, b).cohens_d)
+
+
+def test_cohens_d_label_and_run_summary_name_their_argument():
+    with pytest.raises(TypeError, match="d must be a real number"):
+        cohens_d_label("a")
+    with pytest.raises(TypeError, match=r"runs: column\(s\) \['b'\]"):
+        run_summary(pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]}))
+    with pytest.raises(ValueError, match="every value is NaN"):
+        run_summary([np.nan, np.nan])
+    with pytest.raises(ValueError, match="inf"):
+        run_summary([0.1, np.inf])
+
+
+def test_run_summary_flags_what_is_undefined():
+    s = run_summary([{"DP": 0.1, "EOTP": np.nan}, {"DP": 0.3, "EOTP": 0.2}])
+    assert s.overall.loc["DP", "undefined"] == "" and s.overall.loc["DP", "mean"] == pytest.approx(0.2)
+    assert s.overall.loc["EOTP", "n_runs"] == 1 and np.isnan(s.overall.loc["EOTP", "std"])
+    assert "two" in s.overall.loc["EOTP", "undefined"]

@@ -26,6 +26,8 @@ from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 
+from .labels import _check_finite, check_features, to_numpy
+
 _ATTACKERS = ("auto", "mlp", "mlp_es", "logistic", "tabular")
 _MLP_HIDDEN = 32
 _MLP_MAX_ITER = 500
@@ -196,14 +198,18 @@ class TabularAttacker(ClassifierMixin, BaseEstimator):
         alpha = self.alpha
         if not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"TabularAttacker: alpha must be a finite number >= 0, got {alpha!r}")
-        X = np.asarray(X)
-        X = X.reshape(len(X), -1)
-        y = np.asarray(y)
+        X = check_features(X, "X")
+        y = to_numpy(y, "y")
+        if y.ndim not in (1, 2):
+            raise ValueError(f"TabularAttacker: y must be 1-D (classes) or 2-D (0/1 labels), got {y.ndim}-D")
         if len(y) != len(X):
             raise ValueError(f"TabularAttacker: X has {len(X)} rows but y has {len(y)}")
-        if len(X) == 0:
-            raise ValueError("TabularAttacker: cannot fit on 0 rows")
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        _check_finite(y, "y")
+        w = None
+        if sample_weight is not None:
+            w = check_features(sample_weight, "sample_weight").reshape(-1).astype(np.float64)
+            if len(w) != len(X) or (w < 0).any():
+                raise ValueError(f"sample_weight must hold {len(X)} non-negative finite weights, one per row of X")
         self.rows_, ids = _row_ids(X)
         n_rows = len(self.rows_)
         if y.ndim == 1:
@@ -245,7 +251,7 @@ class TabularAttacker(ClassifierMixin, BaseEstimator):
         return to_seen[inv[n_seen:]]
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        idx = self._lookup(np.asarray(X))
+        idx = self._lookup(check_features(X, "X"))
         return np.where((idx >= 0)[:, None], self.proba_[idx], self.prior_[None, :])
 
     def predict(self, X: Any) -> np.ndarray:

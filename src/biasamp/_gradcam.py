@@ -438,12 +438,21 @@ def _select_masks(masks_arg: Any, images: Any, labels: Any, batch_masks: Any) ->
             raise ValueError("masks=None needs a loader that yields (images, labels, masks)")
     else:
         chans = [masks_arg] if isinstance(masks_arg, (int, np.integer)) else list(masks_arg)
+        if batch_masks is None:
+            raise ValueError(
+                f"masks={masks_arg!r} selects channels of the batch masks, but the loader yields (images, labels) "
+                "without masks; yield (images, labels, masks) or pass masks as a callable"
+            )
+        if not torch.is_tensor(batch_masks):
+            batch_masks = torch.as_tensor(np.asarray(batch_masks))
         if batch_masks.ndim != 4:
             raise ValueError(
                 f"masks={masks_arg!r} selects channels, so the batch masks must be (B, M, H, W), "
                 f"got shape {tuple(batch_masks.shape)}"
             )
         m = batch_masks[:, chans].amax(dim=1)  # several channels: their union
+    if m is None:
+        raise ValueError("masks: the masks callable returned None; it must return (B, H, W) masks")
     if not torch.is_tensor(m):
         m = torch.as_tensor(np.asarray(m))
     if m.ndim == 4 and m.shape[1] == 1:

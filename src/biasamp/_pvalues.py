@@ -157,15 +157,9 @@ def _as_counts(value: Any, name: str) -> np.ndarray:
 
 
 def _check_random_state(random_state: Any) -> Any:
-    if random_state is None or isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be a non-negative int, got {random_state!r}")
-        return int(random_state)
-    raise TypeError(
-        f"random_state must be None, a non-negative int or a numpy Generator, got {random_state!r}"
-    )
+    from ._resample import check_random_state
+
+    return check_random_state(random_state)
 
 
 def _check_positive_int(value: Any, name: str) -> int:
@@ -436,7 +430,9 @@ def independence_test(
 
         many = small & (kr > 2)
         if many.any():
-            rng = np.random.default_rng(random_state)
+            from ._resample import generator
+
+            rng = generator(random_state)
             p_value[idx[many]] = _monte_carlo_pvalue(xr[many], rr[many], n_resamples, rng)
             method[idx[many]] = "monte-carlo"
 

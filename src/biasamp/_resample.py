@@ -45,7 +45,12 @@ _CACHE_NNZ = 8_000_000    # keep the cells' designs across replicate chunks up t
 # seeds
 # --------------------------------------------------------------------------- #
 def check_random_state(random_state: Any, name: str = "random_state") -> Any:
-    """Validate a seed: None, a non-negative int, or a numpy Generator/SeedSequence."""
+    """Validate a seed: None, a non-negative int, or a numpy Generator/SeedSequence/RandomState.
+
+    The one seed checker of biasamp: every function taking a seed calls it (or
+    :func:`generator`, :func:`seed_sequence`), so a bad seed always raises
+    ``TypeError`` (not an integer) or ``ValueError`` (negative) naming ``name``.
+    """
     if random_state is None or isinstance(random_state, (np.random.Generator, np.random.SeedSequence)):
         return random_state
     if isinstance(random_state, np.random.RandomState):
@@ -58,6 +63,17 @@ def check_random_state(random_state: Any, name: str = "random_state") -> Any:
     if random_state < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {random_state}")
     return int(random_state)
+
+
+def generator(random_state: Any, name: str = "random_state") -> np.random.Generator:
+    """A numpy Generator from any accepted seed (``np.random.default_rng`` after the check).
+
+    A Generator is returned as it is; a legacy RandomState contributes one draw.
+    """
+    rs = check_random_state(random_state, name)
+    if isinstance(rs, np.random.RandomState):
+        return np.random.default_rng(int(rs.randint(0, 2**31 - 1)))
+    return np.random.default_rng(rs)
 
 
 def seed_sequence(random_state: Any, name: str = "random_state") -> np.random.SeedSequence:

@@ -123,7 +123,9 @@ class _Accumulator:
     boot: Any = None
 
     def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
-        from ._resample import seed_int
+        from ._resample import check_random_state, seed_int
+
+        check_random_state(random_state)  # also without a bootstrap: a bad seed is a bad argument
 
         if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0 or n_boot == 1:
             raise ValueError(f"n_boot must be 0 (no intervals) or an integer >= 2, got {n_boot!r}")

@@ -49,9 +49,10 @@ import pandas as pd
 
 from ._deprecation import renamed_arguments
 from ._gradcam import GradCAM, gradcam, heatmap_score, mask_score
+from ._resample import check_random_state, generator
 from ._results import ResultMixin, fmt
 from .exceptions import UndefinedPairWarning, warn_outside
-from .labels import _from_tensor, _is_torch_tensor, encode_labels
+from .labels import _check_finite, _is_torch_tensor, encode_labels, to_numpy
 
 __all__ = [
     "AttentionScoreResult",
@@ -85,8 +86,8 @@ def _check_shapes(xs: tuple, ys: tuple) -> None:
         )
     if xs != ys:
         raise ValueError(f"x and y must have the same shape, got {xs} and {ys}")
-    if math.prod(xs[1:] if len(xs) > 2 else xs) == 0:
-        raise ValueError(f"maps must not be empty, got shape {xs}")
+    if math.prod(xs) == 0:
+        raise ValueError(f"x and y must not be empty (maps with at least one pixel), got shape {xs}")
 
 
 def _iou_numpy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -221,7 +222,7 @@ def attention_iou(x: Any, y: Any) -> Any:
     """
     if _is_torch_tensor(x) or _is_torch_tensor(y):
         return _attention_iou_torch(x, y)
-    xa, ya = np.asarray(x), np.asarray(y)
+    xa, ya = to_numpy(x, "x"), to_numpy(y, "y")
     for arr, name in ((xa, "x"), (ya, "y")):
         _check_map_array(arr, name)
     _check_shapes(xa.shape, ya.shape)
@@ -247,7 +248,7 @@ def _attention_iou_torch(x: Any, y: Any) -> Any:
     tensors = []
     for value, name in ((x, "x"), (y, "y")):
         if not _is_torch_tensor(value):
-            arr = np.asarray(value)
+            arr = to_numpy(value, name)
             _check_map_array(arr, name)
             value = torch.as_tensor(arr, device=ref.device)
         if value.is_complex():
@@ -276,18 +277,17 @@ def _attention_iou_torch(x: Any, y: Any) -> Any:
 # --------------------------------------------------------------------------- #
 # per-model aggregation and subgroups
 # --------------------------------------------------------------------------- #
-def _as_1d(values: Any, name: str, n: int | None = None) -> np.ndarray:
-    if _is_torch_tensor(values):
-        values = _from_tensor(values)
-    elif isinstance(values, (pd.Series, pd.DataFrame)):
-        values = values.to_numpy()
-    arr = np.asarray(values)
+def _as_1d(values: Any, name: str, n: int | None = None, labels: bool = False) -> np.ndarray:
+    """One value per image; ``labels``: subgroup labels, which may not be missing (NaN/None/inf)."""
+    arr = to_numpy(values, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one value per image), got shape {arr.shape}")
     if n is not None and len(arr) != n:
         raise ValueError(f"{name} has {len(arr)} entries but there are {n} scores")
+    if labels:
+        _check_finite(arr, name)
     return arr
 
 
@@ -498,14 +498,17 @@ def summarize_attention_scores(
     >>> res.by_group()
     {'all': 0.55, 'T=1,A=1': 0.9, 'T=1,A=0': 0.7, 'T=0,A=1': 0.2, 'T=0,A=0': 0.4}
     """
-    s = _as_1d(scores, "scores").astype(np.float64)
+    s = _as_1d(scores, "scores")
+    if s.dtype.kind not in "biuf":
+        raise TypeError(f"scores must hold numbers, got dtype {s.dtype}")
+    s = s.astype(np.float64)
     if len(s) == 0:
         raise ValueError("scores is empty")
     finite = s[~np.isnan(s)]
     if np.isinf(finite).any() or (finite < 0).any() or (finite > 1).any():
         raise ValueError("scores must lie in [0, 1] (NaN marks an undefined score)")
-    t = None if task is None else _as_1d(task, "task", len(s))
-    a = None if attr is None else _as_1d(attr, "attr", len(s))
+    t = None if task is None else _as_1d(task, "task", len(s), labels=True)
+    a = None if attr is None else _as_1d(attr, "attr", len(s), labels=True)
     n_undefined = int(len(s) - len(finite))
     if n_undefined == len(s):
         raise ValueError(f"every one of the {len(s)} scores is undefined (all-zero maps); no score to report")
@@ -605,7 +608,12 @@ def _binary_label(x: Any, name: str) -> tuple[np.ndarray, tuple]:
         raise ValueError(
             f"{name} must be one binary label (1-D, or an N x 1 indicator), got an N x {m.n_classes} matrix"
         )
-    return m.dense[:, 0] == 1, (0, 1)
+    positive = m.dense[:, 0] == 1
+    if positive.all() or not positive.any():
+        raise ValueError(
+            f"{name} is constant (every row {int(positive[0])}); the Matthews correlation is undefined"
+        )
+    return positive, (0, 1)
 
 
 def _counts4(t: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -934,6 +942,7 @@ def subsample_to_mcc(
     >>> abs(res.mcc - 0.2) < 0.01, abs(matthews_corrcoef(task[res.indices], attr[res.indices]) - 0.2) < 0.01
     (True, True)
     """
+    check_random_state(random_state)
     t, t_classes = _binary_label(task, "task")
     a, a_classes = _binary_label(attr, "attr")
     if len(t) != len(a):
@@ -977,7 +986,7 @@ def subsample_to_mcc(
         smallest = int(min(s.sum() for s in solved.values()))
         solved = solve_all(smallest, solved)
 
-    rng = np.random.default_rng(random_state)
+    rng = generator(random_state)
     members = [np.flatnonzero(t & a), np.flatnonzero(t & ~a), np.flatnonzero(~t & a), np.flatnonzero(~t & ~a)]
     names = ["T=1,A=1", "T=1,A=0", "T=0,A=1", "T=0,A=0"]
     out = []

@@ -356,6 +356,7 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
 # commands
 # --------------------------------------------------------------------------- #
 _SECTIONS = [b.key for b in section_builders()]
+_MAX_N_BOOT = 100_000  # beyond this the intervals do not change, and the replicates take minutes and GBs
 
 
 def _common_options(func):
@@ -370,9 +371,9 @@ def _common_options(func):
         click.option("--model-card", "model_card_path", type=click.Path(dir_okay=False),
                      help="Write a Hugging Face model card (model-index metadata + Markdown) here."),
         click.option("--no-plots", is_flag=True, help="HTML without plots (tables only)."),
-        click.option("--n-boot", type=click.IntRange(2), default=None,
-                     help="Bootstrap replicates of the count-based metrics [default: 1000; 200 with --stream, "
-                          "where each replicate costs a weight per row]."),
+        click.option("--n-boot", type=click.IntRange(2, _MAX_N_BOOT), default=None,
+                     help="Bootstrap replicates of the count-based metrics, 2 to 100,000 [default: 1000; 200 with "
+                          "--stream, where each replicate costs a weight per row]."),
         click.option("--ci-method", type=click.Choice(["auto", "percentile", "basic", "bca", "band"]),
                      default="auto", show_default=True, expose_value=False, callback=_remember,
                      help="Interval method: auto = BCa for smooth metrics, a simultaneous band (valid at 0) for "

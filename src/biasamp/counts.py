@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .exceptions import UnknownKeyError
 from .labels import LabelMatrix, check_consistent_length, encode_labels
 
 __all__ = ["CooccurrenceCounts"]
@@ -277,7 +278,9 @@ class CooccurrenceCounts:
         if role in self.task_roles:
             k = len(self.task_classes)
             return 1, _layout(self.task_roles, [k] * len(self.task_roles))[role]
-        raise KeyError(f"role {role!r} was not counted (have {self.attr_roles + self.task_roles})")
+        raise UnknownKeyError(
+            f"role {role!r} was not counted (have {self.attr_roles + self.task_roles}); roles are "
+            f"{ATTR_ROLES + TASK_ROLES}")
 
     def has(self, *roles: str) -> bool:
         """Whether every given role was counted."""
@@ -293,9 +296,10 @@ class CooccurrenceCounts:
         sa, sla = self._slice(attr_role)
         st, slt = self._slice(task_role)
         if sa != 0 or st != 1:
-            raise KeyError("cross() takes an attribute-side role then a task-side role")
+            raise UnknownKeyError(
+                f"cross() takes an attribute-side role then a task-side role, got ({attr_role!r}, {task_role!r})")
         if (attr_role, task_role) in self.uncounted:
-            raise KeyError(f"#({attr_role}, {task_role}) was not counted (count it with pairs=...)")
+            raise UnknownKeyError(f"#({attr_role}, {task_role}) was not counted (count it with pairs=...)")
         return self.gram[sla, slt]
 
     def restrict(self, attr_roles: Sequence[str], task_roles: Sequence[str]) -> "CooccurrenceCounts":

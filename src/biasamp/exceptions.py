@@ -6,7 +6,7 @@ import sys
 import warnings
 from pathlib import Path
 
-__all__ = ["UndefinedPairWarning", "warn_outside"]
+__all__ = ["UndefinedPairWarning", "UnknownKeyError", "warn_outside"]
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
@@ -51,6 +51,19 @@ class UndefinedPairWarning(UserWarning):
     >>> caught[0].category is UndefinedPairWarning, res.t_to_a.n_undefined
     (True, 2)
     """
+
+
+class UnknownKeyError(KeyError, ValueError):
+    """A name that is not there: ``Report.section("nope")``, ``CooccurrenceCounts.cross("nope", ...)``.
+
+    A ``ValueError`` (bad argument value, what biasamp raises for every bad
+    input) that is also a ``KeyError``, so that code written for a plain
+    lookup error keeps working. Its message is printed as it is (a plain
+    ``KeyError`` would quote it).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def warn_outside(message: str, category: type[Warning]) -> None:

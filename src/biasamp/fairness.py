@@ -47,8 +47,8 @@ import pandas as pd
 from scipy import sparse
 
 from ._results import ResultMixin, fmt
-from .exceptions import UndefinedPairWarning
-from .labels import LabelMatrix, _from_tensor, check_consistent_length, encode_labels
+from .exceptions import UndefinedPairWarning, warn_outside
+from .labels import LabelMatrix, _missing_mask_1d, check_consistent_length, encode_labels, factorize, to_numpy
 
 __all__ = [
     "METRICS",
@@ -86,23 +86,26 @@ _BLOCK_BYTES = 4 << 20
 def _feature_columns(sensitive_features: Any) -> tuple[list[np.ndarray], list]:
     """Split ``sensitive_features`` into 1-D columns and their names."""
     sf = sensitive_features
+    name = "sensitive_features"
     if sf is None:
         raise TypeError("sensitive_features is None; expected a 1-D array-like or a DataFrame")
     if isinstance(sf, (str, bytes, set, frozenset)) or np.isscalar(sf):
         raise TypeError(f"sensitive_features must be array-like or a DataFrame, got {type(sf).__name__}")
     if isinstance(sf, Mapping):
-        sf = pd.DataFrame(dict(sf))
+        if not sf:
+            raise ValueError("sensitive_features is an empty mapping; give at least one column")
+        cols = {k: to_numpy(v, f"sensitive_features[{k!r}]") for k, v in sf.items()}
+        for k, v in cols.items():
+            if v.ndim != 1:
+                raise ValueError(f"sensitive_features[{k!r}] must be a 1-D column, got shape {v.shape}")
+        return list(cols.values()), list(cols)
     if isinstance(sf, pd.DataFrame):
         if sf.shape[1] == 0:
             raise ValueError("sensitive_features is a DataFrame with no columns")
-        return [sf.iloc[:, j].to_numpy() for j in range(sf.shape[1])], list(sf.columns)
+        return [to_numpy(sf.iloc[:, j], name) for j in range(sf.shape[1])], list(sf.columns)
     if isinstance(sf, pd.Series):
-        return [sf.to_numpy()], [sf.name if sf.name is not None else "sensitive_feature"]
-    sf = _from_tensor(sf)
-    try:
-        arr = np.asarray(sf)
-    except ValueError as exc:
-        raise ValueError(f"sensitive_features could not be converted to an array: {exc}") from None
+        return [to_numpy(sf, name)], [sf.name if sf.name is not None else "sensitive_feature"]
+    arr = to_numpy(sf, name)
     if arr.ndim == 1:
         return [arr], ["sensitive_feature"]
     if arr.ndim == 2:
@@ -122,10 +125,12 @@ def _encode_groups(
     for col, name in zip(columns, names):
         if len(col) != n_rows:
             raise ValueError(f"sensitive_features has {len(col)} rows but the labels have {n_rows}")
-        missing = pd.isna(col)
-        if np.any(missing):
+        missing = _missing_mask_1d(col)
+        if missing is not None:
             rows = np.flatnonzero(missing)[:5].tolist()
-            raise ValueError(f"sensitive_features column {name!r} contains missing values (rows {rows})")
+            raise ValueError(
+                f"sensitive_features column {name!r} contains NaN/inf/missing values (rows {rows}); a group "
+                "must be a finite value or a name")
     if groups is not None:
         groups = tuple(groups)
         if len(columns) == 1:
@@ -160,11 +165,7 @@ def _encode_groups(
 
 
 def _factorize(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    try:
-        codes, uniques = pd.factorize(col, sort=True)
-    except TypeError:  # values of types that do not compare: order of appearance
-        codes, uniques = pd.factorize(col, sort=False)
-    return codes.astype(np.intp, copy=False), np.asarray(uniques, dtype=object)
+    return factorize(col)  # groups in canonical order: never dependent on the rows' order
 
 
 # --------------------------------------------------------------------------- #
@@ -477,8 +478,8 @@ def _aggregate(values: np.ndarray, defined: np.ndarray) -> tuple[np.ndarray, np.
 
 def _group_table(counts: ConfusionCounts) -> pd.DataFrame:
     g, k = len(counts.groups), len(counts.classes)
-    n = np.broadcast_to(counts.n[:, None], (g, k)).astype(np.float64)
-    ppr, _ = _ratio(counts.predicted, n)
+    n = np.broadcast_to(np.asarray(counts.n)[:, None], (g, k))  # counts stay integers
+    ppr, _ = _ratio(counts.predicted, n.astype(np.float64))
     tpr, ok_tp = _ratio(counts.true_positives, counts.positives)
     fpr, ok_fp = _ratio(counts.false_positives, counts.negatives)
     group_col = np.empty(g * k, dtype=object)

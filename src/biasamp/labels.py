@@ -93,32 +93,72 @@ def _is_torch_tensor(x: Any) -> bool:
 
 
 def _from_tensor(x: Any) -> Any:
-    """A torch tensor as a numpy array on the CPU; anything else unchanged."""
-    return x.detach().cpu().numpy() if _is_torch_tensor(x) else x
+    """A torch tensor as a numpy array on the CPU; anything else unchanged.
+
+    Half-precision tensors (``float16``, ``bfloat16``, which numpy lacks or
+    pandas cannot index) are widened to float32 first; ``requires_grad``
+    tensors are detached.
+    """
+    if not _is_torch_tensor(x):
+        return x
+    t = x.detach().cpu()
+    if t.is_floating_point() and t.element_size() < 4:
+        t = t.float()
+    if t.is_complex():
+        raise TypeError(f"complex tensors are not supported (dtype {t.dtype})")
+    return t.numpy()
+
+
+def to_numpy(x: Any, name: str) -> np.ndarray:
+    """Any array-like argument (list, tuple, numpy, pandas, torch) as a numpy array, or a named error.
+
+    The one conversion every public function uses for its array arguments:
+    ``None``, strings, mappings and sets raise ``TypeError``; ragged nested
+    sequences raise ``ValueError``; both name the argument. torch tensors
+    are detached and moved to the CPU; half-precision floats (numpy or
+    torch ``float16``, torch ``bfloat16``) are widened to float64, which
+    holds them exactly (pandas cannot index ``float16``); complex numbers
+    raise ``TypeError``.
+    """
+    if x is None:
+        raise TypeError(f"{name} is None; expected an array-like (list, numpy array, pandas object or tensor)")
+    if isinstance(x, (str, bytes, Mapping, set, frozenset)) or np.isscalar(x):
+        raise TypeError(
+            f"{name} must be array-like (list, numpy array, pandas Series/DataFrame or torch tensor), "
+            f"got {type(x).__name__}"
+        )
+    if isinstance(x, (pd.DataFrame, pd.Series, pd.Index)):
+        arr = x.to_numpy()
+    elif _is_torch_tensor(x):
+        try:
+            arr = _from_tensor(x)
+        except TypeError as exc:
+            raise TypeError(f"{name}: {exc}") from None
+    else:
+        try:
+            arr = np.asarray(x)
+        except (ValueError, TypeError) as exc:  # ragged nested lists
+            raise ValueError(f"{name} could not be converted to an array (ragged or mixed nesting?): {exc}") from None
+    if arr.dtype == np.float16:
+        arr = arr.astype(np.float64)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must hold real numbers or class names, got dtype {arr.dtype}")
+    if arr.dtype == object and arr.ndim >= 1 and arr.size and any(
+            isinstance(v, (list, np.ndarray)) for v in arr.flat[:1000]):
+        raise ValueError(f"{name} could not be converted to an array: it holds nested sequences of unequal "
+                         "length (ragged)")
+    return arr
 
 
 def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
     """Convert to a numpy array; return (array, column names or None)."""
-    if x is None:
-        raise TypeError(f"{name} is None; expected labels (array-like, Series, DataFrame or tensor)")
-    if isinstance(x, (str, bytes, dict, set, frozenset)) or np.isscalar(x):
-        raise TypeError(
-            f"{name} must be array-like (list, numpy array, pandas Series/DataFrame or "
-            f"torch tensor), got {type(x).__name__}"
-        )
     columns = None
     if isinstance(x, pd.DataFrame):
         columns = list(x.columns)
-        arr = x.to_numpy()
-    elif isinstance(x, pd.Series):
-        arr = x.to_numpy()
-    elif _is_torch_tensor(x):
-        arr = _from_tensor(x)
-    else:
-        try:
-            arr = np.asarray(x)
-        except ValueError as exc:  # ragged nested lists
-            raise ValueError(f"{name} could not be converted to an array: {exc}") from None
+        dup = pd.Index(columns)[pd.Index(columns).duplicated()].unique().tolist()
+        if dup:
+            raise ValueError(f"{name} has duplicate column names {dup[:10]!r}; every class needs its own name")
+    arr = to_numpy(x, name)
     if arr.ndim == 0:
         raise TypeError(f"{name} must be array-like, got a scalar")
     if arr.ndim > 2:
@@ -128,6 +168,10 @@ def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
     if arr.ndim == 2 and arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 columns")
     if arr.ndim == 2 and arr.dtype == object:
+        missing = pd.isna(arr)
+        if missing.any():
+            rows = np.flatnonzero(missing.any(axis=1))
+            raise ValueError(f"{name} contains NaN/None/missing values (rows {_fmt_rows(rows)})")
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
@@ -137,12 +181,41 @@ def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
     return arr, columns
 
 
+def check_features(x: Any, name: str = "X") -> np.ndarray:
+    """An attacker's input (or a weight vector): a non-empty 2-D array of finite numbers or booleans.
+
+    A 1-D input is one feature column. Raises ``TypeError`` / ``ValueError``
+    naming ``name``.
+    """
+    arr = to_numpy(x, name)
+    if arr.ndim == 0:
+        raise TypeError(f"{name} must be array-like, got a scalar")
+    if arr.ndim > 2:
+        raise ValueError(f"{name} must be 1-D or 2-D (rows x features), got {arr.ndim}-D")
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must hold numbers or booleans (it holds other objects)") from None
+    if not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
+        raise TypeError(f"{name} must hold numbers or booleans, got dtype {arr.dtype}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty (0 rows)")
+    arr = arr.reshape(len(arr), -1)
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 columns")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        rows = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+        raise ValueError(f"{name} contains NaN or inf values (rows {_fmt_rows(rows)})")
+    return arr
+
+
 def _missing_mask_1d(arr: np.ndarray) -> np.ndarray | None:
     """Boolean mask of NaN/None/inf entries in a 1-D array, or None if there are none."""
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr)
     elif arr.dtype == object:
-        bad = pd.isna(arr) | np.array([isinstance(v, float) and np.isinf(v) for v in arr], dtype=bool)
+        bad = pd.isna(arr) | np.array([isinstance(v, (float, np.floating)) and np.isinf(v) for v in arr], dtype=bool)
     else:
         return None
     return bad if bad.any() else None
@@ -174,12 +247,48 @@ def _is_binary_matrix(arr: np.ndarray) -> bool:
     return bool(((arr == 0) | (arr == 1)).all())
 
 
-def _sorted_classes(values: np.ndarray) -> list:
-    uniq = pd.unique(values)
+def _canonical_argsort(values: list) -> list:
+    """Positions of ``values`` in :func:`canonical_order`."""
+    idx = range(len(values))
     try:
-        return sorted(uniq.tolist())
-    except TypeError:  # mixed types that do not compare: keep order of appearance
-        return uniq.tolist()
+        return sorted(idx, key=values.__getitem__)
+    except TypeError:
+        pass
+    try:
+        return sorted(idx, key=lambda i: (type(values[i]).__name__, values[i]))
+    except TypeError:
+        return sorted(idx, key=lambda i: (type(values[i]).__name__, repr(values[i])))
+
+
+def canonical_order(values: Sequence) -> list:
+    """Distinct values in an order that depends on the values only, never on the rows' order.
+
+    Sorted when the values compare; labels of mixed types (``"a"`` and ``1``)
+    are sorted by type name, then by value (or by ``repr`` when values of one
+    type do not compare).
+    """
+    values = list(values)
+    return [values[i] for i in _canonical_argsort(values)]
+
+
+def _sorted_classes(values: np.ndarray) -> list:
+    return canonical_order(pd.unique(values).tolist())
+
+
+def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)`` of a 1-D array, the uniques in :func:`canonical_order`."""
+    try:
+        codes, uniques = pd.factorize(values, sort=True)
+    except TypeError:  # values of types that do not compare with each other
+        codes, uniques = pd.factorize(values, sort=False)
+        uniq = list(uniques)
+        order = _canonical_argsort(uniq)
+        remap = np.empty(len(uniq), dtype=np.intp)
+        remap[order] = np.arange(len(uniq))
+        codes = np.where(codes >= 0, remap[codes], codes)
+        uniques = np.empty(len(uniq), dtype=object)
+        uniques[:] = [uniq[i] for i in order]
+    return np.asarray(codes, dtype=np.intp), np.asarray(uniques, dtype=object)
 
 
 def _int_like(classes: Sequence) -> bool:
@@ -278,6 +387,11 @@ def encode_labels(
         Only for the arguments that were not ``None``.
     """
     preds = dict(preds or {})
+    if classes is not None:
+        classes = list(classes)
+        dup = pd.Index(classes)[pd.Index(classes).duplicated()].unique().tolist() if classes else []
+        if dup:
+            raise ValueError(f"the class list {classes[:20]!r} has duplicates {dup[:10]!r}")
     raw_truths = {k: _as_array(v, k) for k, v in truths.items() if v is not None}
     if not raw_truths:
         if classes is None:

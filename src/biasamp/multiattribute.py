@@ -30,6 +30,7 @@ References
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -407,6 +408,48 @@ class MultiAttributeCounts:
 
     _ARRAYS = ("train_attr", "train_joint", "test_attr", "test_joint",
                "pred_attr", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat")
+
+    def __post_init__(self) -> None:
+        """Check that a (possibly hand-built) table is consistent; every error names the field."""
+        for what in ("attr_classes", "task_classes", "combinations"):
+            value = getattr(self, what)
+            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+                raise TypeError(f"MultiAttributeCounts: {what} must be a tuple, got {type(value).__name__}")
+            object.__setattr__(self, what, tuple(tuple(c) if what == "combinations" else c for c in value))
+            if len(set(map(repr, getattr(self, what)))) != len(value):
+                raise ValueError(f"MultiAttributeCounts: {what} has duplicates")
+        known = set(map(repr, self.task_classes))
+        for c in self.combinations:
+            if not c or any(repr(name) not in known for name in c):
+                raise ValueError(f"MultiAttributeCounts: combination {c!r} is empty or names a task outside "
+                                 f"task_classes {list(self.task_classes)[:20]!r}")
+        ng, nm = len(self.attr_classes), len(self.combinations)
+        for what in ("n_train", "n_test"):
+            v = getattr(self, what)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                raise TypeError(f"MultiAttributeCounts: {what} must be a non-negative integer, got {v!r}")
+        for what in self._ARRAYS:
+            v = getattr(self, what)
+            if v is None:
+                if what in ("train_attr", "train_joint", "test_attr", "test_joint"):
+                    raise TypeError(f"MultiAttributeCounts: {what} is required")
+                continue
+            arr = np.asarray(v)
+            shape = (ng,) if what.endswith("_attr") else (ng, nm)
+            if arr.shape != shape:
+                raise ValueError(f"MultiAttributeCounts: {what} has shape {arr.shape}, expected {shape} "
+                                 "(attr classes x combinations)")
+            if arr.dtype.kind not in "biuf" or (arr.dtype.kind == "f" and not np.isfinite(arr).all()) \
+                    or (arr < 0).any():
+                raise ValueError(f"MultiAttributeCounts: {what} must hold finite non-negative counts")
+            object.__setattr__(self, what, arr)
+        for prefix, n in (("train", self.n_train), ("test", self.n_test)):
+            attr, joint = getattr(self, f"{prefix}_attr"), getattr(self, f"{prefix}_joint")
+            if attr.sum() > n:
+                raise ValueError(f"MultiAttributeCounts: {prefix}_attr sums to {attr.sum()} > n_{prefix} = {n}")
+            if (joint > attr[:, None]).any():
+                raise ValueError(f"MultiAttributeCounts: {prefix}_joint exceeds {prefix}_attr (a count #(g, m) "
+                                 "cannot exceed #g)")
 
     @property
     def sizes(self) -> np.ndarray:

@@ -62,6 +62,7 @@ from ._attackers import (
     single_threaded,
 )
 from ._progress import progress_bar
+from ._resample import check_random_state, seed_sequence
 from ._results import ResultMixin, fmt
 from .labels import _as_array, _check_finite, check_consistent_length, encode_labels
 from .stats import confidence_interval
@@ -514,18 +515,7 @@ def _run_task(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
 # --------------------------------------------------------------------------- #
 def _seed_states(random_state: Any, n_iter: int) -> list[np.ndarray]:
     """Six 32-bit seeds per iteration (three per direction), fixed before any dispatch."""
-    if isinstance(random_state, np.random.Generator):
-        entropy = int(random_state.integers(0, 2**63))
-        root = np.random.SeedSequence(entropy)
-    elif isinstance(random_state, np.random.SeedSequence):
-        root = random_state
-    elif random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
-                                  and random_state >= 0):
-        root = np.random.SeedSequence(None if random_state is None else int(random_state))
-    else:
-        raise TypeError(
-            f"random_state must be None, a non-negative int, a numpy SeedSequence or Generator, got {random_state!r}"
-        )
+    root = seed_sequence(random_state)  # the one seed checker: TypeError/ValueError naming random_state
     return [child.generate_state(6, dtype=np.uint32) for child in root.spawn(n_iter)]
 
 
@@ -1302,7 +1292,9 @@ def leakage_amplification(
     task_pred : labels (keyword-only)
         The model's T̂: hard labels or probabilities; probabilities are fed
         to the model-side attacker as they are (the accuracy uses the hard
-        prediction).
+        prediction). The tabular attacker cannot condition on probabilities:
+        ``attacker="tabular"`` with soft ``task_pred`` raises ``ValueError``
+        (``"auto"`` takes the MLP for them).
     attacker, quality, n_iter, random_state, level, test_size, equalize, n_jobs, progress
         As in :func:`dpa`; the default quality is ``"accuracy"`` (Wang et al.).
     protocol : {"split", "train_test"}, default "split"
@@ -1326,7 +1318,7 @@ def leakage_amplification(
     ------
     ValueError, TypeError
         As in :func:`dpa` (``protocol``, ``fold`` and the training arguments
-        included).
+        included); also ``attacker="tabular"`` with probabilities as ``task_pred``.
 
     See Also
     --------
@@ -1376,6 +1368,14 @@ def leakage_amplification(
         _check_fold_targets([a])
     if attacker == "tabular" and not t.discrete:
         raise ValueError("attacker='tabular' needs a discrete input, but task is continuous; use 'mlp' or 'logistic'")
+    if attacker == "tabular" and t.soft is not None:
+        # the model-side attacker's input would be the probabilities themselves: almost every test row an
+        # unseen cell, answered by the prior (a silent, meaningless lambda_M)
+        raise ValueError(
+            "attacker='tabular' needs a discrete input, but task_pred holds probabilities (soft predictions), "
+            "which the tabular attacker cannot condition on; pass hard predictions, or use attacker='auto' "
+            "(which takes the MLP for soft input), 'mlp_es', 'mlp' or 'logistic'"
+        )
     inputs = [("task", t.ids("y") if t.discrete else None),
               ("task_pred", t.ids("x_pred") if t.discrete and _is_hard(t.x_pred) else None)]
     chosen, reason = _resolve_attacker(attacker, a, inputs)

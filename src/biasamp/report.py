@@ -37,8 +37,8 @@ import pandas as pd
 
 from ._progress import progress_bar, progress_mode
 from ._results import to_builtin, top_rows
-from .exceptions import UndefinedPairWarning
-from .labels import _from_tensor
+from .exceptions import UndefinedPairWarning, UnknownKeyError
+from .labels import _as_array, _check_finite, _from_tensor
 
 __all__ = [
     "SUMMARY_COLUMNS",
@@ -924,6 +924,13 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
         raise ValueError("audit needs the test ground truth of both the attribute (attr) and the task (task)")
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
+    # every label argument through the input layer before any section runs: a bad argument is one
+    # named error, not a failure inside each section
+    for name, x in (("attr", attr), ("task", task), ("attr_pred", attr_pred), ("task_pred", task_pred),
+                    ("attr_train", attr_train), ("task_train", task_train),
+                    ("attr_val_scores", attr_val_scores), ("task_val_scores", task_val_scores)):
+        if x is not None:
+            _check_finite(_as_array(x, name)[0], name)
     attr, task, attr_pred, task_pred, attr_train, task_train = map(
         _to_host, (attr, task, attr_pred, task_pred, attr_train, task_train))
     n = _length(attr)
@@ -1131,19 +1138,37 @@ def audit(
     >>> bool(row.ci_low > 0), row.reading
     (True, 'amplified')
     """
-    chosen = _chosen_builders(sections, exclude, errors)
-    inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores)
     from .stats import _check_level, _check_n_boot
     from ._inference import CI_METHODS
-    from ._resample import check_random_state
+    from ._resample import check_random_state, seed_sequence
+    from .multiattribute import _MODES, _check_int
 
+    # every option before any work: a bad value is one named error, not a report of failed sections
+    chosen = _chosen_builders(sections, exclude, errors)
     n_boot = _check_n_boot(n_boot)
     if n_boot_multi is not None:
         n_boot_multi = _check_n_boot(n_boot_multi)
     level = _check_level(level)
     if ci_method not in CI_METHODS:
         raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
-    check_random_state(random_state)
+    if not isinstance(check_random_state(random_state), (int, type(None))):  # a Generator etc.: one int seed
+        random_state = int(seed_sequence(random_state).generate_state(1)[0])
+    n_iter = _check_int(n_iter, "n_iter", 2)  # DPA and LA report an interval over the iterations
+    top_k = _check_int(top_k, "top_k", 1)
+    min_support = _check_int(min_support, "min_support", 1)
+    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
+    if combinations not in _MODES:
+        raise ValueError(f"combinations must be one of {_MODES}, got {combinations!r}")
+    if isinstance(attacker, str) or attacker is None:
+        from ._attackers import _ATTACKERS
+
+        if attacker not in _ATTACKERS:
+            raise ValueError(f"attacker must be one of {_ATTACKERS} or an estimator instance, got {attacker!r}")
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a str, got {type(title).__name__}")
+    if names is not None and not isinstance(names, dict):
+        raise TypeError(f"names must be a dict such as {{'attr': 'gender'}}, got {type(names).__name__}")
+    inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores)
     opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
                        random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
@@ -1330,6 +1355,52 @@ REPORT_JSON_SCHEMA: dict = {
 }
 """JSON Schema (draft 2020-12) of :meth:`Report.to_json`."""
 
+_JSON_TYPES = {"object": dict, "array": list, "string": str}
+
+
+def _check_report_json(obj: Any) -> None:
+    """Check ``obj`` against :data:`REPORT_JSON_SCHEMA` (the subset it uses); ``ValueError`` naming the path."""
+
+    def fail(path: str, what: str) -> None:
+        raise ValueError(f"not a biasamp report: {path or 'the top level'}: {what}")
+
+    def walk(value: Any, schema: dict, path: str) -> None:
+        if "$ref" in schema:
+            schema = REPORT_JSON_SCHEMA["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+        if "const" in schema and value != schema["const"]:
+            fail(path, f"expected {schema['const']!r}, got {value!r}"[:200])
+        if "enum" in schema and value not in schema["enum"]:
+            fail(path, f"expected one of {schema['enum']}, got {value!r}"[:200])
+        kind = schema.get("type")
+        if kind is not None and not isinstance(value, _JSON_TYPES[kind]):
+            fail(path, f"expected a JSON {kind}, got {type(value).__name__}")
+        if kind == "object":
+            missing = [k for k in schema.get("required", ()) if k not in value]
+            if missing:
+                fail(path, f"missing key(s) {missing}")
+            for k, sub in schema.get("properties", {}).items():
+                if k in value:
+                    walk(value[k], sub, f"{path}.{k}" if path else k)
+            extra = schema.get("additionalProperties")
+            if isinstance(extra, dict):
+                for k, v in value.items():
+                    if k not in schema.get("properties", {}):
+                        walk(v, extra, f"{path}[{k!r}]")
+        elif kind == "array" and "items" in schema:
+            for i, v in enumerate(value):
+                walk(v, schema["items"], f"{path}[{i}]")
+        if schema is REPORT_JSON_SCHEMA["$defs"]["table"]:
+            width = len(value["columns"])
+            for i, row in enumerate(value["rows"]):
+                if len(row) != width:
+                    fail(f"{path}.rows[{i}]", f"{len(row)} cells for {width} columns")
+
+    if not isinstance(obj, dict):
+        fail("", f"expected a JSON object, got {type(obj).__name__}")
+    if obj.get("schema") != SCHEMA_ID:
+        fail("schema", f"{obj.get('schema')!r}, expected {SCHEMA_ID!r}"[:200])
+    walk(obj, REPORT_JSON_SCHEMA, "")
+
 
 @dataclass(eq=False)
 class Report:
@@ -1390,11 +1461,11 @@ class Report:
 
     # ---- access ----------------------------------------------------------- #
     def section(self, key: str) -> Section:
-        """The section with this key."""
+        """The section with this key (``ValueError``, also a ``KeyError``, when there is none)."""
         for s in self.sections:
             if s.key == key:
                 return s
-        raise KeyError(f"no section {key!r}; sections: {[s.key for s in self.sections]}")
+        raise UnknownKeyError(f"no section {key!r}; sections: {[s.key for s in self.sections]}")
 
     @property
     def table(self) -> pd.DataFrame:
@@ -1507,9 +1578,19 @@ class Report:
 
     @classmethod
     def from_dict(cls, obj: dict) -> Report:
-        """Rebuild a report from :meth:`to_dict` output."""
-        if obj.get("schema") != SCHEMA_ID:
-            raise ValueError(f"not a biasamp report (schema {obj.get('schema')!r}, expected {SCHEMA_ID!r})")
+        """Rebuild a report from :meth:`to_dict` output.
+
+        Raises ``ValueError("not a biasamp report: ...")`` naming the first
+        entry that does not follow ``REPORT_JSON_SCHEMA``.
+        """
+        _check_report_json(obj)
+        try:
+            return cls._from_checked(obj)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:  # e.g. ragged table rows
+            raise ValueError(f"not a biasamp report: {type(exc).__name__}: {exc}") from None
+
+    @classmethod
+    def _from_checked(cls, obj: dict) -> Report:
         sections = []
         for s in obj["sections"]:
             summary = _table_from_json(s["summary"])
@@ -1525,15 +1606,31 @@ class Report:
                    version=obj["biasamp_version"], source=obj.get("source", ""))
 
     @classmethod
-    def from_json(cls, text: str) -> Report:
-        """Rebuild a report from :meth:`to_json` output."""
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str | bytes) -> Report:
+        """Rebuild a report from :meth:`to_json` output (a ``str``, or ``bytes`` in UTF-8/16/32).
+
+        Raises ``ValueError("not a biasamp report: ...")`` for anything else:
+        text that is not JSON, JSON of another shape, missing keys; a
+        ``TypeError`` when ``text`` is neither ``str`` nor ``bytes``.
+        """
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise TypeError(f"text must be the report's JSON as str or bytes, got {type(text).__name__} "
+                            "(Report.from_dict takes a dict)")
+        try:
+            obj = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"not a biasamp report: not valid JSON ({exc})") from None
+        except RecursionError:
+            raise ValueError("not a biasamp report: JSON nested too deeply") from None
+        return cls.from_dict(obj)
 
     # ---- HTML ------------------------------------------------------------- #
-    def to_html(self, path: str | os.PathLike | None = None, *, plots: bool = True) -> str:
-        """A self-contained HTML page; written atomically to ``path`` when given.
+    def to_html(self, path: str | os.PathLike | None = None, *, plots: bool = True) -> str | Path:
+        """A self-contained HTML page: returned as text, or written atomically to ``path``.
 
-        Plots are embedded as inline SVG when matplotlib is installed (the
+        With ``path``, the page (45 KB to 1 MB: too much for a notebook cell)
+        is not returned: the resolved :class:`~pathlib.Path` of the written
+        file is. Plots are embedded as inline SVG when matplotlib is installed (the
         ``[plot]`` extra) and ``plots`` is True; otherwise the page holds the
         tables only.
         """
@@ -1541,7 +1638,7 @@ class Report:
 
         text = render_html(self, plots=plots)
         if path is not None:
-            _write_atomic(path, text)
+            return _write_atomic(path, text)
         return text
 
     def _repr_html_(self) -> str:  # Jupyter

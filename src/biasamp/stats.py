@@ -36,7 +36,8 @@ from scipy import sparse, stats as _st
 from ._results import ResultMixin, fmt
 from .counts import CooccurrenceCounts
 from .exceptions import UndefinedPairWarning
-from .labels import LabelMatrix, _from_tensor
+from ._resample import check_random_state, generator
+from .labels import LabelMatrix, _from_tensor, to_numpy
 
 __all__ = [
     "BootstrapResult",
@@ -56,25 +57,49 @@ _CI_METHODS = ("t", "normal", "bootstrap")
 # validation helpers
 # --------------------------------------------------------------------------- #
 def _as_values(values: Any, name: str, min_size: int = 2) -> np.ndarray:
-    if values is None or isinstance(values, (str, bytes)) or np.isscalar(values):
-        raise TypeError(f"{name} must be a 1-D array-like of numbers, got {type(values).__name__}")
-    if isinstance(values, (pd.Series, pd.DataFrame)):
-        values = values.to_numpy()
-    else:
-        values = _from_tensor(values)
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must hold numbers") from None
+    arr = to_numpy(values, name)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
     if arr.ndim != 1:
-        arr = arr.squeeze()
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got shape {np.shape(values)}")
+        squeezed = arr.squeeze()
+        if squeezed.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        arr = squeezed
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf values")
     if len(arr) < min_size:
         raise ValueError(f"{name} needs at least {min_size} values, got {len(arr)}")
+    _check_magnitude(arr, name)
     return arr
+
+
+def _check_magnitude(arr: np.ndarray, name: str) -> None:
+    """Values whose mean, spread or range overflow float64 cannot be summarised: say so, never return inf."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = np.isfinite(arr.sum()) and np.isfinite(np.ptp(arr)) and np.isfinite(arr.std(ddof=1))
+    if not ok:
+        raise ValueError(
+            f"{name} holds values too large for float64 arithmetic (up to {np.abs(arr).max():.3g}): their sum, "
+            "range or spread overflows; rescale them"
+        )
+
+
+def _check_bounds(bounds: Any) -> tuple[float, float] | None:
+    if bounds is None:
+        return None
+    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray)):
+        raise TypeError(f"bounds must be None or a pair (low, high) of numbers, got {type(bounds).__name__}")
+    if len(bounds) != 2:
+        raise ValueError(f"bounds must be a pair (low, high), got {len(bounds)} values")
+    low, high = bounds
+    for v in (low, high):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"bounds must hold two numbers, got {bounds!r}")
+    low, high = float(low), float(high)
+    if math.isnan(low) or math.isnan(high) or not low < high:
+        raise ValueError(f"bounds must satisfy low < high (a metric's range), got {bounds!r}")
+    return low, high
 
 
 def _check_level(level: float) -> float:
@@ -160,6 +185,8 @@ def confidence_interval(
     level = _check_level(level)
     if method not in _CI_METHODS:
         raise ValueError(f"method must be one of {_CI_METHODS}, got {method!r}")
+    bounds = _check_bounds(bounds)
+    check_random_state(random_state)
     n = len(x)
     mean = float(x.mean())
     if method == "t":
@@ -170,7 +197,7 @@ def confidence_interval(
         low, high = mean - half, mean + half
     else:
         n_boot = _check_n_boot(n_boot)
-        rng = np.random.default_rng(random_state)
+        rng = generator(random_state)
         means = np.empty(n_boot)
         chunk = max(1, 10_000_000 // n)
         for start in range(0, n_boot, chunk):
@@ -178,6 +205,8 @@ def confidence_interval(
             means[start:stop] = x[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
         low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     low, high = float(low), float(high)
+    if not (math.isfinite(low) and math.isfinite(high)):  # pragma: no cover - _check_magnitude prevents it
+        raise ValueError("values: the interval overflows float64; rescale the values")
     if bounds is not None:
         lo_b, hi_b = bounds
         low, high = min(max(low, lo_b), hi_b), min(max(high, lo_b), hi_b)
@@ -622,8 +651,10 @@ def cohens_d_label(d: float) -> str:
     >>> cohens_d_label(0.85), cohens_d_label(-2.5), cohens_d_label(0.001)
     ('large', 'huge', 'negligible')
     """
+    if isinstance(d, bool) or not isinstance(d, (int, float, np.integer, np.floating)):
+        raise TypeError(f"d must be a real number (Cohen's d), got {type(d).__name__} {d!r}")
     if math.isnan(d):
-        raise ValueError("d is NaN")
+        raise ValueError("d is NaN: Cohen's d is undefined, so it has no label")
     for threshold, label in _D_THRESHOLDS:
         if abs(d) >= threshold:
             return label
@@ -768,8 +799,14 @@ def compare_runs(a: Any, b: Any, *, alternative: str | None = None) -> CompareRu
     # a constant sample has SD exactly 0 (the floating-point std may leave ~1e-17)
     sa = 0.0 if np.ptp(x) == 0 else float(x.std(ddof=1))
     sb = 0.0 if np.ptp(y) == 0 else float(y.std(ddof=1))
-    pooled = math.sqrt((sa**2 + sb**2) / 2)
-    diff = float(x.mean() - y.mean())
+    # d is scale-free: compute it on values divided by a common power of two, so that
+    # squares and differences of values near the float64 limit cannot overflow
+    scale = 2.0 ** math.frexp(max(float(np.abs(x).max()), float(np.abs(y).max()), 1e-300))[1]
+    xs, ys = x / scale, y / scale
+    sa_s = 0.0 if sa == 0 else float(xs.std(ddof=1))
+    sb_s = 0.0 if sb == 0 else float(ys.std(ddof=1))
+    pooled = math.sqrt((sa_s**2 + sb_s**2) / 2)
+    diff = float(xs.mean() - ys.mean())
     if pooled > 0:
         d = diff / pooled
     else:
@@ -807,7 +844,9 @@ class RunSummary(ResultMixin):
     ----------
     overall : pandas.DataFrame
         One row per metric: ``n_runs, mean, std`` (sample, ddof=1), ``maxdiff``
-        (max - min), ``ci_low, ci_high``.
+        (max - min), ``ci_low, ci_high``, and ``undefined``: why the
+        statistics that are NaN are undefined (fewer than two runs where the
+        metric is defined), empty otherwise.
     by_class : pandas.DataFrame or None
         The same per (metric, class), over the runs where that class's value is
         defined (``n_runs`` says how many); ``None`` without per-class input.
@@ -843,7 +882,7 @@ class RunSummary(ResultMixin):
     method: str
 
     def to_frame(self) -> pd.DataFrame:
-        """``overall``: one row per metric (``n_runs, mean, std, maxdiff, ci_low, ci_high``)."""
+        """``overall``: one row per metric (``n_runs, mean, std, maxdiff, ci_low, ci_high, undefined``)."""
         return self.overall.copy()
 
     def __repr__(self) -> str:
@@ -855,12 +894,19 @@ def _summarise(frame: pd.DataFrame, level: float, method: str, random_state: Any
     for col in frame.columns:
         v = frame[col].to_numpy(dtype=np.float64)
         v = v[np.isfinite(v)]
-        row = {"n_runs": len(v), "mean": np.nan, "std": np.nan, "maxdiff": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        row = {"n_runs": len(v), "mean": np.nan, "std": np.nan, "maxdiff": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+               "undefined": ""}
+        if len(v) >= 2:
+            _check_magnitude(v, f"runs[{col!r}]")
         if len(v):
             row.update(mean=float(v.mean()), maxdiff=float(np.ptp(v)))
         if len(v) >= 2:
             row["std"] = float(v.std(ddof=1))
             row["ci_low"], row["ci_high"] = confidence_interval(v, level=level, method=method, random_state=random_state)
+        elif len(v) == 1:
+            row["undefined"] = "one defined run: std and the interval need two"
+        else:
+            row["undefined"] = "no run where it is defined"
         rows[col] = row
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.name = "metric"
@@ -928,7 +974,12 @@ def run_summary(
     if method not in _CI_METHODS:
         raise ValueError(f"method must be one of {_CI_METHODS}, got {method!r}")
     by_class_frame = None
+    check_random_state(random_state)
     if isinstance(runs, pd.DataFrame):
+        bad = [c for c in runs.columns if not (pd.api.types.is_numeric_dtype(runs[c])
+                                               or pd.api.types.is_bool_dtype(runs[c]))]
+        if bad:
+            raise TypeError(f"runs: column(s) {bad[:10]!r} are not numeric; one column per metric, one row per run")
         overall_frame = runs.astype(np.float64)
     else:
         if isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (Sequence, np.ndarray, pd.Series)):
@@ -953,6 +1004,11 @@ def run_summary(
             )
     if len(overall_frame) < 2:
         raise ValueError(f"run_summary needs at least 2 runs, got {len(overall_frame)}")
+    values = overall_frame.to_numpy(dtype=np.float64)
+    if np.isinf(values).any():
+        raise ValueError("runs contains inf values (NaN marks an undefined run; inf is not a metric value)")
+    if np.isnan(values).all():
+        raise ValueError("runs: every value is NaN (undefined); there is nothing to summarise")
     overall = _summarise(overall_frame, level, method, random_state)
     by_class = per_class_max = None
     if by_class_frame is not None:
