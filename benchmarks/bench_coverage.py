@@ -516,7 +516,7 @@ def truth_from_library_counts(sc: Scenario, total: float = 1e6) -> dict:
             attr_classes=train.attr_classes, task_classes=train.task_classes,
             combinations=tuple(tuple(int(j) for j in np.flatnonzero(_bits(k)[m])) for m in combos),
             n_train=int(table.sum()), train_attr=table.sum(axis=1), train_joint=table @ contain.astype(np.int64),
-            n_test=total, test_attr=q.sum(axis=(1, 2, 3)), test_joint=q.sum(axis=(2, 3)) @ contain,
+            n_test=int(round(total)), test_attr=q.sum(axis=(1, 2, 3)), test_joint=q.sum(axis=(2, 3)) @ contain,
             pred_attr=q.sum(axis=(0, 1, 3)), joint_g_mhat=q.sum(axis=(1, 2)) @ contain,
             joint_ghat_m=q.sum(axis=(0, 3)).T @ contain, joint_ghat_mhat=q.sum(axis=(0, 1)) @ contain)
         r = biasamp.multi_from_counts(counts)
