@@ -210,12 +210,13 @@ def test_fairness_batches_equal_one_shot(intersectional, k):
 
 def test_fairness_soft_and_multilabel():
     y_true, y_pred, sex, _ = fair_data(soft=True)
-    ref = fairness_metrics(y_true, y_pred, sensitive_features=sex)
-    acc = FairnessAccumulator(4, ["f", "m"])
-    for rows in splits(len(y_true), 5, np.random.default_rng(0)):
-        acc.update(y_true[rows], y_pred[rows], sensitive_features=sex[rows])
-    assert acc.soft
-    assert_same(acc.compute(), ref, rtol=1e-12, atol=1e-12)
+    for soft in ("expected", "threshold"):
+        ref = fairness_metrics(y_true, y_pred, sensitive_features=sex, soft=soft)
+        acc = FairnessAccumulator(4, ["f", "m"], soft=soft)
+        for rows in splits(len(y_true), 5, np.random.default_rng(0)):
+            acc.update(y_true[rows], y_pred[rows], sensitive_features=sex[rows])
+        assert acc.soft == (soft == "expected")
+        assert_same(acc.compute(), ref, rtol=1e-12, atol=1e-12)
     rng = np.random.default_rng(1)
     yt, yp = rng.random((900, 3)) < 0.3, rng.random((900, 3)) < 0.3
     g = rng.integers(0, 3, 900)

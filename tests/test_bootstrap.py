@@ -245,3 +245,21 @@ def test_multi_bias_amp_bootstrap_estimates_order_and_mals():
     mals_perm = b.bootstrap(b.bias_amp_mals, at, tt, attr_pred=ap[perm], task_pred=tp[perm], n_boot=200,
                             random_state=1)
     assert mals.ci == mals_perm.ci
+
+
+# --------------------------------------------------------------------------- #
+# an undefined statistic gets no interval, with a note (docs: def-undefined)
+# --------------------------------------------------------------------------- #
+def test_bootstrap_of_a_partly_undefined_call():
+    a = np.array([0, 0, 1, 1, 0, 1])
+    t = np.zeros((6, 1), int)
+    tt = np.array([[1], [0], [1], [0], [0], [0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        res = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=a, task_pred=t, attr_train=a, task_train=tt,
+                          n_boot=50, random_state=0)
+    assert res.estimate == {"A->T": 0.0} and list(res.ci) == ["A->T"] and res.value == 0.0
+    assert any(note.startswith("T->A undefined, no interval: no task has a positive test instance")
+               for note in res.notes)
+    with pytest.raises(ValueError, match="every statistic asked for is undefined"):
+        b.bootstrap(b.bias_amp_directional, a, t, attr_pred=a, attr_train=a, task_train=tt, n_boot=50)

@@ -244,6 +244,91 @@ def test_every_pair_undefined_raises():
         bias_amp_directional(attr, task, attr_pred=attr)
 
 
+# --------------------------------------------------------------------------- #
+# a wholly undefined direction (docs: def-undefined): flagged, the other returned
+# --------------------------------------------------------------------------- #
+def _t_to_a_undefined():
+    """The issue's reproducer: no task has a test positive, so T->A is undefined; A->T is defined."""
+    a = np.array([0, 0, 1, 1, 0, 1])
+    t = np.zeros((6, 1), int)
+    tt = np.array([[1], [0], [1], [0], [0], [0]])
+    return dict(attr=a, task=t, attr_pred=a, task_pred=t, attr_train=a, task_train=tt)
+
+
+def test_undefined_direction_is_flagged_and_the_other_returned():
+    kw = _t_to_a_undefined()
+    with pytest.warns(UndefinedPairWarning, match="BiasAmp T->A is undefined.*no task has a positive test"):
+        res = bias_amp_directional(kw.pop("attr"), kw.pop("task"), **kw)
+    assert res.a_to_t.value == 0.0 and not res.a_to_t.undefined and res.a_to_t.reason is None
+    t_to_a = res.t_to_a
+    assert t_to_a.undefined and np.isnan(t_to_a.value) and t_to_a.n_pairs == 0 and t_to_a.n_undefined == 2
+    assert "no task has a positive test instance" in t_to_a.reason
+    assert t_to_a.pairs["undefined"].all()
+    assert repr(t_to_a) == f"BiasAmp T->A = undefined: {t_to_a.reason}"
+    assert "T->A = undefined:" in repr(res) and "A->T = +0.0000" in repr(res)
+    assert res.undefined_reasons == {"T->A": t_to_a.reason}
+    d = res.to_dict()
+    assert d["t_to_a"]["undefined"] is True and d["t_to_a"]["value"] is None and d["t_to_a"]["reason"]
+    assert d["a_to_t"]["undefined"] is False
+    frame = res.to_frame()
+    assert frame.attrs["undefined_reasons"] == {"T->A": t_to_a.reason}
+    assert frame.loc[frame["direction"] == "T->A", "undefined"].all()
+    assert t_to_a.top(3).empty
+
+
+def test_undefined_a_to_t_keeps_t_to_a():
+    """An attribute indicator matrix with no class in any test row: A->T conditions on empty groups."""
+    attr = np.zeros((4, 2), dtype=int)
+    task = np.array([[1], [0], [1], [1]])
+    attr_train = np.array([[1, 0], [0, 1], [1, 0], [0, 1]])
+    task_train = np.array([[1], [0], [0], [1]])
+    with pytest.warns(UndefinedPairWarning, match="A->T is undefined"):
+        res = bias_amp_directional(attr, task, attr_pred=np.array([[1, 0], [0, 0], [0, 1], [0, 0]]), task_pred=task,
+                                   attr_train=attr_train, task_train=task_train)
+    assert res.a_to_t.undefined and "no attribute class has a test member" in res.a_to_t.reason
+    assert not res.t_to_a.undefined and res.t_to_a.n_pairs == 2
+
+
+def test_every_direction_asked_for_undefined_raises():
+    kw = _t_to_a_undefined()
+    with pytest.raises(ValueError, match="every statistic asked for is undefined, BiasAmp T->A: every one of the 2"):
+        bias_amp_directional(kw["attr"], kw["task"], attr_pred=kw["attr_pred"], attr_train=kw["attr_train"],
+                             task_train=kw["task_train"])
+    attr = np.zeros((4, 2), dtype=int)
+    with pytest.raises(ValueError, match="BiasAmp A->T: every one of the 2 pairs.*BiasAmp T->A: every one"):
+        bias_amp_directional(attr, np.zeros((4, 1), int), attr_pred=attr, task_pred=np.zeros((4, 1), int),
+                             attr_train=np.eye(2, dtype=int)[[0, 1, 0, 1]], task_train=np.array([[1], [0], [1], [1]]))
+
+
+def test_undefined_direction_from_counts_and_accumulators():
+    kw = _t_to_a_undefined()
+    ref = bias_amp_directional(kw["attr"], kw["task"], attr_pred=kw["attr_pred"], task_pred=kw["task_pred"],
+                               attr_train=kw["attr_train"], task_train=kw["task_train"])
+    from biasamp.accumulators import CooccurrenceAccumulator
+
+    acc = CooccurrenceAccumulator([0, 1], [0], n_boot=50, random_state=0)
+    acc.update(kw["attr"], kw["task"], attr_pred=kw["attr_pred"], task_pred=kw["task_pred"])
+    acc.update_train(kw["attr_train"], kw["task_train"])
+    with pytest.warns(UndefinedPairWarning):
+        res = acc.compute()
+    assert res.t_to_a.undefined and res.t_to_a.reason == ref.t_to_a.reason
+    assert res.a_to_t.value == ref.a_to_t.value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        boot = acc.bootstrap()
+    assert list(boot.estimate) == ["A->T"]
+    assert any(note.startswith("T->A undefined, no interval") for note in boot.notes)
+
+
+def test_mals_result_is_never_returned_undefined():
+    attr = np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="every statistic asked for is undefined, BiasAmp_MALS: every one of the 4 "
+                                         "pairs is undefined \\(no task has a positive training instance"):
+        bias_amp_mals(attr, np.zeros((4, 2), dtype=int), attr_pred=attr, task_pred=np.ones((4, 2), dtype=int))
+    res = bias_amp_mals(attr, np.eye(2, dtype=int)[[0, 1, 0, 1]], attr_pred=attr, task_pred=np.ones((4, 2), int))
+    assert not res.undefined and res.reason is None and res.to_dict()["undefined"] is False
+
+
 def test_mals_undefined_terms():
     attr = np.array([0, 0, 1, 1, 0])
     task = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 0]])  # task 1 never positive

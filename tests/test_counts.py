@@ -128,3 +128,22 @@ def test_unknown_roles_raise_a_value_error_that_is_also_a_key_error():
         assert isinstance(info.value, KeyError)           # code catching KeyError keeps working
         assert "nope" in str(info.value) or "task-side" in str(info.value)
         assert not str(info.value).startswith("'")        # printed as it is, not quoted like a KeyError
+
+
+def test_weights_and_missing_in_the_counts_type():
+    """``sample_weight`` scales the left factor; ``missing`` goes through the shared row layer; both recorded."""
+    attr = np.array([0, 1, np.nan, 1])
+    task = np.array([[1, 0], [1, 1], [0, 1], [0, 1]])
+    w = np.array([2.0, 1.0, 1.0, 0.5])
+    dropped = CooccurrenceCounts.from_labels(attr, task, sample_weight=w, missing="drop")
+    assert dropped.weighted and dropped.n == 3.5 and dropped.attr_classes == (0.0, 1.0)
+    np.testing.assert_array_equal(dropped.cross("attr", "task"), [[2.0, 0.0], [1.0, 1.5]])
+    assert dropped.rows.n_dropped == 1 and "1 rows with a missing value dropped" in repr(dropped)
+    grouped = CooccurrenceCounts.from_labels(attr, task, missing="group")
+    assert grouped.attr_classes == (0, 1, "missing") and grouped.rows.n_grouped == 1
+    np.testing.assert_array_equal(grouped.total("attr"), [1, 2, 1])
+    assert not grouped.weighted
+    hand = CooccurrenceCounts(grouped.attr_classes, grouped.task_classes, grouped.attr_roles, grouped.task_roles,
+                              grouped.gram)
+    assert hand.rows is None and (hand + grouped).rows is None  # a hand-built table has no row record
+    assert (grouped + grouped).rows.n_rows == 8

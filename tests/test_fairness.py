@@ -39,7 +39,7 @@ def table3():
 # the paper's example, exactly
 # --------------------------------------------------------------------------- #
 def test_table3_overall_exact():
-    res = fairness_metrics(*table3()[:2], sensitive_features=table3()[2])
+    res = fairness_metrics(*table3()[:2], sensitive_features=table3()[2], average="macro")
     expected = {
         "DP": 0.2,
         "DI": ((1 - 0.45 / 0.65) + (1 - 0.35 / 0.55)) / 2,
@@ -58,7 +58,7 @@ def test_table3_overall_exact():
 
 def test_table3_per_class_and_groups():
     y_true, y_pred, gender = table3()
-    res = fairness_metrics(y_true, y_pred, sensitive_features=gender)
+    res = fairness_metrics(y_true, y_pred, sensitive_features=gender, average="macro")
     bc = res.by_class
     assert list(bc.index) == ["cook", "sport"]
     assert bc.loc["sport", "EOTP"] == pytest.approx(0.2)
@@ -81,7 +81,7 @@ def test_table3_per_class_and_groups():
 
 def test_single_metric_functions_match_fairness_metrics():
     y_true, y_pred, gender = table3()
-    res = fairness_metrics(y_true, y_pred, sensitive_features=gender)
+    res = fairness_metrics(y_true, y_pred, sensitive_features=gender, average="macro")
     fns = {
         "DP": demographic_parity, "DI": normalized_disparate_impact,
         "SPSF": statistical_parity_subgroup_fairness, "FPSF": false_positive_subgroup_fairness,
@@ -89,21 +89,21 @@ def test_single_metric_functions_match_fairness_metrics():
         "BA": group_bias_amplification,
     }
     for name, fn in fns.items():
-        value = fn(y_true, y_pred, sensitive_features=gender)
+        value = fn(y_true, y_pred, sensitive_features=gender, average="macro")
         assert isinstance(value, float)
         assert value == res.overall[name]
 
 
 def test_metric_subset():
-    res = fairness_metrics(*table3()[:2], sensitive_features=table3()[2], metrics=["EOTP", "DP"])
+    res = fairness_metrics(*table3()[:2], sensitive_features=table3()[2], average="macro", metrics=["EOTP", "DP"])
     assert list(res.overall) == ["DP", "EOTP"]
     assert list(res.by_class.columns) == ["DP", "EOTP"]
     with pytest.raises(ValueError, match="metrics"):
-        fairness_metrics(*table3()[:2], sensitive_features=table3()[2], metrics=["XX"])
+        fairness_metrics(*table3()[:2], sensitive_features=table3()[2], average="macro", metrics=["XX"])
 
 
 def test_result_repr_and_to_dict():
-    res = fairness_metrics(*table3()[:2], sensitive_features=table3()[2])
+    res = fairness_metrics(*table3()[:2], sensitive_features=table3()[2], average="macro")
     text = repr(res)
     assert "FairnessResult(2 classes, 2 groups" in text and "EOTP" in text
     d = res.to_dict()
@@ -125,20 +125,37 @@ def test_binary_matches_fairlearn(seed):
     g = rng.integers(0, n_groups, n)
     y = rng.integers(0, 2, n)
     p = np.where(rng.random(n) < 0.2 + 0.1 * (g % 2), 1 - y, y)
-    res = fairness_metrics(y, p, sensitive_features=g)
+    res = fairness_metrics(y, p, sensitive_features=g)  # binary: the positive class, as fairlearn
+    assert res.settings.average == "binary" and res.settings.pos_label == 1
     assert res.overall["DP"] == pytest.approx(fl.demographic_parity_difference(y, p, sensitive_features=g), abs=1e-12)
+    assert res.disparate_impact_ratio == pytest.approx(
+        fl.demographic_parity_ratio(y, p, sensitive_features=g), abs=1e-12)
     mf = fl.MetricFrame(
         metrics={"sel": fl.selection_rate, "tpr": fl.true_positive_rate, "fpr": fl.false_positive_rate},
         y_true=y, y_pred=p, sensitive_features=g,
     )
     diff = mf.difference()
+    assert res.overall["EOTP"] == pytest.approx(diff["tpr"], abs=1e-12)
+    assert res.overall["EOFP"] == pytest.approx(diff["fpr"], abs=1e-12)
     assert res.by_class.loc[1, "DP"] == pytest.approx(diff["sel"], abs=1e-12)
     assert res.by_class.loc[1, "EOTP"] == pytest.approx(diff["tpr"], abs=1e-12)
     assert res.by_class.loc[1, "EOFP"] == pytest.approx(diff["fpr"], abs=1e-12)
-    # class 0 swaps TPR and FPR: both classes average to fairlearn's "mean" aggregate
+    # the per-group view is fairlearn's MetricFrame
+    view = res.group_view
+    for ours, theirs in (("selection_rate", "sel"), ("tpr", "tpr"), ("fpr", "fpr")):
+        np.testing.assert_allclose(view.by_group[ours].to_numpy(), mf.by_group[theirs].to_numpy(), atol=1e-12)
+        assert view.difference()[ours] == pytest.approx(diff[theirs], abs=1e-12)
+        assert view.ratio()[ours] == pytest.approx(mf.ratio()[theirs], abs=1e-12)
+        assert view.difference("to_overall")[ours] == pytest.approx(
+            mf.difference(method="to_overall")[theirs], abs=1e-12)
+        assert view.ratio("to_overall")[ours] == pytest.approx(mf.ratio(method="to_overall")[theirs], abs=1e-12)
+        assert view.group_min()[ours] == pytest.approx(mf.group_min()[theirs], abs=1e-12)
+        assert view.group_max()[ours] == pytest.approx(mf.group_max()[theirs], abs=1e-12)
+    # class 0 swaps TPR and FPR: Qian et al.'s average of both classes is fairlearn's "mean" aggregate
     mean_eo = fl.equalized_odds_difference(y, p, sensitive_features=g, agg="mean")
-    assert res.overall["EOTP"] == pytest.approx(mean_eo, abs=1e-12)
-    assert res.overall["EOFP"] == pytest.approx(mean_eo, abs=1e-12)
+    macro = fairness_metrics(y, p, sensitive_features=g, average="macro")
+    assert macro.overall["EOTP"] == pytest.approx(mean_eo, abs=1e-12)
+    assert macro.overall["EOFP"] == pytest.approx(mean_eo, abs=1e-12)
     worst = fl.equalized_odds_difference(y, p, sensitive_features=g)
     assert max(res.by_class.loc[1, "EOTP"], res.by_class.loc[1, "EOFP"]) == pytest.approx(worst, abs=1e-12)
     # per-group rates
@@ -249,7 +266,7 @@ def test_code_paths_agree():
 @pytest.mark.parametrize("kind", ["list", "numpy", "series", "dataframe_sf", "dict_sf", "2d_sf"])
 def test_input_kinds(kind):
     y_true, y_pred, gender = table3()
-    expected = fairness_metrics(y_true, y_pred, sensitive_features=gender).overall
+    expected = fairness_metrics(y_true, y_pred, sensitive_features=gender, average="macro").overall
     if kind == "list":
         args = (list(y_true), list(y_pred)), list(gender)
     elif kind == "numpy":
@@ -262,7 +279,7 @@ def test_input_kinds(kind):
         args = (y_true, y_pred), {"gender": gender}
     else:
         args = (y_true, y_pred), np.column_stack([gender, np.zeros(400, dtype=int)])
-    res = fairness_metrics(*args[0], sensitive_features=args[1])
+    res = fairness_metrics(*args[0], sensitive_features=args[1], average="macro")
     assert res.overall == pytest.approx(expected)
 
 
@@ -274,10 +291,37 @@ def test_soft_predictions_are_expected_rates():
     soft_same = fairness_metrics(y, hard.astype(float), sensitive_features=g)
     assert soft_same.overall == pytest.approx(fairness_metrics(y, hard, sensitive_features=g).overall)
     prob = np.where(g == 1, 0.7, 0.4)  # PPR_g for class 1 is exactly the probability
-    res = fairness_metrics(y, prob, sensitive_features=g)
-    assert res.counts.soft
+    res = fairness_metrics(y, prob, sensitive_features=g, soft="expected")
+    assert res.counts.soft and res.settings.predictions.startswith("expected rates")
     assert res.by_class.loc[1, "DP"] == pytest.approx(0.3)
     assert res.overall["DP"] == pytest.approx(0.3)
+
+
+def test_probabilities_are_thresholded_by_default():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 300)
+    g = rng.integers(0, 2, 300)
+    prob = np.where(g == 1, 0.7, 0.4)  # thresholded at 0.5: group 1 always positive, group 0 never
+    res = fairness_metrics(y, prob, sensitive_features=g)
+    assert not res.counts.soft and "thresholded at 0.5" in res.settings.predictions
+    assert res.overall["DP"] == 1.0
+    # strictly greater: a probability equal to the threshold is a negative
+    res = fairness_metrics(y, prob, sensitive_features=g, threshold=0.4)
+    assert res.overall["DP"] == 1.0
+    res = fairness_metrics(y, prob, sensitive_features=g, threshold=0.3)
+    assert res.overall["DP"] == 0.0
+    same = fairness_metrics(y, (prob > 0.5).astype(int), sensitive_features=g)
+    assert fairness_metrics(y, prob, sensitive_features=g).overall == same.overall
+    # a multi-class probability matrix takes its argmax
+    y3 = rng.integers(0, 3, 300)
+    p3 = rng.dirichlet(np.ones(3), 300)
+    a = fairness_metrics(y3, p3, sensitive_features=g)
+    b = fairness_metrics(y3, p3.argmax(axis=1), sensitive_features=g)
+    assert a.overall == b.overall and a.settings.predictions == "argmax of the class probabilities"
+    with pytest.raises(ValueError, match="threshold"):
+        fairness_metrics(y, prob, sensitive_features=g, threshold=1.5)
+    with pytest.raises(ValueError, match="soft"):
+        fairness_metrics(y, prob, sensitive_features=g, soft="maybe")
 
 
 # --------------------------------------------------------------------------- #
@@ -298,7 +342,8 @@ def test_counts_add_and_update():
     assert sum([part, ConfusionCounts.from_labels(
         y_true[second], y_pred[second], sensitive_features=gender[second],
         classes=whole.classes, groups=whole.groups)]).n.tolist() == [200, 200]
-    assert fairness_from_counts(total).overall == pytest.approx(fairness_from_counts(whole).overall)
+    assert fairness_from_counts(total, average="macro").overall == pytest.approx(
+        fairness_from_counts(whole, average="macro").overall)
     other = ConfusionCounts.from_labels(y_true, y_pred, sensitive_features=np.repeat(["a", "b"], 200))
     with pytest.raises(ValueError, match="groups"):
         whole + other
@@ -342,7 +387,7 @@ def test_class_level_undefined_excluded_from_mean():
     g = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
     with pytest.warns(UndefinedPairWarning) as record:
         res = fairness_metrics(y, p, sensitive_features=g)
-    assert "EOTP undefined for 1 of 3 classes" in str(record[0].message)
+    assert any("EOTP undefined for 1 classes" in str(r.message) for r in record)
     assert res.undefined.loc[2, "EOTP"] and np.isnan(res.by_class.loc[2, "EOTP"])
     assert res.undefined.loc[2, "BA"]
     assert res.n_undefined["EOTP"] == 1 and res.n_undefined["BA"] == 1
@@ -360,8 +405,15 @@ def test_metric_undefined_everywhere_raises():
     # the other metrics are fine when not asked for EOTP/EOFP/FPSF
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = fairness_metrics(y, p, sensitive_features=g, metrics=["DP", "DI", "SPSF", "BA"])
+        res = fairness_metrics(y, p, sensitive_features=g, metrics=["DP", "DI", "SPSF", "BA"], min_group_size=0)
     assert res.overall["DP"] == pytest.approx(0.0)
+    # asked together, the undefined ones are reported as such and the others returned
+    with pytest.warns(UndefinedPairWarning, match="EOTP undefined"):
+        res = fairness_metrics(y, p, sensitive_features=g)
+    assert np.isnan(res.overall["EOTP"]) and "positive instance" in res.undefined_reasons["EOTP"]
+    assert res.overall["DP"] == pytest.approx(0.0) and "DP" not in res.undefined_reasons
+    assert "EOTP = undefined (" in repr(res)
+    assert res.to_dict()["overall"]["EOTP"] is None and "EOTP" in res.to_dict()["undefined_reasons"]
 
 
 def test_di_zero_when_all_rates_zero():
@@ -439,7 +491,7 @@ def test_bounds(data, multilabel, ml):
     y, p, g = ml if multilabel else data
     res = _quiet(y, p, g)
     for name, value in res.overall.items():
-        assert 0.0 <= value <= 1.0 + 1e-12, name
+        assert (name in res.undefined_reasons and np.isnan(value)) or 0.0 <= value <= 1.0 + 1e-12, name
     vals = res.by_class.to_numpy()
     assert np.all((vals[~np.isnan(vals)] >= 0) & (vals[~np.isnan(vals)] <= 1 + 1e-12))
     assert np.array_equal(np.isnan(vals), res.undefined.to_numpy())
@@ -453,7 +505,7 @@ def test_identical_groups_give_zero(data):
     g2 = np.repeat(["u", "v"], len(y))
     res = _quiet(y2, p2, g2)
     for name, value in res.overall.items():
-        assert value == pytest.approx(0.0, abs=1e-12), name
+        assert name in res.undefined_reasons or value == pytest.approx(0.0, abs=1e-12), name
 
 
 @settings(max_examples=50, deadline=None)
@@ -470,7 +522,7 @@ def test_invariant_to_group_relabelling_and_row_order(data, seed):
     for name in res.overall:
         if name == "BA":
             continue
-        assert other.overall[name] == pytest.approx(res.overall[name], abs=1e-12), name
+        assert other.overall[name] == pytest.approx(res.overall[name], abs=1e-12, nan_ok=True), name
     if "BA" in res.overall:
         pos = res.counts.positives
         unique_max = (pos == pos.max(axis=0)).sum(axis=0) == 1
@@ -482,13 +534,13 @@ def test_two_groups_ba_symmetric():
     """With two groups the BA term is the same whichever tied group is chosen."""
     y_true, y_pred, gender = table3()
     flipped = np.where(gender == "female", "zz", "aa")
-    a = group_bias_amplification(y_true, y_pred, sensitive_features=gender)
-    b = group_bias_amplification(y_true, y_pred, sensitive_features=flipped)
+    a = group_bias_amplification(y_true, y_pred, sensitive_features=gender, average="macro")
+    b = group_bias_amplification(y_true, y_pred, sensitive_features=flipped, average="macro")
     assert a == pytest.approx(b)
 
 
 def test_result_type():
-    res = fairness_metrics(*table3()[:2], sensitive_features=table3()[2])
+    res = fairness_metrics(*table3()[:2], sensitive_features=table3()[2], average="macro")
     assert isinstance(res, FairnessResult)
     with pytest.raises(Exception):
         res.overall = {}

@@ -609,3 +609,40 @@ def test_inconsistent_hand_built_counts_name_the_field():
             MultiAttributeCounts(**{**ok, **change})
     with pytest.raises(TypeError, match="n_train must be a non-negative integer"):
         MultiAttributeCounts(**{**ok, "n_train": 1.5})
+
+
+# --------------------------------------------------------------------------- #
+# a wholly undefined metric (docs: def-undefined)
+# --------------------------------------------------------------------------- #
+def test_undefined_metric_is_flagged_and_skipped_by_the_bootstrap():
+    """A valid table never leaves a whole multi-attribute metric undefined (every kept combination occurs in
+    the training and the test ground truth), so the flag is exercised on a result marked by hand: its repr,
+    ``undefined_reasons`` and ``to_frame`` carry it, and the bootstrap gives it no statistic, with a note."""
+    from dataclasses import replace
+
+    from biasamp._multi_inference import multi_evaluator
+
+    attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    task = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task)
+    assert not any(r.undefined for r in (res.mals, res.g_to_m, res.m_to_g)) and res.undefined_reasons == {}
+    g_to_m = replace(res.g_to_m, value=np.nan, raw=np.nan, variance=np.nan, undefined=True, reason="no member")
+    marked = replace(res, g_to_m=g_to_m)
+    assert repr(g_to_m) == "Multi_G->M = undefined: no member"
+    assert marked.undefined_reasons == {"Multi_G->M": "no member"}
+    assert marked.to_frame().attrs["undefined_reasons"] == {"Multi_G->M": "no member"}
+    assert marked.to_dict()["g_to_m"]["undefined"] is True
+    plan = multi_evaluator(marked)
+    assert "G->M undefined, no interval: no member" in plan.notes
+    full = np.zeros((1, 5, 1 + 2 * len(res.combinations)))
+    assert set(plan.values(full)) == {"Multi_MALS", "Multi_MALS raw", "M->G", "M->G raw"}
+
+
+def test_weights_and_missing_are_recorded_on_the_result():
+    attr = np.array([0, 0, 0, 0, 1, 1, 1, 1, np.nan])
+    task = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0],
+                     [1, 0, 0]])
+    res = multi_bias_amp(attr, task, task_pred=task, missing="drop", sample_weight=[1, 2, 1, 1, 1, 1, 0, 1, 1])
+    assert res.weighted and res.counts.weighted and res.rows.n_dropped == 1 and res.rows.n_zero_weight == 1
+    assert "1 rows with a missing value dropped" in repr(res) and "every count is a sum of sample weights" in repr(res)
+    assert res.to_dict()["rows"]["n_zero_weight"] == 1 and res.train_rows is None

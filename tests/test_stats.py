@@ -23,7 +23,8 @@ from biasamp.fairness import (
 )
 from biasamp.labels import encode_labels
 from biasamp._cooccurrence_inference import _label_cells
-from biasamp._fairness_inference import _cells as _fairness_cells
+from biasamp._fairness_inference import _cells
+from biasamp.fairness import _prepare as _fairness_prepare
 from biasamp.stats import (
     BootstrapResult,
     bootstrap,
@@ -161,6 +162,11 @@ def _fair_data(seed=0, n=3000, k=3, n_groups=3, multilabel=False):
         y = rng.integers(0, k, n)
         p = np.where(rng.random(n) < 0.6 + 0.1 * g, y, rng.integers(0, k, n))
     return y, p, g
+
+
+def _fairness_cells(y, p, g):
+    prep = _fairness_prepare(y, p, g)
+    return _cells(prep, prep.groups)
 
 
 @pytest.mark.parametrize("multilabel", [False, True])

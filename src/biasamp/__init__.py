@@ -62,11 +62,13 @@ from .cooccurrence import (
 )
 from .counts import CooccurrenceCounts
 from .curves import CurveResult, checkpoint_curve, threshold_curve
-from .exceptions import UndefinedPairWarning
+from .exceptions import SmallGroupWarning, UndefinedPairWarning
+from ._fairness_groups import GroupMetrics
 from .fairness import (
     METRICS,
     ConfusionCounts,
     FairnessResult,
+    FairnessSettings,
     demographic_parity,
     equalized_odds_false_positive,
     equalized_odds_true_positive,
@@ -139,6 +141,8 @@ __all__ = [
     "CompareRunsResult",
     "ConfusionCounts",
     "FairnessResult",
+    "FairnessSettings",
+    "GroupMetrics",
     "RunSummary",
     "bootstrap",
     "cohens_d_label",
@@ -162,6 +166,7 @@ __all__ = [
     "DirectionalBiasAmpResult",
     "MALSResult",
     "Thresholds",
+    "SmallGroupWarning",
     "UndefinedPairWarning",
     "__version__",
     "bias_amp_directional",

@@ -14,6 +14,12 @@ Tests of no effect per BiasAmp→ pair (exact McNemar on paired indicators):
 
 Both need the three-way counts #(a, t∧t̂) and #(a∧â, t), read from the same
 cells (no second pass over the rows).
+
+Sample weights: a row's weight is part of its cell's key and scales the
+cell's contribution, so a replicate resamples rows *with* their weights. The
+McNemar tests need integer counts: with weights that are not integers they
+are not computed (a note says so). A statistic undefined on the full data
+(every pair undefined) gets no interval: it is left out, with a note.
 """
 
 from __future__ import annotations
@@ -41,12 +47,15 @@ def _identity(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _label_cells(left: list, right: list) -> tuple[Cells, dict]:
+def _label_cells(left: list, right: list, weights: np.ndarray | None = None) -> tuple[Cells, dict]:
     """The cells of the test labels and the three-way counts of the McNemar tests (from the same cells)."""
-    rep, counts = cells_of([*left, *right])
-    cells = Cells(augmented_rows(left, rep), augmented_rows(right, rep), counts)
+    rep, counts = cells_of([*left, *right], weights=weights)
+    cell_weights = None if weights is None else weights[rep]
+    cells = Cells(augmented_rows(left, rep), augmented_rows(right, rep), counts, weights=cell_weights)
     del rep
-    w = cells.counts
+    # the three-way counts: unweighted cell rows, each cell counted (rows x weight) times
+    lrows = cells.left if cell_weights is None else cells.unweighted_left()
+    w = cells.counts if cell_weights is None else cells.counts * cell_weights
     ka, kt = left[0].n_classes, right[0].n_classes
     a_roles, t_roles = [m.name for m in left], [m.name for m in right]
 
@@ -59,7 +68,7 @@ def _label_cells(left: list, right: list) -> tuple[Cells, dict]:
         return cells, agree
     step = 1 << 16  # chunks of cells: column slices of a whole side would copy every non-zero
     for a in range(0, cells.n_cells, step):
-        lc, rc, wc = cells.left[a:a + step], cells.right[a:a + step], w[a:a + step, None]
+        lc, rc, wc = lrows[a:a + step], cells.right[a:a + step], w[a:a + step, None]
         attr_rows = sparse.csr_matrix(block(lc, a_roles, "attr", ka).multiply(wc))
         task_rows = block(rc, t_roles, "task", kt)
         parts = {}
@@ -78,10 +87,13 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
 
     ``full`` is the test table ``[1|A|Â]ᵀ[1|T|T̂]`` (roles present),
     ``classes`` = (attr classes, task classes), ``agree`` the three-way counts
-    ``{"A->T": #(a, t∧t̂), "T->A": #(a∧â, t)}`` (None: no tests).
+    ``{"A->T": #(a, t∧t̂), "T->A": #(a∧â, t)}`` (None: no tests). A
+    direction undefined in ``point`` gets no statistic (a note says why).
     """
     ka, kt = len(classes[0]), len(classes[1])
-    directions = [d for d in (point.a_to_t, point.t_to_a) if d is not None]
+    given = [d for d in (point.a_to_t, point.t_to_a) if d is not None]
+    directions = [d for d in given if not d.undefined]
+    integral = agree is not None and all(np.array_equal(x, np.rint(x)) for x in (full, *agree.values()))
 
     def arrays(tables: np.ndarray, direction: str):
         return _c._direction_arrays(y, *_c._direction_inputs(direction, tables, ka, kt, roles))
@@ -116,7 +128,7 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
     def tests(random_state: Any) -> dict:
         from ._pvalues import mcnemar_exact
 
-        if soft or agree is None:
+        if soft or agree is None or not integral:
             return {}
         out = {}
         for d in directions:
@@ -131,25 +143,31 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
             out[d.direction] = UnitTests(p.ravel(), "exact McNemar test per pair (paired indicators)")
         return out
 
-    notes = []
+    notes = [f"{d.direction} undefined, no interval: {d.reason}" for d in given if d.undefined]
     if point.train_source == "test":
         notes.append("no training set: the signs y_at come from the test ground truth and stay fixed")
     if soft:
         notes.append("soft predictions: the McNemar tests need hard predictions, none computed")
+    elif agree is not None and not integral:
+        notes.append("non-integer sample weights: the exact McNemar tests need integer counts, none computed")
+    if getattr(point, "weighted", False):
+        notes.append("weighted rows: every replicate resamples rows together with their sample weights")
     return Plan(None, values, parts, statistics, tests, notes)
 
 
 def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
                       task_pred: Any = None, attr_train: Any = None, task_train: Any = None,
-                      drop_empty_train_rows: bool = False) -> Plan:
+                      drop_empty_train_rows: bool = False, sample_weight: Any = None,
+                      train_sample_weight: Any = None, missing: str = "raise") -> Plan:
     if args:
         raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("bias_amp_directional needs attr and task")
-    train, test, (left, right), source = _c._count_directional(attr, task, attr_pred, task_pred,
-                                                                attr_train, task_train, drop_empty_train_rows)
+    train, test, (left, right, weights), source = _c._count_directional(
+        attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
+        train_sample_weight, missing)
     point = _c.directional_from_counts(train, test, train_source=source)
-    cells, agree = _label_cells(left, right)
+    cells, agree = _label_cells(left, right, weights)
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
     soft = any(m.soft for m in (*left, *right))
     plan = directional_evaluator(point, (test.attr_classes, test.task_classes), _c.correlation_sign(train),
@@ -159,7 +177,10 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
 
 
 def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
-    """BiasAmp_MALS on tables ``[1|Â]ᵀ[1|T̂]`` with the exact training counts ``at`` fixed (no cells)."""
+    """BiasAmp_MALS on tables ``[1|Â]ᵀ[1|T̂]`` with the training counts ``at`` fixed (no cells).
+
+    ``at`` holds exact integers unless non-integer training weights were given.
+    """
 
     def terms(tables: np.ndarray):
         return _c._mals_arrays(at, tables[..., 1:, 1:])
@@ -181,17 +202,21 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
         )
         return [Statistic("MALS", point.value, None, regular=True, range=(-1.0, 1.0), parts=p)]
 
-    return Plan(None, values, parts, statistics, None, [])
+    notes = ["weighted rows: every replicate resamples rows together with their sample weights"] \
+        if getattr(point, "weighted", False) else []
+    return Plan(None, values, parts, statistics, None, notes)
 
 
 def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_pred: Any = None,
-               task_pred: Any = None) -> Plan:
+               task_pred: Any = None, sample_weight: Any = None, train_sample_weight: Any = None,
+               missing: str = "raise") -> Plan:
     if args or any(x is None for x in (attr_train, task_train, attr_pred, task_pred)):
         raise TypeError("bias_amp_mals takes attr_train, task_train and the keyword arguments attr_pred, task_pred")
-    train, pred, (left, right) = _c._count_mals(attr_train, task_train, attr_pred, task_pred)
+    train, pred, (left, right, weights) = _c._count_mals(attr_train, task_train, attr_pred, task_pred,
+                                                         sample_weight, train_sample_weight, missing)
     point = _c.mals_from_counts(train, pred)
-    cells, _ = _label_cells(left, right)
-    plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._exact(train.cross("attr", "task")))
+    cells, _ = _label_cells(left, right, weights)
+    plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._as_count(train.cross("attr", "task")))
     plan.cells = cells
     return plan
 

@@ -69,7 +69,7 @@ def headline_rows(report: Any) -> list[dict]:
     counts = pd.Series([r["key"] for r in rows]).value_counts() if rows else pd.Series(dtype=int)
     for r in rows:
         if counts[r["key"]] > 1:
-            r["key"] = f"{r['section']}.{r['key']}"
+            r["key"] = f"{_slug(r['section'])}.{r['key']}"
     return rows
 
 

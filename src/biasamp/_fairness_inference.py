@@ -34,15 +34,30 @@ _TEST_OF = {"DP": "prediction", "DI": "prediction", "SPSF": "prediction", "EOTP"
             "EOFP": "negatives", "FPSF": "negatives"}
 
 
-def _cells(y_true: Any, y_pred: Any, sensitive_features: Any) -> tuple[Cells, tuple, tuple, bool]:
-    yt, yp = _f._encode_targets(y_true, y_pred, None)
-    gcodes, groups, _ = _f._encode_groups(sensitive_features, yt.n_rows)
-    n_groups, k = len(groups), yt.n_classes
-    rep, counts = cells_of([yt, yp], extra=[gcodes])
+def _take_rows(m: Any, rows: np.ndarray) -> Any:
+    from .labels import LabelMatrix
+
+    if m.codes is not None:
+        return LabelMatrix(m.name, m.classes, codes=m.codes[rows])
+    return LabelMatrix(m.name, m.classes, dense=m.dense[rows], soft=m.soft)
+
+
+def _cells(prep: Any, groups: tuple) -> tuple[Cells, tuple, tuple, bool]:
+    """Cells of the prepared labels, on the rows of ``groups`` (the headline's: small groups excluded)."""
+    yt, yp, gcodes, w = prep.yt, prep.yp, prep.gcodes, prep.weights
+    index = np.array([groups.index(g) if g in groups else -1 for g in prep.groups], dtype=np.intp)
+    codes = index[gcodes]
+    if (codes < 0).any():
+        rows = np.flatnonzero(codes >= 0)
+        yt, yp, codes = _take_rows(yt, rows), _take_rows(yp, rows), codes[rows]
+        w = None if w is None else w[rows]
+    n_groups = len(groups)
+    # a row's weight is part of its cell: a resampled row carries its weight (docs/definitions.md, def-weights)
+    rep, counts = cells_of([yt, yp], extra=[codes], weights=w)
     t_rows, p_rows = label_rows(yt, rep), label_rows(yp, rep)
-    left = sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), gcodes[rep])), shape=(len(rep), n_groups))
+    left = sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), codes[rep])), shape=(len(rep), n_groups))
     right = augmented([t_rows, p_rows, t_rows.multiply(p_rows)], len(rep))
-    return Cells(left, right, counts), yt.classes, groups, bool(yp.soft)
+    return Cells(left, right, counts, weights=None if w is None else w[rep]), yt.classes, groups, bool(yp.soft)
 
 
 def _split(tables: np.ndarray, k: int):
@@ -160,6 +175,9 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
     """
     classes, groups = point.classes, point.groups
     k, n_groups = len(classes), len(groups)
+    headline = np.isin(np.asarray(classes, dtype=object), np.asarray(point.settings.headline_classes, dtype=object)) \
+        if point.settings is not None else np.ones(k, dtype=bool)
+    metrics = tuple(m for m in metrics if m not in point.undefined_reasons)
 
     def values(tables: np.ndarray) -> dict:
         n, pos, pred, tp = _split(tables, k)
@@ -167,7 +185,7 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
         enough = (n > 0).sum(axis=-1) >= 2
         out = {}
         for m, (v, d) in arrays.items():
-            mean, _ = _f._aggregate(v, d)
+            mean, _ = _f._aggregate(v, d & headline)
             out[m] = np.where(enough, mean, np.nan)
         return out
 
@@ -183,7 +201,7 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
         out = []
         for m in metrics:
             by_class = point.by_class[m].to_numpy(dtype=np.float64)
-            defined = ~point.undefined[m].to_numpy()
+            defined = ~point.undefined[m].to_numpy() & headline
             p = Parts(
                 estimate=est_parts[m][0], replicates=None, units=_unit_index(m, classes, groups),
                 unit_estimate=by_class, to_units=_to_units(m, k, n_groups), aggregate=mean_of(defined),
@@ -192,10 +210,13 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
             out.append(Statistic(m, float(point.overall[m]), None, regular=False, range=(0.0, 1.0), parts=p))
         return out
 
+    # weighted counts are read as frequencies when they are whole numbers; otherwise no count-based test
+    fractional = bool(np.any(np.abs(full - np.rint(full)) > 1e-9))
+
     def tests(random_state: Any) -> dict:
         from ._pvalues import independence_test
 
-        if soft:
+        if soft or fractional:
             return {}
         n, pos, pred, tp = (np.rint(x[0]).astype(np.int64) for x in _split(full[None], k))
         out, done = {}, {}
@@ -207,16 +228,26 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
                 done[kind] = independence_test(_test_tables(kind, n, pos, pred, tp), random_state=random_state)
             res = done[kind]
             methods = sorted({str(x) for x in np.ravel(res.method) if str(x) != "undefined"})
-            p = np.where(point.undefined[m].to_numpy(), np.nan, np.asarray(res.p_value, dtype=np.float64))
+            p = np.where(point.undefined[m].to_numpy() | ~headline, np.nan, np.asarray(res.p_value, dtype=np.float64))
             out[m] = UnitTests(p, f"independence of prediction and group ({kind}): " + ", ".join(methods))
         return out
 
     notes = ["soft predictions: the tests of no effect need hard predictions (counts), none computed"] if soft else []
+    if fractional and not soft:
+        notes.append("non-integer sample weights: the tests of no effect need counts (whole-number weights are "
+                     "read as frequencies), none computed")
+    notes += [f"{m} undefined, no interval: {why}" for m, why in point.undefined_reasons.items()]
+    if point.settings is not None and point.settings.excluded_groups:
+        notes.append("small groups excluded from the headline and its interval: "
+                     + ", ".join(map(repr, point.settings.excluded_groups)))
     return Plan(None, values, parts, statistics, tests, notes)
 
 
+_PREPARE_OPTIONS = ("average", "pos_label", "threshold", "soft", "sample_weight", "missing")
+
+
 def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
-                   metrics: Any = _f.METRICS, _only: str | None = None) -> Plan:
+                   metrics: Any = _f.METRICS, _only: str | None = None, **options: Any) -> Plan:
     if args:
         raise TypeError(f"fairness metrics take y_true and y_pred positionally, got {2 + len(args)} arguments")
     if y_true is None or y_pred is None:
@@ -224,9 +255,13 @@ def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive
     if sensitive_features is None:
         raise TypeError("the fairness metrics need the keyword argument sensitive_features")
     metrics = (_only,) if _only else _f._check_metrics(metrics)
+    if options.get("average", "auto") is None:
+        raise ValueError("bootstrap needs one headline value per metric: average='binary' or 'macro', not None")
     # the function itself validates everything and defines the estimate
-    point = _f.fairness_metrics(y_true, y_pred, sensitive_features=sensitive_features, metrics=metrics)
-    cells, _, _, soft = _cells(y_true, y_pred, sensitive_features)
+    point = _f.fairness_metrics(y_true, y_pred, sensitive_features=sensitive_features, metrics=metrics, **options)
+    prep = _f._prepare(y_true, y_pred, sensitive_features,
+                       **{k: v for k, v in options.items() if k in _PREPARE_OPTIONS})
+    cells, _, _, soft = _cells(prep, point.counts.groups)
     plan = fairness_evaluator(point, cells.table(), metrics, soft)
     plan.cells = cells
     return plan

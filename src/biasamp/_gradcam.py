@@ -24,7 +24,7 @@ whose parameters are frozen work too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -196,11 +196,20 @@ class GradCAM:
             raise RuntimeError("use GradCAM as a context manager: 'with GradCAM(model, layer) as cam: ...'")
         if not torch.is_tensor(images):
             raise TypeError(f"images must be a torch.Tensor, got {type(images).__name__}")
+        if images.is_complex():
+            raise TypeError(f"images must hold real numbers, got dtype {images.dtype}")
+        if images.ndim < 2 or images.shape[0] == 0:
+            raise ValueError(f"images must be a non-empty batch (B, C, H, W), got shape {tuple(images.shape)}")
+        if images.is_floating_point() and not bool(torch.isfinite(images).all()):
+            raise ValueError("images contains NaN or inf values")
         self._acts = []
         self._active = True
         try:
             with torch.enable_grad():
                 out = self.model(images)
+        except RuntimeError as exc:  # shapes or dtypes the model cannot take: say which input
+            raise ValueError(f"the model cannot run on images of shape {tuple(images.shape)} and dtype "
+                             f"{images.dtype} (expected a batch (B, C, H, W) it accepts): {exc}") from exc
         finally:
             self._active = False
         acts, self._acts = self._acts, []
@@ -223,26 +232,31 @@ class GradCAM:
             )
         return out, acts[0]
 
-    def _target_index(self, target: Any, out: Any) -> Any:
+    def _target_index(self, target: Any, out: Any, name: str = "target") -> Any:
         torch = _torch()
         b, k = out.shape
         if target is None:
             if self.kind == "softmax":
                 return out.detach().argmax(dim=1)
             if k != 1:
-                raise ValueError(f"target is required for a model with {k} outputs (kind='bce')")
+                raise ValueError(f"{name} is required for a model with {k} outputs (kind='bce')")
             return torch.zeros(b, dtype=torch.long, device=out.device)
+        target = _scalar_index(target)
         if isinstance(target, (bool, np.bool_)):
-            raise TypeError("target must be an output index (int) or one index per image, got a bool")
+            raise TypeError(f"{name} must be an output index (int) or one index per image, got a bool")
         if isinstance(target, (int, np.integer)):
             idx = torch.full((b,), int(target), dtype=torch.long, device=out.device)
         else:
-            idx = torch.as_tensor(np.asarray(target.cpu() if torch.is_tensor(target) else target))
+            try:
+                idx = torch.as_tensor(np.asarray(target.cpu() if torch.is_tensor(target) else target))
+            except (TypeError, ValueError, RuntimeError):
+                raise TypeError(f"{name} must be an int or {b} integer indices (one per image), got "
+                                f"{type(target).__name__}") from None
             if idx.ndim != 1 or idx.shape[0] != b or idx.dtype.is_floating_point or idx.dtype == torch.bool:
-                raise ValueError(f"target must be an int or {b} integer indices (one per image)")
+                raise ValueError(f"{name} must be an int or {b} integer indices (one per image)")
             idx = idx.to(device=out.device, dtype=torch.long)
         if bool(((idx < 0) | (idx >= k)).any()):
-            raise ValueError(f"target index out of range for a model with {k} outputs")
+            raise ValueError(f"{name} index out of range for a model with {k} outputs")
         return idx
 
     def maps(self, images: Any, targets: Sequence[Any]) -> list:
@@ -260,15 +274,21 @@ class GradCAM:
         list of torch.Tensor
             One detached ``(B, *spatial)`` map per target.
         """
-        torch = _torch()
+        if isinstance(targets, (str, bytes)) or not isinstance(targets, Iterable):
+            raise TypeError(f"targets must be a sequence of targets, got {type(targets).__name__}")
         targets = list(targets)
+        return self._maps(images, targets, [f"targets[{j}]" for j in range(len(targets))])
+
+    def _maps(self, images: Any, targets: list, names: Sequence[str]) -> list:
+        """:meth:`maps`, naming each target in errors (``names``: the caller's argument names)."""
+        torch = _torch()
         if not targets:
             raise ValueError("targets is empty")
         out, act = self._forward(images)
         spatial = tuple(range(2, act.ndim))
         result = []
         for j, target in enumerate(targets):
-            idx = self._target_index(target, out)
+            idx = self._target_index(target, out, names[j])
             score = out.gather(1, idx[:, None])[:, 0]
             if self.kind == "bce":
                 score = score.abs()
@@ -299,7 +319,7 @@ class GradCAM:
             a single-output model. ``kind="softmax"``: None (default) uses the
             predicted class of each image; an index uses that class's logit.
         """
-        return self.maps(images, [target])[0]
+        return self._maps(images, [target], ["target"])[0]
 
 
 def gradcam(
@@ -409,7 +429,21 @@ def _labels_2d(labels: Any, batch: int) -> np.ndarray:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != batch:
         raise ValueError(f"labels of a batch must have shape (B, K) or (B,) with B = {batch}, got {arr.shape}")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        rows = np.flatnonzero(~np.isfinite(arr).all(axis=1))[:5].tolist()
+        raise ValueError(f"labels of a batch contain NaN or inf values (rows {rows} of the batch)")
     return arr
+
+
+def _scalar_index(value: Any) -> Any:
+    """A 0-d integer tensor or array (``torch.tensor(3)``, ``np.array(3)``) as a Python int; anything else as is."""
+    torch = _torch()
+    if (torch.is_tensor(value) and value.ndim == 0 and not value.is_floating_point() and not value.is_complex()
+            and value.dtype != torch.bool):
+        return int(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu":
+        return int(value)
+    return value
 
 
 def _column(labels: np.ndarray, index: Any, name: str) -> np.ndarray:
@@ -423,8 +457,11 @@ def _column(labels: np.ndarray, index: Any, name: str) -> np.ndarray:
 def _check_index(value: Any, name: str, allow_none: bool = False) -> Any:
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+    value = _scalar_index(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be a non-negative int (an output/label column), got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative int (an output/label column), got {value!r}")
     return int(value)
 
 
@@ -490,10 +527,13 @@ def _progress(loader: Any, progress: bool, desc: str) -> Iterable:
     return tqdm(loader, total=total, desc=desc, disable=not progress, leave=False, unit="batch")
 
 
-def _score_loop(model, loader, layer, kind, targets_for_cam, per_batch, target, protected, device, progress, desc):
+def _score_loop(model, loader, layer, kind, targets_for_cam, per_batch, target, protected, device, progress, desc,
+                cam_names=("target", "protected")):
     from .attention import _iou_torch
 
     torch = _torch()
+    if isinstance(loader, (str, bytes, Mapping)) or not isinstance(loader, Iterable):
+        raise TypeError(f"loader must be an iterable of (images, labels[, masks]) batches, got {type(loader).__name__}")
     device = _model_device(model, device)
     scores, t_labels, a_labels = [], [], []
     with GradCAM(model, layer, kind=kind) as cam:
@@ -503,7 +543,7 @@ def _score_loop(model, loader, layer, kind, targets_for_cam, per_batch, target, 
                 raise TypeError(f"images of a batch must be a torch.Tensor, got {type(images).__name__}")
             images = images.to(device)
             lab = _labels_2d(labels, images.shape[0])
-            maps = cam.maps(images, targets_for_cam)
+            maps = cam._maps(images, list(targets_for_cam), cam_names)
             x, y = per_batch(maps, images, labels, batch_masks)
             b = x.shape[0]
             s = _iou_torch(x.reshape(b, -1).double(), y.reshape(b, -1).double())
@@ -775,7 +815,7 @@ def mask_score(
         attn = maps[0]
         m = _select_masks(masks, images, labels, batch_masks).to(device=attn.device, dtype=torch.float32)
         if bool((m < 0).any()) or not bool(torch.isfinite(m).all()):
-            raise ValueError("masks must be finite and >= 0")
+            raise ValueError("masks of a batch must be finite and >= 0")
         if resize == "mask":
             m = _resize(m, tuple(attn.shape[-2:]), antialias)
         else:

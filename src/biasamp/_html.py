@@ -8,6 +8,7 @@ matplotlib is installed). Every piece of text is escaped.
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 from typing import Any
 
@@ -35,6 +36,11 @@ details{margin:6px 0}summary{cursor:pointer;color:#0366d6}
 nav ul{columns:2;font-size:.92em}.notes li{color:#6a737d;font-size:.88em}
 """
 
+
+
+def _anchor(key: str) -> str:
+    """An HTML id for a section key: ``fairness[race x sex]`` -> ``fairness-race-x-sex``."""
+    return re.sub(r"[^0-9A-Za-z_-]+", "-", key).strip("-") or "section"
 
 def _cell(v: Any) -> tuple[str, bool]:
     """(text, numeric) of a table cell."""
@@ -111,7 +117,7 @@ def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = Fal
 def _figure(spec: Any, plots: bool) -> str:
     if not plots:
         return ""
-    from ._plots import figure_svg
+    from ._plots import figure_notes, figure_svg
 
     try:
         svg = figure_svg(spec)
@@ -119,12 +125,13 @@ def _figure(spec: Any, plots: bool) -> str:
         return f'<p class="error">plot "{escape(spec.title)}" failed: {escape(type(exc).__name__)}: {escape(str(exc))}</p>'
     if svg is None:
         return ""
-    cap = f"<figcaption>{escape(spec.caption)}</figcaption>" if spec.caption else ""
+    text = " ".join(t for t in [spec.caption, *figure_notes(spec)] if t)  # what a many-class chart leaves out
+    cap = f"<figcaption>{escape(text)}</figcaption>" if text else ""
     return f'<figure id="fig-{escape(spec.key)}"><h3>{escape(spec.title)}</h3>{svg}{cap}</figure>'
 
 
 def _section(s: Any, level: float, plots: bool) -> str:
-    parts = [f'<section id="{escape(s.key)}" data-status="{escape(s.status)}">', f"<h2>{escape(s.title)}</h2>",
+    parts = [f'<section id="{_anchor(s.key)}" data-status="{escape(s.status)}">', f"<h2>{escape(s.title)}</h2>",
              f'<p class="cite">{escape(s.citation)}</p>']
     if s.status != "ok":
         parts.append(f'<p class="{escape(s.status)}">{escape(s.message)}</p></section>')
@@ -161,7 +168,7 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
     ]
     if inp.get("calibrated"):
         meta.append("thresholds calibrated for: " + escape(", ".join(inp["calibrated"])))
-    toc = "".join(f'<li><a href="#{escape(s.key)}">{escape(s.title)}</a>'
+    toc = "".join(f'<li><a href="#{_anchor(s.key)}">{escape(s.title)}</a>'
                   + ("" if s.status == "ok" else f' <span class="meta">({escape(s.status)})</span>') + "</li>"
                   for s in sorted(report.sections, key=lambda s: s.status == "skipped"))
     body = [

@@ -11,7 +11,9 @@ scores and the indicators. The test rows are resampled: a row's left vector is
 Statistics: the headline "abs" values (``"Multi_MALS"``, ``"G->M"``,
 ``"M->G"``: means of |Δ|, non-regular, intervals from a simultaneous band on
 the per-(group, combination) Δ) and the signed "raw" values (``"... raw"``,
-smooth).
+smooth). A metric undefined on the full data gets no statistic (a note says
+why). Sample weights are part of the cells' keys and scale their left
+vectors, so replicates resample rows with their weights.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from scipy import sparse
 
 from . import cooccurrence as _c
 from . import multiattribute as _m
+from ._deprecation import renamed_arguments
 from ._inference import Parts, Plan, Statistic, abs_range, register
 from ._resample import Cells, augmented, cells_of, label_rows
-from .labels import encode_labels
 
 _CHUNK = 8 << 20  # bytes of one dense containment chunk
 
@@ -81,29 +83,43 @@ def _mean_defined(x: np.ndarray) -> float:
     return float(x[ok].mean()) if ok.any() else float("nan")
 
 
+_MULTI_OPTIONS = ("combinations", "min_size", "max_size", "min_support", "max_combinations", "support")
+
+
 def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
-                attr_train: Any = None, task_train: Any = None, **options: Any) -> Plan:
+                attr_train: Any = None, task_train: Any = None, attr_pred_rule: str = "one_hot",
+                sample_weight: Any = None, train_sample_weight: Any = None, missing: str = "raise",
+                **options: Any) -> Plan:
     if args:
         raise TypeError(f"multi_bias_amp takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("multi_bias_amp needs attr and task")
-    if options.get("attr_pred_rule") == "argmax":  # the groups the point estimate uses
-        attr_pred = _m._argmax_attr_pred(attr, attr_train, attr_pred)
-    point = _m.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
-                              task_train=task_train, **options)
-    counts = point.counts
-    g = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred})
-    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred})
-    codes = {name: _m._group_codes(mat) for name, mat in g.items() if name != "attr_train"}
-    task_mats = [t[r] for r in ("task", "task_pred") if r in t]
-    rep, cell_counts = cells_of(task_mats, extra=[codes[r] for r in ("attr", "attr_pred") if r in codes])
-    n_attr, n_comb = len(counts.attr_classes), len(counts.combinations)
+    unknown = set(options) - set(_MULTI_OPTIONS)
+    if unknown:
+        raise TypeError(f"multi_bias_amp got unexpected keyword arguments {sorted(unknown)!r}")
+    # the point estimate, from the same prepared rows as the cells
+    opts = {"combinations": "observed", "min_size": 1, "max_size": None, "min_support": 1,
+            "max_combinations": 200_000, "support": "containment", **options}
+    mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
+    checked = {name: _m._check_int(opts[name], name, 1, allow_none=name == "max_size")
+               for name in ("min_size", "max_size", "min_support", "max_combinations")}
+    if checked["max_size"] is not None and checked["max_size"] < checked["min_size"]:
+        raise ValueError(f"max_size ({checked['max_size']}) must be >= min_size ({checked['min_size']})")
+    prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
+                       sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    counts, selection = _m._count(prep, mode=mode, support=opts["support"], **checked)
+    point = _m.multi_from_counts(counts, selection=selection, train_source=prep.source)
+    codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}
+    task_mats = [prep.a[r] for r in ("task", "task_pred") if r in prep.a]
+    rep, cell_counts = cells_of(task_mats, extra=[codes[r] for r in ("attr", "attr_pred") if r in codes],
+                                weights=prep.weights)
+    n_attr = len(counts.attr_classes)
     left = augmented([sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), codes[r][rep])),
                                         shape=(len(rep), n_attr)) for r in ("attr", "attr_pred") if r in codes],
                      len(rep))
     right = augmented([containment_rows(label_rows(m, rep), counts.task_classes, counts.combinations)
                        for m in task_mats], len(rep))
-    cells = Cells(left, right, cell_counts)
+    cells = Cells(left, right, cell_counts, weights=None if prep.weights is None else prep.weights[rep])
     plan = multi_evaluator(point)
     plan.cells = cells
     return plan
@@ -120,27 +136,23 @@ def multi_evaluator(point: Any) -> Plan:
     g_rows, gh_rows = slice(1, 1 + n_attr), slice(1 + n_attr, 1 + 2 * n_attr)
     m_cols, mh_cols = slice(1, 1 + n_comb), slice(1 + n_comb, 1 + 2 * n_comb)
     y = _m._train_sign(counts)
-    train_joint = counts.train_joint
-    names = []
-    if point.mals is not None:
-        names += ["Multi_MALS", "Multi_MALS raw"]
-    if point.g_to_m is not None:
-        names += ["G->M", "G->M raw"]
-    if point.m_to_g is not None:
-        names += ["M->G", "M->G raw"]
+    train_joint = _c._as_count(counts.train_joint)
+    use = {key: r is not None and not r.undefined
+           for key, r in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g))}
+    names = [n for key in ("Multi_MALS", "G->M", "M->G") if use[key] for n in (key, key + " raw")]
 
     def deltas(tables: np.ndarray) -> dict:
         """Per-(group, combination) Δ of each metric, (B, G, M) with NaN where undefined, and y·Δ."""
         out = {}
         both = tables[:, g_rows, m_cols]
-        if point.mals is not None:
+        if use["Multi_MALS"]:
             *_, contribution, _, _ = _c._mals_arrays(train_joint, tables[:, gh_rows, mh_cols])
             out["Multi_MALS"] = (contribution, contribution)
-        if point.g_to_m is not None:
+        if use["G->M"]:
             support = np.broadcast_to(tables[:, g_rows, 0:1], both.shape)
             _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, g_rows, mh_cols])
             out["G->M"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
-        if point.m_to_g is not None:
+        if use["M->G"]:
             support = np.broadcast_to(both.sum(axis=1, keepdims=True), both.shape)
             _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, gh_rows, m_cols])
             out["M->G"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
@@ -192,10 +204,15 @@ def multi_evaluator(point: Any) -> Plan:
             out.append(Statistic(name, float(val[name][0]), None, regular=raw, range=rng, parts=p))
         return out
 
-    notes = [] if point.train_source == "train" else [
-        "no training set: the combinations, signs and training bias scores come from the test ground truth "
-        "and stay fixed"]
+    notes = [f"{key} undefined, no interval: {r.reason}"
+             for key, r in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g))
+             if r is not None and r.undefined]
+    if point.train_source != "train":
+        notes.append("no training set: the combinations, signs and training bias scores come from the test ground "
+                     "truth and stay fixed")
+    if getattr(point, "weighted", False):
+        notes.append("weighted rows: every replicate resamples rows together with their sample weights")
     return Plan(None, values, parts, statistics, None, notes)
 
 
-register(_m.multi_bias_amp)(_multi_plan)
+register(_m.multi_bias_amp)(renamed_arguments("0.2.0", _m._MULTI_RENAMES)(_multi_plan))

@@ -11,6 +11,11 @@ rows) with their counts ``c``. Resampling the rows is resampling ``c``:
 * :class:`Cells` holds the distinct rows in a canonical order (sorted by their
   key, never by their position), so the same seed gives the same replicates
   whatever the order of the rows;
+* with sample weights (:ref:`def-weights`) a row's weight is part of its
+  cell's key (rows with equal labels and different weights are different
+  cells) and scales the cell's left vector, so the table is
+  ``Lᵀ diag(c · w) R`` and a replicate, which resamples the *rows* (the
+  counts ``c``), carries every drawn row's weight;
 * :meth:`Cells.replicate_tables` draws ``B`` multinomial replicates
   ``c* ~ Multinomial(n, c / n)`` and returns the ``B`` replicate tables,
   vectorized (no Python loop per replicate) and block by block over the cells
@@ -128,11 +133,25 @@ def label_rows(m: Any, idx: np.ndarray) -> sparse.csr_matrix:
     return sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, k))
 
 
-def cells_of(matrices: Sequence[Any], extra: Sequence[np.ndarray] = ()) -> tuple[np.ndarray, np.ndarray]:
-    """(first row of every cell, cell counts) of the rows of ``matrices`` (+ ``extra`` key columns)."""
+def cells_of(matrices: Sequence[Any], extra: Sequence[np.ndarray] = (),
+             weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of every cell, cell counts) of the rows of ``matrices`` (+ ``extra`` key columns).
+
+    ``weights`` (one sample weight per row) are part of the key: rows with
+    the same labels but different weights fall in different cells, so
+    ``weights[first_rows]`` is every cell's weight (pass it to
+    :class:`Cells`). Cells are numbered in the canonical (sorted-key) order,
+    whatever the order of the rows. The counts are numbers of rows.
+    """
     cols: list[np.ndarray] = list(extra)
     for m in matrices:
         cols.extend(key_columns(m))
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        n = len(cols[0]) if cols else len(weights)
+        if weights.ndim != 1 or len(weights) != n:
+            raise ValueError(f"weights must hold one weight per row ({n}), got shape {weights.shape}")
+        cols.append(weights)
     ids = canonical_ids(cols)
     counts = np.bincount(ids)
     return first_rows(ids, len(counts)), counts
@@ -233,16 +252,34 @@ class Cells:
 
     ``left`` (C x wl) and ``right`` (C x wr) are the cells' augmented label
     rows; the table of any weights ``w`` over the cells is ``Lᵀ diag(w) R``.
+    ``weights`` (optional, C positive sample weights, one per cell: see
+    :func:`cells_of`) scale the left rows when the cells are built, so every
+    table, replicate and jackknife table is ``Σ_cells count × weight ×
+    vec(l ⊗ r)``, while the resampling draws rows (the ``counts``).
     """
 
     left: sparse.csr_matrix
     right: sparse.csr_matrix
     counts: np.ndarray
+    weights: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "left", compact(self.left))
+        left = compact(self.left)
+        if self.weights is not None:
+            w = np.asarray(self.weights, dtype=np.float64)
+            if w.shape != (left.shape[0],) or not np.isfinite(w).all() or (w <= 0).any():
+                raise ValueError(f"Cells: weights must be {left.shape[0]} positive finite numbers (one per cell; "
+                                 "rows of weight 0 are dropped before the cells are formed)")
+            object.__setattr__(self, "weights", w)
+            object.__setattr__(self, "_unweighted_left", left)
+            left = compact(sparse.diags(w) @ left)
+        object.__setattr__(self, "left", left)
         object.__setattr__(self, "right", compact(self.right))
         object.__setattr__(self, "counts", np.asarray(self.counts, dtype=np.float64))
+
+    def unweighted_left(self) -> sparse.csr_matrix:
+        """The cells' left rows without their sample weights."""
+        return self.left if self.weights is None else self._unweighted_left
 
     @property
     def n_cells(self) -> int:

@@ -431,6 +431,20 @@ def _bar(total: int | None, desc: str, progress: Any) -> Any:
     return progress_bar(total=total, desc=desc, progress=progress, unit="rows", unit_scale=True, tqdm_class=tqdm)
 
 
+def _stream_fairness_options(options: dict, task_classes: Sequence, multilabel: bool) -> dict:
+    """The fairness options of a streamed audit, as :func:`~biasamp.report.audit` resolves them.
+
+    With no ``pos_label`` given and a binary task whose classes hold neither
+    1 nor True, the headline is the mean over both classes (as in the
+    in-memory audit).
+    """
+    out = {k: (tuple(v) if k == "tolerance" else v) for k, v in options.items()}
+    if "pos_label" not in out and out.get("average", "auto") == "auto" and not multilabel \
+            and len(task_classes) == 2 and not any(not isinstance(c, str) and c == 1 for c in task_classes):
+        out["average"] = "macro"
+    return out
+
+
 def stream_audit(
     data: ParquetDataset,
     columns: StreamColumns,
@@ -457,6 +471,7 @@ def stream_audit(
     names: dict | None = None,
     progress: bool | None = None,
     errors: str = "report",
+    fairness: dict | None = None,
 ) -> Report:
     """The report of :func:`biasamp.report.audit`, computed from Parquet data read batch by batch.
 
@@ -497,6 +512,11 @@ def stream_audit(
         One bar per pass over the data on stderr, its total the rows of the
         pass (from the file footers); ``None``: bars when stderr is a
         terminal, otherwise a plain progress line every 10 s.
+    fairness : dict, optional
+        Options of the group fairness section (``average``, ``pos_label``,
+        ``threshold``, ``soft``, ``min_group_size``, ``include_small_groups``,
+        ``reference_group``, ``tolerance``), as the keyword arguments of
+        :func:`biasamp.report.audit`.
 
     Returns
     -------
@@ -559,7 +579,8 @@ def stream_audit(
     opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
                        random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=progress_mode(progress))
+                       min_support=min_support, top_k=top_k, progress=progress_mode(progress),
+                       fairness=dict(fairness or {}))
     keys = {b.key for b in chosen}
     batch_size = int(batch_size)
     train_rows = train.num_rows if train is not None else 0  # from the footers, for the progress bars
@@ -610,7 +631,9 @@ def stream_audit(
         fam["mals"] = _Family(lambda: CooccurrenceAccumulator(attr_mals, task_mals, metric="mals", **boot("mals")),
                               errors, opt)
     if "fairness" in keys and has_tp:
-        fam["fairness"] = _Family(lambda: FairnessAccumulator(task_test, attr_test, **boot("fairness")), errors, opt)
+        fopt = _stream_fairness_options(opt.fairness, task_test, columns.multilabel)
+        fam["fairness"] = _Family(lambda: FairnessAccumulator(task_test, attr_test, **fopt, **boot("fairness")),
+                                  errors, opt)
     if "multi" in keys and columns.multilabel:
         fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
             attr_all, list(columns.task_names), combinations=opt.combinations, min_size=opt.min_size,

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ._deprecation import renamed_arguments
+from ._rows import add_filters, check_missing, select_rows
 from .cooccurrence import (
     _DIRECTIONAL_PAIRS,
     DirectionalBiasAmpResult,
@@ -62,19 +63,20 @@ from .cooccurrence import (
 from .counts import ATTR_ROLES, TASK_ROLES, CooccurrenceCounts, _encode_side, _layout
 from .exceptions import UndefinedPairWarning
 from .fairness import METRICS, ConfusionCounts, FairnessResult, _check_metrics, fairness_from_counts
-from .labels import check_consistent_length, encode_labels
+from .labels import check_consistent_length, encode_labels, to_numpy
 from .multiattribute import (
     _CHUNK_BYTES,
     _MODES,
     MultiAttributeCounts,
     MultiBiasAmpResult,
+    _Grouping,
     _check_int,
-    _code_bitsets,
     _column_bitsets,
     _containment,
+    _counts_by_group,
     _frequent_sets,
     _group_codes,
-    _joint_counts,
+    _group_totals,
     _label_blocks,
     _padded,
     _sized_combinations,
@@ -254,6 +256,15 @@ class _Accumulator:
         return sync_accumulator(self, group=group)
 
 
+def _sum_filters(mine, theirs):
+    """Row filters of two accumulators: their sum, where one that has seen nothing (None) is the identity."""
+    if mine is None:
+        return theirs
+    if theirs is None:
+        return mine
+    return add_filters(mine, theirs)
+
+
 def _combine_roles(mine, theirs, what: str):
     """Roles seen by two accumulators: equal, or one of them has seen nothing (None)."""
     if mine is None:
@@ -310,6 +321,18 @@ class CooccurrenceAccumulator(_Accumulator):
         Alternatively stream the training set with :meth:`update_train`.
         Without either, the test ground truth is used for the training
         statistics (``train_source="test"``, as in the functional API).
+    n_boot : int, default 0
+        Poisson bootstrap replicates kept alongside the counts (0: none).
+    random_state : int, optional
+        Seed of the Poisson bootstrap weights.
+    stream : int, default 0
+        Identifier of this stream (a rank or partition), part of every row's
+        bootstrap seed.
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value in a batch: raise, drop them, or make a
+        missing ``attr`` its own class ``"missing"`` (which must then be in
+        ``attr_classes``) (:ref:`def-missing`). The rows dropped and grouped
+        are summed over batches and reported by :meth:`compute`.
 
     Attributes
     ----------
@@ -366,9 +389,13 @@ class CooccurrenceAccumulator(_Accumulator):
         n_boot: int = 0,
         random_state: Any = None,
         stream: int = 0,
+        missing: str = "raise",
     ) -> None:
         self.attr_classes = _class_list(attr_classes, "attr_classes")
         self.task_classes = _class_list(task_classes, "task_classes")
+        self.missing = check_missing(missing)
+        self.rows = self.train_rows = None  # RowFilter sums of the test and training batches
+        self.weighted = False
         if not isinstance(metric, str) or metric not in _COOC_METRICS:
             raise ValueError(f"metric must be one of {_COOC_METRICS}, got {metric!r}")
         self.metric = metric
@@ -405,7 +432,7 @@ class CooccurrenceAccumulator(_Accumulator):
         target[np.ix_(rows, cols)] += counts.gram
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
-               task_pred: Any = None, row_ids: Any = None) -> "CooccurrenceAccumulator":
+               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> "CooccurrenceAccumulator":
         """Count one batch of test rows; returns ``self``.
 
         Parameters
@@ -422,6 +449,9 @@ class CooccurrenceAccumulator(_Accumulator):
             With ``n_boot > 0``: a unique id per row (e.g. the dataset index),
             which fixes the row's bootstrap weights. Default: ``stream`` and
             the running row number of this accumulator.
+        sample_weight : array-like of shape (n,), optional
+            One non-negative weight per row: every count becomes a sum of
+            weights, rows of weight 0 are dropped (:ref:`def-weights`).
 
         Every batch must carry the same arguments.
         """
@@ -435,11 +465,14 @@ class CooccurrenceAccumulator(_Accumulator):
                 raise ValueError("metric='mals' needs attr_pred and task_pred in every batch")
             if (attr is None) != (task is None):
                 raise ValueError("give both attr and task (test ground truth), or neither")
-        a = _encode_side(attr, attr_pred, "attr", self.attr_classes, True)
-        t = _encode_side(task, task_pred, "task", self.task_classes, True)
+        arrays, weights, rows = select_rows(
+            {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred, "row_ids": row_ids},
+            missing=self.missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
+        a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", self.attr_classes, True)
+        t = _encode_side(arrays["task"], arrays["task_pred"], "task", self.task_classes, True)
         left = [a[r] for r in ATTR_ROLES if r in a]
         right = [t[r] for r in TASK_ROLES if r in t]
-        counts = CooccurrenceCounts.from_encoded(left, right, pairs=self.pairs)
+        counts = CooccurrenceCounts.from_encoded(left, right, pairs=self.pairs, weights=weights, rows=rows)
         roles = (counts.attr_roles, counts.task_roles)
         if self.roles is not None and roles != self.roles:
             raise ValueError(
@@ -447,34 +480,41 @@ class CooccurrenceAccumulator(_Accumulator):
                 f"{self.roles[0] + self.roles[1]!r}: every batch must carry the same arguments"
             )
         self._embed(self.gram, counts)
-        self._rows_update(a, t, int(counts.n), row_ids)
+        n = next(m.n_rows for m in (*left, *right))
+        self._rows_update(a, t, n, arrays["row_ids"], weights)
         self.roles = roles
         self.soft_roles = self.soft_roles | counts.soft_roles
+        self.rows = rows if self.rows is None else self.rows + rows
+        self.weighted = self.weighted or weights is not None
         return self
 
-    def _rows_update(self, a: dict, t: dict, n: int, row_ids: Any) -> None:
-        """Three-way counts (for the tests) and Poisson replicate tables of one batch."""
+    def _rows_update(self, a: dict, t: dict, n: int, row_ids: Any, weights: np.ndarray | None = None) -> None:
+        """Three-way counts (for the tests) and Poisson replicate tables of one batch (rows weighted by ``weights``)."""
+        from scipy import sparse
+
         from ._resample import augmented, label_rows
 
         ka, kt = len(self.attr_classes), len(self.task_classes)
         idx = np.arange(n)
         rows = {r: label_rows(m, idx) for r, m in {**a, **t}.items()}
+        scale = sparse.diags(weights) if weights is not None else None
         if "attr" in rows and "task" in rows:
+            attr_rows = rows["attr"] if scale is None else sparse.csr_matrix(scale @ rows["attr"])
             if "task_pred" in rows:
-                self.agree[0] += np.asarray((rows["attr"].T @ rows["task"].multiply(rows["task_pred"])).todense())
+                self.agree[0] += np.asarray((attr_rows.T @ rows["task"].multiply(rows["task_pred"])).todense())
             if "attr_pred" in rows:
-                self.agree[1] += np.asarray((rows["attr"].multiply(rows["attr_pred"]).T @ rows["task"]).todense())
+                self.agree[1] += np.asarray((attr_rows.multiply(rows["attr_pred"]).T @ rows["task"]).todense())
         if self.n_boot:
-            from scipy import sparse
-
             zero_a, zero_t = sparse.csr_matrix((n, ka)), sparse.csr_matrix((n, kt))
             left = augmented([rows.get(r, zero_a) for r in ATTR_ROLES], n)
+            if scale is not None:  # a row's replicate weight multiplies its sample weight
+                left = sparse.csr_matrix(scale @ left)
             right = augmented([rows.get(r, zero_t) for r in TASK_ROLES], n)
             self._boot_update(left, right, n, row_ids)
 
     def _boot_plan(self):
         from ._cooccurrence_inference import directional_evaluator, mals_evaluator
-        from .cooccurrence import _exact, correlation_sign
+        from .cooccurrence import _as_count, correlation_sign
 
         point = self.compute()
         test = self.counts()
@@ -492,23 +532,36 @@ class CooccurrenceAccumulator(_Accumulator):
         reps = self.boot[:, rows][:, :, cols]
         classes = (self.attr_classes, self.task_classes)
         if self.metric == "mals":
-            return mals_evaluator(point, classes, _exact(train.cross("attr", "task"))), full, reps
+            return mals_evaluator(point, classes, _as_count(train.cross("attr", "task"))), full, reps
         agree = {"A->T": self.agree[0], "T->A": self.agree[1]} if test.has("attr", "task") else None
         plan = directional_evaluator(point, classes, correlation_sign(train), full, (a_roles, t_roles), agree,
                                      bool(self.soft_roles))
         return plan, full, reps
 
-    def update_train(self, attr: Any, task: Any) -> "CooccurrenceAccumulator":
-        """Count one batch of the *training* ground truth (for ``y_at`` / ``b_train``); returns ``self``."""
+    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> "CooccurrenceAccumulator":
+        """Count one batch of the *training* ground truth (for ``y_at`` / ``b_train``); returns ``self``.
+
+        Parameters
+        ----------
+        attr, task : labels
+            Training ground truth of A and T.
+        sample_weight : array-like of shape (n,), optional
+            One non-negative weight per training row (:ref:`def-weights`).
+        """
         if self.train is not None:
             raise ValueError("this accumulator was given fixed train counts; update_train() would add to them")
         if attr is None or task is None:
             raise ValueError("update_train needs both attr and task (training ground truth)")
-        enc_a = encode_labels({"attr_train": attr}, classes=self.attr_classes)["attr_train"]
-        enc_t = encode_labels({"task_train": task}, classes=self.task_classes)["task_train"]
+        arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=self.missing, group_args=("attr",),
+                                            sample_weight=sample_weight, group_columns=False)
+        enc_a = encode_labels({"attr_train": arrays["attr"]}, classes=self.attr_classes)["attr_train"]
+        enc_t = encode_labels({"task_train": arrays["task"]}, classes=self.task_classes)["task_train"]
         check_consistent_length(attr_train=enc_a, task_train=enc_t)
-        counts = CooccurrenceCounts.from_encoded([replace(enc_a, name="attr")], [replace(enc_t, name="task")])
+        counts = CooccurrenceCounts.from_encoded([replace(enc_a, name="attr")], [replace(enc_t, name="task")],
+                                                 weights=weights)
         self.train_gram += counts.gram
+        self.train_rows = rows if self.train_rows is None else self.train_rows + rows
+        self.weighted = self.weighted or weights is not None
         return self
 
     # ----------------------------------------------------------------- merge
@@ -523,9 +576,14 @@ class CooccurrenceAccumulator(_Accumulator):
             self.train is not None and not np.array_equal(self.train.gram, other.train.gram)
         ):
             raise ValueError("cannot merge accumulators with different fixed train counts")
+        if self.missing != other.missing:
+            raise ValueError(f"cannot merge accumulators with different missing: {self.missing!r} vs {other.missing!r}")
         roles = _combine_roles(self.roles, other.roles, "roles")
         self.roles = roles
         self.soft_roles = self.soft_roles | other.soft_roles
+        self.weighted = self.weighted or other.weighted
+        self.rows = _sum_filters(self.rows, other.rows)
+        self.train_rows = _sum_filters(self.train_rows, other.train_rows)
 
     # ------------------------------------------------------------------ read
     @property
@@ -545,7 +603,7 @@ class CooccurrenceAccumulator(_Accumulator):
         every = {(a, t) for a in ATTR_ROLES for t in TASK_ROLES}
         full = CooccurrenceCounts(
             self.attr_classes, self.task_classes, ATTR_ROLES, TASK_ROLES, self.gram.copy(),
-            self.soft_roles, frozenset(every - self.pairs),
+            self.soft_roles, frozenset(every - self.pairs), self.weighted, self.rows,
         )
         return full.restrict(*self.roles)
 
@@ -555,7 +613,8 @@ class CooccurrenceAccumulator(_Accumulator):
             return self.train, "train"
         if self.train_gram[0, 0] > 0:
             return CooccurrenceCounts(
-                self.attr_classes, self.task_classes, ("attr",), ("task",), self.train_gram.copy()
+                self.attr_classes, self.task_classes, ("attr",), ("task",), self.train_gram.copy(),
+                weighted=self.weighted, rows=self.train_rows,
             ), "train"
         test = self.counts()
         if not test.has("attr", "task"):
@@ -595,6 +654,8 @@ class CooccurrenceAccumulator(_Accumulator):
             self.boot[...] = 0
             self.rows_seen = 0
         self.roles, self.soft_roles = None, frozenset()
+        self.rows = self.train_rows = None
+        self.weighted = False
         return self
 
     def __repr__(self) -> str:
@@ -621,7 +682,8 @@ class FairnessAccumulator(_Accumulator):
         \mathrm{DP} = \max_g PPR_g - \min_g PPR_g, \qquad
         \mathrm{EOTP} = \max_g TPR_g - \min_g TPR_g
 
-    per class, averaged over classes (see :func:`~biasamp.fairness_metrics`).
+    per class, then the positive class's value or the mean over classes (see
+    :func:`~biasamp.fairness_metrics`).
 
     Parameters
     ----------
@@ -633,6 +695,19 @@ class FairnessAccumulator(_Accumulator):
         them).
     metrics : sequence of str, default all seven
         What :meth:`compute` reports.
+    n_boot : int, default 0
+        Poisson bootstrap replicates kept alongside the counts (0: none).
+    random_state : int, optional
+        Seed of the Poisson bootstrap weights.
+    stream : int, default 0
+        Identifier of this stream (a rank or partition), part of every row's
+        bootstrap seed.
+    **options
+        Options of :func:`~biasamp.fairness_metrics`: ``threshold`` and
+        ``soft`` (how probabilities are counted, at ``update``), and
+        ``average``, ``pos_label``, ``min_group_size``,
+        ``include_small_groups``, ``reference_group``, ``tolerance`` (at
+        ``compute``).
 
     See Also
     --------
@@ -658,7 +733,7 @@ class FairnessAccumulator(_Accumulator):
     >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
     >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
     >>> gender = np.repeat(["female", "male"], 200)
-    >>> acc = FairnessAccumulator(["cook", "sport"], ["female", "male"])
+    >>> acc = FairnessAccumulator(["cook", "sport"], ["female", "male"], average="macro")
     >>> _ = acc.update(y_true[:200], y_pred[:200], sensitive_features=gender[:200])
     >>> _ = acc.update(y_true[200:], y_pred[200:], sensitive_features=gender[200:])
     >>> {k: round(100 * v, 1) for k, v in acc.compute().overall.items()}
@@ -669,23 +744,34 @@ class FairnessAccumulator(_Accumulator):
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: Sequence[str] = METRICS, n_boot: int = 0, random_state: Any = None,
-                 stream: int = 0) -> None:
+                 stream: int = 0, **options: Any) -> None:
+        from .fairness import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
+
+        unknown = set(options) - set(_FROM_COUNTS_OPTIONS) - set(_LABEL_OPTIONS)
+        if unknown:
+            raise TypeError(f"FairnessAccumulator got unexpected options {sorted(unknown)!r}; it takes "
+                            f"{sorted(_FROM_COUNTS_OPTIONS + _LABEL_OPTIONS)!r}")
+        self.options = {k: v for k, v in options.items() if k in _FROM_COUNTS_OPTIONS}
+        self.label_options = {k: v for k, v in options.items() if k in _LABEL_OPTIONS}
+        self.multilabel = False
+        self.predictions = "hard"
         self.classes = _class_list(classes, "classes")
         self.groups = _class_list(groups, "groups")
         self.metrics = _check_metrics(metrics)
         g, k = len(self.groups), len(self.classes)
-        self.n = np.zeros(g, dtype=np.int64)
-        self.positives = np.zeros((g, k), dtype=np.int64)
+        self.n = np.zeros(g, dtype=np.float64)
+        self.positives = np.zeros((g, k), dtype=np.float64)
         self.predicted = np.zeros((g, k), dtype=np.float64)
         self.true_positives = np.zeros((g, k), dtype=np.float64)
         self.soft = False
+        self.weighted = False
         self.feature_names: tuple | None = None
         self._init_bootstrap(n_boot, random_state, stream)
         if self.n_boot:
             self.boot = np.zeros((self.n_boot, g, 1 + 3 * k), dtype=np.float64)
 
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any,
-               row_ids: Any = None) -> "FairnessAccumulator":
+               sample_weight: Any = None, row_ids: Any = None) -> "FairnessAccumulator":
         """Count one batch; returns ``self``.
 
         Parameters
@@ -696,16 +782,24 @@ class FairnessAccumulator(_Accumulator):
             Predictions (hard, or probabilities: expected counts).
         sensitive_features : array-like of shape (n,), DataFrame or (n, m) array
             Group of every row; must be among ``groups``.
+        sample_weight : array-like of shape (n,), optional
+            Non-negative weights: every count becomes a weighted count
+            (:ref:`def-weights`); zero-weight rows are dropped.
         row_ids : array-like of int, optional
             With ``n_boot > 0``: a unique id per row, which fixes its
             bootstrap weights (default: ``stream`` and the running row number).
         """
-        from .fairness import _count, _encode_groups, _encode_targets
+        from .fairness import _count, _prepare
 
-        yt, yp = _encode_targets(y_true, y_pred, self.classes)
-        gcodes, group_names, feature_names = _encode_groups(sensitive_features, yt.n_rows, self.groups)
-        n_g, pos, pred, tp = _count(gcodes, len(group_names), yt, yp)
+        prep = _prepare(y_true, y_pred, sensitive_features, classes=self.classes, groups=self.groups, batch=True,
+                        sample_weight=sample_weight, **self.label_options)
+        if row_ids is not None and prep.rows is not None and prep.rows.n_zero_weight:
+            row_ids = np.asarray(to_numpy(row_ids, "row_ids"))[to_numpy(sample_weight, "sample_weight") > 0]
+        yt, yp, gcodes, w = prep.yt, prep.yp, prep.gcodes, prep.weights
+        group_names, feature_names = prep.groups, prep.feature_names
+        n_g, pos, pred, tp = _count(gcodes, len(group_names), yt, yp, w)
         c = ConfusionCounts(yt.classes, group_names, n_g, pos, pred, tp, feature_names, yp.soft)
+        self.multilabel, self.predictions = yt.codes is None, prep.predictions
         if self.n_boot:
             from scipy import sparse
 
@@ -713,7 +807,8 @@ class FairnessAccumulator(_Accumulator):
 
             n, idx = yt.n_rows, np.arange(yt.n_rows)
             trows, prows = label_rows(yt, idx), label_rows(yp, idx)
-            left = sparse.csr_matrix((np.ones(n), (idx, gcodes)), shape=(n, len(self.groups)))
+            vals = np.ones(n) if w is None else w
+            left = sparse.csr_matrix((vals, (idx, gcodes)), shape=(n, len(self.groups)))
             self._boot_update(left, augmented([trows, prows, trows.multiply(prows)], n), n, row_ids)
         if self.feature_names is not None and c.feature_names != self.feature_names:
             raise ValueError(
@@ -725,11 +820,12 @@ class FairnessAccumulator(_Accumulator):
         self.predicted += c.predicted
         self.true_positives += c.true_positives
         self.soft = self.soft or c.soft
+        self.weighted = self.weighted or w is not None
         self.feature_names = c.feature_names
         return self
 
     def _merge_meta(self, other: "FairnessAccumulator") -> None:
-        for what in ("classes", "groups", "metrics"):
+        for what in ("classes", "groups", "metrics", "options", "label_options"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
                     f"cannot merge accumulators with different {what}: "
@@ -737,6 +833,8 @@ class FairnessAccumulator(_Accumulator):
                 )
         self.feature_names = _combine_roles(self.feature_names, other.feature_names, "sensitive feature columns")
         self.soft = self.soft or other.soft
+        self.weighted = self.weighted or other.weighted
+        self.multilabel = self.multilabel or other.multilabel
 
     @property
     def n_total(self) -> int:
@@ -745,12 +843,15 @@ class FairnessAccumulator(_Accumulator):
 
     def counts(self) -> ConfusionCounts:
         """The accumulated :class:`~biasamp.ConfusionCounts`."""
+        n, pos = self.n.copy(), self.positives.copy()
         pred, tp = self.predicted.copy(), self.true_positives.copy()
-        if not self.soft:
-            pred, tp = np.rint(pred).astype(np.int64), np.rint(tp).astype(np.int64)
+        if not self.weighted:
+            n, pos = np.rint(n).astype(np.int64), np.rint(pos).astype(np.int64)
+            if not self.soft:
+                pred, tp = np.rint(pred).astype(np.int64), np.rint(tp).astype(np.int64)
         return ConfusionCounts(
-            self.classes, self.groups, self.n.copy(), self.positives.copy(), pred, tp,
-            self.feature_names or ("sensitive_feature",), self.soft,
+            self.classes, self.groups, n, pos, pred, tp,
+            self.feature_names or ("sensitive_feature",), self.soft, self.multilabel, self.predictions,
         )
 
     def compute(self) -> FairnessResult:
@@ -764,7 +865,7 @@ class FairnessAccumulator(_Accumulator):
         """
         if self.n_total == 0:
             raise ValueError("no batch was counted: call update() first")
-        return fairness_from_counts(self.counts(), metrics=self.metrics)
+        return fairness_from_counts(self.counts(), metrics=self.metrics, **self.options)
 
     def _boot_plan(self):
         from ._fairness_inference import fairness_evaluator
@@ -777,7 +878,7 @@ class FairnessAccumulator(_Accumulator):
         """Zero the tables; returns ``self``."""
         for name in self._table_names():
             getattr(self, name)[...] = 0
-        self.soft, self.feature_names = False, None
+        self.soft, self.weighted, self.feature_names = False, False, None
         self.rows_seen = 0
         return self
 
@@ -798,26 +899,26 @@ _MULTI_TABLES = (
 
 
 def _distinct_rows(packed: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a ``(n, bytes)`` uint8 matrix with their summed weights."""
+    """Distinct rows of a ``(n, bytes)`` uint8 matrix with their summed weights (float64)."""
     if packed.shape[0] == 0:
-        return packed, weights
+        return packed, np.asarray(weights, dtype=np.float64)
     width = packed.shape[1]
     keys = np.ascontiguousarray(packed).view(f"V{width}").ravel()
     uniq, inverse = np.unique(keys, return_inverse=True)
     summed = np.bincount(inverse.ravel(), weights=weights, minlength=len(uniq))
-    return uniq.view(np.uint8).reshape(len(uniq), width), np.rint(summed).astype(np.int64)
+    return uniq.view(np.uint8).reshape(len(uniq), width), summed.astype(np.float64)
 
 
 def _weighted_support(colbits: np.ndarray, weights: np.ndarray, n_rows: int,
                       idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """``Σ_d w_d [m ⊆ S_d]`` for each combination, over weighted distinct sets ``S_d``."""
-    out = np.zeros(len(sizes), dtype=np.int64)
+    out = np.zeros(len(sizes), dtype=np.float64)
     step = max(1, _CHUNK_BYTES // max(n_rows, 1))
     for start in range(0, len(sizes), step):
         sl = slice(start, min(len(sizes), start + step))
         bits = _containment(colbits, idx[sl], sizes[sl])
         member = np.unpackbits(bits.view(np.uint8), axis=1, count=n_rows, bitorder="little")
-        out[sl] = member.astype(np.int64) @ weights
+        out[sl] = member.astype(np.float64) @ weights
     return out
 
 
@@ -870,6 +971,17 @@ class MultiAttributeAccumulator(_Accumulator):
         As in :func:`~biasamp.multi_bias_amp` (``min_size``/``max_size`` are
         ignored for a fixed list; ``min_support`` applies to it at
         :meth:`compute`, on the training counts).
+    n_boot : int, default 0
+        Poisson bootstrap replicates kept alongside the counts (0: none).
+    random_state : int, optional
+        Seed of the Poisson bootstrap weights.
+    stream : int, default 0
+        Identifier of this stream (a rank or partition), part of every row's
+        bootstrap seed.
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value in a batch: raise, drop them, or make a
+        missing 1-D ``attr`` its own class ``"missing"`` (which must then be
+        in ``attr_classes``) (:ref:`def-missing`).
 
     See Also
     --------
@@ -879,8 +991,10 @@ class MultiAttributeAccumulator(_Accumulator):
     Notes
     -----
     Memory: pass 1 keeps one row per *distinct* training task set (not
-    per instance); pass 2 keeps ``O(|G|·|M|)`` integers. All counts are exact
-    integers, so any batching and merge order gives identical results.
+    per instance); pass 2 keeps ``O(|G|·|M|)`` counts. Unweighted counts are
+    exact integers (held in float64, exact below 2**53), so any batching and
+    merge order gives identical results; with ``sample_weight`` every count
+    is a sum of weights.
 
     References
     ----------
@@ -925,8 +1039,12 @@ class MultiAttributeAccumulator(_Accumulator):
         n_boot: int = 0,
         random_state: Any = None,
         stream: int = 0,
+        missing: str = "raise",
     ) -> None:
         self._init_bootstrap(n_boot, random_state, stream)
+        self.missing = check_missing(missing)
+        self.rows = self.train_rows = None  # RowFilter sums of the test and training batches (pass 2)
+        self.weighted = False
         self.attr_classes = _class_list(attr_classes, "attr_classes")
         self.task_classes = _class_list(task_classes, "task_classes")
         self.min_size = _check_int(min_size, "min_size", 1)
@@ -948,7 +1066,7 @@ class MultiAttributeAccumulator(_Accumulator):
             self.mode = combinations
             self.phase = "collect"
             self.sets = np.zeros((0, (len(self.task_classes) + 7) // 8), dtype=np.uint8)
-            self.set_weights = np.zeros(0, dtype=np.int64)
+            self.set_weights = np.zeros(0, dtype=np.float64)
             self.n_collected = 0
             self._frozen_selection: dict | None = None
         else:
@@ -994,12 +1112,13 @@ class MultiAttributeAccumulator(_Accumulator):
     def _start_counting(self, idx: np.ndarray, sizes: np.ndarray) -> None:
         self._idx, self._sizes = idx, sizes
         g, k = len(self.attr_classes), len(sizes)
+        # float64 tables: exact for integer counts below 2**53, and sums of sample weights
         for name in ("n_train", "n_test"):
-            setattr(self, name, np.zeros((), dtype=np.int64))
+            setattr(self, name, np.zeros((), dtype=np.float64))
         for name in ("train_attr", "test_attr", "pred_attr"):
-            setattr(self, name, np.zeros(g, dtype=np.int64))
+            setattr(self, name, np.zeros(g, dtype=np.float64))
         for name in ("train_joint", "test_joint", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat"):
-            setattr(self, name, np.zeros((g, k), dtype=np.int64))
+            setattr(self, name, np.zeros((g, k), dtype=np.float64))
         if self.n_boot:  # replicate tables [1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)]
             self.boot = np.zeros((self.n_boot, 1 + 2 * g, 1 + 2 * k), dtype=np.float64)
         self.phase = "count"
@@ -1019,7 +1138,7 @@ class MultiAttributeAccumulator(_Accumulator):
 
     # --------------------------------------------------------------- pass 1
     @renamed_arguments("0.2.0", {"attrs": "task"})
-    def collect(self, task: Any) -> "MultiAttributeAccumulator":
+    def collect(self, task: Any, *, sample_weight: Any = None) -> "MultiAttributeAccumulator":
         """Pass 1: gather the distinct task sets of a batch of training rows; returns ``self``.
 
         Parameters
@@ -1027,21 +1146,26 @@ class MultiAttributeAccumulator(_Accumulator):
         task : labels of shape (n, K) or (n,)
             Training task labels (hard; the test ground truth when no
             training set will be given).
+        sample_weight : array-like of shape (n,), optional
+            Weights of the rows: a set's multiplicity (its support) is then
+            a sum of weights, as :meth:`update_train` will count it.
         """
         if self.phase != "collect":
             raise ValueError(
                 "collect() belongs to pass 1, but the combinations are already fixed "
                 f"({'given' if self.mode == 'given' else 'freeze() was called'})"
             )
-        m = encode_labels({"task": task}, classes=self.task_classes)["task"]
+        arrays, row_weights, _ = select_rows({"task": task}, missing=self.missing, sample_weight=sample_weight)
+        m = encode_labels({"task": arrays["task"]}, classes=self.task_classes)["task"]
         get = _label_blocks(m)
         n = m.n_rows
+        row_weights = np.ones(n) if row_weights is None else row_weights
         step = max(1, _CHUNK_BYTES // max(len(self.task_classes), 1))
         parts = [self.sets]
         weights = [self.set_weights]
         for start in range(0, n, step):
             packed = np.packbits(get(start, min(n, start + step)), axis=1, bitorder="little")
-            d, w = _distinct_rows(packed, np.ones(len(packed)))
+            d, w = _distinct_rows(packed, row_weights[start:start + len(packed)])
             parts.append(d)
             weights.append(w)
         self.sets, self.set_weights = _distinct_rows(np.concatenate(parts), np.concatenate(weights).astype(np.float64))
@@ -1093,7 +1217,7 @@ class MultiAttributeAccumulator(_Accumulator):
         return _column_bitsets(_label_blocks(m), m.n_rows, len(self.task_classes))
 
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task"})
-    def update_train(self, attr: Any, task: Any) -> "MultiAttributeAccumulator":
+    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> "MultiAttributeAccumulator":
         """Pass 2: count a batch of training ground truth (for ``b_train`` and ``y_gm``); returns ``self``.
 
         Parameters
@@ -1102,25 +1226,31 @@ class MultiAttributeAccumulator(_Accumulator):
             Training ground truth of the protected attribute (one-hot).
         task : labels of shape (n, K)
             Training ground truth of the task labels (multi-hot).
+        sample_weight : array-like of shape (n,), optional
+            One non-negative weight per training row (:ref:`def-weights`).
         """
         self._check_counting()
         if attr is None or task is None:
             raise ValueError("update_train needs both attr and task (training ground truth)")
-        g = encode_labels({"attr_train": attr}, classes=self.attr_classes)["attr_train"]
-        a = encode_labels({"task_train": task}, classes=self.task_classes)["task_train"]
+        arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=self.missing, group_args=("attr",),
+                                            sample_weight=sample_weight, group_columns=False)
+        g = encode_labels({"attr_train": arrays["attr"]}, classes=self.attr_classes)["attr_train"]
+        a = encode_labels({"task_train": arrays["task"]}, classes=self.task_classes)["task_train"]
         check_consistent_length(attr_train=g, task_train=a)
         codes = _group_codes(g)
-        (joint,) = _joint_counts(self._bits(a), [_code_bitsets(codes, len(self.attr_classes))],
-                                 self._idx, self._sizes)
-        self.n_train = self.n_train + a.n_rows
-        self.train_attr += np.bincount(codes, minlength=len(self.attr_classes))
+        ng = len(self.attr_classes)
+        (joint,) = _counts_by_group(self._bits(a), [codes], ng, weights, self._idx, self._sizes)
+        self.n_train = self.n_train + (a.n_rows if weights is None else weights.sum())
+        self.train_attr += _group_totals(codes, ng, weights)
         self.train_joint += joint
+        self.train_rows = rows if self.train_rows is None else self.train_rows + rows
+        self.weighted = self.weighted or weights is not None
         return self
 
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task", "group_pred": "attr_pred",
                                  "attrs_pred": "task_pred"})
     def update(self, attr: Any, task: Any, *, attr_pred: Any = None,
-               task_pred: Any = None, row_ids: Any = None) -> "MultiAttributeAccumulator":
+               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> "MultiAttributeAccumulator":
         """Pass 2 (or the only pass): count a batch of test rows; returns ``self``.
 
         Parameters
@@ -1137,6 +1267,9 @@ class MultiAttributeAccumulator(_Accumulator):
         row_ids : array-like of int, optional
             With ``n_boot > 0``: a unique id per row, which fixes its
             bootstrap weights (default: ``stream`` and the running row number).
+        sample_weight : array-like of shape (n,), optional
+            One non-negative weight per row: every count becomes a sum of
+            weights, rows of weight 0 are dropped (:ref:`def-weights`).
         """
         self._check_counting()
         if attr is None or task is None:
@@ -1152,28 +1285,32 @@ class MultiAttributeAccumulator(_Accumulator):
                 f"this batch gives attr_pred={roles[0]}, task_pred={roles[1]}, earlier batches "
                 f"attr_pred={self.roles[0]}, task_pred={self.roles[1]}: every batch must carry the same arguments"
             )
-        g = encode_labels({"attr": attr}, {"attr_pred": attr_pred}, classes=self.attr_classes)
-        a = encode_labels({"task": task}, {"task_pred": task_pred}, classes=self.task_classes)
+        arrays, weights, rows = select_rows(
+            {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred, "row_ids": row_ids},
+            missing=self.missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
+        row_ids = arrays["row_ids"]
+        g = encode_labels({"attr": arrays["attr"]}, {"attr_pred": arrays["attr_pred"]}, classes=self.attr_classes)
+        a = encode_labels({"task": arrays["task"]}, {"task_pred": arrays["task_pred"]}, classes=self.task_classes)
         n = check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
                                     task_pred=a.get("task_pred"))
         ng = len(self.attr_classes)
         codes = {name: _group_codes(m) for name, m in g.items()}
-        gbits = _code_bitsets(codes["attr"], ng)
-        gbits_hat = _code_bitsets(codes["attr_pred"], ng) if "attr_pred" in codes else None
-        group_roles = [gbits] + ([gbits_hat] if gbits_hat is not None else [])
-        test_counts = _joint_counts(self._bits(a["task"]), group_roles, self._idx, self._sizes)
+        groups = _Grouping([codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else []), ng, weights)
+        test_counts = groups.counts(self._bits(a["task"]), self._idx, self._sizes)
         self.test_joint += test_counts[0]
-        if gbits_hat is not None:
+        if "attr_pred" in codes:
             self.joint_ghat_m += test_counts[1]
-            self.pred_attr += np.bincount(codes["attr_pred"], minlength=ng)
+            self.pred_attr += _group_totals(codes["attr_pred"], ng, weights)
         if "task_pred" in a:
-            pred_counts = _joint_counts(self._bits(a["task_pred"]), group_roles, self._idx, self._sizes)
+            pred_counts = groups.counts(self._bits(a["task_pred"]), self._idx, self._sizes)
             self.joint_g_mhat += pred_counts[0]
-            if gbits_hat is not None:
+            if "attr_pred" in codes:
                 self.joint_ghat_mhat += pred_counts[1]
-        self.n_test = self.n_test + n
-        self.test_attr += np.bincount(codes["attr"], minlength=ng)
+        self.n_test = self.n_test + (n if weights is None else weights.sum())
+        self.test_attr += _group_totals(codes["attr"], ng, weights)
         self.roles = roles
+        self.rows = rows if self.rows is None else self.rows + rows
+        self.weighted = self.weighted or weights is not None
         if self.n_boot:
             from scipy import sparse
 
@@ -1192,8 +1329,10 @@ class MultiAttributeAccumulator(_Accumulator):
                     return sparse.csr_matrix((n, len(combos)))
                 return containment_rows(label_rows(a[name], idx), self.task_classes, combos)
 
-            self._boot_update(augmented([onehot("attr"), onehot("attr_pred")], n),
-                              augmented([contained("task"), contained("task_pred")], n), n, row_ids)
+            left = augmented([onehot("attr"), onehot("attr_pred")], n)
+            if weights is not None:  # a row's replicate weight multiplies its sample weight
+                left = sparse.csr_matrix(sparse.diags(weights) @ left)
+            self._boot_update(left, augmented([contained("task"), contained("task_pred")], n), n, row_ids)
         return self
 
     def _boot_plan(self):
@@ -1220,6 +1359,8 @@ class MultiAttributeAccumulator(_Accumulator):
                     f"cannot merge accumulators with different {what}: "
                     f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
                 )
+        if self.missing != other.missing:
+            raise ValueError(f"cannot merge accumulators with different missing: {self.missing!r} vs {other.missing!r}")
         if self.phase == "collect":
             sets, weights = _distinct_rows(np.concatenate([self.sets, other.sets]),
                                            np.concatenate([self.set_weights, other.set_weights]).astype(np.float64))
@@ -1232,6 +1373,9 @@ class MultiAttributeAccumulator(_Accumulator):
                 "cannot merge accumulators with different combinations (freeze each from the merged pass 1)"
             )
         self.roles = _combine_roles(self.roles, other.roles, "predictions (attr_pred, task_pred)")
+        self.weighted = self.weighted or other.weighted
+        self.rows = _sum_filters(self.rows, other.rows)
+        self.train_rows = _sum_filters(self.train_rows, other.train_rows)
 
     # ----------------------------------------------------------------- read
     def counts(self) -> tuple[MultiAttributeCounts, dict, str]:
@@ -1242,14 +1386,27 @@ class MultiAttributeAccumulator(_Accumulator):
         ground-truth row, are removed.
         """
         self._check_counting()
-        if self.roles is None or int(self.n_test) == 0:
+        if self.roles is None or self.rows is None:
             raise ValueError("no test batch was counted: call update() first")
-        if int(self.n_train) > 0:
-            source = "train"
-            n_train, train_attr, train_joint = int(self.n_train), self.train_attr, self.train_joint
+        weighted = self.weighted
+        if weighted:
+            def table(x):
+                return x.copy()
+
+            def total(x):
+                return float(x)
+        else:  # exact integer counts held in float64
+            def table(x):
+                return np.rint(x).astype(np.int64)
+
+            def total(x):
+                return int(round(float(x)))
+        if self.train_rows is not None:
+            source, train_rows = "train", self.train_rows
+            n_train, train_attr, train_joint = total(self.n_train), table(self.train_attr), table(self.train_joint)
         else:
-            source = "test"
-            n_train, train_attr, train_joint = int(self.n_test), self.test_attr, self.test_joint
+            source, train_rows = "test", self.rows
+            n_train, train_attr, train_joint = total(self.n_test), table(self.test_attr), table(self.test_joint)
         sel = dict(self._frozen_selection)
         keep = train_joint.sum(axis=0) >= self.min_support
         sel["removed_min_support"] += int((~keep).sum())
@@ -1274,15 +1431,18 @@ class MultiAttributeAccumulator(_Accumulator):
             task_classes=self.task_classes,
             combinations=combos,
             n_train=n_train,
-            train_attr=train_attr.copy(),
+            train_attr=train_attr,
             train_joint=train_joint[:, keep],
-            n_test=int(self.n_test),
-            test_attr=self.test_attr.copy(),
-            test_joint=self.test_joint[:, keep],
-            pred_attr=self.pred_attr.copy() if has_gp else None,
-            joint_g_mhat=self.joint_g_mhat[:, keep] if has_ap else None,
-            joint_ghat_m=self.joint_ghat_m[:, keep] if has_gp else None,
-            joint_ghat_mhat=self.joint_ghat_mhat[:, keep] if has_gp and has_ap else None,
+            n_test=total(self.n_test),
+            test_attr=table(self.test_attr),
+            test_joint=table(self.test_joint)[:, keep],
+            pred_attr=table(self.pred_attr) if has_gp else None,
+            joint_g_mhat=table(self.joint_g_mhat)[:, keep] if has_ap else None,
+            joint_ghat_m=table(self.joint_ghat_m)[:, keep] if has_gp else None,
+            joint_ghat_mhat=table(self.joint_ghat_mhat)[:, keep] if has_gp and has_ap else None,
+            weighted=weighted,
+            rows=self.rows,
+            train_rows=train_rows,
         )
         sizes = self._sizes
         selection = {
@@ -1323,7 +1483,12 @@ class MultiAttributeAccumulator(_Accumulator):
         else:
             for name in _MULTI_TABLES:
                 setattr(self, name, np.zeros_like(getattr(self, name)))
+            if self.n_boot:
+                self.boot[...] = 0
+                self.rows_seen = 0
             self.roles = None
+            self.rows = self.train_rows = None
+            self.weighted = False
         return self
 
     def __repr__(self) -> str:

@@ -39,8 +39,9 @@ References
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -499,6 +500,10 @@ def summarize_attention_scores(
     {'all': 0.55, 'T=1,A=1': 0.9, 'T=1,A=0': 0.7, 'T=0,A=1': 0.2, 'T=0,A=0': 0.4}
     """
     s = _as_1d(scores, "scores")
+    if s.dtype == object:  # numbers, with None / pd.NA for an undefined score (like NaN)
+        if not all(v is None or v is pd.NA or (isinstance(v, numbers.Real) and not isinstance(v, bool)) for v in s):
+            raise TypeError("scores must hold numbers (NaN or None for an undefined score)")
+        s = np.array([np.nan if v is None or v is pd.NA else float(v) for v in s], dtype=np.float64)
     if s.dtype.kind not in "biuf":
         raise TypeError(f"scores must hold numbers, got dtype {s.dtype}")
     s = s.astype(np.float64)
@@ -575,6 +580,9 @@ def attention_score_summary(results: Sequence[AttentionScoreResult]) -> pd.DataF
          mean     std  n_models
     all   0.7  0.1414         2
     """
+    if isinstance(results, (str, bytes, Mapping, AttentionScoreResult)) or not isinstance(results, Iterable):
+        raise TypeError(f"results must be a sequence of AttentionScoreResult (one per model), got "
+                        f"{type(results).__name__}")
     results = list(results)
     if not results:
         raise ValueError("results is empty: pass one AttentionScoreResult per model")

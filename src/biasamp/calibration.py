@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ._results import ResultMixin
-from .labels import _as_array, _check_finite, encode_labels
+from .labels import _as_array, _check_finite, encode_labels, to_numpy
 
 __all__ = ["Thresholds", "calibrate_thresholds"]
 
@@ -161,9 +161,9 @@ def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any 
         if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
             raise ValueError("rates must be finite and within [0, 1]")
     else:
-        lab = val_labels
+        lab = val_labels if isinstance(val_labels, pd.DataFrame) else to_numpy(val_labels, "val_labels")
         if np.ndim(lab) == 1:
-            lab = np.asarray(lab).reshape(-1, 1)
+            lab = lab.reshape(-1, 1)
         enc = encode_labels({"val_labels": lab})["val_labels"]
         if enc.n_classes != n_labels:
             raise ValueError(f"val_labels has {enc.n_classes} columns but val_scores has {n_labels}")

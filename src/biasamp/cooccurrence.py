@@ -24,6 +24,7 @@ import pandas as pd
 
 from ._deprecation import keyword_only_since
 from ._results import ResultMixin, fmt, top_rows
+from ._rows import RowFilter, select_rows
 from .counts import CooccurrenceCounts
 from .exceptions import UndefinedPairWarning, warn_outside
 from .labels import LabelMatrix, check_consistent_length, encode_labels
@@ -60,6 +61,13 @@ class DirectionResult(ResultMixin):
         Number of defined pairs averaged over.
     n_undefined : int
         Number of pairs left out because their conditional was undefined.
+    undefined : bool
+        True when *every* pair is undefined: the direction itself is then
+        undefined, ``value`` is NaN and ``reason`` says why
+        (:ref:`def-undefined`); the other direction of the call is still
+        returned.
+    reason : str or None
+        Why the direction is undefined (``None`` when it is defined).
 
     Notes
     -----
@@ -98,12 +106,16 @@ class DirectionResult(ResultMixin):
     pairs: pd.DataFrame
     n_pairs: int
     n_undefined: int
+    undefined: bool = False
+    reason: str | None = None
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|y * Δ|``."""
         return top_rows(self.pairs, "contribution", k)
 
     def __repr__(self) -> str:
+        if self.undefined:
+            return f"BiasAmp {self.direction} = undefined: {self.reason}"
         extra = f", {self.n_undefined} undefined" if self.n_undefined else ""
         return f"BiasAmp {self.direction} = {fmt(self.value)} ({self.n_pairs} pairs{extra})"
 
@@ -119,6 +131,15 @@ class DirectionalBiasAmpResult(ResultMixin):
     train_source : {"train", "test"}
         Where the correlation signs ``y_at`` came from: the training ground
         truth, or the test ground truth when no training set was given.
+    rows : RowFilter or None
+        What happened to the test rows before counting: the ``missing=``
+        choice and how many rows were given, dropped, grouped or had weight
+        0 (``None`` for counts built by hand).
+    train_rows : RowFilter or None
+        The same for the training rows (``None`` without a training set).
+    weighted : bool
+        Whether ``sample_weight`` (or ``train_sample_weight``) was given:
+        every count is then a sum of weights.
 
     Notes
     -----
@@ -154,19 +175,45 @@ class DirectionalBiasAmpResult(ResultMixin):
     a_to_t: DirectionResult | None
     t_to_a: DirectionResult | None
     train_source: str
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
+    weighted: bool = False
+
+    @property
+    def undefined_reasons(self) -> dict:
+        """Directions undefined for every pair, with the reason (``{"T->A": "..."}``)."""
+        return {d.direction: d.reason for d in (self.a_to_t, self.t_to_a) if d is not None and d.undefined}
 
     def to_frame(self) -> pd.DataFrame:
-        """Both directions' per-pair tables stacked, with a ``direction`` column."""
+        """Both directions' per-pair tables stacked, with a ``direction`` column.
+
+        ``frame.attrs["undefined_reasons"]`` names the directions that are
+        undefined (all their rows are flagged ``undefined``).
+        """
         parts = [d.pairs.assign(direction=d.direction) for d in (self.a_to_t, self.t_to_a) if d is not None]
-        return pd.concat(parts, ignore_index=True)
+        frame = pd.concat(parts, ignore_index=True)
+        frame.attrs["undefined_reasons"] = self.undefined_reasons
+        return frame
 
     def __repr__(self) -> str:
         lines = ["DirectionalBiasAmpResult("]
         for d in (self.a_to_t, self.t_to_a):
             if d is not None:
                 lines.append(f"  {d!r},")
+        lines += _rows_lines(self.rows, self.train_rows, self.weighted)
         lines.append(f"  y_at from: {self.train_source} ground truth)")
         return "\n".join(lines)
+
+
+def _rows_lines(rows: RowFilter | None, train_rows: RowFilter | None, weighted: bool) -> list[str]:
+    """Repr lines for a row filter that did something, and for weights."""
+    out = []
+    for what, f in (("test rows", rows), ("training rows", train_rows)):
+        if f is not None and f.changed:
+            out.append(f"  {what}: {f.describe()},")
+    if weighted:
+        out.append("  weighted rows: every count is a sum of sample weights,")
+    return out
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -186,6 +233,17 @@ class MALSResult(ResultMixin):
     n_undefined : int
         Pairs left out: those of tasks without a positive training instance,
         and indicator-1 pairs whose task is never predicted.
+    undefined : bool
+        Always False in a returned result: BiasAmp_MALS is the only statistic
+        of its call, so a call where every pair is undefined raises
+        ``ValueError`` (:ref:`def-undefined`).
+    reason : str or None
+        Why it would be undefined (``None``).
+    rows, train_rows : RowFilter or None
+        What happened to the prediction (test) rows and to the training rows
+        before counting (``missing=``, rows dropped, grouped, zero weights).
+    weighted : bool
+        Whether sample weights were given.
 
     Notes
     -----
@@ -222,14 +280,23 @@ class MALSResult(ResultMixin):
     pairs: pd.DataFrame
     n_tasks: int
     n_undefined: int
+    undefined: bool = False
+    reason: str | None = None
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
+    weighted: bool = False
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|contribution|``."""
         return top_rows(self.pairs, "contribution", k)
 
     def __repr__(self) -> str:
+        if self.undefined:
+            return f"BiasAmp_MALS = undefined: {self.reason}"
         extra = f", {self.n_undefined} undefined pairs" if self.n_undefined else ""
-        return f"BiasAmp_MALS = {fmt(self.value)} ({self.n_tasks} tasks{extra})"
+        lines = [line.strip(" ,") for line in _rows_lines(self.rows, self.train_rows, self.weighted)]
+        tail = "".join(f"; {line}" for line in lines)
+        return f"BiasAmp_MALS = {fmt(self.value)} ({self.n_tasks} tasks{extra}{tail})"
 
 
 # --------------------------------------------------------------------------- #
@@ -238,6 +305,30 @@ class MALSResult(ResultMixin):
 def _exact(counts: np.ndarray) -> np.ndarray:
     """Ground-truth counts as exact integers (they are sums of 0/1 values)."""
     return np.rint(counts).astype(np.int64)
+
+
+def _as_count(counts: Any) -> np.ndarray:
+    """Counts as exact integers when they are integral (unweighted, or integer weights), else float64.
+
+    Integer weights therefore give exactly the integers that repeating the
+    rows would give, and the exact comparisons below stay exact.
+    """
+    x = np.asarray(counts, dtype=np.float64)
+    r = np.rint(x)
+    if np.array_equal(r, x) and (x.size == 0 or np.abs(x).max() < 2.0**62):
+        return r.astype(np.int64)
+    return x
+
+
+_REL_TOL = 1e-12  # relative tolerance of comparisons between non-integral (weighted) counts
+
+
+def _greater(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x > y``: exact for integers; for weighted (non-integral) counts, beyond a relative rounding tolerance."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind in "iub" and y.dtype.kind in "iub":
+        return x > y
+    return (x - y) > _REL_TOL * np.maximum(np.abs(x), np.abs(y))
 
 
 def _pair_frame(attr_classes, task_classes, **columns: np.ndarray) -> pd.DataFrame:
@@ -251,9 +342,8 @@ def _pair_frame(attr_classes, task_classes, **columns: np.ndarray) -> pd.DataFra
 
 
 def _warn_undefined(n_undefined: int, total: int, what: str) -> None:
-    if n_undefined == total:
-        raise ValueError(f"{what}: every one of the {total} pairs is undefined (see docs/definitions.md, 'Undefined quantities')")
-    if n_undefined:
+    """Warn about some undefined pairs (a statistic with *every* pair undefined: :func:`_warn_undefined_statistics`)."""
+    if n_undefined and n_undefined < total:
         warn_outside(
             f"{what}: {n_undefined} of {total} pairs are undefined (conditioning on an empty "
             "event) and were excluded; see the 'undefined' column of the per-pair table",
@@ -261,19 +351,44 @@ def _warn_undefined(n_undefined: int, total: int, what: str) -> None:
         )
 
 
+def _warn_undefined_statistics(reasons: dict) -> None:
+    """Warn that some statistics of a call are undefined (reported as NaN, flagged) while the others are returned."""
+    if reasons:
+        warn_outside(
+            "; ".join(f"{name} is undefined: every pair is undefined ({why})" for name, why in reasons.items())
+            + ". It is reported as NaN with undefined=True and a reason; the other statistics of the call are "
+            "returned (see docs/definitions.md, 'Undefined quantities')",
+            UndefinedPairWarning,
+        )
+
+
+def _all_undefined_error(parts: list) -> ValueError:
+    """The error of a call whose every statistic is undefined; ``parts`` = [(name, n_pairs, reason)]."""
+    desc = "; ".join(f"{name}: every one of the {n} pairs is undefined ({reason})" for name, n, reason in parts)
+    return ValueError(f"every statistic asked for is undefined, {desc} (see docs/definitions.md, "
+                      "'Undefined quantities')")
+
+
 def correlation_sign(train: CooccurrenceCounts) -> np.ndarray:
     """``y_at = sign(P(a,t) − P(a)P(t))`` on the training ground truth, exactly.
 
     Computed in integers as ``sign(n·#(a,t) − #a·#t)`` so that exactly
-    independent pairs get 0 (:ref:`def-directional`).
+    independent pairs get 0 (:ref:`def-directional`). Weighted counts that
+    are not integers (non-integer ``sample_weight``) are compared in float64
+    with a relative tolerance of 1e-12 (differences below it are 0).
     """
-    n = int(round(train.n))
-    at = _exact(train.cross("attr", "task"))
-    a = _exact(train.total("attr"))[:, None]
-    t = _exact(train.total("task"))[None, :]
-    if n > 2**31:  # n * #(a,t) could overflow int64: use Python integers
-        at, a, t = at.astype(object), a.astype(object), t.astype(object)
-    return np.sign(n * at - a * t).astype(np.int8)
+    n = _as_count(train.n)
+    at = _as_count(train.cross("attr", "task"))
+    a = _as_count(train.total("attr"))[:, None]
+    t = _as_count(train.total("task"))[None, :]
+    if all(x.dtype.kind == "i" for x in (n, at, a, t)):
+        n = int(n)
+        if n > 2**31:  # n * #(a,t) could overflow int64: use Python integers
+            at, a, t = at.astype(object), a.astype(object), t.astype(object)
+        return np.sign(n * at - a * t).astype(np.int8)
+    x = float(n) * at.astype(np.float64)
+    y = a.astype(np.float64) * t.astype(np.float64)
+    return (_greater(x, y).astype(np.int8) - _greater(y, x).astype(np.int8)).astype(np.int8)
 
 
 def _direction_arrays(y: np.ndarray, both: np.ndarray, support: np.ndarray, predicted: np.ndarray):
@@ -319,20 +434,28 @@ def _mean_defined(values: np.ndarray, undefined: np.ndarray) -> np.ndarray:
         return np.where(cnt > 0, total / np.where(cnt > 0, cnt, 1), np.nan)
 
 
+_DIRECTION_UNDEFINED = {
+    "A->T": "no attribute class has a test member, so P(T_t | A_a) conditions on an empty event for every pair",
+    "T->A": "no task has a positive test instance, so P(A_a | T_t) conditions on an empty event for every pair",
+}
+
+
 def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> DirectionResult:
     both, support, predicted = _direction_inputs(
         direction, test.gram, len(test.attr_classes), len(test.task_classes), (test.attr_roles, test.task_roles))
     p_true, p_pred, delta, contribution, undefined = _direction_arrays(y, both, support, predicted)
     n_undefined = int(undefined.sum())
+    all_undefined = bool(undefined.size) and n_undefined == undefined.size
+    reason = _DIRECTION_UNDEFINED[direction] if all_undefined else None
     _warn_undefined(n_undefined, undefined.size, f"BiasAmp {direction}")
     value = float(_mean_defined(contribution, undefined))
     pairs = _pair_frame(
         test.attr_classes, test.task_classes,
         y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
-        n_attr=_exact(test.total("attr"))[:, None], n_task=_exact(test.total("task"))[None, :], n_both=_exact(both),
-        undefined=undefined,
+        n_attr=_as_count(test.total("attr"))[:, None], n_task=_as_count(test.total("task"))[None, :],
+        n_both=_as_count(both), undefined=undefined,
     )
-    return DirectionResult(direction, value, pairs, int((~undefined).sum()), n_undefined)
+    return DirectionResult(direction, value, pairs, int((~undefined).sum()), n_undefined, all_undefined, reason)
 
 
 def directional_from_counts(
@@ -359,7 +482,7 @@ def directional_from_counts(
     ------
     ValueError
         A table without the roles a direction needs, tables with different
-        classes, or every pair undefined.
+        classes, or every direction given undefined (every pair undefined).
 
     See Also
     --------
@@ -395,12 +518,18 @@ def directional_from_counts(
         raise ValueError("train and test counts have different classes")
     if not test.has("attr", "task"):
         raise ValueError("test counts need the ground truth roles 'attr' and 'task'")
+    if not test.has("task_pred") and not test.has("attr_pred"):
+        raise ValueError("test counts hold neither task_pred (for A->T) nor attr_pred (for T->A)")
     y = correlation_sign(train)
     a_to_t = _one_direction("A->T", y, test) if test.has("task_pred") else None
     t_to_a = _one_direction("T->A", y, test) if test.has("attr_pred") else None
-    if a_to_t is None and t_to_a is None:
-        raise ValueError("test counts hold neither task_pred (for A->T) nor attr_pred (for T->A)")
-    return DirectionalBiasAmpResult(a_to_t, t_to_a, train_source)
+    given = [d for d in (a_to_t, t_to_a) if d is not None]
+    if all(d.undefined for d in given):
+        raise _all_undefined_error([(f"BiasAmp {d.direction}", len(d.pairs), d.reason) for d in given])
+    _warn_undefined_statistics({f"BiasAmp {d.direction}": d.reason for d in given if d.undefined})
+    return DirectionalBiasAmpResult(a_to_t, t_to_a, train_source, test.rows,
+                                    train.rows if train_source == "train" else None,
+                                    bool(test.weighted or train.weighted))
 
 
 def _mals_arrays(at: np.ndarray, pp: np.ndarray):
@@ -412,7 +541,7 @@ def _mals_arrays(at: np.ndarray, pp: np.ndarray):
     n_attr = at.shape[0]
     col = at.sum(axis=0)  # Σ_a' #(a', t)
     task_defined = col > 0
-    indicator = (n_attr * at > col[None, :]) & task_defined[None, :]  # bias_train > 1/|A|, exactly
+    indicator = _greater(n_attr * at, col[None, :]) & task_defined[None, :]  # bias_train > 1/|A|, exactly
     pcol = pp.sum(axis=-2)[..., None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         bias_train = np.where(task_defined[None, :], at / np.where(col > 0, col, 1)[None, :], np.nan)
@@ -444,7 +573,8 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MAL
     Raises
     ------
     ValueError
-        Tables with different classes, or every pair undefined.
+        Tables with different classes, or every pair undefined (BiasAmp_MALS
+        is then undefined, and it is the only statistic asked for).
 
     See Also
     --------
@@ -477,18 +607,24 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MAL
     """
     if train.attr_classes != pred.attr_classes or train.task_classes != pred.task_classes:
         raise ValueError("train and prediction counts have different classes")
-    at = _exact(train.cross("attr", "task"))
+    at = _as_count(train.cross("attr", "task"))
     pp = pred.cross("attr_pred", "task_pred")
     bias_train, bias_pred, indicator, delta, contribution, undefined, n_tasks = _mals_arrays(at, pp)
     n_undefined = int(undefined.sum())
+    if n_undefined == undefined.size:
+        raise _all_undefined_error([("BiasAmp_MALS", undefined.size, _MALS_UNDEFINED)])
     _warn_undefined(n_undefined, undefined.size, "BiasAmp_MALS")
     value = float(_mals_value(contribution, n_tasks))
     pairs = _pair_frame(
         train.attr_classes, train.task_classes,
         bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,
-        contribution=contribution, n_train=at, n_pred=pp if pred.soft_roles else _exact(pp), undefined=undefined,
+        contribution=contribution, n_train=at, n_pred=pp if pred.soft_roles else _as_count(pp), undefined=undefined,
     )
-    return MALSResult(value, pairs, n_tasks, n_undefined)
+    return MALSResult(value, pairs, n_tasks, n_undefined, rows=pred.rows, train_rows=train.rows,
+                      weighted=bool(pred.weighted or train.weighted))
+
+
+_MALS_UNDEFINED = "no task has a positive training instance, so no bias_train(a, t) is defined"
 
 
 # --------------------------------------------------------------------------- #
@@ -503,6 +639,9 @@ def bias_amp_directional(
     attr_train: Any = None,
     task_train: Any = None,
     drop_empty_train_rows: bool = False,
+    sample_weight: Any = None,
+    train_sample_weight: Any = None,
+    missing: str = "raise",
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
 
@@ -537,26 +676,45 @@ def bias_amp_directional(
         no task label (possible with indicator matrices), as the
         multi-attribute authors' code does. It only changes :math:`n` in
         :math:`\operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`; see Notes.
+    sample_weight : array-like of shape (n,), optional
+        One non-negative weight per test row: every test count (and, without
+        a training set, every training count) becomes a sum of weights; rows
+        of weight 0 are dropped (:ref:`def-weights`). The bootstrap resamples
+        rows with their weights.
+    train_sample_weight : array-like of shape (n_train,), optional
+        Weights of the training rows (needs ``attr_train``/``task_train``).
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value (NaN, None, ``pd.NA``): raise
+        ``ValueError`` naming the argument and the rows; drop them (in the
+        test and the training set separately); or, for a 1-D ``attr`` /
+        ``attr_train``, make a missing attribute its own class ``"missing"``
+        (missing values elsewhere still raise) (:ref:`def-missing`). What
+        happened is recorded in ``.rows`` / ``.train_rows``.
 
     Returns
     -------
     DirectionalBiasAmpResult
         ``.a_to_t`` and ``.t_to_a`` (each with ``.value`` and the per-pair
         table ``.pairs``); a direction whose predictions were not given is
-        ``None``.
+        ``None``. A direction whose every pair is undefined has
+        ``undefined=True``, ``value`` NaN and a ``reason``; the other
+        direction is still returned.
 
     Raises
     ------
     ValueError
         Bad labels (see :mod:`biasamp.labels`), no predictions at all, only
-        one of ``attr_train``/``task_train``, or every pair undefined.
+        one of ``attr_train``/``task_train``, bad weights (negative, NaN,
+        wrong length: the message names the argument), an unknown
+        ``missing``, or every direction asked for undefined.
 
     Warns
     -----
     UndefinedPairWarning
         When some pairs condition on an empty test event (a group with no
         test member for A→T, a task with no positive test instance for T→A);
-        they are excluded from the mean and flagged in ``.pairs``.
+        they are excluded from the mean and flagged in ``.pairs``. Also when
+        a whole direction is undefined.
 
     Notes
     -----
@@ -595,14 +753,23 @@ def bias_amp_directional(
     >>> res = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr)
     >>> round(res.a_to_t.value, 4), res.t_to_a.value
     (0.3333, 0.0)
+
+    Integer sample weights count like repeated rows:
+
+    >>> w = np.where(attr == 2, 2, 1)
+    >>> weighted = bias_amp_directional(attr, task, task_pred=task_pred, sample_weight=w)
+    >>> rows = np.repeat(np.arange(len(attr)), w)
+    >>> weighted.a_to_t.value == bias_amp_directional(attr[rows], task[rows], task_pred=task_pred[rows]).a_to_t.value
+    True
     """
     train, test, _, source = _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
-                                                drop_empty_train_rows)
+                                                drop_empty_train_rows, sample_weight, train_sample_weight, missing)
     return directional_from_counts(train, test, train_source=source)
 
 
 @keyword_only_since("0.2.0", "attr_pred", "task_pred")
-def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred: Any) -> MALSResult:
+def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred: Any, sample_weight: Any = None,
+                  train_sample_weight: Any = None, missing: str = "raise") -> MALSResult:
     r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
 
     .. math::
@@ -621,6 +788,19 @@ def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred
         Training ground truth of the protected attribute and the task.
     attr_pred, task_pred : labels, keyword-only
         Test predictions Â and T̂ (hard, or probabilities: expected counts).
+    sample_weight : array-like of shape (n,), optional
+        One non-negative weight per *test* row (the rows of ``attr_pred`` /
+        ``task_pred``, which the bootstrap resamples): every predicted count
+        becomes a sum of weights; rows of weight 0 are dropped
+        (:ref:`def-weights`).
+    train_sample_weight : array-like of shape (n_train,), optional
+        Weights of the training rows (``attr_train`` / ``task_train``).
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value: raise ``ValueError`` naming the argument;
+        drop them (in the training and the test rows separately); or, for a
+        1-D ``attr_train``, make a missing attribute its own class
+        ``"missing"`` (:ref:`def-missing`). Recorded in ``.rows`` /
+        ``.train_rows``.
 
     Returns
     -------
@@ -630,7 +810,9 @@ def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred
     Raises
     ------
     ValueError
-        Bad labels, or every pair undefined.
+        Bad labels, bad weights (the message names the argument), an unknown
+        ``missing``, or every pair undefined (no task has a positive training
+        instance: BiasAmp_MALS, the only statistic of the call, is undefined).
 
     Warns
     -----
@@ -670,7 +852,8 @@ def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred
     >>> round(bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
     0.2
     """
-    train, pred, _ = _count_mals(attr_train, task_train, attr_pred, task_pred)
+    train, pred, _ = _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight,
+                                 missing)
     return mals_from_counts(train, pred)
 
 
@@ -682,14 +865,15 @@ def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:
 _DIRECTIONAL_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task"), ("attr", "task_pred")})
 
 
-def _empty_rows(attr: LabelMatrix, task: LabelMatrix) -> int:
-    """Number of rows with no attribute class and no task label (only indicator matrices have them)."""
+def _empty_rows(attr: LabelMatrix, task: LabelMatrix, weights: np.ndarray | None = None) -> float:
+    """Number (total weight) of rows with no attribute class and no task label (only indicator matrices have them)."""
     if attr.codes is not None or task.codes is not None:
         return 0
-    return int((~np.asarray(attr.dense != 0).any(axis=1) & ~np.asarray(task.dense != 0).any(axis=1)).sum())
+    empty = ~np.asarray(attr.dense != 0).any(axis=1) & ~np.asarray(task.dense != 0).any(axis=1)
+    return int(empty.sum()) if weights is None else float(weights[empty].sum())
 
 
-def _without_empty_rows(train: CooccurrenceCounts, n_empty: int) -> CooccurrenceCounts:
+def _without_empty_rows(train: CooccurrenceCounts, n_empty: float) -> CooccurrenceCounts:
     """``train`` minus ``n_empty`` all-zero rows: only ``n`` changes (every other count is a sum of zeros)."""
     if not n_empty:
         return train
@@ -698,11 +882,35 @@ def _without_empty_rows(train: CooccurrenceCounts, n_empty: int) -> Cooccurrence
     return replace(train, gram=gram)
 
 
-def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False):
-    """Validate, encode and count the arguments of :func:`bias_amp_directional`.
+def select_train_test(test: dict, train: dict | None, *, sample_weight: Any, train_sample_weight: Any,
+                      missing: str, group_args: tuple = ("attr", "attr_train")):
+    """The row layer (:func:`biasamp._rows.select_rows`) on a test and a training set of arguments.
 
-    Returns ``(train, test, (left, right), train_source)`` where ``left`` and
-    ``right`` are the encoded test matrices (attribute side, task side).
+    The two sets have their own rows, so they are filtered separately:
+    ``sample_weight`` weights the test rows, ``train_sample_weight`` the
+    training rows. Returns ``(test, weights, rows, train, train_weights,
+    train_rows)`` (the training part ``None`` when ``train`` is).
+    """
+    test, weights, rows = select_rows(test, missing=missing, group_args=group_args, sample_weight=sample_weight,
+                                      group_columns=False)
+    if train is None:
+        if train_sample_weight is not None:
+            raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
+                             "given (without a training set the test rows and sample_weight stand in for it)")
+        return test, weights, rows, None, None, None
+    train, train_weights, train_rows = select_rows(
+        train, missing=missing, group_args=group_args, sample_weight=train_sample_weight,
+        weight_name="train_sample_weight", group_columns=False)
+    return test, weights, rows, train, train_weights, train_rows
+
+
+def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False,
+                       sample_weight=None, train_sample_weight=None, missing="raise"):
+    """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_directional`.
+
+    Returns ``(train, test, (left, right, weights), train_source)`` where
+    ``left`` and ``right`` are the encoded test matrices (attribute side,
+    task side) and ``weights`` the test rows' weights (or None).
     ``drop_empty_train_rows``: the training counts leave out the rows with no
     attribute class and no task label.
     """
@@ -712,33 +920,48 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
         raise ValueError("give both attr_train and task_train, or neither")
     if attr_pred is None and task_pred is None:
         raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
-    a = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
-    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
+    te, w, rows, tr, tw, train_rows = select_train_test(
+        {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
+        None if attr_train is None else {"attr_train": attr_train, "task_train": task_train},
+        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    tr = tr or {"attr_train": None, "task_train": None}
+    a = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": te["attr_pred"]},
+                      allow_soft=True)
+    t = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]},
+                      allow_soft=True)
     left = [a[r] for r in ("attr", "attr_pred") if r in a]
     right = [t[r] for r in ("task", "task_pred") if r in t]
     check_consistent_length(**{m.name: m for m in (*left, *right)})
     # BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂): #(â,t̂) is not counted
-    test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS)
+    test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS, weights=w, rows=rows)
     if attr_train is None:
         train = test.restrict(["attr"], ["task"])
         if drop_empty_train_rows:
-            train = _without_empty_rows(train, _empty_rows(a["attr"], t["task"]))
-        return train, test, (left, right), "test"
+            train = _without_empty_rows(train, _empty_rows(a["attr"], t["task"], w))
+        return train, test, (left, right, w), "test"
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
-    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
+    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
+                                            weights=tw, rows=train_rows)
     if drop_empty_train_rows:
-        train = _without_empty_rows(train, _empty_rows(a["attr_train"], t["task_train"]))
-    return train, test, (left, right), "train"
+        train = _without_empty_rows(train, _empty_rows(a["attr_train"], t["task_train"], tw))
+    return train, test, (left, right, w), "train"
 
 
-def _count_mals(attr_train, task_train, attr_pred, task_pred):
-    """Validate, encode and count the arguments of :func:`bias_amp_mals`.
+def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None, train_sample_weight=None,
+                missing="raise"):
+    """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_mals`.
 
-    Returns ``(train, pred, (left, right))`` with the encoded prediction matrices.
+    Returns ``(train, pred, (left, right, weights))`` with the encoded
+    prediction matrices and the prediction rows' weights (or None).
     """
-    a = encode_labels({"attr_train": attr_train}, {"attr_pred": attr_pred}, allow_soft=True)
-    t = encode_labels({"task_train": task_train}, {"task_pred": task_pred}, allow_soft=True)
+    pr, w, rows, tr, tw, train_rows = select_train_test(
+        {"attr_pred": attr_pred, "task_pred": task_pred}, {"attr_train": attr_train, "task_train": task_train},
+        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    a = encode_labels({"attr_train": tr["attr_train"]}, {"attr_pred": pr["attr_pred"]}, allow_soft=True)
+    t = encode_labels({"task_train": tr["task_train"]}, {"task_pred": pr["task_pred"]}, allow_soft=True)
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
-    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")])
+    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
+                                            weights=tw, rows=train_rows)
     left, right = [a["attr_pred"]], [t["task_pred"]]
-    return train, CooccurrenceCounts.from_encoded(left, right), (left, right)
+    check_consistent_length(attr_pred=left[0], task_pred=right[0])
+    return train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows), (left, right, w)

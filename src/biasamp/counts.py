@@ -15,6 +15,12 @@ counts expected counts. Blocks are converted to float32 (exact for 0/1
 inputs: every partial sum is an integer below 2**24) and accumulated in
 float64, so no float copy of a whole ``N x K`` input is ever made.
 
+Sample weights (:ref:`def-weights`) scale the rows of the left factor,
+``G = Lᵀ diag(w) R``: every count becomes a sum of weights (integer weights
+count exactly like repeated rows). Missing values (:ref:`def-missing`) are
+handled by the shared row layer before encoding, and what it did is kept
+with the table (``CooccurrenceCounts.rows``).
+
 Tables add: counts of disjoint row sets sum to the counts of their union, so
 data may arrive in batches (:meth:`CooccurrenceCounts.update`) or partitions
 (``a + b``).
@@ -29,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ._rows import RowFilter, add_filters, select_rows
 from .exceptions import UnknownKeyError
 from .labels import LabelMatrix, check_consistent_length, encode_labels
 
@@ -55,9 +62,10 @@ def _blas_controller():
 
 
 def _gram(
-    left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, pairs: frozenset | None = None
+    left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, pairs: frozenset | None = None,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, frozenset]:
-    """``[1|left...]ᵀ [1|right...]`` accumulated over row blocks (float64).
+    """``[1|left...]ᵀ diag(w) [1|right...]`` accumulated over row blocks (float64).
 
     ``pairs`` names the (left role, right role) cross counts that are needed
     (default: all). Every column sum and ``n`` are always counted. For each
@@ -70,11 +78,12 @@ def _gram(
     is an integer below 2**24; float64 for soft data) and multiplied with BLAS
     limited to one thread: the products are small and memory-bound, and
     two-thread synchronisation per block stalls badly on a loaded machine.
+    ``weights`` (one per row) scale the left block's rows, in float64.
     """
     wl = 1 + sum(m.n_classes for m in left)
     wr = 1 + sum(m.n_classes for m in right)
     soft = any(m.soft for m in (*left, *right))
-    dtype = np.float64 if soft else np.float32
+    dtype = np.float64 if soft or weights is not None else np.float32
     rows = max(1024, min(n, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(wl, wr))))
     lbuf = np.empty((rows, wl), dtype=dtype)
     rbuf = np.empty((rows, wr), dtype=dtype)
@@ -97,6 +106,10 @@ def _gram(
                 m.block(start, stop, lb[:, lslices[m.name]])
             for m in right:
                 m.block(start, stop, rb[:, rslices[m.name]])
+            if weights is not None:
+                w = weights[start:stop]
+                lb[:, 0] = w
+                lb[:, 1:] *= w[:, None]
             g[:, 0] += lb.sum(axis=0)  # n and the left column sums
             for cols, width in plan:  # right column sums (row 0) and cross counts
                 g[:width, cols] += lb[:, :width].T @ rb[:, cols]
@@ -125,6 +138,13 @@ class CooccurrenceCounts:
     uncounted : frozenset of (str, str)
         Cross counts that were not requested (``pairs=``) and so not
         counted; :meth:`cross` refuses to read them.
+    weighted : bool
+        Whether the rows were weighted (``sample_weight``): every count is
+        then a sum of weights.
+    rows : RowFilter or None
+        What the row layer did before counting (the ``missing=`` choice, the
+        rows given, dropped, grouped or of weight 0); ``None`` for a
+        hand-built table.
 
     Notes
     -----
@@ -133,6 +153,8 @@ class CooccurrenceCounts:
     :math:`G_{00} = n`, the first row and column hold the class counts
     (:math:`\#t`, :math:`\#a`, ...) and the blocks the co-occurrence counts
     (:math:`\#(a, t) = \sum_i A_{ia} T_{it}`). Tables of disjoint row sets add.
+    With sample weights the table is :math:`G = L^\top \operatorname{diag}(w) R`,
+    e.g. :math:`\#(a, t) = \sum_i w_i A_{ia} T_{it}` (:ref:`def-weights`).
 
     References
     ----------
@@ -149,6 +171,9 @@ class CooccurrenceCounts:
     (3.0, [1.0, 2.0], [[1.0, 0.0], [1.0, 2.0]])
     >>> (c + c).cross("attr", "task_pred").tolist()  # tables add
     [[2.0, 0.0], [0.0, 4.0]]
+    >>> w = CooccurrenceCounts.from_labels(["m", "w", "w"], [[1, 0], [1, 1], [0, 1]], sample_weight=[2, 1, 1])
+    >>> w.n, w.cross("attr", "task").tolist()  # a weight of 2 counts the row twice
+    (4.0, [[2.0, 0.0], [1.0, 2.0]])
     """
 
     attr_classes: tuple
@@ -158,6 +183,8 @@ class CooccurrenceCounts:
     gram: np.ndarray
     soft_roles: frozenset = field(default_factory=frozenset)
     uncounted: frozenset = field(default_factory=frozenset)
+    weighted: bool = False
+    rows: RowFilter | None = None
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -172,6 +199,8 @@ class CooccurrenceCounts:
         task_classes: Sequence | None = None,
         allow_soft: bool = True,
         pairs: Iterable[tuple[str, str]] | None = None,
+        sample_weight: Any = None,
+        missing: str = "raise",
     ) -> "CooccurrenceCounts":
         """Count one batch of labels in a single vectorized pass.
 
@@ -192,15 +221,27 @@ class CooccurrenceCounts:
         pairs : iterable of (attr_role, task_role), optional
             Count only these cross counts (default: every pair of roles);
             column sums are always counted.
+        sample_weight : array-like of shape (n,), optional
+            One non-negative weight per row: every count becomes a sum of
+            weights; rows of weight 0 are dropped (:ref:`def-weights`).
+        missing : {"raise", "drop", "group"}, default "raise"
+            Rows with a missing value: raise ``ValueError`` naming the
+            argument, drop them, or (``"group"``, for a 1-D ``attr`` only)
+            make a missing attribute its own class ``"missing"``
+            (:ref:`def-missing`). Recorded in ``rows``.
 
         Returns
         -------
         CooccurrenceCounts
         """
-        a = _encode_side(attr, attr_pred, "attr", attr_classes, allow_soft)
-        t = _encode_side(task, task_pred, "task", task_classes, allow_soft)
+        arrays, weights, rows = select_rows(
+            {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
+            missing=missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
+        a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", attr_classes, allow_soft)
+        t = _encode_side(arrays["task"], arrays["task_pred"], "task", task_classes, allow_soft)
         return cls.from_encoded(
-            [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs
+            [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs,
+            weights=weights, rows=rows,
         )
 
     @classmethod
@@ -210,20 +251,26 @@ class CooccurrenceCounts:
         right: Sequence[LabelMatrix],
         *,
         pairs: Iterable[tuple[str, str]] | None = None,
+        weights: np.ndarray | None = None,
+        rows: RowFilter | None = None,
     ) -> "CooccurrenceCounts":
         """Count already-encoded label matrices (see :func:`biasamp.labels.encode_labels`).
 
         ``left`` holds the attribute-side matrices and ``right`` the task-side
         ones; each matrix's ``name`` is its role (``"attr"``, ``"attr_pred"``,
         ``"task"``, ``"task_pred"``), and they must come in that order.
-        ``pairs`` as in :meth:`from_labels`.
+        ``pairs`` as in :meth:`from_labels`; ``weights`` are checked row
+        weights (one per row, as the row layer returns them) and
+        ``rows`` the row filter recorded with the table.
         """
         for side, roles, allowed in (("attribute", left, ATTR_ROLES), ("task", right, TASK_ROLES)):
             names = [m.name for m in roles]
             if not names or names != [r for r in allowed if r in names]:
                 raise ValueError(f"{side}-side roles must be a non-empty, ordered subset of {allowed}, got {names}")
         n = check_consistent_length(**{m.name: m for m in (*left, *right)})
-        gram, uncounted = _gram(left, right, n, None if pairs is None else frozenset(pairs))
+        if weights is not None and len(weights) != n:
+            raise ValueError(f"weights has {len(weights)} entries but the labels have {n} rows")
+        gram, uncounted = _gram(left, right, n, None if pairs is None else frozenset(pairs), weights)
         return cls(
             attr_classes=left[0].classes,
             task_classes=right[0].classes,
@@ -232,6 +279,8 @@ class CooccurrenceCounts:
             gram=gram,
             soft_roles=frozenset(m.name for m in (*left, *right) if m.soft),
             uncounted=uncounted,
+            weighted=weights is not None,
+            rows=rows,
         )
 
     def update(self, **batch: Any) -> "CooccurrenceCounts":
@@ -258,6 +307,7 @@ class CooccurrenceCounts:
         return CooccurrenceCounts(
             self.attr_classes, self.task_classes, self.attr_roles, self.task_roles,
             self.gram + other.gram, self.soft_roles | other.soft_roles, self.uncounted,
+            self.weighted or other.weighted, add_filters(self.rows, other.rows),
         )
 
     def __radd__(self, other: Any) -> "CooccurrenceCounts":
@@ -268,7 +318,7 @@ class CooccurrenceCounts:
     # ------------------------------------------------------------------- read
     @property
     def n(self) -> float:
-        """Number of rows counted."""
+        """Number of rows counted (their total weight when weighted)."""
         return float(self.gram[0, 0])
 
     def _slice(self, role: str) -> tuple[int, slice]:
@@ -311,13 +361,17 @@ class CooccurrenceCounts:
             self.attr_classes, self.task_classes, tuple(attr_roles), tuple(task_roles),
             self.gram[np.ix_(rows, cols)], frozenset(r for r in self.soft_roles if r in (*attr_roles, *task_roles)),
             frozenset(p for p in self.uncounted if p[0] in attr_roles and p[1] in task_roles),
+            self.weighted, self.rows,
         )
 
     def __repr__(self) -> str:
+        extra = ", weighted" if self.weighted else ""
+        if self.rows is not None and self.rows.changed:
+            extra += f", rows: {self.rows.describe()}"
         return (
             f"CooccurrenceCounts(n={self.n:g}, attr_classes={list(self.attr_classes)!r}, "
             f"task_classes={list(self.task_classes)[:8]!r}{'...' if len(self.task_classes) > 8 else ''}, "
-            f"roles={list(self.attr_roles + self.task_roles)!r})"
+            f"roles={list(self.attr_roles + self.task_roles)!r}{extra})"
         )
 
 

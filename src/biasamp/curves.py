@@ -203,6 +203,9 @@ class CurveResult(ResultMixin):
         """This curve as a report section (``biasamp.report.Section``: table, line plot, a summary row per statistic)."""
         from .report import FigureSpec, Section, _row, _summary_frame
 
+        for value, name in ((key, "key"), (title, "title")):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise TypeError(f"{name} must be None or a non-empty string, got {value!r}")
         rows = []
         frame = self.to_frame()
         for s in self.statistics:
@@ -576,6 +579,7 @@ def threshold_curve(
     level: float = 0.95,
     ci_method: str = "auto",
     random_state: Any = None,
+    **metric_kwargs: Any,
 ) -> CurveResult:
     r"""A count-based metric as the decision threshold on the model's scores moves.
 
@@ -632,6 +636,11 @@ def threshold_curve(
     ci_method : {"auto", "percentile", "basic", "bca", "band"}, default "auto"
     random_state : None, int or numpy Generator
         Seed of the bootstrap, the same at every grid point.
+    **metric_kwargs
+        For the fairness metrics only: ``average``, ``pos_label``,
+        ``min_group_size``, ``include_small_groups``, as in
+        :func:`~biasamp.fairness_metrics` (the curve's values equal that
+        function on the thresholded predictions).
 
     Returns
     -------
@@ -719,7 +728,15 @@ def threshold_curve(
     """
     if metrics is not None and metric is not _f.fairness_metrics:
         raise ValueError("metrics= selects among the fairness metrics; it applies to fairness_metrics only")
-    family, metric_kwargs = _family(metric, {} if metrics is None else {"metrics": metrics}, thresholds=True)
+    allowed = ("average", "pos_label", "min_group_size", "include_small_groups")
+    unknown = sorted(set(metric_kwargs) - set(allowed))
+    if unknown or (metric_kwargs and metric not in (_f.fairness_metrics, *_SINGLE_FAIRNESS)):
+        raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown or sorted(metric_kwargs)}: "
+                        f"only the fairness metrics take options here ({', '.join(allowed)})")
+    if metric_kwargs.get("average", "auto") is None:
+        raise ValueError("threshold_curve needs one value per threshold: average='auto', 'binary' or 'macro'")
+    family, metric_kwargs = _family(metric, {**metric_kwargs, **({} if metrics is None else {"metrics": metrics})},
+                                    thresholds=True)
     _check_boot(n_boot, level, ci_method, random_state)
     if task_scores is None and attr_scores is None:
         raise ValueError("give task_scores and/or attr_scores: the scores whose threshold moves")
@@ -867,12 +884,22 @@ def _fairness_threshold_curve(family, metric, metric_kwargs, attr, task, task_sc
     if binary:  # class 0 is predicted where class 1 is not
         pred[:, :, 0] = n_g[None, :] - pred[:, :, 1]
         tp[:, :, 0] = (n_g - positives[:, 1])[None, :] - (pred[:, :, 1] - tp[:, :, 1])
-    arrays = _f.metric_arrays(np.broadcast_to(n_g, (len(values), n_groups)), np.broadcast_to(positives, pred.shape),
-                              pred, tp, family.statistics({}))
+    # the headline of fairness_metrics: the positive class (binary) or the mean over classes, without the
+    # small groups (docs/definitions.md, def-fairness and def-small-groups)
+    opts = metric_kwargs or {}
+    _, _, headline = _f._headline(yt.classes, False, opts.get("average", "auto"), opts.get("pos_label", 1))
+    _, excluded = _f._small_groups(n_g.astype(np.float64), _f._check_min_group_size(opts.get("min_group_size", 30)),
+                                   bool(opts.get("include_small_groups", False)))
+    keep = ~excluded
+    in_headline = np.zeros(yt.n_classes, dtype=bool)
+    in_headline[list(headline)] = True
+    arrays = _f.metric_arrays(np.broadcast_to(n_g[keep], (len(values), int(keep.sum()))),
+                              np.broadcast_to(positives[keep], (len(values), *positives[keep].shape)),
+                              pred[:, keep], tp[:, keep], family.statistics({}))
     results = {}
     for m, (v, defined) in arrays.items():
-        mean, cnt = _f._aggregate(v, defined)
-        results[m] = (mean, yt.n_classes - cnt, yt.n_classes)
+        mean, cnt = _f._aggregate(v, defined & in_headline)
+        results[m] = (mean, int(in_headline.sum()) - cnt, int(in_headline.sum()))
     statistics = family.statistics({})
     values_frame, n_undef = _collect(results, statistics, family.name)
     label_cols = [yt.classes[-1]] if binary else list(yt.classes)

@@ -30,7 +30,11 @@ rechunked to the first one's), DataFrames and Series with the same number of
 partitions (e.g. columns of one DataFrame). Partition lengths are checked
 when counted. Class lists not given are found by one extra pass over the
 ground-truth columns (distinct values per partition, merged): the same
-classes the in-memory function infers.
+classes the in-memory function infers. ``sample_weight`` (partitioned like the
+test arguments), ``train_sample_weight`` (like the training arguments) and
+``missing`` work as in memory (:ref:`def-weights`, :ref:`def-missing`): the
+row layer is row-local, so every partition applies it to its own rows, and
+the class discovery sees the rows it keeps.
 
 This module needs the ``[dask]`` extra (``dask[array,dataframe]``,
 ``distributed``); ``import biasamp`` never imports it, and Dask is imported
@@ -48,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from ._deprecation import keyword_only_since, renamed_arguments
+from ._rows import check_missing, select_rows
 from .accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator
 from .cooccurrence import DirectionalBiasAmpResult, MALSResult
 from .fairness import METRICS, FairnessResult
@@ -342,6 +347,55 @@ def _discover(requests: dict[str, tuple[str, list[Any]]]) -> dict[str, list]:
     return out
 
 
+class _RowSelector:
+    """What :func:`_selected_uniques` needs per partition (a picklable stand-in for an accumulator template)."""
+
+    def __init__(self, missing: str, labels: dict[str, str], weight: str | None) -> None:
+        self.missing, self.labels, self.weight, self.stream = missing, labels, weight, 0
+
+    def copy(self) -> "_RowSelector":
+        return self
+
+
+def _selected_uniques(selector: _RowSelector, **parts: Any) -> dict[str, np.ndarray]:
+    """Distinct values of the 1-D label arguments of one partition, on the rows the row layer keeps."""
+    weights = parts.pop(selector.weight, None) if selector.weight else None
+    kept, _, _ = select_rows(parts, missing=selector.missing, sample_weight=weights,
+                             group_args=tuple(k for k in parts if k in ("attr", "attr_train")), group_columns=False,
+                             weight_name=selector.weight or "sample_weight")
+    return {key: _unique(kept[name]) for name, key in selector.labels.items() if kept.get(name) is not None}
+
+
+def _discover_selected(groups: list[tuple[dict[str, Any], str | None]], labels: dict[str, str],
+                       missing: str) -> dict[str, list]:
+    """Classes of the 1-D label arguments after the row layer (weights, ``missing``), in one Dask pass.
+
+    ``groups`` holds the row-aligned argument sets (test, training) with the
+    name of their weights; ``labels`` maps an argument name to the class
+    list it feeds (``"attr"`` or ``"task"``). 2-D arguments give their
+    columns, as in :func:`_discover`.
+    """
+    import dask
+
+    out: dict[str, list] = {}
+    for key in set(labels.values()):
+        xs = [args[n] for args, _ in groups for n, k in labels.items() if k == key and args.get(n) is not None]
+        if any(x.ndim == 2 for x in xs):  # indicator matrices: DataFrame columns first, else 0..K-1
+            frames = [x for x in xs if _kind(x) == "frame"]
+            out[key] = next((c for c in map(_width_classes, frames + xs) if c is not None), None)
+    delayed = []
+    for args, weight in groups:
+        mine = {n: k for n, k in labels.items() if k not in out and args.get(n) is not None}
+        if mine:
+            delayed += _count_partitions(_selected_uniques, _RowSelector(missing, mine, weight), args)
+    uniques: dict[str, list] = {}
+    for part in (dask.compute(delayed)[0] if delayed else []):
+        for key, values in part.items():
+            uniques.setdefault(key, []).append(values)
+    out.update({key: _classes_from_uniques(values) for key, values in uniques.items()})
+    return out
+
+
 def _flat_parts(x: Any) -> list:
     parts = x.to_delayed()
     return parts.ravel().tolist() if hasattr(parts, "ravel") else list(parts)
@@ -363,12 +417,24 @@ def _groups_request(sensitive_features: Any) -> tuple[str, list]:
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
-def _cooc_test_part(template, attr=None, task=None, attr_pred=None, task_pred=None):
-    return template.copy().update(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+def _cooc_test_part(template, attr=None, task=None, attr_pred=None, task_pred=None, sample_weight=None):
+    return template.copy().update(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=sample_weight)
 
 
-def _cooc_train_part(template, attr_train=None, task_train=None):
-    return template.copy().update_train(attr_train, task_train)
+def _cooc_train_part(template, attr_train=None, task_train=None, train_sample_weight=None):
+    return template.copy().update_train(attr_train, task_train, sample_weight=train_sample_weight)
+
+
+def _weight_args(test: dict, train: dict | None, sample_weight: Any, train_sample_weight: Any, missing: str):
+    """Add the weights to the argument sets (checking ``missing`` and a training set for ``train_sample_weight``)."""
+    check_missing(missing)
+    if train_sample_weight is not None and train is None:
+        raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
+                         "given (without a training set the test rows and sample_weight stand in for it)")
+    test = {**test, "sample_weight": sample_weight}
+    if train is not None:
+        train = {**train, "train_sample_weight": train_sample_weight}
+    return test, train
 
 
 def _cooc_accumulate(template, test: dict, train: dict | None, split_every: int):
@@ -392,6 +458,9 @@ def bias_amp_directional(
     attr_classes: Sequence | None = None,
     task_classes: Sequence | None = None,
     split_every: int = 8,
+    sample_weight: Any = None,
+    train_sample_weight: Any = None,
+    missing: str = "raise",
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ of Dask collections (Wang & Russakovsky 2021).
 
@@ -417,6 +486,13 @@ def bias_amp_directional(
         ground truth (the classes the in-memory function infers).
     split_every : int, default 8
         Fan-in of the merge tree.
+    sample_weight : dask collection, optional
+        One non-negative weight per test row, partitioned like ``attr``
+        (:ref:`def-weights`).
+    train_sample_weight : dask collection, optional
+        One weight per training row, partitioned like ``attr_train``.
+    missing : {"raise", "drop", "group"}, default "raise"
+        As in :func:`biasamp.bias_amp_directional` (:ref:`def-missing`).
 
     Returns
     -------
@@ -460,13 +536,30 @@ def bias_amp_directional(
         raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
     test = dict(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred)
     train = dict(attr_train=attr_train, task_train=task_train) if attr_train is not None else None
+    test, train = _weight_args(test, train, sample_weight, train_sample_weight, missing)
     _check_kinds(test), _check_kinds(train or {})
-    attr_classes, task_classes = _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes)
-    template = CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", **_boot_options())
+    attr_classes, task_classes = _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes,
+                                               test=test, train=train, missing=missing)
+    template = CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", missing=missing,
+                                       **_boot_options())
     return _finish(_cooc_accumulate(template, test, train, split_every))
 
 
-def _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes):
+_LABEL_KEYS = {"attr": "attr", "attr_train": "attr", "task": "task", "task_train": "task"}
+
+
+def _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes, *, test=None, train=None,
+                  missing="raise"):
+    filtered = missing != "raise" or any(
+        x is not None and x.get(k) is not None
+        for x, k in ((test, "sample_weight"), (train, "train_sample_weight")))
+    if filtered and (attr_classes is None or task_classes is None):
+        labels = {n: k for n, k in _LABEL_KEYS.items()
+                  if (k == "attr" and attr_classes is None) or (k == "task" and task_classes is None)}
+        groups = [(test, "sample_weight")] + ([(train, "train_sample_weight")] if train else [])
+        found = _discover_selected(groups, labels, missing)
+        return (attr_classes if attr_classes is not None else found["attr"],
+                task_classes if task_classes is not None else found["task"])
     requests = {}
     if attr_classes is None:
         requests["attr"] = ("labels", [attr, attr_train])
@@ -487,6 +580,9 @@ def bias_amp_mals(
     attr_classes: Sequence | None = None,
     task_classes: Sequence | None = None,
     split_every: int = 8,
+    sample_weight: Any = None,
+    train_sample_weight: Any = None,
+    missing: str = "raise",
 ) -> MALSResult:
     r"""BiasAmp_MALS of Dask collections (Zhao et al. 2017).
 
@@ -509,6 +605,13 @@ def bias_amp_mals(
         omitted.
     split_every : int, default 8
         Fan-in of the merge tree.
+    sample_weight : dask collection, optional
+        One weight per test row (the rows of the predictions), partitioned
+        like ``attr_pred`` (:ref:`def-weights`).
+    train_sample_weight : dask collection, optional
+        One weight per training row, partitioned like ``attr_train``.
+    missing : {"raise", "drop", "group"}, default "raise"
+        As in :func:`biasamp.bias_amp_mals` (:ref:`def-missing`).
 
     Returns
     -------
@@ -535,17 +638,19 @@ def bias_amp_mals(
     """
     test = dict(attr_pred=attr_pred, task_pred=task_pred)
     train = dict(attr_train=attr_train, task_train=task_train)
+    test, train = _weight_args(test, train, sample_weight, train_sample_weight, missing)
     _check_kinds(test), _check_kinds(train)
-    attr_classes, task_classes = _cooc_classes(attr_train, task_train, None, None, attr_classes, task_classes)
-    template = CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", **_boot_options())
+    attr_classes, task_classes = _cooc_classes(attr_train, task_train, None, None, attr_classes, task_classes,
+                                               test={}, train=train, missing=missing)
+    template = CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", missing=missing, **_boot_options())
     return _finish(_cooc_accumulate(template, test, train, split_every))
 
 
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
-def _fair_part(template, y_true=None, y_pred=None, sensitive_features=None):
-    return template.copy().update(y_true, y_pred, sensitive_features=sensitive_features)
+def _fair_part(template, y_true=None, y_pred=None, sensitive_features=None, sample_weight=None):
+    return template.copy().update(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
 
 
 def fairness_metrics(
@@ -557,6 +662,8 @@ def fairness_metrics(
     classes: Sequence | None = None,
     groups: Sequence | None = None,
     split_every: int = 8,
+    sample_weight: Any = None,
+    **options: Any,
 ) -> FairnessResult:
     r"""The seven group fairness metrics of Qian et al. (2021) on Dask collections.
 
@@ -567,7 +674,8 @@ def fairness_metrics(
 
         \mathrm{DP} = \max_g PPR_g - \min_g PPR_g
 
-    averaged over classes, exactly as :func:`biasamp.fairness_metrics`.
+    for the positive class of a binary task or averaged over classes, exactly as
+    :func:`biasamp.fairness_metrics`.
 
     Parameters
     ----------
@@ -580,6 +688,12 @@ def fairness_metrics(
         Found by one pass over ``y_true`` and ``sensitive_features`` when omitted.
     split_every : int, default 8
         Fan-in of the merge tree.
+    sample_weight : dask collection, optional
+        Non-negative weight of every row, in the same partitions.
+    **options
+        ``average``, ``pos_label``, ``threshold``, ``soft``,
+        ``min_group_size``, ``include_small_groups``, ``reference_group``,
+        ``tolerance``: as in :func:`biasamp.fairness_metrics`.
 
     Returns
     -------
@@ -604,11 +718,11 @@ def fairness_metrics(
     >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
     >>> gender = np.repeat(["female", "male"], 200)
     >>> res = biasamp.dask.fairness_metrics(da.from_array(y_true, chunks=150), da.from_array(y_pred, chunks=150),
-    ...                                     sensitive_features=da.from_array(gender, chunks=150))
+    ...                                     sensitive_features=da.from_array(gender, chunks=150), average="macro")
     >>> round(100 * res.overall["BA"], 1)
     10.1
     """
-    arguments = dict(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
+    arguments = dict(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
     _check_kinds(arguments)
     requests = {}
     if classes is None:
@@ -624,8 +738,8 @@ def fairness_metrics(
         )
     import dask
 
-    per = _count_partitions(_fair_part, FairnessAccumulator(classes, groups, metrics=metrics, **_boot_options()),
-                            arguments)
+    template = FairnessAccumulator(classes, groups, metrics=metrics, **options, **_boot_options())
+    per = _count_partitions(_fair_part, template, arguments)
     (acc,) = dask.compute(tree_merge(per, split_every))
     return _finish(acc)
 
@@ -633,16 +747,21 @@ def fairness_metrics(
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
-def _multi_collect_part(template, task=None):
-    return template.copy().collect(task)
+def _multi_collect_part(template, **parts):
+    """Pass 1 on one partition: the task sets of the rows the row layer keeps (all the set's arguments count)."""
+    weight = "train_sample_weight" if "task_train" in parts else "sample_weight"
+    weights = parts.pop(weight, None)
+    kept, w, _ = select_rows(parts, missing=template.missing, sample_weight=weights, weight_name=weight,
+                             group_args=("attr", "attr_train"), group_columns=False)
+    return template.copy().collect(kept.get("task_train", kept.get("task")), sample_weight=w)
 
 
-def _multi_test_part(template, attr=None, task=None, attr_pred=None, task_pred=None):
-    return template.copy().update(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+def _multi_test_part(template, attr=None, task=None, attr_pred=None, task_pred=None, sample_weight=None):
+    return template.copy().update(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=sample_weight)
 
 
-def _multi_train_part(template, attr_train=None, task_train=None):
-    return template.copy().update_train(attr_train, task_train)
+def _multi_train_part(template, attr_train=None, task_train=None, train_sample_weight=None):
+    return template.copy().update_train(attr_train, task_train, sample_weight=train_sample_weight)
 
 
 @renamed_arguments("0.2.0", {**_MULTI_RENAMES, "group_classes": "attr_classes", "attr_classes": "task_classes"})
@@ -662,6 +781,9 @@ def multi_bias_amp(
     attr_classes: Sequence | None = None,
     task_classes: Sequence | None = None,
     split_every: int = 8,
+    sample_weight: Any = None,
+    train_sample_weight: Any = None,
+    missing: str = "raise",
 ) -> MultiBiasAmpResult:
     r"""Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023) of Dask collections.
 
@@ -693,6 +815,12 @@ def multi_bias_amp(
         Found by one pass over the ground truth when omitted.
     split_every : int, default 8
         Fan-in of the merge trees.
+    sample_weight : dask collection, optional
+        One weight per test row, partitioned like ``attr`` (:ref:`def-weights`).
+    train_sample_weight : dask collection, optional
+        One weight per training row, partitioned like ``attr_train``.
+    missing : {"raise", "drop", "group"}, default "raise"
+        As in :func:`biasamp.multi_bias_amp` (:ref:`def-missing`).
 
     Returns
     -------
@@ -731,21 +859,19 @@ def multi_bias_amp(
         )
     test = dict(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred)
     train = dict(attr_train=attr_train, task_train=task_train) if attr_train is not None else None
+    test, train = _weight_args(test, train, sample_weight, train_sample_weight, missing)
     _check_kinds(test), _check_kinds(train or {})
-    requests = {}
-    if attr_classes is None:
-        requests["attr"] = ("labels", [attr, attr_train])
-    if task_classes is None:
-        requests["task"] = ("labels", [task, task_train])
-    found = _discover(requests)
+    attr_classes, task_classes = _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes,
+                                               test=test, train=train, missing=missing)
     template = MultiAttributeAccumulator(
-        attr_classes if attr_classes is not None else found["attr"],
-        task_classes if task_classes is not None else found["task"],
+        attr_classes, task_classes,
         combinations=combinations, min_size=min_size, max_size=max_size, min_support=min_support,
-        max_combinations=max_combinations, **_boot_options(),
+        max_combinations=max_combinations, missing=missing, **_boot_options(),
     )
     if template.phase == "collect":  # pass 1: candidate combinations from the training task sets
-        source = {"task": task_train if train is not None else task}
+        source = train if train is not None else test
+        if missing == "raise" and source.get("train_sample_weight", source.get("sample_weight")) is None:
+            source = {"task": source.get("task_train", source.get("task"))}  # only the task columns are read
         collected = _count_partitions(_multi_collect_part, template, source)
         (template,) = dask.compute(tree_merge(collected, split_every))
         template.freeze()

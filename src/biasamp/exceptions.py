@@ -6,7 +6,7 @@ import sys
 import warnings
 from pathlib import Path
 
-__all__ = ["UndefinedPairWarning", "UnknownKeyError", "warn_outside"]
+__all__ = ["SmallGroupWarning", "UndefinedPairWarning", "UnknownKeyError", "warn_outside"]
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
@@ -50,6 +50,47 @@ class UndefinedPairWarning(UserWarning):
     ...     res = bias_amp_directional(attr, task, attr_pred=attr, task_pred=task)
     >>> caught[0].category is UndefinedPairWarning, res.t_to_a.n_undefined
     (True, 2)
+    """
+
+
+class SmallGroupWarning(UserWarning):
+    """A protected group has fewer members than ``min_group_size``.
+
+    Its rates rest on a handful of instances, so a gap to another group may be
+    noise: the group is flagged in every table and chart, and left out of the
+    headline values unless ``include_small_groups=True`` (or unless fewer than
+    two groups would remain).
+
+    Parameters
+    ----------
+    message : str
+        The small groups, their sizes, and whether they were excluded.
+
+    Notes
+    -----
+    A group g is small when :math:`0 < n_g < \text{min\_group\_size}`, with
+    :math:`n_g` its (weighted) number of members. A subclass of
+    ``UserWarning``; filter it like any warning. The threshold (30 by
+    default) is the usual rule of thumb for a rate's normal approximation; set
+    ``min_group_size`` to change it.
+
+    References
+    ----------
+    .. [1] biasamp, "Definitions and decisions", section "Small groups"
+       (``docs/definitions.md``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from biasamp import SmallGroupWarning, fairness_metrics
+    >>> y = np.tile([0, 1], 52)
+    >>> race = np.repeat(["a", "b", "c"], [50, 50, 4])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     res = fairness_metrics(y, y, sensitive_features=race)
+    >>> caught[0].category is SmallGroupWarning, res.settings.excluded_groups
+    (True, ('c',))
     """
 
 

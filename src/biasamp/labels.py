@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["LabelMatrix", "encode_labels", "check_consistent_length"]
+__all__ = ["LabelMatrix", "EncodedLabels", "encode_labels", "check_consistent_length"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,7 +117,8 @@ def to_numpy(x: Any, name: str) -> np.ndarray:
     sequences raise ``ValueError``; both name the argument. torch tensors
     are detached and moved to the CPU; half-precision floats (numpy or
     torch ``float16``, torch ``bfloat16``) are widened to float64, which
-    holds them exactly (pandas cannot index ``float16``); complex numbers
+    holds them exactly (pandas cannot index ``float16``); non-native byte
+    order (big-endian data) is converted to the machine's; complex numbers
     raise ``TypeError``.
     """
     if x is None:
@@ -141,6 +142,8 @@ def to_numpy(x: Any, name: str) -> np.ndarray:
             raise ValueError(f"{name} could not be converted to an array (ragged or mixed nesting?): {exc}") from None
     if arr.dtype == np.float16:
         arr = arr.astype(np.float64)
+    if not arr.dtype.isnative:  # big-endian data on a little-endian machine (or the reverse): pandas refuses it
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if arr.dtype.kind == "c":
         raise TypeError(f"{name} must hold real numbers or class names, got dtype {arr.dtype}")
     if arr.dtype == object and arr.ndim >= 1 and arr.size and any(
@@ -163,6 +166,8 @@ def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
         raise TypeError(f"{name} must be array-like, got a scalar")
     if arr.ndim > 2:
         raise ValueError(f"{name} must be 1-D (class labels) or 2-D (indicator matrix), got {arr.ndim}-D")
+    if arr.ndim == 1:
+        arr = _bools_as_ints(arr)
     if arr.shape[0] == 0:
         raise ValueError(f"{name} is empty (0 rows)")
     if arr.ndim == 2 and arr.shape[1] == 0:
@@ -179,6 +184,27 @@ def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
     if arr.ndim == 2 and not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
         raise TypeError(f"{name} is a 2-D matrix of dtype {arr.dtype}; expected numbers or booleans")
     return arr, columns
+
+
+def _bools_as_ints(arr: np.ndarray) -> np.ndarray:
+    """1-D boolean labels as the classes 0 and 1 (so that ``True`` and ``1`` are one class).
+
+    numpy ``bool``, pandas ``boolean`` (an object array once converted) and
+    object arrays mixing booleans with other labels: ``False``/``True`` become
+    ``0``/``1``, whatever else is there (a missing value) stays.
+    """
+    if arr.dtype == bool:
+        return arr.astype(np.int64)
+    if arr.dtype != object or arr.size == 0:
+        return arr
+    is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in arr), dtype=bool, count=len(arr))
+    if not is_bool.any():
+        return arr
+    if is_bool.all():
+        return arr.astype(np.int64)
+    out = arr.copy()
+    out[is_bool] = [int(v) for v in arr[is_bool]]
+    return out
 
 
 def check_features(x: Any, name: str = "X") -> np.ndarray:
@@ -340,6 +366,18 @@ def _codes_for(values: np.ndarray, classes: Sequence, name: str, what: str) -> n
 # --------------------------------------------------------------------------- #
 # public encoder
 # --------------------------------------------------------------------------- #
+class EncodedLabels(dict):
+    """What :func:`encode_labels` returns: argument name -> LabelMatrix, for the arguments given.
+
+    Looking up an argument that was not given (``None``) raises a
+    ``TypeError`` naming it, never a bare ``KeyError``: a caller that needs an
+    argument reports its absence by name without checking first.
+    """
+
+    def __missing__(self, key: str) -> LabelMatrix:
+        raise TypeError(f"{key} is None; expected labels (a list, numpy array, pandas object or tensor)")
+
+
 def check_consistent_length(**arrays: LabelMatrix | None) -> int:
     """Check that the given (already encoded) label matrices have equal row counts.
 
@@ -383,12 +421,14 @@ def encode_labels(
 
     Returns
     -------
-    dict of argument name -> LabelMatrix
-        Only for the arguments that were not ``None``.
+    EncodedLabels
+        A dict of argument name -> LabelMatrix, only for the arguments that
+        were not ``None`` (looking up another raises a ``TypeError`` naming it).
     """
     preds = dict(preds or {})
     if classes is not None:
-        classes = list(classes)
+        # booleans are the classes 0 and 1, as in 1-D labels (see _bools_as_ints)
+        classes = [int(c) if isinstance(c, (bool, np.bool_)) else c for c in classes]
         dup = pd.Index(classes)[pd.Index(classes).duplicated()].unique().tolist() if classes else []
         if dup:
             raise ValueError(f"the class list {classes[:20]!r} has duplicates {dup[:10]!r}")
@@ -399,10 +439,10 @@ def encode_labels(
                 f"no ground truth given among {list(truths) or list(preds)}: pass the ground truth "
                 "or the class list, so that predictions can be encoded"
             )
-        return {
+        return EncodedLabels({
             name: _encode_prediction(value, name, tuple(classes), allow_soft)
             for name, value in preds.items() if value is not None
-        }
+        })
     for name, (arr, _) in raw_truths.items():
         _check_finite(arr, name)
     ndims = {name: arr.ndim for name, (arr, _) in raw_truths.items()}
@@ -410,7 +450,7 @@ def encode_labels(
         desc = ", ".join(f"{k} is {d}-D" for k, d in ndims.items())
         raise ValueError(f"ground truths of one label family must all be 1-D or all 2-D: {desc}")
 
-    out: dict[str, LabelMatrix] = {}
+    out: dict[str, LabelMatrix] = EncodedLabels()
     if next(iter(ndims.values())) == 1:
         arrays = [arr for arr, _ in raw_truths.values()]
         if classes is not None:

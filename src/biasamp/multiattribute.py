@@ -18,6 +18,12 @@ attributes' bitsets and a joint count is a popcount, so the cost is
 O(N·Σ|m|/64) word operations, vectorized over combinations, with no Python
 loop over instances and no per-combination pass over the rows.
 
+Sample weights (:ref:`def-weights`) make every count a sum of weights. Small
+integer weights are counted exactly with the same popcounts, one bit plane of
+the weights at a time (``w = Σ_b 2^b [bit b of w]``); other weights unpack
+the containment bits of a few combinations at a time and multiply them with
+the weighted group indicators (one matrix product).
+
 References
 ----------
 .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
@@ -40,7 +46,9 @@ import pandas as pd
 
 from ._deprecation import renamed_arguments
 from ._results import ResultMixin, fmt, top_rows
-from .cooccurrence import _warn_undefined, correlation_sign
+from ._rows import RowFilter, add_filters
+from .cooccurrence import _all_undefined_error, _as_count, _greater, _rows_lines, _warn_undefined, \
+    _warn_undefined_statistics, correlation_sign, select_train_test
 from .counts import CooccurrenceCounts
 from .labels import LabelMatrix, _align_columns, _as_array, _check_finite, _fmt_rows, check_consistent_length, \
     encode_labels
@@ -161,6 +169,100 @@ def _joint_counts(colbits: np.ndarray, groupbits: Sequence[np.ndarray], idx, siz
                 rest -= res[g, sl]
             res[-1, sl] = rest
     return out
+
+
+_MAX_PLANES = 16  # integer weights below 2**16 are counted by bit planes
+
+
+def _weight_planes(weights: np.ndarray) -> np.ndarray | None:
+    """``(n, B)`` bit planes of small integer weights (``w = Σ_b 2^b planes[:, b]``), else None."""
+    r = np.rint(weights)
+    if not np.array_equal(r, weights) or r.max() >= 2**_MAX_PLANES:
+        return None
+    wi = r.astype(np.int64)
+    bits = max(1, int(wi.max()).bit_length())
+    return ((wi[:, None] >> np.arange(bits)[None, :]) & 1).astype(bool)
+
+
+class _Grouping:
+    """Group codes ready for :meth:`counts`: their bitsets, or, with sample weights, what the weighted sums need.
+
+    Built once per set of rows and reused for every table counted on them
+    (true and predicted tasks).
+    """
+
+    def __init__(self, codes_list: Sequence[np.ndarray], n_groups: int, weights: np.ndarray | None = None) -> None:
+        self.n_groups, self.n_tables, self.weights = n_groups, len(codes_list), weights
+        self.bits = self.planes = self.onehot = None
+        if weights is None:
+            self.bits = [_code_bitsets(c, n_groups) for c in codes_list]
+            return
+        planes = _weight_planes(weights)
+        if planes is not None:  # bitsets of (group, bit plane of the weight)
+            n, n_planes, groups = len(weights), planes.shape[1], np.arange(n_groups)
+            self.n_planes = n_planes
+            self.planes = [
+                _column_bitsets(lambda s, e, c=codes: ((c[s:e, None] == groups[None, :])[:, :, None]
+                                                       & planes[s:e, None, :]).reshape(e - s, -1),
+                                n, n_groups * n_planes)
+                for codes in codes_list
+            ]
+            return
+        rows = np.arange(len(weights))
+        self.onehot = np.zeros((len(weights), n_groups * len(codes_list)))  # (n, tables x groups): w_i [g_i = g]
+        for r, codes in enumerate(codes_list):
+            self.onehot[rows, r * n_groups + codes] = weights
+
+    def counts(self, colbits: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+        """``#(g, m ⊆ S)`` per codes array: popcounts (int64), or sums of weights (float64)."""
+        if self.bits is not None:
+            return _joint_counts(colbits, self.bits, idx, sizes)
+        k, g = len(sizes), self.n_groups
+        out = [np.zeros((g, k), dtype=np.float64) for _ in range(self.n_tables)]
+        if self.planes is not None:  # small integer weights: exact popcounts per bit plane, scaled by 2^b
+            scale = 2.0 ** np.arange(self.n_planes)
+            for sl in _chunks(k, colbits.shape[1]):
+                bits = _containment(colbits, idx[sl], sizes[sl])
+                for res, table in zip(out, self.planes):
+                    for j in range(table.shape[0]):
+                        group, plane = divmod(j, self.n_planes)
+                        res[group, sl] += _popcount(bits & table[j]) * scale[plane]
+            return out
+        n = len(self.weights)  # other weights: unpack a few combinations' bits, one product (BLAS)
+        step = max(1, (4 * _CHUNK_BYTES) // (8 * max(n, 1)))
+        for start in range(0, k, step):
+            sl = slice(start, min(k, start + step))
+            bits = _containment(colbits, idx[sl], sizes[sl])
+            member = np.unpackbits(bits.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
+            prod = member @ self.onehot  # (combinations, tables x groups)
+            for r, res in enumerate(out):
+                res[:, sl] = prod[:, r * g:(r + 1) * g].T
+        return out
+
+
+def _weighted_joint_counts(colbits: np.ndarray, codes_list: Sequence[np.ndarray], n_groups: int,
+                           weights: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+    """For each array of group codes: the ``G x K`` weighted counts ``Σ_i w_i [m ⊆ S_i][g_i = g]`` (float64).
+
+    Small integer weights: popcounts of the containment bitsets ANDed with
+    the bitsets of (group, bit plane of the weight), scaled by ``2^b``
+    (exact). Other weights: the containment bits of a few combinations are
+    unpacked and multiplied with the weighted one-hot of the groups.
+    """
+    return _Grouping(codes_list, n_groups, weights).counts(colbits, idx, sizes)
+
+
+def _counts_by_group(colbits: np.ndarray, codes_list: Sequence[np.ndarray], n_groups: int,
+                     weights: np.ndarray | None, idx: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+    """``#(g, m ⊆ S)`` for each array of group codes: popcounts (int64), or weighted sums (float64)."""
+    return _Grouping(codes_list, n_groups, weights).counts(colbits, idx, sizes)
+
+
+def _group_totals(codes: np.ndarray, n_groups: int, weights: np.ndarray | None) -> np.ndarray:
+    """``#g`` (int64), or the total weight of every group (float64)."""
+    if weights is None:
+        return np.bincount(codes, minlength=n_groups).astype(np.int64)
+    return np.bincount(codes, weights=weights, minlength=n_groups).astype(np.float64)
 
 
 # --------------------------------------------------------------------------- #
@@ -365,6 +467,13 @@ class MultiAttributeCounts:
         #(ĝ, m ⊆ S): predicted attr, true tasks (for M→G).
     joint_ghat_mhat : ndarray or None
         #(ĝ, m ⊆ Ŝ): both predicted (for Multi_MALS).
+    weighted : bool, default False
+        Whether the rows were weighted (``sample_weight``): every count is
+        then a sum of weights, ``n_train``/``n_test`` may be non-integers.
+    rows, train_rows : RowFilter or None
+        What the row layer did to the test and the training rows before
+        counting (``missing=``, rows dropped, grouped, zero weights);
+        ``None`` for a hand-built table.
 
     Notes
     -----
@@ -405,6 +514,9 @@ class MultiAttributeCounts:
     joint_g_mhat: np.ndarray | None = None
     joint_ghat_m: np.ndarray | None = None
     joint_ghat_mhat: np.ndarray | None = None
+    weighted: bool = False
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
 
     _ARRAYS = ("train_attr", "train_joint", "test_attr", "test_joint",
                "pred_attr", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat")
@@ -426,8 +538,13 @@ class MultiAttributeCounts:
         ng, nm = len(self.attr_classes), len(self.combinations)
         for what in ("n_train", "n_test"):
             v = getattr(self, what)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
-                raise TypeError(f"MultiAttributeCounts: {what} must be a non-negative integer, got {v!r}")
+            if self.weighted and isinstance(v, numbers.Real) and not isinstance(v, bool):
+                if not (np.isfinite(v) and v >= 0):
+                    raise ValueError(f"MultiAttributeCounts: {what} must be a finite non-negative total weight, "
+                                     f"got {v!r}")
+            elif isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                raise TypeError(f"MultiAttributeCounts: {what} must be a non-negative integer (a real number "
+                                f"with weighted=True), got {v!r}")
         for what in self._ARRAYS:
             v = getattr(self, what)
             if v is None:
@@ -445,9 +562,9 @@ class MultiAttributeCounts:
             object.__setattr__(self, what, arr)
         for prefix, n in (("train", self.n_train), ("test", self.n_test)):
             attr, joint = getattr(self, f"{prefix}_attr"), getattr(self, f"{prefix}_joint")
-            if attr.sum() > n:
+            if _greater(_as_count(attr.sum()), _as_count(n)):
                 raise ValueError(f"MultiAttributeCounts: {prefix}_attr sums to {attr.sum()} > n_{prefix} = {n}")
-            if (joint > attr[:, None]).any():
+            if _greater(_as_count(joint), _as_count(attr)[:, None]).any():
                 raise ValueError(f"MultiAttributeCounts: {prefix}_joint exceeds {prefix}_attr (a count #(g, m) "
                                  "cannot exceed #g)")
 
@@ -471,14 +588,17 @@ class MultiAttributeCounts:
         return MultiAttributeCounts(
             self.attr_classes, self.task_classes, self.combinations,
             n_train=self.n_train + other.n_train, n_test=self.n_test + other.n_test, **sums,
+            weighted=self.weighted or other.weighted, rows=add_filters(self.rows, other.rows),
+            train_rows=add_filters(self.train_rows, other.train_rows),
         )
 
     def __repr__(self) -> str:
         roles = [r for r in ("joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat") if getattr(self, r) is not None]
+        extra = ", weighted" if self.weighted else ""
         return (
-            f"MultiAttributeCounts(n_train={self.n_train}, n_test={self.n_test}, "
+            f"MultiAttributeCounts(n_train={self.n_train:g}, n_test={self.n_test:g}, "
             f"attr_classes={list(self.attr_classes)!r}, {len(self.task_classes)} task classes, "
-            f"{len(self.combinations)} combinations, predicted roles={roles!r})"
+            f"{len(self.combinations)} combinations, predicted roles={roles!r}{extra})"
         )
 
 
@@ -509,6 +629,12 @@ class MultiMetricResult(ResultMixin):
         Defined (attr class, combination) pairs the mean/variance run over.
     n_undefined : int
         Pairs left out because a term was undefined (:ref:`def-undefined`).
+    undefined : bool
+        True when every pair is undefined: the metric is then undefined,
+        ``value``/``raw``/``variance`` are NaN and ``reason`` says why; the
+        other metrics of the call are still returned.
+    reason : str or None
+        Why the metric is undefined (``None`` when it is defined).
 
     Notes
     -----
@@ -548,6 +674,8 @@ class MultiMetricResult(ResultMixin):
     n_combinations: int
     n_pairs: int
     n_undefined: int
+    undefined: bool = False
+    reason: str | None = None
 
     @property
     def _delta_column(self) -> str:
@@ -577,6 +705,8 @@ class MultiMetricResult(ResultMixin):
         return out
 
     def __repr__(self) -> str:
+        if self.undefined:
+            return f"{self.metric} = undefined: {self.reason}"
         extra = f", {self.n_undefined} undefined" if self.n_undefined else ""
         return (
             f"{self.metric} = {fmt(self.value)} (raw {fmt(self.raw)}, variance {self.variance:.4g}; "
@@ -604,6 +734,11 @@ class MultiBiasAmpResult(ResultMixin):
         no training set was given).
     counts : MultiAttributeCounts
         The count table every metric was computed from.
+    rows, train_rows : RowFilter or None
+        What happened to the test and the training rows before counting (the
+        ``missing=`` choice, rows given, dropped, grouped or of weight 0).
+    weighted : bool
+        Whether sample weights were given (every count is a sum of weights).
 
     Notes
     -----
@@ -640,11 +775,24 @@ class MultiBiasAmpResult(ResultMixin):
     selection: dict
     train_source: str
     counts: MultiAttributeCounts
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
+    weighted: bool = False
+
+    @property
+    def undefined_reasons(self) -> dict:
+        """Metrics undefined for every pair, with the reason."""
+        return {r.metric: r.reason for r in (self.mals, self.g_to_m, self.m_to_g) if r is not None and r.undefined}
 
     def to_frame(self) -> pd.DataFrame:
-        """The three per-(attr class, combination) tables stacked, with a ``metric`` column."""
+        """The three per-(attr class, combination) tables stacked, with a ``metric`` column.
+
+        ``frame.attrs["undefined_reasons"]`` names the undefined metrics.
+        """
         parts = [r.table.assign(metric=r.metric) for r in (self.mals, self.g_to_m, self.m_to_g) if r is not None]
-        return pd.concat(parts, ignore_index=True)
+        frame = pd.concat(parts, ignore_index=True)
+        frame.attrs["undefined_reasons"] = self.undefined_reasons
+        return frame
 
     def to_dict(self) -> dict:
         out = super().to_dict()
@@ -656,6 +804,7 @@ class MultiBiasAmpResult(ResultMixin):
         for r in (self.mals, self.g_to_m, self.m_to_g):
             if r is not None:
                 lines.append(f"  {r!r},")
+        lines += _rows_lines(self.rows, self.train_rows, self.weighted)
         s = self.selection
         lines.append(
             f"  combinations={s['mode']!r}: {len(self.combinations)} kept of {s['n_candidates']} candidates, "
@@ -683,9 +832,9 @@ def _frame(counts: MultiAttributeCounts, **columns: np.ndarray) -> pd.DataFrame:
 
 def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
     n_groups, n_comb = len(counts.attr_classes), len(counts.combinations)
-    joint = counts.train_joint
+    joint = _as_count(counts.train_joint)
     col = joint.sum(axis=0)  # #(m ⊆ S) in train: > 0 for every kept m
-    indicator = n_groups * joint > col[None, :]  # bias_train > 1/|G|, exactly in integers
+    indicator = _greater(n_groups * joint, col[None, :])  # bias_train > 1/|G|, exactly in integers
     pp = counts.joint_ghat_mhat
     pcol = pp.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -696,6 +845,7 @@ def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
     contribution = np.where(indicator, delta, 0.0)
     contribution = np.where(undefined, np.nan, contribution)
     n_undefined = int(undefined.sum())
+    reason = _MULTI_UNDEFINED["Multi_MALS"] if n_undefined == undefined.size else None
     _warn_undefined(n_undefined, undefined.size, "Multi_MALS")
     defined = contribution[~undefined]
     table = _frame(
@@ -703,10 +853,19 @@ def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
         contribution=contribution, n_train=joint, n_train_comb=col[None, :], n_pred=pp,
         n_pred_comb=pcol[None, :], undefined=undefined,
     )
+    if reason is not None:
+        return MultiMetricResult("Multi_MALS", np.nan, np.nan, np.nan, table, n_comb, 0, n_undefined, True, reason)
     return MultiMetricResult(
         "Multi_MALS", float(np.abs(defined).sum() / n_comb), float(defined.sum() / n_comb),
         float(defined.var()), table, n_comb, int(defined.size), n_undefined,
     )
+
+
+_MULTI_UNDEFINED = {
+    "Multi_MALS": "every indicator-1 pair's combination is never predicted, so no b_pred(m, g) is defined",
+    "G->M": "no attr class has a test member, so P(m | g) conditions on an empty event for every pair",
+    "M->G": "no combination occurs in the test ground truth, so P(g | m) conditions on an empty event for every pair",
+}
 
 
 def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) -> MultiMetricResult:
@@ -726,12 +885,16 @@ def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) ->
     delta = p_pred - p_true
     contribution = y * delta + 0.0  # + 0.0 turns the -0.0 of y = -1 into 0.0
     n_undefined = int(undefined.sum())
+    reason = _MULTI_UNDEFINED[direction] if n_undefined == undefined.size else None
     _warn_undefined(n_undefined, undefined.size, f"Multi_{direction}")
     d, c = delta[~undefined], contribution[~undefined]
     table = _frame(
         counts, y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
         n_attr=n_attr, n_comb=n_comb, n_both=both, n_predicted=predicted, undefined=undefined,
     )
+    if reason is not None:
+        return MultiMetricResult(f"Multi_{direction}", np.nan, np.nan, np.nan, table, len(counts.combinations), 0,
+                                 n_undefined, True, reason)
     return MultiMetricResult(
         f"Multi_{direction}", float(np.abs(d).mean()), float(c.mean()), float(d.var()),
         table, len(counts.combinations), int(d.size), n_undefined,
@@ -773,7 +936,8 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
     ------
     ValueError
         A table without combinations, a combination absent from the training
-        or the test ground truth, no predicted counts, or every pair undefined.
+        or the test ground truth, no predicted counts, or every metric given
+        undefined (every pair undefined).
 
     See Also
     --------
@@ -813,12 +977,17 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
     m_to_g = _directional(counts, "M->G", y) if counts.joint_ghat_m is not None else None
     if mals is None and g_to_m is None and m_to_g is None:
         raise ValueError("the count table holds no predicted counts")
+    given = [r for r in (mals, g_to_m, m_to_g) if r is not None]
+    if all(r.undefined for r in given):
+        raise _all_undefined_error([(r.metric, len(r.table), r.reason) for r in given])
+    _warn_undefined_statistics({r.metric: r.reason for r in given if r.undefined})
     sel = dict(selection) if selection else {
         "mode": "given", "min_size": int(counts.sizes.min()), "max_size": int(counts.sizes.max()),
         "min_support": None, "n_candidates": len(counts.combinations),
         "removed_min_support": 0, "removed_not_in_test": 0,
     }
-    return MultiBiasAmpResult(mals, g_to_m, m_to_g, counts.combinations, sel, train_source, counts)
+    return MultiBiasAmpResult(mals, g_to_m, m_to_g, counts.combinations, sel, train_source, counts, counts.rows,
+                              counts.train_rows if train_source == "train" else None, counts.weighted)
 
 
 # --------------------------------------------------------------------------- #
@@ -895,6 +1064,9 @@ def multi_bias_amp(
     max_combinations: int = 200_000,
     support: str = "containment",
     attr_pred_rule: str = "one_hot",
+    sample_weight: Any = None,
+    train_sample_weight: Any = None,
+    missing: str = "raise",
 ) -> MultiBiasAmpResult:
     r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
 
@@ -976,6 +1148,19 @@ def multi_bias_amp(
         ``attr_pred`` of scores, probabilities or 0/1 rows is read as the
         class of its largest entry, the first on ties (so a row with no
         class goes to the first class).
+    sample_weight : array-like of shape (n,), optional
+        One non-negative weight per test row: every test count (and, without
+        a training set, every training count) becomes a sum of weights; rows
+        of weight 0 are dropped (:ref:`def-weights`). Supports
+        (``min_support``) are then sums of weights too.
+    train_sample_weight : array-like of shape (n_train,), optional
+        Weights of the training rows (needs ``attr_train``/``task_train``).
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value: raise ``ValueError`` naming the argument
+        and the rows; drop them (test and training rows separately); or, for
+        a 1-D ``attr``/``attr_train``, make a missing attribute its own class
+        ``"missing"`` (:ref:`def-missing`). Recorded in ``.rows`` /
+        ``.train_rows``.
 
     Returns
     -------
@@ -990,6 +1175,9 @@ def multi_bias_amp(
         (= Δ_gm), n_train, n_train_comb, n_pred, n_pred_comb, undefined``; for
         Multi→, ``y, p_true, p_pred, delta (= Δ_gm), contribution (= y·Δ_gm),
         n_attr, n_comb, n_both, n_predicted, undefined`` (test supports).
+        A metric whose every pair is undefined has ``undefined=True``, NaN
+        values and a ``reason``; the other metrics are still returned.
+        ``.rows``/``.train_rows`` record the row layer (``missing=``, weights).
 
     Raises
     ------
@@ -1001,7 +1189,9 @@ def multi_bias_amp(
         ``min_size``/``max_size``/``min_support``; an unknown ``support`` or
         ``attr_pred_rule``, or ``support="exact"`` with
         ``combinations="all"``; no combination surviving
-        the filters (the message names the filter); every pair undefined.
+        the filters (the message names the filter); bad weights (the message
+        names the argument); an unknown ``missing``; every metric asked for
+        undefined.
     TypeError
         Non-integer size or support bounds, or non-array labels.
 
@@ -1075,6 +1265,21 @@ def multi_bias_amp(
       attr combination  bias_train  bias_pred
     7    1      (a, b)    0.666667        1.0
     """
+    mode = _check_options(combinations, support, attr_pred_rule)
+    min_size = _check_int(min_size, "min_size", 1)
+    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
+    min_support = _check_int(min_support, "min_support", 1)
+    max_combinations = _check_int(max_combinations, "max_combinations", 1)
+    if max_size is not None and max_size < min_size:
+        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    prep = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
+                    sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    counts, selection = _count(prep, mode=mode, min_size=min_size, max_size=max_size, min_support=min_support,
+                               max_combinations=max_combinations, support=support)
+    return multi_from_counts(counts, selection=selection, train_source=prep.source)
+
+
+def _check_options(combinations: Any, support: Any, attr_pred_rule: Any) -> str:
     mode = combinations
     if not isinstance(mode, str) or mode not in _MODES:
         raise ValueError(f"combinations must be one of {_MODES}, got {mode!r}")
@@ -1085,14 +1290,34 @@ def multi_bias_amp(
                          "combinations='observed' selects on; use support='containment' with combinations='all'")
     if not isinstance(attr_pred_rule, str) or attr_pred_rule not in _ATTR_PRED_RULES:
         raise ValueError(f"attr_pred_rule must be one of {_ATTR_PRED_RULES}, got {attr_pred_rule!r}")
-    if attr_pred_rule == "argmax":
-        attr_pred = _argmax_attr_pred(attr, attr_train, attr_pred)
-    min_size = _check_int(min_size, "min_size", 1)
-    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
-    min_support = _check_int(min_support, "min_support", 1)
-    max_combinations = _check_int(max_combinations, "max_combinations", 1)
-    if max_size is not None and max_size < min_size:
-        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    return mode
+
+
+@dataclass(frozen=True, eq=False)
+class _Prepared:
+    """The arguments of :func:`multi_bias_amp` after the row layer and the encoding."""
+
+    g: dict  # encoded attr, attr_pred, attr_train
+    a: dict  # encoded task, task_pred, task_train
+    codes: dict  # class index per row of every attr role
+    weights: np.ndarray | None  # of the test rows
+    train_weights: np.ndarray | None  # of the training rows (the test weights when there is no training set)
+    rows: RowFilter
+    train_rows: RowFilter | None
+    source: str
+
+    @property
+    def train_codes(self) -> np.ndarray:
+        return self.codes["attr_train"] if self.source == "train" else self.codes["attr"]
+
+    @property
+    def train_task(self) -> LabelMatrix:
+        return self.a["task_train"] if self.source == "train" else self.a["task"]
+
+
+def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_pred_rule="one_hot",
+             sample_weight=None, train_sample_weight=None, missing="raise") -> _Prepared:
+    """Validate, select the rows of (``missing``, weights) and encode the labels of :func:`multi_bias_amp`."""
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
     if attr_pred is None and task_pred is None:
@@ -1100,43 +1325,63 @@ def multi_bias_amp(
             "give task_pred (for Multi G->M), attr_pred (for Multi M->G) or both (also for "
             "Multi_MALS); neither was given"
         )
-
-    g = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred})
-    a = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred})
+    te, w, rows, tr, tw, train_rows = select_train_test(
+        {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
+        None if attr_train is None else {"attr_train": attr_train, "task_train": task_train},
+        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    tr = tr or {"attr_train": None, "task_train": None}
+    attr_pred = te["attr_pred"]
+    if attr_pred_rule == "argmax":
+        attr_pred = _argmax_attr_pred(te["attr"], tr["attr_train"], attr_pred)
+    g = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": attr_pred})
+    a = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]})
     check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
                             task_pred=a.get("task_pred"))
+    source = "test"
     if attr_train is not None:
         check_consistent_length(attr_train=g["attr_train"], task_train=a["task_train"])
-    n_groups, n_tasks = g["attr"].n_classes, a["task"].n_classes
+        source = "train"
     codes = {name: _group_codes(m) for name, m in g.items()}
-    source = "train" if attr_train is not None else "test"
-    train_g = codes["attr_train"] if source == "train" else codes["attr"]
-    train_a = a["task_train"] if source == "train" else a["task"]
+    return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source)
+
+
+def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, min_support: int,
+           max_combinations: int, support: str) -> tuple[MultiAttributeCounts, dict]:
+    """Choose the combinations and count them (bitset popcounts; weighted sums with weights)."""
+    g, a, codes = prep.g, prep.a, prep.codes
+    n_groups, n_tasks = g["attr"].n_classes, a["task"].n_classes
+    train_g, train_a, tw, w = prep.train_codes, prep.train_task, prep.train_weights, prep.weights
+    weighted = w is not None or tw is not None
     if max_size is None:
         max_size = n_tasks
 
     # column bitsets of every role
     n_train, n_test = len(train_g), g["attr"].n_rows
     bits_train = _column_bitsets(_label_blocks(train_a), n_train, n_tasks)
-    gbits_train = _code_bitsets(train_g, n_groups)
     bits_test = _column_bitsets(_label_blocks(a["task"]), n_test, n_tasks)
-    gbits_test = _code_bitsets(codes["attr"], n_groups)
-    gbits_hat = _code_bitsets(codes["attr_pred"], n_groups) if "attr_pred" in codes else None
+    test_codes = [codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else [])
 
     # candidates
     if mode == "observed":
         idx, sizes = _observed_sets(train_a, min_size, max_size)
     else:
-        idx, sizes = _frequent_sets(bits_train, min_size, max_size, min_support, max_combinations)
+        weighted_support = None
+        if tw is not None:
+            everyone = _Grouping([np.zeros(n_train, dtype=np.intp)], 1, tw)  # one group: the weighted support
+
+            def weighted_support(i, sz):
+                return everyone.counts(bits_train, i, sz)[0][0]
+        idx, sizes = _frequent_sets(bits_train, min_size, max_size, min_support, max_combinations,
+                                    support=weighted_support)
     n_candidates = len(sizes)
-    (train_joint,) = _joint_counts(bits_train, [gbits_train], idx, sizes)
+    (train_joint,) = _counts_by_group(bits_train, [train_g], n_groups, tw, idx, sizes)
     if support == "exact":  # training instances whose set *is* m: containing m and of size |m|
         row_sizes = np.zeros(n_train, dtype=np.intp)
         get = _label_blocks(train_a)
         step = max(1, _CHUNK_BYTES // max(n_tasks, 1))
         for start in range(0, n_train, step):
             row_sizes[start:start + step] = get(start, min(n_train, start + step)).sum(axis=1)
-        (by_size,) = _joint_counts(bits_train, [_code_bitsets(row_sizes, n_tasks + 1)], idx, sizes)
+        (by_size,) = _counts_by_group(bits_train, [row_sizes], n_tasks + 1, tw, idx, sizes)
         keep = by_size[sizes, np.arange(len(sizes))] >= min_support
     else:
         keep = train_joint.sum(axis=0) >= min_support
@@ -1146,11 +1391,13 @@ def multi_bias_amp(
             f"min_support={min_support} removed all {n_candidates} candidate combinations "
             f"(combinations={mode!r}, support={support!r}): none is "
             f"{'the exact task set of' if support == 'exact' else 'contained in'} that many training instances"
+            + (" (with sample weights a support is a sum of weights)" if tw is not None else "")
         )
     idx, sizes, train_joint = idx[keep], sizes[keep], train_joint[:, keep]
-    test_roles = [gbits_test] + ([gbits_hat] if gbits_hat is not None else [])
-    test_counts = _joint_counts(bits_test, test_roles, idx, sizes)
-    in_test = test_counts[0].sum(axis=0) >= (min_support if support == "exact" else 1)
+    test_groups = _Grouping(test_codes, n_groups, w)  # built once: true and predicted tasks share it
+    test_counts = test_groups.counts(bits_test, idx, sizes)
+    in_test = test_counts[0].sum(axis=0)
+    in_test = in_test >= min_support if support == "exact" else in_test > 0
     removed_test = int((~in_test).sum())
     if not in_test.any():
         raise ValueError(
@@ -1164,32 +1411,37 @@ def multi_bias_amp(
     joint_g_mhat = joint_ghat_mhat = None
     if "task_pred" in a:
         bits_hat = _column_bitsets(_label_blocks(a["task_pred"]), n_test, n_tasks)
-        pred_roles = [gbits_test] + ([gbits_hat] if gbits_hat is not None else [])
-        pred_counts = _joint_counts(bits_hat, pred_roles, idx, sizes)
+        pred_counts = test_groups.counts(bits_hat, idx, sizes)
         joint_g_mhat = pred_counts[0]
-        joint_ghat_mhat = pred_counts[1] if gbits_hat is not None else None
+        joint_ghat_mhat = pred_counts[1] if "attr_pred" in codes else None
+
+    def total(x):
+        return float(x.sum()) if weighted else int(len(x))
 
     names = a["task"].classes
     combos = tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
+    as_float = (lambda x: None if x is None else x.astype(np.float64)) if weighted else (lambda x: x)
     counts = MultiAttributeCounts(
         attr_classes=g["attr"].classes,
         task_classes=names,
         combinations=combos,
-        n_train=int(n_train),
-        train_attr=np.bincount(train_g, minlength=n_groups).astype(np.int64),
-        train_joint=train_joint,
-        n_test=int(n_test),
-        test_attr=np.bincount(codes["attr"], minlength=n_groups).astype(np.int64),
-        test_joint=test_counts[0],
-        pred_attr=(np.bincount(codes["attr_pred"], minlength=n_groups).astype(np.int64)
-                   if "attr_pred" in codes else None),
-        joint_g_mhat=joint_g_mhat,
-        joint_ghat_m=test_counts[1] if gbits_hat is not None else None,
-        joint_ghat_mhat=joint_ghat_mhat,
+        n_train=total(tw) if tw is not None else (float(n_train) if weighted else int(n_train)),
+        train_attr=as_float(_group_totals(train_g, n_groups, tw)),
+        train_joint=as_float(train_joint),
+        n_test=total(w) if w is not None else (float(n_test) if weighted else int(n_test)),
+        test_attr=as_float(_group_totals(codes["attr"], n_groups, w)),
+        test_joint=as_float(test_counts[0]),
+        pred_attr=as_float(_group_totals(codes["attr_pred"], n_groups, w)) if "attr_pred" in codes else None,
+        joint_g_mhat=as_float(joint_g_mhat),
+        joint_ghat_m=as_float(test_counts[1]) if "attr_pred" in codes else None,
+        joint_ghat_mhat=as_float(joint_ghat_mhat),
+        weighted=weighted,
+        rows=prep.rows,
+        train_rows=prep.train_rows if prep.source == "train" else prep.rows,
     )
     selection = {
         "mode": mode, "min_size": min_size, "max_size": max_size, "min_support": min_support,
         "support": support, "n_candidates": n_candidates, "removed_min_support": removed_support,
         "removed_not_in_test": removed_test,
     }
-    return multi_from_counts(counts, selection=selection, train_source=source)
+    return counts, selection

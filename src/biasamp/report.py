@@ -27,7 +27,7 @@ import os
 import tempfile
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,29 @@ class FigureSpec:
         ``"line"``: ``value`` against ``x``, one line per ``label``, with a
         ``low``/``high`` band where given (curves, :mod:`biasamp.curves`).
     data : pandas.DataFrame
-        Long-format data with the columns the kind needs.
+        Long-format data with the columns the kind needs. Optional columns,
+        used where present:
+
+        * ``facet``: one panel per value, each with its own value axis (so
+          A->T and T->A are each readable whatever their scale);
+        * ``low``, ``high``: an interval of ``value`` (error bars on
+          ``"hbar"`` and ``"grouped_bar"``, a band on ``"line"``);
+        * ``n``: a size: the group size of a ``"grouped_bar"`` hue, shown in
+          the legend (``"female (n=1,204)"``, a range where it varies), or
+          the support of an ``"hbar"`` bar, shown after its label;
+        * ``small`` (bool): a group (or pair) below the minimum size: drawn
+          pale and hatched, and marked "small" in the legend or label;
+        * ``effect``: ``"grouped_bar"`` only: how much the ``x`` category
+          matters (e.g. its metric gap), which ranks the categories.
+
+        Charts stay readable at hundreds of categories: a ``"grouped_bar"``
+        panel shows at most 12 ``x`` (fewer with many hues), those of largest
+        ``|effect|``, or without ``effect`` of largest gap (max - min of
+        ``value`` over the hues not flagged ``small``); ``"hbar"`` shows the
+        25 largest ``|value|`` per panel, ``"strip"`` the 20 largest
+        ``|mean|``, ``"line"`` the 8 largest ``max |value|``. What is left
+        out (how many, the largest effect among them) is written on the
+        figure and appended to the caption in the HTML.
     caption : str
     """
 
@@ -207,6 +229,8 @@ class AuditInputs:
     thresholds: dict = field(default_factory=dict)
     results: dict = field(default_factory=dict)
     description: dict = field(default_factory=dict)
+    weight: Any = None
+    rows: Any = None
 
     @property
     def has_train(self) -> bool:
@@ -251,6 +275,8 @@ class AuditOptions:
     min_support: int = 1
     top_k: int = 10
     progress: bool = False
+    fairness: dict = field(default_factory=dict)
+    missing: str = "raise"
 
     def seed(self, key: str) -> int | None:
         """A seed for section ``key``, derived from ``random_state`` (None stays None)."""
@@ -398,6 +424,13 @@ def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_va
     low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
     if reading is None:
         reading = _reading(ci, kind)
+        if reading == "no evidence" and kind == "amp" and p_value is not None and np.isfinite(p_value) \
+                and p_value < 0.05:
+            # the mean's interval holds 0, yet the per-pair test finds pairs that differ: they offset each other
+            reading = "mixed"
+            mixed = ("mixed: the mean's interval includes 0, but some pairs differ significantly (per-pair test, "
+                     "p < 0.05): amplification in some pairs offsets reduction in others; see the per-pair table")
+            note = f"{note}; {mixed}" if note else mixed
     if low is not None and low == high:
         zero = ("interval of width 0: every bootstrap replicate gives the same value (e.g. the predictions "
                 "equal the ground truth on every pair, or the predicted attribute is a function of the "
@@ -561,7 +594,7 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from .stats import bootstrap
 
     kw = {"attr_pred": inp.attr_pred, "task_pred": inp.task_pred, "attr_train": inp.attr_train,
-          "task_train": inp.task_train}
+          "task_train": inp.task_train, **_weight_kwargs(inp)}
     res, boot, notes = _computed(
         inp, "directional", lambda: bias_amp_directional(inp.attr, inp.task, **kw),
         lambda: bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, **_boot_kwargs(opt, "directional")))
@@ -572,16 +605,26 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     for d in (res.a_to_t, res.t_to_a):
         if d is None:
             continue
+        if getattr(d, "undefined", False):
+            out.summary.append(_row("BiasAmp->", d.direction, None, None, None, inp.n,
+                                    f"undefined: {d.reason}", reading="undefined"))
+            continue
         extra = f", {d.n_undefined} undefined" if d.n_undefined else ""
         out.summary.append(_boot_row(boot, d.direction, "BiasAmp->", d.direction, d.value, inp.n,
                                      f"{d.n_pairs} pairs{extra}"))
         pairs = _with_intervals(d.pairs, boot, d.direction, ["attr", "task"])
         out.tables[f"pairs {d.direction}"] = pairs
         top = top_rows(pairs, "contribution", opt.top_k)
+        # the instances the pair's conditional rate rests on: members of a (A->T) or positives of t (T->A)
+        n_cond = top["n_attr" if d.direction == "A->T" else "n_task"].to_numpy(dtype=np.float64) \
+            if {"n_attr", "n_task"} <= set(top.columns) else np.full(len(top), np.nan)
+        small_n = int(opt.fairness.get("min_group_size", 30))
         bar = pd.DataFrame({
             "facet": d.direction,
             "label": [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
             "value": top["contribution"].to_numpy(dtype=np.float64),
+            "n": n_cond,
+            "small": np.nan_to_num(n_cond, nan=np.inf) < small_n,
         })
         if "ci_low" in top.columns:  # y * delta: the interval of delta, flipped where y = -1
             y = top["y"].to_numpy(dtype=np.float64)
@@ -600,7 +643,9 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             pd.concat(bars, ignore_index=True),
             f"The {opt.top_k} (attribute / task) pairs contributing most in each direction, with simultaneous "
             f"{_ci_note(opt.level)} intervals; bars right of 0 amplify the training correlation, bars left of 0 "
-            "weaken it. Each direction has its own axis."))
+            "weaken it. Each direction has its own axis. n: the test instances the pair's rate rests on (members "
+            "of the group for A->T, positives of the task for T->A); hatched when fewer than "
+            f"{int(opt.fairness.get('min_group_size', 30))}."))
     return out
 
 
@@ -626,10 +671,14 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     attr_train, task_train = (inp.attr_train, inp.task_train) if inp.has_train else (inp.attr, inp.task)
     if not inp.has_train:
         out.notes.append("no training labels were given: bias_train comes from the test ground truth")
+    wk = _weight_kwargs(inp)
+    if wk and not inp.has_train:  # the test rows stand in for the training rows, with their weights
+        wk["train_sample_weight"] = inp.weight
     res, boot, notes = _computed(
-        inp, "mals", lambda: bias_amp_mals(attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred),
+        inp, "mals", lambda: bias_amp_mals(attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
+                                           **wk),
         lambda: bootstrap(bias_amp_mals, attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
-                          **_boot_kwargs(opt, "mals")))
+                          **wk, **_boot_kwargs(opt, "mals")))
     out.notes.extend(notes)
     extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
     out.summary.append(_boot_row(boot, "MALS", "BiasAmp_MALS", "", res.value, inp.n, f"{res.n_tasks} tasks{extra}"))
@@ -650,7 +699,13 @@ def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
         attr_train=inp.attr_train if inp.has_train else None,
         task_train=inp.task_train if inp.has_train else None,
         combinations=opt.combinations, min_size=opt.min_size, max_size=opt.max_size, min_support=opt.min_support,
+        **_weight_kwargs(inp),
     )
+
+
+def _weight_kwargs(inp: AuditInputs) -> dict:
+    """``sample_weight`` for the count-based sections when the audit is weighted (the test rows' weights)."""
+    return {} if inp.weight is None else {"sample_weight": inp.weight}
 
 
 _MULTI_PARTS = (("mals", "Multi_MALS", "", "Multi_MALS"), ("g_to_m", "Multi->", "G->M", "G->M"),
@@ -703,10 +758,14 @@ def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             table = table.assign(ci_low=extra["ci_low"].to_numpy(), ci_high=extra["ci_high"].to_numpy())
         top = top_rows(table, col, opt.top_k)
         out.tables[f"top {name}"] = top
+        support = next((c for c in ("n_comb", "n_train_comb") if c in top.columns), None)
+        n_comb = top[support].to_numpy(dtype=np.float64) if support else np.full(len(top), np.nan)
         bar = pd.DataFrame({
             "facet": name,
             "label": [f"{g}: {_combo_label(c)}" for g, c in zip(top["attr"], top["combination"])],
             "value": top[col].to_numpy(dtype=np.float64),
+            "n": n_comb,
+            "small": np.nan_to_num(n_comb, nan=np.inf) < int(opt.fairness.get("min_group_size", 30)),
         })
         if "ci_low" in top.columns:
             bar["low"], bar["high"] = top["ci_low"].to_numpy(np.float64), top["ci_high"].to_numpy(np.float64)
@@ -715,7 +774,10 @@ def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         out.figures.append(FigureSpec("combinations", "Top (attr, combination) pairs by |Delta|", "hbar",
                                       pd.concat(tops, ignore_index=True),
                                       f"With simultaneous {_ci_note(opt.level)} intervals; each metric has its "
-                                      "own axis."))
+                                      "own axis. n: test instances (training instances for Multi_MALS) with the "
+                                      "combination; hatched when fewer than "
+                                      f"{int(opt.fairness.get('min_group_size', 30))} (raise min_support to "
+                                      "leave rare combinations out)."))
     if getattr(res, "train_source", "train") == "test":
         out.notes.append("no training labels were given: training statistics come from the test ground truth")
     out.notes.append("intervals of the |Delta| means come from a simultaneous band on the per-(attr, combination) "
@@ -734,13 +796,20 @@ _FAIR_READ = {
 }
 
 
+def _has_class(labels: Any, value: Any) -> bool:
+    """Whether ``value`` (1 or True) is among the classes of 1-D labels (1, 1.0 and True alike)."""
+    u = pd.unique(np.asarray(labels).ravel())
+    return any(not isinstance(c, str) and c == value for c in u)
+
+
 @register_section(
     "fairness",
     title="Group fairness",
     citation=_CITE_QIAN,
     how_to_read=(
-        "Gaps between protected groups in the model's task predictions, per class (one-vs-rest) and "
-        "averaged over classes. All are >= 0; 0 means the groups are treated alike. DP/DI/SPSF compare "
+        "Gaps between protected groups in the model's task predictions, per class (one-vs-rest): for the "
+        "positive class of a binary task, averaged over classes otherwise (the notes say which). All are "
+        ">= 0; 0 means the groups are treated alike. DP/DI/SPSF compare "
         "positive prediction rates, EOFP/FPSF false-positive rates, EOTP true-positive rates, BA the "
         "share of predictions going to the majority group versus its share of positives. Unlike the "
         "amplification metrics they do not compare with the training data: a gap can be inherited "
@@ -754,15 +823,35 @@ def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from .fairness import fairness_metrics
     from .stats import bootstrap
 
+    fopt = dict(opt.fairness)
+    fopt["tolerance"] = tuple(fopt.get("tolerance", (0.8, 1.25)))
+    first = []
+    if "pos_label" not in fopt and fopt.get("average", "auto") == "auto" and inp.task_pred is not None \
+            and np.ndim(inp.task) == 1 and len(pd.unique(np.asarray(_to_host(inp.task)).ravel())) == 2 \
+            and not _has_class(inp.task, 1):
+        fopt["average"] = "macro"
+        first.append("The task's two classes include neither 1 nor True: the headline is the mean over both "
+                     "classes; pass pos_label (--pos-label) to report one class")
+    if inp.weight is not None:
+        fopt["sample_weight"] = inp.weight
     res, boot, notes = _computed(
-        inp, "fairness", lambda: fairness_metrics(inp.task, inp.task_pred, sensitive_features=inp.attr),
-        lambda: bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr,
+        inp, "fairness", lambda: fairness_metrics(inp.task, inp.task_pred, sensitive_features=inp.attr, **fopt),
+        lambda: bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr, **fopt,
                           **_boot_kwargs(opt, "fairness")))
+    notes = first + notes
     out = SectionData(notes=notes)
+    if res.settings is not None:
+        out.notes[:0] = [line[0].upper() + line[1:] for line in res.settings.describe()]
+    which = (f", class {res.settings.pos_label!r}" if res.settings is not None and res.settings.average == "binary"
+             else ", mean over classes")
     for name, value in res.overall.items():
+        if name in res.undefined_reasons:
+            out.summary.append(_row(name, "", None, None, None, inp.n,
+                                    f"undefined: {res.undefined_reasons[name]}", reading="undefined"))
+            continue
         extra = f"; {res.n_undefined[name]} classes undefined" if res.n_undefined.get(name) else ""
-        out.summary.append(_boot_row(boot, name, name, "", value, inp.n, _FAIR_READ.get(name, "") + extra,
-                                     kind="disparity"))
+        out.summary.append(_boot_row(boot, name, name, "", value, inp.n,
+                                     _FAIR_READ.get(name, "") + which + extra, kind="disparity"))
     if boot is not None and boot.test_methods:
         out.notes.append(
             "p-values: per class, a test that the prediction is independent of the group (G-test; Fisher's "
@@ -772,21 +861,79 @@ def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             "so they are valid when there is no disparity (0)")
         for name, table in boot.tables.items():
             out.tables[f"{name} by class"] = table
+    if "DI" in res.overall and not isinstance(res.overall["DI"], pd.Series) and "DI" not in res.undefined_reasons:
+        ratio = res.disparate_impact_ratio
+        out.notes.append(
+            f"Disparate-impact ratio min/max PPR = {ratio:.3f}: "
+            + ("meets" if ratio >= 0.8 else "fails") + " the four-fifths rule (>= 0.8); DI above is 1 - this ratio")
+    if res.disparities is not None:
+        d = res.disparities
+        off = d[d["reading"].isin(["below tolerance", "above tolerance"])]
+        tol = res.settings.tolerance
+        out.notes.append(
+            f"Disparities against the reference group {res.settings.reference_group!r}: {len(off)} of "
+            f"{int((d['reading'] != 'reference').sum())} group rates outside the tolerance "
+            f"[{tol[0]:g}, {tol[1]:g}]" + (": " + ", ".join(
+                f"{r.rate} of {r.group!s} ({r.ratio:.2f}{', small group' if r.small else ''})"
+                for r in off.head(8).itertuples()) if len(off) else ""))
+        out.tables["disparities"] = d
+    if res.group_view is not None:
+        out.tables["rates by group"] = res.group_view.by_group
     out.tables["by class"] = res.by_class
     out.tables["by group"] = res.by_group
-    bg = res.by_group
-    parts = []
-    for rate in ("ppr", "tpr", "fpr"):
-        if rate in bg.columns:
-            parts.append(pd.DataFrame({"facet": rate.upper(), "x": bg["class"].astype(str),
-                                       "hue": bg["group"].astype(str),
-                                       "value": bg[rate].to_numpy(dtype=np.float64)}))
-    if parts:
-        out.figures.append(FigureSpec("rates", "Rates per class and group", "grouped_bar",
-                                      pd.concat(parts, ignore_index=True),
-                                      "PPR: positive prediction rate; TPR: true-positive rate; "
-                                      "FPR: false-positive rate."))
+    fig = _rates_figure(res, opt.level)
+    if fig is not None:
+        out.figures.append(fig)
     return out
+
+
+_RATE_PARTS = {"ppr": ("predicted_positive", "n"), "tpr": ("true_positives", "positives"),
+               "fpr": ("false_positives", "negatives")}
+
+
+def _rates_figure(res: Any, level: float) -> FigureSpec | None:
+    """Each headline class's PPR/TPR/FPR per group, with Wilson intervals, group sizes and small-group flags.
+
+    ``effect`` is the class's gap (max - min over the headline groups) of that rate, which the chart
+    ranks classes by when there are many.
+    """
+    from scipy.stats import norm
+
+    bg = res.by_group
+    if res.settings is not None:
+        bg = bg[bg["class"].isin(list(res.settings.headline_classes))]
+    z = float(norm.ppf(0.5 + level / 2))
+    parts = []
+    for rate, (num_col, den_col) in _RATE_PARTS.items():
+        if rate not in bg.columns:
+            continue
+        num, den = bg[num_col].to_numpy(dtype=np.float64), bg[den_col].to_numpy(dtype=np.float64)
+        low, high = _wilson(num, den, z)
+        value = bg[rate].to_numpy(dtype=np.float64)
+        frame = pd.DataFrame({"facet": rate.upper(), "x": bg["class"].astype(str).to_numpy(),
+                              "hue": bg["group"].astype(str).to_numpy(), "value": value, "low": low, "high": high,
+                              "n": bg["n"].to_numpy(), "small": bg["small"].to_numpy(dtype=bool)})
+        kept = frame[bg["in_headline"].to_numpy(dtype=bool)]
+        gap = kept.groupby("x")["value"].agg(lambda v: float(np.nanmax(v) - np.nanmin(v)) if v.notna().any() else 0.0)
+        frame["effect"] = frame["x"].map(gap).fillna(0.0).to_numpy(dtype=np.float64)
+        parts.append(frame)
+    if not parts:
+        return None
+    return FigureSpec("rates", "Rates per class and group", "grouped_bar", pd.concat(parts, ignore_index=True),
+                      f"PPR: positive prediction rate; TPR: true-positive rate; FPR: false-positive rate; bars: "
+                      f"{level:.0%} Wilson intervals of each rate; n: group size; small groups (fewer than "
+                      f"{res.settings.min_group_size if res.settings is not None else 30} members) are flagged and "
+                      "left out of the headline.")
+
+
+def _wilson(num: np.ndarray, den: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of num/den (NaN where den is 0)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = num / den
+        centre = (p + z * z / (2 * den)) / (1 + z * z / den)
+        half = z * np.sqrt(p * (1 - p) / den + z * z / (4 * den * den)) / (1 + z * z / den)
+    ok = den > 0
+    return np.where(ok, np.clip(centre - half, 0, 1), np.nan), np.where(ok, np.clip(centre + half, 0, 1), np.nan)
 
 
 def _predictability():
@@ -820,6 +967,8 @@ def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
                    quality=opt.dpa_quality, n_iter=opt.n_iter, random_state=opt.seed("dpa"),
                    **_optional_kwargs(pred.dpa, level=opt.level, progress=opt.progress))
     out = SectionData()
+    if inp.weight is not None:
+        out.notes.append("sample weights are not used here: the attackers are fitted and scored on unweighted rows")
     strips = []
     for d in (getattr(res, "a_to_t", None), getattr(res, "t_to_a", None)):
         if d is None:
@@ -868,6 +1017,8 @@ def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     if hasattr(res, "lambda_data"):
         note += f"; lambda_D {res.lambda_data:.4g}, lambda_M {res.lambda_model:.4g}"
     out = SectionData()
+    if inp.weight is not None:
+        out.notes.append("sample weights are not used here: the attackers are fitted and scored on unweighted rows")
     if getattr(res, "attacker_reason", ""):
         out.notes.append(f"LA attacker {res.attacker}: {res.attacker_reason}")
     out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), f"t over {opt.n_iter} iterations",
@@ -919,25 +1070,49 @@ def _calibrate(role: str, val_scores: Any, test_scores: Any, labels: Any) -> tup
     return hard, th.thresholds
 
 
-def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores):
+def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores, *,
+             sample_weight=None, missing="raise"):
+    from ._rows import select_rows
+
     if attr is None or task is None:
         raise ValueError("audit needs the test ground truth of both the attribute (attr) and the task (task)")
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
+    labels = {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred,
+              "attr_train": attr_train, "task_train": task_train}
     # every label argument through the input layer before any section runs: a bad argument is one
-    # named error, not a failure inside each section
-    for name, x in (("attr", attr), ("task", task), ("attr_pred", attr_pred), ("task_pred", task_pred),
-                    ("attr_train", attr_train), ("task_train", task_train),
-                    ("attr_val_scores", attr_val_scores), ("task_val_scores", task_val_scores)):
+    # named error, not a failure inside each section (missing values are checked after the row selection)
+    for name, x in (*labels.items(), ("attr_val_scores", attr_val_scores), ("task_val_scores", task_val_scores)):
         if x is not None:
-            _check_finite(_as_array(x, name)[0], name)
-    attr, task, attr_pred, task_pred, attr_train, task_train = map(
-        _to_host, (attr, task, attr_pred, task_pred, attr_train, task_train))
-    n = _length(attr)
-    for name, x in (("task", task), ("attr_pred", attr_pred), ("task_pred", task_pred)):
+            arr = _as_array(x, name)[0]
+            if missing == "raise" or name.endswith("val_scores"):
+                _check_finite(arr, name)
+    labels = {k: _to_host(v) for k, v in labels.items()}
+    n = _length(labels["attr"])
+    for name in ("task", "attr_pred", "task_pred"):
+        x = labels[name]
         if x is not None and _length(x) != n:
             raise ValueError(f"{name} has {_length(x)} rows but attr has {n}: every test argument needs one row "
                              "per test instance")
+    # rows: missing values and zero weights, test and training rows each on their own
+    rows = (None, None)
+    if missing != "raise" or sample_weight is not None:
+        test, weight, test_rows = select_rows({k: labels[k] for k in ("attr", "task", "attr_pred", "task_pred")},
+                                              missing=missing, group_args=("attr",), sample_weight=sample_weight)
+        labels.update(test)
+        train_rows = None
+        if labels["attr_train"] is not None:
+            train, _, train_rows = select_rows({k: labels[k] for k in ("attr_train", "task_train")},
+                                               missing=missing, group_args=("attr_train",))
+            labels.update(train)
+        rows = (test_rows, train_rows)
+        for name, x in labels.items():
+            if x is not None:
+                _check_finite(_as_array(x, name)[0], name)
+    else:
+        weight = None
+    attr, task, attr_pred, task_pred, attr_train, task_train = labels.values()
+    n = _length(attr)
     n_train = None
     if attr_train is not None:
         n_train = _length(attr_train)
@@ -950,7 +1125,8 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
     if attr_val_scores is not None:
         attr_pred, thresholds["attr"] = _calibrate("attr", attr_val_scores, attr_pred,
                                                    attr_train if attr_train is not None else attr)
-    return AuditInputs(attr, task, attr_pred, task_pred, attr_train, task_train, n, n_train, thresholds)
+    return AuditInputs(attr, task, attr_pred, task_pred, attr_train, task_train, n, n_train, thresholds,
+                       weight=weight, rows=rows)
 
 
 def _classes(x: Any) -> list:
@@ -977,7 +1153,28 @@ def _describe(inp: AuditInputs, names: dict) -> dict:
         "attr_pred": None if inp.attr_pred is None else ("soft" if inp.is_soft("attr_pred") else "hard"),
         "task_pred": None if inp.task_pred is None else ("soft" if inp.is_soft("task_pred") else "hard"),
         "calibrated": sorted(inp.thresholds),
+        **_rows_entries(inp),
     }
+
+
+def _rows_entries(inp: AuditInputs) -> dict:
+    """Rows dropped or regrouped before the audit (missing values, zero weights), for :attr:`Report.inputs`."""
+    out = {"weighted": True} if inp.weight is not None else {}
+    if inp.rows is None:
+        return out
+    for side, rows in zip(("test", "train"), inp.rows):
+        if rows is not None and (rows.n_dropped or rows.n_grouped or rows.n_zero_weight):
+            out[f"rows_{side}"] = rows.to_dict()
+    return out
+
+
+def _rows_notes(inp: AuditInputs) -> list[str]:
+    """The same in words, for every section's notes."""
+    out = []
+    for side, rows in zip(("test", "training"), inp.rows or ()):
+        if rows is not None and (rows.n_dropped or rows.n_grouped or rows.n_zero_weight):
+            out.append(f"{side} rows: {rows.describe()} (of {rows.n_rows:,})")
+    return out
 
 
 # --------------------------------------------------------------------------- #
@@ -993,6 +1190,7 @@ def audit(
     task_train: Any = None,
     attr_val_scores: Any = None,
     task_val_scores: Any = None,
+    intersect: Any = None,
     sections: Iterable[str] | None = None,
     exclude: Iterable[str] = (),
     n_boot: int = 1000,
@@ -1010,6 +1208,16 @@ def audit(
     names: dict | None = None,
     progress: bool | None = None,
     errors: str = "report",
+    average: Any = "auto",
+    pos_label: Any = None,
+    threshold: float = 0.5,
+    soft: str = "threshold",
+    min_group_size: int = 30,
+    include_small_groups: bool = False,
+    reference_group: Any = "largest",
+    tolerance: Any = (0.8, 1.25),
+    sample_weight: Any = None,
+    missing: str = "raise",
 ) -> Report:
     r"""Compute every applicable bias and bias-amplification metric, with confidence intervals.
 
@@ -1023,9 +1231,14 @@ def audit(
 
     Parameters
     ----------
-    attr : labels of shape (n,) or (n, K_A)
+    attr : labels of shape (n,) or (n, K_A), or mapping of str -> labels of shape (n,)
         Test ground truth of the protected attribute A (any input kind of
-        :ref:`def-inputs`).
+        :ref:`def-inputs`). A mapping ``{"race": race, "sex": sex}`` audits
+        each attribute with the same task, predictions and options, in one
+        report whose section keys and titles carry the attribute
+        (``"fairness[race]"``, "Group fairness — race"); ``attr_pred``,
+        ``attr_train`` and ``attr_val_scores`` are then mappings with (some
+        of) the same keys, or None.
     task : labels of shape (n,) or (n, K_T)
         Test ground truth of the task T.
     attr_pred, task_pred : labels, optional
@@ -1040,6 +1253,10 @@ def audit(
         positive rate equal the training positive rate
         (:func:`~biasamp.calibrate_thresholds`, Wang & Russakovsky 2021 §3.2).
         Needs a multi-label (2-D) or binary 0/1 label.
+    intersect : list of tuples of str, optional
+        Intersectional groups, with ``attr`` a mapping: ``[("race", "sex")]``
+        adds the attribute ``"race x sex"`` whose groups are the observed
+        combinations (``"race=Black, sex=Male"``), audited like the others.
     sections : iterable of str, optional
         Keys of the sections to compute (default: all); see
         ``biasamp.report.section_builders()``.
@@ -1083,6 +1300,27 @@ def audit(
     errors : {"report", "raise"}, default "report"
         ``"report"``: a section whose computation fails is kept with
         ``status="error"`` and the error message; ``"raise"``: re-raise.
+    average, threshold, soft, min_group_size, include_small_groups, reference_group, tolerance
+        Options of the group fairness section, as in
+        :func:`~biasamp.fairness_metrics`: the positive class of a binary task
+        or the mean over classes, how probabilities are counted, the small
+        groups (flagged, left out of the headline), the reference group and
+        the tolerance of the disparity ratios (four-fifths rule).
+    pos_label : object, optional
+        The positive class of a binary task. ``None``: 1/``True`` when it is a
+        class; otherwise the fairness section averages over both classes and
+        says so (pass ``pos_label`` to report one class).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weight of every test row: every count of the count-based
+        sections becomes a weighted count and the bootstrap resamples rows
+        with their weights (:ref:`def-weights`); DPA and LA ignore weights
+        and say so.
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value (:ref:`def-missing`): raise naming the
+        argument and rows, drop them (training and test rows separately), or
+        (``"group"``) make a missing protected attribute its own group
+        ``"missing"`` (other missing values are then dropped). The number of
+        rows affected is in the report's ``inputs`` and every section's notes.
 
     Returns
     -------
@@ -1138,6 +1376,11 @@ def audit(
     >>> bool(row.ci_low > 0), row.reading
     (True, 'amplified')
     """
+    if isinstance(attr, Mapping) or intersect is not None:  # several attributes: one audit each, merged
+        arguments = dict(locals())
+        from ._audit_attributes import audit_attributes
+
+        return audit_attributes(**arguments)
     from .stats import _check_level, _check_n_boot
     from ._inference import CI_METHODS
     from ._resample import check_random_state, seed_sequence
@@ -1168,12 +1411,38 @@ def audit(
         raise TypeError(f"title must be a str, got {type(title).__name__}")
     if names is not None and not isinstance(names, dict):
         raise TypeError(f"names must be a dict such as {{'attr': 'gender'}}, got {type(names).__name__}")
-    inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores)
+    fairness = _fairness_options(average=average, pos_label=pos_label, threshold=threshold, soft=soft,
+                                 min_group_size=min_group_size, include_small_groups=include_small_groups,
+                                 reference_group=reference_group, tolerance=tolerance)
+    inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores,
+                   sample_weight=sample_weight, missing=missing)
     opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
                        random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=progress_mode(progress))
+                       min_support=min_support, top_k=top_k, progress=progress_mode(progress),
+                       fairness=fairness, missing=missing)
     return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
+
+
+def _fairness_options(**options: Any) -> dict:
+    """The fairness section's options, checked now (one named error before any work)."""
+    from ._fairness_groups import check_tolerance
+    from .fairness import AVERAGES, SOFT_CHOICES, _check_min_group_size, _check_threshold
+
+    if options["average"] not in AVERAGES or options["average"] is None:
+        raise ValueError(f"average must be 'auto', 'binary' or 'macro' in an audit, got {options['average']!r}")
+    if options["soft"] not in SOFT_CHOICES:
+        raise ValueError(f"soft must be one of {SOFT_CHOICES}, got {options['soft']!r}")
+    _check_threshold(options["threshold"])
+    _check_min_group_size(options["min_group_size"])
+    check_tolerance(options["tolerance"])
+    if not isinstance(options["include_small_groups"], (bool, np.bool_)):
+        raise TypeError(f"include_small_groups must be True or False, got {options['include_small_groups']!r}")
+    if options["pos_label"] is None:
+        del options["pos_label"]
+    if isinstance(options["tolerance"], tuple):
+        options["tolerance"] = list(options["tolerance"])
+    return options
 
 
 def _chosen_builders(sections: Iterable[str] | None, exclude: Iterable[str], errors: str) -> list[SectionBuilder]:
@@ -1221,7 +1490,7 @@ def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionB
         section.summary = _summary_frame(data.summary)
         section.tables = dict(data.tables)
         section.figures = list(data.figures)
-        notes = list(data.notes)
+        notes = _rows_notes(inp) + list(data.notes)
         if b.key not in inp.results and inp.n_rows < inp.n:
             notes.append(f"computed on a uniform random sample of {inp.n_rows:,} of the {inp.n:,} test rows "
                          "(a streamed audit holds only this sample in memory)")
@@ -1486,8 +1755,12 @@ class Report:
 
     # ---- text ------------------------------------------------------------- #
     def summary(self, *, width: int = 100) -> str:
-        """The report as a plain-text (ASCII) table for a terminal."""
+        """The report as a plain-text (ASCII) table for a terminal (one block per attribute when several)."""
         inp = self.inputs
+        if "attributes" in inp:  # an audit of several protected attributes: label every block
+            from ._audit_attributes import summary_by_attribute
+
+            return summary_by_attribute(self, width=width)
         lines = [self.title]
         if self.source:
             lines.append(f"data: {self.source}")
@@ -1498,6 +1771,18 @@ class Report:
             + f"; attribute {inp.get('attribute')} {inp.get('attribute_classes')}; "
             + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})"
         )
+        rows_used = []
+        if inp.get("weighted"):
+            rows_used.append("counts weighted by sample_weight")
+        for side in ("test", "train"):
+            r = inp.get(f"rows_{side}")
+            if r:
+                what = [f"{r['n_dropped']} dropped (missing values)" if r.get("n_dropped") else "",
+                        f"{r['n_grouped']} with a missing attribute in the group 'missing'" if r.get("n_grouped")
+                        else "", f"{r['n_zero_weight']} of weight 0 dropped" if r.get("n_zero_weight") else ""]
+                rows_used.append(f"{side} rows: " + ", ".join(w for w in what if w))
+        if rows_used:
+            lines.append("; ".join(rows_used))
         lvl = self.options.get("level", 0.95)
         lines.append(f"values are fractions (not percentages); CI = {_ci_note(lvl)} confidence interval")
         methods = [m for m in dict.fromkeys(self.table["ci_method"]) if isinstance(m, str) and m]

@@ -24,6 +24,7 @@ References
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,16 +57,26 @@ _CI_METHODS = ("t", "normal", "bootstrap")
 # --------------------------------------------------------------------------- #
 # validation helpers
 # --------------------------------------------------------------------------- #
-def _as_values(values: Any, name: str, min_size: int = 2) -> np.ndarray:
-    arr = to_numpy(values, name)
-    if arr.dtype.kind not in "biuf":
+def _numbers(arr: np.ndarray, name: str) -> np.ndarray:
+    """An array of numbers as float64: object arrays of numbers are accepted, missing entries named."""
+    if arr.dtype == object:
+        missing = pd.isna(arr)
+        if missing.any():
+            rows = np.flatnonzero(missing.reshape(len(arr), -1).any(axis=1)) if arr.ndim else np.array([0])
+            raise ValueError(f"{name} contains NaN/None/missing values (rows {', '.join(map(str, rows[:5]))})")
+        if not all(isinstance(v, numbers.Real) for v in arr.flat):
+            raise TypeError(f"{name} must hold numbers (it holds other objects)")
+    elif arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    return arr.astype(np.float64)
+
+
+def _as_values(values: Any, name: str, min_size: int = 2) -> np.ndarray:
+    arr = _numbers(to_numpy(values, name), name)
+    if arr.ndim == 2 and 1 in arr.shape:  # a row or column vector
+        arr = arr.reshape(-1)
     if arr.ndim != 1:
-        squeezed = arr.squeeze()
-        if squeezed.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-        arr = squeezed
+        raise ValueError(f"{name} must be 1-D (one value per run), got shape {arr.shape}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf values")
     if len(arr) < min_size:
@@ -321,9 +332,11 @@ class BootstrapResult(ResultMixin):
 
     def interval(self, statistic: str | None = None) -> tuple[float, float]:
         """``(low, high)`` of one statistic (optional when there is only one)."""
+        if statistic is not None and not isinstance(statistic, str):
+            raise TypeError(f"statistic must be a statistic's name (a str) or None, got {type(statistic).__name__}")
         name = statistic if statistic is not None else self._only()
         if name is None:
-            raise ValueError(f"several statistics {list(self.estimate)}; name one")
+            raise ValueError(f"several statistics {list(self.estimate)}; name one (statistic=...)")
         if name not in self.ci:
             raise ValueError(f"unknown statistic {name!r}; have {list(self.ci)}")
         return self.ci[name]
@@ -723,7 +736,9 @@ class CompareRunsResult(ResultMixin):
     notes: tuple = ()
 
     def significant(self, alpha: float = 0.05) -> dict:
-        """Whether the mean and variance tests reject at level ``alpha``."""
+        """Whether the mean and variance tests reject at level ``alpha`` (a number in (0, 1))."""
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < float(alpha) < 1:
+            raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
         return {
             "mean": self.u_pvalue < alpha,
             "variance": None if self.levene_pvalue is None else self.levene_pvalue < alpha,
@@ -913,6 +928,27 @@ def _summarise(frame: pd.DataFrame, level: float, method: str, random_state: Any
     return out
 
 
+def _numeric_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """A DataFrame of runs as float64 columns (one per metric); pd.NA counts as NaN (an undefined run)."""
+    if not runs.columns.is_unique:
+        dup = runs.columns[runs.columns.duplicated()].unique().tolist()
+        raise ValueError(f"runs has duplicate column names {dup[:10]!r}; one column per metric")
+    columns, bad = {}, []
+    for c in runs.columns:
+        col = runs[c]
+        if col.dtype == object:
+            vals = col.to_numpy()
+            if all(v is None or isinstance(v, numbers.Real) or v is pd.NA for v in vals):
+                col = pd.Series([np.nan if v is None or v is pd.NA else float(v) for v in vals], index=col.index)
+        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+            bad.append(c)
+            continue
+        columns[c] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    if bad:
+        raise TypeError(f"runs: column(s) {bad[:10]!r} are not numeric; one column per metric, one row per run")
+    return pd.DataFrame(columns, index=runs.index, columns=runs.columns)
+
+
 def run_summary(
     runs: Any, *, level: float = 0.95, method: str = "t", random_state: Any = None
 ) -> RunSummary:
@@ -976,11 +1012,7 @@ def run_summary(
     by_class_frame = None
     check_random_state(random_state)
     if isinstance(runs, pd.DataFrame):
-        bad = [c for c in runs.columns if not (pd.api.types.is_numeric_dtype(runs[c])
-                                               or pd.api.types.is_bool_dtype(runs[c]))]
-        if bad:
-            raise TypeError(f"runs: column(s) {bad[:10]!r} are not numeric; one column per metric, one row per run")
-        overall_frame = runs.astype(np.float64)
+        overall_frame = _numeric_runs(runs)
     else:
         if isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (Sequence, np.ndarray, pd.Series)):
             raise TypeError(f"runs must be a sequence of runs or a DataFrame, got {type(runs).__name__}")

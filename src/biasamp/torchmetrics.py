@@ -597,6 +597,10 @@ class GroupFairness(_AccumulatorMetric):
     metrics : str or sequence of str, default all seven
         One name: :meth:`compute` returns its overall value as a 0-d
         tensor; several: a dict name -> tensor.
+    average, pos_label, threshold, soft, min_group_size, include_small_groups, reference_group, tolerance : optional
+        As in :func:`~biasamp.fairness_metrics` (``average="auto"``: the
+        positive class ``pos_label`` of a binary task, else the mean over
+        classes).
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -618,7 +622,7 @@ class GroupFairness(_AccumulatorMetric):
     >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
     >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
     >>> gender = np.repeat(["female", "male"], 200)
-    >>> metric = GroupFairness(["cook", "sport"], ["female", "male"], metrics="EOTP")
+    >>> metric = GroupFairness(["cook", "sport"], ["female", "male"], metrics="EOTP", average="macro")
     >>> metric.update(y_true, y_pred, sensitive_features=gender)
     >>> metric.compute()
     tensor(0.4000, dtype=torch.float64)
@@ -630,12 +634,15 @@ class GroupFairness(_AccumulatorMetric):
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: str | Sequence[str] = METRICS, **kwargs: Any) -> None:
-        super().__init__(FairnessAccumulator(classes, groups, metrics=metrics), **kwargs)
+        from .fairness import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
+
+        options = {k: kwargs.pop(k) for k in _FROM_COUNTS_OPTIONS + _LABEL_OPTIONS if k in kwargs}
+        super().__init__(FairnessAccumulator(classes, groups, metrics=metrics, **options), **kwargs)
         self._single = isinstance(metrics, str)
 
-    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> None:
+    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any, sample_weight: Any = None) -> None:
         """Count one batch (as :meth:`FairnessAccumulator.update`)."""
-        self._count("update", y_true, y_pred, sensitive_features=sensitive_features)
+        self._count("update", y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
 
     def _headline(self, result: Any) -> torch.Tensor | dict:
         if getattr(self, "_single", False):
