@@ -378,3 +378,35 @@ def test_bootstrap_constant_weights_give_the_unweighted_interval():
     weighted = bootstrap(fairness_metrics, y, p, sensitive_features=g, metrics=["EOTP"], n_boot=100,
                          random_state=4, sample_weight=w)
     assert weighted.ci["EOTP"] != pytest.approx(plain.ci["EOTP"], abs=1e-9)
+
+
+def test_compas_audit_with_six_races_flags_and_excludes_the_small_groups(shared_data):
+    from biasamp import audit
+
+    df = pd.read_csv(shared_data / "compas" / "compas-scores-two-years.csv")
+    df = df[(df.days_b_screening_arrest <= 30) & (df.days_b_screening_arrest >= -30) & (df.is_recid != -1)
+            & (df.c_charge_degree != "O") & (df.score_text != "N/A")]  # ProPublica's filter: 6,172 rows
+    assert len(df) == 6172
+    pred = (df.decile_score >= 5).astype(int)
+    race = df.race.to_numpy()
+    sizes = pd.Series(race).value_counts()
+    small = set(sizes[sizes < 30].index)
+    assert small == {"Native American"}  # 11 defendants (Asian: 31)
+    rep = audit(race, df.two_year_recid.to_numpy(), task_pred=pred.to_numpy(), sections=["fairness"],
+                n_boot=200, progress=False)
+    sec = rep.section("fairness")
+    assert any("excluded from the headline: 'Native American'" in n for n in sec.notes)
+    keep = ~np.isin(race, list(small))
+    ref = fairness_metrics(df.two_year_recid.to_numpy()[keep], pred.to_numpy()[keep],
+                           sensitive_features=race[keep])
+    summary = sec.summary.set_index("metric")
+    for m in ("DP", "EOFP", "EOTP"):
+        assert summary.loc[m, "value"] == pytest.approx(ref.overall[m])
+    # with the 11 defendants the headline DP is theirs: larger
+    full = fairness_metrics(df.two_year_recid.to_numpy(), pred.to_numpy(), sensitive_features=race,
+                            include_small_groups=True)
+    assert full.overall["DP"] > ref.overall["DP"]
+    rates = sec.tables["rates by group"]
+    assert bool(rates.loc["Native American", "small"]) and rates.loc["Native American", "n"] == 11
+    text = rep.summary()
+    assert "'Native American'" in text and "positive class 1" in text
