@@ -457,7 +457,7 @@ def test_errors_name_the_column_and_the_row(runner, tmp_path, plain):
 
 
 def test_library_errors_are_renamed_to_columns():
-    from biasamp.cli import _name_columns
+    from biasamp._cli_data import _name_columns
 
     columns = {"task": "column 'label'", "task_pred": "column 'prediction'", "attr": "column 'sex'",
                "attribute race": {"attr": "column 'race'"}}

@@ -322,7 +322,7 @@ def test_pandas_inputs_and_named_groups():
 
 
 def test_rate_chart_intervals_are_wilson_intervals():
-    from biasamp.report import _wilson
+    from biasamp._sections import _wilson
 
     # Wilson (1927) 95% interval of 5/10: 0.2366 to 0.7634 (z = 1.959964)
     low, high = _wilson(np.array([5.0, 0.0, 3.0]), np.array([10.0, 0.0, 3.0]), 1.959964)
@@ -349,7 +349,7 @@ def test_threshold_curve_of_fairness_equals_the_function_at_each_threshold():
 
 
 def test_amplification_reading_is_mixed_when_pairs_offset_each_other():
-    from biasamp.report import _row
+    from biasamp._sections import _row
 
     mixed = _row("BiasAmp->", "A->T", 0.01, (-0.02, 0.04), "bca bootstrap (100)", 500, p_value=0.001)
     assert mixed["reading"] == "mixed" and "offsets" in mixed["note"]

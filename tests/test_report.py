@@ -24,13 +24,13 @@ from biasamp import (
     calibrate_thresholds,
     fairness_metrics,
 )
+from biasamp._atomic import _write_atomic
 from biasamp.datasets import make_amplification_demo
 from biasamp.report import (
     REPORT_JSON_SCHEMA,
     SUMMARY_COLUMNS,
     Report,
     SectionData,
-    _write_atomic,
     audit,
     register_section,
     section_builders,
@@ -138,9 +138,9 @@ def test_single_label_task_skips_multi(demo):
 
 
 def test_without_predictability_module(demo, monkeypatch):
-    import biasamp.report as report_mod
+    import biasamp._sections as sections_mod
 
-    monkeypatch.setattr(report_mod, "_predictability", lambda: None)
+    monkeypatch.setattr(sections_mod, "_predictability", lambda: None)
     rep = _full(demo, sections=["dpa", "leakage", "directional"])
     assert rep.section("dpa").status == "skipped" and rep.section("leakage").status == "skipped"
     assert rep.section("directional").status == "ok"
@@ -202,9 +202,9 @@ def test_auto_attacker_is_recorded():
 # the registry: a new metric family needs one builder, no renderer change
 # --------------------------------------------------------------------------- #
 def test_registering_a_section_extends_every_rendering(demo, monkeypatch):
-    import biasamp.report as report_mod
+    import biasamp._registry as registry_mod
 
-    monkeypatch.setattr(report_mod, "_BUILDERS", dict(report_mod._BUILDERS))
+    monkeypatch.setattr(registry_mod, "_BUILDERS", dict(registry_mod._BUILDERS))
 
     @register_section("toy", title="Toy metric", citation="Doe 2030", how_to_read="Bigger is toyer.",
                       needs="task_pred", applicable=lambda inp: inp.task_pred is not None, order=1)
@@ -233,9 +233,9 @@ def test_registering_a_section_extends_every_rendering(demo, monkeypatch):
 
 
 def test_warnings_become_notes(monkeypatch, demo):
-    import biasamp.report as report_mod
+    import biasamp._registry as registry_mod
 
-    monkeypatch.setattr(report_mod, "_BUILDERS", dict(report_mod._BUILDERS))
+    monkeypatch.setattr(registry_mod, "_BUILDERS", dict(registry_mod._BUILDERS))
 
     @register_section("warn", title="W", citation="-", how_to_read="-", needs="-", applicable=lambda i: True)
     def _warn(inp, opt):

@@ -48,10 +48,10 @@ def check_tolerance(tolerance: Any) -> tuple[float, float]:
 
 
 def _reading(ratio: float, tol: tuple[float, float], is_ref: bool) -> str:
+    if not np.isfinite(ratio):
+        return "undefined"  # the rate or the reference's conditions on an empty event
     if is_ref:
         return "reference"
-    if not np.isfinite(ratio):
-        return "undefined"
     if ratio < tol[0]:
         return "below tolerance"
     if ratio > tol[1]:

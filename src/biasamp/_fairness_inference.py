@@ -151,6 +151,15 @@ def _to_units(metric: str, k: int, n_groups: int):
     return to_units
 
 
+def _headline_units(to_units: Any, hidx: np.ndarray) -> Any:
+    """``to_units`` restricted to the headline classes (the last axis)."""
+    def restricted(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ulo, uhi = to_units(lo, hi)
+        return np.asarray(ulo)[..., hidx], np.asarray(uhi)[..., hidx]
+
+    return restricted
+
+
 def _unit_index(metric: str, classes: tuple, groups: tuple) -> pd.DataFrame:
     return pd.DataFrame({"class": list(classes)})
 
@@ -178,6 +187,7 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
     headline = np.isin(np.asarray(classes, dtype=object), np.asarray(point.settings.headline_classes, dtype=object)) \
         if point.settings is not None else np.ones(k, dtype=bool)
     metrics = tuple(m for m in metrics if m not in point.undefined_reasons)
+    hidx = np.flatnonzero(headline)
 
     def values(tables: np.ndarray) -> dict:
         n, pos, pred, tp = _split(tables, k)
@@ -202,10 +212,12 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
         for m in metrics:
             by_class = point.by_class[m].to_numpy(dtype=np.float64)
             defined = ~point.undefined[m].to_numpy() & headline
+            # the units of the per-class table are the headline's classes (the positive class of a binary task)
             p = Parts(
-                estimate=est_parts[m][0], replicates=None, units=_unit_index(m, classes, groups),
-                unit_estimate=by_class, to_units=_to_units(m, k, n_groups), aggregate=mean_of(defined),
-                unit_name=m,
+                estimate=est_parts[m][0], replicates=None,
+                units=_unit_index(m, classes, groups).iloc[hidx].reset_index(drop=True),
+                unit_estimate=by_class[hidx], to_units=_headline_units(_to_units(m, k, n_groups), hidx),
+                aggregate=mean_of(defined[hidx]), unit_name=m,
             )
             out.append(Statistic(m, float(point.overall[m]), None, regular=False, range=(0.0, 1.0), parts=p))
         return out
@@ -228,7 +240,7 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
                 done[kind] = independence_test(_test_tables(kind, n, pos, pred, tp), random_state=random_state)
             res = done[kind]
             methods = sorted({str(x) for x in np.ravel(res.method) if str(x) != "undefined"})
-            p = np.where(point.undefined[m].to_numpy() | ~headline, np.nan, np.asarray(res.p_value, dtype=np.float64))
+            p = np.where(point.undefined[m].to_numpy(), np.nan, np.asarray(res.p_value, dtype=np.float64))[hidx]
             out[m] = UnitTests(p, f"independence of prediction and group ({kind}): " + ", ".join(methods))
         return out
 

@@ -197,6 +197,8 @@ def unit_table(stat: Statistic, level: float) -> pd.DataFrame:
     out[parts.unit_name] = parts.unit_estimate
     out["ci_low"] = ulo
     out["ci_high"] = uhi
+    # a unit whose value conditions on an empty event: no value, no interval, no test (flagged, not silent)
+    out["undefined"] = ~np.isfinite(np.asarray(parts.unit_estimate, dtype=np.float64))
     out.attrs["critical_value"] = c
     return out
 

@@ -97,6 +97,10 @@ def fmt(value: float | None, digits: int = 4) -> str:
 
 def top_rows(table: pd.DataFrame, column: str, k: int) -> pd.DataFrame:
     """The ``k`` rows not flagged ``undefined`` with the largest ``|table[column]|`` (stable on ties)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be a whole number of rows, got {type(k).__name__} {k!r}")
+    if k < 0:
+        raise ValueError(f"k must be >= 0 (the number of rows to show), got {k}")
     defined = table[~table["undefined"]]
     order = defined[column].abs().sort_values(ascending=False, kind="stable").index
     return defined.loc[order[:k]]

@@ -1,7 +1,8 @@
 """The ``biasamp`` command line: ``biasamp audit``, ``biasamp demo``, ``biasamp --version``.
 
-Built on click. Column conventions of ``biasamp audit`` (each overridable by an
-option):
+Built on click; this module holds the commands and their options, and
+:mod:`biasamp._cli_data` reads and checks their input files. Column
+conventions of ``biasamp audit`` (each overridable by an option):
 
 * attribute: ``--attr`` (repeatable or comma-separated: several attributes,
   audited one by one into one report; ``--intersect race,sex`` adds their
@@ -44,7 +45,6 @@ count-based metrics; DPA and LA run on a uniform random sample of
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 import os
@@ -61,20 +61,30 @@ import numpy as np
 import pandas as pd
 from click.core import ParameterSource
 
+from ._cli_data import (
+    PRED_SUFFIX,
+    SCORE_SUFFIX,
+    TASK_PREFIX,
+    _argument_columns,
+    _available,
+    _check_missing,
+    _check_numbers,
+    _check_predictions,
+    _is_parquet,
+    _name_columns,
+    _normalise_bools,
+    _not_found,
+    _require,
+    _resolve_columns,
+    _table_kind,
+    _task_frame,
+    _task_names,
+    read_table,
+)
 from .report import _write_atomic, audit, section_builders
 
 __all__ = ["main"]
 
-ATTR_NAMES = ("attr", "attribute", "group", "protected")
-TASK_NAMES = ("task", "label", "y")
-TASK_PREFIX = "task_"
-PRED_SUFFIX = "_pred"
-SCORE_SUFFIX = "_score"
-
-_PARQUET = (".parquet", ".pq")
-_CSV = (".csv", ".tsv", ".tab", ".txt", ".dat", ".data")
-_SNIFF_BYTES = 64 * 1024
-_COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -85,219 +95,13 @@ def _version() -> str:
 
 
 # --------------------------------------------------------------------------- #
-# reading
+# arguments and outputs
 # --------------------------------------------------------------------------- #
-class _DataError(click.ClickException):
-    """A one-line error (no usage text) with exit code 2: an input the command cannot take."""
-
-    exit_code = 2
-
-
-def _table_kind(path: str | os.PathLike) -> str:
-    """``"dir"``, ``"parquet"`` or ``"csv"``; ``_DataError`` (exit 2) for any other extension."""
-    path = Path(path)
-    if path.is_dir():
-        return "dir"
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in _COMPRESSION:
-        suffixes = suffixes[:-1]
-    kind = suffixes[-1] if suffixes else ""
-    if kind in _PARQUET:
-        return "parquet"
-    if kind in _CSV or not kind:
-        return "csv"
-    raise _DataError(f"unsupported format: {kind} (biasamp reads CSV or Parquet): {path}")
-
-
-def _open_text(path: Path) -> Any:
-    """``path`` opened as text, decompressed by its extension; None for a format not sniffed (zip, zst)."""
-    opener = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}.get(path.suffix.lower())
-    if path.suffix.lower() in (".zip", ".zst"):
-        return None
-    if opener is None:
-        return open(path, encoding="utf-8", errors="replace", newline="")
-    import importlib
-
-    return importlib.import_module(opener).open(path, "rt", encoding="utf-8", errors="replace", newline="")
-
-
-def _sniff_csv(path: str | os.PathLike, default: str = ",") -> dict:
-    """``read_csv`` options of a text table: ``sep`` (``,``, ``;``, tab or ``|``) and ``decimal``.
-
-    :class:`csv.Sniffer` on the first :data:`_SNIFF_BYTES` characters (whole
-    lines); ``default`` when it cannot tell. A ``;``-separated file whose
-    numbers are written ``0,5`` gets ``decimal=","``.
-    """
-    path = Path(path)
-    try:
-        fh = _open_text(path)
-        if fh is None:
-            return {"sep": default}
-        with fh:
-            sample = fh.read(_SNIFF_BYTES)
-    except (OSError, EOFError, ValueError):
-        return {"sep": default}  # read_csv reports the problem
-    if len(sample) == _SNIFF_BYTES and "\n" in sample:
-        sample = sample[: sample.rindex("\n")]  # whole lines only
-    try:
-        sep = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:
-        return {"sep": default}
-    out = {"sep": sep}
-    if sep == ";" and re.search(r"(^|;)\s*-?\d+,\d+\s*(;|$)", sample, flags=re.MULTILINE):
-        out["decimal"] = ","
-    return out
-
-
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a CSV or Parquet file, or a directory of Parquet files, as data (never pickle, never evaluated).
-
-    A directory is read as the Parquet files it holds, in the order of
-    :func:`biasamp._stream.parquet_files`. The delimiter of a CSV file is
-    detected (:func:`_sniff_csv`). Raises ``_DataError`` (exit code 2) for an
-    unsupported extension and ``click.ClickException`` (exit code 1) with a
-    readable message when the data cannot be read.
-    """
-    path = Path(path)
-    kind = _table_kind(path)
-    try:
-        if kind == "dir":
-            from ._stream import parquet_files
-
-            files = parquet_files(path)
-            if not files:
-                raise click.ClickException(f"cannot read {path}: a directory with no Parquet files (*.parquet, *.pq)")
-            frame = _read_parquet(files)
-        elif kind == "parquet":
-            frame = _read_parquet([path])
-        else:
-            default = "\t" if any(s.lower() in (".tsv", ".tab") for s in path.suffixes) else ","
-            options = _sniff_csv(path, default)
-            if options["sep"] != default:
-                shown = {"\t": "tab"}.get(options["sep"], repr(options["sep"]))
-                click.echo(f"reading {path.name} as {shown}-separated" + (" with decimal commas" if
-                           options.get("decimal") == "," else "") + " (detected)", err=True)
-            frame = pd.read_csv(path, engine="c", **options)
-    except click.ClickException:
-        raise
-    except pd.errors.EmptyDataError:
-        raise click.ClickException(f"cannot read {path}: the file is empty") from None
-    except UnicodeDecodeError as exc:
-        raise click.ClickException(f"cannot read {path}: not a UTF-8 text table ({exc.reason})") from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise click.ClickException(f"cannot read {path}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - e.g. pyarrow errors on a corrupt Parquet file
-        raise click.ClickException(f"cannot read {path}: {type(exc).__name__}: {exc}") from None
-    if frame.shape[1] == 0 or len(frame) == 0:
-        raise click.ClickException(f"cannot read {path}: no data rows")
-    return frame
-
-
-def _read_parquet(files: list) -> pd.DataFrame:
-    try:
-        frames = [pd.read_parquet(f) for f in files]
-    except ImportError as exc:
-        raise click.ClickException(
-            f"cannot read {files[0]}: reading Parquet needs pyarrow (pip install pyarrow): "
-            + str(exc).splitlines()[0]
-        ) from None
-    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-
-
 def _split(values: tuple[str, ...]) -> list[str]:
     out = []
     for v in values:
         out.extend(c.strip() for c in v.split(",") if c.strip())
     return out
-
-
-def _available(frame: pd.DataFrame) -> str:
-    return ", ".join(map(str, frame.columns))
-
-
-def _require(frame: pd.DataFrame, columns: list[str], file: str, what: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise click.UsageError(
-            f"{what} column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} not found in {file}; "
-            f"available columns: {_available(frame)}"
-        )
-
-
-def _resolve_columns(frame: pd.DataFrame, file: str, attr: list[str], task: list[str],
-                     attr_pred: list[str], task_pred: list[str], intersect: list[list[str]] | None = None) -> dict:
-    """Apply the column conventions; UsageError (exit 2) listing the columns when something is missing.
-
-    ``attrs``: the attribute columns (``--attr``, then the columns of
-    ``--intersect`` not already there); ``attr_preds``: attribute column ->
-    its prediction column or None; ``attr``/``attr_pred``/``attr_pred_kind``:
-    those of the first attribute (one attribute: the report of 0.1).
-    """
-    attrs = list(dict.fromkeys([*attr, *(c for combo in (intersect or []) for c in combo)]))
-    if not attrs:
-        found = next((c for c in ATTR_NAMES if c in frame.columns), None)
-        if found is None:
-            raise click.UsageError(
-                f"no attribute column in {file}: pass --attr or name it one of {', '.join(ATTR_NAMES)}; "
-                f"available columns: {_available(frame)}")
-        attrs = [found]
-    _require(frame, attrs, file, "attribute")
-    if not task:
-        task = [c for c in frame.columns if str(c).startswith(TASK_PREFIX)
-                and not str(c).endswith((PRED_SUFFIX, SCORE_SUFFIX))]
-        if not task:
-            task = [next((c for c in TASK_NAMES if c in frame.columns), None)]
-            if task[0] is None:
-                raise click.UsageError(
-                    f"no task column in {file}: pass --task or name the columns {TASK_PREFIX}* "
-                    f"(or one column {', '.join(TASK_NAMES)}); available columns: {_available(frame)}")
-    _require(frame, task, file, "task")
-    clash = [c for c in task if c in attrs]
-    if clash:
-        raise click.UsageError(f"column{'s' if len(clash) > 1 else ''} {', '.join(map(repr, clash))} is both an "
-                               "attribute and a task column")
-
-    def predictions(given: list[str], truth: list[str], option: str) -> tuple[list[str] | None, str | None]:
-        if given:
-            if len(given) != len(truth):
-                raise click.UsageError(f"{option} names {len(given)} column(s) for {len(truth)} column(s) {truth}")
-            _require(frame, given, file, "prediction")
-            return given, "pred"
-        for suffix, kind in ((PRED_SUFFIX, "pred"), (SCORE_SUFFIX, "score")):
-            cols = [f"{c}{suffix}" for c in truth]
-            present = [c for c in cols if c in frame.columns]
-            if len(present) == len(cols):
-                return cols, kind
-            if present:
-                raise click.UsageError(
-                    f"only some prediction columns found in {file}: {present}; missing "
-                    f"{[c for c in cols if c not in frame.columns]}; available columns: {_available(frame)}")
-        return None, None
-
-    if attr_pred and len(attr_pred) != len(attr):
-        raise click.UsageError(f"--attr-pred names {len(attr_pred)} column(s) for {len(attr)} --attr column(s) "
-                               f"{list(attr)}: give one prediction column per attribute, in the same order")
-    attr_preds, attr_kinds = {}, {}
-    for i, a in enumerate(attrs):
-        ap, kind = predictions([attr_pred[i]] if attr_pred and i < len(attr_pred) else [], [a], "--attr-pred")
-        attr_preds[a], attr_kinds[a] = (ap[0] if ap else None), kind
-    tp, tp_kind = predictions(task_pred, task, "--task-pred")
-    if all(v is None for v in attr_preds.values()) and tp is None:
-        raise click.UsageError(
-            f"no prediction column in {file}: pass --attr-pred/--task-pred or name them <column>{PRED_SUFFIX} "
-            f"(e.g. {attrs[0]}{PRED_SUFFIX}, {task[0]}{PRED_SUFFIX}); available columns: {_available(frame)}")
-    first = attr_preds[attrs[0]]
-    return {"attr": attrs[0], "attrs": attrs, "attr_preds": attr_preds, "attr_kinds": attr_kinds,
-            "attr_pred": [first] if first else None, "attr_pred_kind": attr_kinds[attrs[0]],
-            "task": task, "task_pred": tp, "task_pred_kind": tp_kind}
-
-
-def _task_frame(frame: pd.DataFrame, cols: list[str], names: list[str]) -> Any:
-    if len(cols) == 1:
-        return frame[cols[0]].rename(names[0]).reset_index(drop=True)
-    out = frame[cols].copy()
-    out.columns = names
-    return out.reset_index(drop=True)
 
 
 def _display_names(cols: dict, source: str) -> dict:
@@ -306,17 +110,20 @@ def _display_names(cols: dict, source: str) -> dict:
     return {"attr": ", ".join(cols.get("attrs") or [cols["attr"]]), "task": task, "source": source}
 
 
-def _task_names(cols: list[str]) -> list[str]:
-    if len(cols) > 1 and all(c.startswith(TASK_PREFIX) for c in cols):
-        stripped = [c[len(TASK_PREFIX):] for c in cols]
-        if all(stripped) and len(set(stripped)) == len(stripped):
-            return stripped
-    return list(cols)
+_OUTPUT_OPTIONS = {"json_path": "--json", "html_path": "--html", "markdown_path": "--markdown",
+                   "latex_path": "--latex", "model_card_path": "--model-card"}
+"""The output file options of every command: argument -> option."""
 
 
-def _check_outputs(outputs: dict, inputs: list[str]) -> None:
+def _check_outputs(common: dict, inputs: list[str | None]) -> None:
+    """UsageError (exit 2) for an output that is an input, another output, a directory, or in no folder.
+
+    ``common``: the values of :func:`_common_options` (the output paths among
+    them); ``inputs``: the input files (None for one not given).
+    """
     seen = {}
-    for option, path in outputs.items():
+    for name, option in _OUTPUT_OPTIONS.items():
+        path = common[name]
         if path is None:
             continue
         target = Path(path).resolve()
@@ -369,11 +176,6 @@ def _fmt_size(n: int) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TiB"
-
-
-def _is_parquet(path: str | os.PathLike) -> bool:
-    path = Path(path)
-    return path.is_dir() or path.suffix.lower() in _PARQUET
 
 
 def _open_dataset(path: str | os.PathLike) -> Any:
@@ -445,9 +247,8 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
         gap = ds.missing(needed)
         if gap is not None:
             f, lacking, available = gap
-            raise click.UsageError(
-                f"{what} column{'s' if len(lacking) > 1 else ''} {', '.join(map(repr, lacking))} not found in {f}"
-                + (f" (of {path})" if str(f) != str(path) else "") + f"; available columns: {', '.join(available)}")
+            where = f"{f}" + (f" (of {path})" if str(f) != str(path) else "")
+            raise click.UsageError(_not_found(what, lacking, where, ", ".join(available)))
     per_attr = {a: StreamColumns(a, tuple(cols["task"]), tuple(_task_names(cols["task"])), cols["attr_preds"][a],
                                  tuple(cols["task_pred"]) if cols["task_pred"] else None) for a in cols["attrs"]}
     return per_attr, cols
@@ -462,6 +263,9 @@ _USUAL_N_BOOT = 10_000  # more rarely moves an interval endpoint by more than it
 _FAIRNESS_OPTIONS = ("average", "pos_label", "threshold", "soft", "min_group_size", "include_small_groups",
                      "reference_group", "tolerance")
 """The options of the group fairness metrics (``fairness=`` of a streamed audit)."""
+_COMMON_VALUES = ("json_path", "html_path", "markdown_path", "latex_path", "model_card_path", "no_plots", "n_boot",
+                  "n_iter", "attacker", "exclude", "random_state", "progress", "quiet")
+"""The values of :func:`_common_options`: one dict ``common`` of the command, the keywords of :func:`_run`."""
 
 
 def _common_options(func):
@@ -550,6 +354,7 @@ def _common_options(func):
                 raise click.UsageError(f"--seed {seed_alias} (the old name of --random-state) contradicts "
                                        f"--random-state {kwargs['random_state']}; pass --random-state only")
             kwargs["random_state"] = seed_alias
+        kwargs["common"] = {name: kwargs.pop(name) for name in _COMMON_VALUES}
         return func(*args, **kwargs)
 
     for opt in reversed(opts):
@@ -577,7 +382,7 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 def _remember_given(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """Like :func:`_remember`, for an option given on the command line only (else the audit's default applies)."""
     if ctx.get_parameter_source(param.name) not in (None, ParameterSource.DEFAULT):
-        ctx.meta.setdefault("biasamp_audit_options", {})[param.name] = value
+        return _remember(ctx, param, value)
     return value
 
 
@@ -609,6 +414,11 @@ def _match(value: str, labels: Any) -> Any:
     return None
 
 
+def _labels_text(labels: Any) -> str:
+    """For an error message: the distinct ``labels`` as text, sorted, comma-separated (the first 20)."""
+    return ", ".join(sorted(map(str, pd.unique(pd.Series(labels).dropna())))[:20])
+
+
 def _reference_groups(values: tuple, attrs: dict) -> Any:
     """The audit's ``reference_group``: one value (one attribute), else a dict attribute -> value.
 
@@ -638,8 +448,8 @@ def _reference_groups(values: tuple, attrs: dict) -> Any:
             return v
         found = _match(v, attrs[name])
         if found is None:
-            groups = ", ".join(sorted(map(str, pd.unique(pd.Series(attrs[name]).dropna())))[:20])
-            raise click.UsageError(f"--reference-group {v!r} is not a group of attribute {name!r}; groups: {groups}")
+            raise click.UsageError(f"--reference-group {v!r} is not a group of attribute {name!r}; groups: "
+                                   f"{_labels_text(attrs[name])}")
         return found
 
     out = {a: resolve(a, per.get(a, common or "largest")) for a in attrs}
@@ -660,41 +470,6 @@ def _warn_n_boot(n_boot: int | None, rows: int | None) -> None:
         why.append(f"{rows} rows have only {math.comb(2 * rows - 1, rows):,} distinct bootstrap resamples")
     if why:
         click.echo(f"warning: --n-boot {n_boot:,}: " + "; ".join(why), err=True)
-
-
-_ARGUMENTS = ("attr_val_scores", "task_val_scores", "sensitive_features", "sample_weight", "attr_train",
-              "task_train", "attr_pred", "task_pred", "y_true", "y_pred", "attr", "task")
-_ARG_RE = re.compile(r"(?<![\w'\"\[.])(" + "|".join(_ARGUMENTS) + r")(?![\w'\"\]])")
-_VERBS = (" has ", " have ", " contains ", " is ", " must ", " holds ", " could ", " and ", " or ", ":")
-
-
-def _name_columns(message: str, columns: dict) -> str:
-    """A library error with the argument names (``attr``, ``y_true``) replaced by the CSV columns.
-
-    ``columns``: argument -> how to name it (``"column 'sex'"``); for several
-    attributes, ``columns["attribute <name>"]`` holds that attribute's. Row
-    numbers the library gives (0-based positions) become 1-based data rows.
-    """
-    m = re.match(r"attribute '(.+?)': ", message)
-    if m and f"attribute {m.group(1)}" in columns:
-        columns = dict(columns, **columns[f"attribute {m.group(1)}"])
-        message = message[m.end():]
-    replaced = False
-
-    def sub(match: re.Match) -> str:
-        nonlocal replaced
-        name, rest = match.group(1), message[match.end():]
-        if name not in columns or (name in ("attr", "task") and match.start() > 0
-                                   and not rest.startswith(_VERBS)):
-            return name
-        replaced = True
-        return columns[name]
-
-    out = _ARG_RE.sub(sub, message)
-    if replaced:
-        out = re.sub(r"\(rows? ([\d, ]+)", lambda r: "(row" + ("s " if "," in r.group(1) else " ") + ", ".join(
-            str(int(i) + 1) for i in r.group(1).replace(" ", "").split(",") if i) , out)
-    return out
 
 
 def _terminal(report: Any) -> str:
@@ -768,143 +543,10 @@ def main() -> None:
     """
 
 
-# --------------------------------------------------------------------------- #
-# the data of `biasamp audit`: booleans, missing values, numbers
-# --------------------------------------------------------------------------- #
-_TRUE_FALSE = {"true": 1, "false": 0}
-
-
-def _bool_like(s: pd.Series) -> bool:
-    """A bool column, or one of True/False (bools or the strings True/true/False/false) with gaps."""
-    if s.dtype == bool:
-        return True
-    if pd.api.types.is_numeric_dtype(s):
-        return False
-    v = s.dropna()
-    return len(v) > 0 and all(isinstance(x, bool) or (isinstance(x, str) and x.strip().lower() in _TRUE_FALSE)
-                              for x in v)
-
-
-def _zero_one_like(s: pd.Series) -> bool:
-    """A numeric column with values in [0, 1] (0/1 labels or probabilities)."""
-    if s.dtype == bool or not pd.api.types.is_numeric_dtype(s):
-        return False
-    v = s.dropna()
-    return len(v) > 0 and bool(((v >= 0) & (v <= 1)).all())
-
-
-def _as_zero_one(s: pd.Series) -> pd.Series:
-    if s.dtype == bool:
-        return s.astype(np.int64)
-    out = s.map(lambda x: x if pd.isna(x) else int(x if isinstance(x, bool) else _TRUE_FALSE[x.strip().lower()]))
-    return out.astype(np.int64) if not out.isna().any() else out.astype(np.float64)
-
-
-def _normalise_bools(groups: list[list[tuple[pd.DataFrame, str]]]) -> None:
-    """True/False columns as 0/1 where a column of the same label (truth, prediction, training) is 0/1.
-
-    ``groups``: per label, its columns as ``(frame, column)``; changed in place.
-    """
-    for group in groups:
-        cols = [(f, c) for f, c in group if c is not None and c in f.columns]
-        flags = [_bool_like(f[c]) for f, c in cols]
-        if any(flags) and not all(flags) and all(b or _zero_one_like(f[c]) for b, (f, c) in zip(flags, cols)):
-            for b, (f, c) in zip(flags, cols):
-                if b:
-                    f[c] = _as_zero_one(f[c])
-
-
-def _where(column: str, file: str | None) -> str:
-    return f"column {column!r}" + (f" of {file}" if file else "")
-
-
-def _rows(positions: np.ndarray, limit: int = 5) -> str:
-    shown = ", ".join(str(int(i) + 1) for i in positions[:limit])
-    return shown + (f", ... ({len(positions)} rows in all)" if len(positions) > limit else "")
-
-
-def _check_missing(frame: pd.DataFrame, columns: list[str], file: str | None, attrs: list[str]) -> None:
-    """ClickException naming the first column with a missing value and its 1-based rows (``--missing raise``)."""
-    for c in dict.fromkeys(columns):
-        gaps = np.flatnonzero(frame[c].isna().to_numpy())
-        if len(gaps):
-            more = f" (also row{'s' if len(gaps) > 2 else ''} {_rows(gaps[1:])})" if len(gaps) > 1 else ""
-            raise click.ClickException(
-                f"{_where(c, file)}, row {gaps[0] + 1}: missing value{more}; pass --missing drop to leave such rows "
-                "out" + (", or --missing group to make the missing values a group" if c in attrs else ""))
-
-
-def _check_numbers(frame: pd.DataFrame, columns: list[str], file: str | None, what: str,
-                   strict: bool = True) -> None:
-    """ClickException naming the column and 1-based row of a value that is not a finite number.
-
-    ``strict=False`` (prediction columns, which may hold class names): only a
-    column whose values are mostly numbers is checked.
-    """
-    for c in dict.fromkeys(columns):
-        s = frame[c]
-        if s.dtype == bool:
-            continue
-        num = pd.to_numeric(s, errors="coerce")
-        given = s.notna()
-        if not strict and (not given.any() or (not pd.api.types.is_numeric_dtype(s)
-                                               and num[given].notna().mean() < 0.5)):
-            continue
-        bad = np.flatnonzero((num.isna() & given).to_numpy())
-        if len(bad):
-            raise click.ClickException(f"{_where(c, file)}, row {bad[0] + 1}: {s.iloc[bad[0]]!r} is not a number "
-                                       f"({what})")
-        inf = np.flatnonzero(np.isinf(num.to_numpy(dtype=np.float64, na_value=0.0)))
-        if len(inf):
-            raise click.ClickException(f"{_where(c, file)}, row {inf[0] + 1}: {num.iloc[inf[0]]} is not finite "
-                                       f"({what})")
-        if what == "weights":
-            neg = np.flatnonzero((num < 0).to_numpy())
-            if len(neg):
-                raise click.ClickException(f"{_where(c, file)}, row {neg[0] + 1}: weight {num.iloc[neg[0]]:g} is "
-                                           "negative (weights are >= 0)")
-        frame[c] = num
-
-
-def _check_predictions(pairs: list[tuple]) -> None:
-    """ClickException naming the column and 1-based row of a prediction that is no class of its ground truth.
-
-    ``pairs``: ``(truth, prediction, training truth or None, truth column,
-    prediction column)``. Against a 0/1 truth, a number in [0, 1] is a
-    probability; anything else must be a class of the truth (test or train).
-    """
-    from ._audit_attributes import _fmt_label
-
-    for truth, pred, train, tcol, pcol in pairs:
-        known = set(map(_fmt_label, pd.unique(truth.dropna())))
-        if train is not None:
-            known |= set(map(_fmt_label, pd.unique(train.dropna())))
-        shown = ", ".join(sorted(known)[:10]) + (", ..." if len(known) > 10 else "")
-        if known <= {"0", "1"} and pd.api.types.is_numeric_dtype(pred) and pred.dtype != bool:
-            bad = np.flatnonzero((pred.notna() & ~pred.between(0, 1)).to_numpy())
-            if len(bad):
-                v = pred.iloc[bad[0]]
-                raise click.ClickException(
-                    f"column {pcol!r}, row {bad[0] + 1}: {_fmt_label(v)} is neither a class of column {tcol!r} "
-                    f"({shown}) nor a probability in [0, 1]; give hard predictions or probabilities (a score on "
-                    f"another scale: make a 0/1 column first, e.g. {pcol} >= a cut-off)")
-            continue
-        labels = pred.map(_fmt_label, na_action="ignore")
-        bad = np.flatnonzero((labels.notna() & ~labels.isin(known)).to_numpy())
-        if len(bad):
-            v = pred.iloc[bad[0]]
-            hint = ""
-            if pd.api.types.is_float_dtype(pred) and pred.between(0, 1).all():
-                hint = f"; probabilities need a 0/1 column {tcol!r}"
-            raise click.ClickException(f"column {pcol!r}, row {bad[0] + 1}: "
-                                       f"{_fmt_label(v) if isinstance(v, (int, float, np.number)) else repr(v)} "
-                                       f"is not a class of column {tcol!r} ({shown}){hint}")
-
-
 def _intersections(values: tuple[str, ...]) -> list[list[str]]:
     out = []
     for v in values:
-        combo = [c.strip() for c in v.split(",") if c.strip()]
+        combo = _split((v,))
         if len(combo) < 2 or len(set(combo)) != len(combo):
             raise click.UsageError(f"--intersect {v!r}: name two or more different attribute columns, e.g. "
                                    "--intersect race,sex")
@@ -966,8 +608,7 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
               help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
 @_common_options
 def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, task_pred, pos_label, weight, missing,
-                  title, stream, max_memory, batch_size, dpa_rows, json_path, html_path, markdown_path, latex_path,
-                  model_card_path, no_plots, n_boot, n_iter, attacker, exclude, random_state, progress, quiet):
+                  title, stream, max_memory, batch_size, dpa_rows, common):
     """Audit the predictions in DATA (CSV, Parquet, or a folder of Parquet files; one row per test instance).
 
     \b
@@ -996,12 +637,11 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
       biasamp audit preds.csv --task label --task-pred score --intersect race,sex --pos-label 1
       biasamp audit predictions/ --train train/ --stream --json report.json
     """
-    outputs = {"markdown_path": markdown_path, "latex_path": latex_path, "model_card_path": model_card_path}
     for path in (data, train_path, val_path):
         if path is not None:
             _table_kind(path)
-    _check_outputs({"--json": json_path, "--html": html_path, "--markdown": markdown_path, "--latex": latex_path,
-                    "--model-card": model_card_path}, [data, train_path, val_path])
+    _check_outputs(common, [data, train_path, val_path])
+    title = title or f"biasamp audit of {Path(data).name}"
     combos = _intersections(intersect)
     attr, attr_pred = _split(attr), _split(attr_pred)
     streaming, datasets = _decide_streaming(stream, data, train_path, val_path, max_memory)
@@ -1016,12 +656,9 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         per_attr, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred))
         auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path),
                                   batch_size=batch_size, dpa_rows=dpa_rows)
-        sources = ", ".join(p for p in (f"test {data}", train_path and f"train {train_path}") if p)
-        _run({"title": title or f"biasamp audit of {Path(data).name}",
-              "names": _display_names(cols, f"{sources} (streamed in batches of {batch_size:,} rows)")},
-             json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
-             attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
-             protect=[data, train_path], auditor=auditor, attrs=dict.fromkeys(per_attr), **outputs)
+        sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
+        _run({"title": title, "names": _display_names(cols, sources)}, **common, protect=[data, train_path],
+             auditor=auditor, attrs=dict.fromkeys(per_attr))
         return
     frame = read_table(data)
     cols = _resolve_columns(frame, data, attr, _split(task), attr_pred, _split(task_pred), combos)
@@ -1083,7 +720,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         if found is None:
             raise click.UsageError(f"--pos-label {pos_label!r} is not a class of the task column(s) "
                                    f"{', '.join(cols['task'])}; classes: "
-                                   + ", ".join(sorted(map(str, pd.unique(frame[cols['task'][0]].dropna())))[:20]))
+                                   + _labels_text(frame[cols["task"][0]]))
         kwargs["pos_label"] = found
     if val_path:
         val = read_table(val_path)
@@ -1102,39 +739,15 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
                 f"--val needs <column>{SCORE_SUFFIX} columns in both {data} and {val_path} (e.g. "
                 f"{cols['task'][0]}{SCORE_SUFFIX}), and no <column>{PRED_SUFFIX} column for them in {data}; "
                 f"available columns in {val_path}: {_available(val)}")
-    sources = ", ".join(p for p in (f"test {data}", train_path and f"train {train_path}",
-                                     val_path and f"validation {val_path}") if p)
-    _run(dict(kwargs, title=title or f"biasamp audit of {Path(data).name}", names=_display_names(cols, sources)),
-         json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
-         attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
+    _run(dict(kwargs, title=title, names=_display_names(cols, _sources(data, train_path, val_path))), **common,
          protect=[data, train_path, val_path], columns=_argument_columns(cols, weight, train_path, combos),
-         attrs=_attribute_labels(kwargs["attr"], combos, missing), **outputs)
+         attrs=_attribute_labels(kwargs["attr"], combos, missing))
 
 
-def _columns_text(columns: list[str]) -> str:
-    return (f"column {columns[0]!r}" if len(columns) == 1
-            else "columns " + ", ".join(map(repr, columns[:4])) + (", ..." if len(columns) > 4 else ""))
-
-
-def _argument_columns(cols: dict, weight: str | None, train_path: str | None, combos: list) -> dict:
-    """How an error names each argument of the audit: ``{"attr": "column 'sex'", ...}``."""
-    task = _columns_text(cols["task"])
-    out = {"task": task, "y_true": task, "sample_weight": _columns_text([weight]) if weight else "sample_weight"}
-    if cols["task_pred"]:
-        out["task_pred"] = out["y_pred"] = _columns_text(cols["task_pred"])
-    if train_path:
-        out["task_train"] = f"{task} of {train_path}"
-    for name in [*cols["attrs"], *(" x ".join(c) for c in combos)]:
-        own = {"attr": f"column {name!r}" if name in cols["attrs"] else f"intersection {name!r}"}
-        own["sensitive_features"] = own["attr"]
-        if cols["attr_preds"].get(name):
-            own["attr_pred"] = f"column {cols['attr_preds'][name]!r}"
-        if train_path:
-            own["attr_train"] = f"{own['attr']} of {train_path}"
-        out[f"attribute {name}"] = own
-    if len(cols["attrs"]) == 1 and not combos:
-        out.update(out[f"attribute {cols['attrs'][0]}"])
-    return out
+def _sources(data: str, train_path: str | None, val_path: str | None = None) -> str:
+    """Where the audited data came from, for the report: ``test DATA, train TRAIN, validation VAL``."""
+    return ", ".join(p for p in (f"test {data}", train_path and f"train {train_path}",
+                                 val_path and f"validation {val_path}") if p)
 
 
 def _attribute_labels(attr: Any, combos: list, missing: str) -> dict:
@@ -1161,25 +774,21 @@ DEMO_STORY = (
 @click.option("--save-data", type=click.Path(file_okay=False),
               help="Also write the demo data as train.csv and test.csv in this folder (for `biasamp audit`).")
 @_common_options
-def demo_command(save_data, json_path, html_path, markdown_path, latex_path, model_card_path, no_plots, n_boot, n_iter,
-                 attacker, exclude, random_state, progress, quiet):
+def demo_command(save_data, common):
     """Audit a built-in, deterministic synthetic dataset and model (the first command to try)."""
     from .datasets import make_amplification_demo
 
-    _check_outputs({"--json": json_path, "--html": html_path, "--markdown": markdown_path, "--latex": latex_path,
-                    "--model-card": model_card_path}, [])
+    _check_outputs(common, [])
     d = make_amplification_demo()
     if save_data:
         _save_demo(d, Path(save_data))
-    if not quiet:
+    if not common["quiet"]:
         click.echo(DEMO_STORY + "\n")
     _run({"attr": d.attr, "task": d.task, "attr_pred": d.attr_pred, "task_pred": d.task_pred,
           "attr_train": d.attr_train, "task_train": d.task_train, "title": "biasamp demo audit",
           "names": {"attr": "gender", "task": "objects",
                     "source": "built-in synthetic demo (biasamp.datasets.make_amplification_demo)"}},
-         json_path=json_path, html_path=html_path, no_plots=no_plots, n_boot=n_boot, n_iter=n_iter,
-         attacker=attacker, exclude=exclude, random_state=random_state, progress=progress, quiet=quiet,
-         protect=[], markdown_path=markdown_path, latex_path=latex_path, model_card_path=model_card_path)
+         **common, protect=[])
 
 
 def _save_demo(d: Any, folder: Path) -> None:

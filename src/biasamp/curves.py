@@ -201,7 +201,8 @@ class CurveResult(ResultMixin):
 
     def to_section(self, key: str | None = None, *, title: str | None = None) -> Any:
         """This curve as a report section (``biasamp.report.Section``: table, line plot, a summary row per statistic)."""
-        from .report import FigureSpec, Section, _row, _summary_frame
+        from ._sections import _row
+        from .report import FigureSpec, Section, _summary_frame
 
         for value, name in ((key, "key"), (title, "title")):
             if value is not None and (not isinstance(value, str) or not value):

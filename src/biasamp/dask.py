@@ -123,24 +123,26 @@ def partitions(**arguments: Any) -> dict[str, list]:
     Raises
     ------
     TypeError
-        An argument that is not a Dask collection (or a >2-D array).
+        An argument that is not a Dask collection.
     ValueError
-        Arguments with different numbers of partitions, or row chunks that
-        cannot be aligned (unknown chunk sizes).
+        A >2-D array, arrays of different lengths, arguments with different
+        numbers of partitions, or row chunks that cannot be aligned (unknown
+        chunk sizes).
     """
     given = {k: v for k, v in arguments.items() if v is not None}
     _check_kinds(given)
-    ref_chunks = None
+    ref_chunks = ref_name = None
     out: dict[str, list] = {}
     for name, x in given.items():
         if _kind(x) == "array":
-            if x.ndim not in (1, 2):
-                raise TypeError(f"{name} must be 1-D or 2-D, got a {x.ndim}-D dask array")
             if x.ndim == 2 and len(x.chunks[1]) > 1:
                 x = x.rechunk({1: -1})
             if ref_chunks is None:
-                ref_chunks = x.chunks[0]
+                ref_chunks, ref_name = x.chunks[0], name
             elif x.chunks[0] != ref_chunks:
+                n_ref, n_x = sum(ref_chunks), sum(x.chunks[0])
+                if not (np.isnan(n_ref) or np.isnan(n_x)) and n_ref != n_x:
+                    raise ValueError(f"length mismatch: {ref_name} has {int(n_ref)}, {name} has {int(n_x)} rows")
                 if any(np.isnan(c) for c in (*ref_chunks, *x.chunks[0])):
                     raise ValueError(f"{name} has row chunks {x.chunks[0]} that cannot be aligned with {ref_chunks}")
                 x = x.rechunk({0: ref_chunks})
@@ -235,6 +237,8 @@ def _check_kinds(arguments: dict[str, Any]) -> dict[str, str]:
                 f"{name} must be a dask array or a dask DataFrame/Series, got {type(x).__name__} "
                 "(use the functions of biasamp itself for in-memory data)"
             )
+        if kinds[name] == "array" and x.ndim not in (1, 2):
+            raise ValueError(f"{name} must be 1-D or 2-D, got a {x.ndim}-D dask array")
     if len(set(kinds.values())) > 1:
         raise TypeError(
             "mix of dask arrays and dask DataFrames/Series "
@@ -723,6 +727,9 @@ def fairness_metrics(
     10.1
     """
     arguments = dict(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
+    for name in ("y_true", "y_pred", "sensitive_features"):
+        if arguments[name] is None:
+            raise TypeError(f"{name} is None; expected a dask array or a dask DataFrame/Series")
     _check_kinds(arguments)
     requests = {}
     if classes is None:

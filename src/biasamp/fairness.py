@@ -134,6 +134,9 @@ def _encode_groups(
                 "must be a finite value or a name")
     if groups is not None:
         groups = tuple(groups)
+        if not any(isinstance(g, (bool, np.bool_)) for g in np.ravel(np.asarray(groups, dtype=object))):
+            # a boolean column against 0/1 groups: True is the group 1 (as labels are, docs/definitions.md)
+            columns = [np.asarray(c).astype(np.int64) if np.asarray(c).dtype.kind == "b" else c for c in columns]
         if len(columns) == 1:
             codes = pd.Index(list(groups)).get_indexer(columns[0])
         else:
@@ -182,6 +185,8 @@ def _infer_classes(y_true: Any) -> list | None:
         return None
     if arr.ndim != 1 or arr.dtype.kind not in "iub" or len(arr) == 0:
         return None
+    # booleans are the classes 0 and 1 (as in biasamp.labels); any byte order is read natively
+    arr = arr.astype(np.int64) if arr.dtype.kind == "b" else arr.astype(arr.dtype.newbyteorder("="), copy=False)
     return sorted(pd.unique(arr).tolist())
 
 
