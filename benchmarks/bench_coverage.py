@@ -21,9 +21,11 @@ at the end, as markdown.
 Scenarios (rows per test sample in brackets):
 
 * ``fair2-none`` / ``fair2-real`` [1000]: group fairness, binary task (1-D
-  labels 0/1, two classes averaged as the library does), two groups; the
+  labels 0/1, both classes averaged: ``average="macro"``), two groups; the
   joint of (label, prediction) identical in both groups (every metric is 0),
   or different base rates, TPRs and FPRs.
+* ``fair2b-none`` / ``fair2b-real`` [1000]: the same populations with the
+  library's default for a binary task, ``average="binary"`` (class 1 only).
 * ``fair3-none`` / ``fair3-real`` [2000]: three classes x three groups, the
   same two cases; ``fair3-part`` [2000]: one group (20%) differs from the
   others only in how it confuses the classes, so that some per-class terms
@@ -64,7 +66,6 @@ simulation code is shared with ``tests/test_coverage.py`` (a small seeded run).
 from __future__ import annotations
 
 import argparse
-import inspect
 import math
 import time
 import warnings
@@ -127,19 +128,14 @@ class Scenario:
         return _VALUES[self.family](self, sample)
 
 
-def _fairness_kwargs() -> dict:
-    """Extra keywords that pin the average used for the truth (macro over all classes).
-
-    Today ``fairness_metrics`` always averages over every class (both classes
-    of a binary task); once it grows ``average=`` this pins ``"macro"``.
-    """
-    params = inspect.signature(biasamp.fairness_metrics).parameters
-    return {"average": "macro"} if "average" in params else {}
+def _fairness_kwargs(sc) -> dict:
+    """The average the scenario's truth uses: ``"macro"`` (mean over classes) or ``"binary"`` (class 1)."""
+    return {"average": sc.detail.get("average", "macro")}
 
 
 def _call_fairness(sc, s, **kw):
     return biasamp.bootstrap(biasamp.fairness_metrics, s["y"], s["y_pred"], sensitive_features=s["group"],
-                             **_fairness_kwargs(), **kw)
+                             **_fairness_kwargs(sc), **kw)
 
 
 def _call_directional(sc, s, **kw):
@@ -159,7 +155,7 @@ def _call_multi(sc, s, **kw):
 
 def _values_fairness(sc, s):
     return dict(biasamp.fairness_metrics(s["y"], s["y_pred"], sensitive_features=s["group"],
-                                         **_fairness_kwargs()).overall)
+                                         **_fairness_kwargs(sc)).overall)
 
 
 def _values_directional(sc, s):
@@ -200,8 +196,9 @@ def fairness_joint(pi: np.ndarray, base: np.ndarray, confusion: np.ndarray) -> n
     return joint
 
 
-def fairness_truth(joint: np.ndarray) -> dict:
-    """The seven metrics of the population ``joint`` (G, K, K), per class one-vs-rest, mean over classes."""
+def fairness_truth(joint: np.ndarray, average: str = "macro") -> dict:
+    """The seven metrics of the population ``joint`` (G, K, K), per class one-vs-rest, then the mean over
+    classes (``average="macro"``) or class 1's value (``"binary"``)."""
     n_g = joint.sum(axis=(1, 2))[:, None]  # (G, 1)
     pos = joint.sum(axis=2)  # P_gk
     pred = joint.sum(axis=1)  # (TP+FP)_gk
@@ -220,10 +217,12 @@ def fairness_truth(joint: np.ndarray) -> dict:
     gbar = np.argmax(pos, axis=0)  # first group with the most positives of the class
     k = np.arange(pos.shape[1])
     per_class["BA"] = np.abs(pred[gbar, k] / pred.sum(0) - pos[gbar, k] / pos.sum(0))
+    if average == "binary":
+        return _snap({m: float(per_class[m][1]) for m in FAIRNESS_STATS})
     return _snap({m: float(np.mean(per_class[m])) for m in FAIRNESS_STATS})
 
 
-def fairness_scenario(key, title, index, n, pi, base, confusion) -> Scenario:
+def fairness_scenario(key, title, index, n, pi, base, confusion, average="macro") -> Scenario:
     pi, base, confusion = (np.asarray(x, dtype=np.float64) for x in (pi, base, confusion))
     joint = fairness_joint(pi, base, confusion)
     g, y, yp = (a.ravel() for a in np.indices(joint.shape))
@@ -234,8 +233,8 @@ def fairness_scenario(key, title, index, n, pi, base, confusion) -> Scenario:
     assert np.all(top2[1] - top2[0] > 0.02), "BA's ḡ is nearly tied: pick other rates"
     return Scenario(key, title, "fairness", index, n, FAIRNESS_STATS,
                     {"group": g[keep], "y": y[keep], "y_pred": yp[keep]},
-                    joint.ravel()[keep] / joint.ravel()[keep].sum(), fairness_truth(joint),
-                    detail={"joint": joint})
+                    joint.ravel()[keep] / joint.ravel()[keep].sum(), fairness_truth(joint, average),
+                    detail={"joint": joint, "average": average})
 
 
 # --------------------------------------------------------------------------- #
@@ -426,7 +425,7 @@ N_TRAIN = 2000
 
 
 def build_scenarios(seed: int = 0) -> list[Scenario]:
-    """The ten scenarios (keys ``fair2-none`` ... ``multi-none``), deterministic given ``seed``."""
+    """The scenarios (keys ``fair2-none`` ... ``multi-none``), deterministic given ``seed``."""
     bin_conf = lambda tpr, fpr: np.array([[1 - fpr, fpr], [1 - tpr, tpr]])  # rows: true 0, 1
     sym3 = lambda d: np.full((3, 3), (1 - d) / 2) + np.eye(3) * (d - (1 - d) / 2)
     scenarios: list[Scenario] = []
@@ -459,6 +458,15 @@ def build_scenarios(seed: int = 0) -> list[Scenario]:
         n=2000, pi=[0.5, 0.3, 0.2], base=[[0.5, 0.3, 0.2]] * 3,
         confusion=[sym3(0.8), sym3(0.8), [[0.8, 0.15, 0.05], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]])
     scenarios.insert(4, part)
+    # the binary default (the positive class 1 only), created last to keep the other seeds; shown after fair2-real
+    for key, title, base, confusion in (
+        ("fair2b-none", "fairness, binary, 2 groups, no disparity, class 1 (average='binary')",
+         [[0.6, 0.4], [0.6, 0.4]], [bin_conf(0.8, 0.15)] * 2),
+        ("fair2b-real", "fairness, binary, 2 groups, disparity, class 1 (average='binary')",
+         [[0.55, 0.45], [0.65, 0.35]], [bin_conf(0.85, 0.10), bin_conf(0.70, 0.20)])):
+        sc = fairness_scenario(key, title, index=len(scenarios), n=1000, pi=[0.6, 0.4], base=base,
+                               confusion=confusion, average="binary")
+        scenarios.insert(2 + (key == "fair2b-real"), sc)
     return scenarios
 
 
@@ -479,7 +487,7 @@ def truth_from_library_counts(sc: Scenario, total: float = 1e6) -> dict:
             classes=tuple(range(k)), groups=tuple(range(n_groups)), n=joint.sum(axis=(1, 2)),
             positives=joint.sum(axis=2), predicted=joint.sum(axis=1),
             true_positives=np.diagonal(joint, axis1=1, axis2=2).copy())
-        extra = {"average": "macro"} if "average" in inspect.signature(biasamp.fairness_from_counts).parameters else {}
+        extra = _fairness_kwargs(sc)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return dict(biasamp.fairness_from_counts(counts, **extra).overall)

@@ -22,7 +22,7 @@ N_BOOT = 200
 MIN_COVERAGE = 0.85
 #: no disparity (non-regular max-min statistics at 0), 3x3 with small disparities and some
 #: per-class terms exactly 0, BiasAmp-> amplified, Multi-> / Multi_MALS with no amplification (abs at 0)
-KEYS = ("fair2-none", "fair3-part", "dir-amp", "multi-none")
+KEYS = ("fair2-none", "fair2b-real", "fair3-part", "dir-amp", "multi-none")
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +38,15 @@ def test_binary_disparity_truth_by_hand(scenarios):
     # class 1: TPR gap .15, FPR gap .10; class 0 (one-vs-rest): TPR_0 = 1 − FPR_1, FPR_0 = 1 − TPR_1
     assert truth["EOTP"] == pytest.approx((0.15 + 0.10) / 2, abs=1e-12)
     assert truth["EOFP"] == pytest.approx((0.10 + 0.15) / 2, abs=1e-12)
+
+
+def test_binary_default_truth_is_the_positive_class(scenarios):
+    # fair2b-real: the populations of fair2-real with average="binary": class 1's gaps only
+    truth = scenarios["fair2b-real"].truth
+    assert truth["EOTP"] == pytest.approx(0.15, abs=1e-12)  # TPR .85 vs .70
+    assert truth["EOFP"] == pytest.approx(0.10, abs=1e-12)  # FPR .10 vs .20
+    assert truth["DP"] == pytest.approx(scenarios["fair2-real"].truth["DP"], abs=1e-12)
+    assert set(scenarios["fair2b-none"].truth.values()) == {0.0}
 
 
 def test_partial_disparity_truth_by_hand(scenarios):
