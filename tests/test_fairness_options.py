@@ -410,3 +410,15 @@ def test_compas_audit_with_six_races_flags_and_excludes_the_small_groups(shared_
     assert bool(rates.loc["Native American", "small"]) and rates.loc["Native American", "n"] == 11
     text = rep.summary()
     assert "'Native American'" in text and "positive class 1" in text
+
+
+def test_disparity_reading_is_inconclusive_when_the_test_does_not_reject():
+    from biasamp._sections import _row
+
+    row = _row("EOTP", "", 0.15, (0.003, 0.85), "max-t band bootstrap (200)", 7669, p_value=1.0, kind="disparity")
+    assert row["reading"] == "inconclusive" and "does not reject" in row["note"]
+    agree = _row("EOTP", "", 0.15, (0.05, 0.25), "max-t band bootstrap (200)", 7669, p_value=0.001,
+                 kind="disparity")
+    assert agree["reading"] == "disparity"
+    no_test = _row("BA", "", 0.07, (0.002, 0.35), "max-t band bootstrap (200)", 7669, kind="disparity")
+    assert no_test["reading"] == "disparity"  # BA has no test: the interval alone

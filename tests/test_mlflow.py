@@ -88,3 +88,22 @@ def test_docs_mlflow_block_runs(tracking):
     ns = run_guide("MLflow")
     assert ns["metrics"]["accuracy"] == 0.91
     assert "biasamp.DP" in ns["metrics"]
+
+
+def test_a_report_of_several_attributes_logs_one_metric_per_attribute(tracking):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 600
+    race, sex = rng.choice(["a", "b", "c"], n), rng.choice(["f", "m"], n)
+    y = rng.integers(0, 2, n)
+    p = np.where(rng.random(n) < 0.8, y, 1 - y)
+    rep = audit({"race": race, "sex": sex}, y, task_pred=p, sections=["fairness"], n_boot=50, progress=False)
+    metrics = report_metrics(rep)
+    # the same metric of two attributes: two keys, each a valid MLflow name naming its section
+    dp = sorted(k for k in metrics if k.endswith(".DP"))
+    assert dp == ["biasamp.fairness_race.DP", "biasamp.fairness_sex.DP"]
+    run = tracking.get_run(rep.log_to_mlflow())
+    assert set(dp) <= set(run.data.metrics)
+    assert run.data.metrics["biasamp.fairness_sex.DP"] == \
+        rep.section("fairness[sex]").summary.set_index("metric").loc["DP", "value"]

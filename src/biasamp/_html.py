@@ -181,6 +181,8 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         "the method). A signed amplification metric reads <i>amplified</i> when its interval lies above 0 "
         "and <i>reduced</i> when it lies below 0; a fairness metric reads <i>disparity</i>, a multi-attribute "
         "mean |&Delta;| <i>distorted</i>, when its interval lies above 0; otherwise <i>no evidence</i>. "
+        "<i>mixed</i>: the interval holds 0 but some pairs differ (they offset each other); "
+        "<i>inconclusive</i>: the interval and the test of no effect disagree. "
         "p: the test of no effect (smallest Holm-adjusted p over classes or pairs)."
         + ("" if plots else " Plots are not included (install matplotlib, the <code>[plot]</code> extra).")
         + "</p>",

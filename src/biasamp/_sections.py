@@ -65,6 +65,14 @@ def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_va
             mixed = ("mixed: the mean's interval includes 0, but some pairs differ significantly (per-pair test, "
                      "p < 0.05): amplification in some pairs offsets reduction in others; see the per-pair table")
             note = f"{note}; {mixed}" if note else mixed
+        elif reading == _READINGS["disparity"][0] and kind == "disparity" and p_value is not None \
+                and np.isfinite(p_value) and p_value >= 0.05:
+            # the interval and the test of no effect disagree: say so rather than pick one
+            reading = "inconclusive"
+            why = (f"inconclusive: the interval lies above 0 but the test of no effect does not reject it "
+                   f"(p = {p_value:.3g}); classes or groups with few instances make one of them unreliable; see "
+                   "the per-class table")
+            note = f"{note}; {why}" if note else why
     if low is not None and low == high:
         zero = ("interval of width 0: every bootstrap replicate gives the same value (e.g. the predictions "
                 "equal the ground truth on every pair, or the predicted attribute is a function of the "
@@ -480,13 +488,22 @@ def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     if res.disparities is not None:
         d = res.disparities
         off = d[d["reading"].isin(["below tolerance", "above tolerance"])]
+        # the most extreme first: the largest |log ratio| (a ratio of 0 is the most extreme of all)
+        with np.errstate(divide="ignore"):
+            off = off.iloc[np.argsort(-np.abs(np.log(off["ratio"].to_numpy(dtype=np.float64))), kind="stable")]
+        compared = int(d["reading"].isin(["below tolerance", "above tolerance", "within tolerance"]).sum())
         tol = res.settings.tolerance
+        at = d.columns.get_loc("class") + 1 if "class" in d.columns else None  # "class" is no tuple field name
+
+        def where(r: Any) -> str:
+            return f"{r.rate} of {r.group!s}" + (f" for class {r[at]!r}" if at is not None else "")
+
+        shown = [f"{where(r)} ({r.ratio:.2f}{', small group' if r.small else ''})"
+                 for r in off.head(8).itertuples()]
         out.notes.append(
             f"Disparities against the reference group {res.settings.reference_group!r}: {len(off)} of "
-            f"{int((d['reading'] != 'reference').sum())} group rates outside the tolerance "
-            f"[{tol[0]:g}, {tol[1]:g}]" + (": " + ", ".join(
-                f"{r.rate} of {r.group!s} ({r.ratio:.2f}{', small group' if r.small else ''})"
-                for r in off.head(8).itertuples()) if len(off) else ""))
+            f"{compared} group rates outside the tolerance [{tol[0]:g}, {tol[1]:g}]"
+            + (" (most extreme first): " + ", ".join(shown) + (" ..." if len(off) > 8 else "") if len(off) else ""))
         out.tables["disparities"] = d
     if res.group_view is not None:
         out.tables["rates by group"] = res.group_view.by_group

@@ -54,7 +54,7 @@ class UndefinedPairWarning(UserWarning):
 
 
 class SmallGroupWarning(UserWarning):
-    """A protected group has fewer members than ``min_group_size``.
+    r"""A protected group has fewer members than ``min_group_size``.
 
     Its rates rest on a handful of instances, so a gap to another group may be
     noise: the group is flagged in every table and chart, and left out of the

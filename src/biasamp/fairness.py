@@ -1045,7 +1045,9 @@ def _from_counts(full: ConfusionCounts, metrics: tuple, *, average: str, pos_lab
         tolerance, rows, weighted)
     if settings.small_groups:
         what = ("excluded from the headline" if excluded_names else
-                "kept in the headline (include_small_groups=True, or fewer than two larger groups)")
+                "kept in the headline (include_small_groups=True)" if include_small_groups else
+                "kept in the headline (fewer than two groups have at least min_group_size members, so none "
+                "is left out)")
         sizes = ", ".join(f"{g!r} (n={full.n[full.groups.index(g)]:g})" for g in settings.small_groups[:8])
         warn_outside(f"group fairness: {len(settings.small_groups)} group(s) with fewer than {min_group_size} "
                      f"members, {what}: {sizes}", SmallGroupWarning)

@@ -322,7 +322,10 @@ def audit(
     BiasAmp→ per pair; Holm). A signed amplification metric is read as
     "amplified" when its interval lies above 0, "reduced" below 0; a fairness
     metric "disparity" and a multi-attribute mean :math:`|\Delta|`
-    "distorted" when it lies above 0; "no evidence" otherwise.
+    "distorted" when it lies above 0; "no evidence" otherwise; "mixed" when
+    an amplification interval holds 0 but its per-pair test rejects (pairs
+    offset each other), "inconclusive" when a fairness interval lies above 0
+    but its test does not reject (:ref:`def-readings`).
 
     References
     ----------
