@@ -185,3 +185,11 @@ def test_to_frame_rows_give_the_headline(results):
     frame = curve.to_frame()
     assert frame["threshold"].tolist() == [0.1, 0.5, 0.9]
     pd.testing.assert_series_equal(frame["a_to_t"], curve.values["a_to_t"])
+
+
+def test_signed_never_prints_a_nonzero_bound_as_zero():
+    from biasamp._results import signed
+
+    assert signed(0.12345) == "+0.1235" and signed(-0.5) == "-0.5000" and signed(0.0) == "+0.0000"
+    assert signed(3.2e-6) == "+3.2e-06" and signed(-4e-5) == "-4.0e-05"  # would read +0.0000 / -0.0000
+    assert signed(5e-5) == "+0.0001"  # rounds to a nonzero digit: fixed notation is enough

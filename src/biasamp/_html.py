@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._results import signed
+
 __all__ = ["render_html"]
 
 _MAX_ROWS = 200  # detail tables longer than this are cut (the JSON report has them whole)
@@ -83,7 +85,7 @@ def _table(frame: pd.DataFrame, *, max_rows: int = _MAX_ROWS, css_class: str = "
 def _fmt(v: Any) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return ""
-    return f"{v:+.4f}"
+    return signed(v)
 
 
 def _fmt_p(p: Any) -> str:

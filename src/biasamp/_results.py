@@ -91,8 +91,20 @@ def result_html(headline: str, frame: pd.DataFrame) -> str:
 
 
 def fmt(value: float | None, digits: int = 4) -> str:
-    """Format a metric value for a repr line."""
-    return "None" if value is None else f"{value:+.{digits}f}"
+    """Format a metric value for a repr line (see :func:`signed`)."""
+    return "None" if value is None else signed(value, digits)
+
+
+def signed(value: float, digits: int = 4) -> str:
+    """``+0.1234``; a nonzero value that would print as ``+0.0000`` in scientific notation (``+3.2e-06``).
+
+    A reader must never see an interval ``[+0.0000, ...]`` read as lying above 0
+    without the digits that show it.
+    """
+    v = float(value)
+    if v != 0 and math.isfinite(v) and abs(v) < 0.5 * 10.0 ** -digits:
+        return f"{v:+.1e}"
+    return f"{v:+.{digits}f}"
 
 
 def top_rows(table: pd.DataFrame, column: str, k: int) -> pd.DataFrame:

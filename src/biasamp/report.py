@@ -44,7 +44,7 @@ from ._registry import _BUILDERS  # noqa: F401 - the registry, importable from h
 from ._registry import FigureSpec, SectionBuilder, SectionData, register_section, section_builders
 from ._report_json import REPORT_JSON_SCHEMA  # noqa: F401 - documented as biasamp.report.REPORT_JSON_SCHEMA
 from ._report_json import SCHEMA_ID, _check_report_json, _table_from_json, _table_to_json
-from ._results import to_builtin
+from ._results import signed, to_builtin
 from ._sections import _ci_note  # importing the module registers the built-in sections
 from .exceptions import UnknownKeyError
 
@@ -468,7 +468,7 @@ def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionB
 def _fmt_value(v: Any, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "-"
-    return f"{v:+.{digits}f}"
+    return signed(v, digits)
 
 
 @dataclass(eq=False)
