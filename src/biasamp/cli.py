@@ -765,8 +765,8 @@ def _attribute_labels(attr: Any, combos: list, missing: str) -> dict:
 DEMO_STORY = (
     "Built-in demo: a synthetic image-tagging dataset (gender x 6 object tags) in which kitchen and umbrella\n"
     "lean 'woman' and skateboard and tie lean 'man', and a model that over-tags each object in the group it\n"
-    "leans to (it amplifies gender -> objects, A->T) while its gender predictions err at random (no\n"
-    "objects -> gender amplification, T->A)."
+    "leans to (it amplifies gender -> objects, A->T) while its gender predictions err at random, which\n"
+    "weakens the objects -> gender association (T->A: not amplified; reduced)."
 )
 
 

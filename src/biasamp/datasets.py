@@ -49,7 +49,8 @@ class DemoData:
     ``N x 6`` 0/1 DataFrames of object tags. The simulated model amplifies
     the group→object association (it over-tags objects in the group they lean
     to and under-tags them in the other: positive BiasAmp A→T) while its
-    gender predictions err at random (no T→A amplification beyond noise).
+    gender predictions err at random, which weakens the object→gender
+    association (BiasAmp T→A not amplified: reduced).
     """
 
     attr_train: pd.Series
