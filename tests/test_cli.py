@@ -657,3 +657,27 @@ def test_audit_with_several_attributes_rejects_bad_input(plain):
         audit({"sex": plain["sex"], "race": plain["race"]}, plain["label"], attr_pred=plain["sex"], **kw)
     with pytest.raises(ValueError, match="attribute 'race': "):
         audit({"sex": plain["sex"], "race": plain["race"].iloc[:10]}, plain["label"], **kw)
+
+
+def test_streamed_weighted_audit_equals_the_in_memory_one(runner, tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.datasets import make_amplification_demo
+
+    d = make_amplification_demo(n_train=600, n_test=700, random_state=3)
+    frame = pd.DataFrame({"attr": d.attr, "attr_pred": d.attr_pred})
+    for c in d.task.columns:
+        frame[f"task_{c}"] = d.task[c].to_numpy()
+        frame[f"task_{c}_pred"] = d.task_pred[c].to_numpy()
+    frame["w"] = np.random.default_rng(1).integers(1, 4, len(frame)).astype(float)
+    frame.to_parquet(tmp_path / "demo.parquet")
+    args = ["--weight", "w"]
+    _, streamed = _audit_json(runner, tmp_path / "demo.parquet", *args, "--stream", out=tmp_path / "s.json")
+    _, loaded = _audit_json(runner, tmp_path / "demo.parquet", *args, "--no-stream", out=tmp_path / "l.json")
+    ok = [s.key for s in loaded.sections if s.status == "ok"]
+    assert {"directional", "mals", "multi", "fairness"} <= set(ok)
+    assert [s.key for s in streamed.sections if s.status == "ok"] == ok
+    pd.testing.assert_series_equal(streamed.table["value"], loaded.table["value"], rtol=1e-9)
+    assert streamed.inputs["weighted"] is True and loaded.inputs["weighted"] is True
+    # the weights change the numbers: the unweighted audit differs
+    _, plain = _audit_json(runner, tmp_path / "demo.parquet", "--no-stream", out=tmp_path / "u.json")
+    assert not np.allclose(plain.table["value"].to_numpy(float), loaded.table["value"].to_numpy(float))

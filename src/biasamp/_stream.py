@@ -234,6 +234,9 @@ class StreamColumns:
     attr_pred : str, optional
     task_pred : tuple of str, optional
         One per task column.
+    weight : str, optional
+        Non-negative sample weight of every test row (the count-based
+        sections count weighted rows; DPA and LA do not use it).
     """
 
     attr: str
@@ -241,6 +244,7 @@ class StreamColumns:
     task_names: tuple
     attr_pred: str | None = None
     task_pred: tuple | None = None
+    weight: str | None = None
 
     def __post_init__(self):
         if len(self.task_names) != len(self.task):
@@ -255,7 +259,8 @@ class StreamColumns:
         return len(self.task) >= 2
 
     def test_columns(self) -> list:
-        cols = [self.attr, *self.task, *([self.attr_pred] if self.attr_pred else []), *(self.task_pred or ())]
+        cols = [self.attr, *self.task, *([self.attr_pred] if self.attr_pred else []), *(self.task_pred or ()),
+                *([self.weight] if self.weight else [])]
         return list(dict.fromkeys(cols))
 
     def truth_columns(self) -> list:
@@ -644,8 +649,11 @@ def stream_audit(
     if multi is not None and multi.acc is not None and multi.acc.phase == "collect":
         source = train if has_train else data
         with _bar(source.num_rows, "combinations", opt.progress) as bar:
-            for batch, where in source.batches(columns.task, batch_size, bar):
-                multi.feed(where, "collect", _task(_arrays(batch, columns.task), columns.task))
+            cols = columns.task if has_train or not columns.weight else (*columns.task, columns.weight)
+            for batch, where in source.batches(list(cols), batch_size, bar):
+                arrays = _arrays(batch, cols)
+                w = None if has_train or not columns.weight else arrays[columns.weight]
+                multi.feed(where, "collect", _task(arrays, columns.task), sample_weight=w)
                 if multi.acc is None:
                     break
         multi.feed("", "freeze")
@@ -661,20 +669,24 @@ def stream_audit(
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             attr_pred = arrays[columns.attr_pred] if has_ap else None
             task_pred = _task(arrays, columns.task_pred) if has_tp else None
+            w = arrays[columns.weight] if columns.weight else None
             n_test += batch.num_rows
             for role, x in (("attr_pred", attr_pred), ("task_pred", task_pred)):
                 if x is not None and not soft[role]:
                     soft[role] = _soft(x)
             if "directional" in fam:
-                fam["directional"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred)
-            if "mals" in fam:  # the test ground truth stands in for a missing training set
+                fam["directional"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
+                                        sample_weight=w)
+            if "mals" in fam:  # the test ground truth (with its weights) stands in for a missing training set
                 truth = (None, None) if has_train else (attr, task)
-                fam["mals"].feed(where, "update", *truth, attr_pred=attr_pred, task_pred=task_pred)
+                fam["mals"].feed(where, "update", *truth, attr_pred=attr_pred, task_pred=task_pred,
+                                 sample_weight=w)
             if "fairness" in fam:
                 fam["fairness"].feed(where, "update", task, task_pred,
-                                     sensitive_features=pd.Series(attr, name=columns.attr))
+                                     sensitive_features=pd.Series(attr, name=columns.attr), sample_weight=w)
             if "multi" in fam:
-                fam["multi"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred)
+                fam["multi"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
+                                  sample_weight=w)
             sample.add(batch)
         if has_train:
             for batch, where in train.batches(columns.truth_columns(), batch_size, bar):
@@ -708,6 +720,11 @@ def stream_audit(
             "rows_sampled": len(held["attr"]),
         },
     }
+    weight = None
+    if columns.weight:
+        description["weighted"] = True
+        held_frame = sample.sample()
+        weight = held_frame[columns.weight].reset_index(drop=True).to_numpy(dtype=np.float64)
     inp = AuditInputs(**held, n=n_test, n_train=n_train, results={k: f.result() for k, f in fam.items()},
-                      description=description)
+                      description=description, weight=weight)
     return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
