@@ -15,6 +15,7 @@ any work, and ``_describe`` writes the :attr:`Report.inputs
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -264,7 +265,7 @@ def _rows_entries(inp: AuditInputs) -> dict:
     if inp.rows is None:
         return out
     for side, rows in zip(("test", "train"), inp.rows):
-        if rows is not None and (rows.n_dropped or rows.n_grouped or rows.n_zero_weight):
+        if rows is not None and rows.changed:
             out[f"rows_{side}"] = rows.to_dict()
     return out
 
@@ -273,9 +274,27 @@ def _rows_notes(inp: AuditInputs) -> list[str]:
     """The same in words, for every section's notes."""
     out = []
     for side, rows in zip(("test", "training"), inp.rows or ()):
-        if rows is not None and (rows.n_dropped or rows.n_grouped or rows.n_zero_weight):
+        if rows is not None and rows.changed:
             out.append(f"{side} rows: {rows.describe()} (of {rows.n_rows:,})")
     return out
+
+
+def resolve_fairness_options(options: dict, classes: Sequence, multilabel: bool) -> tuple[dict, list[str]]:
+    """The fairness section's options as an audit (in memory or streamed) applies them, and what to note.
+
+    With no ``pos_label`` given and a single-label task of two classes that
+    hold neither 1 nor True (``"yes"``/``"no"``), the headline is the mean over
+    both classes (``average="macro"``) and a note says so, where the function
+    itself would raise (docs/definitions.md, ``def-fairness``).
+    """
+    out = {k: (tuple(v) if k == "tolerance" else v) for k, v in options.items()}
+    notes = []
+    if "pos_label" not in out and out.get("average", "auto") == "auto" and not multilabel and len(classes) == 2 \
+            and not any(not isinstance(c, str) and c == 1 for c in classes):
+        out["average"] = "macro"
+        notes.append("The task's two classes include neither 1 nor True: the headline is the mean over both "
+                     "classes; pass pos_label (--pos-label) to report one class")
+    return out, notes
 
 
 def _fairness_options(**options: Any) -> dict:

@@ -256,6 +256,7 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
 
 
 _PREPARE_OPTIONS = ("average", "pos_label", "threshold", "soft", "sample_weight", "missing")
+_POINT_OPTIONS = ("min_group_size", "include_small_groups", "reference_group", "tolerance", "group_metrics")
 
 
 def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
@@ -269,10 +270,13 @@ def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive
     metrics = (_only,) if _only else _f._check_metrics(metrics)
     if options.get("average", "auto") is None:
         raise ValueError("bootstrap needs one headline value per metric: average='binary' or 'macro', not None")
-    # the function itself validates everything and defines the estimate
-    point = _f.fairness_metrics(y_true, y_pred, sensitive_features=sensitive_features, metrics=metrics, **options)
+    unknown = sorted(set(options) - set(_PREPARE_OPTIONS) - set(_POINT_OPTIONS))
+    if unknown:
+        raise TypeError(f"fairness_metrics() got an unexpected keyword argument {unknown[0]!r}")
+    # the labels are prepared once: the estimate (as fairness_metrics defines it) and the cells come from them
     prep = _f._prepare(y_true, y_pred, sensitive_features,
                        **{k: v for k, v in options.items() if k in _PREPARE_OPTIONS})
+    point = _f._from_prepared(prep, metrics, **{k: v for k, v in options.items() if k not in _PREPARE_OPTIONS})
     cells, _, _, soft = _cells(prep, point.counts.groups)
     plan = fairness_evaluator(point, cells.table(), metrics, soft)
     plan.cells = cells

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._audit_inputs import AuditInputs, AuditOptions
+from ._audit_inputs import AuditInputs, AuditOptions, resolve_fairness_options
 from ._registry import FigureSpec, SectionData, register_section
 from ._results import top_rows
 from .exceptions import UndefinedPairWarning
@@ -408,11 +408,6 @@ _FAIR_READ = {
 }
 
 
-def _has_class(labels: Any, value: Any) -> bool:
-    """Whether ``value`` (1 or True) is among the classes of 1-D labels (1, 1.0 and True alike)."""
-    return any(not isinstance(c, str) and c == value for c in _uniques(labels))
-
-
 def _uniques(labels: Any) -> list:
     """The distinct values of 1-D labels (any byte order, booleans as they are)."""
     arr = np.asarray(to_numpy(labels, "task")).ravel()
@@ -442,15 +437,8 @@ def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from .fairness import fairness_metrics
     from .stats import bootstrap
 
-    fopt = dict(opt.fairness)
-    fopt["tolerance"] = tuple(fopt.get("tolerance", (0.8, 1.25)))
-    first = []
-    if "pos_label" not in fopt and fopt.get("average", "auto") == "auto" and inp.task_pred is not None \
-            and np.ndim(inp.task) == 1 and len(_uniques(inp.task)) == 2 \
-            and not _has_class(inp.task, 1):
-        fopt["average"] = "macro"
-        first.append("The task's two classes include neither 1 nor True: the headline is the mean over both "
-                     "classes; pass pos_label (--pos-label) to report one class")
+    multilabel = np.ndim(inp.task) != 1
+    fopt, first = resolve_fairness_options(opt.fairness, () if multilabel else _uniques(inp.task), multilabel)
     if inp.weight is not None:
         fopt["sample_weight"] = inp.weight
     res, boot, notes = _computed(

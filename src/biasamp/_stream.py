@@ -73,6 +73,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from ._audit_inputs import resolve_fairness_options
 from ._progress import progress_bar, progress_mode
 from .report import AuditInputs, AuditOptions, Report, SectionResult, _build_report, _chosen_builders
 
@@ -436,20 +437,6 @@ def _bar(total: int | None, desc: str, progress: Any) -> Any:
     return progress_bar(total=total, desc=desc, progress=progress, unit="rows", unit_scale=True, tqdm_class=tqdm)
 
 
-def _stream_fairness_options(options: dict, task_classes: Sequence, multilabel: bool) -> dict:
-    """The fairness options of a streamed audit, as :func:`~biasamp.report.audit` resolves them.
-
-    With no ``pos_label`` given and a binary task whose classes hold neither
-    1 nor True, the headline is the mean over both classes (as in the
-    in-memory audit).
-    """
-    out = {k: (tuple(v) if k == "tolerance" else v) for k, v in options.items()}
-    if "pos_label" not in out and out.get("average", "auto") == "auto" and not multilabel \
-            and len(task_classes) == 2 and not any(not isinstance(c, str) and c == 1 for c in task_classes):
-        out["average"] = "macro"
-    return out
-
-
 def stream_audit(
     data: ParquetDataset,
     columns: StreamColumns,
@@ -636,7 +623,7 @@ def stream_audit(
         fam["mals"] = _Family(lambda: CooccurrenceAccumulator(attr_mals, task_mals, metric="mals", **boot("mals")),
                               errors, opt)
     if "fairness" in keys and has_tp:
-        fopt = _stream_fairness_options(opt.fairness, task_test, columns.multilabel)
+        fopt, _ = resolve_fairness_options(opt.fairness, task_test, columns.multilabel)
         fam["fairness"] = _Family(lambda: FairnessAccumulator(task_test, attr_test, **fopt, **boot("fairness")),
                                   errors, opt)
     if "multi" in keys and columns.multilabel:

@@ -623,7 +623,7 @@ class FairnessSettings(ResultMixin):
             what = "excluded from the headline" if self.excluded_groups else "kept in the headline"
             out.append(f"{len(self.small_groups)} small group(s) (< {self.min_group_size} members) {what}: "
                        + ", ".join(map(repr, self.small_groups[:8])) + (" ..." if len(self.small_groups) > 8 else ""))
-        if self.rows is not None and (self.rows.n_dropped or self.rows.n_grouped or self.rows.n_zero_weight):
+        if self.rows is not None and self.rows.changed:
             out.append(self.rows.describe())
         if self.weighted:
             out.append("weighted by sample_weight")
@@ -1055,9 +1055,8 @@ def _from_counts(full: ConfusionCounts, metrics: tuple, *, average: str, pos_lab
                    disparities=disparity_table(view, tolerance))
 
 
-def _result(counts: ConfusionCounts, metrics: tuple, headline: tuple, settings: FairnessSettings,
-            full: ConfusionCounts | None = None, small: np.ndarray | None = None,
-            group_view: Any = None, disparities: pd.DataFrame | None = None) -> FairnessResult:
+def _result(counts: ConfusionCounts, metrics: tuple, headline: tuple, settings: FairnessSettings, *,
+            full: ConfusionCounts, small: np.ndarray, group_view: Any, disparities: pd.DataFrame) -> FairnessResult:
     """The result of the headline table ``counts``; ``full`` (all groups) feeds ``by_group``."""
     _check_groups(counts)
     overall, by_class, undefined, n_undefined, reasons = _headline_values(
@@ -1067,9 +1066,7 @@ def _result(counts: ConfusionCounts, metrics: tuple, headline: tuple, settings: 
             f"{', '.join(reasons)} undefined for every class "
             "(docs/definitions.md, 'Undefined quantities'): " + "; ".join(reasons.values())
         )
-    full = counts if full is None else full
     by_group = _group_table(full)
-    small = np.zeros(len(full.groups), dtype=bool) if small is None else small
     in_headline = np.isin(np.arange(len(full.groups)), [full.groups.index(g) for g in counts.groups])
     k = len(full.classes)
     by_group["small"] = np.tile(small, k)
@@ -1289,6 +1286,14 @@ def fairness_metrics(
     metrics = _check_metrics(metrics)
     prep = _prepare(y_true, y_pred, sensitive_features, average=average, pos_label=pos_label,
                     threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing)
+    return _from_prepared(prep, metrics, min_group_size=min_group_size, include_small_groups=include_small_groups,
+                          reference_group=reference_group, tolerance=tolerance, group_metrics=group_metrics)
+
+
+def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = 30, include_small_groups: bool = False,
+                   reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
+                   group_metrics: Mapping[str, Any] | None = None) -> FairnessResult:
+    """:func:`fairness_metrics` of labels already prepared (its bootstrap prepares them once for both)."""
     full = _counts_of(prep)
     labels = None
     if group_metrics:

@@ -42,6 +42,7 @@ from ._audit_inputs import AuditInputs, AuditOptions, _describe, _fairness_optio
 from ._progress import progress_bar, progress_mode
 from ._registry import _BUILDERS  # noqa: F401 - the registry, importable from here (tests patch it)
 from ._registry import FigureSpec, SectionBuilder, SectionData, register_section, section_builders
+from ._rows import RowFilter
 from ._report_json import REPORT_JSON_SCHEMA  # noqa: F401 - documented as biasamp.report.REPORT_JSON_SCHEMA
 from ._report_json import SCHEMA_ID, _check_report_json, _table_from_json, _table_to_json
 from ._results import signed, to_builtin
@@ -576,11 +577,8 @@ class Report:
             rows_used.append("counts weighted by sample_weight")
         for side in ("test", "train"):
             r = inp.get(f"rows_{side}")
-            if r:
-                what = [f"{r['n_dropped']} dropped (missing values)" if r.get("n_dropped") else "",
-                        f"{r['n_grouped']} with a missing attribute in the group 'missing'" if r.get("n_grouped")
-                        else "", f"{r['n_zero_weight']} of weight 0 dropped" if r.get("n_zero_weight") else ""]
-                rows_used.append(f"{side} rows: " + ", ".join(w for w in what if w))
+            if r:  # RowFilter.to_dict(): the same words as the sections' notes
+                rows_used.append(f"{side} rows: {RowFilter(**r).describe()}")
         if rows_used:
             lines.append("; ".join(rows_used))
         lvl = self.options.get("level", 0.95)
