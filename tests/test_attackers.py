@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sklearn.neural_network import MLPClassifier
 
 import biasamp
-from biasamp._attackers import _AUTO_MAX_RARE, _AUTO_MIN_CELL, EarlyStoppedMLP, _compress, _row_ids, choose_attacker
+from biasamp.predictability._attackers import _AUTO_MAX_RARE, _AUTO_MIN_CELL, EarlyStoppedMLP, _compress, _row_ids, choose_attacker
 from biasamp.predictability import dpa, leakage_amplification
 
 FAST = dict(n_iter=3, random_state=0, progress=False)

@@ -615,7 +615,7 @@ def test_heatmap_score_at_image_resolution_by_hand():
 def test_image_resolution_renormalises_an_interior_minimum():
     """Upsampling raises an interior minimum; the second min-max brings it back to 0 (by hand)."""
     torch = _torch()
-    from biasamp._gradcam import _at_image_resolution
+    from biasamp.attention._gradcam import _at_image_resolution
 
     m = torch.ones(1, 3, 3)
     m[0, 1, 1] = 0.0  # zero only in the middle cell

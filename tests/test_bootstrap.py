@@ -10,8 +10,8 @@ from hypothesis import example, given, settings, strategies as st
 from scipy import stats as sst
 
 import biasamp as b
-from biasamp._inference import acceleration, band, Parts
-from biasamp._resample import Cells, canonical_ids, poisson_weights
+from biasamp._engine.intervals import acceleration, band, Parts
+from biasamp._engine.resample import Cells, canonical_ids, poisson_weights
 from biasamp.exceptions import UndefinedPairWarning
 
 

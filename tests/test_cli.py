@@ -457,7 +457,7 @@ def test_errors_name_the_column_and_the_row(runner, tmp_path, plain):
 
 
 def test_library_errors_are_renamed_to_columns():
-    from biasamp._cli_data import _name_columns
+    from biasamp.cli._data import _name_columns
 
     columns = {"task": "column 'label'", "task_pred": "column 'prediction'", "attr": "column 'sex'",
                "attribute race": {"attr": "column 'race'"}}
@@ -542,7 +542,7 @@ def test_reference_group_per_attribute(runner, tmp_path, plain):
 
 
 def test_n_boot_warning(capsys):
-    from biasamp.cli import _warn_n_boot
+    from biasamp.cli._commands import _warn_n_boot
 
     _warn_n_boot(1000, 500)
     assert capsys.readouterr().err == ""
@@ -609,7 +609,7 @@ def test_streamed_parquet_with_two_attributes(runner, tmp_path, plain):
 # the Python side: audit(attr={...}, intersect=...)
 # --------------------------------------------------------------------------- #
 def test_audit_with_several_attributes_and_intersection(plain):
-    from biasamp._audit_attributes import split_by_attribute, summary_by_attribute
+    from biasamp.report._attributes import split_by_attribute, summary_by_attribute
 
     attr = {"race": plain["race"], "sex": plain["sex"].to_numpy()}
     pred = plain["prediction"].astype(int)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import biasamp.counts as counts_mod
+import biasamp.cooccurrence._counts as counts_mod
 from biasamp import CooccurrenceCounts
 
 from .reference import one_hot

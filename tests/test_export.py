@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biasamp._export import _yaml_float, headline_rows, metric_key
+from biasamp.report._export import _yaml_float, headline_rows, metric_key
 from biasamp.cli import main
 from biasamp.datasets import make_amplification_demo
 from biasamp.report import Report, audit

@@ -322,7 +322,7 @@ def test_pandas_inputs_and_named_groups():
 
 
 def test_rate_chart_intervals_are_wilson_intervals():
-    from biasamp._sections import _wilson
+    from biasamp.report._sections import _wilson
 
     # Wilson (1927) 95% interval of 5/10: 0.2366 to 0.7634 (z = 1.959964)
     low, high = _wilson(np.array([5.0, 0.0, 3.0]), np.array([10.0, 0.0, 3.0]), 1.959964)
@@ -349,7 +349,7 @@ def test_threshold_curve_of_fairness_equals_the_function_at_each_threshold():
 
 
 def test_amplification_reading_is_mixed_when_pairs_offset_each_other():
-    from biasamp._sections import _row
+    from biasamp.report._sections import _row
 
     mixed = _row("BiasAmp->", "A->T", 0.01, (-0.02, 0.04), "bca bootstrap (100)", 500, p_value=0.001)
     assert mixed["reading"] == "mixed" and "offsets" in mixed["note"]
@@ -413,7 +413,7 @@ def test_compas_audit_with_six_races_flags_and_excludes_the_small_groups(shared_
 
 
 def test_disparity_reading_is_inconclusive_when_the_test_does_not_reject():
-    from biasamp._sections import _row
+    from biasamp.report._sections import _row
 
     row = _row("EOTP", "", 0.15, (0.003, 0.85), "max-t band bootstrap (200)", 7669, p_value=1.0, kind="disparity")
     assert row["reading"] == "inconclusive" and "does not reject" in row["note"]

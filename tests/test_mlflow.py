@@ -7,7 +7,7 @@ import math
 import pytest
 
 from biasamp.datasets import make_amplification_demo
-from biasamp.mlflow import report_metrics
+from biasamp.report._mlflow import report_metrics
 from biasamp.report import Report, audit
 
 mlflow = pytest.importorskip("mlflow")

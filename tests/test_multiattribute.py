@@ -620,7 +620,7 @@ def test_undefined_metric_is_flagged_and_skipped_by_the_bootstrap():
     ``undefined_reasons`` and ``to_frame`` carry it, and the bootstrap gives it no statistic, with a note."""
     from dataclasses import replace
 
-    from biasamp._multi_inference import multi_evaluator
+    from biasamp.multiattribute._plan import multi_evaluator
 
     attr = [0, 0, 0, 0, 1, 1, 1, 1]
     task = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])

@@ -1,4 +1,4 @@
-"""Charts of the HTML report at few and at many classes (issue 14 item 8): biasamp._plots, biasamp._html.
+"""Charts of the HTML report at few and at many classes (issue 14 item 8): biasamp.report._plots, biasamp.report._html.
 
 Every figure kind renders at 5 and at 211 categories; a chart with many classes shows the top ones by effect and
 says what it leaves out; error bars, group sizes and small groups are drawn; legends sit outside the axes; and the
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasamp import _plots
+from biasamp.report import _plots
 from biasamp.report import FigureSpec, audit
 
 from .test_report import _browser, _pixels

@@ -14,7 +14,7 @@ from sklearn.neural_network import MLPRegressor
 from sklearn.svm import LinearSVC
 
 from biasamp import bias_amp_directional
-from biasamp.predictability import (
+from biasamp.predictability._metrics import (
     DPAResult,
     LeakageResult,
     TabularAttacker,

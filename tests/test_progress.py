@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 
-import biasamp._progress as progress_mod
-from biasamp._progress import LineProgress, progress_bar, progress_mode
+import biasamp._core.progress as progress_mod
+from biasamp._core.progress import LineProgress, progress_bar, progress_mode
 from biasamp.cli import main
 from biasamp.predictability import dpa
 from biasamp.report import audit

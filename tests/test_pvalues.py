@@ -1,4 +1,4 @@
-"""Tests of biasamp._pvalues: independence tests, exact McNemar, multiplicity adjustment.
+"""Tests of biasamp._engine.pvalues: independence tests, exact McNemar, multiplicity adjustment.
 
 References used as independent oracles: scipy.stats.chi2_contingency (G statistic),
 scipy.stats.fisher_exact (2 x 2 exact test), scipy.stats.binomtest (McNemar),
@@ -17,8 +17,8 @@ from hypothesis import assume, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import stats
 
-from biasamp import _pvalues
-from biasamp._pvalues import (
+from biasamp._engine import pvalues as _pvalues
+from biasamp._engine.pvalues import (
     TestResult,
     _monte_carlo_pvalue,
     adjust_pvalues,

@@ -24,7 +24,7 @@ from biasamp import (
     calibrate_thresholds,
     fairness_metrics,
 )
-from biasamp._atomic import _write_atomic
+from biasamp._core.atomic import _write_atomic
 from biasamp.datasets import make_amplification_demo
 from biasamp.report import (
     REPORT_JSON_SCHEMA,
@@ -138,7 +138,7 @@ def test_single_label_task_skips_multi(demo):
 
 
 def test_without_predictability_module(demo, monkeypatch):
-    import biasamp._sections as sections_mod
+    import biasamp.report._sections as sections_mod
 
     monkeypatch.setattr(sections_mod, "_predictability", lambda: None)
     rep = _full(demo, sections=["dpa", "leakage", "directional"])
@@ -202,7 +202,7 @@ def test_auto_attacker_is_recorded():
 # the registry: a new metric family needs one builder, no renderer change
 # --------------------------------------------------------------------------- #
 def test_registering_a_section_extends_every_rendering(demo, monkeypatch):
-    import biasamp._registry as registry_mod
+    import biasamp.report._registry as registry_mod
 
     monkeypatch.setattr(registry_mod, "_BUILDERS", dict(registry_mod._BUILDERS))
 
@@ -233,7 +233,7 @@ def test_registering_a_section_extends_every_rendering(demo, monkeypatch):
 
 
 def test_warnings_become_notes(monkeypatch, demo):
-    import biasamp._registry as registry_mod
+    import biasamp.report._registry as registry_mod
 
     monkeypatch.setattr(registry_mod, "_BUILDERS", dict(registry_mod._BUILDERS))
 
@@ -278,8 +278,7 @@ def test_json_round_trip_and_schema(report, tmp_path):
 
 def test_html_tables_only_without_matplotlib(report, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
-    from biasamp import _plots
-
+    from biasamp.report import _plots
     assert not _plots.available()
     page = report.to_html()
     assert "<svg" not in page and "install matplotlib" in page

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import biasamp
-from biasamp._results import ResultMixin
+from biasamp._core.results import ResultMixin
 from biasamp.datasets import make_amplification_demo
 
 
@@ -188,7 +188,7 @@ def test_to_frame_rows_give_the_headline(results):
 
 
 def test_signed_never_prints_a_nonzero_bound_as_zero():
-    from biasamp._results import signed
+    from biasamp._core.results import signed
 
     assert signed(0.12345) == "+0.1235" and signed(-0.5) == "-0.5000" and signed(0.0) == "+0.0000"
     assert signed(3.2e-6) == "+3.2e-06" and signed(-4e-5) == "-4.0e-05"  # would read +0.0000 / -0.0000

@@ -45,10 +45,11 @@ def test_names_resolve_with_arrows_case_and_spacing(routing):
         assert repr(make_scorer(name))  # every listed name makes a scorer
     same = ["BiasAmp A->T", "biasamp a→t", "BiasAmp-> A->T", "BiasAmp→ A→T", "BIASAMP_A->T"]
     funcs = {make_scorer(n)._score_func for n in same}
-    assert funcs == {biasamp.sklearn.bias_amp_a_to_t_score}
-    assert make_scorer("demographic_parity")._kwargs == {"metric": "DP"}
-    assert make_scorer(biasamp.equalized_odds_true_positive)._kwargs == {"metric": "EOTP"}
-    assert make_scorer(biasamp.bias_amp_directional)._score_func is biasamp.sklearn.bias_amp_a_to_t_score
+    assert funcs == {biasamp.sklearn.statistic_score}
+    assert {make_scorer(n)._kwargs["statistic"] for n in same} == {"BiasAmp A->T"}
+    assert make_scorer("demographic_parity")._kwargs == {"statistic": "DP"}
+    assert make_scorer(biasamp.equalized_odds_true_positive)._kwargs == {"statistic": "EOTP"}
+    assert make_scorer(biasamp.bias_amp_directional)._kwargs == {"statistic": "BiasAmp A->T"}
     with pytest.raises(ValueError, match="unknown metric 'BiasAmp'.*'BiasAmp A->T'"):
         make_scorer("BiasAmp")
     with pytest.raises(TypeError, match="greater_is_better"):

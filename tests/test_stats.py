@@ -22,9 +22,9 @@ from biasamp.fairness import (
     fairness_metrics,
 )
 from biasamp.labels import encode_labels
-from biasamp._cooccurrence_inference import _label_cells
-from biasamp._fairness_inference import _cells
-from biasamp.fairness import _prepare as _fairness_prepare
+from biasamp.cooccurrence._plan import _label_cells
+from biasamp.fairness._plan import _cells
+from biasamp.fairness._metrics import _prepare as _fairness_prepare
 from biasamp.stats import (
     BootstrapResult,
     bootstrap,
@@ -190,7 +190,7 @@ def test_fairness_replicate_equals_counts_of_resampled_rows():
     w = rng.multinomial(int(cells.n), cells.counts / cells.n, size=3)
     grams = [cells.table(row) for row in w]
     k = len(classes)
-    from biasamp.fairness import _aggregate, metric_arrays
+    from biasamp.fairness._metrics import _aggregate, metric_arrays
 
     for gram in grams:
         counts = ConfusionCounts(classes, groups, gram[:, 0], gram[:, 1:1 + k], gram[:, 1 + k:1 + 2 * k],

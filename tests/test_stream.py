@@ -1,4 +1,4 @@
-"""Tests of the streamed audit (biasamp._stream, ``biasamp audit --stream``): Parquet read batch by batch.
+"""Tests of the streamed audit (biasamp.report._stream, ``biasamp audit --stream``): Parquet read batch by batch.
 
 The streamed report must equal the in-memory one (same sections, summary rows and detail tables; values
 to 1e-12), without the bootstrap intervals of the count-based metrics. The last test measures the peak
@@ -20,9 +20,10 @@ from click.testing import CliRunner
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-import biasamp._stream as stream_mod
-from biasamp._stream import ParquetDataset, StreamColumns, _Reservoir, parquet_files, stream_audit
-from biasamp.cli import _parse_size, main
+import biasamp.report._stream as stream_mod
+from biasamp.report._stream import ParquetDataset, StreamColumns, _Reservoir, parquet_files, stream_audit
+from biasamp.cli import main
+from biasamp.cli._commands import _parse_size
 from biasamp.datasets import make_amplification_demo
 from biasamp.report import Report, audit
 

@@ -17,9 +17,6 @@ OLD_NAMES = {"group", "attrs", "group_pred", "attrs_pred", "group_train", "attrs
              "target_labels", "protected_labels", "protected_attribute"}
 # the group-fairness family keeps fairlearn's convention
 FAIRLEARN = {"y_true", "y_pred", "sensitive_features"}
-# Allow-list, to be emptied by its owner: biasamp.predictability is being
-# rewritten in a parallel branch that makes task_pred keyword-only there.
-PENDING = {"biasamp.leakage_amplification"}
 
 
 def _public_callables():
@@ -49,8 +46,6 @@ def test_no_public_signature_uses_an_old_name():
 def test_predictions_are_keyword_only():
     checked = 0
     for name, func in _public_callables():
-        if name in PENDING:
-            continue
         for p in inspect.signature(func).parameters.values():
             if p.name.endswith("_pred") and p.name not in FAIRLEARN:
                 checked += 1

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import biasamp as b
 from biasamp import CooccurrenceCounts, MultiAttributeCounts, UndefinedPairWarning
-from biasamp._resample import Cells, cells_of
-from biasamp._rows import RowFilter, select_rows
+from biasamp._engine.resample import Cells, cells_of
+from biasamp._core.rows import RowFilter, select_rows
 from biasamp.accumulators import CooccurrenceAccumulator, MultiAttributeAccumulator
 from biasamp.labels import encode_labels
 
@@ -418,7 +418,7 @@ def test_multi_counts_accept_weighted_totals():
 
 def test_weighted_multi_counting_paths_agree(monkeypatch):
     """Bit-plane popcounts (small integer weights) and the unpacked product (other weights) give the same counts."""
-    import biasamp.multiattribute as m
+    import biasamp.multiattribute._metrics as m
 
     attr, task, attr_pred, task_pred, *_ = _data(50, n=500, k_task=6)
     w = np.random.default_rng(51).integers(0, 9, len(attr)).astype(float)

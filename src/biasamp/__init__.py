@@ -36,7 +36,12 @@ The public API (the vocabulary: :ref:`def-vocabulary`):
   across training runs and samples.
 """
 
-from .accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator
+from ._core.version import __version__
+from .accumulators import (
+    CooccurrenceAccumulator,
+    FairnessAccumulator,
+    MultiAttributeAccumulator,
+)
 from .attention import (
     AttentionScoreResult,
     GradCAM,
@@ -63,12 +68,12 @@ from .cooccurrence import (
 from .counts import CooccurrenceCounts
 from .curves import CurveResult, checkpoint_curve, threshold_curve
 from .exceptions import SmallGroupWarning, UndefinedPairWarning
-from ._fairness_groups import GroupMetrics
 from .fairness import (
     METRICS,
     ConfusionCounts,
     FairnessResult,
     FairnessSettings,
+    GroupMetrics,
     demographic_parity,
     equalized_odds_false_positive,
     equalized_odds_true_positive,
@@ -106,7 +111,6 @@ from .stats import (
     run_summary,
 )
 
-__version__ = "0.2.0"
 
 __all__ = [
     "METRICS",

@@ -1,6 +1,6 @@
 """``python -m biasamp``: the ``biasamp`` command line (``python -m biasamp demo``)."""
 
-from .cli import main
+from biasamp.cli._commands import main
 
 if __name__ == "__main__":
     main()

@@ -51,25 +51,36 @@ from typing import Any
 
 import numpy as np
 
-from ._deprecation import renamed_arguments
-from ._rows import add_filters, check_missing, select_rows
-from .cooccurrence import (
+from biasamp._core.deprecation import renamed_arguments
+from biasamp._core.labels import check_consistent_length, encode_labels, to_numpy
+from biasamp._core.rows import add_filters, check_missing, select_rows
+from biasamp.cooccurrence._counts import (
+    ATTR_ROLES,
+    TASK_ROLES,
+    CooccurrenceCounts,
+    _encode_side,
+    _layout,
+)
+from biasamp.cooccurrence._metrics import (
     _DIRECTIONAL_PAIRS,
     DirectionalBiasAmpResult,
     MALSResult,
     directional_from_counts,
     mals_from_counts,
 )
-from .counts import ATTR_ROLES, TASK_ROLES, CooccurrenceCounts, _encode_side, _layout
-from .exceptions import UndefinedPairWarning
-from .fairness import METRICS, ConfusionCounts, FairnessResult, _check_metrics, fairness_from_counts
-from .labels import check_consistent_length, encode_labels, to_numpy
-from .multiattribute import (
+from biasamp.exceptions import UndefinedPairWarning
+from biasamp.fairness._metrics import (
+    METRICS,
+    ConfusionCounts,
+    FairnessResult,
+    _check_metrics,
+    fairness_from_counts,
+)
+from biasamp.multiattribute._metrics import (
     _CHUNK_BYTES,
     _MODES,
     MultiAttributeCounts,
     MultiBiasAmpResult,
-    _Grouping,
     _check_int,
     _column_bitsets,
     _containment,
@@ -77,6 +88,7 @@ from .multiattribute import (
     _frequent_sets,
     _group_codes,
     _group_totals,
+    _Grouping,
     _label_blocks,
     _padded,
     _sized_combinations,
@@ -117,7 +129,7 @@ class _Accumulator:
     replicate tables of a Poisson bootstrap. Every row gets, in every
     replicate, a Poisson(1) weight that is a function of (row id, replicate,
     seed) only, so replicate tables of batches, partitions and ranks add like
-    the count tables (:func:`biasamp._resample.poisson_weights`).
+    the count tables (:func:`biasamp._engine.resample.poisson_weights`).
     """
 
     _TABLES: tuple[str, ...] = ()
@@ -125,7 +137,7 @@ class _Accumulator:
     boot: Any = None
 
     def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
-        from ._resample import check_random_state, seed_int
+        from biasamp._engine.resample import check_random_state, seed_int
 
         check_random_state(random_state)  # also without a bootstrap: a bad seed is a bad argument
 
@@ -142,7 +154,7 @@ class _Accumulator:
         """Add the Poisson replicate tables of one batch (rows ``left``/``right``, sparse)."""
         if not self.n_boot:
             return
-        from ._resample import poisson_tables
+        from biasamp._engine.resample import poisson_tables
 
         if row_ids is None:
             ids = (np.uint64(self.stream) << np.uint64(40)) + np.arange(
@@ -168,8 +180,9 @@ class _Accumulator:
         -------
         BootstrapResult
         """
-        from ._inference import CI_METHODS
-        from .stats import _check_level, fill_replicates, summarize
+        from biasamp._engine.bootstrap import fill_replicates, summarize
+        from biasamp._engine.intervals import CI_METHODS
+        from biasamp._engine.runs import _check_level
 
         if not self.n_boot:
             raise ValueError("this accumulator keeps no replicates: construct it with n_boot >= 2")
@@ -251,7 +264,7 @@ class _Accumulator:
         -------
         accumulator of the same type
         """
-        from ._torch_dist import sync_accumulator
+        from biasamp._engine.torch_dist import sync_accumulator
 
         return sync_accumulator(self, group=group)
 
@@ -492,7 +505,7 @@ class CooccurrenceAccumulator(_Accumulator):
         """Three-way counts (for the tests) and Poisson replicate tables of one batch (rows weighted by ``weights``)."""
         from scipy import sparse
 
-        from ._resample import augmented, label_rows
+        from biasamp._engine.resample import augmented, label_rows
 
         ka, kt = len(self.attr_classes), len(self.task_classes)
         idx = np.arange(n)
@@ -513,8 +526,8 @@ class CooccurrenceAccumulator(_Accumulator):
             self._boot_update(left, right, n, row_ids)
 
     def _boot_plan(self):
-        from ._cooccurrence_inference import directional_evaluator, mals_evaluator
-        from .cooccurrence import _as_count, correlation_sign
+        from biasamp.cooccurrence._metrics import _as_count, correlation_sign
+        from biasamp.cooccurrence._plan import directional_evaluator, mals_evaluator
 
         point = self.compute()
         test = self.counts()
@@ -745,7 +758,7 @@ class FairnessAccumulator(_Accumulator):
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: Sequence[str] = METRICS, n_boot: int = 0, random_state: Any = None,
                  stream: int = 0, **options: Any) -> None:
-        from .fairness import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
+        from biasamp.fairness._metrics import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
 
         unknown = set(options) - set(_FROM_COUNTS_OPTIONS) - set(_LABEL_OPTIONS)
         if unknown:
@@ -789,7 +802,7 @@ class FairnessAccumulator(_Accumulator):
             With ``n_boot > 0``: a unique id per row, which fixes its
             bootstrap weights (default: ``stream`` and the running row number).
         """
-        from .fairness import _count, _prepare
+        from biasamp.fairness._metrics import _count, _prepare
 
         prep = _prepare(y_true, y_pred, sensitive_features, classes=self.classes, groups=self.groups, batch=True,
                         sample_weight=sample_weight, **self.label_options)
@@ -803,7 +816,7 @@ class FairnessAccumulator(_Accumulator):
         if self.n_boot:
             from scipy import sparse
 
-            from ._resample import augmented, label_rows
+            from biasamp._engine.resample import augmented, label_rows
 
             n, idx = yt.n_rows, np.arange(yt.n_rows)
             trows, prows = label_rows(yt, idx), label_rows(yp, idx)
@@ -868,7 +881,7 @@ class FairnessAccumulator(_Accumulator):
         return fairness_from_counts(self.counts(), metrics=self.metrics, **self.options)
 
     def _boot_plan(self):
-        from ._fairness_inference import fairness_evaluator
+        from biasamp.fairness._plan import fairness_evaluator
 
         point = self.compute()
         full = np.column_stack([self.n, self.positives, self.predicted, self.true_positives]).astype(np.float64)
@@ -1314,8 +1327,8 @@ class MultiAttributeAccumulator(_Accumulator):
         if self.n_boot:
             from scipy import sparse
 
-            from ._multi_inference import containment_rows
-            from ._resample import augmented, label_rows
+            from biasamp._engine.resample import augmented, label_rows
+            from biasamp.multiattribute._plan import containment_rows
 
             idx, combos = np.arange(n), self.combinations
 
@@ -1336,7 +1349,7 @@ class MultiAttributeAccumulator(_Accumulator):
         return self
 
     def _boot_plan(self):
-        from ._multi_inference import multi_evaluator
+        from biasamp.multiattribute._plan import multi_evaluator
 
         point = self.compute()
         frozen = {c: j for j, c in enumerate(self.combinations)}

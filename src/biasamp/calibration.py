@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._results import ResultMixin
-from .labels import _as_array, _check_finite, encode_labels, to_numpy
+from biasamp._core.labels import _as_array, _check_finite, encode_labels, to_numpy
+from biasamp._core.results import ResultMixin
 
 __all__ = ["Thresholds", "calibrate_thresholds"]
 

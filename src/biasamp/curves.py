@@ -25,7 +25,6 @@ References
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,13 +34,21 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from . import cooccurrence as _c
-from . import fairness as _f
-from . import multiattribute as _m
-from ._results import ResultMixin, fmt
-from .calibration import closest_cut
-from .exceptions import UndefinedPairWarning
-from .labels import LabelMatrix, _align_columns, _as_array, _check_finite, check_consistent_length, encode_labels
+from biasamp._core.labels import (
+    LabelMatrix,
+    _align_columns,
+    _as_array,
+    _check_finite,
+    check_consistent_length,
+    encode_labels,
+)
+from biasamp._core.results import ResultMixin, fmt
+from biasamp._families import REGISTRY
+from biasamp._family import Family
+from biasamp.calibration import closest_cut
+from biasamp.cooccurrence import _metrics as _c
+from biasamp.exceptions import UndefinedPairWarning
+from biasamp.fairness import _metrics as _f
 
 __all__ = ["CurveResult", "checkpoint_curve", "threshold_curve"]
 
@@ -186,7 +193,7 @@ class CurveResult(ResultMixin):
         -------
         matplotlib.figure.Figure
         """
-        from ._plots import draw_lines
+        from biasamp.report._plots import draw_lines
 
         if ax is None:
             try:
@@ -201,8 +208,8 @@ class CurveResult(ResultMixin):
 
     def to_section(self, key: str | None = None, *, title: str | None = None) -> Any:
         """This curve as a report section (``biasamp.report.Section``: table, line plot, a summary row per statistic)."""
-        from ._sections import _row
-        from .report import FigureSpec, Section, _summary_frame
+        from biasamp.report._model import FigureSpec, Section, _summary_frame
+        from biasamp.report._sections import _row
 
         for value, name in ((key, "key"), (title, "title")):
             if value is not None and (not isinstance(value, str) or not value):
@@ -232,8 +239,8 @@ class CurveResult(ResultMixin):
 
     def to_report(self, *, title: str | None = None) -> Any:
         """A :class:`~biasamp.Report` holding this curve (``.to_html()`` embeds the plot)."""
-        from . import __version__
-        from .report import Report
+        from biasamp._core.version import __version__
+        from biasamp.report._model import Report
 
         section = self.to_section()
         return Report([section], {"grid": self.grid, "points": len(self.x), "metric": self.metric},
@@ -262,115 +269,57 @@ _CITATION = {
 # metric families: statistics, how to call the metric, how to read its result
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True)
-class _Family:
-    name: str
-    statistics: Callable[[dict], tuple]  # statistic columns, given the prediction keywords present
-    read: Callable[[Any], dict]  # a result -> {column: (value, number of undefined pairs or classes)}
-    boot: dict  # column -> bootstrap statistic name
-    call: Callable  # (attr, task, preds, attr_train, task_train) -> (args, kwargs) of the metric
+class _Curve:
+    """A registered family as the curves use it: its statistics' columns, how to call and read it."""
+
+    family: Family
+    function: Callable
+    specs: tuple  # the StatisticSpec objects of this call (an alias or metrics= restricts them)
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+    @property
+    def boot(self) -> dict:
+        """column -> bootstrap statistic name."""
+        return {s.column: s.name for s in self.specs}
+
+    def statistics(self, preds: dict) -> tuple:
+        """The columns computed when the prediction roles in ``preds`` are given (not None)."""
+        return tuple(s.column for s in self.specs if all(preds.get(r) is not None for r in s.needs))
+
+    def read(self, res: Any, statistics: tuple) -> dict:
+        """``{column: (value, number of undefined pairs or classes)}`` of the columns ``statistics``."""
+        return {s.column: s.read(res) for s in self.specs if s.column in statistics}
+
+    def call(self, attr, task, preds, attr_train, task_train) -> tuple[tuple, dict]:
+        roles = {"attr": attr, "task": task, **preds, "attr_train": attr_train, "task_train": task_train}
+        return self.family.call(roles, {})
 
 
-def _directional_stats(preds: dict) -> tuple:
-    return tuple(s for s, role in (("a_to_t", "task_pred"), ("t_to_a", "attr_pred")) if preds.get(role) is not None)
-
-
-def _directional_read(res: Any) -> dict:
-    return {s: (getattr(res, s).value, getattr(res, s).n_undefined) for s in ("a_to_t", "t_to_a")
-            if getattr(res, s) is not None}
-
-
-def _truth_call(attr, task, preds, attr_train, task_train):
-    kw = {k: v for k, v in preds.items() if v is not None}
-    if attr_train is not None:
-        kw.update(attr_train=attr_train, task_train=task_train)
-    return (attr, task), kw
-
-
-def _mals_call(attr, task, preds, attr_train, task_train):
-    if preds.get("attr_pred") is None or preds.get("task_pred") is None:
-        raise ValueError("BiasAmp_MALS needs both predictions: Â (attr_pred or attr_scores) and T̂ "
-                         "(task_pred or task_scores)")
-    train = (attr, task) if attr_train is None else (attr_train, task_train)
-    return train, {"attr_pred": preds["attr_pred"], "task_pred": preds["task_pred"]}
-
-
-def _multi_read(res: Any) -> dict:
-    return {s: (getattr(res, f).value, getattr(res, f).n_undefined)
-            for s, f in (("multi_mals", "mals"), ("g_to_m", "g_to_m"), ("m_to_g", "m_to_g"))
-            if getattr(res, f) is not None}
-
-
-def _fairness_read(metrics: tuple) -> Callable[[Any], dict]:
-    def read(res: Any) -> dict:
-        if not hasattr(res, "overall"):  # a single fairness function returns its number
-            return {metrics[0]: (float(res), 0)}
-        return {m: (res.overall[m], res.n_undefined[m]) for m in metrics}
-
-    return read
-
-
-def _multi_stats(preds: dict) -> tuple:
-    a, t = preds.get("attr_pred") is not None, preds.get("task_pred") is not None
-    return tuple(s for s, ok in (("multi_mals", a and t), ("g_to_m", t), ("m_to_g", a)) if ok)
-
-
-def _fairness_call(attr, task, preds, attr_train, task_train):
-    if preds.get("task_pred") is None:
-        raise ValueError("the fairness metrics need the task predictions (task_preds / task_scores)")
-    if preds.get("attr_pred") is not None:
-        raise ValueError("the fairness metrics take no attribute predictions (attr_preds / attr_scores)")
-    return (task, preds["task_pred"]), {"sensitive_features": attr}
-
-
-_DIRECTIONAL = _Family("bias_amp_directional", _directional_stats, _directional_read,
-                       {"a_to_t": "A->T", "t_to_a": "T->A"}, _truth_call)
-_MALS = _Family("bias_amp_mals", lambda preds: ("mals",), lambda res: {"mals": (res.value, res.n_undefined)},
-                {"mals": "MALS"}, _mals_call)
-_MULTI = _Family("multi_bias_amp", _multi_stats, _multi_read,
-                 {"multi_mals": "Multi_MALS", "g_to_m": "G->M", "m_to_g": "M->G"}, _truth_call)
-
-
-def _fairness_family(metrics: tuple, name: str) -> _Family:
-    return _Family(name, lambda preds: metrics, _fairness_read(metrics), {m: m for m in metrics}, _fairness_call)
-
-
-_SINGLE_FAIRNESS = {
-    _f.demographic_parity: "DP", _f.normalized_disparate_impact: "DI",
-    _f.statistical_parity_subgroup_fairness: "SPSF", _f.false_positive_subgroup_fairness: "FPSF",
-    _f.equalized_odds_false_positive: "EOFP", _f.equalized_odds_true_positive: "EOTP",
-    _f.group_bias_amplification: "BA",
-}
-
-
-def _family(metric: Any, kwargs: dict, *, thresholds: bool) -> tuple[_Family, dict]:
-    """The family of ``metric`` and the keyword arguments left for the metric itself."""
+def _family(metric: Any, kwargs: dict, *, thresholds: bool) -> tuple[_Curve, dict]:
+    """The registered family of ``metric`` and the keyword arguments left for the metric itself."""
+    where = "threshold_curve" if thresholds else "checkpoint_curve"
+    family = REGISTRY.get(metric)
+    if family is None or (thresholds and not family.threshold_curve):
+        supported = [f.__name__ for fam in REGISTRY if fam.threshold_curve or not thresholds for f in fam.functions]
+        raise TypeError(f"{where} supports the count-based metrics {supported}, "
+                        f"got {getattr(metric, '__name__', metric)!r}")
     kwargs = dict(kwargs)
-    if metric is _c.bias_amp_directional:
-        return _DIRECTIONAL, kwargs
-    if metric is _c.bias_amp_mals:
-        return _MALS, kwargs
-    if metric is _f.fairness_metrics:
-        metrics = _f._check_metrics(kwargs.get("metrics", _f.METRICS))
-        kwargs["metrics"] = metrics
-        return _fairness_family(metrics, "fairness_metrics"), kwargs
-    if metric in _SINGLE_FAIRNESS:
-        return _fairness_family((_SINGLE_FAIRNESS[metric],), metric.__name__), kwargs
-    if metric is _m.multi_bias_amp and not thresholds:
-        return _MULTI, kwargs
-    supported = ["bias_amp_directional", "bias_amp_mals", "fairness_metrics", *(f.__name__ for f in _SINGLE_FAIRNESS)]
-    if not thresholds:
-        supported.insert(2, "multi_bias_amp")
-    raise TypeError(f"{'threshold' if thresholds else 'checkpoint'}_curve supports the count-based metrics "
-                    f"{supported}, got {getattr(metric, '__name__', metric)!r}")
+    specs = tuple(s for s in family.statistics_of(metric, kwargs) if s.headline)
+    if family.selected is not None and metric is family.function:
+        kwargs["metrics"] = [s.name for s in specs]
+    return _Curve(family, metric, specs), kwargs
 
 
 # --------------------------------------------------------------------------- #
 # shared checks and the per-point bootstrap
 # --------------------------------------------------------------------------- #
 def _check_boot(n_boot: Any, level: Any, ci_method: Any, random_state: Any) -> None:
-    from ._inference import CI_METHODS
-    from ._resample import check_random_state
-    from .stats import _check_level, _check_n_boot
+    from biasamp._engine.intervals import CI_METHODS
+    from biasamp._engine.resample import check_random_state
+    from biasamp._engine.runs import _check_level, _check_n_boot
 
     if n_boot is not None:
         _check_n_boot(n_boot)
@@ -380,11 +329,11 @@ def _check_boot(n_boot: Any, level: Any, ci_method: Any, random_state: Any) -> N
     check_random_state(random_state)
 
 
-def _intervals(family: _Family, metric: Any, statistics: tuple, calls: list, n_boot: int, level: float,
+def _intervals(family: _Curve, metric: Any, statistics: tuple, calls: list, n_boot: int, level: float,
                ci_method: str, random_state: Any, metric_kwargs: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict,
                                                                                   str]:
     """Bootstrap every grid point: ``(low, high, estimates, methods)``; the same seed at each point."""
-    from .stats import bootstrap
+    from biasamp.stats import bootstrap
 
     low = np.full((len(calls), len(statistics)), np.nan)
     high = np.full_like(low, np.nan)
@@ -727,17 +676,19 @@ def threshold_curve(
     >>> list(curve.to_frame().columns)
     ['rate', 'threshold', 'a_to_t', 'a_to_t_low', 'a_to_t_high']
     """
-    if metrics is not None and metric is not _f.fairness_metrics:
-        raise ValueError("metrics= selects among the fairness metrics; it applies to fairness_metrics only")
-    allowed = ("average", "pos_label", "min_group_size", "include_small_groups")
-    unknown = sorted(set(metric_kwargs) - set(allowed))
-    if unknown or (metric_kwargs and metric not in (_f.fairness_metrics, *_SINGLE_FAIRNESS)):
-        raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown or sorted(metric_kwargs)}: "
-                        f"only the fairness metrics take options here ({', '.join(allowed)})")
-    if metric_kwargs.get("average", "auto") is None:
-        raise ValueError("threshold_curve needs one value per threshold: average='auto', 'binary' or 'macro'")
     family, metric_kwargs = _family(metric, {**metric_kwargs, **({} if metrics is None else {"metrics": metrics})},
                                     thresholds=True)
+    if metrics is not None and family.family.selected is None:
+        selecting = [fam.name for fam in REGISTRY if fam.selected is not None]
+        raise ValueError(f"metrics= selects among a family's statistics; it applies to {', '.join(selecting)} only")
+    sweep_options = ("average", "pos_label", "min_group_size", "include_small_groups") \
+        if family.family.key == "fairness" else ()
+    unknown = sorted(set(metric_kwargs) - {"metrics"} - set(sweep_options))
+    if unknown:
+        raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown}: "
+                        f"{family.name} takes {list(sweep_options) or 'no options'} here")
+    if metric_kwargs.get("average", "auto") is None:
+        raise ValueError("threshold_curve needs one value per threshold: average='auto', 'binary' or 'macro'")
     _check_boot(n_boot, level, ci_method, random_state)
     if task_scores is None and attr_scores is None:
         raise ValueError("give task_scores and/or attr_scores: the scores whose threshold moves")
@@ -746,8 +697,7 @@ def threshold_curve(
             raise ValueError(f"give {side}_scores or {side}_pred, not both: the predictions come from the scores")
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
-    fairness = family.name not in ("bias_amp_directional", "bias_amp_mals")
-    if fairness:
+    if family.family.key == "fairness":  # the threshold sweeps are per family (docs/architecture.md)
         return _fairness_threshold_curve(family, metric, metric_kwargs, attr, task, task_scores, attr_scores,
                                          thresholds, rates, attr_pred, task_pred, attr_train, n_boot, level,
                                          ci_method, random_state)
@@ -766,7 +716,7 @@ def threshold_curve(
     statistics = family.statistics({k: (1 if v else None) for k, v in preds_present.items()})
     thresholds_frame = {}
     results: dict = {}
-    if family is _DIRECTIONAL:
+    if family.family.key == "directional":
         y = _c.correlation_sign(_c.CooccurrenceCounts.from_encoded([_c._as_role(train_a, "attr")],
                                                                    [_c._as_role(train_t, "task")]))
         t_counts = a_counts = None
@@ -896,12 +846,12 @@ def _fairness_threshold_curve(family, metric, metric_kwargs, attr, task, task_sc
     in_headline[list(headline)] = True
     arrays = _f.metric_arrays(np.broadcast_to(n_g[keep], (len(values), int(keep.sum()))),
                               np.broadcast_to(positives[keep], (len(values), *positives[keep].shape)),
-                              pred[:, keep], tp[:, keep], family.statistics({}))
+                              pred[:, keep], tp[:, keep], family.statistics({"task_pred": 1}))
     results = {}
     for m, (v, defined) in arrays.items():
         mean, cnt = _f._aggregate(v, defined & in_headline)
         results[m] = (mean, int(in_headline.sum()) - cnt, int(in_headline.sum()))
-    statistics = family.statistics({})
+    statistics = family.statistics({"task_pred": 1})
     values_frame, n_undef = _collect(results, statistics, family.name)
     label_cols = [yt.classes[-1]] if binary else list(yt.classes)
     thresholds_df = pd.DataFrame({f"task:{c}": taus[:, j] for j, c in enumerate(label_cols)})
@@ -1072,7 +1022,7 @@ def checkpoint_curve(
             res = metric(*args, **kw, **metric_kwargs)
         except ValueError as exc:
             raise ValueError(f"checkpoint {labels[k]!r}: {exc}") from None
-        got = family.read(res)
+        got = family.read(res, statistics)
         values[k] = [got[s][0] for s in statistics]
         n_undef[k] = [got[s][1] for s in statistics]
     values_frame = pd.DataFrame(values, columns=list(statistics))

@@ -44,20 +44,24 @@ only when one of these functions is called.
 from __future__ import annotations
 
 import contextvars
-
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._deprecation import keyword_only_since, renamed_arguments
-from ._rows import check_missing, select_rows
-from .accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator
-from .cooccurrence import DirectionalBiasAmpResult, MALSResult
-from .fairness import METRICS, FairnessResult
-from .labels import _sorted_classes
-from .multiattribute import _MULTI_RENAMES, MultiBiasAmpResult
+from biasamp._core.deprecation import keyword_only_since, renamed_arguments
+from biasamp._core.labels import _sorted_classes
+from biasamp._core.rows import check_missing, select_rows
+from biasamp._families import REGISTRY
+from biasamp.accumulators import (
+    CooccurrenceAccumulator,
+    FairnessAccumulator,
+    MultiAttributeAccumulator,
+)
+from biasamp.cooccurrence._metrics import DirectionalBiasAmpResult, MALSResult
+from biasamp.fairness._metrics import METRICS, FairnessResult
+from biasamp.multiattribute._metrics import _MULTI_RENAMES, MultiBiasAmpResult
 
 __all__ = [
     "bias_amp_directional",
@@ -958,20 +962,18 @@ def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, 
     >>> bool(low <= res.estimate["DP"] <= high), res.methods["DP"]
     (True, 'max-t band')
     """
-    import biasamp
+    from biasamp._engine.intervals import CI_METHODS
+    from biasamp._engine.resample import check_random_state
+    from biasamp._engine.runs import _check_n_boot
 
-    from ._inference import CI_METHODS
-    from ._resample import check_random_state
-    from .stats import _check_n_boot
-
-    own = {bias_amp_directional, bias_amp_mals, fairness_metrics, multi_bias_amp}
-    aliases = {biasamp.bias_amp_directional: bias_amp_directional, biasamp.bias_amp_mals: bias_amp_mals,
-               biasamp.fairness_metrics: fairness_metrics, biasamp.multi_bias_amp: multi_bias_amp}
-    func = aliases.get(metric, metric)
-    if func not in own:
+    # this module's Dask form of each registered family's function (same name)
+    own = {f.__name__: f for f in (bias_amp_directional, bias_amp_mals, fairness_metrics, multi_bias_amp)}
+    family = REGISTRY.get(metric)
+    func = own.get(family.name) if family is not None and metric is family.function else \
+        next((f for f in own.values() if f is metric), None)
+    if func is None:
         raise TypeError(
-            "biasamp.dask.bootstrap supports bias_amp_directional, bias_amp_mals, fairness_metrics and "
-            f"multi_bias_amp, got {getattr(metric, '__name__', metric)!r}"
+            f"biasamp.dask.bootstrap supports {', '.join(own)}, got {getattr(metric, '__name__', metric)!r}"
         )
     n_boot = _check_n_boot(n_boot)
     check_random_state(random_state)
@@ -1065,7 +1067,7 @@ def dpa(attr: Any, task: Any, **kwargs: Any):
     >>> on_dask.a_to_t.value == biasamp.dpa(d.attr, d.task, **kw).a_to_t.value  # doctest: +SKIP
     True
     """
-    from .predictability import dpa as _dpa
+    from biasamp.predictability._metrics import dpa as _dpa
 
     return _on_dask(_dpa, (attr, task), kwargs)
 
@@ -1118,6 +1120,6 @@ def leakage_amplification(attr: Any, task: Any, *, task_pred: Any, **kwargs: Any
     ...     res = biasamp.dask.leakage_amplification([0, 1] * 50, [0, 1] * 50, task_pred=[0, 1] * 50,
     ...                                              attacker="tabular", n_iter=3, random_state=0)
     """
-    from .predictability import leakage_amplification as _la
+    from biasamp.predictability._metrics import leakage_amplification as _la
 
     return _on_dask(_la, (attr, task), dict(kwargs, task_pred=task_pred))

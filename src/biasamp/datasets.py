@@ -233,9 +233,9 @@ def _cells(attr: Any, task: Any) -> tuple[np.ndarray, int, np.ndarray, int]:
     task side of a row is its exact set of task labels (the class of a
     single-label task, the label set of a multi-label one).
     """
-    from ._attackers import _row_ids
-    from .labels import check_consistent_length, encode_labels
-    from .multiattribute import _group_codes
+    from biasamp._core.labels import check_consistent_length, encode_labels
+    from biasamp.multiattribute._metrics import _group_codes
+    from biasamp.predictability._attackers import _row_ids
 
     a = encode_labels({"attr": attr})["attr"]
     t = encode_labels({"task": task})["task"]
@@ -537,8 +537,8 @@ def oversample_balanced(
         raise ValueError(f"epsilon must be a number in [0, 1), got {epsilon!r}")
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, numbers.Integral) or max_rounds < 1:
         raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
-    from .labels import check_consistent_length, encode_labels
-    from .multiattribute import _group_codes
+    from biasamp._core.labels import check_consistent_length, encode_labels
+    from biasamp.multiattribute._metrics import _group_codes
 
     a = encode_labels({"attr": attr})["attr"]
     t = encode_labels({"task": task})["task"]

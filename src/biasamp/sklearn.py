@@ -40,100 +40,51 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .cooccurrence import bias_amp_directional
-from .fairness import (
-    METRICS,
-    demographic_parity,
-    equalized_odds_false_positive,
-    equalized_odds_true_positive,
-    fairness_metrics,
-    false_positive_subgroup_fairness,
-    group_bias_amplification,
-    normalized_disparate_impact,
-    statistical_parity_subgroup_fairness,
-)
-from .multiattribute import multi_bias_amp
+from biasamp._families import REGISTRY
 
 __all__ = ["SCORER_NAMES", "make_scorer"]
 
 
 # --------------------------------------------------------------------------- #
-# score functions: score(y_true, y_pred, *, <metadata>, **options) -> float
+# one score function for every registered statistic that declares a scorer
 # --------------------------------------------------------------------------- #
-def fairness_score(y_true: Any, y_pred: Any, *, sensitive_features: Any, metric: str) -> float:
-    """One group fairness metric (overall value) of :func:`~biasamp.fairness_metrics`."""
-    return float(fairness_metrics(y_true, y_pred, sensitive_features=sensitive_features, metrics=[metric])
-                 .overall[metric])
+def statistic_score(y_true: Any, y_pred: Any, *, statistic: str, **metadata_and_options: Any) -> float:
+    """``statistic`` of its family's function, with ``y_true``/``y_pred`` in the roles its scorer declares.
+
+    The metadata the scorer requests (``sensitive_features``, ``attr`` or
+    ``task``) fills the remaining label role; every other keyword is an
+    option of the family's function and reaches it unchanged.
+    """
+    family, spec = REGISTRY.scorer(statistic)
+    scorer = spec.scorer
+    options = dict(metadata_and_options)
+    if scorer.request not in options:
+        raise TypeError(f"the {scorer.name} scorer needs the metadata {scorer.request!r} (see biasamp.sklearn)")
+    for option, other in scorer.switches.items():  # e.g. raw=True reads the signed value
+        if options.pop(option, False):
+            spec = family.statistic(other)
+    roles = {scorer.target: y_true, f"{scorer.target}_pred": y_pred, scorer.metadata: options.pop(scorer.request)}
+    args, kwargs = family.call(roles, {**scorer.options, **options})
+    return spec.read(family.function(*args, **kwargs))[0]
 
 
-def bias_amp_a_to_t_score(y_true: Any, y_pred: Any, *, attr: Any, **options: Any) -> float:
-    """BiasAmp→ A→T with ``y`` = the task T: ``bias_amp_directional(attr, y_true, task_pred=y_pred).a_to_t``."""
-    return float(bias_amp_directional(attr, y_true, task_pred=y_pred, **options).a_to_t.value)
-
-
-def bias_amp_t_to_a_score(y_true: Any, y_pred: Any, *, task: Any, **options: Any) -> float:
-    """BiasAmp→ T→A with ``y`` = the attribute A: ``bias_amp_directional(y_true, task, attr_pred=y_pred).t_to_a``."""
-    return float(bias_amp_directional(y_true, task, attr_pred=y_pred, **options).t_to_a.value)
-
-
-def multi_g_to_m_score(y_true: Any, y_pred: Any, *, attr: Any, raw: bool = False, **options: Any) -> float:
-    """Multi→ G→M with ``y`` = the multi-label task: ``multi_bias_amp(attr, y_true, task_pred=y_pred).g_to_m``."""
-    part = multi_bias_amp(attr, y_true, task_pred=y_pred, **options).g_to_m
-    return float(part.raw if raw else part.value)
-
-
-def multi_m_to_g_score(y_true: Any, y_pred: Any, *, task: Any, raw: bool = False, **options: Any) -> float:
-    """Multi→ M→G with ``y`` = the attribute: ``multi_bias_amp(y_true, task, attr_pred=y_pred).m_to_g``."""
-    part = multi_bias_amp(y_true, task, attr_pred=y_pred, **options).m_to_g
-    return float(part.raw if raw else part.value)
-
-
-# canonical name -> (score function, fixed options, the metadata it requests)
-_REGISTRY: dict[str, tuple[Callable, dict, str]] = {
-    **{m: (fairness_score, {"metric": m}, "sensitive_features") for m in METRICS},
-    "BiasAmp A->T": (bias_amp_a_to_t_score, {}, "attr"),
-    "BiasAmp T->A": (bias_amp_t_to_a_score, {}, "task"),
-    "Multi G->M": (multi_g_to_m_score, {}, "attr"),
-    "Multi M->G": (multi_m_to_g_score, {}, "task"),
-}
-
-SCORER_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+SCORER_NAMES: tuple[str, ...] = REGISTRY.scorer_names
 """The metric names :func:`make_scorer` accepts (arrows may be written ``->`` or ``→``)."""
 
-_FUNCTIONS = {
-    demographic_parity: "DP", normalized_disparate_impact: "DI", statistical_parity_subgroup_fairness: "SPSF",
-    false_positive_subgroup_fairness: "FPSF", equalized_odds_false_positive: "EOFP",
-    equalized_odds_true_positive: "EOTP", group_bias_amplification: "BA",
-    bias_amp_directional: "BiasAmp A->T", multi_bias_amp: "Multi G->M",
-}
 
-
-def _key(name: str) -> str:
-    return re.sub(r"[\s_]+", "", name.replace("→", "->")).lower()
-
-
-_ALIASES: dict[str, str] = {}
-for _name in SCORER_NAMES:
-    _ALIASES[_key(_name)] = _name
-for _fn, _name in _FUNCTIONS.items():
-    if _name in METRICS:
-        _ALIASES[_key(_fn.__name__)] = _name
-for _name, _alias in (("BiasAmp A->T", "BiasAmp-> A->T"), ("BiasAmp T->A", "BiasAmp-> T->A"),
-                      ("Multi G->M", "Multi-> G->M"), ("Multi M->G", "Multi-> M->G")):
-    _ALIASES[_key(_alias)] = _name
-del _name, _fn, _alias
-
-
-def _resolve(metric: Any) -> tuple[str, Callable, dict, str]:
-    """(name, score function, fixed options, metadata) of a biasamp metric name or function."""
+def _resolve(metric: Any) -> tuple[str, str]:
+    """(canonical scorer name, metadata it requests) of a biasamp metric name or function."""
     if isinstance(metric, str):
-        name = _ALIASES.get(_key(metric))
-        if name is None:
-            raise ValueError(f"unknown metric {metric!r}; biasamp scorers: {', '.join(map(repr, SCORER_NAMES))} "
-                             "(or pass a function)")
+        _, spec = REGISTRY.scorer(metric)
     else:
-        name = next(n for f, n in _FUNCTIONS.items() if f is metric)
-    return (name, *_REGISTRY[name])
+        family = REGISTRY.get(metric)
+        spec = next(s for s in family.statistics_of(metric) if s.scorer is not None)
+    return spec.scorer.name, spec.scorer.request
+
+
+def _is_biasamp_metric(metric: Any) -> bool:
+    family = REGISTRY.get(metric)
+    return family is not None and any(s.scorer is not None for s in family.statistics_of(metric))
 
 
 def _sklearn_version() -> tuple[int, int]:
@@ -231,10 +182,11 @@ def make_scorer(
 
     if greater_is_better is not None and not isinstance(greater_is_better, bool):
         raise TypeError(f"greater_is_better must be a bool or None, got {type(greater_is_better).__name__}")
-    if isinstance(metric, str) or any(metric is f for f in _FUNCTIONS):
-        _, score, options, request = _resolve(metric)
+    if isinstance(metric, str) or _is_biasamp_metric(metric):
+        name, request = _resolve(metric)
+        score = statistic_score
         requests = [request]
-        kwargs = {**options, **kwargs}
+        kwargs = {"statistic": name, **kwargs}
         if greater_is_better is None:
             greater_is_better = False
     elif callable(metric):

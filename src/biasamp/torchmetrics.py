@@ -59,9 +59,14 @@ except ImportError as exc:  # pragma: no cover - exercised only where torchmetri
         "(or pip install \"biasamp[torchmetrics]\")"
     ) from exc
 
-from .accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator, _Accumulator
-from .counts import CooccurrenceCounts
-from .fairness import METRICS
+from biasamp.accumulators import (
+    CooccurrenceAccumulator,
+    FairnessAccumulator,
+    MultiAttributeAccumulator,
+    _Accumulator,
+)
+from biasamp.cooccurrence._counts import CooccurrenceCounts
+from biasamp.fairness._metrics import METRICS
 
 __all__ = ["BiasAmpDirectional", "BiasAmpMALS", "GroupFairness", "MultiBiasAmp"]
 
@@ -144,7 +149,7 @@ class _AccumulatorMetric(Metric):
         """Run the accumulator's ``method`` on one batch and add its tables into the states."""
         acc = self._acc
         if getattr(acc, "n_boot", 0) and not getattr(self, "_stream_set", False):
-            from ._torch_dist import is_distributed
+            from biasamp._engine.torch_dist import is_distributed
 
             if is_distributed():  # distinct bootstrap row ids on every rank
                 import torch.distributed as dist
@@ -634,7 +639,7 @@ class GroupFairness(_AccumulatorMetric):
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: str | Sequence[str] = METRICS, **kwargs: Any) -> None:
-        from .fairness import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
+        from biasamp.fairness._metrics import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
 
         options = {k: kwargs.pop(k) for k in _FROM_COUNTS_OPTIONS + _LABEL_OPTIONS if k in kwargs}
         super().__init__(FairnessAccumulator(classes, groups, metrics=metrics, **options), **kwargs)

@@ -1,0 +1,225 @@
+"""Bootstrap results: intervals, tests and per-unit tables of a metric's replicate statistics
+(:class:`BootstrapResult`, built by :func:`summarize` from replicates filled by :func:`fill_replicates`)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasamp._core.results import ResultMixin, fmt
+from biasamp.exceptions import UndefinedPairWarning
+
+__all__ = ["BootstrapResult", "fill_replicates", "summarize"]
+
+# --------------------------------------------------------------------------- #
+# bootstrap over the count tables
+# --------------------------------------------------------------------------- #
+_P_ADJUST = ("holm", "bh")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BootstrapResult(ResultMixin):
+    r"""Result of :func:`bootstrap`: intervals and tests of no effect of a count-based metric.
+
+    There is no single ``value`` when the metric has several statistics (e.g.
+    ``"A->T"`` and ``"T->A"``): read ``estimate[name]``, ``ci[name]`` and
+    ``p_value[name]``; with one statistic ``value`` and :meth:`interval` give
+    it directly.
+
+    Attributes
+    ----------
+    estimate : dict of str -> float
+        The metric's statistics on the full data (equal to the metric's own
+        values).
+    ci : dict of str -> (float, float)
+        Confidence interval per statistic; it always holds the estimate with
+        ``ci_method="auto"``.
+    methods : dict of str -> str
+        The interval method used for each statistic (``"BCa"``, ``"max-t
+        band"``, ``"percentile"``, ``"basic"``; ``"normal (fallback)"`` when
+        ``"auto"`` found a BCa interval not holding its estimate).
+    p_value : dict of str -> float or None
+        p-value of the test of no effect of each statistic, where one exists:
+        the global null "no class / no pair has an effect", i.e. the smallest
+        adjusted per-unit p-value (Holm: a valid test of the global null). None
+        where the statistic has no test.
+    tables : dict of str -> pandas.DataFrame
+        Per statistic, one row per unit (class for the fairness metrics, pair
+        for BiasAmp→ and BiasAmp_MALS, (group, combination) for the
+        multi-attribute metrics): the unit's value, its *simultaneous* interval
+        (``ci_low``, ``ci_high``: all units are covered together at ``level``)
+        and, where a test exists, ``p_value`` and ``p_adjusted``.
+    replicates : pandas.DataFrame
+        One row per replicate, one column per statistic; NaN exactly where the
+        statistic was undefined in that replicate (counted in ``n_undefined``).
+    n_undefined : dict of str -> int
+        Replicates in which the statistic was undefined (excluded).
+    n_boot : int
+    level : float
+    ci_method : str
+        The requested method.
+    p_adjust : {"holm", "bh"}
+        Multiple-comparison adjustment of the per-unit p-values.
+    test_methods : dict of str -> str
+        The test used for each statistic that has one.
+    notes : list of str
+        Remarks a reader needs (zero-width intervals and why, tests not run).
+
+    Notes
+    -----
+    A simultaneous interval covers every unit of the table together: with
+    probability ``level`` each unit's true value lies in its
+    ``[ci_low, ci_high]``. The headline ``p_value`` is
+    :math:`\min_u p^{adj}_u`, the Holm test of the global null.
+
+    References
+    ----------
+    .. [1] B. Efron, R. Tibshirani. "An Introduction to the Bootstrap".
+       Chapman & Hall, 1993.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import bootstrap, bias_amp_directional
+    >>> rng = np.random.default_rng(0)
+    >>> attr = rng.integers(0, 2, 1000)
+    >>> task = (rng.random((1000, 2)) < 0.3 + 0.2 * attr[:, None]).astype(int)
+    >>> res = bootstrap(bias_amp_directional, attr, task, attr_pred=attr, task_pred=task,
+    ...                 n_boot=200, random_state=0)
+    >>> res.estimate, res.ci["A->T"]  # perfect predictions: no amplification, and no doubt about it
+    ({'A->T': 0.0, 'T->A': 0.0}, (0.0, 0.0))
+    >>> hasattr(res, "value")  # two statistics: read res.estimate[name]
+    False
+    """
+
+    estimate: dict
+    ci: dict
+    replicates: pd.DataFrame
+    n_undefined: dict
+    n_boot: int
+    level: float
+    ci_method: str = "auto"
+    methods: dict = field(default_factory=dict)
+    p_value: dict = field(default_factory=dict)
+    tables: dict = field(default_factory=dict)
+    p_adjust: str = "holm"
+    test_methods: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    def _only(self) -> str | None:
+        return next(iter(self.estimate)) if len(self.estimate) == 1 else None
+
+    @property
+    def value(self) -> float:
+        """The estimate, when there is a single statistic (else ``AttributeError``: see ``estimate``)."""
+        name = self._only()
+        if name is None:
+            raise AttributeError(f"several statistics {list(self.estimate)}: read .estimate[name]")
+        return self.estimate[name]
+
+    def interval(self, statistic: str | None = None) -> tuple[float, float]:
+        """``(low, high)`` of one statistic (optional when there is only one)."""
+        if statistic is not None and not isinstance(statistic, str):
+            raise TypeError(f"statistic must be a statistic's name (a str) or None, got {type(statistic).__name__}")
+        name = statistic if statistic is not None else self._only()
+        if name is None:
+            raise ValueError(f"several statistics {list(self.estimate)}; name one (statistic=...)")
+        if name not in self.ci:
+            raise ValueError(f"unknown statistic {name!r}; have {list(self.ci)}")
+        return self.ci[name]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per statistic: estimate, interval, method, p-value, undefined replicates."""
+        rows = []
+        for name, est in self.estimate.items():
+            lo, hi = self.ci[name]
+            rows.append({
+                "statistic": name, "estimate": est, "ci_low": lo, "ci_high": hi,
+                "method": self.methods.get(name), "p_value": self.p_value.get(name),
+                "n_undefined": self.n_undefined.get(name, 0),
+            })
+        return pd.DataFrame(rows).set_index("statistic")
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out.pop("replicates", None)
+        return out
+
+    def __repr__(self) -> str:
+        lines = [f"BootstrapResult(n_boot={self.n_boot}, level={self.level:g}, ci_method={self.ci_method!r})"]
+        for name, est in self.estimate.items():
+            lo, hi = self.ci[name]
+            p = self.p_value.get(name)
+            extra = f"  p={p:.3g}" if p is not None and np.isfinite(p) else ""
+            if self.n_undefined.get(name):
+                extra += f", {self.n_undefined[name]} undefined replicates"
+            width = max(len(k) for k in self.estimate)
+            lines.append(f"  {name:<{width}} = {fmt(est)}  CI [{fmt(lo)}, {fmt(hi)}] ({self.methods.get(name)}){extra}")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def fill_replicates(plan: Any, stats: list, chunks: Any, n_boot: int) -> None:
+    """Evaluate ``plan`` on chunks ``(slice, tables)`` of replicate tables and store the replicates in ``stats``."""
+    values = {s.name: np.empty(n_boot) for s in stats}
+    parts = {s.name: np.empty((n_boot, len(s.parts.estimate))) for s in stats if s.parts is not None}
+    for sl, tables in chunks:
+        for name, v in plan.values(tables).items():
+            values[name][sl] = v
+        for name, x in plan.parts(tables).items():
+            parts[name][sl] = x
+    for s in stats:
+        s.replicates = values[s.name]
+        if s.parts is not None:
+            s.parts.replicates = parts[s.name]
+
+
+def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: str, p_adjust: str,
+              seed: np.random.SeedSequence, cell_counts: np.ndarray | None = None,
+              stacklevel: int = 2) -> BootstrapResult:
+    """Intervals, tests and per-unit tables of statistics whose replicates are filled in."""
+    from biasamp._engine.intervals import interval, unit_table, zero_width_note
+    from biasamp._engine.pvalues import adjust_pvalues, global_p_value
+
+    test_rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 2)))
+    tests = plan.tests(test_rng) if plan.tests is not None else {}
+    estimate, ci, methods, p_value, tables, n_undefined, test_methods = {}, {}, {}, {}, {}, {}, {}
+    notes = list(plan.notes)
+    for s in stats:
+        estimate[s.name] = s.estimate
+        n_undefined[s.name] = int((~np.isfinite(s.replicates)).sum())
+        lo, hi, used = interval(s, ci_method, level, cell_counts)
+        ci[s.name], methods[s.name] = (lo, hi), used
+        if lo == hi and np.isfinite(lo):
+            notes.append(zero_width_note(s))
+        elif np.isfinite(s.estimate) and not lo <= s.estimate <= hi:
+            notes.append(f"{s.name}: the {used} interval [{lo:.4g}, {hi:.4g}] excludes the estimate {s.estimate:.4g} "
+                         "(almost every replicate lies on one side of it); ci_method='auto' gives an interval "
+                         "that holds it")
+        table = unit_table(s, level) if s.parts is not None else None
+        if s.name in tests:
+            t = tests[s.name]
+            p_value[s.name] = global_p_value(t.p_value)
+            test_methods[s.name] = t.method
+            if table is not None:
+                table["p_value"] = t.p_value
+                table["p_adjusted"] = adjust_pvalues(t.p_value, method=p_adjust)
+        else:
+            p_value[s.name] = None
+        if table is not None:
+            tables[s.name] = table
+    replicates = pd.DataFrame({s.name: s.replicates for s in stats})
+    if any(n_undefined.values()):
+        warnings.warn(
+            "bootstrap: some replicates had an undefined statistic and were excluded: "
+            + ", ".join(f"{k}: {v}" for k, v in n_undefined.items() if v),
+            UndefinedPairWarning,
+            stacklevel=stacklevel,
+        )
+    return BootstrapResult(estimate, ci, replicates, n_undefined, n_boot, level, ci_method, methods, p_value,
+                           tables, p_adjust, test_methods, notes)
+

@@ -1,0 +1,267 @@
+"""The declaration of a count-based metric family, and the registry every layer reads.
+
+A *family* is one public metric function whose value is a pure function of a
+table of counts (co-occurrence BiasAmp→, BiasAmp_MALS, multi-attribute,
+group fairness, differential fairness). Each family is declared once, in its
+own package (``biasamp/<family>/_family.py``), as a :class:`Family`; the
+registry (:mod:`biasamp._families`) lists the declarations, and every layer
+that works "for every count-based metric" — :func:`biasamp.bootstrap`, the
+threshold and checkpoint curves, the scikit-learn scorers, ``biasamp.dask``'s
+bootstrap, the common tests — looks the family up instead of keeping a table
+of its own. A new family costs one package and one registry line
+(docs/architecture.md).
+
+Vocabulary of *roles* (the label arguments a family reads): ``attr`` (the
+protected attribute A, the multi-attribute paper's group g, fairness'
+``sensitive_features``), ``task`` (the task labels T, the multi-attribute
+paper's attributes m, fairness' ``y_true``), ``attr_pred`` / ``task_pred``
+(their predictions), ``attr_train`` / ``task_train`` (training ground
+truth), ``sample_weight``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ROLES", "Family", "Registry", "Scorer", "StatisticSpec", "read_attribute"]
+
+#: every label role a family can read (see the module docstring)
+ROLES = ("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight")
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """How a statistic becomes a scikit-learn scorer ``score(y_true, y_pred, *, <metadata>, **options)``.
+
+    ``target``: the role ``y_true`` plays (``"task"`` or ``"attr"``); the
+    estimator's ``y_pred`` plays ``target + "_pred"``. ``metadata``: the
+    role requested through metadata routing, under the keyword ``request``
+    (``"sensitive_features"``, ``"attr"`` or ``"task"``). ``options``: fixed
+    options of the call (e.g. the one fairness metric asked for). ``switches``:
+    boolean scorer options that read another statistic of the same call
+    (``raw=True`` -> ``"G->M raw"``).
+    """
+
+    name: str
+    target: str
+    metadata: str
+    request: str
+    aliases: tuple[str, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+    switches: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StatisticSpec:
+    """One statistic of a family.
+
+    ``name``: its name in :func:`biasamp.bootstrap`, the report and the
+    curves' bootstrap (``"A->T"``, ``"DP"``); ``column``: a Python
+    identifier (the curve's column, ``"a_to_t"``); ``needs``: the prediction
+    roles without which it is not computed; ``read(result) -> (value,
+    n_undefined)``; ``range``: the values it can take; ``regular``: a smooth
+    function of the counts (percentile/BCa intervals are valid at 0), or built
+    from maxima/absolute values (non-regular at 0: interval from a
+    simultaneous band); ``signed``: an amplification that can be negative
+    ("reduced"), not a disparity ≥ 0; ``headline``: one of the values the
+    family reports first (the curves draw the headline statistics).
+    """
+
+    name: str
+    column: str
+    needs: tuple[str, ...]
+    read: Callable[[Any], tuple[float, int]]
+    range: tuple[float, float]
+    regular: bool
+    signed: bool
+    scorer: Scorer | None = None
+    headline: bool = True
+
+
+def read_attribute(path: str) -> Callable[[Any], tuple[float, int]]:
+    """``read`` of a statistic stored as ``result.<path>`` with ``.value`` and ``.n_undefined``."""
+
+    def read(result: Any) -> tuple[float, int]:
+        part = result
+        for name in path.split("."):
+            part = getattr(part, name)
+        return float(part.value), int(getattr(part, "n_undefined", 0) or 0)
+
+    return read
+
+
+@dataclass(frozen=True)
+class Family:
+    """The one declaration of a count-based metric family.
+
+    Attributes
+    ----------
+    key : str
+        Short identifier (``"directional"``).
+    title : str
+        Human name, with the paper's name of the metric.
+    function : callable
+        The public metric function.
+    citation : str
+        The paper that defines it.
+    roles : tuple of str
+        The label roles the function reads (:data:`ROLES`).
+    statistics : tuple of StatisticSpec
+        Its statistics, in report order.
+    call : callable
+        ``call(roles, options) -> (args, kwargs)``: the function's arguments
+        for labels given by role (``None`` where absent) and options. Raises
+        ``ValueError`` naming what is missing.
+    plan : callable
+        ``plan(*args, **kwargs) -> Plan``: the resampling plan of a call
+        with the function's own arguments (see :mod:`biasamp._engine.intervals`).
+    aliases : mapping
+        Other public functions of the family (e.g. ``demographic_parity``)
+        -> the statistic names they return.
+    selected : callable, optional
+        ``selected(options) -> statistic names`` a call computes when an
+        option selects them (fairness' ``metrics=``); default: all.
+    threshold_curve : bool
+        Whether :func:`biasamp.threshold_curve` sweeps it (hard predictions
+        at every threshold).
+    section : str, optional
+        The key of its :func:`biasamp.audit` section.
+    """
+
+    key: str
+    title: str
+    function: Callable
+    citation: str
+    roles: tuple[str, ...]
+    statistics: tuple[StatisticSpec, ...]
+    call: Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[tuple, dict]]
+    plan: Callable[..., Any]
+    aliases: Mapping[Callable, tuple[str, ...]] = field(default_factory=dict)
+    selected: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
+    threshold_curve: bool = True
+    section: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The public function's name."""
+        return self.function.__name__
+
+    @property
+    def functions(self) -> tuple[Callable, ...]:
+        """The public function and its aliases."""
+        return (self.function, *self.aliases)
+
+    def statistic(self, name: str) -> StatisticSpec:
+        """The statistic called ``name``."""
+        for s in self.statistics:
+            if s.name == name:
+                return s
+        raise KeyError(f"{self.name} has no statistic {name!r}; it has {[s.name for s in self.statistics]}")
+
+    def statistics_of(self, function: Callable, options: Mapping[str, Any] | None = None) -> tuple[StatisticSpec, ...]:
+        """The statistics a call of ``function`` (the family's function or an alias) with ``options`` computes."""
+        if function is not self.function:
+            return tuple(self.statistic(n) for n in self.aliases[function])
+        if self.selected is not None:
+            return tuple(self.statistic(n) for n in self.selected(options or {}))
+        return self.statistics
+
+    def plan_of(self, function: Callable) -> Callable[..., Any]:
+        """The plan builder of ``function``: an alias resamples the family's call restricted to its statistics."""
+        if function is self.function:
+            return self.plan
+        only = self.aliases[function]
+
+        def plan(*args: Any, **kwargs: Any) -> Any:
+            return self.plan(*args, _only=only, **kwargs)
+
+        return plan
+
+
+def _scorer_key(name: str) -> str:
+    """Scorer names are matched ignoring case, spaces, underscores and the arrow's spelling."""
+    return re.sub(r"[\s_]+", "", name.replace("→", "->")).lower()
+
+
+class Registry:
+    """The families, indexed by key, by public function and by statistic name."""
+
+    def __init__(self, families: list[Family]) -> None:
+        self._by_key: dict[str, Family] = {}
+        self._by_function: dict[Callable, Family] = {}
+        self._by_statistic: dict[str, tuple[Family, StatisticSpec]] = {}
+        self._scorers: dict[str, tuple[Family, StatisticSpec]] = {}
+        self._scorer_keys: dict[str, str] = {}
+        for fam in families:
+            if fam.key in self._by_key:
+                raise ValueError(f"two families declare the key {fam.key!r}")
+            self._by_key[fam.key] = fam
+            for f in fam.functions:
+                if f in self._by_function:
+                    raise ValueError(f"{f.__name__} is declared by {self._by_function[f].key!r} and {fam.key!r}")
+                self._by_function[f] = fam
+            for s in fam.statistics:
+                self._by_statistic.setdefault(s.name, (fam, s))
+                if s.scorer is not None:
+                    self._scorers[s.scorer.name] = (fam, s)
+                    for alias in (s.scorer.name, *s.scorer.aliases):
+                        self._scorer_keys[_scorer_key(alias)] = s.scorer.name
+            for f in fam.aliases:
+                names = fam.aliases[f]
+                if len(names) == 1 and fam.statistic(names[0]).scorer is not None:
+                    self._scorer_keys.setdefault(_scorer_key(f.__name__), fam.statistic(names[0]).scorer.name)
+
+    def __iter__(self) -> Iterator[Family]:
+        return iter(self._by_key.values())
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __getitem__(self, key: str) -> Family:
+        return self._by_key[key]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The family keys, in declaration order."""
+        return tuple(self._by_key)
+
+    def get(self, function: Any) -> Family | None:
+        """The family of a public function (or one of its aliases), None if it has none."""
+        try:
+            return self._by_function.get(function)
+        except TypeError:  # unhashable
+            return None
+
+    def of(self, function: Any, where: str) -> Family:
+        """The family of ``function``, or a ``TypeError`` saying which functions ``where`` supports."""
+        fam = self.get(function)
+        if fam is None:
+            raise TypeError(
+                f"{where} supports the count-based metrics {', '.join(self.function_names())}, "
+                f"got {getattr(function, '__name__', function)!r}"
+            )
+        return fam
+
+    def function_names(self) -> list[str]:
+        """The names of every registered function."""
+        return [f.__name__ for fam in self for f in fam.functions]
+
+    def statistic(self, name: str) -> tuple[Family, StatisticSpec]:
+        """The family and declaration of a statistic name (``"A->T"``, ``"DP"``)."""
+        return self._by_statistic[name]
+
+    @property
+    def scorer_names(self) -> tuple[str, ...]:
+        """The canonical names of every scorer."""
+        return tuple(self._scorers)
+
+    def scorer(self, name: str) -> tuple[Family, StatisticSpec]:
+        """The family and statistic of a scorer name (any spelling), ``ValueError`` if unknown."""
+        canonical = self._scorer_keys.get(_scorer_key(name))
+        if canonical is None:
+            raise ValueError(f"unknown metric {name!r}; biasamp scorers: {', '.join(map(repr, self._scorers))} "
+                             "(or pass a function)")
+        return self._scorers[canonical]

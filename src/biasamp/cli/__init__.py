@@ -1,0 +1,5 @@
+"""The ``biasamp`` command line (click): ``audit``, ``demo``."""
+
+from ._commands import main
+
+__all__ = ["main"]

@@ -1,0 +1,815 @@
+"""The ``biasamp`` command line: ``biasamp audit``, ``biasamp demo``, ``biasamp --version``.
+
+Built on click; this module holds the commands and their options, and
+:mod:`biasamp.cli._data` reads and checks their input files. Column
+conventions of ``biasamp audit`` (each overridable by an option):
+
+* attribute: ``--attr`` (repeatable or comma-separated: several attributes,
+  audited one by one into one report; ``--intersect race,sex`` adds their
+  intersection), else the first of the columns ``attr``, ``attribute``,
+  ``group``, ``protected``;
+* task: ``--task`` (repeatable, or comma-separated), else every column named
+  ``task_*`` (not ending in ``_pred`` or ``_score``), else a column ``task``,
+  ``label`` or ``y``. One task column is a single-label task (class ids or
+  names; a 0/1 column is two classes); several are a multi-label 0/1
+  indicator matrix (the ``task_`` prefix is dropped from their names);
+* predictions: ``--attr-pred`` / ``--task-pred``, else ``<column>_pred`` for
+  each attribute/task column; where ``<column>_pred`` is absent,
+  ``<column>_score`` (probabilities) is used;
+* calibration: with ``--val FILE``, the ``<column>_score`` columns of the
+  validation file set per-label thresholds that are applied to the
+  ``<column>_score`` columns of the test file;
+* training labels: ``--train FILE`` with the same attribute and task columns.
+
+Files are CSV (``.csv``, ``.tsv``, ``.tab``, ``.txt``, ``.dat``, ``.data``,
+optionally ``.gz``/``.bz2``/``.zip``/``.xz``; the delimiter ``,`` ``;`` tab
+or ``|`` is detected) or Parquet (``.parquet``, ``.pq``, or a directory of
+such files; needs pyarrow), read as data only. A True/False column is read as
+1/0 where another column of the same label is 0/1. Errors in the data name
+the column and the row (1-based, after the header). Reports are written
+atomically (temporary file, then rename) and never over an input file. Exit
+codes: 0 success; 1 a file could not be read or written, a bad value in the
+data, or a metric family failed (the report, still written when at least one
+family succeeded, records the error); 2 usage error (including a missing
+column, listed with the available ones, and an unsupported file format); 130
+interrupted (Ctrl-C).
+
+Streaming (``--stream``; by default when the Parquet input is larger than
+``--max-memory``, estimated from the file footers): the Parquet data is read
+in record batches, one file at a time, and counted by the streaming
+accumulators in bounded memory (:mod:`biasamp.report._stream`). The report has the
+same sections and values, without the bootstrap intervals of the
+count-based metrics; DPA and LA run on a uniform random sample of
+``--dpa-rows`` test rows.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import shutil
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+import pandas as pd
+from click.core import ParameterSource
+
+from biasamp.cli._data import (
+    PRED_SUFFIX,
+    SCORE_SUFFIX,
+    TASK_PREFIX,
+    _argument_columns,
+    _available,
+    _check_missing,
+    _check_numbers,
+    _check_predictions,
+    _is_parquet,
+    _name_columns,
+    _normalise_bools,
+    _not_found,
+    _require,
+    _resolve_columns,
+    _table_kind,
+    _task_frame,
+    _task_names,
+    read_table,
+)
+from biasamp.report._model import _write_atomic, audit, section_builders
+
+__all__ = ["main"]
+
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _version() -> str:
+    from biasamp._core.version import __version__
+
+    return __version__
+
+
+# --------------------------------------------------------------------------- #
+# arguments and outputs
+# --------------------------------------------------------------------------- #
+def _split(values: tuple[str, ...]) -> list[str]:
+    out = []
+    for v in values:
+        out.extend(c.strip() for c in v.split(",") if c.strip())
+    return out
+
+
+def _display_names(cols: dict, source: str) -> dict:
+    """The report's ``names``: attribute and task columns, and where the data came from."""
+    task = ", ".join(cols["task"]) if len(cols["task"]) <= 3 else f"{len(cols['task'])} task columns"
+    return {"attr": ", ".join(cols.get("attrs") or [cols["attr"]]), "task": task, "source": source}
+
+
+_OUTPUT_OPTIONS = {"json_path": "--json", "html_path": "--html", "markdown_path": "--markdown",
+                   "latex_path": "--latex", "model_card_path": "--model-card"}
+"""The output file options of every command: argument -> option."""
+
+
+def _check_outputs(common: dict, inputs: list[str | None]) -> None:
+    """UsageError (exit 2) for an output that is an input, another output, a directory, or in no folder.
+
+    ``common``: the values of :func:`_common_options` (the output paths among
+    them); ``inputs``: the input files (None for one not given).
+    """
+    seen = {}
+    for name, option in _OUTPUT_OPTIONS.items():
+        path = common[name]
+        if path is None:
+            continue
+        target = Path(path).resolve()
+        for inp in inputs:
+            if inp is not None and (target == Path(inp).resolve()
+                                    or (Path(path).exists() and os.path.samefile(path, inp))):
+                raise click.UsageError(f"{option} {path} is an input file; refusing to overwrite it")
+        if target in seen:
+            raise click.UsageError(f"{option} and {seen[target]} name the same file {path}")
+        if target.is_dir():
+            raise click.UsageError(f"{option} {path} is a directory")
+        if not target.parent.is_dir():
+            raise click.UsageError(f"{option} {path}: the folder {target.parent} does not exist")
+        seen[target] = option
+
+
+def _write_outputs(report, json_path, html_path, plots: bool, protect: list[str], markdown_path=None, latex_path=None,
+                   model_card_path=None) -> None:
+    for path, render in ((json_path, lambda: report.to_json()), (html_path, lambda: report.to_html(plots=plots)),
+                         (markdown_path, lambda: report.to_markdown()), (latex_path, lambda: report.to_latex()),
+                         (model_card_path, lambda: report.to_model_card())):
+        if path is None:
+            continue
+        try:
+            _write_atomic(path, render(), protect=[p for p in protect if p])
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"cannot write {path}: {exc}") from None
+        click.echo(f"wrote {path}", err=True)
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None:
+            ctx.find_root().meta.setdefault("biasamp_written", []).append(path)
+
+
+# --------------------------------------------------------------------------- #
+# streaming
+# --------------------------------------------------------------------------- #
+def _parse_size(ctx: Any, param: Any, value: Any) -> int | None:
+    """A size such as ``500M``, ``2G``, ``1.5GB`` or ``1024`` (bytes); K, M, G, T are powers of 1024."""
+    if value is None or isinstance(value, int):
+        return value
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtKMGT]?)(?:i?[bB])?\s*", str(value))
+    if not m:
+        raise click.BadParameter(f"{value!r} is not a size such as 500M, 2G or 1.5GB (K, M, G, T: powers of 1024)")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
+
+
+def _fmt_size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def _open_dataset(path: str | os.PathLike) -> Any:
+    """The footers of a Parquet file or directory; UsageError (exit 2) for a directory without Parquet files."""
+    from biasamp.report._stream import ParquetDataset, StreamReadError
+
+    try:
+        return ParquetDataset.open(path)
+    except ValueError as exc:
+        raise click.UsageError(f"{exc}: DATA and --train are CSV or Parquet files, or directories of Parquet "
+                               "files") from None
+    except ImportError as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from None
+    except StreamReadError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _decide_streaming(stream: bool | None, data: str, train_path: str | None, val_path: str | None,
+                      max_memory: int) -> tuple[bool, dict]:
+    """Whether to stream, and the Parquet inputs' footers (path -> ParquetDataset).
+
+    ``--stream`` streams (Parquet inputs only); ``--no-stream`` loads; by
+    default the data is streamed when every input is Parquet and their
+    uncompressed size (from the footers) exceeds ``--max-memory``.
+    """
+    inputs = [(p, what) for p, what in ((data, "DATA"), (train_path, "--train")) if p]
+    datasets = {p: _open_dataset(p) for p, _ in inputs if _is_parquet(p)}
+    if stream is False:
+        return False, datasets
+    if stream is None:
+        size = sum(ds.nbytes for ds in datasets.values())
+        if len(datasets) < len(inputs) or size <= max_memory:
+            return False, datasets
+        what = " and ".join(str(p) for p, _ in inputs)
+        if val_path:
+            raise click.UsageError(
+                f"{what}: about {_fmt_size(size)} uncompressed, more than --max-memory {_fmt_size(max_memory)}, "
+                "so it would be streamed, but --val (threshold calibration) is not supported when streaming; "
+                "pass --no-stream to load it in memory, or a larger --max-memory")
+        click.echo(f"streaming {what}: about {_fmt_size(size)} uncompressed, more than --max-memory "
+                   f"{_fmt_size(max_memory)} (--no-stream loads it in memory)", err=True)
+        return True, datasets
+    for p, what in inputs:
+        if p not in datasets:
+            raise click.UsageError(f"--stream reads Parquet: {what} {p} is not a Parquet file (.parquet, .pq) "
+                                   "or a directory of Parquet files")
+    if val_path:
+        raise click.UsageError("--val (threshold calibration) is not supported with --stream; "
+                               "pass --no-stream to load the data in memory")
+    return True, datasets
+
+
+def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, task, attr_pred,
+                    task_pred, weight: str | None = None) -> tuple[dict, dict]:
+    """``({attribute: StreamColumns}, columns)``: the conventions applied to the Parquet schemas (no data read).
+
+    UsageError (exit 2) listing the available columns when one is missing,
+    from the first file or from any later file of a directory.
+    """
+    from biasamp.report._stream import StreamColumns
+
+    test = datasets[data]
+    cols = _resolve_columns(pd.DataFrame(columns=list(test.columns)), data, attr, task, attr_pred, task_pred)
+    predictions = [*(p for p in cols["attr_preds"].values() if p), *(cols["task_pred"] or [])]
+    checks = [(test, data, "test", [*cols["attrs"], *cols["task"], *predictions, *([weight] if weight else [])])]
+    if train_path:
+        checks.append((datasets[train_path], train_path, "training", [*cols["attrs"], *cols["task"]]))
+    for ds, path, what, needed in checks:
+        gap = ds.missing(needed)
+        if gap is not None:
+            f, lacking, available = gap
+            where = f"{f}" + (f" (of {path})" if str(f) != str(path) else "")
+            raise click.UsageError(_not_found(what, lacking, where, ", ".join(available)))
+    per_attr = {a: StreamColumns(a, tuple(cols["task"]), tuple(_task_names(cols["task"])), cols["attr_preds"][a],
+                                 tuple(cols["task_pred"]) if cols["task_pred"] else None, weight)
+                for a in cols["attrs"]}
+    return per_attr, cols
+
+
+# --------------------------------------------------------------------------- #
+# commands
+# --------------------------------------------------------------------------- #
+_SECTIONS = [b.key for b in section_builders()]
+_MAX_N_BOOT = 100_000  # beyond this the intervals do not change, and the replicates take minutes and GBs
+_USUAL_N_BOOT = 10_000  # more rarely moves an interval endpoint by more than its Monte Carlo error
+_FAIRNESS_OPTIONS = ("average", "pos_label", "threshold", "soft", "min_group_size", "include_small_groups",
+                     "reference_group", "tolerance")
+"""The options of the group fairness metrics (``fairness=`` of a streamed audit)."""
+_COMMON_VALUES = ("json_path", "html_path", "markdown_path", "latex_path", "model_card_path", "no_plots", "n_boot",
+                  "n_iter", "attacker", "exclude", "random_state", "progress", "quiet")
+"""The values of :func:`_common_options`: one dict ``common`` of the command, the keywords of :func:`_run`."""
+
+
+def _common_options(func):
+    opts = [
+        click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON here."),
+        click.option("--html", "html_path", type=click.Path(dir_okay=False),
+                     help="Write the report as a self-contained HTML page here."),
+        click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False),
+                     help="Write the report as Markdown here."),
+        click.option("--latex", "latex_path", type=click.Path(dir_okay=False),
+                     help="Write the headline numbers as a LaTeX booktabs table here."),
+        click.option("--model-card", "model_card_path", type=click.Path(dir_okay=False),
+                     help="Write a Hugging Face model card (model-index metadata + Markdown) here."),
+        click.option("--no-plots", is_flag=True, help="HTML without plots (tables only)."),
+        click.option("--n-boot", type=click.IntRange(2, _MAX_N_BOOT), default=None,
+                     help="Bootstrap replicates of the count-based metrics, 2 to 100,000 [default: 1000; 200 with "
+                          "--stream, where each replicate costs a weight per row]."),
+        click.option("--ci-method", type=click.Choice(["auto", "percentile", "basic", "bca", "band"]),
+                     default="auto", show_default=True, expose_value=False, callback=_remember,
+                     help="Interval method: auto = BCa for smooth metrics, a simultaneous band (valid at 0) for "
+                          "max/min/absolute-value metrics; see docs/inference.md."),
+        click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+                     show_default=True, expose_value=False, callback=_remember,
+                     help="Confidence level of every interval."),
+        click.option("--n-iter", type=click.IntRange(2), default=10, show_default=True,
+                     help="Iterations of DPA and leakage amplification."),
+        click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp_es", "mlp", "logistic"]),
+                     default="auto", show_default=True,
+                     help="Attacker of DPA/LA; auto = tabular for discrete inputs with well-filled cells, else mlp_es."),
+        # group fairness (audit(average=..., ...)); passed only when given, so the audit's defaults apply
+        click.option("--average", type=click.Choice(["auto", "binary", "macro"]), default="auto",
+                     show_default=True, expose_value=False, callback=_remember_given,
+                     help="Group fairness over classes: binary = the positive class (--pos-label) only, macro = "
+                          "the mean over classes (Qian et al.); auto = binary for a two-class task, else macro."),
+        click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+                     expose_value=False, callback=_remember_given,
+                     help="Probabilities given as task predictions (<column>_score) are thresholded here."),
+        click.option("--soft", type=click.Choice(["threshold", "expected"]), default="threshold", show_default=True,
+                     expose_value=False, callback=_remember_given,
+                     help="Probabilities as task predictions: threshold them (--threshold), or use them as "
+                          "expected rates."),
+        click.option("--min-group-size", type=click.IntRange(0), default=30, show_default=True, expose_value=False,
+                     callback=_remember_given,
+                     help="Groups with fewer rows are flagged and left out of the headline fairness numbers."),
+        click.option("--include-small-groups", is_flag=True, expose_value=False, callback=_remember_given,
+                     help="Keep groups below --min-group-size in the headline fairness numbers (still flagged)."),
+        click.option("--reference-group", multiple=True, metavar="GROUP", expose_value=False,
+                     callback=_remember_given,
+                     help="Reference of the disparity ratios: largest, best, a group name, or ATTR=GROUP for one "
+                          "attribute (repeatable) [default: largest]."),
+        click.option("--tolerance", metavar="LOW,HIGH", default="0.8,1.25", show_default=True, expose_value=False,
+                     callback=_tolerance,
+                     help="Disparity ratios inside [LOW, HIGH] pass (one number r: [r, 1/r]); 0.8,1.25 is the "
+                          "four-fifths rule."),
+        # multi-attribute metrics
+        click.option("--combinations", type=click.Choice(["observed", "all"]), default="observed",
+                     show_default=True, expose_value=False, callback=_remember_given,
+                     help="Multi-attribute metrics: the task combinations seen in the data, or all of them."),
+        click.option("--max-size", type=click.IntRange(1), default=None, expose_value=False,
+                     callback=_remember_given,
+                     help="Multi-attribute metrics: largest combination of task labels [default: no limit]."),
+        click.option("--min-support", type=click.IntRange(1), default=1, show_default=True, expose_value=False,
+                     callback=_remember_given,
+                     help="Multi-attribute metrics: leave out combinations seen in fewer test rows."),
+        click.option("--exclude", multiple=True, type=click.Choice(_SECTIONS),
+                     help="Do not compute this section (repeatable); audit(exclude=...)."),
+        click.option("--random-state", type=int, default=0, show_default=True,
+                     help="Seed of every random draw; audit(random_state=...)."),
+        # the 0.1 spellings, hidden: accepted until 0.3.0 with a warning on stderr
+        click.option("--skip", "skip_alias", multiple=True, type=click.Choice(_SECTIONS), hidden=True,
+                     callback=_deprecated_alias("--exclude")),
+        click.option("--seed", "seed_alias", type=int, default=None, hidden=True,
+                     callback=_deprecated_alias("--random-state")),
+        click.option("--progress/--no-progress", default=None,
+                     help="Progress on stderr [default: a bar on a terminal, else a line every 10 s; off with -q]."),
+        click.option("-q", "--quiet", is_flag=True, help="Print neither the summary table nor progress."),
+    ]
+
+    @functools.wraps(func)
+    def merged(*args: Any, skip_alias: tuple = (), seed_alias: int | None = None, **kwargs: Any) -> Any:
+        kwargs["exclude"] = tuple(kwargs.get("exclude", ())) + tuple(skip_alias)
+        if seed_alias is not None:
+            ctx = click.get_current_context()
+            if (ctx.get_parameter_source("random_state") is not ParameterSource.DEFAULT
+                    and kwargs["random_state"] != seed_alias):
+                raise click.UsageError(f"--seed {seed_alias} (the old name of --random-state) contradicts "
+                                       f"--random-state {kwargs['random_state']}; pass --random-state only")
+            kwargs["random_state"] = seed_alias
+        kwargs["common"] = {name: kwargs.pop(name) for name in _COMMON_VALUES}
+        return func(*args, **kwargs)
+
+    for opt in reversed(opts):
+        merged = opt(merged)
+    return merged
+
+
+def _deprecated_alias(new: str):
+    """Click callback of a hidden 0.1 option: a warning on stderr naming the new option, the value unchanged."""
+
+    def callback(ctx: Any, param: Any, value: Any) -> Any:
+        if value not in (None, ()):
+            click.echo(f"warning: {param.opts[0]} is deprecated and will be removed in 0.3.0; use {new}", err=True)
+        return value
+
+    return callback
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Keep an option that every command passes to the audit unchanged (not a command argument)."""
+    ctx.meta.setdefault("biasamp_audit_options", {})[param.name] = value
+    return value
+
+
+def _remember_given(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Like :func:`_remember`, for an option given on the command line only (else the audit's default applies)."""
+    if ctx.get_parameter_source(param.name) not in (None, ParameterSource.DEFAULT):
+        return _remember(ctx, param, value)
+    return value
+
+
+def _tolerance(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """``LOW,HIGH`` (or one ratio r: ``[r, 1/r]``) with 0 < LOW <= 1 <= HIGH."""
+    try:
+        parts = [float(v) for v in str(value).split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) == 1 and 0 < parts[0] <= 1:
+        parts = [parts[0], 1 / parts[0]]
+    elif len(parts) == 1 and parts[0] > 1:
+        parts = [1 / parts[0], parts[0]]
+    if len(parts) != 2 or not (0 < parts[0] <= 1 <= parts[1] < math.inf):
+        raise click.BadParameter(f"{value!r} is not LOW,HIGH with 0 < LOW <= 1 <= HIGH (e.g. 0.8,1.25), nor one "
+                                 "ratio such as 0.8")
+    return _remember_given(ctx, param, (parts[0], parts[1]))
+
+
+def _match(value: str, labels: Any) -> Any:
+    """The label among ``labels`` written ``value`` (``1`` for "1" in a numeric column), else None."""
+    from biasamp.report._attributes import _fmt_label
+
+    for u in pd.unique(pd.Series(labels).dropna()):
+        if _fmt_label(u) == value or str(u) == value:
+            return u.item() if isinstance(u, np.generic) else u
+    if value.lower() in ("true", "false"):  # a boolean column read as 0/1
+        return _match(str(int(value.lower() == "true")), labels)
+    return None
+
+
+def _labels_text(labels: Any) -> str:
+    """For an error message: the distinct ``labels`` as text, sorted, comma-separated (the first 20)."""
+    return ", ".join(sorted(map(str, pd.unique(pd.Series(labels).dropna())))[:20])
+
+
+def _reference_groups(values: tuple, attrs: dict) -> Any:
+    """The audit's ``reference_group``: one value (one attribute), else a dict attribute -> value.
+
+    Each value is ``largest``, ``best``, a group of one of the attributes, or
+    ``ATTR=GROUP``. ``attrs``: attribute name -> its test labels (None when
+    not held, as when streaming: the names are passed as written).
+    """
+    common, per = None, {}
+    for v in values:
+        if v in ("largest", "best"):
+            owners = []
+        else:
+            owners = [a for a, labels in attrs.items() if labels is not None and _match(v, labels) is not None]
+        prefix = next((a for a in sorted(attrs, key=len, reverse=True) if v.startswith(f"{a}=")), None)
+        if owners:
+            per.update(dict.fromkeys(owners, v))
+        elif prefix is not None:
+            per[prefix] = v[len(prefix) + 1:]
+        elif common is None:
+            common = v
+        else:
+            raise click.UsageError(f"--reference-group {common!r} and {v!r}: give one group per attribute "
+                                   "(ATTR=GROUP)")
+
+    def resolve(name: str, v: str) -> Any:
+        if v in ("largest", "best") or attrs.get(name) is None:
+            return v
+        found = _match(v, attrs[name])
+        if found is None:
+            raise click.UsageError(f"--reference-group {v!r} is not a group of attribute {name!r}; groups: "
+                                   f"{_labels_text(attrs[name])}")
+        return found
+
+    out = {a: resolve(a, per.get(a, common or "largest")) for a in attrs}
+    return next(iter(out.values())) if len(out) == 1 else out
+
+
+
+
+def _warn_n_boot(n_boot: int | None, rows: int | None) -> None:
+    """A warning on stderr for a --n-boot that buys nothing but time (above 10,000, or above the resamples)."""
+    if n_boot is None:
+        return
+    why = []
+    if n_boot > _USUAL_N_BOOT:
+        why.append(f"beyond {_USUAL_N_BOOT:,} replicates an interval endpoint rarely moves by more than its Monte "
+                   "Carlo error, and every replicate costs time and memory (1,000 to 10,000 is usual)")
+    if rows is not None and 0 < rows <= 12 and n_boot > math.comb(2 * rows - 1, rows):
+        why.append(f"{rows} rows have only {math.comb(2 * rows - 1, rows):,} distinct bootstrap resamples")
+    if why:
+        click.echo(f"warning: --n-boot {n_boot:,}: " + "; ".join(why), err=True)
+
+
+def _terminal(report: Any) -> str:
+    from biasamp.report._attributes import summary_by_attribute
+
+    return summary_by_attribute(report, width=max(100, shutil.get_terminal_size((120, 24)).columns))
+
+
+def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
+         progress, quiet, protect, auditor=audit, markdown_path=None, latex_path=None, model_card_path=None,
+         columns: dict | None = None, attrs: dict | None = None) -> None:
+    options = dict(click.get_current_context().meta.get("biasamp_audit_options", {}))
+    attr = report_kwargs.get("attr")
+    if attrs is None:  # attribute name -> its labels, to match --reference-group names
+        attrs = dict(attr) if isinstance(attr, dict) else {str(getattr(attr, "name", None) or "attr"): attr}
+    if "reference_group" in options:
+        options["reference_group"] = _reference_groups(options["reference_group"], attrs)
+    if n_boot is not None:
+        options["n_boot"] = n_boot
+        _warn_n_boot(n_boot, None if attr is None else len(next(iter(attr.values())) if isinstance(attr, dict)
+                                                              else attr))
+    if quiet and progress is None:  # --quiet silences progress too, unless --progress asks for it
+        progress = False
+    columns = columns or {}
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # those not in a section's notes: one line each
+            warnings.simplefilter("default")
+            report = auditor(**report_kwargs, **options, n_iter=n_iter, attacker=attacker, exclude=exclude,
+                             random_state=random_state, progress=progress)
+    except (ValueError, TypeError, OSError, ImportError) as exc:  # OSError: a file unreadable while streaming
+        raise click.ClickException(_name_columns(str(exc), columns)) from None
+    for message in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught
+                                 if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning))):
+        click.echo(f"warning: {message}", err=True)
+    failed = [s for s in report.sections if s.status == "error"]
+    for s in failed:  # the report of a CSV names its columns, not the audit's arguments
+        name = re.search(r"\[(.+)\]$", s.key)
+        own = columns.get(f"attribute {name.group(1)}", {}) if name else {}
+        s.message = _name_columns(s.message, dict(columns, **own))
+    if not quiet and any(s.status == "ok" for s in report.sections):
+        click.echo(_terminal(report))
+    if failed and not any(s.status == "ok" for s in report.sections):
+        raise click.ClickException(
+            "no metric could be computed (nothing written):\n" + "\n".join(f"  {s.title}: {s.message}" for s in failed))
+    _write_outputs(report, json_path, html_path, not no_plots, protect, markdown_path, latex_path, model_card_path)
+    if failed:  # the report is complete and says what failed; the exit code says it too
+        click.echo(f"error: {len(failed)} section(s) could not be computed: "
+                   + ", ".join(s.key for s in failed), err=True)
+        sys.exit(1)
+
+
+class _Main(click.Group):
+    """The ``biasamp`` group: Ctrl-C (SIGINT) exits with 130, the shell's convention, leaving no partial file."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            written = ctx.find_root().meta.get("biasamp_written", [])
+            click.echo("\ninterrupted" + (f"; already written: {', '.join(map(str, written))}" if written
+                                          else ": nothing written"), err=True)
+            raise click.exceptions.Exit(130) from None
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version=_version(), prog_name="biasamp", message="%(prog)s %(version)s")
+def main() -> None:
+    """biasamp: bias and bias amplification audit of a classifier's predictions.
+
+    Start with `biasamp demo`, then `biasamp audit predictions.csv --html report.html`.
+    """
+
+
+def _intersections(values: tuple[str, ...]) -> list[list[str]]:
+    out = []
+    for v in values:
+        combo = _split((v,))
+        if len(combo) < 2 or len(set(combo)) != len(combo):
+            raise click.UsageError(f"--intersect {v!r}: name two or more different attribute columns, e.g. "
+                                   "--intersect race,sex")
+        out.append(combo)
+    return out
+
+
+def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: Any) -> Callable:
+    """The auditor of a streamed audit: one :func:`stream_audit` per attribute, merged; fairness options as a dict."""
+
+    def auditor(**kwargs: Any) -> Any:
+        fairness = {k: kwargs.pop(k) for k in _FAIRNESS_OPTIONS if k in kwargs}
+        reports = {}
+        for name, columns in per_attr.items():
+            opts = dict(kwargs, names=dict(kwargs.get("names") or {}, attr=name))
+            fair = dict(fairness)
+            if isinstance(fair.get("reference_group"), dict):
+                fair["reference_group"] = fair["reference_group"].get(name, "largest")
+            reports[name] = stream_audit(dataset, columns, **fixed, **opts, **({"fairness": fair} if fair else {}))
+        if len(reports) == 1:
+            return next(iter(reports.values()))
+        from biasamp.report._attributes import merge_reports
+
+        return merge_reports(reports, title=kwargs.get("title"))
+
+    return auditor
+
+
+@main.command("audit", context_settings={"max_content_width": 100})
+@click.argument("data", type=click.Path(exists=True))
+@click.option("--train", "train_path", type=click.Path(exists=True),
+              help="Training labels (same attribute and task columns).")
+@click.option("--val", "val_path", type=click.Path(exists=True, dir_okay=False),
+              help="Validation scores (<column>_score) for threshold calibration.")
+@click.option("--attr", multiple=True,
+              help="Protected attribute column(s), repeatable or comma-separated: one report section set per "
+                   "attribute [default: attr, attribute, group or protected].")
+@click.option("--intersect", multiple=True, metavar="COL,COL",
+              help="Also audit the intersection of these attribute columns (groups such as 'race=Black, "
+                   "sex=Male'); repeatable.")
+@click.option("--task", multiple=True, help="Task column(s), repeatable or comma-separated [default: task_*, or task/label/y].")
+@click.option("--attr-pred", multiple=True,
+              help="Predicted attribute column(s), one per --attr [default: <attr>_pred, else <attr>_score].")
+@click.option("--task-pred", multiple=True, help="Predicted task column(s) [default: <task>_pred, else <task>_score].")
+@click.option("--pos-label", default=None, metavar="LABEL",
+              help="Positive class of a two-class task, as written in the task column [default: 1 or True].")
+@click.option("--weight", default=None, metavar="COLUMN", help="Column of per-row sample weights (>= 0).")
+@click.option("--missing", type=click.Choice(["raise", "drop", "group"]), default="raise", show_default=True,
+              help="A missing value: stop naming its column and row; drop its row (per attribute); or, in an "
+                   "attribute column, make it a group 'missing'.")
+@click.option("--title", default=None, help="Report title.")
+@click.option("--stream/--no-stream", default=None,
+              help="Read Parquet in batches, in bounded memory [default: when larger than --max-memory].")
+@click.option("--max-memory", default="1G", show_default=True, callback=_parse_size, metavar="SIZE",
+              help="Stream Parquet input larger than this uncompressed (from the file footers), e.g. 500M, 4G.")
+@click.option("--batch-size", type=click.IntRange(1), default=65_536, show_default=True,
+              help="Rows per batch when streaming.")
+@click.option("--dpa-rows", type=click.IntRange(0), default=200_000, show_default=True,
+              help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
+@_common_options
+def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, task_pred, pos_label, weight, missing,
+                  title, stream, max_memory, batch_size, dpa_rows, common):
+    """Audit the predictions in DATA (CSV, Parquet, or a folder of Parquet files; one row per test instance).
+
+    \b
+    Column conventions (override with the options):
+      attribute    attr | attribute | group | protected
+      task         task_* columns (multi-label 0/1), or one column task | label | y
+      predictions  <column>_pred (hard), else <column>_score (probabilities)
+      calibration  with --val: thresholds from the validation <column>_score
+                   columns, applied to the test <column>_score columns
+
+    \b
+    CSV files may be separated by , ; tab or | (detected). True/False columns
+    are read as 1/0 where the other column of the same label is 0/1. Errors in
+    the data name the column and the row (1 = the first row after the header).
+
+    \b
+    Streaming (--stream, or Parquet larger than --max-memory): the data is read
+    in batches, one file at a time, in bounded memory. Same metrics and values;
+    no bootstrap intervals for the count-based metrics; DPA and LA run on a
+    random sample of --dpa-rows test rows.
+
+    \b
+    Examples:
+      biasamp audit test.csv --train train.csv --html report.html --json report.json
+      biasamp audit preds.csv --task label --task-pred prediction --attr sex --attr race
+      biasamp audit preds.csv --task label --task-pred score --intersect race,sex --pos-label 1
+      biasamp audit predictions/ --train train/ --stream --json report.json
+    """
+    for path in (data, train_path, val_path):
+        if path is not None:
+            _table_kind(path)
+    _check_outputs(common, [data, train_path, val_path])
+    title = title or f"biasamp audit of {Path(data).name}"
+    combos = _intersections(intersect)
+    attr, attr_pred = _split(attr), _split(attr_pred)
+    streaming, datasets = _decide_streaming(stream, data, train_path, val_path, max_memory)
+    if streaming:
+        from biasamp.report._stream import stream_audit
+
+        unsupported = [o for o, given in (("--intersect", combos), ("--missing", missing != "raise"),
+                                          ("--pos-label", pos_label)) if given]
+        if unsupported:
+            raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
+                                   "load the data in memory")
+        per_attr, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred),
+                                         weight)
+        auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path),
+                                  batch_size=batch_size, dpa_rows=dpa_rows)
+        sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
+        _run({"title": title, "names": _display_names(cols, sources)}, **common, protect=[data, train_path],
+             auditor=auditor, attrs=dict.fromkeys(per_attr))
+        return
+    frame = read_table(data)
+    cols = _resolve_columns(frame, data, attr, _split(task), attr_pred, _split(task_pred), combos)
+    attrs, names = cols["attrs"], _task_names(cols["task"])
+    if weight is not None:
+        _require(frame, [weight], data, "weight")
+    train = read_table(train_path) if train_path else None
+    if train is not None:
+        _require(train, [*attrs, *cols["task"]], train_path, "training")
+    # the same label in different columns and files: True/False read as 1/0 where another of them is 0/1
+    frame = frame.copy()
+    groups = [[(frame, a), (frame, cols["attr_preds"][a])] + ([(train, a)] if train is not None else [])
+              for a in attrs]
+    for i, t in enumerate(cols["task"]):
+        groups.append([(frame, t)] + ([(frame, cols["task_pred"][i])] if cols["task_pred"] else [])
+                      + ([(train, t)] if train is not None else []))
+    _normalise_bools(groups)
+    used = [*attrs, *cols["task"], *(p for p in cols["attr_preds"].values() if p), *(cols["task_pred"] or []),
+            *([weight] if weight else [])]
+    if missing == "raise":
+        _check_missing(frame, used, None, attrs)
+        if train is not None:
+            _check_missing(train, [*attrs, *cols["task"]], train_path, attrs)
+    _check_numbers(frame, [*(cols["task_pred"] or []), *(p for p in cols["attr_preds"].values() if p)], None,
+                   "a prediction", strict=False)
+    if weight is not None:
+        _check_numbers(frame, [weight], None, "weights")
+    pairs = [(frame[a], frame[p], None if train is None else train[a], a, p)
+             for a, p in cols["attr_preds"].items() if p]
+    pairs += [(frame[t], frame[p], None if train is None else train[t], t, p)
+              for t, p in zip(cols["task"], cols["task_pred"] or [])]
+    _check_predictions(pairs)
+    several = len(attrs) > 1 or bool(combos)
+    kwargs: dict = {"task": _task_frame(frame, cols["task"], names)}
+    preds = {a: frame[p].rename(a).reset_index(drop=True) for a, p in cols["attr_preds"].items() if p}
+    if several:
+        kwargs["attr"] = {a: frame[a].reset_index(drop=True) for a in attrs}
+        if preds:
+            kwargs["attr_pred"] = preds
+        if combos:
+            kwargs["intersect"] = [tuple(c) for c in combos]
+    else:
+        kwargs["attr"] = frame[attrs[0]].reset_index(drop=True)
+        if preds:
+            kwargs["attr_pred"] = preds[attrs[0]]
+    if cols["task_pred"]:
+        kwargs["task_pred"] = _task_frame(frame, cols["task_pred"], names)
+    if train is not None:
+        train_attr = {a: train[a].reset_index(drop=True) for a in attrs}
+        kwargs["attr_train"] = train_attr if several else train_attr[attrs[0]]
+        kwargs["task_train"] = _task_frame(train, cols["task"], names)
+    if weight is not None:
+        kwargs["sample_weight"] = frame[weight].reset_index(drop=True)
+    if missing != "raise":
+        kwargs["missing"] = missing
+    if pos_label is not None:
+        classes = pd.concat([frame[c] for c in [*cols["task"], *(cols["task_pred"] or [])]], ignore_index=True)
+        found = _match(pos_label, classes)
+        if found is None:
+            raise click.UsageError(f"--pos-label {pos_label!r} is not a class of the task column(s) "
+                                   f"{', '.join(cols['task'])}; classes: "
+                                   + _labels_text(frame[cols["task"][0]]))
+        kwargs["pos_label"] = found
+    if val_path:
+        val = read_table(val_path)
+        calibrated = False
+        task_scores = [f"{c}{SCORE_SUFFIX}" for c in cols["task"]]
+        if cols["task_pred_kind"] == "score" and all(c in val.columns for c in task_scores):
+            kwargs["task_val_scores"] = _task_frame(val, task_scores, names)
+            calibrated = True
+        attr_scores = {a: val[f"{a}{SCORE_SUFFIX}"].reset_index(drop=True) for a in attrs
+                       if cols["attr_kinds"][a] == "score" and f"{a}{SCORE_SUFFIX}" in val.columns}
+        if attr_scores:
+            kwargs["attr_val_scores"] = attr_scores if several else attr_scores[attrs[0]]
+            calibrated = True
+        if not calibrated:
+            raise click.UsageError(
+                f"--val needs <column>{SCORE_SUFFIX} columns in both {data} and {val_path} (e.g. "
+                f"{cols['task'][0]}{SCORE_SUFFIX}), and no <column>{PRED_SUFFIX} column for them in {data}; "
+                f"available columns in {val_path}: {_available(val)}")
+    _run(dict(kwargs, title=title, names=_display_names(cols, _sources(data, train_path, val_path))), **common,
+         protect=[data, train_path, val_path], columns=_argument_columns(cols, weight, train_path, combos),
+         attrs=_attribute_labels(kwargs["attr"], combos, missing))
+
+
+def _sources(data: str, train_path: str | None, val_path: str | None = None) -> str:
+    """Where the audited data came from, for the report: ``test DATA, train TRAIN, validation VAL``."""
+    return ", ".join(p for p in (f"test {data}", train_path and f"train {train_path}",
+                                 val_path and f"validation {val_path}") if p)
+
+
+def _attribute_labels(attr: Any, combos: list, missing: str) -> dict:
+    """Attribute name -> test labels (intersections included), to match --reference-group names."""
+    if not isinstance(attr, dict):
+        return {str(attr.name): attr}
+    from biasamp.report._attributes import INTERSECTION_SEP, intersection_labels
+
+    out = dict(attr)
+    for combo in combos:
+        out[INTERSECTION_SEP.join(combo)] = intersection_labels({c: attr[c] for c in combo}, missing=missing)
+    return out
+
+
+DEMO_STORY = (
+    "Built-in demo: a synthetic image-tagging dataset (gender x 6 object tags) in which kitchen and umbrella\n"
+    "lean 'woman' and skateboard and tie lean 'man', and a model that over-tags each object in the group it\n"
+    "leans to (it amplifies gender -> objects, A->T) while its gender predictions err at random, which\n"
+    "weakens the objects -> gender association (T->A: not amplified; reduced)."
+)
+
+
+@main.command("demo", context_settings={"max_content_width": 100})
+@click.option("--save-data", type=click.Path(file_okay=False),
+              help="Also write the demo data as train.csv and test.csv in this folder (for `biasamp audit`).")
+@_common_options
+def demo_command(save_data, common):
+    """Audit a built-in, deterministic synthetic dataset and model (the first command to try)."""
+    from biasamp.datasets import make_amplification_demo
+
+    _check_outputs(common, [])
+    d = make_amplification_demo()
+    if save_data:
+        _save_demo(d, Path(save_data))
+    if not common["quiet"]:
+        click.echo(DEMO_STORY + "\n")
+    _run({"attr": d.attr, "task": d.task, "attr_pred": d.attr_pred, "task_pred": d.task_pred,
+          "attr_train": d.attr_train, "task_train": d.task_train, "title": "biasamp demo audit",
+          "names": {"attr": "gender", "task": "objects",
+                    "source": "built-in synthetic demo (biasamp.datasets.make_amplification_demo)"}},
+         **common, protect=[])
+
+
+def _save_demo(d: Any, folder: Path) -> None:
+    """The demo data in the ``biasamp audit`` column convention."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"cannot create {folder}: {exc}") from None
+    test = pd.concat([d.attr.rename("attr"), d.attr_pred.rename("attr_pred"),
+                      d.task.add_prefix(TASK_PREFIX), d.task_pred.add_prefix(TASK_PREFIX).add_suffix(PRED_SUFFIX)],
+                     axis=1)
+    train = pd.concat([d.attr_train.rename("attr"), d.task_train.add_prefix(TASK_PREFIX)], axis=1)
+    for name, frame in (("test.csv", test), ("train.csv", train)):
+        try:
+            _write_atomic(folder / name, frame.to_csv(index=False))
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {folder / name}: {exc}") from None
+        click.echo(f"wrote {folder / name}", err=True)
+
+
+if __name__ == "__main__":  # python -m biasamp.cli
+    main()

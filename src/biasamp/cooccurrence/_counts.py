@@ -1,0 +1,381 @@
+"""Counts core: co-occurrence tables built in one vectorized pass.
+
+Every co-occurrence metric of biasamp is a pure function of a few count
+tables (STYLE.md, "counts first"). :class:`CooccurrenceCounts` holds them all
+as one Gram matrix of augmented label matrices::
+
+    L = [1 | A | Â]      (N x (1 + K_A + K_A))   "left" roles: attribute side
+    R = [1 | T | T̂]      (N x (1 + K_T + K_T))   "right" roles: task side
+    G = Lᵀ R
+
+so that ``G`` contains ``n``, every column sum (``#a``, ``#t``, ``#â``,
+``#t̂``) and every cross count (``#(a,t)``, ``#(a,t̂)``, ``#(â,t)``,
+``#(â,t̂)``) from one matrix product per row block. Soft predictions make the
+counts expected counts. Blocks are converted to float32 (exact for 0/1
+inputs: every partial sum is an integer below 2**24) and accumulated in
+float64, so no float copy of a whole ``N x K`` input is ever made.
+
+Sample weights (:ref:`def-weights`) scale the rows of the left factor,
+``G = Lᵀ diag(w) R``: every count becomes a sum of weights (integer weights
+count exactly like repeated rows). Missing values (:ref:`def-missing`) are
+handled by the shared row layer before encoding, and what it did is kept
+with the table (``CooccurrenceCounts.rows``).
+
+Tables add: counts of disjoint row sets sum to the counts of their union, so
+data may arrive in batches (:meth:`CooccurrenceCounts.update`) or partitions
+(``a + b``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
+from biasamp._core.rows import RowFilter, add_filters, select_rows
+from biasamp.exceptions import UnknownKeyError
+
+__all__ = ["CooccurrenceCounts"]
+
+ATTR_ROLES = ("attr", "attr_pred")
+TASK_ROLES = ("task", "task_pred")
+_BLOCK_BYTES = 4 << 20  # target size of one converted row block
+
+
+def _layout(roles: Sequence[str], sizes: Sequence[int]) -> dict[str, slice]:
+    out, start = {}, 1  # column 0 is the constant 1
+    for role, size in zip(roles, sizes):
+        out[role] = slice(start, start + size)
+        start += size
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _gram(
+    left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, pairs: frozenset | None = None,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, frozenset]:
+    """``[1|left...]ᵀ diag(w) [1|right...]`` accumulated over row blocks (float64).
+
+    ``pairs`` names the (left role, right role) cross counts that are needed
+    (default: all). Every column sum and ``n`` are always counted. For each
+    right role only the prefix of the left roles covering its needed pairs
+    is multiplied (left roles come in ``ATTR_ROLES`` order, so BiasAmp→
+    skips ``Âᵀ T̂``). Returns the Gram matrix and the set of pairs that were
+    *not* counted (their block is zero and must not be read).
+
+    Each block is converted to float32 (exact for 0/1 data: every partial sum
+    is an integer below 2**24; float64 for soft data) and multiplied with BLAS
+    limited to one thread: the products are small and memory-bound, and
+    two-thread synchronisation per block stalls badly on a loaded machine.
+    ``weights`` (one per row) scale the left block's rows, in float64.
+    """
+    wl = 1 + sum(m.n_classes for m in left)
+    wr = 1 + sum(m.n_classes for m in right)
+    soft = any(m.soft for m in (*left, *right))
+    dtype = np.float64 if soft or weights is not None else np.float32
+    rows = max(1024, min(n, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(wl, wr))))
+    lbuf = np.empty((rows, wl), dtype=dtype)
+    rbuf = np.empty((rows, wr), dtype=dtype)
+    lbuf[:, 0] = 1
+    lslices = _layout([m.name for m in left], [m.n_classes for m in left])
+    rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+    plan, uncounted = [], set()
+    for r in right:
+        needed = [i for i, m in enumerate(left) if pairs is None or (m.name, r.name) in pairs]
+        width = lslices[left[needed[-1]].name].stop if needed else 1
+        plan.append((rslices[r.name], width))
+        uncounted |= {(m.name, r.name) for m in left if lslices[m.name].stop > width}
+    g = np.zeros((wl, wr), dtype=np.float64)
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            b = stop - start
+            lb, rb = lbuf[:b], rbuf[:b]
+            for m in left:
+                m.block(start, stop, lb[:, lslices[m.name]])
+            for m in right:
+                m.block(start, stop, rb[:, rslices[m.name]])
+            if weights is not None:
+                w = weights[start:stop]
+                lb[:, 0] = w
+                lb[:, 1:] *= w[:, None]
+            g[:, 0] += lb.sum(axis=0)  # n and the left column sums
+            for cols, width in plan:  # right column sums (row 0) and cross counts
+                g[:width, cols] += lb[:, :width].T @ rb[:, cols]
+    return g, frozenset(uncounted)
+
+
+@dataclass(frozen=True, eq=False)
+class CooccurrenceCounts:
+    r"""Co-occurrence counts between attribute-side and task-side labels.
+
+    Build it with :meth:`from_labels`; combine with ``+``; read it with
+    :attr:`n`, :meth:`total` and :meth:`cross`. All co-occurrence metrics are
+    pure functions of one or two of these tables (train and test).
+
+    Attributes
+    ----------
+    attr_classes, task_classes : tuple
+        Class names of the protected attribute A and the task T.
+    attr_roles, task_roles : tuple of str
+        Which label matrices were counted: a subset of ``("attr", "attr_pred")``
+        and of ``("task", "task_pred")``.
+    gram : ndarray of float64
+        ``[1|A|Â]ᵀ [1|T|T̂]`` restricted to the roles present.
+    soft_roles : frozenset of str
+        Roles that held probabilities (counts are then expected counts).
+    uncounted : frozenset of (str, str)
+        Cross counts that were not requested (``pairs=``) and so not
+        counted; :meth:`cross` refuses to read them.
+    weighted : bool
+        Whether the rows were weighted (``sample_weight``): every count is
+        then a sum of weights.
+    rows : RowFilter or None
+        What the row layer did before counting (the ``missing=`` choice, the
+        rows given, dropped, grouped or of weight 0); ``None`` for a
+        hand-built table.
+
+    Notes
+    -----
+    With the augmented label matrices :math:`L = [1 \mid A \mid \hat A]` and
+    :math:`R = [1 \mid T \mid \hat T]`, the table is :math:`G = L^\top R`:
+    :math:`G_{00} = n`, the first row and column hold the class counts
+    (:math:`\#t`, :math:`\#a`, ...) and the blocks the co-occurrence counts
+    (:math:`\#(a, t) = \sum_i A_{ia} T_{it}`). Tables of disjoint row sets add.
+    With sample weights the table is :math:`G = L^\top \operatorname{diag}(w) R`,
+    e.g. :math:`\#(a, t) = \sum_i w_i A_{ia} T_{it}` (:ref:`def-weights`).
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021
+       (the counts of Eq. 2).
+    .. [2] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017 (the bias scores).
+
+    Examples
+    --------
+    >>> from biasamp import CooccurrenceCounts
+    >>> c = CooccurrenceCounts.from_labels(["m", "w", "w"], [[1, 0], [1, 1], [0, 1]],
+    ...                                    task_pred=[[1, 0], [0, 1], [0, 1]])
+    >>> c.n, c.total("attr").tolist(), c.cross("attr", "task").tolist()
+    (3.0, [1.0, 2.0], [[1.0, 0.0], [1.0, 2.0]])
+    >>> (c + c).cross("attr", "task_pred").tolist()  # tables add
+    [[2.0, 0.0], [0.0, 4.0]]
+    >>> w = CooccurrenceCounts.from_labels(["m", "w", "w"], [[1, 0], [1, 1], [0, 1]], sample_weight=[2, 1, 1])
+    >>> w.n, w.cross("attr", "task").tolist()  # a weight of 2 counts the row twice
+    (4.0, [[2.0, 0.0], [1.0, 2.0]])
+    """
+
+    attr_classes: tuple
+    task_classes: tuple
+    attr_roles: tuple
+    task_roles: tuple
+    gram: np.ndarray
+    soft_roles: frozenset = field(default_factory=frozenset)
+    uncounted: frozenset = field(default_factory=frozenset)
+    weighted: bool = False
+    rows: RowFilter | None = None
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_labels(
+        cls,
+        attr: Any = None,
+        task: Any = None,
+        *,
+        attr_pred: Any = None,
+        task_pred: Any = None,
+        attr_classes: Sequence | None = None,
+        task_classes: Sequence | None = None,
+        allow_soft: bool = True,
+        pairs: Iterable[tuple[str, str]] | None = None,
+        sample_weight: Any = None,
+        missing: str = "raise",
+    ) -> "CooccurrenceCounts":
+        """Count one batch of labels in a single vectorized pass.
+
+        Parameters
+        ----------
+        attr, task : labels, optional
+            Ground truth of the protected attribute A and of the task T (any
+            input kind of :ref:`def-inputs`). When a ground truth is omitted its
+            predictions define the classes (then ``*_classes`` or a 2-D
+            prediction is needed).
+        attr_pred, task_pred : labels, optional
+            Predictions Â and T̂, hard or (when ``allow_soft``) probabilities.
+        attr_classes, task_classes : sequence, optional
+            Fix the class lists (needed to count batches that may not show
+            every class).
+        allow_soft : bool, default True
+            Whether predictions may be probabilities.
+        pairs : iterable of (attr_role, task_role), optional
+            Count only these cross counts (default: every pair of roles);
+            column sums are always counted.
+        sample_weight : array-like of shape (n,), optional
+            One non-negative weight per row: every count becomes a sum of
+            weights; rows of weight 0 are dropped (:ref:`def-weights`).
+        missing : {"raise", "drop", "group"}, default "raise"
+            Rows with a missing value: raise ``ValueError`` naming the
+            argument, drop them, or (``"group"``, for a 1-D ``attr`` only)
+            make a missing attribute its own class ``"missing"``
+            (:ref:`def-missing`). Recorded in ``rows``.
+
+        Returns
+        -------
+        CooccurrenceCounts
+        """
+        arrays, weights, rows = select_rows(
+            {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
+            missing=missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
+        a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", attr_classes, allow_soft)
+        t = _encode_side(arrays["task"], arrays["task_pred"], "task", task_classes, allow_soft)
+        return cls.from_encoded(
+            [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs,
+            weights=weights, rows=rows,
+        )
+
+    @classmethod
+    def from_encoded(
+        cls,
+        left: Sequence[LabelMatrix],
+        right: Sequence[LabelMatrix],
+        *,
+        pairs: Iterable[tuple[str, str]] | None = None,
+        weights: np.ndarray | None = None,
+        rows: RowFilter | None = None,
+    ) -> "CooccurrenceCounts":
+        """Count already-encoded label matrices (see :func:`biasamp.labels.encode_labels`).
+
+        ``left`` holds the attribute-side matrices and ``right`` the task-side
+        ones; each matrix's ``name`` is its role (``"attr"``, ``"attr_pred"``,
+        ``"task"``, ``"task_pred"``), and they must come in that order.
+        ``pairs`` as in :meth:`from_labels`; ``weights`` are checked row
+        weights (one per row, as the row layer returns them) and
+        ``rows`` the row filter recorded with the table.
+        """
+        for side, roles, allowed in (("attribute", left, ATTR_ROLES), ("task", right, TASK_ROLES)):
+            names = [m.name for m in roles]
+            if not names or names != [r for r in allowed if r in names]:
+                raise ValueError(f"{side}-side roles must be a non-empty, ordered subset of {allowed}, got {names}")
+        n = check_consistent_length(**{m.name: m for m in (*left, *right)})
+        if weights is not None and len(weights) != n:
+            raise ValueError(f"weights has {len(weights)} entries but the labels have {n} rows")
+        gram, uncounted = _gram(left, right, n, None if pairs is None else frozenset(pairs), weights)
+        return cls(
+            attr_classes=left[0].classes,
+            task_classes=right[0].classes,
+            attr_roles=tuple(m.name for m in left),
+            task_roles=tuple(m.name for m in right),
+            gram=gram,
+            soft_roles=frozenset(m.name for m in (*left, *right) if m.soft),
+            uncounted=uncounted,
+            weighted=weights is not None,
+            rows=rows,
+        )
+
+    def update(self, **batch: Any) -> "CooccurrenceCounts":
+        """Return the counts of this table plus one more batch of rows.
+
+        The batch takes the same keyword arguments as :meth:`from_labels`
+        (without the class lists, which are fixed to this table's) and must
+        hold the same roles.
+        """
+        counted = {(a, t) for a in self.attr_roles for t in self.task_roles} - self.uncounted
+        other = type(self).from_labels(
+            **batch, attr_classes=self.attr_classes, task_classes=self.task_classes, pairs=counted
+        )
+        return self + other
+
+    def __add__(self, other: "CooccurrenceCounts") -> "CooccurrenceCounts":
+        if not isinstance(other, CooccurrenceCounts):
+            return NotImplemented
+        for what in ("attr_classes", "task_classes", "attr_roles", "task_roles", "uncounted"):
+            if getattr(self, what) != getattr(other, what):
+                raise ValueError(
+                    f"cannot add counts with different {what}: {getattr(self, what)!r} vs {getattr(other, what)!r}"
+                )
+        return CooccurrenceCounts(
+            self.attr_classes, self.task_classes, self.attr_roles, self.task_roles,
+            self.gram + other.gram, self.soft_roles | other.soft_roles, self.uncounted,
+            self.weighted or other.weighted, add_filters(self.rows, other.rows),
+        )
+
+    def __radd__(self, other: Any) -> "CooccurrenceCounts":
+        if other == 0:  # lets sum() work
+            return self
+        return NotImplemented
+
+    # ------------------------------------------------------------------- read
+    @property
+    def n(self) -> float:
+        """Number of rows counted (their total weight when weighted)."""
+        return float(self.gram[0, 0])
+
+    def _slice(self, role: str) -> tuple[int, slice]:
+        if role in self.attr_roles:
+            k = len(self.attr_classes)
+            return 0, _layout(self.attr_roles, [k] * len(self.attr_roles))[role]
+        if role in self.task_roles:
+            k = len(self.task_classes)
+            return 1, _layout(self.task_roles, [k] * len(self.task_roles))[role]
+        raise UnknownKeyError(
+            f"role {role!r} was not counted (have {self.attr_roles + self.task_roles}); roles are "
+            f"{ATTR_ROLES + TASK_ROLES}")
+
+    def has(self, *roles: str) -> bool:
+        """Whether every given role was counted."""
+        return all(r in self.attr_roles + self.task_roles for r in roles)
+
+    def total(self, role: str) -> np.ndarray:
+        """Column sums of one role, e.g. ``total("attr")`` = ``#a`` per class."""
+        side, sl = self._slice(role)
+        return self.gram[sl, 0] if side == 0 else self.gram[0, sl]
+
+    def cross(self, attr_role: str, task_role: str) -> np.ndarray:
+        """``K_A x K_T`` co-occurrence counts, e.g. ``cross("attr", "task_pred")`` = ``#(a, t̂)``."""
+        sa, sla = self._slice(attr_role)
+        st, slt = self._slice(task_role)
+        if sa != 0 or st != 1:
+            raise UnknownKeyError(
+                f"cross() takes an attribute-side role then a task-side role, got ({attr_role!r}, {task_role!r})")
+        if (attr_role, task_role) in self.uncounted:
+            raise UnknownKeyError(f"#({attr_role}, {task_role}) was not counted (count it with pairs=...)")
+        return self.gram[sla, slt]
+
+    def restrict(self, attr_roles: Sequence[str], task_roles: Sequence[str]) -> "CooccurrenceCounts":
+        """The sub-table of some roles (no recount), e.g. the ground truth alone."""
+        ka, kt = len(self.attr_classes), len(self.task_classes)
+        rows = [0] + [i for r in attr_roles for i in range(*self._slice(r)[1].indices(1 + 2 * ka))]
+        cols = [0] + [i for r in task_roles for i in range(*self._slice(r)[1].indices(1 + 2 * kt))]
+        return CooccurrenceCounts(
+            self.attr_classes, self.task_classes, tuple(attr_roles), tuple(task_roles),
+            self.gram[np.ix_(rows, cols)], frozenset(r for r in self.soft_roles if r in (*attr_roles, *task_roles)),
+            frozenset(p for p in self.uncounted if p[0] in attr_roles and p[1] in task_roles),
+            self.weighted, self.rows,
+        )
+
+    def __repr__(self) -> str:
+        extra = ", weighted" if self.weighted else ""
+        if self.rows is not None and self.rows.changed:
+            extra += f", rows: {self.rows.describe()}"
+        return (
+            f"CooccurrenceCounts(n={self.n:g}, attr_classes={list(self.attr_classes)!r}, "
+            f"task_classes={list(self.task_classes)[:8]!r}{'...' if len(self.task_classes) > 8 else ''}, "
+            f"roles={list(self.attr_roles + self.task_roles)!r}{extra})"
+        )
+
+
+def _encode_side(truth, pred, family, classes, allow_soft) -> dict[str, LabelMatrix]:
+    if truth is None and pred is None:
+        raise ValueError(f"neither {family} nor {family}_pred was given")
+    return encode_labels({family: truth}, {f"{family}_pred": pred}, allow_soft=allow_soft, classes=classes)

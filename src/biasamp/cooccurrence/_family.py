@@ -1,0 +1,67 @@
+"""The declarations of the co-occurrence families: BiasAmp→ and BiasAmp_MALS."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
+from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
+from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
+
+__all__ = ["DIRECTIONAL", "MALS", "truth_call"]
+
+
+def truth_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:
+    """``f(attr, task, *, attr_pred, task_pred, attr_train, task_train, sample_weight, **options)``."""
+    kwargs = {k: roles[k] for k in ("attr_pred", "task_pred", "attr_train", "task_train", "sample_weight")
+              if roles.get(k) is not None}
+    return (roles["attr"], roles["task"]), {**kwargs, **options}
+
+
+def _mals_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:
+    if roles.get("attr_pred") is None or roles.get("task_pred") is None:
+        raise ValueError("BiasAmp_MALS needs both predictions: Â (attr_pred or attr_scores) and T̂ "
+                         "(task_pred or task_scores)")
+    train = (roles["attr"], roles["task"]) if roles.get("attr_train") is None else \
+        (roles["attr_train"], roles["task_train"])
+    kwargs = {"attr_pred": roles["attr_pred"], "task_pred": roles["task_pred"]}
+    if roles.get("sample_weight") is not None:
+        kwargs["sample_weight"] = roles["sample_weight"]
+    return train, {**kwargs, **options}
+
+
+DIRECTIONAL = Family(
+    key="directional",
+    title="Directional bias amplification BiasAmp→",
+    function=bias_amp_directional,
+    citation='A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.',
+    roles=("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight"),
+    statistics=(
+        StatisticSpec("A->T", "a_to_t", ("task_pred",), read_attribute("a_to_t"), (-1.0, 1.0), regular=True,
+                      signed=True, scorer=Scorer("BiasAmp A->T", target="task", metadata="attr", request="attr",
+                                                 aliases=("BiasAmp-> A->T",))),
+        StatisticSpec("T->A", "t_to_a", ("attr_pred",), read_attribute("t_to_a"), (-1.0, 1.0), regular=True,
+                      signed=True, scorer=Scorer("BiasAmp T->A", target="attr", metadata="task", request="task",
+                                                 aliases=("BiasAmp-> T->A",))),
+    ),
+    call=truth_call,
+    plan=_directional_plan,
+    section="directional",
+)
+
+MALS = Family(
+    key="mals",
+    title="BiasAmp_MALS",
+    function=bias_amp_mals,
+    citation='J. Zhao et al. "Men Also Like Shopping: Reducing Gender Bias Amplification using Corpus-level '
+             'Constraints". EMNLP 2017.',
+    roles=("attr_train", "task_train", "attr_pred", "task_pred", "sample_weight"),
+    statistics=(
+        StatisticSpec("MALS", "mals", ("attr_pred", "task_pred"),
+                      lambda res: (float(res.value), int(res.n_undefined)), (-1.0, 1.0), regular=True, signed=True),
+    ),
+    call=_mals_call,
+    plan=_mals_plan,
+    section="mals",
+)

@@ -1,0 +1,967 @@
+"""Co-occurrence bias amplification: BiasAmp_MALS and directional BiasAmp→.
+
+Both metrics are pure functions of :class:`~biasamp.counts.CooccurrenceCounts`
+tables (:func:`mals_from_counts`, :func:`directional_from_counts`); the
+label-level functions :func:`bias_amp_mals` and :func:`bias_amp_directional`
+encode and count their inputs in one vectorized pass and call them.
+
+References
+----------
+.. [1] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
+   Shopping: Reducing Gender Bias Amplification using Corpus-level
+   Constraints". EMNLP 2017.
+.. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021,
+   Eq. 1 and Eq. 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasamp._core.deprecation import keyword_only_since
+from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
+from biasamp._core.results import ResultMixin, fmt, top_rows
+from biasamp._core.rows import RowFilter, select_rows
+from biasamp.cooccurrence._counts import CooccurrenceCounts
+from biasamp.exceptions import UndefinedPairWarning, warn_outside
+
+__all__ = [
+    "DirectionResult",
+    "DirectionalBiasAmpResult",
+    "MALSResult",
+    "bias_amp_directional",
+    "bias_amp_mals",
+    "directional_from_counts",
+    "mals_from_counts",
+]
+
+
+# --------------------------------------------------------------------------- #
+# results
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False, repr=False)
+class DirectionResult(ResultMixin):
+    r"""BiasAmp→ in one direction.
+
+    Attributes
+    ----------
+    direction : {"A->T", "T->A"}
+    value : float
+        Mean of ``y_at * Δ_at`` over the defined (attribute, task) pairs.
+    pairs : pandas.DataFrame
+        One row per pair: ``attr, task, y, p_true, p_pred, delta,
+        contribution (= y * delta), n_attr, n_task, n_both, undefined``.
+        ``p_true``/``p_pred`` are ``P(T_t|A_a)``/``P(T̂_t|A_a)`` for A→T and
+        ``P(A_a|T_t)``/``P(Â_a|T_t)`` for T→A; ``n_*`` are test supports.
+    n_pairs : int
+        Number of defined pairs averaged over.
+    n_undefined : int
+        Number of pairs left out because their conditional was undefined.
+    undefined : bool
+        True when *every* pair is undefined: the direction itself is then
+        undefined, ``value`` is NaN and ``reason`` says why
+        (:ref:`def-undefined`); the other direction of the call is still
+        returned.
+    reason : str or None
+        Why the direction is undefined (``None`` when it is defined).
+
+    Notes
+    -----
+    .. math::
+
+        \text{value} = \frac{1}{|D|}\sum_{(a,t) \in D} y_{at}\,\Delta_{at}
+
+    over the set D of defined pairs, with :math:`y_{at}` the exact sign of the
+    training correlation and :math:`\Delta_{at}` the change of the
+    conditional rate from ground truth to prediction (:ref:`def-directional`).
+    ``to_frame()`` is ``pairs``: the mean of its ``contribution`` column over
+    the rows not flagged ``undefined`` is ``value``.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    The "shortcoming 2" example of Wang & Russakovsky (§3.2):
+
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> res = bias_amp_directional(attr, task, task_pred=(attr == 2).astype(int), attr_pred=attr)
+    >>> res.a_to_t
+    BiasAmp A->T = +0.3333 (4 pairs)
+    >>> res.a_to_t.top(1)[["attr", "task", "y", "delta"]]
+      attr task  y     delta
+    0    1    0  1  0.333333
+    """
+
+    direction: str
+    value: float
+    pairs: pd.DataFrame
+    n_pairs: int
+    n_undefined: int
+    undefined: bool = False
+    reason: str | None = None
+
+    def top(self, k: int = 10) -> pd.DataFrame:
+        """The ``k`` defined pairs with the largest ``|y * Δ|``."""
+        return top_rows(self.pairs, "contribution", k)
+
+    def __repr__(self) -> str:
+        if self.undefined:
+            return f"BiasAmp {self.direction} = undefined: {self.reason}"
+        extra = f", {self.n_undefined} undefined" if self.n_undefined else ""
+        return f"BiasAmp {self.direction} = {fmt(self.value)} ({self.n_pairs} pairs{extra})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DirectionalBiasAmpResult(ResultMixin):
+    r"""Result of :func:`bias_amp_directional`.
+
+    Attributes
+    ----------
+    a_to_t, t_to_a : DirectionResult or None
+        The two directions; ``None`` where the needed predictions were not given.
+    train_source : {"train", "test"}
+        Where the correlation signs ``y_at`` came from: the training ground
+        truth, or the test ground truth when no training set was given.
+    rows : RowFilter or None
+        What happened to the test rows before counting: the ``missing=``
+        choice and how many rows were given, dropped, grouped or had weight
+        0 (``None`` for counts built by hand).
+    train_rows : RowFilter or None
+        The same for the training rows (``None`` without a training set).
+    weighted : bool
+        Whether ``sample_weight`` (or ``train_sample_weight``) was given:
+        every count is then a sum of weights.
+
+    Notes
+    -----
+    There is no single ``value``: BiasAmp→ is directional, and the two
+    directions measure different things (A→T: the attribute drives the task
+    predictions; T→A: the task drives the attribute predictions), so each has
+    its own ``.value``,
+
+    .. math::
+
+        \text{BiasAmp}_{\rightarrow} = \frac{1}{|D|}\sum_{(a,t) \in D} y_{at}\,\Delta_{at}
+
+    over the defined pairs D of that direction (:ref:`def-directional`).
+    ``to_frame()`` stacks both per-pair tables.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> res = bias_amp_directional(attr, task, task_pred=(attr == 2).astype(int), attr_pred=attr)
+    >>> round(res.a_to_t.value, 4), res.t_to_a.value, res.train_source
+    (0.3333, 0.0, 'test')
+    >>> res.to_frame().groupby("direction")["contribution"].mean().round(4).to_dict()
+    {'A->T': 0.3333, 'T->A': 0.0}
+    """
+
+    a_to_t: DirectionResult | None
+    t_to_a: DirectionResult | None
+    train_source: str
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
+    weighted: bool = False
+
+    @property
+    def undefined_reasons(self) -> dict:
+        """Directions undefined for every pair, with the reason (``{"T->A": "..."}``)."""
+        return {d.direction: d.reason for d in (self.a_to_t, self.t_to_a) if d is not None and d.undefined}
+
+    def to_frame(self) -> pd.DataFrame:
+        """Both directions' per-pair tables stacked, with a ``direction`` column.
+
+        ``frame.attrs["undefined_reasons"]`` names the directions that are
+        undefined (all their rows are flagged ``undefined``).
+        """
+        parts = [d.pairs.assign(direction=d.direction) for d in (self.a_to_t, self.t_to_a) if d is not None]
+        frame = pd.concat(parts, ignore_index=True)
+        frame.attrs["undefined_reasons"] = self.undefined_reasons
+        return frame
+
+    def __repr__(self) -> str:
+        lines = ["DirectionalBiasAmpResult("]
+        for d in (self.a_to_t, self.t_to_a):
+            if d is not None:
+                lines.append(f"  {d!r},")
+        lines += _rows_lines(self.rows, self.train_rows, self.weighted)
+        lines.append(f"  y_at from: {self.train_source} ground truth)")
+        return "\n".join(lines)
+
+
+def _rows_lines(rows: RowFilter | None, train_rows: RowFilter | None, weighted: bool) -> list[str]:
+    """Repr lines for a row filter that did something, and for weights."""
+    out = []
+    for what, f in (("test rows", rows), ("training rows", train_rows)):
+        if f is not None and f.changed:
+            out.append(f"  {what}: {f.describe()},")
+    if weighted:
+        out.append("  weighted rows: every count is a sum of sample weights,")
+    return out
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MALSResult(ResultMixin):
+    r"""Result of :func:`bias_amp_mals`.
+
+    Attributes
+    ----------
+    value : float
+        BiasAmp_MALS (a fraction, not multiplied by 100).
+    pairs : pandas.DataFrame
+        One row per (attribute, task): ``attr, task, bias_train, bias_pred,
+        indicator, delta (= bias_pred - bias_train), contribution
+        (= indicator * delta), n_train, n_pred, undefined``.
+    n_tasks : int
+        ``|T|``: tasks with a defined ``bias_train`` (the denominator).
+    n_undefined : int
+        Pairs left out: those of tasks without a positive training instance,
+        and indicator-1 pairs whose task is never predicted.
+    undefined : bool
+        Always False in a returned result: BiasAmp_MALS is the only statistic
+        of its call, so a call where every pair is undefined raises
+        ``ValueError`` (:ref:`def-undefined`).
+    reason : str or None
+        Why it would be undefined (``None``).
+    rows, train_rows : RowFilter or None
+        What happened to the prediction (test) rows and to the training rows
+        before counting (``missing=``, rows dropped, grouped, zero weights).
+    weighted : bool
+        Whether sample weights were given.
+
+    Notes
+    -----
+    .. math::
+
+        \text{value} = \frac{1}{|\mathcal T|}\sum_{a,t}
+        \mathbb 1\big[b_\text{train}(a,t) > 1/|\mathcal A|\big]
+        \big(b_\text{pred}(a,t) - b_\text{train}(a,t)\big)
+
+    (:ref:`def-mals`). ``to_frame()`` is ``pairs``: the sum of its
+    ``contribution`` column divided by ``n_tasks`` is ``value``.
+
+    References
+    ----------
+    .. [1] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
+       Shopping: Reducing Gender Bias Amplification using Corpus-level
+       Constraints". EMNLP 2017.
+    .. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_mals
+    >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
+    >>> task = np.array([[1], [1], [1], [1], [1], [0], [0]])
+    >>> res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]))
+    >>> res
+    BiasAmp_MALS = +0.2000 (1 tasks)
+    >>> round(float(res.to_frame()["contribution"].sum() / res.n_tasks), 4)
+    0.2
+    """
+
+    value: float
+    pairs: pd.DataFrame
+    n_tasks: int
+    n_undefined: int
+    undefined: bool = False
+    reason: str | None = None
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
+    weighted: bool = False
+
+    def top(self, k: int = 10) -> pd.DataFrame:
+        """The ``k`` defined pairs with the largest ``|contribution|``."""
+        return top_rows(self.pairs, "contribution", k)
+
+    def __repr__(self) -> str:
+        if self.undefined:
+            return f"BiasAmp_MALS = undefined: {self.reason}"
+        extra = f", {self.n_undefined} undefined pairs" if self.n_undefined else ""
+        lines = [line.strip(" ,") for line in _rows_lines(self.rows, self.train_rows, self.weighted)]
+        tail = "".join(f"; {line}" for line in lines)
+        return f"BiasAmp_MALS = {fmt(self.value)} ({self.n_tasks} tasks{extra}{tail})"
+
+
+# --------------------------------------------------------------------------- #
+# pure functions of the count tables
+# --------------------------------------------------------------------------- #
+def _exact(counts: np.ndarray) -> np.ndarray:
+    """Ground-truth counts as exact integers (they are sums of 0/1 values)."""
+    return np.rint(counts).astype(np.int64)
+
+
+def _as_count(counts: Any) -> np.ndarray:
+    """Counts as exact integers when they are integral (unweighted, or integer weights), else float64.
+
+    Integer weights therefore give exactly the integers that repeating the
+    rows would give, and the exact comparisons below stay exact.
+    """
+    x = np.asarray(counts, dtype=np.float64)
+    r = np.rint(x)
+    if np.array_equal(r, x) and (x.size == 0 or np.abs(x).max() < 2.0**62):
+        return r.astype(np.int64)
+    return x
+
+
+_REL_TOL = 1e-12  # relative tolerance of comparisons between non-integral (weighted) counts
+
+
+def _greater(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x > y``: exact for integers; for weighted (non-integral) counts, beyond a relative rounding tolerance."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind in "iub" and y.dtype.kind in "iub":
+        return x > y
+    return (x - y) > _REL_TOL * np.maximum(np.abs(x), np.abs(y))
+
+
+def _pair_frame(attr_classes, task_classes, **columns: np.ndarray) -> pd.DataFrame:
+    ka, kt = len(attr_classes), len(task_classes)
+    index = {
+        "attr": np.repeat(np.array(attr_classes, dtype=object), kt),
+        "task": np.tile(np.array(task_classes, dtype=object), ka),
+    }
+    data = {k: np.broadcast_to(v, (ka, kt)).ravel() for k, v in columns.items()}
+    return pd.DataFrame({**index, **data})
+
+
+def _warn_undefined(n_undefined: int, total: int, what: str) -> None:
+    """Warn about some undefined pairs (a statistic with *every* pair undefined: :func:`_warn_undefined_statistics`)."""
+    if n_undefined and n_undefined < total:
+        warn_outside(
+            f"{what}: {n_undefined} of {total} pairs are undefined (conditioning on an empty "
+            "event) and were excluded; see the 'undefined' column of the per-pair table",
+            UndefinedPairWarning,
+        )
+
+
+def _warn_undefined_statistics(reasons: dict) -> None:
+    """Warn that some statistics of a call are undefined (reported as NaN, flagged) while the others are returned."""
+    if reasons:
+        warn_outside(
+            "; ".join(f"{name} is undefined: every pair is undefined ({why})" for name, why in reasons.items())
+            + ". It is reported as NaN with undefined=True and a reason; the other statistics of the call are "
+            "returned (see docs/definitions.md, 'Undefined quantities')",
+            UndefinedPairWarning,
+        )
+
+
+def _all_undefined_error(parts: list) -> ValueError:
+    """The error of a call whose every statistic is undefined; ``parts`` = [(name, n_pairs, reason)]."""
+    desc = "; ".join(f"{name}: every one of the {n} pairs is undefined ({reason})" for name, n, reason in parts)
+    return ValueError(f"every statistic asked for is undefined, {desc} (see docs/definitions.md, "
+                      "'Undefined quantities')")
+
+
+def correlation_sign(train: CooccurrenceCounts) -> np.ndarray:
+    """``y_at = sign(P(a,t) − P(a)P(t))`` on the training ground truth, exactly.
+
+    Computed in integers as ``sign(n·#(a,t) − #a·#t)`` so that exactly
+    independent pairs get 0 (:ref:`def-directional`). Weighted counts that
+    are not integers (non-integer ``sample_weight``) are compared in float64
+    with a relative tolerance of 1e-12 (differences below it are 0).
+    """
+    n = _as_count(train.n)
+    at = _as_count(train.cross("attr", "task"))
+    a = _as_count(train.total("attr"))[:, None]
+    t = _as_count(train.total("task"))[None, :]
+    if all(x.dtype.kind == "i" for x in (n, at, a, t)):
+        n = int(n)
+        if n > 2**31:  # n * #(a,t) could overflow int64: use Python integers
+            at, a, t = at.astype(object), a.astype(object), t.astype(object)
+        return np.sign(n * at - a * t).astype(np.int8)
+    x = float(n) * at.astype(np.float64)
+    y = a.astype(np.float64) * t.astype(np.float64)
+    return (_greater(x, y).astype(np.int8) - _greater(y, x).astype(np.int8)).astype(np.int8)
+
+
+def _direction_arrays(y: np.ndarray, both: np.ndarray, support: np.ndarray, predicted: np.ndarray):
+    """``(p_true, p_pred, delta, contribution, undefined)`` of one direction, over any leading axes.
+
+    ``both`` = #(a, t), ``support`` = #a (A→T) or #t (T→A) broadcast to the
+    pairs, ``predicted`` = #(a, t̂) (A→T) or #(â, t) (T→A).
+    """
+    undefined = support <= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        safe = np.where(undefined, 1.0, support)
+        p_true = np.where(undefined, np.nan, both / safe)
+        p_pred = np.where(undefined, np.nan, predicted / safe)
+    delta = p_pred - p_true
+    return p_true, p_pred, delta, y * delta, undefined
+
+
+def _direction_inputs(direction: str, gram: np.ndarray, ka: int, kt: int, roles: tuple):
+    """``(both, support, predicted)`` of one direction from stacked Gram tables ``(..., 1+.., 1+..)``.
+
+    ``roles`` = (attr_roles, task_roles) of the table layout.
+    """
+    a_roles, t_roles = roles
+    a_pred = slice(1 + ka * a_roles.index("attr_pred"), 1 + ka * (a_roles.index("attr_pred") + 1)) \
+        if "attr_pred" in a_roles else None
+    t_pred = slice(1 + kt * t_roles.index("task_pred"), 1 + kt * (t_roles.index("task_pred") + 1)) \
+        if "task_pred" in t_roles else None
+    both = gram[..., 1:1 + ka, 1:1 + kt]
+    if direction == "A->T":
+        support = np.broadcast_to(gram[..., 1:1 + ka, 0:1], both.shape)
+        predicted = gram[..., 1:1 + ka, t_pred]
+    else:
+        support = np.broadcast_to(gram[..., 0:1, 1:1 + kt], both.shape)
+        predicted = gram[..., a_pred, 1:1 + kt]
+    return both, support, predicted
+
+
+def _mean_defined(values: np.ndarray, undefined: np.ndarray) -> np.ndarray:
+    """Mean over the last two axes of the defined entries (NaN where none is defined)."""
+    cnt = (~undefined).sum(axis=(-2, -1))
+    total = np.where(undefined, 0.0, values).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, total / np.where(cnt > 0, cnt, 1), np.nan)
+
+
+_DIRECTION_UNDEFINED = {
+    "A->T": "no attribute class has a test member, so P(T_t | A_a) conditions on an empty event for every pair",
+    "T->A": "no task has a positive test instance, so P(A_a | T_t) conditions on an empty event for every pair",
+}
+
+
+def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> DirectionResult:
+    both, support, predicted = _direction_inputs(
+        direction, test.gram, len(test.attr_classes), len(test.task_classes), (test.attr_roles, test.task_roles))
+    p_true, p_pred, delta, contribution, undefined = _direction_arrays(y, both, support, predicted)
+    n_undefined = int(undefined.sum())
+    all_undefined = bool(undefined.size) and n_undefined == undefined.size
+    reason = _DIRECTION_UNDEFINED[direction] if all_undefined else None
+    _warn_undefined(n_undefined, undefined.size, f"BiasAmp {direction}")
+    value = float(_mean_defined(contribution, undefined))
+    pairs = _pair_frame(
+        test.attr_classes, test.task_classes,
+        y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
+        n_attr=_as_count(test.total("attr"))[:, None], n_task=_as_count(test.total("task"))[None, :],
+        n_both=_as_count(both), undefined=undefined,
+    )
+    return DirectionResult(direction, value, pairs, int((~undefined).sum()), n_undefined, all_undefined, reason)
+
+
+def directional_from_counts(
+    train: CooccurrenceCounts, test: CooccurrenceCounts, *, train_source: str = "train"
+) -> DirectionalBiasAmpResult:
+    r"""Directional bias amplification from count tables.
+
+    Parameters
+    ----------
+    train : CooccurrenceCounts
+        Counts of the training ground truth (roles ``attr`` and ``task``).
+    test : CooccurrenceCounts
+        Counts of the test set: ground truth ``attr``, ``task`` and at least
+        one of ``task_pred`` (for A→T) and ``attr_pred`` (for T→A).
+    train_source : str, default "train"
+        Recorded in the result (``"test"`` when ``train`` was built from the
+        test ground truth).
+
+    Returns
+    -------
+    DirectionalBiasAmpResult
+
+    Raises
+    ------
+    ValueError
+        A table without the roles a direction needs, tables with different
+        classes, or every direction given undefined (every pair undefined).
+
+    See Also
+    --------
+    bias_amp_directional : the same from labels.
+
+    Notes
+    -----
+    A pure function of the counts: with :math:`n` rows, :math:`\#a`,
+    :math:`\#t` and :math:`\#(a,t)` from ``train``,
+    :math:`y_{at} = \operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`, and from
+    ``test`` for A→T :math:`\Delta_{at} = \#(a,\hat t)/\#a - \#(a,t)/\#a`
+    (T→A likewise with the roles swapped); see :func:`bias_amp_directional`
+    and :ref:`def-directional`.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    Counts of the test set, with its ground truth standing in for training:
+
+    >>> import numpy as np
+    >>> from biasamp import CooccurrenceCounts, directional_from_counts
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> test = CooccurrenceCounts.from_labels(attr, task, task_pred=(attr == 2).astype(int), attr_pred=attr)
+    >>> res = directional_from_counts(test.restrict(["attr"], ["task"]), test, train_source="test")
+    >>> round(res.a_to_t.value, 4), res.t_to_a.value
+    (0.3333, 0.0)
+    """
+    if train.attr_classes != test.attr_classes or train.task_classes != test.task_classes:
+        raise ValueError("train and test counts have different classes")
+    if not test.has("attr", "task"):
+        raise ValueError("test counts need the ground truth roles 'attr' and 'task'")
+    if not test.has("task_pred") and not test.has("attr_pred"):
+        raise ValueError("test counts hold neither task_pred (for A->T) nor attr_pred (for T->A)")
+    y = correlation_sign(train)
+    a_to_t = _one_direction("A->T", y, test) if test.has("task_pred") else None
+    t_to_a = _one_direction("T->A", y, test) if test.has("attr_pred") else None
+    given = [d for d in (a_to_t, t_to_a) if d is not None]
+    if all(d.undefined for d in given):
+        raise _all_undefined_error([(f"BiasAmp {d.direction}", len(d.pairs), d.reason) for d in given])
+    _warn_undefined_statistics({f"BiasAmp {d.direction}": d.reason for d in given if d.undefined})
+    return DirectionalBiasAmpResult(a_to_t, t_to_a, train_source, test.rows,
+                                    train.rows if train_source == "train" else None,
+                                    bool(test.weighted or train.weighted))
+
+
+def _mals_arrays(at: np.ndarray, pp: np.ndarray):
+    """BiasAmp_MALS terms from exact training counts ``at`` (K_A x K_T) and predicted counts ``pp`` (..., K_A, K_T).
+
+    Returns ``(bias_train, bias_pred, indicator, delta, contribution, undefined, n_tasks)``;
+    ``contribution`` is NaN exactly where ``undefined``.
+    """
+    n_attr = at.shape[0]
+    col = at.sum(axis=0)  # Σ_a' #(a', t)
+    task_defined = col > 0
+    indicator = _greater(n_attr * at, col[None, :]) & task_defined[None, :]  # bias_train > 1/|A|, exactly
+    pcol = pp.sum(axis=-2)[..., None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bias_train = np.where(task_defined[None, :], at / np.where(col > 0, col, 1)[None, :], np.nan)
+        bias_pred = np.where(pcol > 0, pp / np.where(pcol > 0, pcol, 1), np.nan)
+    delta = bias_pred - bias_train
+    undefined = ~task_defined[None, :] | (indicator & (pcol <= 0))
+    contribution = np.where(undefined, np.nan, np.where(indicator, delta, 0.0))
+    return bias_train, bias_pred, indicator, delta, contribution, undefined, int(task_defined.sum())
+
+
+def _mals_value(contribution: np.ndarray, n_tasks: int) -> np.ndarray:
+    return np.where(np.isnan(contribution), 0.0, contribution).sum(axis=(-2, -1)) / n_tasks
+
+
+def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MALSResult:
+    r"""BiasAmp_MALS from count tables.
+
+    Parameters
+    ----------
+    train : CooccurrenceCounts
+        Counts of the training ground truth (roles ``attr`` and ``task``).
+    pred : CooccurrenceCounts
+        Counts of the test predictions (roles ``attr_pred`` and ``task_pred``).
+
+    Returns
+    -------
+    MALSResult
+
+    Raises
+    ------
+    ValueError
+        Tables with different classes, or every pair undefined (BiasAmp_MALS
+        is then undefined, and it is the only statistic asked for).
+
+    See Also
+    --------
+    bias_amp_mals : the same from labels.
+
+    Notes
+    -----
+    With :math:`b(a,t) = \#(a,t)/\sum_{a'}\#(a',t)` from each table,
+    :math:`\text{BiasAmp}_\text{MALS} = \frac{1}{|\mathcal T|}\sum_{a,t}
+    \mathbb 1[b_\text{train} > 1/|\mathcal A|](b_\text{pred} - b_\text{train})`;
+    see :func:`bias_amp_mals` and :ref:`def-mals`.
+
+    References
+    ----------
+    .. [1] J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like
+       Shopping: Reducing Gender Bias Amplification using Corpus-level
+       Constraints". EMNLP 2017.
+    .. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import CooccurrenceCounts, mals_from_counts
+    >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
+    >>> train = CooccurrenceCounts.from_labels(attr, np.array([[1], [1], [1], [1], [1], [0], [0]]))
+    >>> pred = CooccurrenceCounts.from_labels(attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]),
+    ...                                       attr_classes=train.attr_classes, task_classes=train.task_classes)
+    >>> round(mals_from_counts(train, pred).value, 4)
+    0.2
+    """
+    if train.attr_classes != pred.attr_classes or train.task_classes != pred.task_classes:
+        raise ValueError("train and prediction counts have different classes")
+    at = _as_count(train.cross("attr", "task"))
+    pp = pred.cross("attr_pred", "task_pred")
+    bias_train, bias_pred, indicator, delta, contribution, undefined, n_tasks = _mals_arrays(at, pp)
+    n_undefined = int(undefined.sum())
+    if n_undefined == undefined.size:
+        raise _all_undefined_error([("BiasAmp_MALS", undefined.size, _MALS_UNDEFINED)])
+    _warn_undefined(n_undefined, undefined.size, "BiasAmp_MALS")
+    value = float(_mals_value(contribution, n_tasks))
+    pairs = _pair_frame(
+        train.attr_classes, train.task_classes,
+        bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,
+        contribution=contribution, n_train=at, n_pred=pp if pred.soft_roles else _as_count(pp), undefined=undefined,
+    )
+    return MALSResult(value, pairs, n_tasks, n_undefined, rows=pred.rows, train_rows=train.rows,
+                      weighted=bool(pred.weighted or train.weighted))
+
+
+_MALS_UNDEFINED = "no task has a positive training instance, so no bias_train(a, t) is defined"
+
+
+# --------------------------------------------------------------------------- #
+# label-level API
+# --------------------------------------------------------------------------- #
+def bias_amp_directional(
+    attr: Any,
+    task: Any,
+    *,
+    attr_pred: Any = None,
+    task_pred: Any = None,
+    attr_train: Any = None,
+    task_train: Any = None,
+    drop_empty_train_rows: bool = False,
+    sample_weight: Any = None,
+    train_sample_weight: Any = None,
+    missing: str = "raise",
+) -> DirectionalBiasAmpResult:
+    r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
+
+    .. math::
+
+        \text{BiasAmp}_{\rightarrow} = \frac{1}{|\mathcal{A}||\mathcal{T}|}
+            \sum_{a, t} y_{at}\,\Delta_{at},\qquad
+        y_{at} = \operatorname{sign}\big(P(A_a{=}1, T_t{=}1) - P(A_a{=}1)P(T_t{=}1)\big)
+
+    with :math:`y_{at}` from the training ground truth and, on the test set,
+
+    * A→T: :math:`\Delta_{at} = P(\hat T_t{=}1 \mid A_a{=}1) - P(T_t{=}1 \mid A_a{=}1)`
+    * T→A: :math:`\Delta_{at} = P(\hat A_a{=}1 \mid T_t{=}1) - P(A_a{=}1 \mid T_t{=}1)`
+
+    Parameters
+    ----------
+    attr : labels of shape (n,) or (n, K_A)
+        Test ground truth of the protected attribute A (class ids/names, or an
+        indicator matrix; any input kind of :ref:`def-inputs`).
+    task : labels of shape (n,) or (n, K_T)
+        Test ground truth of the task T.
+    attr_pred : labels, optional
+        Predicted attribute Â (hard 0/1 or probabilities). Needed for T→A.
+    task_pred : labels, optional
+        Predicted task T̂ (hard 0/1 or probabilities). Needed for A→T.
+    attr_train, task_train : labels, optional
+        Training ground truth, used only for the signs :math:`y_{at}`. Give
+        both or neither; when neither, the test ground truth is used and the
+        result records ``train_source="test"``.
+    drop_empty_train_rows : bool, default False
+        Leave out of the signs the training rows with no attribute class and
+        no task label (possible with indicator matrices), as the
+        multi-attribute authors' code does. It only changes :math:`n` in
+        :math:`\operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`; see Notes.
+    sample_weight : array-like of shape (n,), optional
+        One non-negative weight per test row: every test count (and, without
+        a training set, every training count) becomes a sum of weights; rows
+        of weight 0 are dropped (:ref:`def-weights`). The bootstrap resamples
+        rows with their weights.
+    train_sample_weight : array-like of shape (n_train,), optional
+        Weights of the training rows (needs ``attr_train``/``task_train``).
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value (NaN, None, ``pd.NA``): raise
+        ``ValueError`` naming the argument and the rows; drop them (in the
+        test and the training set separately); or, for a 1-D ``attr`` /
+        ``attr_train``, make a missing attribute its own class ``"missing"``
+        (missing values elsewhere still raise) (:ref:`def-missing`). What
+        happened is recorded in ``.rows`` / ``.train_rows``.
+
+    Returns
+    -------
+    DirectionalBiasAmpResult
+        ``.a_to_t`` and ``.t_to_a`` (each with ``.value`` and the per-pair
+        table ``.pairs``); a direction whose predictions were not given is
+        ``None``. A direction whose every pair is undefined has
+        ``undefined=True``, ``value`` NaN and a ``reason``; the other
+        direction is still returned.
+
+    Raises
+    ------
+    ValueError
+        Bad labels (see :mod:`biasamp.labels`), no predictions at all, only
+        one of ``attr_train``/``task_train``, bad weights (negative, NaN,
+        wrong length: the message names the argument), an unknown
+        ``missing``, or every direction asked for undefined.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When some pairs condition on an empty test event (a group with no
+        test member for A→T, a task with no positive test instance for T→A);
+        they are excluded from the mean and flagged in ``.pairs``. Also when
+        a whole direction is undefined.
+
+    Notes
+    -----
+    * :math:`y_{at}` is the *sign* (−1, 0, +1), computed exactly from integer
+      counts as :math:`\operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`. The paper
+      prints :math:`y \in \{0,1\}` with :math:`(1-y)(-\Delta)`; the sign is what
+      the authors' code does and what makes an exactly independent pair
+      contribute 0 (:ref:`def-directional`). Such pairs still count in the mean.
+    * **Empty training rows** (``drop_empty_train_rows``): a row with no
+      attribute class and no task label is an instance where neither
+      co-occurs, and it is kept by default (it is part of the population
+      :math:`P(\cdot)` is taken over). The code of Zhao, Andrews & Xiang
+      (their copy of BiasAmp→ and Multi→) drops such training rows first,
+      which lowers :math:`n` and can flip a sign from + to −. Single-label
+      (1-D) labels never have empty rows; the option matters only for
+      indicator matrices with all-zero rows (:doc:`/protocol_empty_rows`).
+    * A 1-D binary label is two classes (0 and 1), so a binary task gives two
+      columns of pairs (:ref:`def-inputs`).
+    * Soft predictions turn every probability into an expected rate.
+    * Values are fractions, not percentages.
+
+    References
+    ----------
+    .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+
+    Examples
+    --------
+    The "shortcoming 2" example of Wang & Russakovsky (§3.2): a model that
+    predicts T̂ = 0 for every member of group 1 and T̂ = 1 for group 2.
+
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional
+    >>> attr = np.repeat([1, 2], [90, 30])
+    >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
+    >>> task_pred = (attr == 2).astype(int)
+    >>> res = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr)
+    >>> round(res.a_to_t.value, 4), res.t_to_a.value
+    (0.3333, 0.0)
+
+    Integer sample weights count like repeated rows:
+
+    >>> w = np.where(attr == 2, 2, 1)
+    >>> weighted = bias_amp_directional(attr, task, task_pred=task_pred, sample_weight=w)
+    >>> rows = np.repeat(np.arange(len(attr)), w)
+    >>> weighted.a_to_t.value == bias_amp_directional(attr[rows], task[rows], task_pred=task_pred[rows]).a_to_t.value
+    True
+    """
+    train, test, _, source = _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
+                                                drop_empty_train_rows, sample_weight, train_sample_weight, missing)
+    return directional_from_counts(train, test, train_source=source)
+
+
+@keyword_only_since("0.2.0", "attr_pred", "task_pred")
+def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred: Any, sample_weight: Any = None,
+                  train_sample_weight: Any = None, missing: str = "raise") -> MALSResult:
+    r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
+
+    .. math::
+
+        \text{BiasAmp}_{\text{MALS}} = \frac{1}{|\mathcal{T}|} \sum_{a, t}
+            \mathbb{1}\Big[b_{\text{train}}(a,t) > \tfrac{1}{|\mathcal{A}|}\Big]
+            \big(b_{\text{pred}}(a,t) - b_{\text{train}}(a,t)\big),
+        \qquad b(a,t) = \frac{\#(A_a{=}1, T_t{=}1)}{\sum_{a'} \#(A_{a'}{=}1, T_t{=}1)}
+
+    with :math:`b_{\text{train}}` on the training ground truth and
+    :math:`b_{\text{pred}}` on the test *predictions* (both Â and T̂ predicted).
+
+    Parameters
+    ----------
+    attr_train, task_train : labels
+        Training ground truth of the protected attribute and the task.
+    attr_pred, task_pred : labels, keyword-only
+        Test predictions Â and T̂ (hard, or probabilities: expected counts).
+    sample_weight : array-like of shape (n,), optional
+        One non-negative weight per *test* row (the rows of ``attr_pred`` /
+        ``task_pred``, which the bootstrap resamples): every predicted count
+        becomes a sum of weights; rows of weight 0 are dropped
+        (:ref:`def-weights`).
+    train_sample_weight : array-like of shape (n_train,), optional
+        Weights of the training rows (``attr_train`` / ``task_train``).
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value: raise ``ValueError`` naming the argument;
+        drop them (in the training and the test rows separately); or, for a
+        1-D ``attr_train``, make a missing attribute its own class
+        ``"missing"`` (:ref:`def-missing`). Recorded in ``.rows`` /
+        ``.train_rows``.
+
+    Returns
+    -------
+    MALSResult
+        ``.value`` and the per-pair table ``.pairs``.
+
+    Raises
+    ------
+    ValueError
+        Bad labels, bad weights (the message names the argument), an unknown
+        ``missing``, or every pair undefined (no task has a positive training
+        instance: BiasAmp_MALS, the only statistic of the call, is undefined).
+
+    Warns
+    -----
+    UndefinedPairWarning
+        When some terms are undefined (see Notes).
+
+    Notes
+    -----
+    * The comparison with :math:`1/|\mathcal{A}|` is strict and exact
+      (:math:`|\mathcal{A}|\,\#(a,t) > \sum_{a'}\#(a',t)` in integers). A task
+      whose ratio is exactly :math:`1/|\mathcal{A}|` adds 0 but counts in
+      :math:`|\mathcal{T}|`.
+    * A task with no positive training instance (with any attribute) has no
+      :math:`b_{\text{train}}`: undefined, out of the sum and of
+      :math:`|\mathcal{T}|`. An indicator-1 pair whose task is never predicted
+      (with any attribute) has no :math:`b_{\text{pred}}`: undefined, out of
+      the sum, :math:`|\mathcal{T}|` unchanged. Indicator-0 pairs are defined
+      zeros (:ref:`def-mals`).
+    * The metric needs no test ground truth; it cannot tell the direction of
+      amplification (use :func:`bias_amp_directional`).
+
+    References
+    ----------
+    .. [1] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017.
+    .. [2] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 1.
+
+    Examples
+    --------
+    Two groups and one task; the task is 80% group 0 in training and the model
+    predicts it only for group 0.
+
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_mals
+    >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
+    >>> task = np.array([[1], [1], [1], [1], [1], [0], [0]])
+    >>> task_pred = np.array([[1], [1], [1], [1], [0], [0], [0]])
+    >>> round(bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
+    0.2
+    """
+    train, pred, _ = _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight,
+                                 missing)
+    return mals_from_counts(train, pred)
+
+
+def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:
+    """The same matrix under a counts role name (e.g. ``attr_train`` counted as ``attr``)."""
+    return replace(m, name=role)
+
+
+_DIRECTIONAL_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task"), ("attr", "task_pred")})
+
+
+def _empty_rows(attr: LabelMatrix, task: LabelMatrix, weights: np.ndarray | None = None) -> float:
+    """Number (total weight) of rows with no attribute class and no task label (only indicator matrices have them)."""
+    if attr.codes is not None or task.codes is not None:
+        return 0
+    empty = ~np.asarray(attr.dense != 0).any(axis=1) & ~np.asarray(task.dense != 0).any(axis=1)
+    return int(empty.sum()) if weights is None else float(weights[empty].sum())
+
+
+def _without_empty_rows(train: CooccurrenceCounts, n_empty: float) -> CooccurrenceCounts:
+    """``train`` minus ``n_empty`` all-zero rows: only ``n`` changes (every other count is a sum of zeros)."""
+    if not n_empty:
+        return train
+    gram = train.gram.copy()
+    gram[0, 0] -= n_empty
+    return replace(train, gram=gram)
+
+
+def select_train_test(test: dict, train: dict | None, *, sample_weight: Any, train_sample_weight: Any,
+                      missing: str, group_args: tuple = ("attr", "attr_train")):
+    """The row layer (:func:`biasamp._core.rows.select_rows`) on a test and a training set of arguments.
+
+    The two sets have their own rows, so they are filtered separately:
+    ``sample_weight`` weights the test rows, ``train_sample_weight`` the
+    training rows. Returns ``(test, weights, rows, train, train_weights,
+    train_rows)`` (the training part ``None`` when ``train`` is).
+    """
+    test, weights, rows = select_rows(test, missing=missing, group_args=group_args, sample_weight=sample_weight,
+                                      group_columns=False)
+    if train is None:
+        if train_sample_weight is not None:
+            raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
+                             "given (without a training set the test rows and sample_weight stand in for it)")
+        return test, weights, rows, None, None, None
+    train, train_weights, train_rows = select_rows(
+        train, missing=missing, group_args=group_args, sample_weight=train_sample_weight,
+        weight_name="train_sample_weight", group_columns=False)
+    return test, weights, rows, train, train_weights, train_rows
+
+
+def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False,
+                       sample_weight=None, train_sample_weight=None, missing="raise"):
+    """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_directional`.
+
+    Returns ``(train, test, (left, right, weights), train_source)`` where
+    ``left`` and ``right`` are the encoded test matrices (attribute side,
+    task side) and ``weights`` the test rows' weights (or None).
+    ``drop_empty_train_rows``: the training counts leave out the rows with no
+    attribute class and no task label.
+    """
+    if not isinstance(drop_empty_train_rows, (bool, np.bool_)):
+        raise TypeError(f"drop_empty_train_rows must be True or False, got {drop_empty_train_rows!r}")
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    if attr_pred is None and task_pred is None:
+        raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
+    te, w, rows, tr, tw, train_rows = select_train_test(
+        {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
+        None if attr_train is None else {"attr_train": attr_train, "task_train": task_train},
+        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    tr = tr or {"attr_train": None, "task_train": None}
+    a = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": te["attr_pred"]},
+                      allow_soft=True)
+    t = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]},
+                      allow_soft=True)
+    left = [a[r] for r in ("attr", "attr_pred") if r in a]
+    right = [t[r] for r in ("task", "task_pred") if r in t]
+    check_consistent_length(**{m.name: m for m in (*left, *right)})
+    # BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂): #(â,t̂) is not counted
+    test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS, weights=w, rows=rows)
+    if attr_train is None:
+        train = test.restrict(["attr"], ["task"])
+        if drop_empty_train_rows:
+            train = _without_empty_rows(train, _empty_rows(a["attr"], t["task"], w))
+        return train, test, (left, right, w), "test"
+    check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
+    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
+                                            weights=tw, rows=train_rows)
+    if drop_empty_train_rows:
+        train = _without_empty_rows(train, _empty_rows(a["attr_train"], t["task_train"], tw))
+    return train, test, (left, right, w), "train"
+
+
+def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None, train_sample_weight=None,
+                missing="raise"):
+    """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_mals`.
+
+    Returns ``(train, pred, (left, right, weights))`` with the encoded
+    prediction matrices and the prediction rows' weights (or None).
+    """
+    pr, w, rows, tr, tw, train_rows = select_train_test(
+        {"attr_pred": attr_pred, "task_pred": task_pred}, {"attr_train": attr_train, "task_train": task_train},
+        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    a = encode_labels({"attr_train": tr["attr_train"]}, {"attr_pred": pr["attr_pred"]}, allow_soft=True)
+    t = encode_labels({"task_train": tr["task_train"]}, {"task_pred": pr["task_pred"]}, allow_soft=True)
+    check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
+    train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
+                                            weights=tw, rows=train_rows)
+    left, right = [a["attr_pred"]], [t["task_pred"]]
+    check_consistent_length(attr_pred=left[0], task_pred=right[0])
+    return train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows), (left, right, w)

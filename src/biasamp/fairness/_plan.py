@@ -1,0 +1,291 @@
+"""Bootstrap plan and tests of no effect for the group fairness family.
+
+The cells are the distinct (group, y_true, y_pred) rows; a cell's left vector
+is its group one-hot and its right vector ``[1 | T | T̂ | T∘T̂]``, so the table
+``Lᵀ diag(c) R`` holds ``n_g``, ``P_gk``, ``(TP+FP)_gk`` and ``TP_gk``.
+
+Signed parts of each (non-regular) metric, per class k:
+
+* DP, EOFP, EOTP: the pairwise differences of the group rates (PPR, FPR, TPR);
+* DI: the group PPRs themselves (DI = 1 − min/max is not a function of the
+  differences);
+* SPSF, FPSF: the weighted deviations Pr[g]·(rate − rate_g);
+* BA: share_pred − share_true of the group ḡ of the estimate.
+
+Tests of no effect per class (independence of the prediction and the group):
+DP, DI, SPSF among all rows; EOTP among the positives of the class; EOFP and
+FPSF among its negatives (G-test, exact or Monte-Carlo for small counts). BA
+has no test.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from biasamp._engine.intervals import (
+    Parts,
+    Plan,
+    Statistic,
+    UnitTests,
+    abs_range,
+    mean_of,
+    nan_reduce,
+)
+from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
+from biasamp.fairness import _metrics as _f
+
+_TEST_OF = {"DP": "prediction", "DI": "prediction", "SPSF": "prediction", "EOTP": "positives",
+            "EOFP": "negatives", "FPSF": "negatives"}
+
+
+def _take_rows(m: Any, rows: np.ndarray) -> Any:
+    from biasamp._core.labels import LabelMatrix
+
+    if m.codes is not None:
+        return LabelMatrix(m.name, m.classes, codes=m.codes[rows])
+    return LabelMatrix(m.name, m.classes, dense=m.dense[rows], soft=m.soft)
+
+
+def _cells(prep: Any, groups: tuple) -> tuple[Cells, tuple, tuple, bool]:
+    """Cells of the prepared labels, on the rows of ``groups`` (the headline's: small groups excluded)."""
+    yt, yp, gcodes, w = prep.yt, prep.yp, prep.gcodes, prep.weights
+    index = np.array([groups.index(g) if g in groups else -1 for g in prep.groups], dtype=np.intp)
+    codes = index[gcodes]
+    if (codes < 0).any():
+        rows = np.flatnonzero(codes >= 0)
+        yt, yp, codes = _take_rows(yt, rows), _take_rows(yp, rows), codes[rows]
+        w = None if w is None else w[rows]
+    n_groups = len(groups)
+    # a row's weight is part of its cell: a resampled row carries its weight (docs/definitions.md, def-weights)
+    rep, counts = cells_of([yt, yp], extra=[codes], weights=w)
+    t_rows, p_rows = label_rows(yt, rep), label_rows(yp, rep)
+    left = sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), codes[rep])), shape=(len(rep), n_groups))
+    right = augmented([t_rows, p_rows, t_rows.multiply(p_rows)], len(rep))
+    return Cells(left, right, counts, weights=None if w is None else w[rep]), yt.classes, groups, bool(yp.soft)
+
+
+def _split(tables: np.ndarray, k: int):
+    return tables[..., 0], tables[..., 1:1 + k], tables[..., 1 + k:1 + 2 * k], tables[..., 1 + 2 * k:]
+
+
+def _rates(n, pos, pred, tp):
+    """PPR, TPR, FPR (..., G, K) with NaN where undefined."""
+    n = n[..., :, None]
+    neg = n - pos
+    fp = pred - tp
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ppr = np.where(n > 0, pred / np.where(n > 0, n, 1), np.nan)
+        tpr = np.where(pos > 0, tp / np.where(pos > 0, pos, 1), np.nan)
+        fpr = np.where(neg > 0, fp / np.where(neg > 0, neg, 1), np.nan)
+    ppr = np.broadcast_to(ppr, pos.shape)
+    return ppr, tpr, fpr
+
+
+def _pairwise(rate: np.ndarray) -> np.ndarray:
+    """(..., G, K) -> (..., K, n_pairs): rate_g − rate_h for g < h."""
+    g, h = np.triu_indices(rate.shape[-2], 1)
+    d = rate[..., g, :] - rate[..., h, :]
+    return np.swapaxes(d, -1, -2)
+
+
+def _deviation(rate: np.ndarray, overall: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """(..., K, G): Pr[g]·(rate_overall − rate_g)."""
+    return np.swapaxes(weight * (overall[..., None, :] - rate), -1, -2)
+
+
+def _parts(metric: str, n, pos, pred, tp, gbar: np.ndarray) -> np.ndarray:
+    """Signed parts of one metric, shape (..., J)."""
+    lead = n.shape[:-1]
+    ppr, tpr, fpr = _rates(n, pos, pred, tp)
+    n_tot = n.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight = (n / np.where(n_tot > 0, n_tot, 1))[..., :, None]
+    if metric == "DP":
+        x = _pairwise(ppr)
+    elif metric == "EOTP":
+        x = _pairwise(tpr)
+    elif metric == "EOFP":
+        x = _pairwise(fpr)
+    elif metric == "DI":
+        x = np.swapaxes(ppr, -1, -2)
+    elif metric == "SPSF":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            overall = pred.sum(axis=-2) / np.where(n_tot > 0, n_tot, 1)
+        x = _deviation(ppr, overall, weight)
+    elif metric == "FPSF":
+        neg = n[..., :, None] - pos
+        fp = pred - tp
+        with np.errstate(invalid="ignore", divide="ignore"):
+            overall = fp.sum(axis=-2) / np.where(neg.sum(axis=-2) > 0, neg.sum(axis=-2), 1)
+        x = _deviation(fpr, overall, weight)
+    else:  # BA with the estimate's ḡ
+        idx = np.broadcast_to(gbar, (*lead, 1, gbar.shape[-1]))
+        p_all, pp_all = pos.sum(axis=-2), pred.sum(axis=-2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share_pred = np.take_along_axis(pred, idx, axis=-2)[..., 0, :] / np.where(pp_all > 0, pp_all, np.nan)
+            share_true = np.take_along_axis(pos, idx, axis=-2)[..., 0, :] / np.where(p_all > 0, p_all, np.nan)
+        x = share_pred - share_true
+    return x.reshape(*lead, -1)
+
+
+def _to_units(metric: str, k: int, n_groups: int):
+    """Map a box on the parts to the range of every class's value."""
+
+    def to_units(lo: np.ndarray, hi: np.ndarray):
+        if metric == "BA":
+            return abs_range(lo, hi)
+        lo = lo.reshape(k, -1)
+        hi = hi.reshape(k, -1)
+        if metric in ("DP", "EOFP", "EOTP"):
+            a, b = abs_range(lo, hi)
+            return nan_reduce(a, 1, "max"), np.minimum(nan_reduce(b, 1, "max"), 1.0)
+        if metric in ("SPSF", "FPSF"):
+            a, b = abs_range(lo, hi)
+            return nan_reduce(a, 1, "sum"), np.minimum(nan_reduce(b, 1, "sum"), 1.0)
+        # DI from the box of group PPRs
+        low, high = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+        max_l, min_u = nan_reduce(low, 1, "max"), nan_reduce(high, 1, "min")
+        min_l, max_u = nan_reduce(low, 1, "min"), nan_reduce(high, 1, "max")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio_max = np.where(max_l <= min_u, 1.0, min_u / max_l)
+            ratio_min = np.where(max_u > 0, min_l / np.where(max_u > 0, max_u, 1.0), 1.0)
+        nan = np.isnan(max_l)
+        return np.where(nan, np.nan, 1.0 - ratio_max), np.where(nan, np.nan, 1.0 - ratio_min)
+
+    return to_units
+
+
+def _headline_units(to_units: Any, hidx: np.ndarray) -> Any:
+    """``to_units`` restricted to the headline classes (the last axis)."""
+    def restricted(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ulo, uhi = to_units(lo, hi)
+        return np.asarray(ulo)[..., hidx], np.asarray(uhi)[..., hidx]
+
+    return restricted
+
+
+def _unit_index(metric: str, classes: tuple, groups: tuple) -> pd.DataFrame:
+    return pd.DataFrame({"class": list(classes)})
+
+
+def _test_tables(kind: str, n, pos, pred, tp) -> np.ndarray:
+    """(K, G, 2) tables [outcome 0, outcome 1] per class for the independence tests."""
+    n = n[:, None]
+    if kind == "prediction":
+        one, total = pred, np.broadcast_to(n, pred.shape)
+    elif kind == "positives":
+        one, total = tp, pos
+    else:
+        one, total = pred - tp, n - pos
+    return np.stack([total - one, one], axis=-1).transpose(1, 0, 2)
+
+
+def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool) -> Plan:
+    """The statistics, parts and tests of the fairness metrics on tables ``(B, G, 1+3K)`` (no cells).
+
+    ``point`` is the :class:`~biasamp.FairnessResult` of the full table ``full``
+    (``(G, 1+3K)``: ``[n_g | P_gk | (TP+FP)_gk | TP_gk]``).
+    """
+    classes, groups = point.classes, point.groups
+    k, n_groups = len(classes), len(groups)
+    headline = np.isin(np.asarray(classes, dtype=object), np.asarray(point.settings.headline_classes, dtype=object)) \
+        if point.settings is not None else np.ones(k, dtype=bool)
+    metrics = tuple(m for m in metrics if m not in point.undefined_reasons)
+    hidx = np.flatnonzero(headline)
+
+    def values(tables: np.ndarray) -> dict:
+        n, pos, pred, tp = _split(tables, k)
+        arrays = _f.metric_arrays(n, pos, pred, tp, metrics)
+        enough = (n > 0).sum(axis=-1) >= 2
+        out = {}
+        for m, (v, d) in arrays.items():
+            mean, _ = _f._aggregate(v, d & headline)
+            out[m] = np.where(enough, mean, np.nan)
+        return out
+
+    _, pos0, _, _ = _split(full[None], k)
+    gbar = np.argmax(pos0, axis=-2)[0][None, :]  # BA's ḡ of the estimate, fixed
+
+    def parts(tables: np.ndarray) -> dict:
+        n, pos, pred, tp = _split(tables, k)
+        return {m: _parts(m, n, pos, pred, tp, gbar) for m in metrics}
+
+    def statistics(full_tables: np.ndarray) -> list:
+        est_parts = parts(full_tables)
+        out = []
+        for m in metrics:
+            by_class = point.by_class[m].to_numpy(dtype=np.float64)
+            defined = ~point.undefined[m].to_numpy() & headline
+            # the units of the per-class table are the headline's classes (the positive class of a binary task)
+            p = Parts(
+                estimate=est_parts[m][0], replicates=None,
+                units=_unit_index(m, classes, groups).iloc[hidx].reset_index(drop=True),
+                unit_estimate=by_class[hidx], to_units=_headline_units(_to_units(m, k, n_groups), hidx),
+                aggregate=mean_of(defined[hidx]), unit_name=m,
+            )
+            out.append(Statistic(m, float(point.overall[m]), None, regular=False, range=(0.0, 1.0), parts=p))
+        return out
+
+    # weighted counts are read as frequencies when they are whole numbers; otherwise no count-based test
+    fractional = bool(np.any(np.abs(full - np.rint(full)) > 1e-9))
+
+    def tests(random_state: Any) -> dict:
+        from biasamp._engine.pvalues import independence_test
+
+        if soft or fractional:
+            return {}
+        n, pos, pred, tp = (np.rint(x[0]).astype(np.int64) for x in _split(full[None], k))
+        out, done = {}, {}
+        for m in metrics:
+            kind = _TEST_OF.get(m)
+            if kind is None:
+                continue
+            if kind not in done:
+                done[kind] = independence_test(_test_tables(kind, n, pos, pred, tp), random_state=random_state)
+            res = done[kind]
+            methods = sorted({str(x) for x in np.ravel(res.method) if str(x) != "undefined"})
+            p = np.where(point.undefined[m].to_numpy(), np.nan, np.asarray(res.p_value, dtype=np.float64))[hidx]
+            out[m] = UnitTests(p, f"independence of prediction and group ({kind}): " + ", ".join(methods))
+        return out
+
+    notes = ["soft predictions: the tests of no effect need hard predictions (counts), none computed"] if soft else []
+    if fractional and not soft:
+        notes.append("non-integer sample weights: the tests of no effect need counts (whole-number weights are "
+                     "read as frequencies), none computed")
+    notes += [f"{m} undefined, no interval: {why}" for m, why in point.undefined_reasons.items()]
+    if point.settings is not None and point.settings.excluded_groups:
+        notes.append("small groups excluded from the headline and its interval: "
+                     + ", ".join(map(repr, point.settings.excluded_groups)))
+    return Plan(None, values, parts, statistics, tests, notes)
+
+
+_PREPARE_OPTIONS = ("average", "pos_label", "threshold", "soft", "sample_weight", "missing")
+_POINT_OPTIONS = ("min_group_size", "include_small_groups", "reference_group", "tolerance", "group_metrics")
+
+
+def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
+                   metrics: Any = _f.METRICS, _only: tuple | None = None, **options: Any) -> Plan:
+    if args:
+        raise TypeError(f"fairness metrics take y_true and y_pred positionally, got {2 + len(args)} arguments")
+    if y_true is None or y_pred is None:
+        raise TypeError("the fairness metrics need y_true and y_pred")
+    if sensitive_features is None:
+        raise TypeError("the fairness metrics need the keyword argument sensitive_features")
+    metrics = tuple(_only) if _only else _f._check_metrics(metrics)
+    if options.get("average", "auto") is None:
+        raise ValueError("bootstrap needs one headline value per metric: average='binary' or 'macro', not None")
+    unknown = sorted(set(options) - set(_PREPARE_OPTIONS) - set(_POINT_OPTIONS))
+    if unknown:
+        raise TypeError(f"fairness_metrics() got an unexpected keyword argument {unknown[0]!r}")
+    # the labels are prepared once: the estimate (as fairness_metrics defines it) and the cells come from them
+    prep = _f._prepare(y_true, y_pred, sensitive_features,
+                       **{k: v for k, v in options.items() if k in _PREPARE_OPTIONS})
+    point = _f._from_prepared(prep, metrics, **{k: v for k, v in options.items() if k not in _PREPARE_OPTIONS})
+    cells, _, _, soft = _cells(prep, point.counts.groups)
+    plan = fairness_evaluator(point, cells.table(), metrics, soft)
+    plan.cells = cells
+    return plan

@@ -1,0 +1,46 @@
+"""The declaration of the multi-attribute family: Multi_MALS and Multi→ (G→M, M→G)."""
+
+from __future__ import annotations
+
+from biasamp._family import Family, Scorer, StatisticSpec
+from biasamp.cooccurrence._family import truth_call
+from biasamp.multiattribute._metrics import multi_bias_amp
+from biasamp.multiattribute._plan import _multi_plan
+
+__all__ = ["MULTI"]
+
+
+def _read(field: str, raw: bool = False):
+    def read(res):
+        part = getattr(res, field)
+        return float(part.raw if raw else part.value), int(part.n_undefined)
+
+    return read
+
+
+_NEEDS = {"mals": ("attr_pred", "task_pred"), "g_to_m": ("task_pred",), "m_to_g": ("attr_pred",)}
+_NAMES = {"mals": "Multi_MALS", "g_to_m": "G->M", "m_to_g": "M->G"}
+_SCORERS = {
+    "g_to_m": Scorer("Multi G->M", target="task", metadata="attr", request="attr", aliases=("Multi-> G->M",),
+                     switches={"raw": "G->M raw"}),
+    "m_to_g": Scorer("Multi M->G", target="attr", metadata="task", request="task", aliases=("Multi-> M->G",),
+                     switches={"raw": "M->G raw"}),
+}
+
+MULTI = Family(
+    key="multi",
+    title="Multi-attribute bias amplification Multi_MALS and Multi→",
+    function=multi_bias_amp,
+    citation='D. Zhao, J. Andrews, A. Xiang. "Men Also Do Laundry: Multi-Attribute Bias Amplification". ICML 2023.',
+    roles=("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight"),
+    statistics=(
+        *(StatisticSpec(_NAMES[f], "multi_mals" if f == "mals" else f, _NEEDS[f], _read(f), (0.0, 1.0),
+                        regular=False, signed=False, scorer=_SCORERS.get(f)) for f in _NAMES),
+        *(StatisticSpec(f"{_NAMES[f]} raw", f"{'multi_mals' if f == 'mals' else f}_raw", _NEEDS[f], _read(f, True),
+                        (-1.0, 1.0), regular=True, signed=True, headline=False) for f in _NAMES),
+    ),
+    call=truth_call,
+    plan=_multi_plan,
+    threshold_curve=False,
+    section="multi",
+)

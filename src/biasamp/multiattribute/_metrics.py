@@ -1,0 +1,1462 @@
+"""Multi-attribute bias amplification: Multi_MALS and Multi→ (G→M, M→G).
+
+Zhao, Andrews & Xiang (2023) extend BiasAmp_MALS and BiasAmp→ from single
+attributes to *combinations* of attributes. Vocabulary: as everywhere in
+biasamp, ``attr`` is the protected attribute and ``task`` the task labels.
+The paper calls them the other way round: its **group** g is our ``attr``
+(one-hot, e.g. gender) and its **attributes** are our ``task`` columns
+(multi-label, e.g. COCO objects); M is a set of combinations m of task
+labels. An instance with task set S *contains* m iff m ⊆ S; every count below
+is a containment count. The formulas keep the paper's letters g and m.
+
+Counts first: :class:`MultiAttributeCounts` holds, for every kept
+combination, the few integer tables the three metrics need, and
+:func:`multi_from_counts` is a pure function of it. The counting pass packs
+every label column into 64-bit words (one bitset per attribute and per group
+over the instances); the containment bitset of a combination is the AND of its
+attributes' bitsets and a joint count is a popcount, so the cost is
+O(N·Σ|m|/64) word operations, vectorized over combinations, with no Python
+loop over instances and no per-combination pass over the rows.
+
+Sample weights (:ref:`def-weights`) make every count a sum of weights. Small
+integer weights are counted exactly with the same popcounts, one bit plane of
+the weights at a time (``w = Σ_b 2^b [bit b of w]``); other weights unpack
+the containment bits of a few combinations at a time and multiply them with
+the weighted group indicators (one matrix product).
+
+References
+----------
+.. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+   Multi-Attribute Bias Amplification". ICML 2023,
+   Eq. 1-3.
+.. [2] J. Zhao et al. "Men Also Like Shopping". EMNLP 2017.
+.. [3] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasamp._core.deprecation import renamed_arguments
+from biasamp._core.labels import (
+    LabelMatrix,
+    _align_columns,
+    _as_array,
+    _check_finite,
+    _fmt_rows,
+    check_consistent_length,
+    encode_labels,
+)
+from biasamp._core.results import ResultMixin, fmt, top_rows
+from biasamp._core.rows import RowFilter, add_filters
+from biasamp.cooccurrence._counts import CooccurrenceCounts
+from biasamp.cooccurrence._metrics import (
+    _all_undefined_error,
+    _as_count,
+    _greater,
+    _rows_lines,
+    _warn_undefined,
+    _warn_undefined_statistics,
+    correlation_sign,
+    select_train_test,
+)
+
+__all__ = [
+    "MultiAttributeCounts",
+    "MultiBiasAmpResult",
+    "MultiMetricResult",
+    "multi_bias_amp",
+    "multi_from_counts",
+]
+
+_CHUNK_BYTES = 8 << 20  # working-set target of one vectorized step
+_MODES = ("observed", "all")
+_SUPPORTS = ("containment", "exact")
+_ATTR_PRED_RULES = ("one_hot", "argmax")
+
+
+# --------------------------------------------------------------------------- #
+# bitsets
+# --------------------------------------------------------------------------- #
+if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+
+    def _popcount(x: np.ndarray) -> np.ndarray:
+        """Number of set bits along the last axis (int64)."""
+        return np.bitwise_count(x).sum(axis=-1, dtype=np.int64)
+
+else:  # pragma: no cover - numpy < 2
+    _BYTE_COUNTS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+    def _popcount(x: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(x)
+        return _BYTE_COUNTS[x.view(np.uint8)].sum(axis=-1, dtype=np.int64)
+
+
+def _n_words(n: int) -> int:
+    return (n + 63) // 64
+
+
+def _column_bitsets(get_block, n: int, k: int) -> np.ndarray:
+    """``(k, words)`` uint64 bitsets of the columns of an ``n x k`` boolean matrix.
+
+    ``get_block(start, stop)`` returns rows ``start:stop`` as a boolean array;
+    rows are packed in blocks (a multiple of 64 rows) so that no full-size
+    copy of the input is made. Bit ``i`` of a column's bitset is row ``i``.
+    """
+    words = _n_words(n)
+    out = np.zeros((k, words * 8), dtype=np.uint8)
+    rows = max(64, (_CHUNK_BYTES // max(k, 1)) // 64 * 64)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        packed = np.packbits(get_block(start, stop), axis=0, bitorder="little")
+        out[:, start // 8 : start // 8 + packed.shape[0]] = packed.T
+    return out.view(np.uint64)
+
+
+def _label_blocks(m: LabelMatrix):
+    """Row-block reader of a hard 0/1 label matrix as booleans."""
+    if m.codes is not None:
+        k = m.n_classes
+
+        def get(start: int, stop: int) -> np.ndarray:
+            block = np.zeros((stop - start, k), dtype=bool)
+            block[np.arange(stop - start), m.codes[start:stop]] = True
+            return block
+
+    else:
+
+        def get(start: int, stop: int) -> np.ndarray:
+            return m.dense[start:stop] != 0
+
+    return get
+
+
+def _code_bitsets(codes: np.ndarray, k: int) -> np.ndarray:
+    """``(k, words)`` bitsets of the one-hot matrix of class indices ``codes``."""
+    classes = np.arange(k)
+    return _column_bitsets(lambda s, e: codes[s:e, None] == classes[None, :], len(codes), k)
+
+
+def _containment(colbits: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``(K, words)`` bitsets of the instances containing each combination.
+
+    ``idx`` holds each combination's attribute columns, left-aligned and padded
+    (``K x L``); ``sizes`` its lengths. One vectorized AND per position.
+    """
+    bits = colbits[idx[:, 0]]
+    for j in range(1, idx.shape[1]):
+        sel = np.flatnonzero(sizes > j)
+        if sel.size == len(sizes):
+            bits &= colbits[idx[:, j]]
+        elif sel.size:
+            bits[sel] &= colbits[idx[sel, j]]
+    return bits
+
+
+def _chunks(n_items: int, words: int):
+    step = max(1, _CHUNK_BYTES // (8 * max(words, 1)))
+    for start in range(0, n_items, step):
+        yield slice(start, min(n_items, start + step))
+
+
+def _joint_counts(colbits: np.ndarray, groupbits: Sequence[np.ndarray], idx, sizes) -> list[np.ndarray]:
+    """For each group bitset table ``(G, words)``: the ``G x K`` counts #(g, m ⊆ S).
+
+    Group tables are one-hot (every row in exactly one group), so the last
+    group's count is the total minus the others: one popcount saved per table.
+    """
+    k = len(sizes)
+    out = [np.zeros((gb.shape[0], k), dtype=np.int64) for gb in groupbits]
+    for sl in _chunks(k, colbits.shape[1]):
+        bits = _containment(colbits, idx[sl], sizes[sl])
+        total = _popcount(bits)
+        for res, gb in zip(out, groupbits):
+            rest = total.copy()
+            for g in range(gb.shape[0] - 1):
+                res[g, sl] = _popcount(bits & gb[g])
+                rest -= res[g, sl]
+            res[-1, sl] = rest
+    return out
+
+
+_MAX_PLANES = 16  # integer weights below 2**16 are counted by bit planes
+
+
+def _weight_planes(weights: np.ndarray) -> np.ndarray | None:
+    """``(n, B)`` bit planes of small integer weights (``w = Σ_b 2^b planes[:, b]``), else None."""
+    r = np.rint(weights)
+    if not np.array_equal(r, weights) or r.max() >= 2**_MAX_PLANES:
+        return None
+    wi = r.astype(np.int64)
+    bits = max(1, int(wi.max()).bit_length())
+    return ((wi[:, None] >> np.arange(bits)[None, :]) & 1).astype(bool)
+
+
+class _Grouping:
+    """Group codes ready for :meth:`counts`: their bitsets, or, with sample weights, what the weighted sums need.
+
+    Built once per set of rows and reused for every table counted on them
+    (true and predicted tasks).
+    """
+
+    def __init__(self, codes_list: Sequence[np.ndarray], n_groups: int, weights: np.ndarray | None = None) -> None:
+        self.n_groups, self.n_tables, self.weights = n_groups, len(codes_list), weights
+        self.bits = self.planes = self.onehot = None
+        if weights is None:
+            self.bits = [_code_bitsets(c, n_groups) for c in codes_list]
+            return
+        planes = _weight_planes(weights)
+        if planes is not None:  # bitsets of (group, bit plane of the weight)
+            n, n_planes, groups = len(weights), planes.shape[1], np.arange(n_groups)
+            self.n_planes = n_planes
+            self.planes = [
+                _column_bitsets(lambda s, e, c=codes: ((c[s:e, None] == groups[None, :])[:, :, None]
+                                                       & planes[s:e, None, :]).reshape(e - s, -1),
+                                n, n_groups * n_planes)
+                for codes in codes_list
+            ]
+            return
+        rows = np.arange(len(weights))
+        self.onehot = np.zeros((len(weights), n_groups * len(codes_list)))  # (n, tables x groups): w_i [g_i = g]
+        for r, codes in enumerate(codes_list):
+            self.onehot[rows, r * n_groups + codes] = weights
+
+    def counts(self, colbits: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+        """``#(g, m ⊆ S)`` per codes array: popcounts (int64), or sums of weights (float64)."""
+        if self.bits is not None:
+            return _joint_counts(colbits, self.bits, idx, sizes)
+        k, g = len(sizes), self.n_groups
+        out = [np.zeros((g, k), dtype=np.float64) for _ in range(self.n_tables)]
+        if self.planes is not None:  # small integer weights: exact popcounts per bit plane, scaled by 2^b
+            scale = 2.0 ** np.arange(self.n_planes)
+            for sl in _chunks(k, colbits.shape[1]):
+                bits = _containment(colbits, idx[sl], sizes[sl])
+                for res, table in zip(out, self.planes):
+                    for j in range(table.shape[0]):
+                        group, plane = divmod(j, self.n_planes)
+                        res[group, sl] += _popcount(bits & table[j]) * scale[plane]
+            return out
+        n = len(self.weights)  # other weights: unpack a few combinations' bits, one product (BLAS)
+        step = max(1, (4 * _CHUNK_BYTES) // (8 * max(n, 1)))
+        for start in range(0, k, step):
+            sl = slice(start, min(k, start + step))
+            bits = _containment(colbits, idx[sl], sizes[sl])
+            member = np.unpackbits(bits.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
+            prod = member @ self.onehot  # (combinations, tables x groups)
+            for r, res in enumerate(out):
+                res[:, sl] = prod[:, r * g:(r + 1) * g].T
+        return out
+
+
+def _weighted_joint_counts(colbits: np.ndarray, codes_list: Sequence[np.ndarray], n_groups: int,
+                           weights: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+    """For each array of group codes: the ``G x K`` weighted counts ``Σ_i w_i [m ⊆ S_i][g_i = g]`` (float64).
+
+    Small integer weights: popcounts of the containment bitsets ANDed with
+    the bitsets of (group, bit plane of the weight), scaled by ``2^b``
+    (exact). Other weights: the containment bits of a few combinations are
+    unpacked and multiplied with the weighted one-hot of the groups.
+    """
+    return _Grouping(codes_list, n_groups, weights).counts(colbits, idx, sizes)
+
+
+def _counts_by_group(colbits: np.ndarray, codes_list: Sequence[np.ndarray], n_groups: int,
+                     weights: np.ndarray | None, idx: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+    """``#(g, m ⊆ S)`` for each array of group codes: popcounts (int64), or weighted sums (float64)."""
+    return _Grouping(codes_list, n_groups, weights).counts(colbits, idx, sizes)
+
+
+def _group_totals(codes: np.ndarray, n_groups: int, weights: np.ndarray | None) -> np.ndarray:
+    """``#g`` (int64), or the total weight of every group (float64)."""
+    if weights is None:
+        return np.bincount(codes, minlength=n_groups).astype(np.int64)
+    return np.bincount(codes, weights=weights, minlength=n_groups).astype(np.float64)
+
+
+# --------------------------------------------------------------------------- #
+# candidate combinations
+# --------------------------------------------------------------------------- #
+def _padded(sets: Sequence[np.ndarray] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean ``K x A`` membership matrix -> (padded index array, sizes)."""
+    member = np.asarray(sets, dtype=bool)
+    sizes = member.sum(axis=1).astype(np.int64)
+    width = max(1, int(sizes.max()) if len(sizes) else 1)
+    idx = np.zeros((len(sizes), width), dtype=np.intp)
+    rows, cols = np.nonzero(member)
+    pos = np.arange(len(rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    idx[rows, pos] = cols
+    return idx, sizes
+
+
+def _canonical_order(idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Order combinations by size, then lexicographically by attribute index."""
+    keys = [idx[:, j] for j in range(idx.shape[1] - 1, -1, -1)] + [sizes]
+    return np.lexsort(keys)
+
+
+def _observed_sets(train: LabelMatrix, min_size: int, max_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct exact attribute sets of the training rows with size in range."""
+    n, a = train.n_rows, train.n_classes
+    get = _label_blocks(train)
+    words = _n_words(a)
+    rows = np.zeros((n, words * 8), dtype=np.uint8)  # each row's set as `words` uint64
+    step = max(1, _CHUNK_BYTES // max(a, 1))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        packed = np.packbits(get(start, stop), axis=1, bitorder="little")
+        rows[start:stop, : packed.shape[1]] = packed
+    keys = rows.view(np.uint64)
+    if words == 1:
+        distinct = np.unique(keys[:, 0])[:, None]
+    else:  # lexsort the words (much faster than np.unique(axis=0) on void rows)
+        order = np.lexsort(keys.T[::-1])
+        sorted_keys = keys[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (sorted_keys[1:] != sorted_keys[:-1]).any(axis=1)
+        distinct = sorted_keys[new]
+    distinct = np.ascontiguousarray(distinct).view(np.uint8)
+    member = np.unpackbits(distinct, axis=1, count=a, bitorder="little").astype(bool)
+    return _sized_combinations(member, min_size, max_size)
+
+
+def _sized_combinations(member: np.ndarray, min_size: int, max_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct attribute sets (rows of ``member``) with size in range, in canonical order."""
+    sizes = member.sum(axis=1)
+    keep = (sizes >= min_size) & (sizes <= max_size)
+    if not keep.any():
+        raise ValueError(
+            f"combinations='observed': no training instance has an attribute set of size within "
+            f"[min_size={min_size}, max_size={max_size}] (the training sets have sizes "
+            f"{int(sizes.min())}..{int(sizes.max())})"
+        )
+    idx, sz = _padded(member[keep])
+    order = _canonical_order(idx, sz)
+    return idx[order], sz[order]
+
+
+def _row_support(colbits: np.ndarray, idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Number of rows containing each combination: popcounts of ANDed column bitsets."""
+    out = np.empty(len(sizes), dtype=np.int64)
+    for sl in _chunks(len(sizes), colbits.shape[1]):
+        out[sl] = _popcount(_containment(colbits, idx[sl], sizes[sl]))
+    return out
+
+
+def _frequent_sets(
+    colbits: np.ndarray,
+    min_size: int,
+    max_size: int,
+    min_support: int,
+    max_combinations: int,
+    support: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Apriori: every attribute set of size in range contained in ≥ ``min_support`` rows.
+
+    Level k+1 candidates join two frequent k-sets that share their first k−1
+    attributes; a candidate with an infrequent k-subset is pruned. Never
+    enumerates all 2^|A| sets. ``support(idx, sizes)`` gives the support of
+    each candidate (default: :func:`_row_support`, rows are the bitset
+    columns; the streaming accumulator passes a weighted one).
+    """
+    if support is None:
+        support = functools.partial(_row_support, colbits)
+    a = colbits.shape[0]
+    singles = np.arange(a)[:, None]
+    level = singles[support(singles, np.ones(a, dtype=np.int64)) >= min_support]  # frequent 1-sets, lexicographic
+    found: list[np.ndarray] = []
+    total = 0
+    k = 1
+    while True:
+        if k >= min_size and len(level):
+            found.append(level)
+            total += len(level)
+            if total > max_combinations:
+                raise ValueError(
+                    f"combinations='all' found more than max_combinations={max_combinations} "
+                    f"combinations with min_support={min_support} (at size {k}); raise min_support, "
+                    "lower max_size, or raise max_combinations"
+                )
+        if k >= max_size or len(level) < 2:
+            break
+        cand = _join_level(level)
+        if len(cand) and k >= 2:
+            cand = _prune(cand, level, a)
+        if len(cand) > 20 * max_combinations:
+            raise ValueError(
+                f"combinations='all': {len(cand)} candidate combinations of size {k + 1} with "
+                f"min_support={min_support}; raise min_support or lower max_size"
+            )
+        level = cand[support(cand, np.full(len(cand), k + 1)) >= min_support]
+        k += 1
+    if not found:
+        raise ValueError(
+            f"combinations='all': no combination of size within [min_size={min_size}, "
+            f"max_size={max_size}] is contained in at least min_support={min_support} training instances"
+        )
+    width = max(f.shape[1] for f in found)
+    idx = np.zeros((total, width), dtype=np.intp)
+    sizes = np.empty(total, dtype=np.int64)
+    pos = 0
+    for f in found:
+        idx[pos : pos + len(f), : f.shape[1]] = f
+        sizes[pos : pos + len(f)] = f.shape[1]
+        pos += len(f)
+    return idx, sizes
+
+
+def _join_level(level: np.ndarray) -> np.ndarray:
+    """Candidates of size k+1 from lexicographically sorted frequent k-sets (prefix join).
+
+    Every set is paired with each later set of its prefix group; fully
+    vectorized, and the candidates come out in lexicographic order.
+    """
+    n, k = level.shape
+    if k == 1:
+        group_end = np.full(n, n)
+    else:
+        prefix = level[:, :-1]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (prefix[1:] != prefix[:-1]).any(axis=1)
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], n)
+        group_end = np.repeat(ends, ends - starts)
+    partners = group_end - np.arange(n) - 1
+    total = int(partners.sum())
+    if total == 0:
+        return np.empty((0, k + 1), dtype=np.intp)
+    left = np.repeat(np.arange(n), partners)
+    right = left + 1 + (np.arange(total) - np.repeat(np.cumsum(partners) - partners, partners))
+    return np.column_stack([level[left], level[right, -1]])
+
+
+def _prune(cand: np.ndarray, level: np.ndarray, n_attrs: int) -> np.ndarray:
+    """Drop candidates with a k-subset that is not frequent (the Apriori property)."""
+    k = level.shape[1]
+    if float(n_attrs) ** k >= 2.0**62:  # codes would overflow: skip the (optional) pruning
+        return cand
+    base = np.int64(n_attrs) ** np.arange(k - 1, -1, -1, dtype=np.int64)
+    known = np.sort(level.astype(np.int64) @ base)
+    ok = np.ones(len(cand), dtype=bool)
+    for drop in range(k - 1):  # dropping either of the last two gives a joined parent
+        sub = np.delete(cand, drop, axis=1).astype(np.int64) @ base
+        pos = np.searchsorted(known, sub)
+        ok &= (pos < len(known)) & (known[np.minimum(pos, len(known) - 1)] == sub)
+    return cand[ok]
+
+
+# --------------------------------------------------------------------------- #
+# count table
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False)
+class MultiAttributeCounts:
+    r"""Containment counts of a fixed set of attribute combinations.
+
+    Every array is indexed ``[attr class, combination]`` (``G x M``, the
+    paper's g and m) or by attr class. All entries are exact integer counts. Tables with the same classes,
+    combinations and roles add (``a + b``), so data split in batches or
+    partitions can be counted separately once the combinations are fixed.
+
+    Attributes
+    ----------
+    attr_classes, task_classes : tuple
+        Class names of the protected attribute (the paper's groups G) and of
+        the task labels (the paper's attributes).
+    combinations : tuple of tuple
+        The combinations M, each a tuple of task names (sorted by task index).
+    n_train, train_attr, train_joint : int, ndarray, ndarray
+        Training ground truth: rows, #g, and #(g, m ⊆ S).
+    n_test, test_attr, test_joint : int, ndarray, ndarray
+        Test ground truth: rows, #g, and #(g, m ⊆ S).
+    pred_attr : ndarray or None
+        #ĝ on the test set (when ``attr_pred`` was given).
+    joint_g_mhat : ndarray or None
+        #(g, m ⊆ Ŝ): true attr, predicted tasks (for G→M).
+    joint_ghat_m : ndarray or None
+        #(ĝ, m ⊆ S): predicted attr, true tasks (for M→G).
+    joint_ghat_mhat : ndarray or None
+        #(ĝ, m ⊆ Ŝ): both predicted (for Multi_MALS).
+    weighted : bool, default False
+        Whether the rows were weighted (``sample_weight``): every count is
+        then a sum of weights, ``n_train``/``n_test`` may be non-integers.
+    rows, train_rows : RowFilter or None
+        What the row layer did to the test and the training rows before
+        counting (``missing=``, rows dropped, grouped, zero weights);
+        ``None`` for a hand-built table.
+
+    Notes
+    -----
+    Every multi-attribute metric is a function of these counts alone, e.g. the
+    bias score :math:`b(m, g) = \#(m \subseteq S, g) / \sum_{g'} \#(m \subseteq S, g')`
+    is ``train_joint / train_joint.sum(axis=0)`` (:ref:`def-multi`).
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from biasamp import multi_bias_amp
+    >>> attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
+    >>> counts = multi_bias_amp(attr, task, task_pred=task_pred).counts
+    >>> counts.combinations
+    (('a',), ('b',), ('c',), ('a', 'b'))
+    >>> counts.train_joint.tolist()  # #(g, m ⊆ S), rows g = 0, 1
+    [[2, 2, 1, 1], [2, 2, 1, 2]]
+    """
+
+    attr_classes: tuple
+    task_classes: tuple
+    combinations: tuple
+    n_train: int
+    train_attr: np.ndarray
+    train_joint: np.ndarray
+    n_test: int
+    test_attr: np.ndarray
+    test_joint: np.ndarray
+    pred_attr: np.ndarray | None = None
+    joint_g_mhat: np.ndarray | None = None
+    joint_ghat_m: np.ndarray | None = None
+    joint_ghat_mhat: np.ndarray | None = None
+    weighted: bool = False
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
+
+    _ARRAYS = ("train_attr", "train_joint", "test_attr", "test_joint",
+               "pred_attr", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat")
+
+    def __post_init__(self) -> None:
+        """Check that a (possibly hand-built) table is consistent; every error names the field."""
+        for what in ("attr_classes", "task_classes", "combinations"):
+            value = getattr(self, what)
+            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+                raise TypeError(f"MultiAttributeCounts: {what} must be a tuple, got {type(value).__name__}")
+            object.__setattr__(self, what, tuple(tuple(c) if what == "combinations" else c for c in value))
+            if len(set(map(repr, getattr(self, what)))) != len(value):
+                raise ValueError(f"MultiAttributeCounts: {what} has duplicates")
+        known = set(map(repr, self.task_classes))
+        for c in self.combinations:
+            if not c or any(repr(name) not in known for name in c):
+                raise ValueError(f"MultiAttributeCounts: combination {c!r} is empty or names a task outside "
+                                 f"task_classes {list(self.task_classes)[:20]!r}")
+        ng, nm = len(self.attr_classes), len(self.combinations)
+        for what in ("n_train", "n_test"):
+            v = getattr(self, what)
+            if self.weighted and isinstance(v, numbers.Real) and not isinstance(v, bool):
+                if not (np.isfinite(v) and v >= 0):
+                    raise ValueError(f"MultiAttributeCounts: {what} must be a finite non-negative total weight, "
+                                     f"got {v!r}")
+            elif isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                raise TypeError(f"MultiAttributeCounts: {what} must be a non-negative integer (a real number "
+                                f"with weighted=True), got {v!r}")
+        for what in self._ARRAYS:
+            v = getattr(self, what)
+            if v is None:
+                if what in ("train_attr", "train_joint", "test_attr", "test_joint"):
+                    raise TypeError(f"MultiAttributeCounts: {what} is required")
+                continue
+            arr = np.asarray(v)
+            shape = (ng,) if what.endswith("_attr") else (ng, nm)
+            if arr.shape != shape:
+                raise ValueError(f"MultiAttributeCounts: {what} has shape {arr.shape}, expected {shape} "
+                                 "(attr classes x combinations)")
+            if arr.dtype.kind not in "biuf" or (arr.dtype.kind == "f" and not np.isfinite(arr).all()) \
+                    or (arr < 0).any():
+                raise ValueError(f"MultiAttributeCounts: {what} must hold finite non-negative counts")
+            object.__setattr__(self, what, arr)
+        for prefix, n in (("train", self.n_train), ("test", self.n_test)):
+            attr, joint = getattr(self, f"{prefix}_attr"), getattr(self, f"{prefix}_joint")
+            if _greater(_as_count(attr.sum()), _as_count(n)):
+                raise ValueError(f"MultiAttributeCounts: {prefix}_attr sums to {attr.sum()} > n_{prefix} = {n}")
+            if _greater(_as_count(joint), _as_count(attr)[:, None]).any():
+                raise ValueError(f"MultiAttributeCounts: {prefix}_joint exceeds {prefix}_attr (a count #(g, m) "
+                                 "cannot exceed #g)")
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """``|m|`` of every combination."""
+        return np.array([len(m) for m in self.combinations], dtype=np.int64)
+
+    def __add__(self, other: "MultiAttributeCounts") -> "MultiAttributeCounts":
+        if not isinstance(other, MultiAttributeCounts):
+            return NotImplemented
+        for what in ("attr_classes", "task_classes", "combinations"):
+            if getattr(self, what) != getattr(other, what):
+                raise ValueError(f"cannot add multi-attribute counts with different {what}")
+        sums = {}
+        for name in self._ARRAYS:
+            x, y = getattr(self, name), getattr(other, name)
+            if (x is None) != (y is None):
+                raise ValueError(f"cannot add multi-attribute counts: only one of them has {name}")
+            sums[name] = None if x is None else x + y
+        return MultiAttributeCounts(
+            self.attr_classes, self.task_classes, self.combinations,
+            n_train=self.n_train + other.n_train, n_test=self.n_test + other.n_test, **sums,
+            weighted=self.weighted or other.weighted, rows=add_filters(self.rows, other.rows),
+            train_rows=add_filters(self.train_rows, other.train_rows),
+        )
+
+    def __repr__(self) -> str:
+        roles = [r for r in ("joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat") if getattr(self, r) is not None]
+        extra = ", weighted" if self.weighted else ""
+        return (
+            f"MultiAttributeCounts(n_train={self.n_train:g}, n_test={self.n_test:g}, "
+            f"attr_classes={list(self.attr_classes)!r}, {len(self.task_classes)} task classes, "
+            f"{len(self.combinations)} combinations, predicted roles={roles!r}{extra})"
+        )
+
+
+# --------------------------------------------------------------------------- #
+# results
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False, repr=False)
+class MultiMetricResult(ResultMixin):
+    r"""One multi-attribute metric: Multi_MALS, Multi G→M or Multi M→G.
+
+    Attributes
+    ----------
+    metric : {"Multi_MALS", "Multi_G->M", "Multi_M->G"}
+    value : float
+        The paper's headline, from absolute differences: ``(1/|M|) Σ |Δ_gm|``
+        for Multi_MALS, the mean of ``|Δ_gm|`` over defined pairs for Multi→.
+    raw : float
+        The signed version: ``(1/|M|) Σ Δ_gm`` for Multi_MALS, the mean of
+        ``y_gm Δ_gm`` for Multi→ (equal to BiasAmp_MALS / BiasAmp→ when M holds
+        exactly the single attributes).
+    variance : float
+        Population variance (ddof=0) of ``Δ_gm`` over the defined pairs.
+    table : pandas.DataFrame
+        One row per (attr class g, combination m), see :func:`multi_bias_amp`.
+    n_combinations : int
+        ``|M|``.
+    n_pairs : int
+        Defined (attr class, combination) pairs the mean/variance run over.
+    n_undefined : int
+        Pairs left out because a term was undefined (:ref:`def-undefined`).
+    undefined : bool
+        True when every pair is undefined: the metric is then undefined,
+        ``value``/``raw``/``variance`` are NaN and ``reason`` says why; the
+        other metrics of the call are still returned.
+    reason : str or None
+        Why the metric is undefined (``None`` when it is defined).
+
+    Notes
+    -----
+    Multi_MALS: :math:`\text{value} = \frac{1}{|M|}\sum_{g,m}|\Delta_{gm}|`
+    with :math:`\Delta_{gm} = \mathbb 1[b_\text{train}(m,g) > 1/|G|]
+    (b_\text{pred}(m,g) - b_\text{train}(m,g))`; Multi→: the mean of
+    :math:`|\Delta_{gm}|` over the defined pairs (:ref:`def-multi`).
+    ``to_frame()`` is ``table``.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from biasamp import multi_bias_amp
+    >>> attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
+    >>> g_to_m = multi_bias_amp(attr, task, task_pred=task_pred).g_to_m
+    >>> g_to_m
+    Multi_G->M = +0.0625 (raw +0.0312, variance 0.01172; 4 combinations)
+    >>> g_to_m.top(2)[["attr", "combination", "delta"]]
+      attr combination  delta
+    1    0        (b,)  -0.25
+    3    0      (a, b)  -0.25
+    """
+
+    metric: str
+    value: float
+    raw: float
+    variance: float
+    table: pd.DataFrame
+    n_combinations: int
+    n_pairs: int
+    n_undefined: int
+    undefined: bool = False
+    reason: str | None = None
+
+    @property
+    def _delta_column(self) -> str:
+        return "contribution" if self.metric == "Multi_MALS" else "delta"
+
+    def top(self, k: int = 10) -> pd.DataFrame:
+        """The ``k`` defined (attr class, combination) rows with the largest ``|Δ_gm|``.
+
+        ``Δ_gm`` is ``contribution`` (indicator x change of bias score) for
+        Multi_MALS and ``delta`` for Multi→: the terms of ``value``.
+        """
+        return top_rows(self.table, self._delta_column, k)
+
+    def by_size(self) -> pd.DataFrame:
+        """``value`` (mean ``|Δ|``) and ``raw`` restricted to each combination size ``|m|``."""
+        t = self.table[~self.table["undefined"]]
+        d = t[self._delta_column]
+        signed = d if self.metric == "Multi_MALS" else t["contribution"]
+        frame = pd.DataFrame({"size": t["size"], "abs": d.abs(), "raw": signed, "combination": t["combination"]})
+        grouped = frame.groupby("size")
+        if self.metric == "Multi_MALS":  # normalised by the number of combinations of that size
+            n_comb = grouped["combination"].nunique()
+            out = pd.DataFrame({"value": grouped["abs"].sum() / n_comb, "raw": grouped["raw"].sum() / n_comb})
+        else:
+            out = pd.DataFrame({"value": grouped["abs"].mean(), "raw": grouped["raw"].mean()})
+        out["n_combinations"] = grouped["combination"].nunique()
+        return out
+
+    def __repr__(self) -> str:
+        if self.undefined:
+            return f"{self.metric} = undefined: {self.reason}"
+        extra = f", {self.n_undefined} undefined" if self.n_undefined else ""
+        return (
+            f"{self.metric} = {fmt(self.value)} (raw {fmt(self.raw)}, variance {self.variance:.4g}; "
+            f"{self.n_combinations} combinations{extra})"
+        )
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MultiBiasAmpResult(ResultMixin):
+    r"""Result of :func:`multi_bias_amp`.
+
+    Attributes
+    ----------
+    mals, g_to_m, m_to_g : MultiMetricResult or None
+        Multi_MALS, Multi G→M and Multi M→G; ``None`` where the predictions
+        they need were not given.
+    combinations : tuple of tuple
+        The kept combinations M (tuples of task names).
+    selection : dict
+        How M was chosen: ``mode``, ``min_size``, ``max_size``,
+        ``min_support``, ``support``, ``n_candidates`` and how many candidates each filter
+        removed (``removed_min_support``, ``removed_not_in_test``).
+    train_source : {"train", "test"}
+        Where the training statistics came from (the test ground truth when
+        no training set was given).
+    counts : MultiAttributeCounts
+        The count table every metric was computed from.
+    rows, train_rows : RowFilter or None
+        What happened to the test and the training rows before counting (the
+        ``missing=`` choice, rows given, dropped, grouped or of weight 0).
+    weighted : bool
+        Whether sample weights were given (every count is a sum of weights).
+
+    Notes
+    -----
+    There is no single ``value``: the paper defines three metrics
+    (Multi_MALS, and Multi→ in the two directions G→M and M→G), each with
+    its own ``.value``, e.g.
+    :math:`\text{Multi}_\text{MALS} = \frac{1}{|M|}\sum_{g,m}|\Delta_{gm}|`
+    (:ref:`def-multi`). ``to_frame()`` stacks their tables.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from biasamp import multi_bias_amp
+    >>> attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
+    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred)
+    >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), round(res.m_to_g.value, 4)
+    (0.0833, 0.0625, 0.0)
+    >>> sorted(res.to_frame()["metric"].unique())
+    ['Multi_G->M', 'Multi_M->G', 'Multi_MALS']
+    """
+
+    mals: MultiMetricResult | None
+    g_to_m: MultiMetricResult | None
+    m_to_g: MultiMetricResult | None
+    combinations: tuple
+    selection: dict
+    train_source: str
+    counts: MultiAttributeCounts
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
+    weighted: bool = False
+
+    @property
+    def undefined_reasons(self) -> dict:
+        """Metrics undefined for every pair, with the reason."""
+        return {r.metric: r.reason for r in (self.mals, self.g_to_m, self.m_to_g) if r is not None and r.undefined}
+
+    def to_frame(self) -> pd.DataFrame:
+        """The three per-(attr class, combination) tables stacked, with a ``metric`` column.
+
+        ``frame.attrs["undefined_reasons"]`` names the undefined metrics.
+        """
+        parts = [r.table.assign(metric=r.metric) for r in (self.mals, self.g_to_m, self.m_to_g) if r is not None]
+        frame = pd.concat(parts, ignore_index=True)
+        frame.attrs["undefined_reasons"] = self.undefined_reasons
+        return frame
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out.pop("counts")  # the tables already hold every count
+        return out
+
+    def __repr__(self) -> str:
+        lines = ["MultiBiasAmpResult("]
+        for r in (self.mals, self.g_to_m, self.m_to_g):
+            if r is not None:
+                lines.append(f"  {r!r},")
+        lines += _rows_lines(self.rows, self.train_rows, self.weighted)
+        s = self.selection
+        lines.append(
+            f"  combinations={s['mode']!r}: {len(self.combinations)} kept of {s['n_candidates']} candidates, "
+            f"sizes {s['min_size']}..{s['max_size']}, min_support={s['min_support']}; "
+            f"training statistics from: {self.train_source} ground truth)"
+        )
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- #
+# pure functions of the count table
+# --------------------------------------------------------------------------- #
+def _frame(counts: MultiAttributeCounts, **columns: np.ndarray) -> pd.DataFrame:
+    ng, nm = len(counts.attr_classes), len(counts.combinations)
+    combos = np.empty(nm, dtype=object)
+    combos[:] = list(counts.combinations)
+    index = {
+        "attr": np.repeat(np.array(counts.attr_classes, dtype=object), nm),
+        "combination": np.tile(combos, ng),
+        "size": np.tile(counts.sizes, ng),
+    }
+    data = {k: np.broadcast_to(v, (ng, nm)).ravel() for k, v in columns.items()}
+    return pd.DataFrame({**index, **data})
+
+
+def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
+    n_groups, n_comb = len(counts.attr_classes), len(counts.combinations)
+    joint = _as_count(counts.train_joint)
+    col = joint.sum(axis=0)  # #(m ⊆ S) in train: > 0 for every kept m
+    indicator = _greater(n_groups * joint, col[None, :])  # bias_train > 1/|G|, exactly in integers
+    pp = counts.joint_ghat_mhat
+    pcol = pp.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bias_train = joint / col[None, :]
+        bias_pred = np.where(pcol[None, :] > 0, pp / pcol[None, :], np.nan)
+    delta = bias_pred - bias_train
+    undefined = indicator & (pcol[None, :] <= 0)
+    contribution = np.where(indicator, delta, 0.0)
+    contribution = np.where(undefined, np.nan, contribution)
+    n_undefined = int(undefined.sum())
+    reason = _MULTI_UNDEFINED["Multi_MALS"] if n_undefined == undefined.size else None
+    _warn_undefined(n_undefined, undefined.size, "Multi_MALS")
+    defined = contribution[~undefined]
+    table = _frame(
+        counts, bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,
+        contribution=contribution, n_train=joint, n_train_comb=col[None, :], n_pred=pp,
+        n_pred_comb=pcol[None, :], undefined=undefined,
+    )
+    if reason is not None:
+        return MultiMetricResult("Multi_MALS", np.nan, np.nan, np.nan, table, n_comb, 0, n_undefined, True, reason)
+    return MultiMetricResult(
+        "Multi_MALS", float(np.abs(defined).sum() / n_comb), float(defined.sum() / n_comb),
+        float(defined.var()), table, n_comb, int(defined.size), n_undefined,
+    )
+
+
+_MULTI_UNDEFINED = {
+    "Multi_MALS": "every indicator-1 pair's combination is never predicted, so no b_pred(m, g) is defined",
+    "G->M": "no attr class has a test member, so P(m | g) conditions on an empty event for every pair",
+    "M->G": "no combination occurs in the test ground truth, so P(g | m) conditions on an empty event for every pair",
+}
+
+
+def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) -> MultiMetricResult:
+    both = counts.test_joint
+    n_attr = counts.test_attr[:, None]
+    n_comb = both.sum(axis=0)[None, :]
+    if direction == "G->M":
+        support = np.broadcast_to(n_attr, both.shape)
+        predicted = counts.joint_g_mhat
+    else:
+        support = np.broadcast_to(n_comb, both.shape)
+        predicted = counts.joint_ghat_m
+    undefined = support <= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_true = np.where(undefined, np.nan, both / support)
+        p_pred = np.where(undefined, np.nan, predicted / support)
+    delta = p_pred - p_true
+    contribution = y * delta + 0.0  # + 0.0 turns the -0.0 of y = -1 into 0.0
+    n_undefined = int(undefined.sum())
+    reason = _MULTI_UNDEFINED[direction] if n_undefined == undefined.size else None
+    _warn_undefined(n_undefined, undefined.size, f"Multi_{direction}")
+    d, c = delta[~undefined], contribution[~undefined]
+    table = _frame(
+        counts, y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
+        n_attr=n_attr, n_comb=n_comb, n_both=both, n_predicted=predicted, undefined=undefined,
+    )
+    if reason is not None:
+        return MultiMetricResult(f"Multi_{direction}", np.nan, np.nan, np.nan, table, len(counts.combinations), 0,
+                                 n_undefined, True, reason)
+    return MultiMetricResult(
+        f"Multi_{direction}", float(np.abs(d).mean()), float(c.mean()), float(d.var()),
+        table, len(counts.combinations), int(d.size), n_undefined,
+    )
+
+
+def _train_sign(counts: MultiAttributeCounts) -> np.ndarray:
+    """``y_gm = sign(n·#(g,m) − #g·#m)`` on the training counts (exact; :ref:`def-multi`)."""
+    gram = np.zeros((1 + len(counts.attr_classes), 1 + len(counts.combinations)))
+    gram[0, 0] = counts.n_train
+    gram[1:, 0] = counts.train_attr
+    gram[0, 1:] = counts.train_joint.sum(axis=0)
+    gram[1:, 1:] = counts.train_joint
+    table = CooccurrenceCounts(counts.attr_classes, tuple(range(len(counts.combinations))),
+                               ("attr",), ("task",), gram)
+    return correlation_sign(table)
+
+
+def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = None,
+                      train_source: str = "train") -> MultiBiasAmpResult:
+    r"""Multi_MALS, Multi G→M and Multi M→G from a count table.
+
+    Parameters
+    ----------
+    counts : MultiAttributeCounts
+        Containment counts of the kept combinations. Every combination must
+        occur in the training and the test ground truth.
+    selection : dict, optional
+        Recorded in the result (how the combinations were chosen).
+    train_source : str, default "train"
+        Recorded in the result.
+
+    Returns
+    -------
+    MultiBiasAmpResult
+        A metric whose predicted counts are absent is ``None``.
+
+    Raises
+    ------
+    ValueError
+        A table without combinations, a combination absent from the training
+        or the test ground truth, no predicted counts, or every metric given
+        undefined (every pair undefined).
+
+    See Also
+    --------
+    multi_bias_amp : the same from labels, with the definitions.
+
+    Notes
+    -----
+    The definitions of :func:`multi_bias_amp` (:ref:`def-multi`), computed
+    from the containment counts alone, e.g.
+    :math:`b(m, g) = \#(m \subseteq S, g) / \sum_{g'} \#(m \subseteq S, g')`.
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    Counts of two batches add; the metrics are rates, so doubling every
+    count changes nothing.
+
+    >>> from biasamp import multi_bias_amp, multi_from_counts
+    >>> res = multi_bias_amp([0, 0, 1, 1], [[1, 1], [1, 0], [1, 1], [0, 1]],
+    ...                      task_pred=[[1, 0], [1, 0], [1, 1], [1, 1]])
+    >>> res.counts.test_joint.tolist()  # #(g, m) for m = {0}, {1}, {0, 1}
+    [[2, 1, 1], [1, 2, 1]]
+    >>> multi_from_counts(res.counts + res.counts).g_to_m.value == res.g_to_m.value
+    True
+    """
+    if not counts.combinations:
+        raise ValueError("the count table holds no combination")
+    if (counts.train_joint.sum(axis=0) <= 0).any() or (counts.test_joint.sum(axis=0) <= 0).any():
+        raise ValueError("every combination of the count table must occur in the train and test ground truth")
+    y = _train_sign(counts)
+    mals = _mals(counts) if counts.joint_ghat_mhat is not None else None
+    g_to_m = _directional(counts, "G->M", y) if counts.joint_g_mhat is not None else None
+    m_to_g = _directional(counts, "M->G", y) if counts.joint_ghat_m is not None else None
+    if mals is None and g_to_m is None and m_to_g is None:
+        raise ValueError("the count table holds no predicted counts")
+    given = [r for r in (mals, g_to_m, m_to_g) if r is not None]
+    if all(r.undefined for r in given):
+        raise _all_undefined_error([(r.metric, len(r.table), r.reason) for r in given])
+    _warn_undefined_statistics({r.metric: r.reason for r in given if r.undefined})
+    sel = dict(selection) if selection else {
+        "mode": "given", "min_size": int(counts.sizes.min()), "max_size": int(counts.sizes.max()),
+        "min_support": None, "n_candidates": len(counts.combinations),
+        "removed_min_support": 0, "removed_not_in_test": 0,
+    }
+    return MultiBiasAmpResult(mals, g_to_m, m_to_g, counts.combinations, sel, train_source, counts, counts.rows,
+                              counts.train_rows if train_source == "train" else None, counts.weighted)
+
+
+# --------------------------------------------------------------------------- #
+# input checking
+# --------------------------------------------------------------------------- #
+def _group_codes(m: LabelMatrix) -> np.ndarray:
+    """Class index per row of an ``attr`` label (the paper's group), which must be one-hot."""
+    if m.codes is not None:
+        return m.codes
+    per_row = np.count_nonzero(m.dense, axis=1)
+    bad = np.flatnonzero(per_row != 1)
+    if bad.size:
+        counts = sorted({int(c) for c in per_row[bad]})
+        raise ValueError(
+            f"{m.name} must be one-hot (exactly one class per row), but rows {_fmt_rows(bad)} have "
+            f"{' or '.join(map(str, counts))} classes"
+        )
+    return np.argmax(m.dense, axis=1).astype(np.intp)
+
+
+def _argmax_attr_pred(attr: Any, attr_train: Any, attr_pred: Any) -> Any:
+    """``attr_pred_rule="argmax"``: a 2-D ``attr_pred`` (scores, or 0/1 rows that are not one-hot) as one-hot rows.
+
+    Each row's group is the column of its largest entry, the first on ties
+    (``numpy.argmax``, as the multi-attribute authors' code); a 1-D
+    ``attr_pred`` (one class per row) is returned unchanged.
+    """
+    if attr_pred is None:
+        return None
+    arr, cols = _as_array(attr_pred, "attr_pred")
+    if arr.ndim == 1:
+        return attr_pred
+    _check_finite(arr, "attr_pred")
+    if arr.dtype != bool and not np.issubdtype(arr.dtype, np.number):
+        raise TypeError(f"attr_pred must hold numbers (scores or 0/1) for attr_pred_rule='argmax', got {arr.dtype}")
+    classes = list(encode_labels({"attr": attr, "attr_train": attr_train})["attr"].classes)
+    if arr.shape[1] != len(classes):
+        raise ValueError(f"attr_pred has {arr.shape[1]} columns but attr has {len(classes)} classes {classes[:20]!r}")
+    arr = _align_columns(arr, cols, classes, "attr_pred")
+    return np.eye(len(classes), dtype=np.int8)[np.argmax(arr, axis=1)]
+
+
+def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+# --------------------------------------------------------------------------- #
+# label-level API
+# --------------------------------------------------------------------------- #
+# 0.1 spellings (the paper's names), accepted until 0.3.0 with a FutureWarning
+_MULTI_RENAMES = {"group": "attr", "attrs": "task", "group_pred": "attr_pred", "attrs_pred": "task_pred",
+                  "group_train": "attr_train", "attrs_train": "task_train"}
+
+
+@renamed_arguments("0.2.0", _MULTI_RENAMES)
+def multi_bias_amp(
+    attr: Any,
+    task: Any,
+    *,
+    attr_pred: Any = None,
+    task_pred: Any = None,
+    attr_train: Any = None,
+    task_train: Any = None,
+    combinations: str = "observed",
+    min_size: int = 1,
+    max_size: int | None = None,
+    min_support: int = 1,
+    max_combinations: int = 200_000,
+    support: str = "containment",
+    attr_pred_rule: str = "one_hot",
+    sample_weight: Any = None,
+    train_sample_weight: Any = None,
+    missing: str = "raise",
+) -> MultiBiasAmpResult:
+    r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
+
+    Vocabulary: ``attr`` is the protected attribute, the paper's **group**
+    :math:`g \in G` (one-hot); ``task`` holds the task labels, the paper's
+    **attributes** (multi-hot), whose combinations :math:`m \in M` are
+    counted by containment (an instance with task set :math:`S` counts for
+    every :math:`m \subseteq S`):
+
+    .. math::
+
+        b(m, g) = \frac{\#(m \subseteq S,\, g)}{\#(m \subseteq S)}, \qquad
+        \text{Multi}_{\text{MALS}} = \frac{1}{|M|} \sum_{g, m} |\Delta_{gm}|,\quad
+        \Delta_{gm} = \mathbb{1}\big[b_{\text{train}}(m,g) > \tfrac{1}{|G|}\big]
+            \big(b_{\text{pred}}(m,g) - b_{\text{train}}(m,g)\big)
+
+    with :math:`b_{\text{train}}` on the training ground truth and
+    :math:`b_{\text{pred}}` on the test predictions (``task_pred`` and
+    ``attr_pred``), and
+
+    .. math::
+
+        \text{Multi}_{\rightarrow} = \frac{1}{|G||M|} \sum_{g, m} |\Delta_{gm}|,
+        \qquad y_{gm} = \operatorname{sign}\big(P_{\text{train}}(g, m) -
+            P_{\text{train}}(g) P_{\text{train}}(m)\big)
+
+    * G→M (attr → task combinations):
+      :math:`\Delta_{gm} = P(\hat m \subseteq \hat S \mid g) - P(m \subseteq S \mid g)`
+    * M→G (task combinations → attr):
+      :math:`\Delta_{gm} = P(\hat g \mid m \subseteq S) - P(g \mid m \subseteq S)`
+
+    both on the test set, with the test ground truth as the baseline.
+
+    Parameters
+    ----------
+    attr : labels of shape (n,) or (n, G)
+        Test ground truth of the protected attribute (the paper's group g):
+        class ids/names, or a one-hot matrix.
+    task : labels of shape (n, K) or (n,)
+        Test ground truth of the task labels (the paper's attributes, whose
+        combinations are m): a multi-hot indicator matrix (a 1-D argument is
+        single-label: every instance has exactly one task label).
+    attr_pred : labels, optional
+        Predicted protected attribute (hard, one-hot; with
+        ``attr_pred_rule="argmax"`` also scores or 0/1 rows with zero or
+        several classes). Needed for Multi_MALS and M→G.
+    task_pred : labels, optional
+        Predicted task labels (hard 0/1). Needed for Multi_MALS and G→M.
+    attr_train, task_train : labels, optional
+        Training ground truth (give both or neither). When neither is given
+        the test ground truth is used and ``train_source="test"`` is recorded.
+    combinations : {"observed", "all"}, default "observed"
+        Candidate combinations. ``"observed"``: the distinct exact task sets
+        of the training instances (what the authors' code does). ``"all"``:
+        every combination contained in at least ``min_support`` training
+        instances (the paper's text), mined level by level like a
+        frequent-itemset miner. In both, only sizes within
+        ``[min_size, max_size]`` are kept, and only combinations occurring
+        (with some attr class) in both the training and the test ground truth.
+    min_size, max_size : int, default 1 and None (no limit)
+        Bounds on ``|m|``.
+    min_support : int, default 1
+        Minimum number of training instances containing ``m`` (applied in
+        both modes; see ``support``).
+    max_combinations : int, default 200000
+        ``"all"`` raises ``ValueError`` rather than mining more combinations
+        than this (their number can grow exponentially with ``max_size``).
+    support : {"containment", "exact"}, default "containment"
+        How ``min_support`` counts, with ``combinations="observed"``.
+        ``"containment"``: training instances whose task set *contains* m;
+        a combination then also needs one test instance containing it.
+        ``"exact"`` (the authors' code): training instances whose task set
+        *is* m, and at least ``min_support`` test instances containing m
+        (the authors' ``thresh`` is ``min_support - 1``: they require more
+        than ``thresh``).
+    attr_pred_rule : {"one_hot", "argmax"}, default "one_hot"
+        ``"one_hot"``: ``attr_pred`` must hold exactly one class per row
+        (``ValueError`` otherwise). ``"argmax"`` (the authors' code): a 2-D
+        ``attr_pred`` of scores, probabilities or 0/1 rows is read as the
+        class of its largest entry, the first on ties (so a row with no
+        class goes to the first class).
+    sample_weight : array-like of shape (n,), optional
+        One non-negative weight per test row: every test count (and, without
+        a training set, every training count) becomes a sum of weights; rows
+        of weight 0 are dropped (:ref:`def-weights`). Supports
+        (``min_support``) are then sums of weights too.
+    train_sample_weight : array-like of shape (n_train,), optional
+        Weights of the training rows (needs ``attr_train``/``task_train``).
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value: raise ``ValueError`` naming the argument
+        and the rows; drop them (test and training rows separately); or, for
+        a 1-D ``attr``/``attr_train``, make a missing attribute its own class
+        ``"missing"`` (:ref:`def-missing`). Recorded in ``.rows`` /
+        ``.train_rows``.
+
+    Returns
+    -------
+    MultiBiasAmpResult
+        ``.mals``, ``.g_to_m``, ``.m_to_g`` (each ``.value`` = mean ``|Δ|``,
+        ``.raw``, ``.variance``, ``.table``, ``.top(k)``; ``None`` where the
+        needed predictions were not given), ``.combinations`` and
+        ``.selection``. The tables have one row per (g, m) pair: ``attr``
+        (the class g of the protected attribute), ``combination`` (m, a tuple
+        of task names), ``size`` and, for Multi_MALS, ``bias_train,
+        bias_pred, indicator, delta (= bias_pred − bias_train), contribution
+        (= Δ_gm), n_train, n_train_comb, n_pred, n_pred_comb, undefined``; for
+        Multi→, ``y, p_true, p_pred, delta (= Δ_gm), contribution (= y·Δ_gm),
+        n_attr, n_comb, n_both, n_predicted, undefined`` (test supports).
+        A metric whose every pair is undefined has ``undefined=True``, NaN
+        values and a ``reason``; the other metrics are still returned.
+        ``.rows``/``.train_rows`` record the row layer (``missing=``, weights).
+
+    Raises
+    ------
+    ValueError
+        Bad labels (see :mod:`biasamp.labels`); an ``attr`` matrix whose rows
+        do not hold exactly one class (the rows are named); soft predictions
+        (``attr_pred`` with ``attr_pred_rule="argmax"`` excepted);
+        only one of ``attr_train``/``task_train``; no predictions; bad
+        ``min_size``/``max_size``/``min_support``; an unknown ``support`` or
+        ``attr_pred_rule``, or ``support="exact"`` with
+        ``combinations="all"``; no combination surviving
+        the filters (the message names the filter); bad weights (the message
+        names the argument); an unknown ``missing``; every metric asked for
+        undefined.
+    TypeError
+        Non-integer size or support bounds, or non-array labels.
+
+    Warns
+    -----
+    UndefinedPairWarning
+        Multi_MALS: an indicator-1 pair whose combination is never predicted
+        (no ``b_pred``). G→M: an attr class without test members. Such pairs
+        are excluded from the mean and the variance and flagged in ``.table``.
+    FutureWarning
+        A 0.1 argument name (``group``, ``attrs``, ``group_pred``,
+        ``attrs_pred``, ``group_train``, ``attrs_train``); they are accepted
+        until 0.3.0.
+
+    Notes
+    -----
+    Decisions where the paper and its code leave room:
+
+    * ``value`` is the paper's headline (absolute differences); ``raw`` uses
+      signed ``Δ_gm`` (Multi_MALS) or ``y_gm Δ_gm`` (Multi→), which reduces to
+      BiasAmp_MALS / BiasAmp→ when M is exactly the single task labels.
+      Multi_MALS divides by ``|M|``, Multi→ averages over the defined
+      ``|G||M|`` pairs.
+    * The indicator compares with ``1/|G|``, strictly and exactly in integers
+      (the authors' code uses ``1/(|G|−1)``, a bug that zeroes the metric for
+      two groups).
+    * ``variance`` is the population variance (ddof=0) of ``Δ_gm`` over the
+      defined pairs (Multi_MALS: indicator-0 zeros included).
+    * ``y_gm`` is the exact sign of ``n·#(g,m) − #g·#m`` on the training
+      counts; Multi→ uses the *test* ground truth as the baseline of
+      :math:`\Delta` (the authors' code; the paper prints a train baseline).
+    * ``attr`` must be one-hot in every row, predictions included (predict
+      exactly one class per instance). Predictions must be hard:
+      containment of a soft prediction is not defined by the paper.
+    * ``min_support`` counts containment (instances whose set contains m),
+      in both modes; in ``"observed"`` mode too, so that the two modes agree
+      on the combinations they share. ``support="exact"`` reproduces the
+      authors' selection (:doc:`/protocol_min_support`).
+    * ``attr`` must be one-hot; ``attr_pred`` too unless
+      ``attr_pred_rule="argmax"`` (:doc:`/protocol_group_predictions`): an
+      argmax silently assigns a group to rows that have none or several,
+      so it is opt-in.
+    * The empty set is never a combination (``min_size >= 1``).
+    * Values are fractions, not percentages (the paper scales by 100).
+
+    References
+    ----------
+    .. [1] D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry:
+       Multi-Attribute Bias Amplification". ICML 2023, Eq. 1-3.
+
+    Examples
+    --------
+    Two classes of the protected attribute, task labels a, b, c. Alone, a and
+    b are balanced between the classes, but the pair {a, b} is 2/3 class 1,
+    and the model predicts the pair only for class 1: single-label
+    BiasAmp_MALS is 0, Multi_MALS is not.
+
+    >>> import pandas as pd
+    >>> from biasamp import multi_bias_amp
+    >>> attr = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
+    ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> task_pred = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
+    ...                           [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
+    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred)
+    >>> res.combinations
+    (('a',), ('b',), ('c',), ('a', 'b'))
+    >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
+    (0.0833, 0.0625, 0.0)
+    >>> res.mals.top(1)[["attr", "combination", "bias_train", "bias_pred"]]
+      attr combination  bias_train  bias_pred
+    7    1      (a, b)    0.666667        1.0
+    """
+    mode = _check_options(combinations, support, attr_pred_rule)
+    min_size = _check_int(min_size, "min_size", 1)
+    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
+    min_support = _check_int(min_support, "min_support", 1)
+    max_combinations = _check_int(max_combinations, "max_combinations", 1)
+    if max_size is not None and max_size < min_size:
+        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    prep = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
+                    sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    counts, selection = _count(prep, mode=mode, min_size=min_size, max_size=max_size, min_support=min_support,
+                               max_combinations=max_combinations, support=support)
+    return multi_from_counts(counts, selection=selection, train_source=prep.source)
+
+
+def _check_options(combinations: Any, support: Any, attr_pred_rule: Any) -> str:
+    mode = combinations
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise ValueError(f"combinations must be one of {_MODES}, got {mode!r}")
+    if not isinstance(support, str) or support not in _SUPPORTS:
+        raise ValueError(f"support must be one of {_SUPPORTS}, got {support!r}")
+    if support == "exact" and mode != "observed":
+        raise ValueError("support='exact' counts the training instances whose task set *is* m, which only "
+                         "combinations='observed' selects on; use support='containment' with combinations='all'")
+    if not isinstance(attr_pred_rule, str) or attr_pred_rule not in _ATTR_PRED_RULES:
+        raise ValueError(f"attr_pred_rule must be one of {_ATTR_PRED_RULES}, got {attr_pred_rule!r}")
+    return mode
+
+
+@dataclass(frozen=True, eq=False)
+class _Prepared:
+    """The arguments of :func:`multi_bias_amp` after the row layer and the encoding."""
+
+    g: dict  # encoded attr, attr_pred, attr_train
+    a: dict  # encoded task, task_pred, task_train
+    codes: dict  # class index per row of every attr role
+    weights: np.ndarray | None  # of the test rows
+    train_weights: np.ndarray | None  # of the training rows (the test weights when there is no training set)
+    rows: RowFilter
+    train_rows: RowFilter | None
+    source: str
+
+    @property
+    def train_codes(self) -> np.ndarray:
+        return self.codes["attr_train"] if self.source == "train" else self.codes["attr"]
+
+    @property
+    def train_task(self) -> LabelMatrix:
+        return self.a["task_train"] if self.source == "train" else self.a["task"]
+
+
+def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_pred_rule="one_hot",
+             sample_weight=None, train_sample_weight=None, missing="raise") -> _Prepared:
+    """Validate, select the rows of (``missing``, weights) and encode the labels of :func:`multi_bias_amp`."""
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    if attr_pred is None and task_pred is None:
+        raise ValueError(
+            "give task_pred (for Multi G->M), attr_pred (for Multi M->G) or both (also for "
+            "Multi_MALS); neither was given"
+        )
+    te, w, rows, tr, tw, train_rows = select_train_test(
+        {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
+        None if attr_train is None else {"attr_train": attr_train, "task_train": task_train},
+        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    tr = tr or {"attr_train": None, "task_train": None}
+    attr_pred = te["attr_pred"]
+    if attr_pred_rule == "argmax":
+        attr_pred = _argmax_attr_pred(te["attr"], tr["attr_train"], attr_pred)
+    g = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": attr_pred})
+    a = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]})
+    check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
+                            task_pred=a.get("task_pred"))
+    source = "test"
+    if attr_train is not None:
+        check_consistent_length(attr_train=g["attr_train"], task_train=a["task_train"])
+        source = "train"
+    codes = {name: _group_codes(m) for name, m in g.items()}
+    return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source)
+
+
+def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, min_support: int,
+           max_combinations: int, support: str) -> tuple[MultiAttributeCounts, dict]:
+    """Choose the combinations and count them (bitset popcounts; weighted sums with weights)."""
+    g, a, codes = prep.g, prep.a, prep.codes
+    n_groups, n_tasks = g["attr"].n_classes, a["task"].n_classes
+    train_g, train_a, tw, w = prep.train_codes, prep.train_task, prep.train_weights, prep.weights
+    weighted = w is not None or tw is not None
+    if max_size is None:
+        max_size = n_tasks
+
+    # column bitsets of every role
+    n_train, n_test = len(train_g), g["attr"].n_rows
+    bits_train = _column_bitsets(_label_blocks(train_a), n_train, n_tasks)
+    bits_test = _column_bitsets(_label_blocks(a["task"]), n_test, n_tasks)
+    test_codes = [codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else [])
+
+    # candidates
+    if mode == "observed":
+        idx, sizes = _observed_sets(train_a, min_size, max_size)
+    else:
+        weighted_support = None
+        if tw is not None:
+            everyone = _Grouping([np.zeros(n_train, dtype=np.intp)], 1, tw)  # one group: the weighted support
+
+            def weighted_support(i, sz):
+                return everyone.counts(bits_train, i, sz)[0][0]
+        idx, sizes = _frequent_sets(bits_train, min_size, max_size, min_support, max_combinations,
+                                    support=weighted_support)
+    n_candidates = len(sizes)
+    (train_joint,) = _counts_by_group(bits_train, [train_g], n_groups, tw, idx, sizes)
+    if support == "exact":  # training instances whose set *is* m: containing m and of size |m|
+        row_sizes = np.zeros(n_train, dtype=np.intp)
+        get = _label_blocks(train_a)
+        step = max(1, _CHUNK_BYTES // max(n_tasks, 1))
+        for start in range(0, n_train, step):
+            row_sizes[start:start + step] = get(start, min(n_train, start + step)).sum(axis=1)
+        (by_size,) = _counts_by_group(bits_train, [row_sizes], n_tasks + 1, tw, idx, sizes)
+        keep = by_size[sizes, np.arange(len(sizes))] >= min_support
+    else:
+        keep = train_joint.sum(axis=0) >= min_support
+    removed_support = int((~keep).sum())
+    if not keep.any():
+        raise ValueError(
+            f"min_support={min_support} removed all {n_candidates} candidate combinations "
+            f"(combinations={mode!r}, support={support!r}): none is "
+            f"{'the exact task set of' if support == 'exact' else 'contained in'} that many training instances"
+            + (" (with sample weights a support is a sum of weights)" if tw is not None else "")
+        )
+    idx, sizes, train_joint = idx[keep], sizes[keep], train_joint[:, keep]
+    test_groups = _Grouping(test_codes, n_groups, w)  # built once: true and predicted tasks share it
+    test_counts = test_groups.counts(bits_test, idx, sizes)
+    in_test = test_counts[0].sum(axis=0)
+    in_test = in_test >= min_support if support == "exact" else in_test > 0
+    removed_test = int((~in_test).sum())
+    if not in_test.any():
+        raise ValueError(
+            f"none of the {len(sizes)} candidate combinations (combinations={mode!r}, sizes "
+            f"{min_size}..{max_size}, min_support={min_support}, support={support!r}) occurs "
+            f"{'at least min_support times ' if support == 'exact' else ''}in the test ground truth "
+            "(task): the test filter removed them all"
+        )
+    idx, sizes, train_joint = idx[in_test], sizes[in_test], train_joint[:, in_test]
+    test_counts = [c[:, in_test] for c in test_counts]
+    joint_g_mhat = joint_ghat_mhat = None
+    if "task_pred" in a:
+        bits_hat = _column_bitsets(_label_blocks(a["task_pred"]), n_test, n_tasks)
+        pred_counts = test_groups.counts(bits_hat, idx, sizes)
+        joint_g_mhat = pred_counts[0]
+        joint_ghat_mhat = pred_counts[1] if "attr_pred" in codes else None
+
+    def total(x):
+        return float(x.sum()) if weighted else int(len(x))
+
+    names = a["task"].classes
+    combos = tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
+    as_float = (lambda x: None if x is None else x.astype(np.float64)) if weighted else (lambda x: x)
+    counts = MultiAttributeCounts(
+        attr_classes=g["attr"].classes,
+        task_classes=names,
+        combinations=combos,
+        n_train=total(tw) if tw is not None else (float(n_train) if weighted else int(n_train)),
+        train_attr=as_float(_group_totals(train_g, n_groups, tw)),
+        train_joint=as_float(train_joint),
+        n_test=total(w) if w is not None else (float(n_test) if weighted else int(n_test)),
+        test_attr=as_float(_group_totals(codes["attr"], n_groups, w)),
+        test_joint=as_float(test_counts[0]),
+        pred_attr=as_float(_group_totals(codes["attr_pred"], n_groups, w)) if "attr_pred" in codes else None,
+        joint_g_mhat=as_float(joint_g_mhat),
+        joint_ghat_m=as_float(test_counts[1]) if "attr_pred" in codes else None,
+        joint_ghat_mhat=as_float(joint_ghat_mhat),
+        weighted=weighted,
+        rows=prep.rows,
+        train_rows=prep.train_rows if prep.source == "train" else prep.rows,
+    )
+    selection = {
+        "mode": mode, "min_size": min_size, "max_size": max_size, "min_support": min_support,
+        "support": support, "n_candidates": n_candidates, "removed_min_support": removed_support,
+        "removed_not_in_test": removed_test,
+    }
+    return counts, selection

@@ -1,0 +1,216 @@
+"""Bootstrap plan for the multi-attribute family (Multi_MALS, Multi→ G→M and M→G).
+
+The training side fixes the combinations M, the signs y_gm, the training bias
+scores and the indicators. The test rows are resampled: a row's left vector is
+``[1 | g | ĝ]`` (group one-hot, true and predicted) and its right vector
+``[1 | 1[m ⊆ S] | 1[m ⊆ Ŝ]]`` over the kept combinations, so the table
+``Lᵀ diag(c) R`` over the distinct rows holds every test count of
+:class:`~biasamp.MultiAttributeCounts` (#g, #(g, m ⊆ S), #ĝ, #(g, m ⊆ Ŝ),
+#(ĝ, m ⊆ S), #(ĝ, m ⊆ Ŝ)).
+
+Statistics: the headline "abs" values (``"Multi_MALS"``, ``"G->M"``,
+``"M->G"``: means of |Δ|, non-regular, intervals from a simultaneous band on
+the per-(group, combination) Δ) and the signed "raw" values (``"... raw"``,
+smooth). A metric undefined on the full data gets no statistic (a note says
+why). Sample weights are part of the cells' keys and scale their left
+vectors, so replicates resample rows with their weights.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from biasamp._engine.intervals import Parts, Plan, Statistic, abs_range
+from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
+from biasamp.cooccurrence import _metrics as _c
+from biasamp.multiattribute import _metrics as _m
+
+_CHUNK = 8 << 20  # bytes of one dense containment chunk
+
+
+def _containment(rows: sparse.csr_matrix, member: sparse.csr_matrix, sizes: np.ndarray) -> sparse.csr_matrix:
+    """``1[m ⊆ S]`` for every row (label set S) and combination m: ``rows @ member == |m|``."""
+    n, n_comb = rows.shape[0], member.shape[1]
+    chunk = max(1, _CHUNK // (8 * max(n_comb, 1)))
+    parts = []
+    for a in range(0, n, chunk):
+        hits = np.asarray((rows[a:a + chunk] @ member).todense())
+        parts.append(sparse.csr_matrix((hits == sizes[None, :]).astype(np.float64)))
+    return sparse.vstack(parts, format="csr") if parts else sparse.csr_matrix((0, n_comb))
+
+
+def combination_members(task_classes: tuple, combinations: tuple) -> sparse.csr_matrix:
+    """``(K_T, |M|)`` 0/1 matrix: task label j belongs to combination m."""
+    position = {name: j for j, name in enumerate(task_classes)}
+    sizes = np.array([len(m) for m in combinations], dtype=np.int64)
+    rows = np.fromiter((position[name] for m in combinations for name in m), dtype=np.int64, count=int(sizes.sum()))
+    cols = np.repeat(np.arange(len(combinations)), sizes)
+    return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(task_classes), len(combinations)))
+
+
+def containment_rows(rows: sparse.csr_matrix, task_classes: tuple, combinations: tuple) -> sparse.csr_matrix:
+    """``1[m ⊆ S]`` for label rows ``rows`` (sparse 0/1, one column per task class) and every combination.
+
+    Computed once per distinct label set and gathered to the rows: label sets
+    repeat a lot, and the containment of one set costs ``O(|M|)``.
+    """
+    sizes = np.array([len(m) for m in combinations], dtype=np.float64)
+    member = combination_members(task_classes, combinations)
+    n = rows.shape[0]
+    if n == 0:
+        return sparse.csr_matrix((0, len(combinations)))
+    packed = np.packbits(rows.toarray().astype(bool), axis=1)
+    keys = np.ascontiguousarray(packed).view(f"V{packed.shape[1]}").ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return _containment(rows[first], member, sizes)[inverse.ravel()]
+
+
+def _index(counts: Any) -> pd.DataFrame:
+    ng, nm = len(counts.attr_classes), len(counts.combinations)
+    combos = np.empty(nm, dtype=object)
+    combos[:] = list(counts.combinations)
+    return pd.DataFrame({"attr": np.repeat(np.array(counts.attr_classes, dtype=object), nm),
+                         "combination": np.tile(combos, ng)})
+
+
+def _mean_defined(x: np.ndarray) -> float:
+    ok = np.isfinite(x)
+    return float(x[ok].mean()) if ok.any() else float("nan")
+
+
+_MULTI_OPTIONS = ("combinations", "min_size", "max_size", "min_support", "max_combinations", "support")
+
+
+def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
+                attr_train: Any = None, task_train: Any = None, attr_pred_rule: str = "one_hot",
+                sample_weight: Any = None, train_sample_weight: Any = None, missing: str = "raise",
+                **options: Any) -> Plan:
+    if args:
+        raise TypeError(f"multi_bias_amp takes attr and task positionally, got {2 + len(args)} arguments")
+    if attr is None or task is None:
+        raise TypeError("multi_bias_amp needs attr and task")
+    unknown = set(options) - set(_MULTI_OPTIONS)
+    if unknown:
+        raise TypeError(f"multi_bias_amp got unexpected keyword arguments {sorted(unknown)!r}")
+    # the point estimate, from the same prepared rows as the cells
+    opts = {"combinations": "observed", "min_size": 1, "max_size": None, "min_support": 1,
+            "max_combinations": 200_000, "support": "containment", **options}
+    mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
+    checked = {name: _m._check_int(opts[name], name, 1, allow_none=name == "max_size")
+               for name in ("min_size", "max_size", "min_support", "max_combinations")}
+    if checked["max_size"] is not None and checked["max_size"] < checked["min_size"]:
+        raise ValueError(f"max_size ({checked['max_size']}) must be >= min_size ({checked['min_size']})")
+    prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
+                       sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    counts, selection = _m._count(prep, mode=mode, support=opts["support"], **checked)
+    point = _m.multi_from_counts(counts, selection=selection, train_source=prep.source)
+    codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}
+    task_mats = [prep.a[r] for r in ("task", "task_pred") if r in prep.a]
+    rep, cell_counts = cells_of(task_mats, extra=[codes[r] for r in ("attr", "attr_pred") if r in codes],
+                                weights=prep.weights)
+    n_attr = len(counts.attr_classes)
+    left = augmented([sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), codes[r][rep])),
+                                        shape=(len(rep), n_attr)) for r in ("attr", "attr_pred") if r in codes],
+                     len(rep))
+    right = augmented([containment_rows(label_rows(m, rep), counts.task_classes, counts.combinations)
+                       for m in task_mats], len(rep))
+    cells = Cells(left, right, cell_counts, weights=None if prep.weights is None else prep.weights[rep])
+    plan = multi_evaluator(point)
+    plan.cells = cells
+    return plan
+
+
+def multi_evaluator(point: Any) -> Plan:
+    """Multi_MALS and Multi→ (abs and raw) on tables ``[1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)]`` (no cells).
+
+    The training side of ``point.counts`` (signs, training bias scores and
+    indicators, the combinations) stays fixed.
+    """
+    counts = point.counts
+    n_attr, n_comb = len(counts.attr_classes), len(counts.combinations)
+    g_rows, gh_rows = slice(1, 1 + n_attr), slice(1 + n_attr, 1 + 2 * n_attr)
+    m_cols, mh_cols = slice(1, 1 + n_comb), slice(1 + n_comb, 1 + 2 * n_comb)
+    y = _m._train_sign(counts)
+    train_joint = _c._as_count(counts.train_joint)
+    use = {key: r is not None and not r.undefined
+           for key, r in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g))}
+    names = [n for key in ("Multi_MALS", "G->M", "M->G") if use[key] for n in (key, key + " raw")]
+
+    def deltas(tables: np.ndarray) -> dict:
+        """Per-(group, combination) Δ of each metric, (B, G, M) with NaN where undefined, and y·Δ."""
+        out = {}
+        both = tables[:, g_rows, m_cols]
+        if use["Multi_MALS"]:
+            *_, contribution, _, _ = _c._mals_arrays(train_joint, tables[:, gh_rows, mh_cols])
+            out["Multi_MALS"] = (contribution, contribution)
+        if use["G->M"]:
+            support = np.broadcast_to(tables[:, g_rows, 0:1], both.shape)
+            _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, g_rows, mh_cols])
+            out["G->M"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
+        if use["M->G"]:
+            support = np.broadcast_to(both.sum(axis=1, keepdims=True), both.shape)
+            _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, gh_rows, m_cols])
+            out["M->G"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
+        return out
+
+    def values(tables: np.ndarray) -> dict:
+        out = {}
+        for name, (d, signed) in deltas(tables).items():
+            flat_d, flat_s = d.reshape(len(tables), -1), signed.reshape(len(tables), -1)
+            ok = np.isfinite(flat_d)
+            cnt = ok.sum(axis=1)
+            if name == "Multi_MALS":
+                out[name] = np.where(ok, np.abs(flat_d), 0.0).sum(axis=1) / n_comb
+                out[name + " raw"] = np.where(ok, flat_s, 0.0).sum(axis=1) / n_comb
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    denom = np.where(cnt > 0, cnt, 1)
+                    out[name] = np.where(cnt > 0, np.where(ok, np.abs(flat_d), 0.0).sum(axis=1) / denom, np.nan)
+                    out[name + " raw"] = np.where(cnt > 0, np.where(ok, flat_s, 0.0).sum(axis=1) / denom, np.nan)
+        return out
+
+    def parts(tables: np.ndarray) -> dict:
+        out = {}
+        for name, (d, _) in deltas(tables).items():
+            flat = d.reshape(len(tables), -1)
+            out[name] = flat
+            out[name + " raw"] = flat
+        return out
+
+    def statistics(full: np.ndarray) -> list:
+        est = parts(full)
+        val = values(full)
+        index = _index(counts)
+        out = []
+        for name in names:
+            base = name.replace(" raw", "")
+            d = est[base][0]
+            defined = np.isfinite(d)
+            if base == "Multi_MALS":
+                def agg(v, _ok=defined):
+                    return float(np.sum(v[_ok]) / n_comb)
+            else:
+                def agg(v, _ok=defined):
+                    return float(np.mean(v[_ok])) if _ok.any() else float("nan")
+            raw = name.endswith(" raw")
+            p = Parts(estimate=d, replicates=None, units=index, unit_estimate=d,
+                      to_units=(lambda lo, hi: (lo, hi)) if raw else abs_range, aggregate=agg, unit_name="delta")
+            rng = (-np.inf, np.inf) if raw else (0.0, np.inf)
+            out.append(Statistic(name, float(val[name][0]), None, regular=raw, range=rng, parts=p))
+        return out
+
+    notes = [f"{key} undefined, no interval: {r.reason}"
+             for key, r in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g))
+             if r is not None and r.undefined]
+    if point.train_source != "train":
+        notes.append("no training set: the combinations, signs and training bias scores come from the test ground "
+                     "truth and stay fixed")
+    if getattr(point, "weighted", False):
+        notes.append("weighted rows: every replicate resamples rows together with their sample weights")
+    return Plan(None, values, parts, statistics, None, notes)
+
+

@@ -1,0 +1,206 @@
+"""HTML rendering of :class:`biasamp.report.Report`: one self-contained file.
+
+No external resource (style, script, font or image) is referenced: the style
+sheet is inline and plots are inline SVG (:mod:`biasamp.report._plots`, when
+matplotlib is installed). Every piece of text is escaped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from html import escape
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasamp._core.results import signed
+
+__all__ = ["render_html"]
+
+_MAX_ROWS = 200  # detail tables longer than this are cut (the JSON report has them whole)
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;color:#1b1f23;
+background:#fff;line-height:1.45}
+main{max-width:1100px;margin:0 auto;padding:24px 32px 64px}
+h1{font-size:1.7em;margin:0 0 4px}h2{font-size:1.3em;margin:40px 0 6px;border-bottom:2px solid #e1e4e8;
+padding-bottom:4px}h3{font-size:1.05em;margin:18px 0 6px}
+.meta{color:#586069;font-size:.92em}.cite{color:#586069;font-size:.88em;font-style:italic}
+.read{background:#f6f8fa;border-left:4px solid #2e86c1;padding:8px 12px;margin:8px 0;font-size:.93em}
+table{border-collapse:collapse;margin:8px 0 12px;font-size:.86em}
+th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.amplified{color:#b03a2e;font-weight:600}.reduced{color:#1f618d;font-weight:600}.skipped,.error{color:#586069}
+.error{color:#b03a2e}figure{margin:12px 0}figcaption{color:#586069;font-size:.85em}
+details{margin:6px 0}summary{cursor:pointer;color:#0366d6}
+nav ul{columns:2;font-size:.92em}.notes li{color:#6a737d;font-size:.88em}
+"""
+
+
+
+def _anchor(key: str) -> str:
+    """An HTML id for a section key: ``fairness[race x sex]`` -> ``fairness-race-x-sex``."""
+    return re.sub(r"[^0-9A-Za-z_-]+", "-", key).strip("-") or "section"
+
+def _cell(v: Any) -> tuple[str, bool]:
+    """(text, numeric) of a table cell."""
+    if v is None:
+        return "", False
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v)), False
+    if isinstance(v, (int, np.integer)):
+        return str(int(v)), True
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if not math.isfinite(v):
+            return "", True
+        return (f"{v:.4f}" if abs(v) < 1e4 else f"{v:.4g}"), True
+    if isinstance(v, tuple):
+        return " + ".join(str(x) for x in v), False
+    return str(v), False
+
+
+def _table(frame: pd.DataFrame, *, max_rows: int = _MAX_ROWS, css_class: str = "") -> str:
+    if not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index()
+    cut = len(frame) > max_rows
+    shown = frame.head(max_rows) if cut else frame
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in shown.columns)
+    body = []
+    for row in shown.itertuples(index=False, name=None):
+        cells = []
+        for v in row:
+            text, num = _cell(v)
+            cells.append(f'<td class="num">{escape(text)}</td>' if num else f"<td>{escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    cls = f' class="{css_class}"' if css_class else ""
+    out = f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    if cut:
+        out += f'<p class="meta">first {max_rows} of {len(frame)} rows (the JSON report has all of them)</p>'
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    return signed(v)
+
+
+def _fmt_p(p: Any) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return ""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = False) -> str:
+    cols = (["section"] if with_section else []) + ["metric", "direction", "value", f"{round(100 * level)}% CI",
+                                                     "CI method", "p", "n", "reading", "note"]
+    head = "".join(f"<th>{escape(c)}</th>" for c in cols)
+    rows = []
+    for r in summary.itertuples(index=False):
+        ci = "" if pd.isna(r.ci_low) else f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]"
+        n = "" if r.n is None or (isinstance(r.n, float) and math.isnan(r.n)) else str(r.n)
+        cells = ([f'<td><a href="#{escape(str(r.section))}">{escape(str(r.section))}</a></td>']
+                 if with_section else [])
+        cells += [
+            f'<td class="metric">{escape(str(r.metric))}</td>', f"<td>{escape(str(r.direction))}</td>",
+            f'<td class="num">{escape(_fmt(r.value))}</td>', f'<td class="num">{escape(ci)}</td>',
+            f"<td>{escape(str(r.ci_method))}</td>", f'<td class="num">{escape(_fmt_p(r.p_value))}</td>',
+            f'<td class="num">{escape(n)}</td>',
+            f'<td class="{escape(str(r.reading)).replace(" ", "-")}">{escape(str(r.reading))}</td>',
+            f"<td>{escape(str(r.note))}</td>",
+        ]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<table class="summary"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _figure(spec: Any, plots: bool) -> str:
+    if not plots:
+        return ""
+    from biasamp.report._plots import figure_notes, figure_svg
+
+    try:
+        svg = figure_svg(spec)
+    except Exception as exc:  # noqa: BLE001 - a plot failure must not lose the report
+        return f'<p class="error">plot "{escape(spec.title)}" failed: {escape(type(exc).__name__)}: {escape(str(exc))}</p>'
+    if svg is None:
+        return ""
+    text = " ".join(t for t in [spec.caption, *figure_notes(spec)] if t)  # what a many-class chart leaves out
+    cap = f"<figcaption>{escape(text)}</figcaption>" if text else ""
+    return f'<figure id="fig-{escape(spec.key)}"><h3>{escape(spec.title)}</h3>{svg}{cap}</figure>'
+
+
+def _section(s: Any, level: float, plots: bool) -> str:
+    parts = [f'<section id="{_anchor(s.key)}" data-status="{escape(s.status)}">', f"<h2>{escape(s.title)}</h2>",
+             f'<p class="cite">{escape(s.citation)}</p>']
+    if s.status != "ok":
+        parts.append(f'<p class="{escape(s.status)}">{escape(s.message)}</p></section>')
+        return "".join(parts)
+    parts.append(f'<div class="read"><strong>How to read this.</strong> {escape(s.how_to_read)}</div>')
+    if len(s.summary):
+        parts.append(_summary_table(s.summary, level))
+    for spec in s.figures:
+        parts.append(_figure(spec, plots))
+    for name, t in s.tables.items():
+        parts.append(f"<details><summary>{escape(name)} ({len(t)} rows)</summary>{_table(t)}</details>")
+    if s.notes:
+        parts.append('<ul class="notes">' + "".join(f"<li>{escape(str(n))}</li>" for n in s.notes) + "</ul>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> str:
+    """The report as an HTML page (``standalone``) or a fragment (for notebooks)."""
+    from biasamp.report._plots import available
+
+    plots = plots and available()
+    level = float(report.options.get("level", 0.95))
+    inp = report.inputs
+    meta = [
+        f"{inp.get('n_test')} test instances",
+        f"{inp.get('n_train')} training instances" if inp.get("n_train") else
+        "no training set (training statistics from the test ground truth)",
+        f"attribute <b>{escape(str(inp.get('attribute')))}</b>: "
+        + escape(", ".join(map(str, inp.get("attribute_classes", [])))),
+        f"task <b>{escape(str(inp.get('task')))}</b> ({escape(str(inp.get('task_kind')))}): "
+        + escape(", ".join(list(map(str, inp.get("task_classes", [])))[:30]))
+        + (" ..." if len(inp.get("task_classes", [])) > 30 else ""),
+    ]
+    if inp.get("calibrated"):
+        meta.append("thresholds calibrated for: " + escape(", ".join(inp["calibrated"])))
+    toc = "".join(f'<li><a href="#{_anchor(s.key)}">{escape(s.title)}</a>'
+                  + ("" if s.status == "ok" else f' <span class="meta">({escape(s.status)})</span>') + "</li>"
+                  for s in sorted(report.sections, key=lambda s: s.status == "skipped"))
+    body = [
+        f"<h1>{escape(report.title)}</h1>",
+        f'<p class="meta">biasamp {escape(report.version)}'
+        + (f" &middot; data: {escape(report.source)}" if report.source else "") + "</p>",
+        "<p>" + " &middot; ".join(meta) + "</p>",
+        '<p class="meta">Values are fractions (not percentages). Intervals: '
+        f"{round(100 * level)}% confidence (bootstrap over the test instances; the CI method column names "
+        "the method). A signed amplification metric reads <i>amplified</i> when its interval lies above 0 "
+        "and <i>reduced</i> when it lies below 0; a fairness metric reads <i>disparity</i>, a multi-attribute "
+        "mean |&Delta;| <i>distorted</i>, when its interval lies above 0; otherwise <i>no evidence</i>. "
+        "<i>mixed</i>: the interval holds 0 but some pairs differ (they offset each other); "
+        "<i>inconclusive</i>: the interval and the test of no effect disagree. "
+        "p: the test of no effect (smallest Holm-adjusted p over classes or pairs)."
+        + ("" if plots else " Plots are not included (install matplotlib, the <code>[plot]</code> extra).")
+        + "</p>",
+        '<h2 id="summary">Summary</h2>',
+        _summary_table(report.table, level, with_section=True),
+        f"<nav><ul>{toc}</ul></nav>",
+        # skipped sections last: what was computed comes first
+        *(_section(s, level, plots) for s in sorted(report.sections, key=lambda s: s.status == "skipped")),
+    ]
+    content = f"<main>{''.join(body)}</main>"
+    if not standalone:
+        return f"<div class=\"biasamp-report\">{content}</div>"  # no global style inside a notebook
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<meta name=\"generator\" content=\"biasamp {escape(report.version)}\">"
+        f"<title>{escape(report.title)}</title><style>{_CSS}</style></head>"
+        f"<body>{content}</body></html>\n"
+    )

@@ -1,0 +1,181 @@
+"""The registry of report sections, and what a section builder returns.
+
+A metric family of :func:`biasamp.audit` is a :class:`SectionBuilder` (title,
+citation, "how to read", an ``applicable(inputs)`` test and a
+``compute(inputs, options)`` function) registered with
+:func:`register_section`; :func:`section_builders` lists them in report order.
+``compute`` returns a :class:`SectionData`: summary rows, detail tables,
+:class:`FigureSpec` plots and notes. :mod:`biasamp.report` re-exports these
+names (its public face) and imports the built-in builders
+(``biasamp.report._sections``), which register themselves here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from biasamp.report._inputs import AuditInputs, AuditOptions
+
+__all__ = ["FigureSpec", "SectionBuilder", "SectionData", "register_section", "section_builders"]
+
+
+@dataclass(eq=False)
+class FigureSpec:
+    """A plot, described by its data (rendered to SVG only by the HTML layer).
+
+    Attributes
+    ----------
+    key : str
+        Identifier, unique within its section.
+    title : str
+    kind : {"hbar", "grouped_bar", "strip", "line"}
+        ``"hbar"``: horizontal bars of ``value`` per ``label``, one panel per
+        ``facet``, sorted by ``|value|``; ``"grouped_bar"``: bars of ``value``
+        per ``x``, one bar per ``hue``, one panel per ``facet``; ``"strip"``:
+        the distribution of ``value`` per ``label`` (points and their mean);
+        ``"line"``: ``value`` against ``x``, one line per ``label``, with a
+        ``low``/``high`` band where given (curves, :mod:`biasamp.curves`).
+    data : pandas.DataFrame
+        Long-format data with the columns the kind needs. Optional columns,
+        used where present:
+
+        * ``facet``: one panel per value, each with its own value axis (so
+          A->T and T->A are each readable whatever their scale);
+        * ``low``, ``high``: an interval of ``value`` (error bars on
+          ``"hbar"`` and ``"grouped_bar"``, a band on ``"line"``);
+        * ``n``: a size: the group size of a ``"grouped_bar"`` hue, shown in
+          the legend (``"female (n=1,204)"``, a range where it varies), or
+          the support of an ``"hbar"`` bar, shown after its label;
+        * ``small`` (bool): a group (or pair) below the minimum size: drawn
+          pale and hatched, and marked "small" in the legend or label;
+        * ``effect``: ``"grouped_bar"`` only: how much the ``x`` category
+          matters (e.g. its metric gap), which ranks the categories.
+
+        Charts stay readable at hundreds of categories: a ``"grouped_bar"``
+        panel shows at most 12 ``x`` (fewer with many hues), those of largest
+        ``|effect|``, or without ``effect`` of largest gap (max - min of
+        ``value`` over the hues not flagged ``small``); ``"hbar"`` shows the
+        25 largest ``|value|`` per panel, ``"strip"`` the 20 largest
+        ``|mean|``, ``"line"`` the 8 largest ``max |value|``. What is left
+        out (how many, the largest effect among them) is written on the
+        figure and appended to the caption in the HTML.
+    caption : str
+    """
+
+    key: str
+    title: str
+    kind: str
+    data: pd.DataFrame
+    caption: str = ""
+
+
+@dataclass(eq=False)
+class SectionData:
+    """What a builder's ``compute`` returns; :func:`~biasamp.audit` adds the builder's metadata.
+
+    Attributes
+    ----------
+    summary : list of dict
+        One dict per headline number, with keys among ``biasamp.report.SUMMARY_COLUMNS``.
+    tables : dict of str -> pandas.DataFrame
+        Detail tables (per pair, per class, per iteration, ...).
+    figures : list of FigureSpec
+    notes : list of str
+    """
+
+    summary: list = field(default_factory=list)
+    tables: dict = field(default_factory=dict)
+    figures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+@dataclass(frozen=True, eq=False)
+class SectionBuilder:
+    """A metric family of the report.
+
+    Attributes
+    ----------
+    key : str
+        Stable identifier (JSON key, HTML anchor).
+    title : str
+    citation : str
+        The paper the metric comes from.
+    how_to_read : str
+        A few sentences for the reader of the report.
+    needs : str
+        What the inputs must contain (shown when the section is skipped).
+    applicable : callable
+        ``applicable(inputs: AuditInputs) -> bool``.
+    compute : callable
+        ``compute(inputs: AuditInputs, options: AuditOptions) -> SectionData``.
+    order : float
+        Position in the report (ascending).
+    """
+
+    key: str
+    title: str
+    citation: str
+    how_to_read: str
+    needs: str
+    applicable: Callable[[AuditInputs], bool]
+    compute: Callable[[AuditInputs, AuditOptions], SectionData]
+    order: float = 100.0
+
+
+_BUILDERS: dict[str, SectionBuilder] = {}
+
+
+def register_section(
+    key: str,
+    *,
+    title: str,
+    citation: str,
+    how_to_read: str,
+    needs: str,
+    applicable: Callable[[AuditInputs], bool],
+    order: float = 100.0,
+) -> Callable:
+    """Decorator registering ``compute(inputs, options) -> SectionData`` as a report section.
+
+    Registering a builder is all it takes to add a metric family to
+    :func:`~biasamp.audit` and to every rendering of :class:`~biasamp.Report`; re-registering a
+    key replaces the builder.
+
+    Parameters
+    ----------
+    key, title, citation, how_to_read, needs, applicable, order
+        The section's key, its title, citation, "how to read" text and what it
+        needs, a predicate ``applicable(inputs)``, and its place in the
+        report (sections are sorted by ``order``); see
+        ``biasamp.report.SectionBuilder``.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns ``compute`` unchanged.
+
+    Examples
+    --------
+    >>> from biasamp.report import SectionData, register_section, section_builders
+    >>> @register_section("example", title="Example", citation="-", how_to_read="-",
+    ...                   needs="nothing", applicable=lambda inputs: False, order=999)
+    ... def _example(inputs, options):
+    ...     return SectionData()
+    >>> "example" in [b.key for b in section_builders()]
+    True
+    >>> from biasamp.report import _BUILDERS; del _BUILDERS["example"]  # clean up
+    """
+
+    def deco(compute: Callable[[AuditInputs, AuditOptions], SectionData]) -> Callable:
+        _BUILDERS[key] = SectionBuilder(key, title, citation, how_to_read, needs, applicable, compute, order)
+        return compute
+
+    return deco
+
+
+def section_builders() -> list[SectionBuilder]:
+    """The registered section builders, in report order."""
+    return sorted(_BUILDERS.values(), key=lambda b: (b.order, b.key))

@@ -1,0 +1,659 @@
+"""The built-in sections of the audit report, one builder per metric family.
+
+Importing this module registers them (:func:`biasamp.report.register_section`;
+:mod:`biasamp.report` imports it), in report order: decision thresholds (5),
+BiasAmp-> (10), BiasAmp_MALS (20), Multi_MALS / Multi-> (30), group fairness
+(40), DPA (50) and leakage amplification (60). Each builder turns a metric's
+result into a :class:`~biasamp.report.SectionData`: headline rows with their
+intervals and readings, detail tables, figures and notes. Also here: the
+helpers the builders share (summary rows and their readings, bootstrap
+intervals, a family computed by a streamed audit) and the fairness rate chart.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasamp._core.labels import to_numpy
+from biasamp._core.results import top_rows
+from biasamp.exceptions import UndefinedPairWarning
+from biasamp.report._inputs import AuditInputs, AuditOptions, resolve_fairness_options
+from biasamp.report._registry import FigureSpec, SectionData, register_section
+
+# --------------------------------------------------------------------------- #
+# helpers for builders
+# --------------------------------------------------------------------------- #
+_READINGS = {
+    # kind -> (reading when the interval lies above 0, below 0)
+    "amp": ("amplified", "reduced"),
+    "disparity": ("disparity", None),
+    "distortion": ("distorted", None),
+}
+
+
+def _reading(ci: tuple | None, kind: str = "amp") -> str:
+    """Reading of a headline number from its interval (``kind``: amp, disparity, distortion)."""
+    if ci is None or ci[0] is None or ci[1] is None or not np.isfinite(ci[0]) or not np.isfinite(ci[1]):
+        return ""
+    above, below = _READINGS[kind]
+    if ci[0] > 0:
+        return above
+    if below is not None and ci[1] < 0:
+        return below
+    return "no evidence"
+
+
+def _amp_reading(ci: tuple | None) -> str:
+    """Reading of a signed amplification metric from its interval."""
+    return _reading(ci, "amp")
+
+
+def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_value=None, kind="amp") -> dict:
+    low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
+    if reading is None:
+        reading = _reading(ci, kind)
+        if reading == "no evidence" and kind == "amp" and p_value is not None and np.isfinite(p_value) \
+                and p_value < 0.05:
+            # the mean's interval holds 0, yet the per-pair test finds pairs that differ: they offset each other
+            reading = "mixed"
+            mixed = ("mixed: the mean's interval includes 0, but some pairs differ significantly (per-pair test, "
+                     "p < 0.05): amplification in some pairs offsets reduction in others; see the per-pair table")
+            note = f"{note}; {mixed}" if note else mixed
+        elif reading == _READINGS["disparity"][0] and kind == "disparity" and p_value is not None \
+                and np.isfinite(p_value) and p_value >= 0.05:
+            # the interval and the test of no effect disagree: say so rather than pick one
+            reading = "inconclusive"
+            why = (f"inconclusive: the interval lies above 0 but the test of no effect does not reject it "
+                   f"(p = {p_value:.3g}); classes or groups with few instances make one of them unreliable; see "
+                   "the per-class table")
+            note = f"{note}; {why}" if note else why
+    if low is not None and low == high:
+        zero = ("interval of width 0: every bootstrap replicate gives the same value (e.g. the predictions "
+                "equal the ground truth on every pair, or the predicted attribute is a function of the "
+                "predicted task)")
+        note = f"{note}; {zero}" if note else zero
+    return {
+        "metric": metric, "direction": direction, "value": None if value is None else float(value),
+        "ci_low": low, "ci_high": high, "ci_method": ci_method if ci is not None else "",
+        "p_value": None if p_value is None or not np.isfinite(p_value) else float(p_value),
+        "n": None if n is None else int(n), "reading": reading, "note": note,
+    }
+
+
+def _boot_row(boot: Any, name: str, metric: str, direction: str, value: float, n: int, note: str = "",
+              kind: str = "amp") -> dict:
+    """A summary row whose interval, method and p-value come from a :class:`~biasamp.BootstrapResult`."""
+    if boot is None or name not in boot.ci:
+        return _row(metric, direction, value, None, "", n, note, kind=kind)
+    method = f"{boot.methods.get(name, boot.ci_method)} bootstrap ({boot.n_boot})"
+    return _row(metric, direction, value, boot.ci[name], method, n, note, p_value=boot.p_value.get(name), kind=kind)
+
+
+def _with_intervals(table: pd.DataFrame, boot: Any, name: str, keys: list) -> pd.DataFrame:
+    """``table`` with the bootstrap's per-unit simultaneous interval and p-values merged in."""
+    if boot is None or name not in boot.tables:
+        return table
+    extra = boot.tables[name]
+    cols = [c for c in ("ci_low", "ci_high", "p_value", "p_adjusted") if c in extra.columns]
+    merged = table.merge(extra[keys + cols], on=keys, how="left")
+    merged.attrs.update(extra.attrs)
+    return merged
+
+
+def _combo_label(c: Any) -> str:
+    if isinstance(c, (tuple, list)):
+        return " + ".join(str(v) for v in c)
+    return str(c)
+
+
+def _ci_note(level: float) -> str:
+    return f"{round(100 * level)}%"
+
+
+def _computed(inp: AuditInputs, key: str, compute: Callable[[], Any],
+              boot: Callable[[], Any]) -> tuple[Any, Any, list]:
+    """``(result, bootstrap result or None, notes)`` of a count-based family.
+
+    From the rows held: ``compute()``, then ``boot()`` (a
+    :class:`~biasamp.BootstrapResult`; a ``ValueError`` there becomes a note);
+    or, when the family was computed elsewhere (``inp.results[key]``, a
+    streamed audit), from that :class:`~biasamp.report.SectionResult`.
+    """
+    given = inp.results.get(key)
+    if given is not None:
+        return given.compute(), given.bootstrap, list(given.notes)
+    res = compute()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedPairWarning)
+            return res, boot(), []
+    except ValueError as exc:
+        return res, None, [f"no bootstrap interval: {exc}"]
+
+
+def _boot_kwargs(opt: AuditOptions, key: str, n_boot: int | None = None) -> dict:
+    return {"n_boot": opt.n_boot if n_boot is None else n_boot, "level": opt.level, "ci_method": opt.ci_method,
+            "random_state": opt.seed(key)}
+
+
+def _min_group_size(opt: AuditOptions) -> int:
+    """The size below which a group (or the support of a pair) is flagged small in the charts."""
+    return int(opt.fairness.get("min_group_size", 30))
+
+
+def _sized_bars(facet: str, labels: list, values: np.ndarray, n: np.ndarray, opt: AuditOptions) -> pd.DataFrame:
+    """Bars of an ``"hbar"`` figure with their support ``n`` (NaN: unknown), flagged ``small`` below the minimum."""
+    return pd.DataFrame({"facet": facet, "label": labels, "value": values, "n": n,
+                         "small": np.nan_to_num(n, nan=np.inf) < _min_group_size(opt)})
+
+
+# --------------------------------------------------------------------------- #
+# the section builders
+# --------------------------------------------------------------------------- #
+_CITE_WANG = ('A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.')
+_CITE_ZHAO = ('J. Zhao, T. Wang, M. Yatskar, V. Ordonez, K.-W. Chang. "Men Also Like Shopping: Reducing '
+              'Gender Bias Amplification using Corpus-level Constraints". EMNLP 2017.')
+_CITE_MULTI = ('D. Zhao, J. T. A. Andrews, A. Xiang. "Men Also Do Laundry: Multi-Attribute Bias '
+               'Amplification". ICML 2023, Eq. 1-3.')
+_CITE_QIAN = ('S. Qian et al. "Are My Deep Learning Systems Fair? An Empirical Study of Fixed-Seed '
+              'Training". NeurIPS 2021, App. A.')
+_CITE_DPA = ('B. Tokas, R. Nair, H. Kerner. "DPA: A one-stop metric to measure bias amplification in '
+             'classification datasets". NeurIPS 2025, Eq. 1-6.')
+_CITE_LA = ('T. Wang, J. Zhao, M. Yatskar, K.-W. Chang, V. Ordonez. "Balanced Datasets Are Not Enough: '
+            'Estimating and Mitigating Gender Bias in Deep Image Representations". ICCV 2019.')
+_CITE_CAL = _CITE_WANG.replace("Eq. 2.", "§3.2.")
+
+
+def _has_pred(inp: AuditInputs) -> bool:
+    return inp.attr_pred is not None or inp.task_pred is not None
+
+
+@register_section(
+    "calibration",
+    title="Decision thresholds",
+    citation=_CITE_CAL,
+    how_to_read=(
+        "Soft predictions were turned into hard ones with one threshold per label, chosen on the "
+        "validation scores so that the predicted positive rate equals the training positive rate. "
+        "Bias amplification is sensitive to the threshold; calibrated thresholds keep a model from "
+        "looking biased merely because it predicts a label too often or too rarely."
+    ),
+    needs="validation scores (attr_val_scores / task_val_scores)",
+    applicable=lambda inp: bool(inp.thresholds),
+    order=5,
+)
+def _calibration_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    tables = {}
+    for role, th in inp.thresholds.items():
+        tables[f"thresholds {role}"] = pd.DataFrame({"label": [str(k) for k in th.index],
+                                                    "threshold": th.to_numpy(dtype=np.float64)})
+    return SectionData(tables=tables)
+
+
+@register_section(
+    "directional",
+    title="Directional bias amplification BiasAmp->",
+    citation=_CITE_WANG,
+    how_to_read=(
+        "A->T: does the protected attribute drive the task predictions more than it drives the "
+        "ground truth? T->A: does the task drive the attribute predictions more? Each is the mean "
+        "over (attribute, task) pairs of y_at * (P_pred - P_true), with y_at = +1 for pairs "
+        "positively correlated in training and -1 for negatively correlated ones. Positive: the "
+        "model amplifies the training correlations; 0: it reproduces them; negative: it weakens "
+        "them. Averages can hide opposite-signed pairs: read the per-pair chart."
+    ),
+    needs="attr, task and attr_pred and/or task_pred",
+    applicable=_has_pred,
+    order=10,
+)
+def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    from biasamp.cooccurrence._metrics import bias_amp_directional
+    from biasamp.stats import bootstrap
+
+    kw = {"attr_pred": inp.attr_pred, "task_pred": inp.task_pred, "attr_train": inp.attr_train,
+          "task_train": inp.task_train, **_weight_kwargs(inp)}
+    res, boot, notes = _computed(
+        inp, "directional", lambda: bias_amp_directional(inp.attr, inp.task, **kw),
+        lambda: bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, **_boot_kwargs(opt, "directional")))
+    out = SectionData(notes=notes)
+    if res.train_source == "test":
+        out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
+    bars = []
+    for d in (res.a_to_t, res.t_to_a):
+        if d is None:
+            continue
+        if getattr(d, "undefined", False):
+            out.summary.append(_row("BiasAmp->", d.direction, None, None, None, inp.n,
+                                    f"undefined: {d.reason}", reading="undefined"))
+            continue
+        extra = f", {d.n_undefined} undefined" if d.n_undefined else ""
+        out.summary.append(_boot_row(boot, d.direction, "BiasAmp->", d.direction, d.value, inp.n,
+                                     f"{d.n_pairs} pairs{extra}"))
+        pairs = _with_intervals(d.pairs, boot, d.direction, ["attr", "task"])
+        out.tables[f"pairs {d.direction}"] = pairs
+        top = top_rows(pairs, "contribution", opt.top_k)
+        # the instances the pair's conditional rate rests on: members of a (A->T) or positives of t (T->A)
+        n_cond = top["n_attr" if d.direction == "A->T" else "n_task"].to_numpy(dtype=np.float64) \
+            if {"n_attr", "n_task"} <= set(top.columns) else np.full(len(top), np.nan)
+        bar = _sized_bars(d.direction, [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
+                          top["contribution"].to_numpy(dtype=np.float64), n_cond, opt)
+        if "ci_low" in top.columns:  # y * delta: the interval of delta, flipped where y = -1
+            y = top["y"].to_numpy(dtype=np.float64)
+            lo, hi = top["ci_low"].to_numpy(dtype=np.float64), top["ci_high"].to_numpy(dtype=np.float64)
+            bar["low"] = np.where(y < 0, -hi, y * lo)
+            bar["high"] = np.where(y < 0, -lo, y * hi)
+        bars.append(bar)
+    if boot is not None and any(d in boot.p_value and boot.p_value[d] is not None for d in ("A->T", "T->A")):
+        out.notes.append(
+            f"p-values: {boot.test_methods.get('A->T') or boot.test_methods.get('T->A')}; the headline p is the "
+            f"smallest {boot.p_adjust.upper() if boot.p_adjust == 'bh' else 'Holm'}-adjusted per-pair p-value "
+            "(global null: no pair differs); per-pair intervals are simultaneous")
+    if bars:
+        out.figures.append(FigureSpec(
+            "pairs", "Per-pair amplification y_at * delta, sorted by magnitude", "hbar",
+            pd.concat(bars, ignore_index=True),
+            f"The {opt.top_k} (attribute / task) pairs contributing most in each direction, with simultaneous "
+            f"{_ci_note(opt.level)} intervals; bars right of 0 amplify the training correlation, bars left of 0 "
+            "weaken it. Each direction has its own axis. n: the test instances the pair's rate rests on (members "
+            "of the group for A->T, positives of the task for T->A); hatched when fewer than "
+            f"{_min_group_size(opt)}."))
+    return out
+
+
+@register_section(
+    "mals",
+    title="BiasAmp_MALS",
+    citation=_CITE_ZHAO,
+    how_to_read=(
+        "For each task leaning towards a group in training (bias_train > 1/|A|), how much more "
+        "often the model predicts that group together with the task than the training data does "
+        "(bias_pred - bias_train), averaged over tasks. Positive: amplification. It mixes both "
+        "directions and ignores negatively correlated pairs; prefer BiasAmp-> for a diagnosis."
+    ),
+    needs="attr, task, attr_pred and task_pred",
+    applicable=lambda inp: inp.attr_pred is not None and inp.task_pred is not None,
+    order=20,
+)
+def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    from biasamp.cooccurrence._metrics import bias_amp_mals
+    from biasamp.stats import bootstrap
+
+    out = SectionData()
+    attr_train, task_train = (inp.attr_train, inp.task_train) if inp.has_train else (inp.attr, inp.task)
+    if not inp.has_train:
+        out.notes.append("no training labels were given: bias_train comes from the test ground truth")
+    wk = _weight_kwargs(inp)
+    if wk and not inp.has_train:  # the test rows stand in for the training rows, with their weights
+        wk["train_sample_weight"] = inp.weight
+    res, boot, notes = _computed(
+        inp, "mals", lambda: bias_amp_mals(attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
+                                           **wk),
+        lambda: bootstrap(bias_amp_mals, attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
+                          **wk, **_boot_kwargs(opt, "mals")))
+    out.notes.extend(notes)
+    extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
+    out.summary.append(_boot_row(boot, "MALS", "BiasAmp_MALS", "", res.value, inp.n, f"{res.n_tasks} tasks{extra}"))
+    out.tables["pairs"] = _with_intervals(res.pairs, boot, "MALS", ["attr", "task"])
+    top = res.top(opt.top_k)
+    top = top[top["contribution"] != 0]
+    if len(top):
+        out.figures.append(FigureSpec(
+            "pairs", "Per-pair bias_pred - bias_train (pairs with bias_train > 1/|A|)", "hbar",
+            pd.DataFrame({"facet": "MALS", "label": [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
+                          "value": top["contribution"].to_numpy(dtype=np.float64)})))
+    return out
+
+
+def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
+    return dict(
+        attr_pred=inp.attr_pred, task_pred=inp.task_pred,
+        attr_train=inp.attr_train if inp.has_train else None,
+        task_train=inp.task_train if inp.has_train else None,
+        combinations=opt.combinations, min_size=opt.min_size, max_size=opt.max_size, min_support=opt.min_support,
+        **_weight_kwargs(inp),
+    )
+
+
+def _weight_kwargs(inp: AuditInputs) -> dict:
+    """``sample_weight`` for the count-based sections when the audit is weighted (the test rows' weights)."""
+    return {} if inp.weight is None else {"sample_weight": inp.weight}
+
+
+_MULTI_PARTS = (("mals", "Multi_MALS", "", "Multi_MALS"), ("g_to_m", "Multi->", "G->M", "G->M"),
+                ("m_to_g", "Multi->", "M->G", "M->G"))
+
+
+def _multi_parts(res: Any) -> list:
+    return [(attr, metric, direction, stat, getattr(res, attr)) for attr, metric, direction, stat in _MULTI_PARTS
+            if getattr(res, attr) is not None]
+
+
+@register_section(
+    "multi",
+    title="Multi-attribute bias amplification",
+    citation=_CITE_MULTI,
+    how_to_read=(
+        "Bias can hide in combinations of tasks (e.g. 'kitchen + dog'). Multi_MALS and Multi-> "
+        "(G->M: the attribute drives predicted task combinations; M->G: task combinations drive the "
+        "predicted attribute) average |Delta| over (attr, combination) pairs, so they are >= 0 and measure how much "
+        "the model distorts the training associations in either sense; 'raw' keeps the sign "
+        "(positive = amplification) and the variance shows how uneven the distortion is. "
+        "The table lists the combinations contributing most."
+    ),
+    needs="a multi-label task (two or more task columns) and predictions",
+    applicable=lambda inp: inp.task_is_multilabel and _has_pred(inp),
+    order=30,
+)
+def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    from biasamp.multiattribute._metrics import multi_bias_amp
+    from biasamp.stats import bootstrap
+
+    kw = _multi_kwargs(inp, opt)
+    res, boot, notes = _computed(
+        inp, "multi", lambda: multi_bias_amp(inp.attr, inp.task, **kw),
+        lambda: bootstrap(multi_bias_amp, inp.attr, inp.task, **kw,
+                          **_boot_kwargs(opt, "multi", opt.n_boot_multi)))
+    out = SectionData(notes=notes)
+    tops = []
+    for _, metric, direction, stat, m in _multi_parts(res):
+        note = f"mean |Delta|; var {m.variance:.3g}, {len(res.combinations)} combinations"
+        out.summary.append(_boot_row(boot, stat, metric, direction, m.value, inp.n, note, kind="distortion"))
+        raw_dir = f"{direction} raw".strip()
+        out.summary.append(_boot_row(boot, f"{stat} raw", metric, raw_dir, m.raw, inp.n,
+                                     "mean y*Delta (signed)" if direction else "signed mean Delta"))
+        name = f"{metric} {direction}".strip()
+        col = "contribution" if m.metric == "Multi_MALS" else "delta"
+        table = m.table
+        if boot is not None and stat in boot.tables:
+            extra = boot.tables[stat][["ci_low", "ci_high"]]
+            table = table.assign(ci_low=extra["ci_low"].to_numpy(), ci_high=extra["ci_high"].to_numpy())
+        top = top_rows(table, col, opt.top_k)
+        out.tables[f"top {name}"] = top
+        support = next((c for c in ("n_comb", "n_train_comb") if c in top.columns), None)
+        n_comb = top[support].to_numpy(dtype=np.float64) if support else np.full(len(top), np.nan)
+        bar = _sized_bars(name, [f"{g}: {_combo_label(c)}" for g, c in zip(top["attr"], top["combination"])],
+                          top[col].to_numpy(dtype=np.float64), n_comb, opt)
+        if "ci_low" in top.columns:
+            bar["low"], bar["high"] = top["ci_low"].to_numpy(np.float64), top["ci_high"].to_numpy(np.float64)
+        tops.append(bar)
+    if tops:
+        out.figures.append(FigureSpec("combinations", "Top (attr, combination) pairs by |Delta|", "hbar",
+                                      pd.concat(tops, ignore_index=True),
+                                      f"With simultaneous {_ci_note(opt.level)} intervals; each metric has its "
+                                      "own axis. n: test instances (training instances for Multi_MALS) with the "
+                                      "combination; hatched when fewer than "
+                                      f"{_min_group_size(opt)} (raise min_support to "
+                                      "leave rare combinations out)."))
+    if getattr(res, "train_source", "train") == "test":
+        out.notes.append("no training labels were given: training statistics come from the test ground truth")
+    out.notes.append("intervals of the |Delta| means come from a simultaneous band on the per-(attr, combination) "
+                     "Delta, so they are valid when nothing is distorted (0); the raw rows read amplified/reduced")
+    return out
+
+
+_FAIR_READ = {
+    "DP": "max - min PPR over groups",
+    "DI": "1 - min/max PPR over groups",
+    "SPSF": "group-weighted |PPR - PPR_g|",
+    "FPSF": "group-weighted |FPR - FPR_g|",
+    "EOFP": "max - min FPR over groups",
+    "EOTP": "max - min TPR over groups",
+    "BA": "prediction vs positive share, largest group",
+}
+
+
+def _uniques(labels: Any) -> list:
+    """The distinct values of 1-D labels (any byte order, booleans as they are)."""
+    arr = np.asarray(to_numpy(labels, "task")).ravel()
+    if arr.dtype.kind in "iuf" and not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return pd.unique(arr).tolist()
+
+
+@register_section(
+    "fairness",
+    title="Group fairness",
+    citation=_CITE_QIAN,
+    how_to_read=(
+        "Gaps between protected groups in the model's task predictions, per class (one-vs-rest): for the "
+        "positive class of a binary task, averaged over classes otherwise (the notes say which). All are "
+        ">= 0; 0 means the groups are treated alike. DP/DI/SPSF compare "
+        "positive prediction rates, EOFP/FPSF false-positive rates, EOTP true-positive rates, BA the "
+        "share of predictions going to the majority group versus its share of positives. Unlike the "
+        "amplification metrics they do not compare with the training data: a gap can be inherited "
+        "from the data rather than amplified."
+    ),
+    needs="attr, task and task_pred",
+    applicable=lambda inp: inp.task_pred is not None,
+    order=40,
+)
+def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    from biasamp.fairness._metrics import fairness_metrics
+    from biasamp.stats import bootstrap
+
+    multilabel = np.ndim(inp.task) != 1
+    fopt, first = resolve_fairness_options(opt.fairness, () if multilabel else _uniques(inp.task), multilabel)
+    if inp.weight is not None:
+        fopt["sample_weight"] = inp.weight
+    res, boot, notes = _computed(
+        inp, "fairness", lambda: fairness_metrics(inp.task, inp.task_pred, sensitive_features=inp.attr, **fopt),
+        lambda: bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr, **fopt,
+                          **_boot_kwargs(opt, "fairness")))
+    notes = first + notes
+    out = SectionData(notes=notes)
+    if res.settings is not None:
+        out.notes[:0] = [line[0].upper() + line[1:] for line in res.settings.describe()]
+    which = (f", class {res.settings.pos_label!r}" if res.settings is not None and res.settings.average == "binary"
+             else ", mean over classes")
+    for name, value in res.overall.items():
+        if name in res.undefined_reasons:
+            out.summary.append(_row(name, "", None, None, None, inp.n,
+                                    f"undefined: {res.undefined_reasons[name]}", reading="undefined"))
+            continue
+        extra = f"; {res.n_undefined[name]} classes undefined" if res.n_undefined.get(name) else ""
+        out.summary.append(_boot_row(boot, name, name, "", value, inp.n,
+                                     _FAIR_READ.get(name, "") + which + extra, kind="disparity"))
+    if boot is not None and boot.test_methods:
+        out.notes.append(
+            "p-values: per class, a test that the prediction is independent of the group (G-test; Fisher's "
+            "exact test or a Monte-Carlo test with fixed margins when an expected count is below 5); the "
+            "headline p is the smallest Holm-adjusted class p-value. BA has no test. Intervals of these "
+            "max/min/absolute-value metrics come from a simultaneous band on the signed group differences, "
+            "so they are valid when there is no disparity (0)")
+        for name, table in boot.tables.items():
+            out.tables[f"{name} by class"] = table
+    if "DI" in res.overall and not isinstance(res.overall["DI"], pd.Series) and "DI" not in res.undefined_reasons:
+        ratio = res.disparate_impact_ratio
+        out.notes.append(
+            f"Disparate-impact ratio min/max PPR = {ratio:.3f}: "
+            + ("meets" if ratio >= 0.8 else "fails") + " the four-fifths rule (>= 0.8); DI above is 1 - this ratio")
+    if res.disparities is not None:
+        d = res.disparities
+        off = d[d["reading"].isin(["below tolerance", "above tolerance"])]
+        # the most extreme first: the largest |log ratio| (a ratio of 0 is the most extreme of all)
+        with np.errstate(divide="ignore"):
+            off = off.iloc[np.argsort(-np.abs(np.log(off["ratio"].to_numpy(dtype=np.float64))), kind="stable")]
+        compared = int(d["reading"].isin(["below tolerance", "above tolerance", "within tolerance"]).sum())
+        tol = res.settings.tolerance
+        at = d.columns.get_loc("class") + 1 if "class" in d.columns else None  # "class" is no tuple field name
+
+        def where(r: Any) -> str:
+            return f"{r.rate} of {r.group!s}" + (f" for class {r[at]!r}" if at is not None else "")
+
+        shown = [f"{where(r)} ({r.ratio:.2f}{', small group' if r.small else ''})"
+                 for r in off.head(8).itertuples()]
+        out.notes.append(
+            f"Disparities against the reference group {res.settings.reference_group!r}: {len(off)} of "
+            f"{compared} group rates outside the tolerance [{tol[0]:g}, {tol[1]:g}]"
+            + (" (most extreme first): " + ", ".join(shown) + (" ..." if len(off) > 8 else "") if len(off) else ""))
+        out.tables["disparities"] = d
+    if res.group_view is not None:
+        out.tables["rates by group"] = res.group_view.by_group
+    out.tables["by class"] = res.by_class
+    out.tables["by group"] = res.by_group
+    fig = _rates_figure(res, opt.level)
+    if fig is not None:
+        out.figures.append(fig)
+    return out
+
+
+_RATE_PARTS = {"ppr": ("predicted_positive", "n"), "tpr": ("true_positives", "positives"),
+               "fpr": ("false_positives", "negatives")}
+
+
+def _rates_figure(res: Any, level: float) -> FigureSpec | None:
+    """Each headline class's PPR/TPR/FPR per group, with Wilson intervals, group sizes and small-group flags.
+
+    ``effect`` is the class's gap (max - min over the headline groups) of that rate, which the chart
+    ranks classes by when there are many.
+    """
+    from scipy.stats import norm
+
+    bg = res.by_group
+    if res.settings is not None:
+        bg = bg[bg["class"].isin(list(res.settings.headline_classes))]
+    z = float(norm.ppf(0.5 + level / 2))
+    parts = []
+    for rate, (num_col, den_col) in _RATE_PARTS.items():
+        if rate not in bg.columns:
+            continue
+        num, den = bg[num_col].to_numpy(dtype=np.float64), bg[den_col].to_numpy(dtype=np.float64)
+        low, high = _wilson(num, den, z)
+        value = bg[rate].to_numpy(dtype=np.float64)
+        frame = pd.DataFrame({"facet": rate.upper(), "x": bg["class"].astype(str).to_numpy(),
+                              "hue": bg["group"].astype(str).to_numpy(), "value": value, "low": low, "high": high,
+                              "n": bg["n"].to_numpy(), "small": bg["small"].to_numpy(dtype=bool)})
+        kept = frame[bg["in_headline"].to_numpy(dtype=bool)]
+        gap = kept.groupby("x")["value"].agg(lambda v: float(np.nanmax(v) - np.nanmin(v)) if v.notna().any() else 0.0)
+        frame["effect"] = frame["x"].map(gap).fillna(0.0).to_numpy(dtype=np.float64)
+        parts.append(frame)
+    if not parts:
+        return None
+    return FigureSpec("rates", "Rates per class and group", "grouped_bar", pd.concat(parts, ignore_index=True),
+                      f"PPR: positive prediction rate; TPR: true-positive rate; FPR: false-positive rate; bars: "
+                      f"{level:.0%} Wilson intervals of each rate; n: group size; small groups (fewer than "
+                      f"{res.settings.min_group_size if res.settings is not None else 30} members) are flagged and "
+                      "left out of the headline.")
+
+
+def _wilson(num: np.ndarray, den: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of num/den (NaN where den is 0)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = num / den
+        centre = (p + z * z / (2 * den)) / (1 + z * z / den)
+        half = z * np.sqrt(p * (1 - p) / den + z * z / (4 * den * den)) / (1 + z * z / den)
+    ok = den > 0
+    return np.where(ok, np.clip(centre - half, 0, 1), np.nan), np.where(ok, np.clip(centre + half, 0, 1), np.nan)
+
+
+_UNWEIGHTED_NOTE = "sample weights are not used here: the attackers are fitted and scored on unweighted rows"
+
+
+def _predictability():
+    try:
+        from biasamp.predictability import _metrics as predictability
+    except ImportError:
+        return None
+    return predictability
+
+
+@register_section(
+    "dpa",
+    title="Directional predictability amplification DPA",
+    citation=_CITE_DPA,
+    how_to_read=(
+        "An attacker learns to predict the task from the attribute (A->T) or the attribute from the "
+        "task (T->A), once on the ground truth (Psi_D, with labels randomly flipped down to the "
+        "model's accuracy) and once on the model's predictions (Psi_M). DPA = (Psi_M - Psi_D) / "
+        "(Psi_M + Psi_D) lies in [-1, 1]: positive means the predictions are more predictable "
+        "from (more entangled with) the other variable than the data is. The interval is over "
+        "the repeated iterations (random flips, splits and attacker seeds)."
+    ),
+    needs="attr, task, attr_pred and/or task_pred, and the biasamp.predictability module",
+    applicable=lambda inp: _has_pred(inp) and hasattr(_predictability(), "dpa"),
+    order=50,
+)
+def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    pred = _predictability()
+    attacker = opt.attacker  # "auto" is resolved per direction by dpa, which records which attacker ran and why
+    res = pred.dpa(inp.attr, inp.task, attr_pred=inp.attr_pred, task_pred=inp.task_pred, attacker=attacker,
+                   quality=opt.dpa_quality, n_iter=opt.n_iter, random_state=opt.seed("dpa"),
+                   **_optional_kwargs(pred.dpa, level=opt.level, progress=opt.progress))
+    out = SectionData()
+    if inp.weight is not None:
+        out.notes.append(_UNWEIGHTED_NOTE)
+    strips = []
+    for d in (getattr(res, "a_to_t", None), getattr(res, "t_to_a", None)):
+        if d is None:
+            continue
+        ci = getattr(d, "ci", None)
+        note = f"{getattr(d, 'attacker', '') or attacker} attacker, {getattr(res, 'quality', opt.dpa_quality)}"
+        if getattr(d, "attacker_reason", ""):
+            out.notes.append(f"DPA {d.direction} attacker {d.attacker}: {d.attacker_reason}")
+        if hasattr(d, "psi_data"):
+            note += f"; Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}"
+        out.summary.append(_row("DPA", d.direction, d.value, ci, f"t over {opt.n_iter} iterations", inp.n_rows,
+                                note))
+        it = d.iterations
+        out.tables[f"iterations {d.direction}"] = it
+        col = "dpa" if "dpa" in it.columns else it.columns[-1]
+        strips.append(pd.DataFrame({"label": d.direction, "value": it[col].to_numpy(dtype=np.float64)}))
+    if strips:
+        out.figures.append(FigureSpec("iterations", "DPA per iteration", "strip", pd.concat(strips, ignore_index=True),
+                                      "One point per iteration; the bar is the mean."))
+    return out
+
+
+@register_section(
+    "leakage",
+    title="Leakage amplification LA",
+    citation=_CITE_LA,
+    how_to_read=(
+        "An attacker predicts the protected attribute from the task labels: lambda_D from the "
+        "ground truth (flipped down to the model's accuracy), lambda_M from the model's predictions. "
+        "LA = lambda_M - lambda_D (accuracy by default): positive means the predictions leak more "
+        "about the attribute than the data does. It is an absolute, non-directional change; DPA is "
+        "its bounded, directional successor."
+    ),
+    needs="attr, task and task_pred, and the biasamp.predictability module",
+    applicable=lambda inp: inp.task_pred is not None and hasattr(_predictability(), "leakage_amplification"),
+    order=60,
+)
+def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    pred = _predictability()
+    attacker = opt.attacker  # "auto" is resolved by leakage_amplification, which records its choice
+    res = pred.leakage_amplification(
+        inp.attr, inp.task, task_pred=inp.task_pred, attacker=attacker, quality=opt.leakage_quality, n_iter=opt.n_iter,
+        random_state=opt.seed("leakage"),
+        **_optional_kwargs(pred.leakage_amplification, level=opt.level, progress=opt.progress))
+    note = f"{getattr(res, 'attacker', attacker)} attacker, {getattr(res, 'quality', opt.leakage_quality)}"
+    if hasattr(res, "lambda_data"):
+        note += f"; lambda_D {res.lambda_data:.4g}, lambda_M {res.lambda_model:.4g}"
+    out = SectionData()
+    if inp.weight is not None:
+        out.notes.append(_UNWEIGHTED_NOTE)
+    if getattr(res, "attacker_reason", ""):
+        out.notes.append(f"LA attacker {res.attacker}: {res.attacker_reason}")
+    out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), f"t over {opt.n_iter} iterations",
+                            inp.n_rows, note))
+    out.tables["iterations"] = res.iterations
+    col = "leakage" if "leakage" in res.iterations.columns else res.iterations.columns[-1]
+    out.figures.append(FigureSpec("iterations", "LA per iteration", "strip",
+                                  pd.DataFrame({"label": "LA", "value": res.iterations[col].to_numpy(np.float64)})))
+    return out
+
+
+def _optional_kwargs(func: Callable, **kwargs: Any) -> dict:
+    """The keyword arguments ``func`` accepts (the predictability API may not have them all)."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {k: v for k, v in kwargs.items() if k in params}

@@ -1,0 +1,728 @@
+"""Streamed audit of Parquet data larger than memory (``biasamp audit --stream``).
+
+:func:`stream_audit` computes the report of :func:`biasamp.report.audit` from
+a Parquet file or a directory of Parquet files (a "dataset") without loading
+it: the rows are read in record batches and counted by the streaming
+accumulators of :mod:`biasamp.accumulators`, whose results the report's
+section builders render (:class:`biasamp.report.SectionResult`). Terminal,
+JSON and HTML renderings are those of the in-memory report.
+
+Reading. One file at a time, with
+``pyarrow.parquet.ParquetFile(f).iter_batches(batch_size, columns=...)``,
+only the columns the audit needs. (``pyarrow.dataset`` scanners read ahead
+across files, which was measured to grow memory by about one file per file
+not yet read.) A directory is searched recursively for ``*.parquet`` /
+``*.pq`` files, in sorted path order, skipping names that start with ``.``
+or ``_`` (``_SUCCESS``, ``_metadata``, as ``pyarrow.dataset`` does); Hive
+partition keys in folder names are not read, so every column must be in the
+files. Sizes and row counts come from the file footers (no data read).
+
+Passes over the data:
+
+1. *classes*: the attribute column and, for a single-label task, the task
+   column of the test and training data, for their distinct values (skipped
+   when the class lists are given). Multi-label task columns are 0/1
+   columns: their classes are the column names.
+2. *combinations* (multi-attribute section with ``combinations="observed"``
+   or ``"all"``): the training task columns (the test ones without a
+   training set) are collected and the combinations M frozen, the
+   two-pass protocol of :class:`~biasamp.accumulators.MultiAttributeAccumulator`.
+3. *counting*: every needed test column, then the training ground truth.
+   Each batch updates one accumulator per metric family: BiasAmp→,
+   BiasAmp_MALS, the group fairness metrics, Multi_MALS / Multi→.
+
+The class lists are those the in-memory functions infer (BiasAmp→ and the
+multi-attribute metrics: test and training ground truth together;
+BiasAmp_MALS: the training ground truth, else the test one; fairness: the
+test data), so the values equal those of :func:`biasamp.report.audit` on the
+same rows: exactly for hard labels, to about 1e-15 for probabilities.
+
+Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
+
+* **No confidence intervals for the count-based metrics.** The in-memory
+  audit bootstraps the table of distinct rows, which has up to one entry
+  per row for multi-label tasks, so it is not bounded; a Poisson bootstrap
+  would multiply the counting work by the number of replicates. The
+  section notes say so, and the summary has no interval and no reading.
+* **DPA and LA on a sample.** Their attackers are fitted on rows, so they
+  run on a uniform random sample of at most ``dpa_rows`` test rows, drawn
+  in one pass (bottom-k of a uniform key per row: deterministic for a
+  seed, independent of the batch size, kept in row order). When the data
+  has at most ``dpa_rows`` rows the sample is every row, and DPA/LA equal
+  the in-memory audit's, intervals included. ``dpa_rows=0`` leaves the two
+  sections out.
+* **Memory** is bounded by one record batch (and the row group it comes
+  from) of the needed columns, the sample, and the count tables:
+  ``O(|A|·|T|)`` for BiasAmp→, ``O(|G|·|M|)`` for the multi-attribute
+  metrics, whose pass 1 also keeps one row per distinct training attribute
+  set.
+* Threshold calibration (validation scores) is not streamed.
+
+pyarrow is imported only when data is read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from biasamp._core.progress import progress_bar, progress_mode
+from biasamp.report._inputs import resolve_fairness_options
+from biasamp.report._model import (
+    AuditInputs,
+    AuditOptions,
+    Report,
+    SectionResult,
+    _build_report,
+    _chosen_builders,
+)
+
+__all__ = ["ParquetDataset", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows (each row weighted by a Poisson(1) draw "
+                   "per replicate, replicate tables summed batch by batch); smooth statistics get percentile "
+                   "intervals (BCa needs the distinct rows, which a stream does not keep)")
+NO_INTERVAL = "no interval: n_boot=0"
+_COUNTED = ("directional", "mals", "multi", "fairness")  # the sections the accumulators compute
+_NO_ROWS = ("calibration",)  # needs validation scores: skipped in a streamed audit
+
+
+class StreamReadError(OSError):
+    """A Parquet file of the dataset could not be read."""
+
+
+def _pq():
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ImportError("reading Parquet needs pyarrow (pip install 'biasamp[parquet]')") from exc
+    return pq
+
+
+def parquet_files(path: str | os.PathLike) -> list[Path]:
+    """The Parquet files of a directory, recursively, in sorted order.
+
+    Files named ``*.parquet`` / ``*.pq`` (any case); names starting with
+    ``.`` or ``_`` (files or folders) are skipped.
+    """
+    root = Path(path)
+    out = []
+    for p in root.rglob("*"):
+        rel = p.relative_to(root).parts
+        if p.suffix.lower() in PARQUET_SUFFIXES and not any(part.startswith((".", "_")) for part in rel) \
+                and p.is_file():
+            out.append(p)
+    return sorted(out, key=lambda p: p.relative_to(root).as_posix())
+
+
+@dataclass(frozen=True, eq=False)
+class ParquetDataset:
+    """A Parquet file, or a directory of Parquet files, described from the file footers only.
+
+    Attributes
+    ----------
+    path : Path
+    files : tuple of Path
+        In reading order.
+    columns : tuple of str
+        Column names of the first file.
+    file_columns : tuple of tuple of str
+        Column names of every file.
+    file_rows : tuple of int
+        Rows of every file.
+    nbytes : int
+        Uncompressed size of all the data (every column), from the footers:
+        an estimate of its size in memory.
+    """
+
+    path: Path
+    files: tuple
+    columns: tuple
+    file_columns: tuple
+    file_rows: tuple
+    nbytes: int
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> ParquetDataset:
+        """Read the footers of ``path`` (a file, or a directory of files).
+
+        Raises
+        ------
+        ValueError
+            A directory holding no Parquet file.
+        StreamReadError
+            A file whose footer cannot be read.
+        ImportError
+            pyarrow is missing.
+        """
+        path = Path(path)
+        if path.is_dir():
+            files = parquet_files(path)
+            if not files:
+                raise ValueError(f"{path} is a directory with no Parquet files (*.parquet, *.pq)")
+        else:
+            files = [path]
+        pq = _pq()
+        columns, rows, nbytes = [], [], 0
+        for f in files:
+            try:
+                meta = pq.read_metadata(f)
+                columns.append(tuple(meta.schema.to_arrow_schema().names))
+            except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
+                raise StreamReadError(f"cannot read {f}: {type(exc).__name__}: {exc}") from None
+            rows.append(int(meta.num_rows))
+            nbytes += sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+        return cls(path, tuple(files), columns[0], tuple(columns), tuple(rows), nbytes)
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in all the files (from the footers)."""
+        return sum(self.file_rows)
+
+    def missing(self, columns: Iterable[str]) -> tuple[Path, list, tuple] | None:
+        """The first file lacking some of ``columns``: ``(file, missing, its columns)``; None if none."""
+        columns = list(columns)
+        for f, cols in zip(self.files, self.file_columns):
+            lacking = [c for c in columns if c not in cols]
+            if lacking:
+                return f, lacking, cols
+        return None
+
+    def batches(self, columns: Sequence[str], batch_size: int, bar: Any = None) -> Iterator[tuple[Any, str]]:
+        """``(pyarrow.RecordBatch, where)`` of ``columns``, file by file; ``where`` names the file and rows.
+
+        ``bar`` (a tqdm bar) is advanced by the rows of each batch.
+        """
+        pq = _pq()
+        for f in self.files:
+            try:
+                handle = pq.ParquetFile(f)
+            except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
+                raise StreamReadError(f"cannot read {f}: {type(exc).__name__}: {exc}") from None
+            try:
+                start, reader = 0, None
+                while True:
+                    try:
+                        if reader is None:
+                            reader = handle.iter_batches(batch_size=batch_size, columns=list(columns))
+                        batch = next(reader)
+                    except StopIteration:
+                        break
+                    except Exception as exc:  # noqa: BLE001 - e.g. a corrupt row group
+                        raise StreamReadError(f"cannot read {f}: {type(exc).__name__}: {exc}") from None
+                    stop = start + batch.num_rows
+                    yield batch, f"{f.name}, rows {start:,}-{stop - 1:,}"
+                    start = stop
+                    if bar is not None:
+                        bar.update(batch.num_rows)
+            finally:
+                handle.close()
+
+
+@dataclass(frozen=True)
+class StreamColumns:
+    """Which columns hold what (see the column conventions of ``biasamp audit``).
+
+    Attributes
+    ----------
+    attr : str
+        Protected attribute (1-D class labels).
+    task : tuple of str
+        One column: a single-label task; several: a multi-label 0/1 task.
+    task_names : tuple of str
+        Names of the task classes (multi-label) or of the task (one column).
+    attr_pred : str, optional
+    task_pred : tuple of str, optional
+        One per task column.
+    weight : str, optional
+        Non-negative sample weight of every test row (the count-based
+        sections count weighted rows; DPA and LA do not use it).
+    """
+
+    attr: str
+    task: tuple
+    task_names: tuple
+    attr_pred: str | None = None
+    task_pred: tuple | None = None
+    weight: str | None = None
+
+    def __post_init__(self):
+        if len(self.task_names) != len(self.task):
+            raise ValueError(f"{len(self.task)} task columns but {len(self.task_names)} task names")
+        if self.task_pred is not None and len(self.task_pred) != len(self.task):
+            raise ValueError(f"{len(self.task)} task columns but {len(self.task_pred)} prediction columns")
+        if self.attr_pred is None and self.task_pred is None:
+            raise ValueError("no prediction column: give attr_pred and/or task_pred")
+
+    @property
+    def multilabel(self) -> bool:
+        return len(self.task) >= 2
+
+    def test_columns(self) -> list:
+        cols = [self.attr, *self.task, *([self.attr_pred] if self.attr_pred else []), *(self.task_pred or ()),
+                *([self.weight] if self.weight else [])]
+        return list(dict.fromkeys(cols))
+
+    def truth_columns(self) -> list:
+        return list(dict.fromkeys([self.attr, *self.task]))
+
+
+# --------------------------------------------------------------------------- #
+# a batch as label arrays
+# --------------------------------------------------------------------------- #
+def _arrays(batch: Any, names: Iterable[str]) -> dict[str, np.ndarray]:
+    return {name: batch.column(name).to_numpy(zero_copy_only=False) for name in dict.fromkeys(names)}
+
+
+def _task(arrays: dict, cols: Sequence[str]) -> np.ndarray:
+    """One column: 1-D labels; several: the (n, K) indicator matrix."""
+    if len(cols) == 1:
+        return arrays[cols[0]]
+    return np.column_stack([arrays[c] for c in cols])
+
+
+def _soft(x: np.ndarray) -> bool:
+    """Whether predictions hold probabilities (numbers other than 0/1), as ``AuditInputs.is_soft`` decides."""
+    return x.dtype.kind in "biuf" and bool(np.any((x != 0) & (x != 1)))
+
+
+def _uniques(seen: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    u = pd.unique(values)
+    return u if seen is None else pd.unique(np.concatenate([seen, u]))
+
+
+def _class_list(*uniques: np.ndarray | None) -> list:
+    """The classes :func:`biasamp.labels.encode_labels` infers from 1-D ground truths with these values."""
+    # biasamp.dask imports Dask only inside its functions; this helper needs none
+    from biasamp.dask import _classes_from_uniques
+
+    return _classes_from_uniques([u for u in uniques if u is not None])
+
+
+def _display(classes: Sequence) -> list:
+    """Class names as the report lists them (``report._classes``)."""
+    return [str(c) for c in sorted(classes, key=str)]
+
+
+# --------------------------------------------------------------------------- #
+# the sample of rows (DPA / LA)
+# --------------------------------------------------------------------------- #
+class _Reservoir:
+    """A uniform random sample of at most ``size`` rows of a stream of record batches.
+
+    Every row gets a uniform key from one seeded generator, drawn in row
+    order, and the ``size`` rows with the smallest keys are kept (bottom-k
+    sampling): the sample depends on the seed and the row order only, not on
+    the batch size.
+    """
+
+    def __init__(self, size: int, seed: Any) -> None:
+        self.size = int(size)
+        self.rng = np.random.default_rng(seed)
+        self.keys = np.empty(0)
+        self.rows = np.empty(0, dtype=np.int64)
+        self.table = None
+        self.seen = 0
+
+    def add(self, batch: Any) -> None:
+        import pyarrow as pa
+
+        n = batch.num_rows
+        keys = self.rng.random(n) if self.size else None
+        rows = np.arange(self.seen, self.seen + n, dtype=np.int64)
+        self.seen += n
+        if self.table is None:
+            self.table = pa.Table.from_batches([batch.slice(0, 0)])
+        if not self.size or not n:
+            return
+        take = np.flatnonzero(keys < self.keys.max()) if len(self.keys) >= self.size else np.arange(n)
+        if not len(take):
+            return
+        part = batch if len(take) == n else batch.take(pa.array(take))
+        self.table = pa.concat_tables([self.table, pa.Table.from_batches([part])], promote_options="permissive")
+        self.keys = np.concatenate([self.keys, keys[take]])
+        self.rows = np.concatenate([self.rows, rows[take]])
+        if len(self.keys) > self.size:
+            keep = np.sort(np.argpartition(self.keys, self.size - 1)[: self.size])
+            self.table = self.table.take(pa.array(keep))
+            self.keys, self.rows = self.keys[keep], self.rows[keep]
+
+    def sample(self) -> pd.DataFrame:
+        """The sampled rows, in stream order, as pandas (the dtypes ``pandas.read_parquet`` gives)."""
+        import pyarrow as pa
+
+        order = np.argsort(self.rows, kind="stable")
+        return self.table.take(pa.array(order)).to_pandas()
+
+
+def _sample_inputs(frame: pd.DataFrame, columns: StreamColumns) -> dict:
+    """The sample as the label arguments the in-memory ``biasamp audit`` passes (same names and shapes)."""
+    frame = frame.reset_index(drop=True)
+
+    def task_like(cols):
+        if len(cols) == 1:
+            return frame[cols[0]].rename(columns.task_names[0])
+        out = frame[list(cols)].copy()
+        out.columns = list(columns.task_names)
+        return out
+
+    return {
+        "attr": frame[columns.attr],
+        "task": task_like(columns.task),
+        "attr_pred": frame[columns.attr_pred].rename(columns.attr) if columns.attr_pred else None,
+        "task_pred": task_like(columns.task_pred) if columns.task_pred else None,
+    }
+
+
+# --------------------------------------------------------------------------- #
+# one accumulator per metric family
+# --------------------------------------------------------------------------- #
+class _Family:
+    """An accumulator fed batch by batch; the first exception stops it and becomes the section's error."""
+
+    def __init__(self, make: Any, errors: str, opt: Any = None) -> None:
+        self.errors, self.acc, self.error, self.opt = errors, None, None, opt
+        try:
+            self.acc = make()
+        except Exception as exc:
+            if errors == "raise":
+                raise
+            self.error = exc
+
+    def feed(self, where: str, method: str, *args: Any, **kwargs: Any) -> None:
+        """Call the accumulator's ``method`` unless the family already failed; ``where``: the rows, for errors."""
+        if self.acc is None:
+            return
+        try:
+            getattr(self.acc, method)(*args, **kwargs)
+        except Exception as exc:
+            if self.errors == "raise":
+                raise
+            self.acc, self.error = None, _located(exc, where)
+
+    def result(self) -> SectionResult:
+        error, acc = self.error, self.acc
+
+        def compute():
+            if error is not None:
+                raise error
+            return acc.compute()
+
+        if error is not None or acc is None or not acc.n_boot:
+            return SectionResult(compute, notes=[NO_INTERVAL] if acc is not None and not acc.n_boot else [])
+        method = "auto" if self.opt.ci_method == "bca" else self.opt.ci_method
+        try:
+            boot = acc.bootstrap(level=self.opt.level, ci_method=method)
+        except ValueError as exc:
+            return SectionResult(compute, notes=[f"no bootstrap interval: {exc}"])
+        return SectionResult(compute, notes=[STREAM_INTERVAL], bootstrap=boot)
+
+
+def _located(exc: Exception, where: str) -> Exception:
+    """``exc`` with where it happened appended to its message (same type when possible)."""
+    if not where:
+        return exc
+    try:
+        out = type(exc)(f"{exc} (in {where})")
+    except Exception:  # noqa: BLE001 - an exception type with another signature
+        return exc
+    return out.with_traceback(exc.__traceback__)
+
+
+# --------------------------------------------------------------------------- #
+# the driver
+# --------------------------------------------------------------------------- #
+def _bar(total: int | None, desc: str, progress: Any) -> Any:
+    return progress_bar(total=total, desc=desc, progress=progress, unit="rows", unit_scale=True, tqdm_class=tqdm)
+
+
+def stream_audit(
+    data: ParquetDataset,
+    columns: StreamColumns,
+    *,
+    train: ParquetDataset | None = None,
+    batch_size: int = 65_536,
+    dpa_rows: int = 200_000,
+    attr_classes: Sequence | None = None,
+    task_classes: Sequence | None = None,
+    sections: Iterable[str] | None = None,
+    exclude: Iterable[str] = (),
+    n_boot: int = 200,
+    n_boot_multi: int | None = None,
+    level: float = 0.95,
+    ci_method: str = "auto",
+    random_state: int | None = 0,
+    attacker: Any = "auto",
+    n_iter: int = 10,
+    combinations: str = "observed",
+    max_size: int | None = None,
+    min_support: int = 1,
+    top_k: int = 10,
+    title: str = "biasamp audit",
+    names: dict | None = None,
+    progress: bool | None = None,
+    errors: str = "report",
+    fairness: dict | None = None,
+) -> Report:
+    """The report of :func:`biasamp.report.audit`, computed from Parquet data read batch by batch.
+
+    Parameters
+    ----------
+    data : ParquetDataset
+        The test rows: ground truth and predictions.
+    columns : StreamColumns
+        Which columns are the attribute, the task and the predictions.
+    train : ParquetDataset, optional
+        Training ground truth (the attribute and task columns).
+    batch_size : int, default 65536
+        Rows per record batch.
+    dpa_rows : int, default 200000
+        Size of the uniform random sample of test rows on which DPA and
+        leakage amplification run (all rows when there are fewer), and any
+        other section that needs rows (one added with
+        :func:`~biasamp.report.register_section`); 0 leaves those sections
+        out.
+    attr_classes, task_classes : sequence, optional
+        Class lists of the attribute and of a single-label task: skip the
+        pass that finds them. Every family then uses them (the in-memory
+        audit infers, per family, the classes of the test and/or training
+        data).
+    sections, exclude, level, random_state, attacker, n_iter, combinations, max_size, min_support, top_k
+        As in :func:`biasamp.report.audit`.
+    n_boot, n_boot_multi : int
+        Replicates of the Poisson bootstrap of the count-based sections (the
+        replicate tables are summed batch by batch; 0: no interval). Each
+        replicate costs about one weight per row: 1,000 replicates add a few
+        seconds per million rows.
+    ci_method : str, default "auto"
+        As in :func:`biasamp.report.audit` (``"bca"`` is not available on a
+        stream and falls back to ``"auto"``).
+    title, names, errors
+        As in :func:`biasamp.report.audit`.
+    progress : bool or None
+        One bar per pass over the data on stderr, its total the rows of the
+        pass (from the file footers); ``None``: bars when stderr is a
+        terminal, otherwise a plain progress line every 10 s.
+    fairness : dict, optional
+        Options of the group fairness section (``average``, ``pos_label``,
+        ``threshold``, ``soft``, ``min_group_size``, ``include_small_groups``,
+        ``reference_group``, ``tolerance``), as the keyword arguments of
+        :func:`biasamp.report.audit`.
+
+    Returns
+    -------
+    Report
+        With the sections and summary rows of the in-memory audit of the
+        same rows; ``report.inputs["streamed"]`` describes the streaming.
+
+    Raises
+    ------
+    StreamReadError
+        A file could not be read.
+    ValueError
+        Bad options (as :func:`biasamp.report.audit`), a file lacking a
+        column, or a dataset without rows.
+
+    See Also
+    --------
+    biasamp.report.audit : the in-memory audit.
+    biasamp.accumulators : the accumulators that count the batches.
+
+    Examples
+    --------
+    The demo data in two Parquet files, streamed in batches of 128 rows:
+
+    >>> import tempfile, pandas as pd, pytest
+    >>> _ = pytest.importorskip("pyarrow")
+    >>> from biasamp.datasets import make_amplification_demo
+    >>> from biasamp.report import audit
+    >>> d = make_amplification_demo(n_train=500, n_test=400)
+    >>> frame = pd.concat([d.attr.rename("attr"), d.attr_pred.rename("attr_pred"), d.task.add_prefix("task_"),
+    ...                    d.task_pred.add_prefix("task_").add_suffix("_pred")], axis=1)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> for i in range(2):
+    ...     frame.iloc[200 * i: 200 * (i + 1)].to_parquet(f"{tmp.name}/part-{i}.parquet")
+    >>> tasks = tuple(d.task.columns)
+    >>> columns = StreamColumns("attr", tuple(f"task_{t}" for t in tasks), tasks, "attr_pred",
+    ...                         tuple(f"task_{t}_pred" for t in tasks))
+    >>> rep = stream_audit(ParquetDataset.open(tmp.name), columns, batch_size=128, sections=["directional"],
+    ...                    progress=False)
+    >>> ref = audit(d.attr, d.task, attr_pred=d.attr_pred, task_pred=d.task_pred, sections=["directional"],
+    ...             progress=False)
+    >>> rep.table["value"].tolist() == ref.table["value"].tolist(), bool(rep.table["ci_low"].notna().all())
+    (True, True)
+    >>> tmp.cleanup()
+    """
+    chosen = _chosen_builders(sections, exclude, errors)
+    if int(batch_size) < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if int(dpa_rows) < 0:
+        raise ValueError(f"dpa_rows must be >= 0, got {dpa_rows}")
+    if dpa_rows == 0:  # the sections that need rows are left out
+        chosen = [b for b in chosen if b.key in _COUNTED + _NO_ROWS]
+    for ds, cols, what in ((data, columns.test_columns(), "test"), (train, columns.truth_columns(), "training")):
+        gap = ds.missing(cols) if ds is not None else None
+        if gap is not None:
+            f, lacking, available = gap
+            raise ValueError(f"{what} file {f} lacks the column(s) {lacking}; its columns: {', '.join(available)}")
+    if data.num_rows == 0:
+        raise ValueError(f"{data.path} holds no rows")
+    opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
+                       random_state=random_state,
+                       attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
+                       min_support=min_support, top_k=top_k, progress=progress_mode(progress),
+                       fairness=dict(fairness or {}))
+    keys = {b.key for b in chosen}
+    batch_size = int(batch_size)
+    train_rows = train.num_rows if train is not None else 0  # from the footers, for the progress bars
+
+    # ---- pass 1: the classes of the 1-D ground truths --------------------- #
+    uniques: dict = {}
+    find = [columns.attr] if attr_classes is None else []
+    if task_classes is None and not columns.multilabel:
+        find.append(columns.task[0])
+    if find:
+        with _bar(data.num_rows + train_rows, "classes", opt.progress) as bar:
+            for source, ds in (("test", data), ("train", train)):
+                if ds is None:
+                    continue
+                for batch, _ in ds.batches(find, batch_size, bar):
+                    for name, arr in _arrays(batch, find).items():
+                        uniques[source, name] = _uniques(uniques.get((source, name)), arr)
+
+    def classes(column: str, given: Sequence | None, *sources: str) -> list:
+        if given is not None:
+            return list(given)
+        return _class_list(*(uniques.get((s, column)) for s in sources))
+
+    has_train = train is not None
+    attr_all = classes(columns.attr, attr_classes, "test", "train")
+    attr_test = classes(columns.attr, attr_classes, "test")
+    attr_mals = classes(columns.attr, attr_classes, "train" if has_train else "test")
+    if columns.multilabel:
+        task_all = task_test = task_mals = list(columns.task_names)
+    else:
+        task_all = classes(columns.task[0], task_classes, "test", "train")
+        task_test = classes(columns.task[0], task_classes, "test")
+        task_mals = classes(columns.task[0], task_classes, "train" if has_train else "test")
+
+    # ---- the accumulators ------------------------------------------------ #
+    from biasamp.accumulators import (
+        CooccurrenceAccumulator,
+        FairnessAccumulator,
+        MultiAttributeAccumulator,
+    )
+
+    has_ap, has_tp = columns.attr_pred is not None, columns.task_pred is not None
+    fam: dict[str, _Family] = {}
+    def boot(key: str) -> dict:
+        n = opt.n_boot_multi if key == "multi" and opt.n_boot_multi is not None else opt.n_boot
+        return {"n_boot": int(n), "random_state": opt.seed(key)}
+
+    if "directional" in keys:
+        fam["directional"] = _Family(lambda: CooccurrenceAccumulator(attr_all, task_all, **boot("directional")),
+                                     errors, opt)
+    if "mals" in keys and has_ap and has_tp:
+        fam["mals"] = _Family(lambda: CooccurrenceAccumulator(attr_mals, task_mals, metric="mals", **boot("mals")),
+                              errors, opt)
+    if "fairness" in keys and has_tp:
+        fopt, _ = resolve_fairness_options(opt.fairness, task_test, columns.multilabel)
+        fam["fairness"] = _Family(lambda: FairnessAccumulator(task_test, attr_test, **fopt, **boot("fairness")),
+                                  errors, opt)
+    if "multi" in keys and columns.multilabel:
+        fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
+            attr_all, list(columns.task_names), combinations=opt.combinations, min_size=opt.min_size,
+            max_size=opt.max_size, min_support=opt.min_support, **boot("multi")), errors, opt)
+
+    # ---- pass 2: the combinations of the multi-attribute metrics ---------- #
+    multi = fam.get("multi")
+    if multi is not None and multi.acc is not None and multi.acc.phase == "collect":
+        source = train if has_train else data
+        with _bar(source.num_rows, "combinations", opt.progress) as bar:
+            cols = columns.task if has_train or not columns.weight else (*columns.task, columns.weight)
+            for batch, where in source.batches(list(cols), batch_size, bar):
+                arrays = _arrays(batch, cols)
+                w = None if has_train or not columns.weight else arrays[columns.weight]
+                multi.feed(where, "collect", _task(arrays, columns.task), sample_weight=w)
+                if multi.acc is None:
+                    break
+        multi.feed("", "freeze")
+
+    # ---- pass 3: counting --------------------------------------------------- #
+    needs_rows = bool(keys - set(_COUNTED + _NO_ROWS))  # DPA, LA, any registered section
+    sample = _Reservoir(dpa_rows if needs_rows else 0, opt.seed("stream sample"))
+    soft = {"attr_pred": False, "task_pred": False}
+    n_test, n_train = 0, (0 if has_train else None)
+    with _bar(data.num_rows + train_rows, "counting", opt.progress) as bar:
+        for batch, where in data.batches(columns.test_columns(), batch_size, bar):
+            arrays = _arrays(batch, columns.test_columns())
+            attr, task = arrays[columns.attr], _task(arrays, columns.task)
+            attr_pred = arrays[columns.attr_pred] if has_ap else None
+            task_pred = _task(arrays, columns.task_pred) if has_tp else None
+            w = arrays[columns.weight] if columns.weight else None
+            n_test += batch.num_rows
+            for role, x in (("attr_pred", attr_pred), ("task_pred", task_pred)):
+                if x is not None and not soft[role]:
+                    soft[role] = _soft(x)
+            if "directional" in fam:
+                fam["directional"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
+                                        sample_weight=w)
+            if "mals" in fam:  # the test ground truth (with its weights) stands in for a missing training set
+                truth = (None, None) if has_train else (attr, task)
+                fam["mals"].feed(where, "update", *truth, attr_pred=attr_pred, task_pred=task_pred,
+                                 sample_weight=w)
+            if "fairness" in fam:
+                fam["fairness"].feed(where, "update", task, task_pred,
+                                     sensitive_features=pd.Series(attr, name=columns.attr), sample_weight=w)
+            if "multi" in fam:
+                fam["multi"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
+                                  sample_weight=w)
+            sample.add(batch)
+        if has_train:
+            for batch, where in train.batches(columns.truth_columns(), batch_size, bar):
+                arrays = _arrays(batch, columns.truth_columns())
+                attr, task = arrays[columns.attr], _task(arrays, columns.task)
+                n_train += batch.num_rows
+                for key in ("directional", "mals", "multi"):
+                    if key in fam:
+                        fam[key].feed(where, "update_train", attr, task)
+
+    # ---- the report --------------------------------------------------------- #
+    held = _sample_inputs(sample.sample(), columns)
+    names = dict(names or {})
+    description = {
+        "n_test": n_test,
+        "n_train": n_train,
+        "train_source": "train" if has_train else "test",
+        "attribute": names.get("attr") or columns.attr,
+        "attribute_classes": _display(attr_test),
+        "task": names.get("task") or (columns.task_names[0] if not columns.multilabel else "task"),
+        "task_classes": list(columns.task_names) if columns.multilabel else _display(task_test),
+        "task_kind": "multi-label" if columns.multilabel else "single-label",
+        "attr_pred": None if not has_ap else ("soft" if soft["attr_pred"] else "hard"),
+        "task_pred": None if not has_tp else ("soft" if soft["task_pred"] else "hard"),
+        "calibrated": [],
+        "streamed": {
+            "files": len(data.files),
+            "train_files": len(train.files) if has_train else 0,
+            "batch_size": batch_size,
+            "dpa_rows": int(dpa_rows),
+            "rows_sampled": len(held["attr"]),
+        },
+    }
+    weight = None
+    if columns.weight:
+        description["weighted"] = True
+        held_frame = sample.sample()
+        weight = held_frame[columns.weight].reset_index(drop=True).to_numpy(dtype=np.float64)
+    inp = AuditInputs(**held, n=n_test, n_train=n_train, results={k: f.result() for k, f in fam.items()},
+                      description=description, weight=weight)
+    return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
