@@ -24,11 +24,11 @@ def encode_single(values: Any, name: str) -> tuple[np.ndarray, tuple]:
     return m.codes.astype(np.intp), tuple(m.classes)
 
 
-def check_n(n: int, **lengths: int) -> None:
-    bad = {k: v for k, v in lengths.items() if v != n}
-    if bad:
-        desc = ", ".join(f"{k} has {v}" for k, v in bad.items())
-        raise ValueError(f"length mismatch: {desc} rows, but there are {n} images")
+def check_n(**lengths: int) -> None:
+    """All lengths equal (one row per image), else a ``ValueError`` naming every argument and its length."""
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
+        raise ValueError(f"length mismatch: {desc} rows (one per image)")
 
 
 def check_split(split: Any, n: int) -> np.ndarray | None:
@@ -106,6 +106,8 @@ def random_split(strata: np.ndarray | None, n: int, test_size: float, rng: np.ra
         n_test = np.where(counts >= 2, np.clip(n_test, 1, counts - 1), 0)
         test = np.zeros(n, dtype=bool)
         test[perm] = rank < n_test[s]
+        if not test.any():  # every class a singleton: an unstratified split
+            return random_split(None, n, test_size, rng)
     return np.flatnonzero(~test), np.flatnonzero(test)
 
 

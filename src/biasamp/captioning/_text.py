@@ -136,7 +136,7 @@ COCO_OBJECT_WORDS: dict[str, tuple[str, ...]] = {
     "toothbrush": ("toothbrush", "toothbrushes"),
 }
 
-_NAMED_WORDS = {"gender": GENDER_WORDS, "race": RACE_WORDS}
+_NAMED_WORDS = {"gender": GENDER_WORDS, "race": RACE_WORDS, "coco": COCO_OBJECT_WORDS}
 
 
 # --------------------------------------------------------------------------- #
@@ -185,15 +185,15 @@ def check_captions(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
 
 
 def resolve_words(words: Any, name: str) -> dict[str, tuple[str, ...]]:
-    """``{class: words}`` from ``"gender"``, ``"race"``, a mapping class -> words, or an iterable of words.
+    """``{class: words}`` from ``"gender"``, ``"race"``, ``"coco"``, a mapping class -> words, or an iterable of words.
 
     An iterable of words is one class named ``"words"``. Words are
     lower-cased and must be single tokens.
     """
     if isinstance(words, str):
         if words not in _NAMED_WORDS:
-            raise ValueError(f"{name} must be 'gender', 'race', a mapping class -> words or a list of words, "
-                             f"got {words!r}")
+            raise ValueError(f"{name} must be 'gender', 'race', 'coco', a mapping class -> words or a list of "
+                             f"words, got {words!r}")
         words = _NAMED_WORDS[words]
     if isinstance(words, Mapping):
         items = list(words.items())

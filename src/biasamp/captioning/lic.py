@@ -141,10 +141,20 @@ def _mask_words(mask: Any) -> tuple[frozenset, str]:
     return _text.word_set(words), label
 
 
+def _hits(p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Whether the attacker is right per row: 1 when the true class is the only arg-max, 1/m when it ties m ways.
+
+    A tie (e.g. 0.5 / 0.5 from captions that say nothing) counts as the
+    expected value of a random tie-break, so no class is favoured.
+    """
+    top = p.max(axis=1, keepdims=True)
+    is_max = p == top
+    return np.where(is_max[np.arange(len(y)), y], 1.0 / is_max.sum(axis=1), 0.0)
+
+
 def _scores(p: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """LIC score per row: the probability of the true class when the arg-max is right, else 0."""
-    hit = p.argmax(axis=1) == y
-    return np.where(hit, p[np.arange(len(y)), y], 0.0)
+    """LIC score per row: the probability of the true class when the attacker is right, else 0."""
+    return _hits(p, y) * p[np.arange(len(y)), y]
 
 
 def lic(
@@ -280,7 +290,9 @@ def lic(
     n, k = len(codes), len(classes)
     pred = _text.check_captions(captions_pred, "captions_pred")
     human = None if captions is None else _text.check_captions(captions, "captions", allow_2d=True)
-    check_n(n, captions_pred=len(pred), **({} if human is None else {"captions": len(human)}))
+    check_n(attr=n, captions_pred=len(pred), **({} if human is None else {"captions": len(human)}))
+    if n < 4:
+        raise ValueError(f"attr: need at least 4 images to split into attacker training and scored images, got {n}")
     is_train = check_split(split, n)
     n_iter = check_n_iter(n_iter, level)
     test_size = check_test_size(test_size)
@@ -334,7 +346,7 @@ def lic(
                 p = fit_proba(chosen, x, codes, tr, te, k, int(att_seed))
                 sc = _scores(p, y_te)
                 lic_vals.append(float(sc.mean()))
-                acc_vals.append(float(np.mean(p.argmax(axis=1) == y_te)))
+                acc_vals.append(float(np.mean(_hits(p, y_te))))
                 per_class[it, s] = np.bincount(y_te, weights=sc, minlength=k) / np.maximum(counts, 1)
             row = {"iteration": it, "lic_m": lic_vals[0], "accuracy_m": acc_vals[0]}
             if human is not None:
