@@ -39,10 +39,11 @@ def check_split(split: Any, n: int) -> np.ndarray | None:
     """
     if split is None:
         return None
+    plain = split.to_numpy() if hasattr(split, "to_numpy") else np.asarray(split)
     raw, _ = _as_array(split, "split")
     if raw.ndim != 1 or len(raw) != n:
         raise ValueError(f"split must hold one value per image ({n}), got shape {raw.shape}")
-    if raw.dtype.kind == "b":
+    if plain.dtype.kind == "b" or (raw.dtype.kind in "iu" and set(np.unique(raw).tolist()) <= {0, 1}):
         mask = raw.astype(bool)
     else:
         values = np.array([str(v).lower() if isinstance(v, str) else v for v in raw.tolist()], dtype=object)
