@@ -295,10 +295,10 @@ def test_caption_gender_stats_by_hand():
     attr = ["male"] * 6 + ["female"] * 4
     caps = ["a man", "a man", "a boy", "a woman", "a person", "a man and a woman",  # male: 3 right, 1 wrong, 2 neutral
             "a woman", "a girl", "a man", "a child"]  # female: 2 right, 1 wrong, 1 neutral
-    s = caption_gender_stats(attr, caps, random_state=0)
+    s = caption_gender_stats(attr, captions_pred=caps, random_state=0)
     assert s.error == pytest.approx(2 / 10) and s.neutral_rate == pytest.approx(3 / 10)
     # named: male 4 (3 + 1), female 3 (1 + 2); ratio female/male: (3/4) / (4/6)
-    assert s.ratio_pred == pytest.approx(3 / 4) and s.ratio_true == pytest.approx(4 / 6)
+    assert s.ratio_captions == pytest.approx(3 / 4) and s.ratio_truth == pytest.approx(4 / 6)
     assert s.ratio == pytest.approx((3 / 4) / (4 / 6))
     assert s.confusion.loc["male"].tolist() == [3, 1, 2] and list(s.confusion.columns) == ["male", "female", "neutral"]
     assert s.by_class.loc["female", "error"] == pytest.approx(1 / 4)
@@ -306,19 +306,19 @@ def test_caption_gender_stats_by_hand():
 
 
 def test_caption_gender_stats_undefined_ratio_and_errors():
-    s = caption_gender_stats(["male", "female"], ["a person", "a dog"], level=None)
+    s = caption_gender_stats(["male", "female"], captions_pred=["a person", "a dog"], level=None)
     assert s.ratio is None and "divides by 0" in s.reason and s.neutral_rate == 1.0
     with pytest.raises(ValueError, match="no word list for the attr class 'x'"):
-        caption_gender_stats(["male", "x"], ["a", "b"])
+        caption_gender_stats(["male", "x"], captions_pred=["a", "b"])
     with pytest.raises(ValueError, match="n_boot"):
-        caption_gender_stats(["male", "female"], ["a", "b"], n_boot=0)
+        caption_gender_stats(["male", "female"], captions_pred=["a", "b"], n_boot=0)
 
 
 def test_lic_on_the_gender_error_of_burns():
     """The model that names the gender from the context: LIC_M sees it, the gender error too."""
     g, c = _gender()
     model = [f"a {'woman' if ci == 1 else 'man'} {x}" for ci, x in zip(c, CONTEXT[c])]
-    s = caption_gender_stats(np.where(g == 0, "female", "male"), model, level=None)
+    s = caption_gender_stats(np.where(g == 0, "female", "male"), captions_pred=model, level=None)
     assert s.error == pytest.approx(np.mean((c == 1) != (g == 0)))
 
 
@@ -330,7 +330,7 @@ def test_caption_section_rows():
     res_l = lic(g, captions_pred=model, captions=human, n_iter=2, random_state=0, progress=False)
     res_d = dbac(g, caption_labels(human, words), captions=human, captions_pred=model, n_iter=2, random_state=0,
                  progress=False)
-    res_s = caption_gender_stats(np.where(g == 0, "female", "male"), model, random_state=0)
+    res_s = caption_gender_stats(np.where(g == 0, "female", "male"), captions_pred=model, random_state=0)
     sec = caption_section(res_l, res_d, res_s)
     metrics = [r["metric"] for r in sec["summary"]]
     assert metrics == ["LIC", "LIC_M", "LIC_D", "DBAC", "DBAC", "gender error", "gender-neutral rate", "gender ratio"]

@@ -94,7 +94,7 @@ class CaptionGenderStats(ResultMixin):
         ratio of the true labels); 1 = the captions keep the data's gender
         ratio. ``None`` with a reason when a count is 0 or there are more
         than two classes.
-    ratio_pred, ratio_true : float or None
+    ratio_captions, ratio_truth : float or None
     ci : dict
         Percentile bootstrap intervals (resampling images) of ``error``,
         ``neutral_rate`` and ``ratio``; empty when ``level=None``.
@@ -121,7 +121,7 @@ class CaptionGenderStats(ResultMixin):
     Examples
     --------
     >>> from biasamp import caption_gender_stats
-    >>> s = caption_gender_stats(["male", "female"], ["a man", "a man"], level=None)
+    >>> s = caption_gender_stats(["male", "female"], captions_pred=["a man", "a man"], level=None)
     >>> s.error, s.neutral_rate
     (0.5, 0.0)
     """
@@ -129,8 +129,8 @@ class CaptionGenderStats(ResultMixin):
     error: float
     neutral_rate: float
     ratio: float | None
-    ratio_pred: float | None
-    ratio_true: float | None
+    ratio_captions: float | None
+    ratio_truth: float | None
     ci: dict
     by_class: pd.DataFrame
     confusion: pd.DataFrame
@@ -176,8 +176,8 @@ def _from_counts(conf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def caption_gender_stats(
     attr: Any,
-    captions_pred: Any,
     *,
+    captions_pred: Any,
     words: Any = "gender",
     level: float | None = 0.95,
     n_boot: int = 1000,
@@ -203,7 +203,7 @@ def caption_gender_stats(
     attr : labels of shape (n,)
         The person's attribute; its values must be the classes of ``words``
         (``"male"`` / ``"female"`` for the built-in gender words).
-    captions_pred : sequence of str, shape (n,)
+    captions_pred : sequence of str, shape (n,) (keyword-only)
         The captions (a model's, or human ones).
     words : "gender", mapping class -> words
         The words naming each class (default
@@ -247,7 +247,7 @@ def caption_gender_stats(
     >>> from biasamp import caption_gender_stats
     >>> attr = ["male", "female", "female", "male"]
     >>> caps = ["a man surfing", "a man skiing", "a person cooking", "a boy and his dog"]
-    >>> s = caption_gender_stats(attr, caps, level=None)
+    >>> s = caption_gender_stats(attr, captions_pred=caps, level=None)
     >>> s.error, s.neutral_rate, s.ratio
     (0.25, 0.25, 0.0)
     """
@@ -268,8 +268,8 @@ def caption_gender_stats(
     names, wl = [str(c) for c in classes], {str(kk): wl[kk] for kk in keys}
     if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1):
         raise ValueError(f"level must be in (0, 1) or None, got {level!r}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+        raise ValueError(f"n_boot must be an integer >= 2 (bootstrap resamples), got {n_boot!r}")
     check_random_state(random_state)
     k = len(names)
     named = _named(_text.tokenize_all(caps), wl)
@@ -278,13 +278,13 @@ def caption_gender_stats(
     true = conf.sum(axis=1)
     named_counts = conf[:, :k].sum(axis=0)
     reason = ""
-    ratio_pred = ratio_true = None
+    ratio_captions = ratio_truth = None
     if k != 2:
         reason = f"the ratio compares two classes, attr has {k}"
     elif 0 in (named_counts[0], true[0], true[1]):
         reason = "a class is never named in the captions (or absent from attr): the ratio divides by 0"
     else:
-        ratio_pred, ratio_true = float(named_counts[1] / named_counts[0]), float(true[1] / true[0])
+        ratio_captions, ratio_truth = float(named_counts[1] / named_counts[0]), float(true[1] / true[0])
     ratio = None if reason else rat
     ci: dict = {}
     if level is not None:
@@ -303,5 +303,5 @@ def caption_gender_stats(
         "neutral": conf[:, k] / np.maximum(true, 1),
     }, index=pd.Index(list(classes), name="class"))
     confusion = pd.DataFrame(conf, index=pd.Index(list(classes), name="attr"), columns=[*names, NEUTRAL])
-    return CaptionGenderStats(error=err, neutral_rate=neu, ratio=ratio, ratio_pred=ratio_pred, ratio_true=ratio_true,
+    return CaptionGenderStats(error=err, neutral_rate=neu, ratio=ratio, ratio_captions=ratio_captions, ratio_truth=ratio_truth,
                               ci=ci, by_class=by_class, confusion=confusion, level=level, reason=reason)
