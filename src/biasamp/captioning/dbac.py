@@ -338,7 +338,7 @@ def dbac(
         The attribute words masked for T→A (and kept for A→T).
     task_words : "coco", mapping class -> words, list of words, optional
         The task words masked for A→T. Default: per task class, its entry of
-        :data:`~biasamp.captioning.COCO_OBJECT_WORDS`, else the class name
+        ``biasamp.captioning.COCO_OBJECT_WORDS``, else the class name
         and its plural. Attribute words are never masked for A→T.
     directions : sequence of {"A->T", "T->A"}, default both
     quality : {"proba", "accuracy", "inv_ce"}, default "proba"

@@ -209,8 +209,8 @@ def lic(
         drawn per iteration.
     mask : "gender", "race", mapping class -> words, list of words or None
         The words replaced by the mask token: the built-in
-        :data:`~biasamp.captioning.GENDER_WORDS` or
-        :data:`~biasamp.captioning.RACE_WORDS`, your own, or ``None``
+        ``biasamp.captioning.GENDER_WORDS`` or
+        ``biasamp.captioning.RACE_WORDS``, your own, or ``None``
         (nothing masked).
     attacker : "auto", "tfidf", "bow", "logistic" or estimator
         ``"auto"``: ``"tfidf"`` (TF-IDF word uni+bigrams and a logistic

@@ -37,7 +37,7 @@ def caption_labels(captions: Any, words: Any = "coco") -> pd.DataFrame:
         One caption per image.
     words : "coco", "gender", "race", mapping class -> words, or list of words
         The classes and their words (default: the 80 COCO object classes,
-        :data:`~biasamp.captioning.COCO_OBJECT_WORDS`). A list of words is
+        ``biasamp.captioning.COCO_OBJECT_WORDS``). A list of words is
         one class, ``"words"``.
 
     Returns
@@ -207,7 +207,7 @@ def caption_gender_stats(
         The captions (a model's, or human ones).
     words : "gender", mapping class -> words
         The words naming each class (default
-        :data:`~biasamp.captioning.GENDER_WORDS`).
+        ``biasamp.captioning.GENDER_WORDS``).
     level : float or None, default 0.95
         Level of the bootstrap intervals (``None``: none).
     n_boot : int, default 1000
