@@ -342,3 +342,17 @@ def test_public_names():
     for name in ("lic", "dbac", "caption_gender_stats", "caption_labels", "LICResult", "DBACResult",
                  "DBACDirectionResult", "CaptionGenderStats"):
         assert name in biasamp.__all__ and getattr(biasamp, name) is not None
+
+
+def test_results_do_not_depend_on_thread_settings():
+    from threadpoolctl import threadpool_limits
+
+    g, human, model, words = _knife_data(200)
+    kw = dict(n_iter=2, random_state=4, progress=False)
+    a = lic(g, captions_pred=model, captions=human, **kw)
+    d = dbac(g, caption_labels(human, words), captions=human, captions_pred=model, **kw)
+    with threadpool_limits(limits=2):
+        b = lic(g, captions_pred=model, captions=human, **kw)
+        e = dbac(g, caption_labels(human, words), captions=human, captions_pred=model, **kw)
+    pd.testing.assert_frame_equal(a.iterations, b.iterations)
+    pd.testing.assert_frame_equal(d.to_frame(), e.to_frame())

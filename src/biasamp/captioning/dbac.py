@@ -117,7 +117,8 @@ class DBACResult(ResultMixin):
 
     Notes
     -----
-    A→T masks the task words (e.g. object names) and predicts the task labels
+    There is no single ``value``: DBAC is directional, so each direction in
+    ``a_to_t`` / ``t_to_a`` has its own. A→T masks the task words (e.g. object names) and predicts the task labels
     from the rest of the caption, attribute words included; T→A masks the
     attribute words and predicts the attribute. Each direction:
     :math:`\mathrm{DBAC} = (\Psi_M - \Psi_D)/(\Psi_M + \Psi_D) \in [-1, 1]`.
