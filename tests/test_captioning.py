@@ -9,9 +9,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import biasamp
-from biasamp import bias_amp_directional, caption_gender_stats, caption_labels, dbac, lic
-from biasamp.captioning import GENDER_WORDS, MASK_TOKEN, UNK_TOKEN, caption_section, tokenize
-from biasamp.captioning import _text
+from biasamp import (
+    bias_amp_directional,
+    caption_gender_stats,
+    caption_labels,
+    dbac,
+    lic,
+)
+from biasamp.captioning import (
+    GENDER_WORDS,
+    MASK_TOKEN,
+    UNK_TOKEN,
+    _text,
+    caption_section,
+    tokenize,
+)
 
 N = 400
 WHO = np.array(["woman", "man"])
@@ -116,7 +128,7 @@ def test_lic_amplification_and_several_human_captions_per_image():
 
 
 def test_lic_without_human_captions_is_undefined_with_a_reason():
-    g, c = _gender(n=60)
+    g, _ = _gender(n=60)
     res = lic(g, captions_pred=[f"a {w}" for w in WHO[g]], n_iter=2, random_state=0, progress=False)
     assert res.value is None and "no human captions" in res.reason and "LIC undefined" in repr(res)
     assert res.lic_d is None and 0 <= res.lic_m <= 1 and "lic_d" not in res.iterations
@@ -251,7 +263,7 @@ def test_dbac_a_model_that_changes_gender_words_by_context_raises_t_to_a():
 
 
 def test_identical_captions_give_dbac_zero_exactly():
-    g, human, model, words = _knife_data()
+    g, human, _, words = _knife_data()
     for kw in (dict(), dict(quality="inv_ce"), dict(substitute="contextual"), dict(priors=True)):
         res = dbac(g, caption_labels(human, words), captions=human, captions_pred=human, n_iter=3, random_state=1,
                    progress=False, **kw)

@@ -12,7 +12,14 @@
   :data:`COCO_OBJECT_WORDS`, and :func:`tokenize`.
 """
 
-from ._text import COCO_OBJECT_WORDS, GENDER_WORDS, MASK_TOKEN, RACE_WORDS, UNK_TOKEN, tokenize
+from ._text import (
+    COCO_OBJECT_WORDS,
+    GENDER_WORDS,
+    MASK_TOKEN,
+    RACE_WORDS,
+    UNK_TOKEN,
+    tokenize,
+)
 from .dbac import DBACDirectionResult, DBACResult, dbac
 from .lic import LICResult, lic
 from .section import CAPTION_COLUMNS, caption_section
@@ -21,14 +28,14 @@ from .stats import CaptionGenderStats, caption_gender_stats, caption_labels
 __all__ = [
     "CAPTION_COLUMNS",
     "COCO_OBJECT_WORDS",
-    "CaptionGenderStats",
-    "DBACDirectionResult",
-    "DBACResult",
     "GENDER_WORDS",
-    "LICResult",
     "MASK_TOKEN",
     "RACE_WORDS",
     "UNK_TOKEN",
+    "CaptionGenderStats",
+    "DBACDirectionResult",
+    "DBACResult",
+    "LICResult",
     "caption_gender_stats",
     "caption_labels",
     "caption_section",

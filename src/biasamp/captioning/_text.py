@@ -12,8 +12,8 @@ which never contains ``<``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -153,9 +153,7 @@ def check_captions(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
         raise TypeError(f"{name} is None; expected captions (a list or array of strings, one per image)")
     if isinstance(x, str):
         raise TypeError(f"{name} is one string; expected a sequence of captions (one per image)")
-    if isinstance(x, pd.DataFrame):
-        arr = x.to_numpy(dtype=object)
-    elif isinstance(x, (pd.Series, pd.Index)):
+    if isinstance(x, (pd.DataFrame, pd.Series, pd.Index)):
         arr = x.to_numpy(dtype=object)
     else:
         try:

@@ -23,7 +23,14 @@ from ._common import (
     seeds,
     std,
 )
-from ._deps import ResultMixin, _as_array, encode_labels, fmt, progress_bar, single_threaded
+from ._deps import (
+    ResultMixin,
+    _as_array,
+    encode_labels,
+    fmt,
+    progress_bar,
+    single_threaded,
+)
 
 __all__ = ["DBACDirectionResult", "DBACResult", "dbac"]
 
@@ -153,8 +160,8 @@ class DBACResult(ResultMixin):
         return pd.concat(parts, ignore_index=True)
 
     def __repr__(self) -> str:
-        lines = [f"DBACResult(attacker={self.attacker!r}, quality={self.quality!r}, substitute={self.substitute!r}, "
-                 f"priors={self.priors}, n_iter={self.n_iter},"]
+        lines = [(f"DBACResult(attacker={self.attacker!r}, quality={self.quality!r}, "
+                  f"substitute={self.substitute!r}, priors={self.priors}, n_iter={self.n_iter},")]
         for d in (self.a_to_t, self.t_to_a):
             if d is not None:
                 lines.append(f"  {d!r},")
@@ -199,7 +206,7 @@ def _encode_target(truth: Any, pred: Any, name: str, pred_name: str) -> _Target:
     if m.codes is not None:
         yp = pm.codes.astype(np.intp) if pm.codes is not None else pm.to_dense().argmax(axis=1).astype(np.intp)
     else:
-        yp = pm.to_dense().astype(np.int64) if pm.codes is None else pm.to_dense().astype(np.int64)
+        yp = pm.to_dense().astype(np.int64)
     return _Target(name, tuple(m.classes), y, yp)
 
 
