@@ -652,6 +652,64 @@ CASES += [
          order=False, examples=4),
 ]
 
+# ---- captioning ------------------------------------------------------------ #
+_WHO = np.array(["man", "woman", "person"])
+_OBJ = np.array(["cup", "knife", "dog"])
+
+
+def _captions(d: Data, which: str) -> np.ndarray:
+    """One caption per test row: the attribute's word and the task's (or the predicted task's) object."""
+    task = d.task if which == "human" else d.task_pred
+    return np.array([f"A {w} with a {o}." for w, o in zip(_WHO[d.attr], _OBJ[task])], dtype=object)
+
+
+def CAPS(v: np.ndarray, required: bool = True, columns: bool = False, alone: bool = False) -> Arg:  # noqa: N802 - a captions argument
+    v = np.asarray(v, dtype=object)
+    missing, numbers = v.copy(), v.copy()
+    missing[1] = None
+    numbers[1] = 3
+    invalid = {"missing": missing, "int": numbers, "short": v[:-1], "one-string": "a man", "2-D": np.stack([v, v, v], 1)}
+    nasty = {}
+    if alone:  # no other argument to match in length
+        del invalid["short"]
+    if required:
+        invalid["None"] = None
+    if columns:  # several captions per image allowed: one column is the 1-D input
+        invalid["3-D"] = invalid.pop("2-D")[:, :, None]
+        nasty["one-column"] = v[:, None]
+        nasty["frame"] = pd.DataFrame({"c": v})
+    return Arg(v, "custom", custom_nasty={**nasty,
+        "list": v.tolist(), "tuple": tuple(v.tolist()), "numpy-str": v.astype(str),
+        "series-odd-index": pd.Series(v, index=np.arange(len(v))[::-1] * 3 + 7), "index": pd.Index(v),
+        "numpy-str_": np.array([np.str_(x) for x in v], dtype=object)}, custom_invalid=invalid)
+
+
+_CAPTION_SCALARS = {"random_state": (0, "seed"), "n_iter": (2, "n_iter"), "level": (0.9, "level"),
+                    "test_size": (0.25, "probability")}
+
+CASES += [
+    Case("lic", ("lic",), lambda d: {"attr": L(d.attr, family="attr"), "captions_pred": CAPS(_captions(d, "model")),
+                                    "captions": CAPS(_captions(d, "human"), required=False, columns=True)},
+         lambda attr, captions_pred, captions, **kw: b.lic(attr, captions_pred=captions_pred, captions=captions,
+                                                           progress=False, **kw),
+         scalars=_CAPTION_SCALARS, order=False, examples=6),
+    Case("dbac", ("dbac",), lambda d: {"attr": L(d.attr, family="attr"), "task": L(d.task, family="task"),
+                                      "captions": CAPS(_captions(d, "human")),
+                                      "captions_pred": CAPS(_captions(d, "model"))},
+         lambda attr, task, captions, captions_pred, **kw: b.dbac(
+             attr, task, captions=captions, captions_pred=captions_pred, task_words=list(_OBJ), progress=False, **kw),
+         scalars=_CAPTION_SCALARS, order=False, examples=6),
+    Case("caption_gender_stats", ("caption_gender_stats",),
+         lambda d: {"attr": L(d.attr, family="attr"), "captions_pred": CAPS(_captions(d, "model"))},
+         lambda attr, captions_pred, **kw: b.caption_gender_stats(
+             attr, captions_pred=captions_pred, words={0: ["man"], 1: ["woman"], 2: ["person"]}, **kw),
+         scalars={"random_state": (0, "seed"), "n_boot": (20, "n_boot"), "level": (0.9, "level")}, order=False,
+         examples=6),
+    Case("caption_labels", ("caption_labels",), lambda d: {"captions": CAPS(_captions(d, "human"), alone=True)},
+         lambda captions: b.caption_labels(captions, {"cup": ["cup"], "knife": ["knife", "knives"]}), order=False,
+         examples=6),
+]
+
 CASES += SUBMODULE_CASES
 
 # Names exercised by tests/test_fuzz_torch.py (torch models and tensors only).
@@ -679,4 +737,8 @@ RESULT_TYPES: dict[str, str] = {
     "DirectionalBiasAmpResult": "bias_amp_directional",
     "MALSResult": "bias_amp_mals",
     "Thresholds": "calibrate_thresholds",
+    "LICResult": "lic",
+    "DBACResult": "dbac",
+    "DBACDirectionResult": "dbac",
+    "CaptionGenderStats": "caption_gender_stats",
 }

@@ -31,6 +31,7 @@ GALLERY = {  # script -> needs the validation data
     "compas_dpa.py": True,
     "compas_threshold.py": True,
     "coco_multi_attribute.py": True,
+    "lic_models.py": True,
 }
 
 
@@ -216,3 +217,20 @@ def test_coco_multi_attribute_setting(shared_data, capsys):
     assert ns["main"](["--data", str(shared_data)]) == 0
     printed = capsys.readouterr().out
     assert "NOT reproduced" in printed and printed.count("[holds]") == 3
+
+
+# --------------------------------------------------------------------------- #
+# Hirota et al. 2022: LIC_M of nine captioning models, NIC+Equalizer the most leaking
+# --------------------------------------------------------------------------- #
+def test_lic_models_ranking(shared_data, capsys):
+    folder = _need(shared_data / "lic_captions")
+    ns = _load("lic_models.py")
+    table = ns["reproduce"](folder.parent)
+    assert len(table) == 9 and list(table.index) == list(range(1, 10))
+    assert table["lic_m"].is_monotonic_decreasing
+    assert all(ns["readings"](table).values())  # NIC+Equalizer first, its interval above the others'
+    assert ((table["lic_m_low"] <= table["lic_m"]) & (table["lic_m"] <= table["lic_m_high"])).all()
+    assert table["lic_m"].between(0.4, 0.55).all()  # well above chance (0.25), as the paper's 43 to 52
+    assert ns["main"](["--data", str(folder.parent)]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip("\n") == _documented_output("lic_models.py")

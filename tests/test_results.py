@@ -39,7 +39,17 @@ def _results(d) -> dict:
     task_bin = rng.integers(0, 2, 600)
     attr_bin = np.where(rng.random(600) < 0.8, task_bin, 1 - task_bin)
     scores = rng.random((50, 3))
+    caps = [f"a {w} with a {o}" for w, o in zip(np.array(["man", "woman", "person"])[rng.integers(0, 3, 60)],
+                                               np.array(["cup", "knife"])[rng.integers(0, 2, 60)])]
+    caps_pred = [c.replace("cup", "knife") if i % 3 else c for i, c in enumerate(caps)]
+    gender = np.array(["male", "female"] * 30)
+    lic = biasamp.lic(gender, captions_pred=caps_pred, captions=caps, n_iter=3, random_state=0, progress=False)
+    dbac = biasamp.dbac(gender, biasamp.caption_labels(caps, "coco")[["cup", "knife"]], captions=caps,
+                        captions_pred=caps_pred, n_iter=3, random_state=0, progress=False)
     return {
+        "LICResult": lic,
+        "DBACResult": dbac,
+        "DBACDirectionResult": dbac.a_to_t,
         "DirectionalBiasAmpResult": directional,
         "DirectionResult": directional.a_to_t,
         "MALSResult": biasamp.bias_amp_mals(d.attr_train, d.task_train, attr_pred=d.attr_pred,
@@ -80,6 +90,7 @@ SEVERAL = {
     "DirectionalBiasAmpResult": ("a_to_t", "t_to_a"),
     "MultiBiasAmpResult": ("mals", "g_to_m", "m_to_g"),
     "DPAResult": ("a_to_t", "t_to_a"),
+    "DBACResult": ("a_to_t", "t_to_a"),
     "FairnessResult": ("overall",),
     "CompareRunsResult": ("u_pvalue", "cohens_d", "levene_pvalue"),
     "RunSummary": ("overall",),
@@ -107,7 +118,8 @@ def test_every_public_result_class_is_covered(results):
 
 @pytest.mark.parametrize("name", sorted(SEVERAL) + ["DirectionResult", "MALSResult", "MultiMetricResult",
                                                     "DPADirectionResult", "LeakageResult",
-                                                    "AttentionScoreResult"])
+                                                    "AttentionScoreResult", "LICResult",
+                                                    "DBACDirectionResult"])
 def test_value_or_a_documented_reason_for_several(results, name):
     r = results[name]
     if name not in SEVERAL:
@@ -171,6 +183,12 @@ def test_to_frame_rows_give_the_headline(results):
     assert la.value == pytest.approx(la.to_frame()["leakage"].mean())
     dpa = results["DPADirectionResult"]
     assert dpa.value == pytest.approx(dpa.to_frame()["dpa"].mean())
+    lic = results["LICResult"]
+    assert lic.value == pytest.approx(lic.to_frame()["lic"].mean())
+    assert lic.lic_m == pytest.approx(lic.to_frame()["lic_m"].mean())
+    dbac = results["DBACDirectionResult"]
+    assert dbac.value == pytest.approx(dbac.to_frame()["dbac"].mean())
+    assert set(results["DBACResult"].to_frame()["direction"]) == {"A->T", "T->A"}
     runs = results["RunSummary"].to_frame()
     assert list(runs.index) == ["DP", "EOTP"]
     th = results["Thresholds"]

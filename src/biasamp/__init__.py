@@ -56,6 +56,8 @@ from .attention import (
     summarize_attention_scores,
 )
 from .calibration import Thresholds, calibrate_thresholds
+from .captioning import (CaptionGenderStats, DBACDirectionResult, DBACResult, LICResult, caption_gender_stats,
+                         caption_labels, dbac, lic)
 from .cooccurrence import (
     DirectionalBiasAmpResult,
     DirectionResult,
@@ -178,4 +180,6 @@ __all__ = [
     "calibrate_thresholds",
     "directional_from_counts",
     "mals_from_counts",
+    "CaptionGenderStats", "DBACDirectionResult", "DBACResult", "LICResult",
+    "caption_gender_stats", "caption_labels", "dbac", "lic",
 ]

@@ -1,0 +1,29 @@
+"""The one place the captioning package imports biasamp's private helpers.
+
+Every other module of :mod:`biasamp.captioning` imports these names from here
+(or from public modules), so a move of a private module elsewhere in the
+package is a change to this file alone.
+"""
+
+from __future__ import annotations
+
+from .._attackers import _check_attacker, single_threaded
+from .._progress import progress_bar
+from .._resample import check_random_state, seed_sequence
+from .._results import ResultMixin, fmt
+from ..labels import _as_array, check_consistent_length, encode_labels
+from ..stats import confidence_interval
+
+__all__ = [
+    "ResultMixin",
+    "_as_array",
+    "_check_attacker",
+    "check_consistent_length",
+    "check_random_state",
+    "confidence_interval",
+    "encode_labels",
+    "fmt",
+    "progress_bar",
+    "seed_sequence",
+    "single_threaded",
+]
