@@ -69,6 +69,7 @@ from .cooccurrence import (
 )
 from .counts import CooccurrenceCounts
 from .curves import CurveResult, checkpoint_curve, threshold_curve
+from .differential import DFBiasAmpResult, df_bias_amplification, df_from_counts
 from .exceptions import SmallGroupWarning, UndefinedPairWarning
 from .fairness import (
     METRICS,
@@ -115,6 +116,9 @@ from .stats import (
 
 
 __all__ = [
+    "DFBiasAmpResult",
+    "df_bias_amplification",
+    "df_from_counts",
     "METRICS",
     "CooccurrenceAccumulator",
     "FairnessAccumulator",

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from biasamp._family import Registry
 from biasamp.cooccurrence._family import DIRECTIONAL, MALS
+from biasamp.differential._family import DIFFERENTIAL
 from biasamp.fairness._family import FAIRNESS
 from biasamp.multiattribute._family import MULTI
 
 __all__ = ["REGISTRY"]
 
-REGISTRY = Registry([DIRECTIONAL, MALS, MULTI, FAIRNESS])
+REGISTRY = Registry([DIRECTIONAL, MALS, MULTI, FAIRNESS, DIFFERENTIAL])

@@ -129,6 +129,10 @@ class Family:
         at every threshold).
     section : str, optional
         The key of its :func:`biasamp.audit` section.
+    task_labels : {"multilabel", "single", "binary"}
+        The task labels it reads: a multi-label indicator matrix (co-occurrence
+        and multi-attribute families), one class per row, or a binary outcome
+        (the common tests generate examples of this kind).
     """
 
     key: str
@@ -143,6 +147,7 @@ class Family:
     selected: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
     threshold_curve: bool = True
     section: str | None = None
+    task_labels: str = "multilabel"
 
     @property
     def name(self) -> str:

@@ -7,12 +7,12 @@ package is a change to this file alone.
 
 from __future__ import annotations
 
-from .._attackers import _check_attacker, single_threaded
-from .._progress import progress_bar
-from .._resample import check_random_state, seed_sequence
-from .._results import ResultMixin, fmt
-from ..labels import _as_array, check_consistent_length, encode_labels
-from ..stats import confidence_interval
+from biasamp._core.labels import _as_array, check_consistent_length, encode_labels
+from biasamp._core.progress import progress_bar
+from biasamp._core.results import ResultMixin, fmt
+from biasamp._engine.resample import check_random_state, seed_sequence
+from biasamp._engine.runs import confidence_interval
+from biasamp.predictability._attackers import _check_attacker, single_threaded
 
 __all__ = [
     "ResultMixin",

@@ -28,6 +28,8 @@ def _mals_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tu
     kwargs = {"attr_pred": roles["attr_pred"], "task_pred": roles["task_pred"]}
     if roles.get("sample_weight") is not None:
         kwargs["sample_weight"] = roles["sample_weight"]
+        if roles.get("attr_train") is None:  # the test rows are the training rows: the same weights
+            kwargs["train_sample_weight"] = roles["sample_weight"]
     return train, {**kwargs, **options}
 
 

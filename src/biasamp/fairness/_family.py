@@ -54,6 +54,7 @@ FAIRNESS = Family(
         for m in _f.METRICS
     ),
     call=fairness_call,
+    task_labels="single",
     plan=_fairness_plan,
     aliases={f: (m,) for f, m in _SINGLE.items()},
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),

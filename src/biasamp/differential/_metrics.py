@@ -1,0 +1,290 @@
+r"""Differential-fairness bias amplification (Foulds, Islam, Keya & Pan 2020).
+
+A binary outcome :math:`y \in \{0, 1\}` and intersectional groups :math:`s`
+(every combination of the ``sensitive_features`` columns that occurs). With a
+Dirichlet concentration :math:`c` (total over the two outcomes, so each
+outcome gets :math:`\alpha = c/2`), the smoothed rates are
+
+.. math::
+
+    \tilde P(y \mid s) = \frac{N_{y,s} + c/2}{N_s + c},
+
+and the differential fairness of an outcome is the largest log-ratio of a rate
+between two groups:
+
+.. math::
+
+    \varepsilon = \max_{y \in \{0,1\}} \Big[\max_s \log \tilde P(y \mid s)
+                   - \min_s \log \tilde P(y \mid s)\Big].
+
+DF bias amplification is :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}`:
+ε of the model's predictions minus ε of the ground truth (Foulds et al. §6;
+AIF360's ``df_bias_amplification``). Counting is the group fairness family's:
+the per-group confusion counts (:class:`~biasamp.ConfusionCounts`) hold
+:math:`N_s`, :math:`N_{1,s}` of the labels and of the predictions, so one
+counting pass serves both families and the count-table bootstrap resamples
+them alike (docs/definitions.md, "Differential fairness").
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasamp._core.results import ResultMixin, fmt
+from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
+
+__all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DFBiasAmpResult(ResultMixin):
+    r"""Result of :func:`df_bias_amplification`.
+
+    Attributes
+    ----------
+    value : float
+        DF bias amplification :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}`.
+    epsilon_true, epsilon_pred : float
+        Differential fairness ε of the ground truth and of the predictions.
+    attained_true, attained_pred : tuple
+        ``(y, s_i, s_j)``: the outcome and the two groups whose log-ratio is
+        ε (the rate of ``y`` is highest in ``s_i``, lowest in ``s_j``).
+    by_group : pandas.DataFrame
+        Per intersectional group: ``n`` (weighted size), the smoothed rates
+        ``p_true`` and ``p_pred`` of the positive outcome and the raw ones
+        ``rate_true``, ``rate_pred``.
+    concentration : float
+        The Dirichlet concentration :math:`c`.
+    pos_label : object
+        The positive outcome (y = 1).
+    feature_names : tuple
+        The ``sensitive_features`` columns the groups intersect.
+    """
+
+    value: float
+    epsilon_true: float
+    epsilon_pred: float
+    attained_true: tuple
+    attained_pred: tuple
+    by_group: pd.DataFrame
+    concentration: float
+    pos_label: Any
+    feature_names: tuple = ()
+
+    @property
+    def n_undefined(self) -> int:
+        """Always 0: a smoothed rate is defined for every group that occurs."""
+        return 0
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-group table (the rates ε is computed from)."""
+        return self.by_group.copy()
+
+    def __repr__(self) -> str:
+        def pair(att: tuple) -> str:
+            y, hi, lo = att
+            return "every group alike" if hi == lo else f"y={y!r}: {hi!r} vs {lo!r}"
+
+        return (f"DFBiasAmpResult(value={fmt(self.value)}, epsilon_true={fmt(self.epsilon_true)} "
+                f"[{pair(self.attained_true)}], epsilon_pred={fmt(self.epsilon_pred)} "
+                f"[{pair(self.attained_pred)}], {len(self.by_group)} groups, concentration={self.concentration:g})")
+
+
+def _check_concentration(concentration: Any) -> float:
+    if isinstance(concentration, bool) or not isinstance(concentration, numbers.Real):
+        raise TypeError(f"concentration must be a positive number, got {type(concentration).__name__}")
+    c = float(concentration)
+    if not (np.isfinite(c) and c > 0):
+        raise ValueError(
+            f"concentration must be a finite number > 0, got {concentration!r} (without smoothing, ε is infinite "
+            "as soon as one group never has an outcome; use a small concentration instead)"
+        )
+    return c
+
+
+def log_rates(n: np.ndarray, positives: np.ndarray, concentration: float) -> np.ndarray:
+    r"""``(..., 2, S)``: :math:`\log \tilde P(y \mid s)` for y = 0, 1 from group sizes and positive counts ``(..., S)``."""
+    half = concentration / 2.0
+    denom = n + concentration
+    return np.log(np.stack([(n - positives + half) / denom, (positives + half) / denom], axis=-2))
+
+
+def epsilon(logs: np.ndarray) -> np.ndarray:
+    """ε of log rates ``(..., 2, S)``: the largest max − min over groups, over the two outcomes."""
+    return (logs.max(axis=-1) - logs.min(axis=-1)).max(axis=-1)
+
+
+def _attained(logs: np.ndarray, outcomes: tuple, groups: tuple) -> tuple:
+    """``(y, s_i, s_j)`` attaining ε; ties go to the positive outcome, then to the first group."""
+    spread = logs.max(axis=-1) - logs.min(axis=-1)
+    y = 1 if spread[1] >= spread[0] else 0
+    return outcomes[y], groups[int(np.argmax(logs[y]))], groups[int(np.argmin(logs[y]))]
+
+
+def _group_index(groups: tuple, feature_names: tuple) -> pd.Index:
+    """Intersectional groups (tuples) as a MultiIndex named by their features; one attribute as an Index."""
+    if groups and all(isinstance(g, tuple) for g in groups):
+        names = list(feature_names) if len(feature_names) == len(groups[0]) else None
+        return pd.MultiIndex.from_tuples(groups, names=names)
+    return pd.Index(groups, name=feature_names[0] if len(feature_names) == 1 else "group")
+
+
+def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_label: Any = 1) -> DFBiasAmpResult:
+    r"""DF bias amplification from per-group confusion counts of a binary task.
+
+    Parameters
+    ----------
+    counts : ConfusionCounts
+        Counts of a binary task (two classes), e.g.
+        :meth:`ConfusionCounts.from_labels`; groups of size 0 are ignored.
+    concentration : float, default 1.0
+        Total Dirichlet concentration :math:`c` (:math:`\alpha = c/2` per outcome).
+    pos_label : object, default 1
+        The class that is the outcome y = 1.
+
+    Returns
+    -------
+    DFBiasAmpResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biasamp import ConfusionCounts, df_from_counts
+    >>> counts = ConfusionCounts.from_labels([1, 1, 0, 0, 1, 0], [1, 1, 1, 0, 0, 0],
+    ...                                      sensitive_features=["a", "a", "a", "b", "b", "b"])
+    >>> round(df_from_counts(counts).epsilon_pred, 4)  # log((3 + .5) / (3 + 1)) - log((0 + .5) / (3 + 1)) = log 7
+    1.9459
+    """
+    if not isinstance(counts, ConfusionCounts):
+        raise TypeError(f"counts must be a ConfusionCounts, got {type(counts).__name__}")
+    c = _check_concentration(concentration)
+    classes = tuple(counts.classes)
+    if len(classes) != 2:
+        raise ValueError(f"counts: differential fairness needs a binary outcome, got {len(classes)} classes "
+                         f"{list(classes)[:10]!r}")
+    if pos_label not in classes:
+        raise ValueError(f"pos_label={pos_label!r} is not a class of the outcome; classes are {list(classes)!r}")
+    k = classes.index(pos_label)
+    outcomes = (classes[1 - k], classes[k])
+    n = np.asarray(counts.n, dtype=np.float64)
+    present = n > 0
+    if present.sum() < 2:
+        raise ValueError("counts: differential fairness compares at least two groups; "
+                         f"{int(present.sum())} group(s) have members")
+    groups = tuple(g for g, ok in zip(counts.groups, present) if ok)
+    n = n[present]
+    pos_true = np.asarray(counts.positives, dtype=np.float64)[present, k]
+    pos_pred = np.asarray(counts.predicted, dtype=np.float64)[present, k]
+    logs_true, logs_pred = log_rates(n, pos_true, c), log_rates(n, pos_pred, c)
+    eps_true, eps_pred = float(epsilon(logs_true)), float(epsilon(logs_pred))
+    by_group = pd.DataFrame({
+        "n": n,
+        "p_true": np.exp(logs_true[1]),
+        "p_pred": np.exp(logs_pred[1]),
+        "rate_true": pos_true / n,
+        "rate_pred": pos_pred / n,
+    }, index=_group_index(groups, tuple(counts.feature_names or ())))
+    return DFBiasAmpResult(eps_pred - eps_true, eps_true, eps_pred, _attained(logs_true, outcomes, groups),
+                           _attained(logs_pred, outcomes, groups), by_group, c, classes[k],
+                           tuple(counts.feature_names or ()))
+
+
+def df_bias_amplification(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sensitive_features: Any,
+    concentration: float = 1.0,
+    pos_label: Any = 1,
+    sample_weight: Any = None,
+    threshold: float = 0.5,
+    soft: str = "threshold",
+    missing: str = "raise",
+) -> DFBiasAmpResult:
+    r"""Differential-fairness bias amplification :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}`.
+
+    Foulds et al.'s intersectional fairness: ε is the largest log-ratio of a
+    smoothed outcome rate between two intersectional groups,
+
+    .. math::
+
+        \tilde P(y \mid s) = \frac{N_{y,s} + c/2}{N_s + c}, \qquad
+        \varepsilon = \max_{y} \Big[\max_s \log \tilde P(y \mid s) - \min_s \log \tilde P(y \mid s)\Big],
+
+    computed on the labels (:math:`\varepsilon_{\text{true}}`) and on the
+    predictions (:math:`\varepsilon_{\text{pred}}`); the amplification is
+    their difference (> 0: the model widens the gap between groups).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,)
+        Binary ground truth and predictions (or probabilities of
+        ``pos_label``: thresholded at ``threshold`` unless
+        ``soft="expected"``).
+    sensitive_features : array-like or DataFrame, keyword-only
+        The protected attribute(s); several columns intersect (every
+        combination that occurs is a group).
+    concentration : float, default 1.0
+        Total Dirichlet concentration :math:`c` > 0 over the two outcomes
+        (AIF360's parameter; Foulds et al.'s :math:`\alpha = c/2`).
+    pos_label : object, default 1
+        The outcome y = 1.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights: every count becomes a weighted count.
+    threshold : float, default 0.5
+        Scores strictly above it are predicted positive.
+    soft : {"threshold", "expected"}, default "threshold"
+        ``"expected"``: probabilities count as expected positives.
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value (as in :func:`fairness_metrics`).
+
+    Returns
+    -------
+    DFBiasAmpResult
+        ``.value``, ``.epsilon_true``, ``.epsilon_pred``, the groups that attain
+        each ε and the per-group table (``to_frame()``).
+
+    Raises
+    ------
+    ValueError
+        A non-binary outcome, fewer than two groups, a ``pos_label`` that is
+        not a class, ``concentration`` not > 0.
+
+    See Also
+    --------
+    biasamp.bootstrap : intervals (``"DF amplification"``, ``"epsilon_true"``, ``"epsilon_pred"``).
+    biasamp.fairness_metrics : the group fairness metrics of the same counts.
+
+    Notes
+    -----
+    AIF360 gives a group whose labels are all of one class the whole
+    concentration on that class (:math:`\alpha = c` instead of :math:`c/2`);
+    biasamp smooths every group alike (docs/definitions.md,
+    "Differential fairness").
+
+    References
+    ----------
+    .. [1] J. R. Foulds, R. Islam, K. N. Keya, S. Pan. "An Intersectional
+       Definition of Fairness". ICDE 2020.
+
+    Examples
+    --------
+    >>> from biasamp import df_bias_amplification
+    >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
+    >>> y_pred = [1, 1, 1, 0, 1, 0, 0, 0]
+    >>> s = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> res = df_bias_amplification(y_true, y_pred, sensitive_features=s)
+    >>> round(res.epsilon_true, 4), round(res.epsilon_pred, 4), round(res.value, 4)  # log(.7 / .3)
+    (0.0, 0.8473, 0.8473)
+    >>> res.attained_pred
+    (1, 'a', 'b')
+    """
+    c = _check_concentration(concentration)
+    prep = _prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label, threshold=threshold,
+                    soft=soft, sample_weight=sample_weight, missing=missing)
+    return df_from_counts(_counts_of(prep), concentration=c, pos_label=prep.pos_label)

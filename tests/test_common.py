@@ -1,0 +1,170 @@
+"""Common tests over the family registry (scikit-learn's ``test_common`` idea).
+
+Every family declared in :mod:`biasamp._families` is checked here, parametrised
+from the registry, so a new family is covered by adding its declaration: the
+function is invariant to row order and to renaming the attribute's classes;
+integer sample weights equal repeated rows; ``bootstrap`` holds its estimate
+and agrees with the function; the scorers forward every option to the
+function; a checkpoint curve of one checkpoint equals the function; the
+registry's own indexes are consistent.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import biasamp
+from biasamp._families import REGISTRY
+from biasamp.exceptions import UndefinedPairWarning
+
+FAMILIES = list(REGISTRY)
+IDS = [f.key for f in FAMILIES]
+
+
+def _example(family, seed: int = 0, n: int = 600) -> dict:
+    """Labels by role for ``family``: a 3-class attribute that shifts the task, and noisy predictions."""
+    rng = np.random.default_rng(seed)
+    attr = rng.integers(0, 3, n)
+    flip = rng.random(n) < 0.15
+    attr_pred = np.where(flip, rng.integers(0, 3, n), attr)
+    if family.task_labels == "multilabel":
+        task = (rng.random((n, 4)) < 0.25 + 0.15 * attr[:, None] * np.array([1, 0, -0.5, 0.3])).astype(int)
+        noise = rng.random(task.shape) < 0.2
+        task_pred = np.where(noise, 1 - task, task)
+    else:
+        k = 2 if family.task_labels == "binary" else 3
+        task = (rng.random(n) < 0.3 + 0.15 * attr).astype(int) if k == 2 else rng.integers(0, k, n)
+        noise = rng.random(n) < 0.2
+        task_pred = np.where(noise, rng.integers(0, k, n), task)
+    roles = {"attr": attr, "task": task, "task_pred": task_pred}
+    if "attr_pred" in family.roles:
+        roles["attr_pred"] = attr_pred
+    return roles
+
+
+def _values(family, roles: dict, **options) -> dict:
+    args, kwargs = family.call(roles, options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        res = family.function(*args, **kwargs)
+    return {s.name: s.read(res)[0] for s in family.statistics}
+
+
+def _take(roles: dict, rows: np.ndarray) -> dict:
+    return {k: (v[rows] if v is not None else None) for k, v in roles.items()}
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_row_order_changes_nothing(family):
+    roles = _example(family, seed=1)
+    perm = np.random.default_rng(2).permutation(len(roles["attr"]))
+    assert _values(family, _take(roles, perm)) == _values(family, roles)  # exact: counts are integers
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_renaming_the_attribute_classes_changes_nothing(family):
+    roles = _example(family, seed=3)
+    names = np.array(["zeta", "alpha", "mid"])
+    renamed = {**roles, "attr": names[roles["attr"]]}
+    if "attr_pred" in roles:
+        renamed["attr_pred"] = names[roles["attr_pred"]]
+    assert _values(family, renamed) == pytest.approx(_values(family, roles), abs=1e-12)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_integer_weights_equal_repeated_rows(family):
+    roles = _example(family, seed=4, n=300)
+    w = np.random.default_rng(5).integers(0, 4, 300)
+    weighted = _values(family, {**roles, "sample_weight": w.astype(float)})
+    repeated = _values(family, _take(roles, np.repeat(np.arange(300), w)))
+    assert weighted == pytest.approx(repeated, abs=1e-12)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_bootstrap_holds_its_estimate_and_agrees_with_the_function(family):
+    roles = _example(family, seed=6)
+    args, kwargs = family.call(roles, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        boot = biasamp.bootstrap(family.function, *args, n_boot=200, random_state=0, **kwargs)
+    point = _values(family, roles)
+    assert set(boot.estimate) == {s.name for s in family.statistics}
+    for name, est in boot.estimate.items():
+        assert est == pytest.approx(point[name], abs=1e-12), name
+        lo, hi = boot.ci[name]
+        assert lo <= est <= hi, (name, lo, est, hi)
+        spec = family.statistic(name)
+        assert spec.range[0] <= lo and hi <= spec.range[1], name
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_bootstrap_is_reproducible_and_order_free(family):
+    roles = _example(family, seed=7, n=400)
+    perm = np.random.default_rng(8).permutation(400)
+
+    def ci(r):
+        args, kwargs = family.call(r, {})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedPairWarning)
+            return biasamp.bootstrap(family.function, *args, n_boot=100, random_state=3, **kwargs).ci
+
+    assert ci(roles) == ci(_take(roles, perm))
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_checkpoint_curve_of_one_checkpoint_equals_the_function(family):
+    roles = _example(family, seed=9)
+    preds = {k: [roles[k]] for k in ("task_pred", "attr_pred") if k in roles}
+    kwargs = {"task_preds": preds["task_pred"]}
+    if "attr_pred" in preds:
+        kwargs["attr_preds"] = preds["attr_pred"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        curve = biasamp.checkpoint_curve(family.function, roles["attr"], roles["task"], **kwargs)
+    point = _values(family, roles)
+    for s in family.statistics:
+        if s.headline:
+            assert curve.values[s.column].iloc[0] == pytest.approx(point[s.name], abs=1e-12), s.name
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES if any(s.scorer for s in f.statistics)],
+                         ids=[f.key for f in FAMILIES if any(s.scorer for s in f.statistics)])
+def test_scorers_equal_the_function_and_forward_every_option(family):
+    from biasamp.sklearn import statistic_score
+
+    roles = _example(family, seed=10)
+    point = _values(family, roles)
+    for spec in family.statistics:
+        if spec.scorer is None:
+            continue
+        sc = spec.scorer
+        y_true, y_pred = roles[sc.target], roles[f"{sc.target}_pred"]
+        got = statistic_score(y_true, y_pred, statistic=sc.name, **{sc.request: roles[sc.metadata]})
+        assert got == pytest.approx(point[spec.name], abs=1e-12), sc.name
+        # an option reaches the function: weights change the value exactly as the function's own
+        w = np.random.default_rng(11).integers(0, 3, len(y_true)).astype(float)
+        weighted = statistic_score(y_true, y_pred, statistic=sc.name, sample_weight=w,
+                                   **{sc.request: roles[sc.metadata]})
+        assert weighted == pytest.approx(_values(family, {**roles, "sample_weight": w})[spec.name], abs=1e-12)
+        # and an option the function does not take is not dropped silently
+        with pytest.raises(TypeError, match="no_such_option"):
+            statistic_score(y_true, y_pred, statistic=sc.name, no_such_option=1, **{sc.request: roles[sc.metadata]})
+
+
+def test_registry_indexes_are_consistent():
+    names = set()
+    for fam in REGISTRY:
+        for f in fam.functions:
+            assert REGISTRY.get(f) is fam
+            assert getattr(biasamp, f.__name__) is f  # every registered function is public
+        for s in fam.statistics:
+            assert s.column.isidentifier()
+            assert set(s.needs) <= set(fam.roles)
+            assert REGISTRY.statistic(s.name)[0] is fam
+            names.add(s.name)
+    assert len(names) == sum(len(f.statistics) for f in REGISTRY)  # statistic names are unique
+    with pytest.raises(TypeError, match="bootstrap supports the count-based metrics"):
+        REGISTRY.of(len, "bootstrap")
