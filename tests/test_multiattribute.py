@@ -397,6 +397,27 @@ def test_counts_add_and_recompute():
 # --------------------------------------------------------------------------- #
 # bad input
 # --------------------------------------------------------------------------- #
+def test_multi_from_counts_errors_name_the_argument():
+    import dataclasses
+
+    g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
+    c = multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr).counts
+    with pytest.raises(TypeError, match="counts must be a MultiAttributeCounts"):
+        multi_from_counts(c.train_joint)
+    joints = ("train_joint", "test_joint", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat")
+    empty = dataclasses.replace(c, combinations=(), **{f: getattr(c, f)[:, :0] for f in joints})
+    with pytest.raises(ValueError, match=r"^counts holds no combination"):
+        multi_from_counts(empty)
+    train = c.train_joint.copy()
+    train[:, 2] = 0  # the combination ('a', 'b') never in the training ground truth
+    with pytest.raises(ValueError, match=r"^counts\.train_joint: .*training ground truth.*\('a', 'b'\)"):
+        multi_from_counts(dataclasses.replace(c, train_joint=train))
+    test = c.test_joint.copy()
+    test[:, 0] = 0
+    with pytest.raises(ValueError, match=r"^counts\.test_joint: .*test ground truth.*\('a',\)"):
+        multi_from_counts(dataclasses.replace(c, test_joint=test))
+
+
 def test_group_not_one_hot_names_rows():
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
     bad = np.eye(2, dtype=int)[g]

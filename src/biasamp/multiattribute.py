@@ -967,10 +967,18 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
     >>> multi_from_counts(res.counts + res.counts).g_to_m.value == res.g_to_m.value
     True
     """
+    if not isinstance(counts, MultiAttributeCounts):
+        raise TypeError(f"counts must be a MultiAttributeCounts, got {type(counts).__name__}")
     if not counts.combinations:
-        raise ValueError("the count table holds no combination")
-    if (counts.train_joint.sum(axis=0) <= 0).any() or (counts.test_joint.sum(axis=0) <= 0).any():
-        raise ValueError("every combination of the count table must occur in the train and test ground truth")
+        raise ValueError("counts holds no combination: the count table needs at least one kept combination")
+    for part in ("train_joint", "test_joint"):
+        absent = np.flatnonzero(np.asarray(getattr(counts, part)).sum(axis=0) <= 0)
+        if absent.size:
+            where = "training" if part == "train_joint" else "test"
+            names = [counts.combinations[i] for i in absent[:5]]
+            raise ValueError(
+                f"counts.{part}: every combination of the count table must occur in the {where} ground truth, "
+                f"but {absent.size} never do{'es' if absent.size == 1 else ''} (e.g. {names!r})")
     y = _train_sign(counts)
     mals = _mals(counts) if counts.joint_ghat_mhat is not None else None
     g_to_m = _directional(counts, "G->M", y) if counts.joint_g_mhat is not None else None
