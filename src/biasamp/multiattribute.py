@@ -171,6 +171,35 @@ def _joint_counts(colbits: np.ndarray, groupbits: Sequence[np.ndarray], idx, siz
     return out
 
 
+def _column_joint_counts(colbits: np.ndarray, member: np.ndarray, weights: np.ndarray | None, idx: np.ndarray,
+                        sizes: np.ndarray) -> np.ndarray:
+    """``G x K`` counts ``Σ_i w_i [m ⊆ S_i][member_ig]`` for a 0/1 membership matrix (a row in any number of groups).
+
+    Unweighted: popcounts of the containment bitsets ANDed with each column's
+    bitset (int64). Weighted: the containment bits of a few combinations,
+    unpacked, times the weighted membership (float64).
+    """
+    n, n_groups = member.shape
+    k = len(sizes)
+    if weights is None:
+        groupbits = _column_bitsets(lambda s, e: member[s:e], n, n_groups)
+        out = np.zeros((n_groups, k), dtype=np.int64)
+        for sl in _chunks(k, colbits.shape[1]):
+            bits = _containment(colbits, idx[sl], sizes[sl])
+            for g in range(n_groups):
+                out[g, sl] = _popcount(bits & groupbits[g])
+        return out
+    weighted = member * np.asarray(weights, dtype=np.float64)[:, None]
+    out = np.zeros((n_groups, k), dtype=np.float64)
+    step = max(1, (4 * _CHUNK_BYTES) // (8 * max(n, 1)))
+    for start in range(0, k, step):
+        sl = slice(start, min(k, start + step))
+        bits = _containment(colbits, idx[sl], sizes[sl])
+        rows = np.unpackbits(bits.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
+        out[:, sl] = (rows @ weighted).T
+    return out
+
+
 _MAX_PLANES = 16  # integer weights below 2**16 are counted by bit planes
 
 
@@ -1038,6 +1067,24 @@ def _argmax_attr_pred(attr: Any, attr_train: Any, attr_pred: Any) -> Any:
     return np.eye(len(classes), dtype=np.int8)[np.argmax(arr, axis=1)]
 
 
+def _thresholded_attr_columns(attr_pred: Any) -> np.ndarray | None:
+    """``attr_pred_rule="argmax"``: the 0/1 group columns the authors' M→G counts, one by one (None for 1-D).
+
+    Probabilities and 0/1 rows (values in [0, 1]) are thresholded at 0.5
+    (``p > 0.5``, the authors' uncalibrated ``np.round``); scores outside
+    [0, 1] are read as logits (``s > 0``, i.e. ``sigmoid(s) > 0.5``). A row may
+    then be in no column or in several: the authors' M→G counts it in each.
+    """
+    if attr_pred is None:
+        return None
+    arr = np.asarray(attr_pred)
+    if arr.ndim != 2:
+        return None
+    arr = arr.astype(np.float64)
+    cut = 0.5 if (arr.min(initial=0.0) >= 0 and arr.max(initial=0.0) <= 1) else 0.0
+    return arr > cut
+
+
 def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
@@ -1153,9 +1200,12 @@ def multi_bias_amp(
     attr_pred_rule : {"one_hot", "argmax"}, default "one_hot"
         ``"one_hot"``: ``attr_pred`` must hold exactly one class per row
         (``ValueError`` otherwise). ``"argmax"`` (the authors' code): a 2-D
-        ``attr_pred`` of scores, probabilities or 0/1 rows is read as the
-        class of its largest entry, the first on ties (so a row with no
-        class goes to the first class).
+        ``attr_pred`` of scores, probabilities or 0/1 rows is read, for
+        Multi_MALS, as the class of its largest entry, the first on ties (so
+        a row with no class goes to the first class), and, for M→G, as its
+        thresholded columns counted one by one (probabilities at 0.5, scores
+        outside [0, 1] at 0; a row in two groups counts in both;
+        :doc:`/protocol_group_predictions`).
     sample_weight : array-like of shape (n,), optional
         One non-negative weight per test row: every test count (and, without
         a training set, every training count) becomes a sum of weights; rows
@@ -1313,6 +1363,7 @@ class _Prepared:
     rows: RowFilter
     train_rows: RowFilter | None
     source: str
+    attr_pred_columns: np.ndarray | None = None  # attr_pred_rule="argmax": thresholded group columns (for M->G)
 
     @property
     def train_codes(self) -> np.ndarray:
@@ -1339,8 +1390,14 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
         sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
     tr = tr or {"attr_train": None, "task_train": None}
     attr_pred = te["attr_pred"]
+    columns = None
     if attr_pred_rule == "argmax":
         attr_pred = _argmax_attr_pred(te["attr"], tr["attr_train"], attr_pred)
+        if attr_pred is not None and np.ndim(attr_pred) == 2:
+            # the one-hot rows (for Multi_MALS) and the thresholded columns (for M->G), same column order
+            raw, cols = _as_array(te["attr_pred"], "attr_pred")
+            classes = list(encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]})["attr"].classes)
+            columns = _thresholded_attr_columns(_align_columns(raw, cols, classes, "attr_pred"))
     g = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": attr_pred})
     a = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]})
     check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
@@ -1350,7 +1407,7 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
         check_consistent_length(attr_train=g["attr_train"], task_train=a["task_train"])
         source = "train"
     codes = {name: _group_codes(m) for name, m in g.items()}
-    return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source)
+    return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source, columns)
 
 
 def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, min_support: int,
@@ -1416,6 +1473,8 @@ def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, m
         )
     idx, sizes, train_joint = idx[in_test], sizes[in_test], train_joint[:, in_test]
     test_counts = [c[:, in_test] for c in test_counts]
+    if prep.attr_pred_columns is not None:  # argmax rule: M->G counts each thresholded group column on its own
+        test_counts[1] = _column_joint_counts(bits_test, prep.attr_pred_columns, w, idx, sizes)
     joint_g_mhat = joint_ghat_mhat = None
     if "task_pred" in a:
         bits_hat = _column_bitsets(_label_blocks(a["task_pred"]), n_test, n_tasks)
