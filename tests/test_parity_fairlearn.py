@@ -292,3 +292,20 @@ def test_difference_small_groups_leave_the_aggregates():
         fl.demographic_parity_difference(y[big], p[big], sensitive_features=sf[big]), abs=1e-12)
     assert kept.overall["DP"] == pytest.approx(fl.demographic_parity_difference(y, p, sensitive_features=sf),
                                                abs=1e-12)
+
+
+def test_audit_of_a_single_class_task_notes_it():
+    import biasamp
+
+    attr = np.repeat(["f", "m"], 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = biasamp.audit(attr, np.array(["x"] * 80), task_pred=np.array(["x"] * 80), sections=["fairness"],
+                            n_boot=20)
+        zeros = biasamp.audit(attr, np.zeros(80, int), task_pred=np.tile([0, 1], 40), sections=["fairness"],
+                              n_boot=20)
+    (sec,) = one.sections
+    assert sec.status == "ok" and any("single class 'x'" in note for note in sec.notes)
+    (sec,) = zeros.sections
+    # all-0 labels: the binary task (0, 1), headline the positive class 1 (selection rate 1/2 in both groups)
+    assert sec.status == "ok" and any("positive class 1" in note for note in sec.notes)
