@@ -828,6 +828,8 @@ def unflagged_nonfinite(obj: Any, path: str = "result", depth: int = 0) -> list[
             for p in unflagged_nonfinite(getattr(obj, f), f"{path}.{f}", depth + 1)]
     if isinstance(obj, BootstrapResult):
         return _bootstrap_unflagged(obj, path, depth)
+    if type(obj).__name__ == "CurveResult":
+        return _curve_unflagged(obj, path, depth)
     if _is_dataclass_instance(obj):
         flagged = _object_flag(obj)
         bad = []
@@ -845,6 +847,34 @@ def unflagged_nonfinite(obj: Any, path: str = "result", depth: int = 0) -> list[
                 bad += unflagged_nonfinite(v, f"{path}.{f.name}", depth + 1)
         return bad
     return []
+
+
+def _curve_unflagged(obj: Any, path: str, depth: int) -> list[str]:
+    """A curve's NaN value is flagged by its point's ``n_undefined``; a rate grid's -inf threshold is documented.
+
+    A rate grid's threshold is -inf where the rate makes every score positive
+    (k = N), as for ``Thresholds``; a value is NaN only where its point counts
+    undefined pairs or classes. Anything else non-finite is reported.
+    """
+    bad = []
+    if obj.thresholds is not None:
+        th = obj.thresholds.to_numpy(dtype=float)
+        allowed = np.isfinite(th) | ((th == -np.inf) & (obj.grid == "rate"))
+        bad += [f"{path}.thresholds row {i} = {th[i, j]!r}" for i, j in np.argwhere(~allowed)]
+    for s in obj.values.columns:
+        v = obj.values[s].to_numpy(dtype=float)
+        und = obj.n_undefined[s].to_numpy()
+        bad += [f"{path}.values[{s!r}] row {i} = {v[i]!r} with n_undefined 0"
+                for i in np.flatnonzero(~np.isfinite(v) & (und == 0))]
+    for f in ("low", "high"):
+        frame = getattr(obj, f)
+        if frame is not None:  # an interval is NaN where its point's value is undefined
+            lo = frame.to_numpy(dtype=float)
+            vals = obj.values[list(frame.columns)].to_numpy(dtype=float) if set(frame.columns) <= set(
+                obj.values.columns) else np.zeros_like(lo)
+            bad += [f"{path}.{f} row {i} col {j} = {lo[i, j]!r}"
+                    for i, j in np.argwhere(~np.isfinite(lo) & np.isfinite(vals))]
+    return bad
 
 
 def _fairness_unflagged(r: Any, path: str, depth: int) -> list[str]:

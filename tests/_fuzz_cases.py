@@ -254,6 +254,31 @@ def _checkpoint_arrays(d: Data) -> dict:
             "task_pred": L(d.task_pred, family="task", pred=True)}
 
 
+def _threshold_curve_mals_arrays(d: Data) -> dict:
+    return {**_threshold_curve_arrays(d), "attr_pred": L(d.attr_pred, family="attr", pred=True)}
+
+
+def _threshold_curve_fair_arrays(d: Data) -> dict:
+    return {"sensitive_features": L(d.attr, family="group", invalid=_GROUPS_INVALID),
+            "task": L(d.task, family="task"), "task_scores": Arg(d.scores, "scores")}
+
+
+def _checkpoint_both_arrays(d: Data) -> dict:
+    return {**_checkpoint_arrays(d), "attr_pred": L(d.attr_pred, family="attr", pred=True),
+            "attr_train": L(d.attr_train, rows="train", family="attr", required=False),
+            "task_train": L(d.task_train, rows="train", family="task", required=False)}
+
+
+def _checkpoint_fair_arrays(d: Data) -> dict:
+    return {"sensitive_features": L(d.attr, family="group", invalid=_GROUPS_INVALID),
+            "task": L(d.task, family="task"), "task_pred": L(d.task_pred, family="task", pred=True)}
+
+
+def _checkpoint_multi_arrays(d: Data) -> dict:
+    return {"attr": L(d.attr, family="attr"), "task": IND(d.task_multi, family="task"),
+            "task_pred": IND(d.task_multi_pred, family="task", pred=True)}
+
+
 # --------------------------------------------------------------------------- #
 # accumulators, counts, attackers
 # --------------------------------------------------------------------------- #
@@ -470,6 +495,41 @@ CASES: list[Case] = [
     Case("checkpoint_curve", ("checkpoint_curve",), _checkpoint_arrays,
          lambda attr, task, task_pred: b.checkpoint_curve(
              b.bias_amp_directional, attr, task, task_preds=[task_pred, task_pred]), relabel=_ANY2, examples=8),
+    # the curves' other grids, families and options (issue 25, item 8)
+    Case("threshold_curve[rates]", ("threshold_curve",), _threshold_curve_arrays,
+         lambda attr, task, task_scores: b.threshold_curve(
+             b.bias_amp_directional, attr, task, task_scores=task_scores, rates=[0.2, 0.5, 0.8]),
+         relabel={"attr": "any"}, examples=6),
+    Case("threshold_curve[mals]", ("threshold_curve",), _threshold_curve_mals_arrays,
+         lambda attr, task, task_scores, attr_pred: b.threshold_curve(
+             b.bias_amp_mals, attr, task, task_scores=task_scores, attr_pred=attr_pred, thresholds=[0.3, 0.6]),
+         relabel={"attr": "any"}, examples=6),
+    Case("threshold_curve[fairness_metrics]", ("threshold_curve",), _threshold_curve_fair_arrays,
+         lambda sensitive_features, task, task_scores: b.threshold_curve(
+             b.fairness_metrics, sensitive_features, task, task_scores=task_scores, thresholds=[0.3, 0.6],
+             metrics=["DP", "EOTP"], min_group_size=0, average="macro"),
+         relabel={"group": "monotone"}, examples=6,
+         # the curve documents its task / task_preds as the fairness metrics' y_true / y_pred
+         names={"sensitive_features": ("attr",), "task": ("y_true", "labels"), "task_pred": ("y_pred", "task_preds"),
+                "task_scores": ("y_pred",)}),
+    Case("checkpoint_curve[attr_preds+train+bootstrap]", ("checkpoint_curve",), _checkpoint_both_arrays,
+         lambda attr, task, task_pred, attr_pred, **kw: b.checkpoint_curve(
+             b.bias_amp_directional, attr, task, task_preds=[task_pred, task_pred],
+             attr_preds=[attr_pred, attr_pred], checkpoints=["early", "late"], **kw),
+         scalars={"n_boot": (6, "n_boot"), "level": (0.9, "level"), "random_state": (0, "seed")},
+         relabel=_MONO2, examples=6, names={"attr_pred": ("attr_preds",), "task_pred": ("task_preds",)}),
+    Case("checkpoint_curve[fairness_metrics]", ("checkpoint_curve",), _checkpoint_fair_arrays,
+         lambda sensitive_features, task, task_pred: b.checkpoint_curve(
+             b.fairness_metrics, sensitive_features, task, task_preds=[task_pred, task_pred],
+             metrics=["DP", "EOFP"], min_group_size=0, average="macro"),
+         relabel={"group": "monotone"}, examples=6,
+         # the curve documents its task / task_preds as the fairness metrics' y_true / y_pred
+         names={"sensitive_features": ("attr",), "task": ("y_true", "labels"), "task_pred": ("y_pred", "task_preds"),
+                "task_scores": ("y_pred",)}),
+    Case("checkpoint_curve[multi_bias_amp]", ("checkpoint_curve",), _checkpoint_multi_arrays,
+         lambda attr, task, task_pred: b.checkpoint_curve(
+             b.multi_bias_amp, attr, task, task_preds=[task_pred, task_pred]),
+         relabel=_MONO2, examples=6),
     # ---- attention ---------------------------------------------------------------- #
     Case("attention_iou", ("attention_iou",), _maps_arrays, lambda x, y: b.attention_iou(x, y),
          order=False, allow_nonfinite=_iou_allow_nan),

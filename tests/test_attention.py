@@ -502,6 +502,38 @@ def test_mask_score_resizing_options():
     assert plain == pytest.approx(1.0, abs=1e-6)  # 4x down with align_corners=False samples cell centres
 
 
+def test_mask_score_resize_attention_applies_the_second_min_max():
+    """resize="attention" is the authors' pipeline: upsample the map, min-max it again, then score."""
+    torch = _torch()
+    from biasamp.attention import mask_score
+
+    # channel 0 is 1 everywhere but the cell (2, 2): the GradCAM map (w_fg = 2) is that image, min 0, max 1
+    a0 = torch.ones(8, 8)
+    a0[2, 2] = 0
+    images = torch.stack([a0, torch.zeros(8, 8)]).expand(4, 2, 8, 8).clone()
+    model = _TwoRegionNet.build(torch, 2.0, 0.0)
+    mask = torch.zeros(16, 16)
+    mask[:8, :8] = 1  # the upper-left quadrant, holding the upsampled cell (2, 2)
+    loader = [(images, torch.zeros(4, 1), mask.expand(4, 16, 16))]
+    got = mask_score(model, loader, 0, None, model[0], resize="attention", progress=False).value
+    # by hand: 8 -> 16 bilinear (align_corners=False) spreads the cell over output pixels 3..6 with weights
+    # 1/4, 3/4, 3/4, 1/4 per axis, so the upsampled map is 1 - outer(u, u) with minimum 1 - 9/16 > 0; the
+    # second min-max gives 1 - outer(u, u) / (9/16)
+    u = np.zeros(16)
+    u[3:7] = [0.25, 0.75, 0.75, 0.25]
+    once = 1 - np.outer(u, u)
+    twice = (once - once.min()) / (once.max() - once.min())
+    assert once.min() == pytest.approx(7 / 16) and twice.min() == 0.0
+
+    def attn_iou(x, y):
+        x, y = x / x.sum(), y / y.sum()
+        return float((x * y).sum() / (((x + y) / 2) ** 2).sum())
+
+    m = mask.numpy().astype(float)
+    assert got == pytest.approx(attn_iou(twice, m), rel=1e-6)
+    assert abs(attn_iou(once, m) - attn_iou(twice, m)) > 1e-3  # the second min-max matters here
+
+
 def test_all_zero_attention_is_undefined_and_counted():
     torch = _torch()
     from biasamp.attention import mask_score

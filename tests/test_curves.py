@@ -307,3 +307,22 @@ def test_plot_and_report():
     report.sections.append(ckpt.to_section())
     assert "checkpoint_curve" in [s.key for s in report.sections] and "<svg" in report.to_html()
     assert [t.get_text() for t in ckpt.plot().axes[0].get_xticklabels()] == ["a", "b"]
+
+
+def test_checkpoint_curve_none_predictions_and_all_undefined_are_named_errors():
+    """Found by the fuzz (issue 25, item 8): a None among the predictions leaked a KeyError; a statistic
+    undefined at every checkpoint now raises as threshold_curve does."""
+    import biasamp as b
+
+    attr = np.array([0, 0, 1, 1, 0, 1])
+    task = np.array([0, 1, 0, 1, 1, 0])
+    with pytest.raises(ValueError, match=r"task_preds\[0\] is None"):
+        b.checkpoint_curve(b.bias_amp_directional, attr, task, task_preds=[None, None],
+                           attr_preds=[attr, attr])
+    # all-1 ground truth (the binary task (0, 1), positive class 1): no group has a negative, so EOFP has no
+    # FPR anywhere, at every checkpoint
+    y = np.ones(6, int)
+    g = np.array(["a", "b"] * 3)
+    with pytest.raises(ValueError, match="EOFP is undefined at every checkpoint"):
+        b.checkpoint_curve(b.fairness_metrics, g, y, task_preds=[y, y], metrics=["DP", "EOFP"],
+                           min_group_size=0)

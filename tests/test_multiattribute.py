@@ -397,6 +397,27 @@ def test_counts_add_and_recompute():
 # --------------------------------------------------------------------------- #
 # bad input
 # --------------------------------------------------------------------------- #
+def test_multi_from_counts_errors_name_the_argument():
+    import dataclasses
+
+    g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
+    c = multi_bias_amp(g, X, attr_pred=g_hat, task_pred=X_hat, attr_train=g_tr, task_train=X_tr).counts
+    with pytest.raises(TypeError, match="counts must be a MultiAttributeCounts"):
+        multi_from_counts(c.train_joint)
+    joints = ("train_joint", "test_joint", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat")
+    empty = dataclasses.replace(c, combinations=(), **{f: getattr(c, f)[:, :0] for f in joints})
+    with pytest.raises(ValueError, match=r"^counts holds no combination"):
+        multi_from_counts(empty)
+    train = c.train_joint.copy()
+    train[:, 2] = 0  # the combination ('a', 'b') never in the training ground truth
+    with pytest.raises(ValueError, match=r"^counts\.train_joint: .*training ground truth.*\('a', 'b'\)"):
+        multi_from_counts(dataclasses.replace(c, train_joint=train))
+    test = c.test_joint.copy()
+    test[:, 0] = 0
+    with pytest.raises(ValueError, match=r"^counts\.test_joint: .*test ground truth.*\('a',\)"):
+        multi_from_counts(dataclasses.replace(c, test_joint=test))
+
+
 def test_group_not_one_hot_names_rows():
     g_tr, X_tr, g, X, g_hat, X_hat = hand_example()
     bad = np.eye(2, dtype=int)[g]
@@ -563,12 +584,14 @@ def test_attr_pred_argmax_by_hand():
     # M->G by hand: combination {0}: 4 rows, P(g=0|m) = 1/2 = P(g^=0|m) -> 0; {0,1}: rows 1 and 3,
     # P(g=0|m) = 1/2, P(g^=0|m) = P(row 1 -> 1, row 3 -> 0) = 1/2 -> 0
     assert res.m_to_g.value == 0.0
-    # 0/1 rows with none or two classes: the first maximum (the authors' numpy argmax)
-    hard = np.array([[1, 1], [0, 0], [0, 1], [1, 0]])  # -> 0, 0, 1, 0
+    # 0/1 rows with none or two classes: M->G counts each thresholded column on its own (the authors'
+    # calculate_mba_mg), a row in both columns in both, a row in none in neither
+    hard = np.array([[1, 1], [0, 0], [0, 1], [1, 0]])
     res = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax")
     table = res.m_to_g.table.set_index(["attr", "combination"])["p_pred"]
-    # P(g^ = g | m): m = {0} holds the 4 rows, g^ = 0,0,1,0; m = {0,1} rows 1 and 3, g^ = 0, 0
-    assert table.to_dict() == {(0, (0,)): 0.75, (0, (0, 1)): 1.0, (1, (0,)): 0.25, (1, (0, 1)): 0.0}
+    # P(g^ = g | m): m = {0} holds the 4 rows, column 0 holds rows 0, 3 and column 1 rows 0, 2;
+    # m = {0,1} holds rows 1 and 3: column 0 row 3 only, column 1 none
+    assert table.to_dict() == {(0, (0,)): 0.5, (0, (0, 1)): 0.5, (1, (0,)): 0.5, (1, (0, 1)): 0.0}
     # column names are aligned with the classes
     named = multi_bias_amp(["f", "f", "m", "m"], task, attr_pred=pd.DataFrame(scores[:, ::-1], columns=["m", "f"]),
                            attr_pred_rule="argmax")
@@ -585,11 +608,65 @@ def test_attr_pred_argmax_in_the_bootstrap():
     rng = np.random.default_rng(0)
     attr = rng.integers(0, 2, 200)
     task = (rng.random((200, 3)) < 0.4).astype(int)
-    scores = rng.random((200, 2))
+    p = rng.random(200)
+    scores = np.column_stack([p, 1 - p])  # class probabilities: one column above 0.5 per row
     boot = bootstrap(multi_bias_amp, attr, task, attr_pred=scores, task_pred=task, attr_pred_rule="argmax",
                      n_boot=30, random_state=0)
     point = multi_bias_amp(attr, task, attr_pred=scores.argmax(axis=1), task_pred=task)
     assert boot.estimate["M->G"] == pytest.approx(point.m_to_g.value)
+    # rows in no or two thresholded groups: the replicate tables hold one group per row, so the bootstrap
+    # refuses (naming attr_pred) rather than resample a different M->G than the point estimate's
+    with pytest.raises(ValueError, match="^attr_pred: bootstrap"):
+        bootstrap(multi_bias_amp, attr, task, attr_pred=rng.random((200, 2)), task_pred=task,
+                  attr_pred_rule="argmax", n_boot=30, random_state=0)
+
+
+def test_attr_pred_argmax_reproduces_the_authors_m_to_g_by_hand():
+    """Zhao, Andrews & Xiang's code: Multi_MALS from argmax groups, M->G from each thresholded column."""
+    attr = [0, 0, 1, 1]
+    task = np.array([[1], [1], [1], [0]])  # the combination {0} holds rows 0, 1, 2
+    hard = np.array([[1, 1], [0, 0], [0, 1], [1, 0]])  # row 0 in both groups, row 1 in none
+    res = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax")
+    # P(g|m) = 2/3, 1/3; P(g^|m) by columns: column 0 row 0 -> 1/3, column 1 rows 0, 2 -> 2/3
+    # y: P(g=0, m) = 1/2 > P(g=0) P(m) = 3/8 -> +1; g=1: 1/4 < 3/8 -> -1
+    # raw = mean(y * delta) = mean(+1 * (1/3 - 2/3), -1 * (2/3 - 1/3)) = -1/3; abs = 1/3
+    assert res.m_to_g.raw == pytest.approx(-1 / 3, abs=1e-15)
+    assert res.m_to_g.value == pytest.approx(1 / 3, abs=1e-15)
+    assert res.counts.joint_ghat_m.tolist() == [[1], [2]]
+    # the argmax rows (0, 0, 1, 0) would give P(g^|m) = 2/3, 1/3 = P(g|m): 0, the number the issue reported
+    argmax_rows = multi_bias_amp(attr, task, attr_pred=hard.argmax(axis=1))
+    assert argmax_rows.m_to_g.value == 0.0
+    # weighted: rows weigh 1, 2, 1, 3; P(g|m) = 3/4, 1/4; columns: 1/4, 2/4; y = +1, -1 -> raw -3/8
+    weighted = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax", sample_weight=[1, 2, 1, 3])
+    assert weighted.m_to_g.raw == pytest.approx(-3 / 8, abs=1e-15)
+    # probabilities are thresholded at 0.5 (the authors' np.round), logits at 0
+    assert multi_bias_amp(attr, task, attr_pred=hard * 0.8 + 0.1, attr_pred_rule="argmax").m_to_g.raw == \
+        pytest.approx(-1 / 3, abs=1e-15)
+    assert multi_bias_amp(attr, task, attr_pred=hard * 4.0 - 2.0, attr_pred_rule="argmax").m_to_g.raw == \
+        pytest.approx(-1 / 3, abs=1e-15)
+    # Multi_MALS still uses the argmax rows (the authors' create_bog): equal to the one-hot argmax input
+    with_task = multi_bias_amp(attr, task, attr_pred=hard, task_pred=task, attr_pred_rule="argmax")
+    onehot = multi_bias_amp(attr, task, attr_pred=hard.argmax(axis=1), task_pred=task)
+    assert with_task.mals.value == onehot.mals.value
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000))
+def test_attr_pred_argmax_m_to_g_equals_a_loop_over_columns(seed):
+    rng = np.random.default_rng(seed)
+    n, k, n_groups = 30, 3, 3
+    attr = rng.integers(0, n_groups, n)
+    task = (rng.random((n, k)) < 0.5).astype(int)
+    pred = (rng.random((n, n_groups)) < 0.4).astype(int)
+    try:
+        res = multi_bias_amp(attr, task, attr_pred=pred, attr_pred_rule="argmax")
+    except ValueError:
+        return  # a class absent from attr, or no combination
+    for combo, j in zip(res.combinations, range(len(res.combinations))):
+        rows = task[:, list(combo)].all(axis=1)
+        for g in range(n_groups):
+            # the authors' ahat_cond_t: rows containing m whose column g is 1, over rows containing m
+            assert res.counts.joint_ghat_m[g, j] == int(pred[rows, g].sum())
 
 
 def test_inconsistent_hand_built_counts_name_the_field():

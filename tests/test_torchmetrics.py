@@ -306,6 +306,33 @@ def test_merge_state_clone_pickle():
         a.merge_state(BiasAmpMALS(3, 6))
 
 
+@pytest.mark.parametrize("make", [
+    lambda: BiasAmpDirectional(3, 6),
+    lambda: BiasAmpMALS(3, 6),
+    lambda: MultiBiasAmp(3, 6, combinations=[(0,), (1, 2)]),
+    lambda: GroupFairness(2, 2, metrics="DP"),
+    lambda: GroupFairness([0, 1], ["x", "y"], metrics=("DP", "EOTP")),
+], ids=["directional", "mals", "multi", "fairness_one", "fairness_several"])
+def test_torch_jit_script_like_torchmetrics_own(make):
+    """Every class scripts as torchmetrics' BinaryFairness does (its forward override is @torch.jit.unused)."""
+    from torchmetrics.classification import BinaryFairness
+
+    assert isinstance(torch.jit.script(BinaryFairness(2)), torch.jit.ScriptModule)  # the peer's own promise
+    metric = make()
+    scripted = torch.jit.script(metric)
+    assert isinstance(scripted, torch.jit.ScriptModule)
+    # the scripted module carries the count states (torch.jit keeps tensor attributes)
+    for name in metric._defaults:
+        assert torch.equal(getattr(scripted, name), getattr(metric, name))
+    # scripting left the eager metric working: it still counts and computes
+    if isinstance(metric, GroupFairness):
+        groups = torch.tensor([0, 0, 1, 1]) if metric._single else np.array(["x", "x", "y", "y"])
+        metric.update(torch.tensor([0, 1, 1, 0]), torch.tensor([0, 1, 0, 0]), sensitive_features=groups)
+        expected = abs(1 / 2 - 0 / 2)  # selection rate of the class 1: group 0 1/2, group 1 0/2
+        value = metric.compute()
+        assert float(value if isinstance(value, torch.Tensor) else value["DP"]) == expected
+
+
 def test_metric_collection_compute_groups():
     d = cooc_data()
     ref = _directional_ref(d)

@@ -86,7 +86,9 @@ class CurveResult(ResultMixin):
         undefined (:ref:`def-undefined`).
     thresholds : pandas.DataFrame or None
         Threshold curves: the score threshold of every label (columns) at
-        every grid point (rows); with ``grid="rate"``, the calibrated ones.
+        every grid point (rows); with ``grid="rate"``, the calibrated ones
+        (``-inf`` where the rate makes every score positive, as in
+        :func:`~biasamp.calibrate_thresholds`).
     level : float or None
         Confidence level of the intervals.
     ci_method : str
@@ -953,8 +955,9 @@ def checkpoint_curve(
     ------
     ValueError
         No prediction sequence, sequences or labels of different lengths,
-        predictions the metric cannot use, bad labels, or a metric undefined
-        at a checkpoint (the message names it).
+        predictions the metric cannot use, bad labels, a ``None`` among the
+        predictions, a metric undefined at a checkpoint (the message names
+        it), or a statistic undefined at every checkpoint.
     TypeError
         An unsupported ``metric``, or a prediction argument that is one array
         instead of a sequence of them.
@@ -1009,6 +1012,11 @@ def checkpoint_curve(
         raise ValueError(f"checkpoints has {len(labels)} labels for {n} prediction sets")
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
+    for seq, what in ((t_seq, "task_preds"), (a_seq, "attr_preds")):
+        missing = [k for k in range(n) if seq is not None and seq[k] is None]
+        if missing:
+            raise ValueError(f"{what}[{missing[0]}] is None: give predictions for every checkpoint (or leave "
+                             f"{what} out)")
     calls = []
     for k in range(n):
         preds = {"task_pred": None if t_seq is None else t_seq[k], "attr_pred": None if a_seq is None else a_seq[k]}
@@ -1025,6 +1033,10 @@ def checkpoint_curve(
         got = family.read(res, statistics)
         values[k] = [got[s][0] for s in statistics]
         n_undef[k] = [got[s][1] for s in statistics]
+    for j, s in enumerate(statistics):  # as threshold_curve: a statistic with no value anywhere is an error
+        if not np.isfinite(values[:, j]).any():
+            raise ValueError(f"{family.name}: {s} is undefined at every checkpoint (docs/definitions.md, "
+                             "'Undefined quantities')")
     values_frame = pd.DataFrame(values, columns=list(statistics))
     low = high = None
     method = ""

@@ -221,6 +221,7 @@ class _AccumulatorMetric(Metric):
         return torch.tensor(value, dtype=torch.float64, device=self.device)
 
     # ---------------------------------------------------- torchmetrics plumbing
+    @torch.jit.unused
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Count the batch (as :meth:`update`) and return the headline of this batch alone.
 

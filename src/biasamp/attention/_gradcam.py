@@ -742,8 +742,11 @@ def mask_score(
     kind : {"bce", "softmax"}, default "bce"
     resize : {"mask", "attention"}, default "mask"
         ``"mask"``: masks are resized to the attention map (the paper);
-        ``"attention"``: attention maps are upsampled to the mask size instead.
-        Both bilinear (``align_corners=False``).
+        ``"attention"``: attention maps are upsampled to the mask size instead
+        and min-max normalised again (Serianni et al.'s code: bilinear
+        upsampling no longer reaches an isolated minimum, so the second
+        min-max moves the floor back to 0). Both bilinear
+        (``align_corners=False``).
     antialias : bool, default True
         Anti-aliased bilinear *down*-sampling of masks (what torchvision's
         ``resize`` does, used in the paper's code); a large mask reduced to a
@@ -818,8 +821,8 @@ def mask_score(
             raise ValueError("masks of a batch must be finite and >= 0")
         if resize == "mask":
             m = _resize(m, tuple(attn.shape[-2:]), antialias)
-        else:
-            attn = _resize(attn.float(), tuple(m.shape[-2:]), antialias)
+        else:  # the authors' pipeline: upsampled to the mask, then min-max normalised again
+            attn = _min_max(_resize(attn.float(), tuple(m.shape[-2:]), antialias))
         return attn, m
 
     cam_target = target if kind == "bce" else None

@@ -673,8 +673,8 @@ def bias_amp_directional(
         result records ``train_source="test"``.
     drop_empty_train_rows : bool, default False
         Leave out of the signs the training rows with no attribute class and
-        no task label (possible with indicator matrices), as the
-        multi-attribute authors' code does. It only changes :math:`n` in
+        no task label (possible with indicator matrices), as Wang &
+        Russakovsky's code and the multi-attribute authors' copy of it do. It only changes :math:`n` in
         :math:`\operatorname{sign}(n\,\#(a,t) - \#a\,\#t)`; see Notes.
     sample_weight : array-like of shape (n,), optional
         One non-negative weight per test row: every test count (and, without
@@ -726,8 +726,9 @@ def bias_amp_directional(
     * **Empty training rows** (``drop_empty_train_rows``): a row with no
       attribute class and no task label is an instance where neither
       co-occurs, and it is kept by default (it is part of the population
-      :math:`P(\cdot)` is taken over). The code of Zhao, Andrews & Xiang
-      (their copy of BiasAmp→ and Multi→) drops such training rows first,
+      :math:`P(\cdot)` is taken over). Wang & Russakovsky's code
+      (``directional_biasamp.py``) and the code of Zhao, Andrews & Xiang
+      (their copy of BiasAmp→ and Multi→) drop such training rows first,
       which lowers :math:`n` and can flip a sign from + to −. Single-label
       (1-D) labels never have empty rows; the option matters only for
       indicator matrices with all-zero rows (:doc:`/protocol_empty_rows`).

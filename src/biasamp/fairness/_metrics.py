@@ -196,12 +196,59 @@ def _infer_classes(y_true: Any) -> list | None:
     return sorted(pd.unique(arr).tolist())
 
 
-def _encode_targets(y_true: Any, y_pred: Any, classes: Sequence | None) -> tuple[LabelMatrix, LabelMatrix]:
+def _is_int_label(c: Any) -> bool:
+    return isinstance(c, (int, np.integer)) or isinstance(c, (bool, np.bool_))
+
+
+def _complete_one_class(present: Any, pos_label: Any) -> list | None:
+    """The two classes of a binary task whose ground truth shows only ``present``, or None.
+
+    ``pos_label`` names the positive class: when it is another label of the
+    same kind (both integers/booleans, or both strings), the task's classes are
+    ``{present, pos_label}``; 0/1 (and boolean) labels with ``pos_label`` 0 or 1
+    are the classes 0 and 1. Any other case (e.g. integers 3 and 7) cannot be
+    completed: the caller passes ``classes=``.
+    """
+    if _is_int_label(present) and _is_int_label(pos_label):
+        return [0, 1] if int(present) in (0, 1) and int(pos_label) in (0, 1) else None
+    if isinstance(present, str) and isinstance(pos_label, str) and present != pos_label:
+        return sorted([present, pos_label])
+    return None
+
+
+def _encode_targets(y_true: Any, y_pred: Any, classes: Sequence | None,
+                    pos_label: Any = None, complete: bool = False) -> tuple[LabelMatrix, LabelMatrix]:
+    """Encode both label arrays on one class list.
+
+    With ``complete`` (and no ``classes``), a single-label ground truth that
+    shows one class only is read as a binary task whose other class comes from
+    ``pos_label`` (:func:`_complete_one_class`), as fairlearn reads ``pos_label``:
+    the positive class's rates are then 0 (never predicted) or undefined (never
+    in the ground truth), never the other class's.
+    """
+    given = classes is not None
     if classes is None:
         classes = _infer_classes(y_true)
-    enc = encode_labels({"y_true": y_true}, {"y_pred": y_pred}, allow_soft=True, classes=classes)
+        if complete and classes is not None and len(classes) == 1:
+            classes = _complete_one_class(classes[0], pos_label) or classes
+    try:
+        enc = encode_labels({"y_true": y_true}, {"y_pred": y_pred}, allow_soft=True, classes=classes)
+    except ValueError:
+        if given or not complete or classes is not None:
+            raise
+        # a one-class ground truth (names) with the other class predicted: complete it from pos_label
+        alone = encode_labels({"y_true": y_true})["y_true"]
+        if alone.codes is None or alone.n_classes != 1 or _complete_one_class(alone.classes[0], pos_label) is None:
+            raise
+        enc = encode_labels({"y_true": y_true}, {"y_pred": y_pred}, allow_soft=True,
+                            classes=_complete_one_class(alone.classes[0], pos_label))
     if "y_pred" not in enc:
         raise TypeError("y_pred is None; expected predictions")
+    yt = enc["y_true"]
+    if complete and not given and yt.codes is not None and yt.n_classes == 1:
+        two = _complete_one_class(yt.classes[0], pos_label)
+        if two is not None:
+            enc = encode_labels({"y_true": y_true}, {"y_pred": y_pred}, allow_soft=True, classes=two)
     check_consistent_length(y_true=enc["y_true"], y_pred=enc["y_pred"])
     return enc["y_true"], enc["y_pred"]
 
@@ -652,6 +699,11 @@ def _headline(classes: tuple, multilabel: bool, average: Any, pos_label: Any) ->
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
     k = len(classes)
+    if average == "auto" and k == 1 and not multilabel:
+        raise ValueError(
+            f"y_true holds a single class {classes[0]!r}, so average='auto' cannot tell a binary task from a "
+            f"one-class one: pass classes= (every class of the task, e.g. both classes of a binary task), "
+            f"pos_label= the class that never occurs, or average='macro' to report the class {classes[0]!r} itself")
     if average == "auto":
         average = "binary" if (not multilabel and k == 2) else "macro"
     if average is None:
@@ -742,7 +794,7 @@ def _prepare(y_true: Any, y_pred: Any, sensitive_features: Any, *, average: Any 
     y_true, y_pred, sensitive_features = arrays["y_true"], arrays["y_pred"], arrays["sensitive_features"]
     if rows.missing == "raise" and not rows.n_zero_weight:
         rows = None  # nothing to report
-    yt, yp = _encode_targets(y_true, y_pred, classes)
+    yt, yp = _encode_targets(y_true, y_pred, classes, pos_label, complete=not batch)
     gcodes, group_names, feature_names = _encode_groups(sensitive_features, yt.n_rows, groups)
     if not batch and len(group_names) < 2:
         raise ValueError(
@@ -951,6 +1003,13 @@ def _headline_values(counts: ConfusionCounts, metrics: tuple, headline: tuple, p
         n_undefined[m] = int(mask.sum() - cnt)
         if cnt == 0:
             reasons[m] = _why_undefined(m)
+            absent = [counts.classes[i] for i in headline if not np.asarray(counts.positives)[:, i].sum() > 0]
+            if m in ("EOTP", "BA") and len(absent) == len(headline):
+                # the class never occurs in the ground truth: no group has a TPR (the binary case of fairlearn's
+                # true_positive_rate, which reports 0 there)
+                reasons[m] += (f": the class{'es' if len(absent) > 1 else ''} "
+                               f"{', '.join(map(repr, absent[:8]))} never occur{'' if len(absent) > 1 else 's'} "
+                               "in y_true")
         overall[m] = by_class[m].copy() if per_class else float(mean)
     return overall, by_class, undefined, n_undefined, reasons
 
@@ -1128,7 +1187,7 @@ def fairness_metrics(
     average: Any = "auto", pos_label: Any = 1, threshold: float = 0.5, soft: str = "threshold",
     sample_weight: Any = None, missing: str = "raise", min_group_size: int = 30,
     include_small_groups: bool = False, reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
-    group_metrics: Mapping[str, Any] | None = None,
+    group_metrics: Mapping[str, Any] | None = None, classes: Sequence | None = None,
 ) -> FairnessResult:
     r"""The seven group fairness metrics of Qian et al. (2021), per class and overall.
 
@@ -1207,6 +1266,15 @@ def fairness_metrics(
         ``{"accuracy": sklearn.metrics.accuracy_score}``: called as
         ``f(y_true_g, y_pred_g)`` (plus ``sample_weight=`` when given) on each
         group's rows and on all rows.
+    classes : sequence, optional
+        Every class of the task, when ``y_true`` may not show them all (a
+        sample where one class never occurs). Without it the classes are those
+        of ``y_true``, except that a ground truth showing a single class of 0/1
+        (or boolean) labels is the binary task ``(0, 1)``, and a single string
+        class with a string ``pos_label`` the task ``{class, pos_label}``
+        (:ref:`def-fairness`). A positive class that never occurs leaves EOTP
+        and BA undefined (``undefined_reasons``); the other metrics are
+        returned.
 
     Returns
     -------
@@ -1295,7 +1363,7 @@ def fairness_metrics(
     """
     metrics = _check_metrics(metrics)
     prep = _prepare(y_true, y_pred, sensitive_features, average=average, pos_label=pos_label,
-                    threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing)
+                    threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing, classes=classes)
     return _from_prepared(prep, metrics, min_group_size=min_group_size, include_small_groups=include_small_groups,
                           reference_group=reference_group, tolerance=tolerance, group_metrics=group_metrics)
 

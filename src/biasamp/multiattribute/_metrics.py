@@ -186,6 +186,35 @@ def _joint_counts(colbits: np.ndarray, groupbits: Sequence[np.ndarray], idx, siz
     return out
 
 
+def _column_joint_counts(colbits: np.ndarray, member: np.ndarray, weights: np.ndarray | None, idx: np.ndarray,
+                        sizes: np.ndarray) -> np.ndarray:
+    """``G x K`` counts ``Σ_i w_i [m ⊆ S_i][member_ig]`` for a 0/1 membership matrix (a row in any number of groups).
+
+    Unweighted: popcounts of the containment bitsets ANDed with each column's
+    bitset (int64). Weighted: the containment bits of a few combinations,
+    unpacked, times the weighted membership (float64).
+    """
+    n, n_groups = member.shape
+    k = len(sizes)
+    if weights is None:
+        groupbits = _column_bitsets(lambda s, e: member[s:e], n, n_groups)
+        out = np.zeros((n_groups, k), dtype=np.int64)
+        for sl in _chunks(k, colbits.shape[1]):
+            bits = _containment(colbits, idx[sl], sizes[sl])
+            for g in range(n_groups):
+                out[g, sl] = _popcount(bits & groupbits[g])
+        return out
+    weighted = member * np.asarray(weights, dtype=np.float64)[:, None]
+    out = np.zeros((n_groups, k), dtype=np.float64)
+    step = max(1, (4 * _CHUNK_BYTES) // (8 * max(n, 1)))
+    for start in range(0, k, step):
+        sl = slice(start, min(k, start + step))
+        bits = _containment(colbits, idx[sl], sizes[sl])
+        rows = np.unpackbits(bits.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
+        out[:, sl] = (rows @ weighted).T
+    return out
+
+
 _MAX_PLANES = 16  # integer weights below 2**16 are counted by bit planes
 
 
@@ -982,10 +1011,18 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
     >>> multi_from_counts(res.counts + res.counts).g_to_m.value == res.g_to_m.value
     True
     """
+    if not isinstance(counts, MultiAttributeCounts):
+        raise TypeError(f"counts must be a MultiAttributeCounts, got {type(counts).__name__}")
     if not counts.combinations:
-        raise ValueError("the count table holds no combination")
-    if (counts.train_joint.sum(axis=0) <= 0).any() or (counts.test_joint.sum(axis=0) <= 0).any():
-        raise ValueError("every combination of the count table must occur in the train and test ground truth")
+        raise ValueError("counts holds no combination: the count table needs at least one kept combination")
+    for part in ("train_joint", "test_joint"):
+        absent = np.flatnonzero(np.asarray(getattr(counts, part)).sum(axis=0) <= 0)
+        if absent.size:
+            where = "training" if part == "train_joint" else "test"
+            names = [counts.combinations[i] for i in absent[:5]]
+            raise ValueError(
+                f"counts.{part}: every combination of the count table must occur in the {where} ground truth, "
+                f"but {absent.size} never do{'es' if absent.size == 1 else ''} (e.g. {names!r})")
     y = _train_sign(counts)
     mals = _mals(counts) if counts.joint_ghat_mhat is not None else None
     g_to_m = _directional(counts, "G->M", y) if counts.joint_g_mhat is not None else None
@@ -1043,6 +1080,24 @@ def _argmax_attr_pred(attr: Any, attr_train: Any, attr_pred: Any) -> Any:
         raise ValueError(f"attr_pred has {arr.shape[1]} columns but attr has {len(classes)} classes {classes[:20]!r}")
     arr = _align_columns(arr, cols, classes, "attr_pred")
     return np.eye(len(classes), dtype=np.int8)[np.argmax(arr, axis=1)]
+
+
+def _thresholded_attr_columns(attr_pred: Any) -> np.ndarray | None:
+    """``attr_pred_rule="argmax"``: the 0/1 group columns the authors' M→G counts, one by one (None for 1-D).
+
+    Probabilities and 0/1 rows (values in [0, 1]) are thresholded at 0.5
+    (``p > 0.5``, the authors' uncalibrated ``np.round``); scores outside
+    [0, 1] are read as logits (``s > 0``, i.e. ``sigmoid(s) > 0.5``). A row may
+    then be in no column or in several: the authors' M→G counts it in each.
+    """
+    if attr_pred is None:
+        return None
+    arr = np.asarray(attr_pred)
+    if arr.ndim != 2:
+        return None
+    arr = arr.astype(np.float64)
+    cut = 0.5 if (arr.min(initial=0.0) >= 0 and arr.max(initial=0.0) <= 1) else 0.0
+    return arr > cut
 
 
 def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) -> int | None:
@@ -1160,9 +1215,12 @@ def multi_bias_amp(
     attr_pred_rule : {"one_hot", "argmax"}, default "one_hot"
         ``"one_hot"``: ``attr_pred`` must hold exactly one class per row
         (``ValueError`` otherwise). ``"argmax"`` (the authors' code): a 2-D
-        ``attr_pred`` of scores, probabilities or 0/1 rows is read as the
-        class of its largest entry, the first on ties (so a row with no
-        class goes to the first class).
+        ``attr_pred`` of scores, probabilities or 0/1 rows is read, for
+        Multi_MALS, as the class of its largest entry, the first on ties (so
+        a row with no class goes to the first class), and, for M→G, as its
+        thresholded columns counted one by one (probabilities at 0.5, scores
+        outside [0, 1] at 0; a row in two groups counts in both;
+        :doc:`/protocol_group_predictions`).
     sample_weight : array-like of shape (n,), optional
         One non-negative weight per test row: every test count (and, without
         a training set, every training count) becomes a sum of weights; rows
@@ -1320,6 +1378,7 @@ class _Prepared:
     rows: RowFilter
     train_rows: RowFilter | None
     source: str
+    attr_pred_columns: np.ndarray | None = None  # attr_pred_rule="argmax": thresholded group columns (for M->G)
 
     @property
     def train_codes(self) -> np.ndarray:
@@ -1346,8 +1405,14 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
         sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
     tr = tr or {"attr_train": None, "task_train": None}
     attr_pred = te["attr_pred"]
+    columns = None
     if attr_pred_rule == "argmax":
         attr_pred = _argmax_attr_pred(te["attr"], tr["attr_train"], attr_pred)
+        if attr_pred is not None and np.ndim(attr_pred) == 2:
+            # the one-hot rows (for Multi_MALS) and the thresholded columns (for M->G), same column order
+            raw, cols = _as_array(te["attr_pred"], "attr_pred")
+            classes = list(encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]})["attr"].classes)
+            columns = _thresholded_attr_columns(_align_columns(raw, cols, classes, "attr_pred"))
     g = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": attr_pred})
     a = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]})
     check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
@@ -1357,7 +1422,7 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
         check_consistent_length(attr_train=g["attr_train"], task_train=a["task_train"])
         source = "train"
     codes = {name: _group_codes(m) for name, m in g.items()}
-    return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source)
+    return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source, columns)
 
 
 def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, min_support: int,
@@ -1423,6 +1488,8 @@ def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, m
         )
     idx, sizes, train_joint = idx[in_test], sizes[in_test], train_joint[:, in_test]
     test_counts = [c[:, in_test] for c in test_counts]
+    if prep.attr_pred_columns is not None:  # argmax rule: M->G counts each thresholded group column on its own
+        test_counts[1] = _column_joint_counts(bits_test, prep.attr_pred_columns, w, idx, sizes)
     joint_g_mhat = joint_ghat_mhat = None
     if "task_pred" in a:
         bits_hat = _column_bitsets(_label_blocks(a["task_pred"]), n_test, n_tasks)

@@ -106,6 +106,15 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
         raise ValueError(f"max_size ({checked['max_size']}) must be >= min_size ({checked['min_size']})")
     prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
                        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+    cols = prep.attr_pred_columns
+    if cols is not None and not np.array_equal(cols, np.eye(cols.shape[1], dtype=bool)[prep.codes["attr_pred"]]):
+        # the replicates count Multi_MALS and M->G from one predicted group per row; the authors' M->G counts
+        # every thresholded column of a row, so rows in no or several groups cannot share those tables
+        raise ValueError(
+            "attr_pred: bootstrap of multi_bias_amp with attr_pred_rule='argmax' needs rows with exactly one "
+            "predicted group after thresholding (some rows have none or several; the authors' M->G counts them "
+            "in every column, which the resampled tables do not hold): compute the point estimate with "
+            "multi_bias_amp, or pass one-hot attr_pred")
     counts, selection = _m._count(prep, mode=mode, support=opts["support"], **checked)
     point = _m.multi_from_counts(counts, selection=selection, train_source=prep.source)
     codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}

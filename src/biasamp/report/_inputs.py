@@ -287,8 +287,15 @@ def resolve_fairness_options(options: dict, classes: Sequence, multilabel: bool)
     both classes (``average="macro"``) and a note says so, where the function
     itself would raise (docs/definitions.md, ``def-fairness``).
     """
+    from biasamp.fairness._metrics import _complete_one_class
+
     out = {k: (tuple(v) if k == "tolerance" else v) for k, v in options.items()}
     notes = []
+    if out.get("average", "auto") == "auto" and not multilabel and len(classes) == 1 \
+            and _complete_one_class(classes[0], out.get("pos_label", 1)) is None:
+        out["average"] = "macro"
+        notes.append(f"The task shows a single class {classes[0]!r}: the headline is that class's value; pass "
+                     "pos_label (--pos-label) naming the class that never occurs to report it instead")
     if "pos_label" not in out and out.get("average", "auto") == "auto" and not multilabel and len(classes) == 2 \
             and not any(not isinstance(c, str) and c == 1 for c in classes):
         out["average"] = "macro"

@@ -635,7 +635,12 @@ def stream_audit(
                               errors, opt)
     if "fairness" in keys and has_tp:
         fopt, _ = resolve_fairness_options(opt.fairness, task_test, columns.multilabel)
-        fam["fairness"] = _Family(lambda: FairnessAccumulator(task_test, attr_test, **fopt, **boot("fairness")),
+        fair_classes = task_test
+        if len(task_test) == 1 and not columns.multilabel:  # a one-class task: both classes, as fairness_metrics
+            from biasamp.fairness._metrics import _complete_one_class
+
+            fair_classes = _complete_one_class(task_test[0], fopt.get("pos_label", 1)) or task_test
+        fam["fairness"] = _Family(lambda: FairnessAccumulator(fair_classes, attr_test, **fopt, **boot("fairness")),
                                   errors, opt)
     if "multi" in keys and columns.multilabel:
         fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
