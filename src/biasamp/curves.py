@@ -687,8 +687,8 @@ def threshold_curve(
         if family.family.key == "fairness" else ()
     unknown = sorted(set(metric_kwargs) - {"metrics"} - set(sweep_options))
     if unknown:
-        raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown}: "
-                        f"{family.name} takes {list(sweep_options) or 'no options'} here")
+        raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown}: {family.name} takes "
+                        f"{list(sweep_options) or 'no options'} here (only the fairness metrics take options)")
     if metric_kwargs.get("average", "auto") is None:
         raise ValueError("threshold_curve needs one value per threshold: average='auto', 'binary' or 'macro'")
     _check_boot(n_boot, level, ci_method, random_state)

@@ -121,6 +121,15 @@ class BootstrapResult(ResultMixin):
             raise AttributeError(f"several statistics {list(self.estimate)}: read .estimate[name]")
         return self.estimate[name]
 
+    @property
+    def result(self) -> Any:
+        """The metric's own result on the full data (what ``metric(*args, **kwargs)`` returns), or None.
+
+        :func:`biasamp.bootstrap` counts the labels once for both: the estimate
+        and the result come from the same count table.
+        """
+        return getattr(self, "_result", None)
+
     def interval(self, statistic: str | None = None) -> tuple[float, float]:
         """``(low, high)`` of one statistic (optional when there is only one)."""
         if statistic is not None and not isinstance(statistic, str):
@@ -220,6 +229,8 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
             UndefinedPairWarning,
             stacklevel=stacklevel,
         )
-    return BootstrapResult(estimate, ci, replicates, n_undefined, n_boot, level, ci_method, methods, p_value,
-                           tables, p_adjust, test_methods, notes)
+    out = BootstrapResult(estimate, ci, replicates, n_undefined, n_boot, level, ci_method, methods, p_value,
+                          tables, p_adjust, test_methods, notes)
+    object.__setattr__(out, "_result", getattr(plan, "result", None))
+    return out
 

@@ -239,7 +239,9 @@ class Plan:
     ``statistics(full)``: the :class:`Statistic` objects of the full table
     ``(1, wl, wr)`` (estimate, parts' estimate and units; the replicates are
     filled in by the bootstrap); ``tests(random_state)``: per-unit p-values
-    of the statistics that have a test of no effect.
+    of the statistics that have a test of no effect; ``result``: the
+    metric's result object on the full data, so that a caller that wants both
+    (the audit) counts the labels once.
     """
 
     cells: Any
@@ -248,6 +250,7 @@ class Plan:
     statistics: Callable[[np.ndarray], list]
     tests: Callable[[Any], dict] | None = None
     notes: list = field(default_factory=list)
+    result: Any = None  # the metric's own result on the full data (the builder computes it anyway)
 
 
 #: metric function -> plan builder ``builder(*args, **kwargs) -> Plan``

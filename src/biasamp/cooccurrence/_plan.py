@@ -179,6 +179,7 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
     plan = directional_evaluator(point, (test.attr_classes, test.task_classes), _c.correlation_sign(train),
                                  cells.table(), roles, agree, soft)
     plan.cells = cells
+    plan.result = point
     return plan
 
 
@@ -224,6 +225,7 @@ def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_
     cells, _ = _label_cells(left, right, weights)
     plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._as_count(train.cross("attr", "task")))
     plan.cells = cells
+    plan.result = point
     return plan
 
 

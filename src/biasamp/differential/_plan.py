@@ -100,4 +100,5 @@ def _df_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_featu
     present = np.asarray(counts.n, dtype=np.float64) > 0
     plan = df_evaluator(point, k, present, c)
     plan.cells = cells
+    plan.result = point
     return plan

@@ -288,4 +288,5 @@ def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive
     cells, _, _, soft = _cells(prep, point.counts.groups)
     plan = fairness_evaluator(point, cells.table(), metrics, soft)
     plan.cells = cells
+    plan.result = point
     return plan

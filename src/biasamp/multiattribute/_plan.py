@@ -130,6 +130,7 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
     cells = Cells(left, right, cell_counts, weights=None if prep.weights is None else prep.weights[rep])
     plan = multi_evaluator(point)
     plan.cells = cells
+    plan.result = point
     return plan
 
 

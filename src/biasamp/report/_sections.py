@@ -119,21 +119,23 @@ def _computed(inp: AuditInputs, key: str, compute: Callable[[], Any],
               boot: Callable[[], Any]) -> tuple[Any, Any, list]:
     """``(result, bootstrap result or None, notes)`` of a count-based family.
 
-    From the rows held: ``compute()``, then ``boot()`` (a
-    :class:`~biasamp.BootstrapResult`; a ``ValueError`` there becomes a note);
-    or, when the family was computed elsewhere (``inp.results[key]``, a
+    From the rows held: ``boot()`` (a :class:`~biasamp.BootstrapResult`, which
+    counts the labels once and carries the metric's result), or ``compute()``
+    when the bootstrap raises a ``ValueError`` (it becomes a note); or, when
+    the family was computed elsewhere (``inp.results[key]``, a
     streamed audit), from that :class:`~biasamp.report.SectionResult`.
     """
     given = inp.results.get(key)
     if given is not None:
         return given.compute(), given.bootstrap, list(given.notes)
-    res = compute()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedPairWarning)
-            return res, boot(), []
+            booted = boot()
     except ValueError as exc:
-        return res, None, [f"no bootstrap interval: {exc}"]
+        return compute(), None, [f"no bootstrap interval: {exc}"]
+    # the bootstrap counted the labels and computed the metric's result on them: count once
+    return (booted.result if booted.result is not None else compute()), booted, []
 
 
 def _boot_kwargs(opt: AuditOptions, key: str, n_boot: int | None = None) -> dict:
