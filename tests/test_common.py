@@ -168,3 +168,76 @@ def test_registry_indexes_are_consistent():
     assert len(names) == sum(len(f.statistics) for f in REGISTRY)  # statistic names are unique
     with pytest.raises(TypeError, match="bootstrap supports the count-based metrics"):
         REGISTRY.of(len, "bootstrap")
+
+
+def _classes(family, roles: dict) -> dict:
+    """The class lists the function discovers, for the accumulator constructors."""
+    def uniq(*xs):
+        return sorted(set(np.concatenate([np.asarray(x).ravel() for x in xs if x is not None]).tolist()))
+
+    task = roles["task"]
+    tasks = list(range(task.shape[1])) if np.ndim(task) == 2 else uniq(task, roles.get("task_pred"))
+    return {"attr": uniq(roles["attr"], roles.get("attr_pred")), "task": tasks}
+
+
+def _accumulated(family, roles: dict, n_batches: int):
+    from biasamp.accumulators import accumulator_for
+
+    acc = accumulator_for(family.key).for_family(family.key, _classes(family, roles))
+    bounds = np.linspace(0, len(roles["attr"]), n_batches + 1).astype(int)
+    batches = [_take(roles, np.arange(a, b)) for a, b in zip(bounds, bounds[1:])]
+    for b in batches:
+        acc.prepass(b)
+    acc.end_prepass()
+    return acc, batches
+
+
+def _stats(family, res) -> dict:
+    return {s.name: s.read(res)[0] for s in family.statistics if all(r is not None for r in s.needs)}
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_accumulator_batches_equal_one_shot_and_merge_equals_concatenation(family):
+    roles = _example(family, seed=12)
+    point = _values(family, roles)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        acc, batches = _accumulated(family, roles, 3)
+        for b in batches:
+            acc.update_roles(b)
+        assert _stats(family, acc.compute()) == point  # bit-identical: the counts are integers
+        left, _ = _accumulated(family, roles, 3)
+        right = left.copy()
+        left.update_roles(batches[0])
+        for b in batches[1:]:
+            right.update_roles(b)
+        assert _stats(family, (left + right).compute()) == point
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_torchmetrics_class_equals_the_function(family):
+    pytest.importorskip("torchmetrics")
+    from biasamp.torchmetrics import metric_for
+
+    roles = _example(family, seed=13)
+    acc, batches = _accumulated(family, roles, 2)
+    metric = metric_for(family.key).from_accumulator(acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        for b in batches:
+            metric._count("update_roles", b)
+        assert _stats(family, metric.result()) == pytest.approx(_values(family, roles), abs=1e-12)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_dask_function_equals_the_function(family):
+    da = pytest.importorskip("dask.array")
+    import biasamp.dask as bdask
+
+    roles = _example(family, seed=14, n=400)
+    chunked = {k: da.from_array(v, chunks=(150,) + np.shape(v)[1:]) for k, v in roles.items()}
+    args, kwargs = family.call(chunked, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        res = getattr(bdask, family.name)(*args, **kwargs)
+    assert _stats(family, res) == pytest.approx(_values(family, roles), abs=1e-12)

@@ -95,12 +95,27 @@ from biasamp.multiattribute._metrics import (
     multi_from_counts,
 )
 
-__all__ = ["CooccurrenceAccumulator", "FairnessAccumulator", "MultiAttributeAccumulator"]
+__all__ = ["CooccurrenceAccumulator", "DifferentialAccumulator", "FairnessAccumulator", "MultiAttributeAccumulator"]
 
 
 # --------------------------------------------------------------------------- #
 # shared machinery
 # --------------------------------------------------------------------------- #
+def accumulator_for(key: str) -> type:
+    """The accumulator class of the registered family ``key`` (the subclass that declares it)."""
+    found = [c for c in _subclasses(_Accumulator) if key in c.__dict__.get("families", {})]
+    if not found:
+        raise KeyError(f"no accumulator declares the family {key!r}")
+    return found[0]
+
+
+def _subclasses(cls: type) -> list:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
 def _class_list(value: Any, name: str) -> tuple:
     """A fixed class list: a sequence of names, or an int ``k`` for ``0..k-1``."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
@@ -135,6 +150,26 @@ class _Accumulator:
     _TABLES: tuple[str, ...] = ()
     n_boot: int = 0
     boot: Any = None
+    #: the registered families this class accumulates: family key -> its fixed constructor options
+    families: dict = {}
+
+    # ------------------------------------------------- the family protocol (by label role)
+    @classmethod
+    def for_family(cls, key: str, classes: dict, **options: Any) -> "_Accumulator":  # pragma: no cover - abstract
+        """An accumulator of family ``key`` for the class lists ``classes`` (``{"attr": ..., "task": ...}``)."""
+        raise NotImplementedError
+
+    def prepass(self, roles: dict) -> "_Accumulator":
+        """A family's first pass over a batch given by label role (default: none)."""
+        return self
+
+    def end_prepass(self) -> "_Accumulator":
+        """Close the first pass (default: nothing to close)."""
+        return self
+
+    def update_roles(self, roles: dict) -> "_Accumulator":  # pragma: no cover - abstract
+        """Count one batch given by label role (``attr``, ``task``, ``*_pred``, ``*_train``, ``sample_weight``)."""
+        raise NotImplementedError
 
     def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
         from biasamp._engine.resample import check_random_state, seed_int
@@ -434,6 +469,18 @@ class CooccurrenceAccumulator(_Accumulator):
         self._init_bootstrap(n_boot, random_state, stream)
         if self.n_boot:
             self.boot = np.zeros((self.n_boot, 1 + 2 * ka, 1 + 2 * kt), dtype=np.float64)
+
+    families = {"directional": {}, "mals": {"metric": "mals"}}
+
+    @classmethod
+    def for_family(cls, key: str, classes: dict, **options: Any) -> "CooccurrenceAccumulator":
+        return cls(classes["attr"], classes["task"], **cls.families[key], **options)
+
+    def update_roles(self, roles: dict) -> "CooccurrenceAccumulator":
+        if roles.get("attr_train") is not None:
+            self.update_train(roles["attr_train"], roles["task_train"], sample_weight=roles.get("train_sample_weight"))
+        return self.update(roles["attr"], roles["task"], attr_pred=roles.get("attr_pred"),
+                           task_pred=roles.get("task_pred"), sample_weight=roles.get("sample_weight"))
 
     # ---------------------------------------------------------------- update
     def _embed(self, target: np.ndarray, counts: CooccurrenceCounts) -> None:
@@ -783,6 +830,16 @@ class FairnessAccumulator(_Accumulator):
         if self.n_boot:
             self.boot = np.zeros((self.n_boot, g, 1 + 3 * k), dtype=np.float64)
 
+    families = {"fairness": {}}
+
+    @classmethod
+    def for_family(cls, key: str, classes: dict, **options: Any) -> "FairnessAccumulator":
+        return cls(classes["task"], classes["attr"], **cls.families[key], **options)
+
+    def update_roles(self, roles: dict) -> "FairnessAccumulator":
+        return self.update(roles["task"], roles["task_pred"], sensitive_features=roles["attr"],
+                           sample_weight=roles.get("sample_weight"))
+
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any,
                sample_weight: Any = None, row_ids: Any = None) -> "FairnessAccumulator":
         """Count one batch; returns ``self``.
@@ -900,6 +957,83 @@ class FairnessAccumulator(_Accumulator):
             f"FairnessAccumulator(n={self.n_total}, {len(self.classes)} classes, "
             f"{len(self.groups)} groups, soft={self.soft})"
         )
+
+
+class DifferentialAccumulator(FairnessAccumulator):
+    r"""Streaming differential-fairness bias amplification (Foulds et al. 2020).
+
+    The counts are the group fairness family's (:class:`FairnessAccumulator`:
+    per group, its size and the positives of the labels and of the
+    predictions), so batches, :meth:`merge`, :meth:`sync`, Dask partitions and
+    the streamed bootstrap work alike; :meth:`compute` turns them into
+    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` with
+
+    .. math::
+
+        \tilde P(y \mid s) = \frac{N_{y,s} + c/2}{N_s + c}, \qquad
+        \varepsilon = \max_y \Big[\max_s \log \tilde P(y \mid s) - \min_s \log \tilde P(y \mid s)\Big]
+
+    (see :func:`~biasamp.df_bias_amplification`).
+
+    Parameters
+    ----------
+    classes : sequence or int
+        The two outcome classes.
+    groups : sequence or int
+        Group list (tuples for intersectional groups).
+    concentration : float, default 1.0
+        Total Dirichlet concentration :math:`c` > 0.
+    pos_label : object, default 1
+        The outcome y = 1.
+    n_boot, random_state, stream : as :class:`FairnessAccumulator`
+    threshold, soft : as :func:`~biasamp.df_bias_amplification`
+
+    Examples
+    --------
+    >>> from biasamp.accumulators import DifferentialAccumulator
+    >>> acc = DifferentialAccumulator([0, 1], ["a", "b"])
+    >>> acc.update([1, 1, 0, 0], [1, 1, 1, 0], sensitive_features=["a"] * 4)
+    DifferentialAccumulator(n=4, 2 classes, 2 groups, soft=False)
+    >>> acc.update([1, 1, 0, 0], [1, 0, 0, 0], sensitive_features=["b"] * 4)
+    DifferentialAccumulator(n=8, 2 classes, 2 groups, soft=False)
+    >>> round(acc.compute().value, 4)  # log(.7 / .3), as df_bias_amplification
+    0.8473
+    """
+
+    def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
+                 pos_label: Any = 1, n_boot: int = 0, random_state: Any = None, stream: int = 0,
+                 **options: Any) -> None:
+        from biasamp.differential._metrics import _check_concentration
+        from biasamp.fairness._metrics import _LABEL_OPTIONS
+
+        unknown = set(options) - set(_LABEL_OPTIONS)
+        if unknown:
+            raise TypeError(f"DifferentialAccumulator got unexpected options {sorted(unknown)!r}; it takes "
+                            f"concentration, pos_label and {sorted(_LABEL_OPTIONS)!r}")
+        super().__init__(classes, groups, n_boot=n_boot, random_state=random_state, stream=stream, **options)
+        self.concentration = _check_concentration(concentration)
+        self.options = {"pos_label": pos_label, "concentration": self.concentration}
+
+    families = {"differential": {}}
+
+    def compute(self) -> Any:
+        """The :class:`~biasamp.DFBiasAmpResult` of every row counted."""
+        from biasamp.differential._metrics import df_from_counts
+
+        if self.n_total == 0:
+            raise ValueError("no batch was counted: call update() first")
+        return df_from_counts(self.counts(), **self.options)
+
+    def _boot_plan(self):
+        from biasamp.differential._plan import df_evaluator
+
+        point = self.compute()
+        full = np.column_stack([self.n, self.positives, self.predicted, self.true_positives]).astype(np.float64)
+        k = list(self.classes).index(point.pos_label)
+        return df_evaluator(point, k, self.n > 0, self.concentration), full, self.boot
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("FairnessAccumulator", "DifferentialAccumulator", 1)
 
 
 # --------------------------------------------------------------------------- #
@@ -1228,6 +1362,31 @@ class MultiAttributeAccumulator(_Accumulator):
 
     def _bits(self, m) -> np.ndarray:
         return _column_bitsets(_label_blocks(m), m.n_rows, len(self.task_classes))
+
+    families = {"multi": {}}
+
+    @classmethod
+    def for_family(cls, key: str, classes: dict, **options: Any) -> "MultiAttributeAccumulator":
+        return cls(classes["attr"], classes["task"], **cls.families[key], **options)
+
+    def prepass(self, roles: dict) -> "MultiAttributeAccumulator":
+        """Pass 1: collect the candidate combinations (of the training rows when given, else the test rows)."""
+        if self.phase != "collect":
+            return self
+        if roles.get("task_train") is not None:
+            return self.collect(roles["task_train"], sample_weight=roles.get("train_sample_weight"))
+        return self.collect(roles["task"], sample_weight=roles.get("sample_weight"))
+
+    def end_prepass(self) -> "MultiAttributeAccumulator":
+        if self.phase == "collect":
+            self.freeze()
+        return self
+
+    def update_roles(self, roles: dict) -> "MultiAttributeAccumulator":
+        if roles.get("attr_train") is not None:
+            self.update_train(roles["attr_train"], roles["task_train"], sample_weight=roles.get("train_sample_weight"))
+        return self.update(roles["attr"], roles["task"], attr_pred=roles.get("attr_pred"),
+                           task_pred=roles.get("task_pred"), sample_weight=roles.get("sample_weight"))
 
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task"})
     def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> "MultiAttributeAccumulator":

@@ -56,6 +56,7 @@ from biasamp._core.rows import check_missing, select_rows
 from biasamp._families import REGISTRY
 from biasamp.accumulators import (
     CooccurrenceAccumulator,
+    DifferentialAccumulator,
     FairnessAccumulator,
     MultiAttributeAccumulator,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "bias_amp_directional",
     "bias_amp_mals",
     "bootstrap",
+    "df_bias_amplification",
     "dpa",
     "fairness_metrics",
     "leakage_amplification",
@@ -730,6 +732,13 @@ def fairness_metrics(
     >>> round(100 * res.overall["BA"], 1)
     10.1
     """
+    return _confusion_on_dask(lambda c, g: FairnessAccumulator(c, g, metrics=metrics, **options, **_boot_options()),
+                              y_true, y_pred, sensitive_features, classes, groups, split_every, sample_weight)
+
+
+def _confusion_on_dask(make: Any, y_true: Any, y_pred: Any, sensitive_features: Any, classes: Any, groups: Any,
+                       split_every: int, sample_weight: Any) -> Any:
+    """Per-group confusion counts of Dask collections (``make(classes, groups)``: the accumulator), tree-merged."""
     arguments = dict(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
     for name in ("y_true", "y_pred", "sensitive_features"):
         if arguments[name] is None:
@@ -749,10 +758,72 @@ def fairness_metrics(
         )
     import dask
 
-    template = FairnessAccumulator(classes, groups, metrics=metrics, **options, **_boot_options())
-    per = _count_partitions(_fair_part, template, arguments)
+    per = _count_partitions(_fair_part, make(classes, groups), arguments)
     (acc,) = dask.compute(tree_merge(per, split_every))
     return _finish(acc)
+
+
+def df_bias_amplification(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sensitive_features: Any,
+    concentration: float = 1.0,
+    pos_label: Any = 1,
+    classes: Sequence | None = None,
+    groups: Sequence | None = None,
+    split_every: int = 8,
+    sample_weight: Any = None,
+    **options: Any,
+) -> Any:
+    r"""Differential-fairness bias amplification (Foulds et al. 2020) on Dask collections.
+
+    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` from the
+    per-group counts of every partition, tree-merged, exactly as
+    :func:`biasamp.df_bias_amplification`.
+
+    Parameters
+    ----------
+    y_true, y_pred : dask collection
+        Binary ground truth and predictions, in the same row partitions.
+    sensitive_features : dask array, Series or DataFrame
+        Group of every row (several DataFrame columns: intersectional groups).
+    concentration, pos_label : as :func:`biasamp.df_bias_amplification`
+    classes, groups : sequence, optional
+        The outcome classes and the groups (found in one pass when omitted).
+    split_every : int, default 8
+        Fan-in of the tree reduction.
+    sample_weight : dask collection, optional
+        Row weights.
+    **options
+        ``threshold``, ``soft``.
+
+    Returns
+    -------
+    DFBiasAmpResult
+
+    See Also
+    --------
+    biasamp.df_bias_amplification : the in-memory function and the definition.
+    biasamp.accumulators.DifferentialAccumulator : the per-partition counter.
+
+    Examples
+    --------
+    >>> import numpy as np, pytest
+    >>> da = pytest.importorskip("dask.array")  # the [dask] extra
+    >>> import biasamp.dask
+    >>> y = np.array([1, 1, 0, 0, 1, 1, 0, 0] * 50)
+    >>> p = np.array([1, 1, 1, 0, 1, 0, 0, 0] * 50)
+    >>> s = np.array(list("aaaabbbb") * 50)
+    >>> res = biasamp.dask.df_bias_amplification(da.from_array(y, chunks=100), da.from_array(p, chunks=100),
+    ...                                          sensitive_features=da.from_array(s, chunks=100))
+    >>> round(res.value, 4) == round(biasamp.df_bias_amplification(y, p, sensitive_features=s).value, 4)
+    True
+    """
+    return _confusion_on_dask(
+        lambda c, g: DifferentialAccumulator(c, g, concentration=concentration, pos_label=pos_label, **options,
+                                             **_boot_options()),
+        y_true, y_pred, sensitive_features, classes, groups, split_every, sample_weight)
 
 
 # --------------------------------------------------------------------------- #
@@ -967,7 +1038,8 @@ def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, 
     from biasamp._engine.runs import _check_n_boot
 
     # this module's Dask form of each registered family's function (same name)
-    own = {f.__name__: f for f in (bias_amp_directional, bias_amp_mals, fairness_metrics, multi_bias_amp)}
+    own = {f.__name__: f for f in (bias_amp_directional, bias_amp_mals, fairness_metrics, multi_bias_amp,
+                                   df_bias_amplification)}
     family = REGISTRY.get(metric)
     func = own.get(family.name) if family is not None and metric is family.function else \
         next((f for f in own.values() if f is metric), None)

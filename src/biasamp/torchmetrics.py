@@ -61,6 +61,7 @@ except ImportError as exc:  # pragma: no cover - exercised only where torchmetri
 
 from biasamp.accumulators import (
     CooccurrenceAccumulator,
+    DifferentialAccumulator,
     FairnessAccumulator,
     MultiAttributeAccumulator,
     _Accumulator,
@@ -68,7 +69,15 @@ from biasamp.accumulators import (
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.fairness._metrics import METRICS
 
-__all__ = ["BiasAmpDirectional", "BiasAmpMALS", "GroupFairness", "MultiBiasAmp"]
+__all__ = ["BiasAmpDirectional", "BiasAmpMALS", "DifferentialFairness", "GroupFairness", "MultiBiasAmp"]
+
+
+def metric_for(key: str) -> type:
+    """The ``torchmetrics.Metric`` class of the registered family ``key``."""
+    for cls in _AccumulatorMetric.__subclasses__():
+        if cls.__dict__.get("family") == key:
+            return cls
+    raise KeyError(f"no torchmetrics class computes the family {key!r}")
 
 
 class _AccumulatorMetric(Metric):
@@ -346,6 +355,7 @@ class BiasAmpDirectional(_AccumulatorMetric):
     """
 
     _accumulator_type = CooccurrenceAccumulator
+    family = "directional"  # the registered family it computes
     _state_prefix = "directional_"
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, direction: str = "A->T",
@@ -435,6 +445,7 @@ class BiasAmpMALS(_AccumulatorMetric):
     """
 
     _accumulator_type = CooccurrenceAccumulator
+    family = "mals"  # the registered family it computes
     _state_prefix = "mals_"
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
@@ -528,6 +539,7 @@ class MultiBiasAmp(_AccumulatorMetric):
     """
 
     _accumulator_type = MultiAttributeAccumulator
+    family = "multi"  # the registered family it computes
     _state_prefix = "multi_"
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
@@ -636,6 +648,7 @@ class GroupFairness(_AccumulatorMetric):
 
     higher_is_better = False
     _accumulator_type = FairnessAccumulator
+    family = "fairness"  # the registered family it computes
     _state_prefix = "fairness_"
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
@@ -658,3 +671,61 @@ class GroupFairness(_AccumulatorMetric):
     def extra_repr(self) -> str:
         acc = self._acc
         return f"{len(acc.classes)} classes, groups={list(acc.groups)!r}, metrics={list(acc.metrics)!r}"
+
+
+class DifferentialFairness(_AccumulatorMetric):
+    r"""Differential-fairness bias amplification as a ``torchmetrics.Metric`` (Foulds et al. 2020).
+
+    The states are the counts of
+    :class:`~biasamp.accumulators.DifferentialAccumulator` (summed across
+    processes); ``compute()`` returns
+    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` (see
+    :func:`~biasamp.df_bias_amplification`), and :meth:`result` the whole
+    :class:`~biasamp.DFBiasAmpResult`.
+
+    Parameters
+    ----------
+    classes : sequence or int
+        The two outcome classes.
+    groups : sequence or int
+        Group list.
+    concentration : float, default 1.0
+    pos_label : object, default 1
+    **kwargs
+        ``threshold``, ``soft``, ``n_boot``, ``random_state`` and the
+        ``torchmetrics.Metric`` keyword arguments.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> _ = pytest.importorskip("torchmetrics")
+    >>> from biasamp.torchmetrics import DifferentialFairness
+    >>> metric = DifferentialFairness([0, 1], ["a", "b"])
+    >>> metric.update([1, 1, 0, 0, 1, 1, 0, 0], [1, 1, 1, 0, 1, 0, 0, 0], sensitive_features=list("aaaabbbb"))
+    >>> round(float(metric.compute()), 4)
+    0.8473
+    """
+
+    higher_is_better = False
+    _accumulator_type = DifferentialAccumulator
+    family = "differential"  # the registered family it computes
+    _state_prefix = "differential_"
+
+    def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
+                 pos_label: Any = 1, **kwargs: Any) -> None:
+        from biasamp.fairness._metrics import _LABEL_OPTIONS
+
+        options = {k: kwargs.pop(k) for k in _LABEL_OPTIONS if k in kwargs}
+        super().__init__(DifferentialAccumulator(classes, groups, concentration=concentration, pos_label=pos_label,
+                                                 **options), **kwargs)
+
+    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any, sample_weight: Any = None) -> None:
+        """Count one batch (as :meth:`FairnessAccumulator.update`)."""
+        self._count("update", y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
+
+    def _headline(self, result: Any) -> torch.Tensor:
+        return self._tensor(result.value)
+
+    def extra_repr(self) -> str:
+        acc = self._acc
+        return f"groups={list(acc.groups)!r}, concentration={acc.concentration:g}"
