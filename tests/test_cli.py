@@ -616,7 +616,7 @@ def test_audit_with_several_attributes_and_intersection(plain):
     rep = audit(attr, plain["label"], task_pred=pred, intersect=[("race", "sex")], n_boot=30, progress=False,
                 exclude=["dpa", "leakage", "calibration"], min_group_size=10)
     assert [s.key for s in rep.sections] == [f"{k}[{a}]" for a in ("race", "sex", "race x sex")
-                                             for k in ("directional", "mals", "multi", "fairness")]
+                                             for k in ("directional", "mals", "multi", "fairness", "differential")]
     one = audit(plain["sex"], plain["label"], task_pred=pred, n_boot=30, progress=False, sections=["fairness"],
                 min_group_size=10)
     pd.testing.assert_frame_equal(rep.section("fairness[sex]").summary, one.section("fairness").summary)

@@ -443,7 +443,8 @@ def test_memory_is_bounded_streaming_a_large_dataset(tmp_path):
         peaks[name] = int(proc.stdout.split()[-1])  # KiB on Linux
         rep = json.loads(out.read_text())
         assert rep["inputs"]["n_test"] == rows and rep["inputs"]["streamed"]["files"] == files
-        assert all(s["status"] == "ok" for s in rep["sections"] if s["key"] != "calibration")
+        # calibration needs validation scores, differential fairness a binary task (these tasks are multi-label)
+        assert all(s["status"] == "ok" for s in rep["sections"] if s["key"] not in ("calibration", "differential"))
         values[name] = rep
     in_memory_growth_kib = 1_500_000 * 42 * 8 / 1024  # the extra rows, as int64 columns
     growth = peaks["large"] - peaks["small"]

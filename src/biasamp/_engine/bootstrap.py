@@ -13,7 +13,10 @@ import pandas as pd
 from biasamp._core.results import ResultMixin, fmt
 from biasamp.exceptions import UndefinedPairWarning
 
-__all__ = ["BootstrapResult", "fill_replicates", "summarize"]
+__all__ = ["REPLICATES_WARNING", "BootstrapResult", "fill_replicates", "summarize"]
+
+#: how the warning about undefined replicates begins (the audit tells it from the point estimate's warnings)
+REPLICATES_WARNING = "bootstrap: some replicates had an undefined statistic and were excluded"
 
 # --------------------------------------------------------------------------- #
 # bootstrap over the count tables
@@ -224,7 +227,7 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
     replicates = pd.DataFrame({s.name: s.replicates for s in stats})
     if any(n_undefined.values()):
         warnings.warn(
-            "bootstrap: some replicates had an undefined statistic and were excluded: "
+            REPLICATES_WARNING + ": "
             + ", ".join(f"{k}: {v}" for k, v in n_undefined.items() if v),
             UndefinedPairWarning,
             stacklevel=stacklevel,

@@ -21,6 +21,7 @@ import pandas as pd
 
 from biasamp._core.labels import to_numpy
 from biasamp._core.results import top_rows
+from biasamp._engine.bootstrap import REPLICATES_WARNING
 from biasamp.exceptions import UndefinedPairWarning
 from biasamp.report._inputs import AuditInputs, AuditOptions, resolve_fairness_options
 from biasamp.report._registry import FigureSpec, SectionData, register_section
@@ -129,12 +130,16 @@ def _computed(inp: AuditInputs, key: str, compute: Callable[[], Any],
     if given is not None:
         return given.compute(), given.bootstrap, list(given.notes)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedPairWarning)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             booted = boot()
     except ValueError as exc:
         return compute(), None, [f"no bootstrap interval: {exc}"]
-    # the bootstrap counted the labels and computed the metric's result on them: count once
+    # the bootstrap counted the labels and computed the metric's result on them: count once, and pass on
+    # the warnings of that computation (those of the replicates are the bootstrap's own, summarised in its notes)
+    for w in caught:
+        if not (issubclass(w.category, UndefinedPairWarning) and str(w.message).startswith(REPLICATES_WARNING)):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return (booted.result if booted.result is not None else compute()), booted, []
 
 
@@ -407,6 +412,58 @@ _FAIR_READ = {
     "EOTP": "max - min TPR over groups",
     "BA": "prediction vs positive share, largest group",
 }
+
+
+def _declared_rows(key: str, res: Any, boot: Any, n: int) -> list:
+    """Summary rows of a registered family, one per headline statistic, read as its declaration says."""
+    from biasamp._families import REGISTRY
+
+    family = REGISTRY[key]
+    return [_boot_row(boot, s.name, s.name, "", s.read(res)[0], n, kind="amp" if s.signed else "disparity")
+            for s in family.statistics if s.headline]
+
+
+def _binary_task(inp: AuditInputs) -> bool:
+    return inp.task_pred is not None and np.ndim(inp.task) == 1 and len(_uniques(inp.task)) == 2
+
+
+@register_section(
+    "differential",
+    title="Differential fairness (intersectional)",
+    citation=('J. R. Foulds, R. Islam, K. N. Keya, S. Pan. "An Intersectional Definition of Fairness". '
+              "ICDE 2020."),
+    how_to_read=(
+        "epsilon is the largest log-ratio of an outcome's (smoothed) rate between two groups: 0 when every "
+        "group has the same rates, log 2 = 0.69 when one group gets an outcome twice as often as another. "
+        "epsilon_true is measured on the labels, epsilon_pred on the predictions; DF amplification = "
+        "epsilon_pred - epsilon_true: positive when the model widens the gap the data already has, negative "
+        "when it narrows it. Several attributes intersect (every combination is a group)."
+    ),
+    needs="attr, a binary task and task_pred",
+    applicable=_binary_task,
+    order=45,
+)
+def _differential_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+    from biasamp.differential._metrics import df_bias_amplification
+    from biasamp.stats import bootstrap
+
+    fopt, _ = resolve_fairness_options(opt.fairness, _uniques(inp.task), False)
+    kw = {k: fopt[k] for k in ("pos_label", "threshold", "soft") if k in fopt}
+    if inp.weight is not None:
+        kw["sample_weight"] = inp.weight
+    res, boot, notes = _computed(
+        inp, "differential", lambda: df_bias_amplification(inp.task, inp.task_pred, sensitive_features=inp.attr, **kw),
+        lambda: bootstrap(df_bias_amplification, inp.task, inp.task_pred, sensitive_features=inp.attr, **kw,
+                          **_boot_kwargs(opt, "differential")))
+    out = SectionData(summary=_declared_rows("differential", res, boot, inp.n), notes=notes)
+    for name, att in (("epsilon_true", res.attained_true), ("epsilon_pred", res.attained_pred)):
+        y, hi, lo = att
+        if hi != lo:
+            out.notes.append(f"{name} is attained by outcome {y!r}: most frequent in group {hi!r}, least in {lo!r}")
+    if boot is not None:
+        out.notes.extend(boot.notes)
+    out.tables["groups"] = res.to_frame().reset_index()
+    return out
 
 
 def _uniques(labels: Any) -> list:

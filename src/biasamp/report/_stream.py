@@ -91,7 +91,7 @@ STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows (each ro
                    "per replicate, replicate tables summed batch by batch); smooth statistics get percentile "
                    "intervals (BCa needs the distinct rows, which a stream does not keep)")
 NO_INTERVAL = "no interval: n_boot=0"
-_COUNTED = ("directional", "mals", "multi", "fairness")  # the sections the accumulators compute
+_COUNTED = ("directional", "mals", "multi", "fairness", "differential")  # the sections the accumulators compute
 _NO_ROWS = ("calibration",)  # needs validation scores: skipped in a streamed audit
 
 
@@ -617,6 +617,7 @@ def stream_audit(
     # ---- the accumulators ------------------------------------------------ #
     from biasamp.accumulators import (
         CooccurrenceAccumulator,
+        DifferentialAccumulator,
         FairnessAccumulator,
         MultiAttributeAccumulator,
     )
@@ -642,6 +643,11 @@ def stream_audit(
             fair_classes = _complete_one_class(task_test[0], fopt.get("pos_label", 1)) or task_test
         fam["fairness"] = _Family(lambda: FairnessAccumulator(fair_classes, attr_test, **fopt, **boot("fairness")),
                                   errors, opt)
+    if "differential" in keys and has_tp and not columns.multilabel and len(task_test) == 2:
+        dopt, _ = resolve_fairness_options(opt.fairness, task_test, False)
+        dopt = {k: dopt[k] for k in ("pos_label", "threshold", "soft") if k in dopt}
+        fam["differential"] = _Family(lambda: DifferentialAccumulator(task_test, attr_test, **dopt,
+                                                                      **boot("differential")), errors, opt)
     if "multi" in keys and columns.multilabel:
         fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
             attr_all, list(columns.task_names), combinations=opt.combinations, min_size=opt.min_size,
@@ -684,9 +690,10 @@ def stream_audit(
                 truth = (None, None) if has_train else (attr, task)
                 fam["mals"].feed(where, "update", *truth, attr_pred=attr_pred, task_pred=task_pred,
                                  sample_weight=w)
-            if "fairness" in fam:
-                fam["fairness"].feed(where, "update", task, task_pred,
-                                     sensitive_features=pd.Series(attr, name=columns.attr), sample_weight=w)
+            for key in ("fairness", "differential"):  # the families of per-group confusion counts
+                if key in fam:
+                    fam[key].feed(where, "update", task, task_pred,
+                                  sensitive_features=pd.Series(attr, name=columns.attr), sample_weight=w)
             if "multi" in fam:
                 fam["multi"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                   sample_weight=w)
