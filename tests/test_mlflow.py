@@ -90,6 +90,19 @@ def test_docs_mlflow_block_runs(tracking):
     assert "biasamp.DP" in ns["metrics"]
 
 
+def test_docs_mlflow_block_runs_as_written_without_configuration(tmp_path, monkeypatch):
+    """The snippet works in a fresh shell: no MLFLOW_* variable set, run from an empty folder."""
+    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_ALLOW_FILE_STORE"):
+        monkeypatch.setenv(var, "")  # recorded, so that the snippet's setdefault is undone afterwards
+        monkeypatch.delenv(var)
+    monkeypatch.chdir(tmp_path)
+    pytest.importorskip("mlflow")
+    from .test_export import run_guide
+
+    ns = run_guide("MLflow")
+    assert (tmp_path / "mlruns").is_dir()
+    assert "biasamp.BiasAmp_directional.A_to_T" in ns["metrics"]
+
 def test_a_report_of_several_attributes_logs_one_metric_per_attribute(tracking):
     import numpy as np
 
