@@ -67,10 +67,11 @@ class UndefinedPairWarning(BiasampWarning):
     Notes
     -----
     A subclass of :class:`~biasamp.exceptions.BiasampWarning` (a ``UserWarning``),
-    raised through the ``warnings`` module; filter it like any warning (``warnings.simplefilter("ignore", UndefinedPairWarning)``)
-    or turn it into an error in a test suite. It is never emitted for a
-    quantity that is defined, and a statistic whose every pair is undefined
-    raises ``ValueError`` instead.
+    raised through the ``warnings`` module; filter it like any warning
+    (``warnings.simplefilter("ignore", UndefinedPairWarning)``) or turn it into
+    an error in a test suite. It is never emitted for a quantity that is
+    defined, and a statistic whose every pair is undefined raises
+    ``ValueError`` instead.
 
     References
     ----------
