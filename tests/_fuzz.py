@@ -446,6 +446,37 @@ NASTY["labels"]["series-duplicate-index"] = (lambda v: True, lambda v, r: pd.Ser
 NASTY["indicator"]["frame-duplicate-index"] = (
     lambda v: True, lambda v, r: pd.DataFrame(v, index=np.zeros(len(v), int)))
 
+# polars and pyarrow columns (optional libraries: their kinds exist where they are installed).
+# 1-D only here: a 2-D polars/arrow table always carries string column names, which become
+# class names (the plain twin has none); tests/test_labels.py tests those names.
+try:
+    import polars as pl
+except ImportError:  # pragma: no cover - exercised in the no-extras CI step (.ci/no_extras.sh)
+    pl = None
+try:
+    import pyarrow as pa
+except ImportError:  # pragma: no cover
+    pa = None
+
+
+def _nullable(v: np.ndarray, r: int) -> list:
+    """``v`` as a list with a null (None) at row ``r``."""
+    out = np.asarray(v).tolist()
+    out[r % len(out)] = None
+    return out
+
+
+if pl is not None:
+    for _kind in ("labels", "values", "weights"):
+        NASTY[_kind]["polars-series"] = (lambda v: True, lambda v, r: pl.Series("x", v))
+    NASTY["labels"]["polars-unnamed"] = (lambda v: True, lambda v, r: pl.Series(v.tolist()))
+    INVALID["labels"]["polars-null"] = (lambda v: True, lambda v, r: pl.Series("x", _nullable(v, r)))
+if pa is not None:
+    for _kind in ("labels", "values", "weights"):
+        NASTY[_kind]["arrow-array"] = (lambda v: True, lambda v, r: pa.array(v))
+        NASTY[_kind]["arrow-chunked"] = (lambda v: True, lambda v, r: pa.chunked_array([v[:1], v[1:]]))
+    INVALID["labels"]["arrow-null"] = (lambda v: True, lambda v, r: pa.array(_nullable(v, r)))
+
 
 def invalid_kinds(case: Case, arrays: dict) -> list[tuple[str, str]]:
     """The (argument, invalid kind) pairs that apply to ``arrays``."""

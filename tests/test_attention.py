@@ -288,7 +288,8 @@ def test_import_without_torch_and_error_message():
         "    print(e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert 'pip install "biasamp[torch]"' in out and "torch==2.13.0" in out
+    assert 'pip install "biasamp[torch]"' in out and "install PyTorch" in out
+    assert "torch==" not in out  # the build environment's pin is no advice for a user
     assert "torch" not in subprocess.run(
         [sys.executable, "-c", "import biasamp, biasamp.attention, sys; print(sorted(sys.modules))"],
         capture_output=True, text=True, check=True,

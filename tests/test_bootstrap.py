@@ -214,6 +214,21 @@ def test_fairness_p_values_match_the_g_test():
     assert (bh.tables["DP"]["p_adjusted"] <= res.tables["DP"]["p_adjusted"] + 1e-15).all()
 
 
+def test_headline_p_is_the_smallest_p_adjusted_of_the_chosen_adjustment():
+    # a weak effect on one pair of three: the Holm (Bonferroni) and BH (Simes) global tests differ
+    y, p, g = _fair(seed=3, n=600, k=3, groups=2)
+    for adjust in ("holm", "bh"):
+        res = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=30, random_state=0, p_adjust=adjust)
+        for name, table in res.tables.items():
+            if "p_adjusted" in table and res.p_value[name] is not None:
+                assert res.p_value[name] == pytest.approx(np.nanmin(table["p_adjusted"]), rel=1e-12, abs=0)
+        raw = np.sort(res.tables["DP"]["p_value"].dropna().to_numpy())
+        m = raw.size
+        expected = min(1.0, m * raw[0]) if adjust == "holm" else min(1.0, (m / np.arange(1, m + 1) * raw).min())
+        assert res.p_value["DP"] == pytest.approx(expected, rel=1e-12)
+
+
+
 def test_bootstrap_argument_errors():
     y, p, g = _fair()
     with pytest.raises(ValueError, match="p_adjust"):

@@ -164,3 +164,116 @@ def test_nullable_and_categorical_dtypes_encode_like_plain_ones():
               pd.Series([False, True, True], dtype="boolean").astype(int)):
         enc = encode_labels({"a": s})["a"]
         np.testing.assert_array_equal(enc.codes, plain.codes)
+
+
+# --------------------------------------------------------------------------- #
+# dataframe libraries: pandas, polars, pyarrow keep their names
+# --------------------------------------------------------------------------- #
+def _frame(lib: str, data: dict):
+    """``data`` (column name -> values) as a table of ``lib``; skips where the library is absent."""
+    if lib == "pandas":
+        return pd.DataFrame(data)
+    if lib == "polars":
+        pl = pytest.importorskip("polars")
+        return pl.DataFrame(data)
+    pa = pytest.importorskip("pyarrow")
+    return pa.table(data)
+
+
+def _column(lib: str, name: str, values):
+    """One named column of ``lib`` (pyarrow columns carry no name: a ChunkedArray)."""
+    if lib == "pandas":
+        return pd.Series(values, name=name)
+    if lib == "polars":
+        pl = pytest.importorskip("polars")
+        return pl.Series(name, values)
+    pa = pytest.importorskip("pyarrow")
+    return pa.chunked_array([pa.array(values[:2]), pa.array(values[2:])])
+
+
+FRAME_LIBS = ["pandas", "polars", "pyarrow"]
+
+
+@pytest.mark.parametrize("lib", FRAME_LIBS)
+def test_frame_columns_are_class_names_in_every_library(lib):
+    truth = _frame(lib, {"cat": [1, 0, 1], "dog": [0, 1, 1]})
+    # predictions in another column order: aligned by name, as for pandas
+    pred = _frame(lib, {"dog": [0.2, 0.9, 0.6], "cat": [0.7, 0.1, 0.8]})
+    enc = encode_labels({"t": truth}, {"t_pred": pred}, allow_soft=True)
+    assert enc["t"].classes == ("cat", "dog")
+    np.testing.assert_array_equal(enc["t"].to_dense(), [[1, 0], [0, 1], [1, 1]])
+    np.testing.assert_allclose(enc["t_pred"].to_dense(), [[0.7, 0.2], [0.1, 0.9], [0.8, 0.6]])
+
+
+@pytest.mark.parametrize("lib", FRAME_LIBS)
+def test_frame_columns_name_the_tasks_of_a_metric(lib):
+    from biasamp import bias_amp_directional
+
+    attr = ["w", "m", "w", "m", "w", "m"]
+    task = {"kitchen": [1, 0, 1, 0, 0, 1], "tie": [0, 1, 0, 1, 1, 0]}
+    res = bias_amp_directional(_column(lib, "gender", attr), _frame(lib, task),
+                               attr_pred=_column(lib, "gender", attr), task_pred=_frame(lib, task))
+    ref = bias_amp_directional(np.array(attr), pd.DataFrame(task), attr_pred=np.array(attr),
+                               task_pred=pd.DataFrame(task))
+    assert sorted(set(res.to_frame()["task"])) == ["kitchen", "tie"]
+    pd.testing.assert_frame_equal(res.to_frame(), ref.to_frame())
+
+
+@pytest.mark.parametrize("lib", FRAME_LIBS)
+@pytest.mark.filterwarnings("ignore::biasamp.exceptions.UndefinedPairWarning")  # tiny groups: some rates undefined
+def test_frame_columns_name_the_sensitive_features(lib):
+    from biasamp import fairness_metrics
+
+    y = [0, 1, 1, 0, 1, 0, 1, 0] * 2
+    p = [0, 1, 0, 0, 1, 1, 1, 0] * 2
+    sf = {"sex": ["f", "m", "f", "m", "f", "m", "f", "m"] * 2, "age": ["y", "y", "o", "o", "o", "o", "y", "y"] * 2}
+    res = fairness_metrics(_frame(lib, {"y": y})["y"] if lib != "pyarrow" else np.array(y), np.array(p),
+                           sensitive_features=_frame(lib, sf), min_group_size=1)
+    ref = fairness_metrics(np.array(y), np.array(p), sensitive_features=pd.DataFrame(sf), min_group_size=1)
+    assert res.counts.feature_names == ref.counts.feature_names == ("sex", "age")
+    pd.testing.assert_frame_equal(res.by_group, ref.by_group)
+
+
+@pytest.mark.parametrize("lib", ["polars", "pyarrow"])
+def test_frame_nulls_are_missing_values_named_by_argument(lib):
+    # as the pandas frame with the same values (None in an integer column: NaN)
+    truth = _frame(lib, {"cat": [1, None, 1], "dog": [0, 1, 1]})
+    with pytest.raises(ValueError, match=r"^t contains NaN.*\(rows 1\)"):
+        encode_labels({"t": truth})
+    attr = _column(lib, "a", ["x", None, "y", "x"])
+    with pytest.raises(ValueError, match=r"^a .*(missing|NaN|None).*1"):
+        encode_labels({"a": attr})
+
+
+def test_arrow_duplicate_column_names_are_rejected_by_name():
+    pa = pytest.importorskip("pyarrow")  # polars refuses duplicate names itself
+    table = pa.Table.from_arrays([pa.array([1, 0]), pa.array([0, 1])], names=["a", "a"])
+    with pytest.raises(ValueError, match=r"t has duplicate column names \['a'\]"):
+        encode_labels({"t": table})
+
+
+def test_polars_series_keeps_its_name_and_lazyframe_is_named():
+    pl = pytest.importorskip("polars")
+    from biasamp.labels import _as_pandas
+
+    s = _as_pandas(pl.Series("gender", ["w", "m"]))
+    assert isinstance(s, pd.Series) and s.name == "gender" and s.tolist() == ["w", "m"]
+    assert _as_pandas(pl.Series(["w", "m"])).name is None  # polars' "" (no name) is no name
+    with pytest.raises(TypeError, match=r"t: a polars LazyFrame holds no rows yet"):
+        encode_labels({"t": pl.DataFrame({"a": [1, 0]}).lazy()})
+
+
+@pytest.mark.parametrize("lib", FRAME_LIBS)
+def test_audit_report_names_come_from_the_frames(lib):
+    from biasamp import audit
+
+    rng = np.random.default_rng(0)
+    n = 120
+    attr = np.where(rng.random(n) < 0.5, "w", "m").tolist()
+    task = {"kitchen": (rng.random(n) < 0.4).astype(int).tolist(), "tie": (rng.random(n) < 0.3).astype(int).tolist()}
+    rep = audit(_column(lib, "gender", attr), _frame(lib, task), attr_pred=_column(lib, "gender", attr),
+                task_pred=_frame(lib, task), sections=["directional"], n_boot=20, random_state=0)
+    assert rep.inputs["task_classes"] == ["kitchen", "tie"]
+    assert rep.inputs["attribute_classes"] == ["m", "w"]
+    assert rep.inputs["attribute"] == ("attr" if lib == "pyarrow" else "gender")  # an arrow column has no name
+    assert "kitchen" in rep.to_html()

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -88,6 +92,24 @@ def test_docs_mlflow_block_runs(tracking):
     ns = run_guide("MLflow")
     assert ns["metrics"]["accuracy"] == 0.91
     assert "biasamp.DP" in ns["metrics"]
+
+
+def test_docs_mlflow_block_runs_as_written_without_configuration(tmp_path):
+    """The snippet works as a user runs it: a fresh process, no MLFLOW_* variable set, an empty folder.
+
+    A fresh process because MLflow keeps the active experiment of earlier tests in module state.
+    """
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "src"), env.get("PYTHONPATH", "")])
+    code = ("from tests.test_export import run_guide\n"
+            "ns = run_guide('MLflow')\n"
+            "print(sorted(k for k in ns['metrics'] if k.startswith('biasamp.BiasAmp_directional')))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "biasamp.BiasAmp_directional.A_to_T" in proc.stdout
+    assert (tmp_path / "mlruns").is_dir()
 
 
 def test_a_report_of_several_attributes_logs_one_metric_per_attribute(tracking):

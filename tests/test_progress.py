@@ -63,6 +63,24 @@ def test_modes(monkeypatch):
         progress_mode("verbose")
 
 
+@pytest.mark.parametrize("value, off", [("1", True), ("True", True), ("yes", True), ("0", False), ("", False),
+                                        ("false", False)])
+def test_tqdm_disable_silences_the_automatic_mode(monkeypatch, value, off):
+    monkeypatch.setenv("TQDM_DISABLE", value)
+    for tty in (True, False):
+        monkeypatch.setattr(progress_mod, "_stderr_is_tty", lambda tty=tty: tty)
+        assert progress_mode(None) == ("off" if off else "bar" if tty else "lines")
+    assert progress_mode(True) == "bar" and progress_mode("lines") == "lines"  # explicit requests win
+
+
+def test_tqdm_disable_silences_a_long_call(capsys, fast_lines, monkeypatch):
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    attr, task = data()
+    # the call of test_dpa_prints_plain_lines_when_stderr_is_not_a_terminal, which prints there
+    dpa(attr, task, task_pred=task, attacker=SlowAttacker(), n_iter=4, random_state=0)
+    assert capsys.readouterr().err == ""
+
+
 def test_status_line_estimates_the_time_left(monkeypatch):
     clock = [1000.0]
     monkeypatch.setattr(progress_mod.time, "monotonic", lambda: clock[0])

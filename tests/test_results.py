@@ -211,3 +211,15 @@ def test_signed_never_prints_a_nonzero_bound_as_zero():
     assert signed(0.12345) == "+0.1235" and signed(-0.5) == "-0.5000" and signed(0.0) == "+0.0000"
     assert signed(3.2e-6) == "+3.2e-06" and signed(-4e-5) == "-4.0e-05"  # would read +0.0000 / -0.0000
     assert signed(5e-5) == "+0.0001"  # rounds to a nonzero digit: fixed notation is enough
+
+
+def test_every_biasamp_warning_derives_from_biasamp_warning():
+    import inspect
+
+    import biasamp.exceptions as exc
+
+    warning_classes = [c for _, c in inspect.getmembers(exc, inspect.isclass)
+                       if issubclass(c, Warning) and c.__module__ == exc.__name__]
+    assert {c.__name__ for c in warning_classes} >= {"BiasampWarning", "UndefinedPairWarning", "SmallGroupWarning"}
+    assert all(issubclass(c, exc.BiasampWarning) and issubclass(c, UserWarning) for c in warning_classes)
+    assert "BiasampWarning" in exc.__all__

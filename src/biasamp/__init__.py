@@ -70,7 +70,7 @@ from .cooccurrence import (
 from .counts import CooccurrenceCounts
 from .curves import CurveResult, checkpoint_curve, threshold_curve
 from .differential import DFBiasAmpResult, df_bias_amplification, df_from_counts
-from .exceptions import SmallGroupWarning, UndefinedPairWarning
+from .exceptions import BiasampWarning, SmallGroupWarning, UndefinedPairWarning
 from .fairness import (
     METRICS,
     ConfusionCounts,
@@ -116,6 +116,7 @@ from .stats import (
 
 
 __all__ = [
+    "BiasampWarning",
     "DFBiasAmpResult",
     "df_bias_amplification",
     "df_from_counts",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.labels import _as_array, _check_finite, encode_labels, to_numpy
+from biasamp._core.labels import _as_array, _as_pandas, _check_finite, encode_labels, to_numpy
 from biasamp._core.results import ResultMixin
 
 __all__ = ["Thresholds", "calibrate_thresholds"]
@@ -161,7 +161,8 @@ def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any 
         if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
             raise ValueError("rates must be finite and within [0, 1]")
     else:
-        lab = val_labels if isinstance(val_labels, pd.DataFrame) else to_numpy(val_labels, "val_labels")
+        lab = _as_pandas(val_labels)
+        lab = lab if isinstance(lab, pd.DataFrame) else to_numpy(lab, "val_labels")
         if np.ndim(lab) == 1:
             lab = lab.reshape(-1, 1)
         enc = encode_labels({"val_labels": lab})["val_labels"]

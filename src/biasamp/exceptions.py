@@ -1,4 +1,9 @@
-"""Warnings and exceptions raised by biasamp."""
+"""Warnings and exceptions raised by biasamp.
+
+Every warning class of biasamp derives from :class:`~biasamp.exceptions.BiasampWarning`, so that one
+filter silences (or turns into errors) all of them. Deprecated spellings warn
+with Python's own ``FutureWarning``.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,45 @@ import sys
 import warnings
 from pathlib import Path
 
-__all__ = ["SmallGroupWarning", "UndefinedPairWarning", "UnknownKeyError", "warn_outside"]
+__all__ = ["BiasampWarning", "SmallGroupWarning", "UndefinedPairWarning", "UnknownKeyError", "warn_outside"]
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
-class UndefinedPairWarning(UserWarning):
+class BiasampWarning(UserWarning):
+    """Base class of every warning biasamp emits about data or results.
+
+    Its subclasses (:class:`~biasamp.UndefinedPairWarning`, :class:`~biasamp.SmallGroupWarning`)
+    say which quantity was affected; filter this class to handle them all at once.
+
+    Parameters
+    ----------
+    message : str
+        What happened, and where the result records it.
+
+    Notes
+    -----
+    A subclass of ``UserWarning``, raised through the ``warnings`` module.
+    Deprecation warnings are Python's ``FutureWarning``, not this class.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from biasamp import bias_amp_directional
+    >>> from biasamp.exceptions import BiasampWarning
+    >>> attr, task = np.array([0, 0, 1, 1]), np.array([[1, 0], [0, 0], [1, 0], [0, 0]])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", BiasampWarning)  # every biasamp warning is now an error
+    ...     try:
+    ...         bias_amp_directional(attr, task, attr_pred=attr, task_pred=task)
+    ...     except BiasampWarning as w:
+    ...         print(type(w).__name__)
+    UndefinedPairWarning
+    """
+
+
+class UndefinedPairWarning(BiasampWarning):
     """Some (attribute, task) pairs had an undefined term and were left out.
 
     A term is undefined when it conditions on an empty event, for example
@@ -28,11 +66,12 @@ class UndefinedPairWarning(UserWarning):
 
     Notes
     -----
-    A subclass of ``UserWarning``, raised through the ``warnings`` module; filter it
-    like any warning (``warnings.simplefilter("ignore", UndefinedPairWarning)``)
-    or turn it into an error in a test suite. It is never emitted for a
-    quantity that is defined, and a statistic whose every pair is undefined
-    raises ``ValueError`` instead.
+    A subclass of :class:`~biasamp.exceptions.BiasampWarning` (a ``UserWarning``),
+    raised through the ``warnings`` module; filter it like any warning
+    (``warnings.simplefilter("ignore", UndefinedPairWarning)``) or turn it into
+    an error in a test suite. It is never emitted for a quantity that is
+    defined, and a statistic whose every pair is undefined raises
+    ``ValueError`` instead.
 
     References
     ----------
@@ -53,7 +92,7 @@ class UndefinedPairWarning(UserWarning):
     """
 
 
-class SmallGroupWarning(UserWarning):
+class SmallGroupWarning(BiasampWarning):
     r"""A protected group has fewer members than ``min_group_size``.
 
     Its rates rest on a handful of instances, so a gap to another group may be
@@ -70,7 +109,8 @@ class SmallGroupWarning(UserWarning):
     -----
     A group g is small when :math:`0 < n_g < \text{min\_group\_size}`, with
     :math:`n_g` its (weighted) number of members. A subclass of
-    ``UserWarning``; filter it like any warning. The threshold (30 by
+    :class:`~biasamp.exceptions.BiasampWarning` (a ``UserWarning``); filter it like any
+    warning. The threshold (30 by
     default) is the usual rule of thumb for a rate's normal approximation; set
     ``min_group_size`` to change it.
 

@@ -55,7 +55,8 @@ try:
     from torchmetrics.utilities.exceptions import TorchMetricsUserError
 except ImportError as exc:  # pragma: no cover - exercised only where torchmetrics is absent
     raise ImportError(
-        "biasamp.torchmetrics needs torch and torchmetrics: pip install torch==2.13.0 \"torchmetrics>=1.0\" "
+        "biasamp.torchmetrics needs torch and torchmetrics: install PyTorch (https://pytorch.org/get-started; "
+        "on a machine without CUDA, its CPU build), then pip install \"torchmetrics>=1.0\" "
         "(or pip install \"biasamp[torchmetrics]\")"
     ) from exc
 

@@ -8,14 +8,17 @@ habit). The conventions are those of :ref:`def-inputs`:
   against the classes seen in the ground truth of *train and test together*;
   a binary 1-D label therefore becomes two classes, ``0`` and ``1``.
 * a **2-D** argument is an ``N x K`` indicator matrix (multi-label, or
-  one-hot). pandas DataFrames keep their column names as class names; plain
-  arrays get ``0..K-1``.
+  one-hot). DataFrames (pandas, polars) and pyarrow Tables keep their column
+  names as class names; plain arrays get ``0..K-1``.
 * predictions have the classes of their ground truth. Hard predictions are
   0/1; soft predictions (probabilities in ``[0, 1]``) are accepted where a
   metric allows them. A 1-D float prediction of a binary ``{0, 1}`` label is
   read as ``P(class 1)``.
-* pandas Series/DataFrames, lists, tuples, numpy arrays and torch tensors (on
-  any device; moved to CPU) are accepted. torch is never imported here.
+* pandas Series/DataFrames, polars Series/DataFrames, pyarrow
+  Tables/RecordBatches/ChunkedArrays/Arrays, lists, tuples, numpy arrays and
+  torch tensors (on any device; moved to CPU) are accepted. polars and pyarrow
+  objects are read as the pandas object with the same names and values
+  (``_as_pandas``); torch, polars and pyarrow are never imported here.
 
 Bad input raises ``ValueError``/``TypeError`` naming the argument and the
 problem.
@@ -109,6 +112,49 @@ def _from_tensor(x: Any) -> Any:
     return t.numpy()
 
 
+def _arrow_to_numpy(col: Any) -> np.ndarray:
+    """A pyarrow Array/ChunkedArray as numpy: nulls become NaN (numbers) or None (other types)."""
+    return np.asarray(col.to_numpy(zero_copy_only=False))
+
+
+def _as_pandas(x: Any) -> Any:
+    """A polars or pyarrow table or column as the pandas object with the same names; anything else unchanged.
+
+    * polars ``DataFrame``, pyarrow ``Table`` and ``RecordBatch``: a pandas
+      ``DataFrame`` with the same column names (in order, duplicates kept so
+      that the input layer can name them), one numpy column each;
+    * polars ``Series``: a pandas ``Series`` with the same ``name``;
+    * pyarrow ``Array`` and ``ChunkedArray`` (which carry no name): a numpy array.
+
+    Missing values (polars/arrow nulls) become NaN or None, which the input
+    layer then reports as missing. The objects are recognised by the module of
+    their type, so neither polars nor pyarrow is imported here (both are
+    optional); a polars ``LazyFrame`` must be collected first.
+    """
+    mod = type(x).__module__ or ""
+    kind = type(x).__name__
+    if mod.startswith("polars"):
+        if kind == "DataFrame":
+            cols = {i: x.to_series(i).to_numpy() for i in range(x.width)}
+            frame = pd.DataFrame(cols, index=pd.RangeIndex(x.height))
+            frame.columns = list(x.columns)
+            return frame
+        if kind == "Series":
+            return pd.Series(x.to_numpy(), name=x.name if x.name != "" else None)  # polars: "" when unnamed
+        if kind == "LazyFrame":
+            raise TypeError("a polars LazyFrame holds no rows yet: call .collect() first")
+        return x
+    if mod.startswith("pyarrow"):
+        if kind in ("Table", "RecordBatch"):
+            cols = {i: _arrow_to_numpy(x.column(i)) for i in range(x.num_columns)}
+            frame = pd.DataFrame(cols, index=pd.RangeIndex(x.num_rows))
+            frame.columns = list(x.column_names)
+            return frame
+        if kind == "ChunkedArray" or (kind.endswith("Array") and hasattr(x, "null_count")):
+            return _arrow_to_numpy(x)
+    return x
+
+
 def to_numpy(x: Any, name: str) -> np.ndarray:
     """Any array-like argument (list, tuple, numpy, pandas, torch) as a numpy array, or a named error.
 
@@ -128,6 +174,10 @@ def to_numpy(x: Any, name: str) -> np.ndarray:
             f"{name} must be array-like (list, numpy array, pandas Series/DataFrame or torch tensor), "
             f"got {type(x).__name__}"
         )
+    try:
+        x = _as_pandas(x)
+    except TypeError as exc:
+        raise TypeError(f"{name}: {exc}") from None
     if isinstance(x, (pd.DataFrame, pd.Series, pd.Index)):
         arr = x.to_numpy()
     elif _is_torch_tensor(x):
@@ -156,6 +206,10 @@ def to_numpy(x: Any, name: str) -> np.ndarray:
 def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
     """Convert to a numpy array; return (array, column names or None)."""
     columns = None
+    try:
+        x = _as_pandas(x)  # polars/pyarrow tables: their column names are the class names
+    except TypeError as exc:
+        raise TypeError(f"{name}: {exc}") from None
     if isinstance(x, pd.DataFrame):
         columns = list(x.columns)
         dup = pd.Index(columns)[pd.Index(columns).duplicated()].unique().tolist()

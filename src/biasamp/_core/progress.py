@@ -11,7 +11,10 @@ Three modes, chosen by :func:`progress_mode` from a ``progress`` argument:
   Nested stages (an audit section running DPA) share one line, outer stage
   first. A call shorter than the interval prints nothing; one that printed
   ends with a "done" line.
-* ``"off"``: ``progress=False``.
+* ``"off"``: ``progress=False``, or ``progress=None`` while the environment
+  variable ``TQDM_DISABLE`` is set to a true value (``1``, ``true``, ``yes``,
+  ``on``), tqdm's own switch for "no progress output" (an explicit
+  ``progress=True`` still draws a bar, as tqdm's explicit ``disable=False`` does).
 """
 
 from __future__ import annotations
@@ -43,13 +46,20 @@ def _stderr_is_tty() -> bool:
         return False
 
 
+def _tqdm_disabled() -> bool:
+    """Whether ``$TQDM_DISABLE`` asks for no progress output (``1``/``true``/``yes``/``on``)."""
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def progress_mode(progress: Any) -> str:
     """``"bar"``, ``"lines"`` or ``"off"`` for a ``progress`` argument (bool, None, or a mode).
 
-    ``None``: a bar when stderr is a terminal, plain lines otherwise;
-    ``True``: a bar; ``False``: nothing.
+    ``None``: nothing when ``$TQDM_DISABLE`` is true, else a bar when stderr
+    is a terminal and plain lines otherwise; ``True``: a bar; ``False``: nothing.
     """
     if progress is None:
+        if _tqdm_disabled():
+            return "off"
         return "bar" if _stderr_is_tty() else "lines"
     if isinstance(progress, str):
         if progress not in MODES:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.labels import _fmt_rows, to_numpy
+from biasamp._core.labels import _as_pandas, _fmt_rows, to_numpy
 
 __all__ = ["MISSING_CHOICES", "MISSING_GROUP", "RowFilter", "check_missing", "check_sample_weight", "select_rows"]
 
@@ -150,6 +150,8 @@ def check_sample_weight(sample_weight: Any, n_rows: int, name: str = "sample_wei
 
 def _n_rows(x: Any) -> int | None:
     """Number of rows of an array-like, or None when it is not one (the encoders name the problem)."""
+    if type(x).__module__.startswith(("polars", "pyarrow")) and hasattr(x, "__len__"):
+        return len(x)
     if isinstance(x, (pd.DataFrame, pd.Series)):
         return len(x)
     shape = getattr(x, "shape", None)
@@ -162,6 +164,7 @@ def _n_rows(x: Any) -> int | None:
 
 def _as_rows(x: Any, name: str) -> Any:
     """pandas objects as they are (their names are class names); anything else via :func:`to_numpy`."""
+    x = _as_pandas(x)  # polars/pyarrow: the pandas object with the same names
     if isinstance(x, (pd.DataFrame, pd.Series)):
         return x
     return to_numpy(x, name)

@@ -48,8 +48,9 @@ class BootstrapResult(ResultMixin):
     p_value : dict of str -> float or None
         p-value of the test of no effect of each statistic, where one exists:
         the global null "no class / no pair has an effect", i.e. the smallest
-        adjusted per-unit p-value (Holm: a valid test of the global null). None
-        where the statistic has no test.
+        adjusted per-unit p-value (``p_adjust="holm"``: Holm's, which is
+        Bonferroni's test of the global null; ``"bh"``: Benjamini-Hochberg's,
+        which is Simes' test). None where the statistic has no test.
     tables : dict of str -> pandas.DataFrame
         Per statistic, one row per unit (class for the fairness metrics, pair
         for BiasAmp→ and BiasAmp_MALS, (group, combination) for the
@@ -77,7 +78,10 @@ class BootstrapResult(ResultMixin):
     A simultaneous interval covers every unit of the table together: with
     probability ``level`` each unit's true value lies in its
     ``[ci_low, ci_high]``. The headline ``p_value`` is
-    :math:`\min_u p^{adj}_u`, the Holm test of the global null.
+    :math:`\min_u p^{adj}_u` with the adjustment of ``p_adjust``: Holm's
+    (Bonferroni's test of the global null, valid under any dependence) or
+    Benjamini-Hochberg's (Simes' test, valid under independence or positive
+    dependence of the unit tests).
 
     References
     ----------
@@ -215,11 +219,15 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
         table = unit_table(s, level) if s.parts is not None else None
         if s.name in tests:
             t = tests[s.name]
-            p_value[s.name] = global_p_value(t.p_value)
+            # the test of the global null (no unit has an effect): the smallest adjusted per-unit
+            # p-value, Holm's (= Bonferroni's test) or, with "bh", Benjamini-Hochberg's (= Simes' test)
+            adjusted = adjust_pvalues(t.p_value, method=p_adjust)
+            p_value[s.name] = global_p_value(t.p_value) if p_adjust == "holm" else (
+                float(np.nanmin(adjusted)) if np.isfinite(adjusted).any() else float("nan"))
             test_methods[s.name] = t.method
             if table is not None:
                 table["p_value"] = t.p_value
-                table["p_adjusted"] = adjust_pvalues(t.p_value, method=p_adjust)
+                table["p_adjusted"] = adjusted
         else:
             p_value[s.name] = None
         if table is not None:

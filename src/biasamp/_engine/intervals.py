@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 CI_METHODS = ("auto", "percentile", "basic", "bca", "band")
 
@@ -104,6 +103,8 @@ def acceleration(jack: np.ndarray, weights: np.ndarray) -> float:
 
 def bca(est: float, reps: np.ndarray, level: float, accel: float) -> tuple[float, float]:
     """Bias-corrected and accelerated interval (Efron 1987), mid-rank bias correction for ties."""
+    from scipy import stats as _st  # imported where used: scipy.stats costs start-up time
+
     b = len(reps)
     below = (np.sum(reps < est) + 0.5 * np.sum(reps == est)) / b
     below = min(max(below, 0.5 / b), 1 - 0.5 / b)
@@ -182,6 +183,8 @@ def interval(stat: Statistic, method: str, level: float, cell_counts: np.ndarray
     if method == "auto" and not (lo <= est <= hi):
         # a smooth statistic whose replicates lie almost all on one side of it: use the
         # normal interval around the estimate, which holds it by construction
+        from scipy import stats as _st
+
         half = _st.norm.ppf((1 + level) / 2) * float(np.std(reps, ddof=1))
         lo, hi = _clip(est - half, est + half, stat.range)
         label = "normal (fallback)"

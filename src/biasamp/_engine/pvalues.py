@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 from biasamp._core.results import ResultMixin
 
@@ -208,6 +208,8 @@ def _fisher_two_rows(a: np.ndarray, n1: np.ndarray, n2: np.ndarray, k: np.ndarra
     support j with P(j) ≤ P(a)(1 + 1e-7). The ragged supports of all tables are
     laid end to end and summed block by block (bincount), so memory stays bounded.
     """
+    from scipy import stats  # imported where used: scipy.stats costs start-up time
+
     n = n1 + n2
     lo = np.maximum(0, k - n2)
     width = np.minimum(n1, k) - lo + 1
@@ -416,6 +418,8 @@ def independence_test(
         e_min = rr * np.minimum(c1r, nr - c1r)[:, None] / nr[:, None].astype(np.float64)
         small = ((rr > 0) & (e_min < min_expected)).any(axis=-1)
 
+        from scipy import stats
+
         g_test = idx[~small]
         p_value[g_test] = stats.chi2.sf(statistic[g_test], kr[~small] - 1)
         method[g_test] = "g-test"
@@ -503,6 +507,8 @@ def mcnemar_exact(b: Any, c: Any) -> TestResult:
         raise ValueError(f"b and c must have broadcastable shapes, got {b_arr.shape} and {c_arr.shape}") from exc
     n = b_arr + c_arr
     low = np.minimum(b_arr, c_arr)
+    from scipy import stats
+
     tail = stats.binom.cdf(low, np.maximum(n, 1), 0.5)
     p_value = np.where(n > 0, np.minimum(1.0, 2.0 * tail), 1.0)
     method = np.where(n > 0, "mcnemar-exact", "degenerate").astype("<U13")

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from biasamp._core.labels import to_numpy
 from biasamp._core.results import ResultMixin
@@ -178,6 +177,8 @@ def confidence_interval(
     check_random_state(random_state)
     n = len(x)
     mean = float(x.mean())
+    from scipy import stats as _st  # imported where used: scipy.stats costs start-up time
+
     if method == "t":
         half = _st.t.ppf((1 + level) / 2, n - 1) * x.std(ddof=1) / math.sqrt(n)
         low, high = mean - half, mean + half
@@ -395,6 +396,8 @@ def compare_runs(a: Any, b: Any, *, alternative: str | None = None) -> CompareRu
         alternative = "greater" if mx > my else "less" if mx < my else "two-sided"
     elif alternative not in ("greater", "less", "two-sided"):
         raise ValueError(f"alternative must be 'greater', 'less', 'two-sided' or None, got {alternative!r}")
+    from scipy import stats as _st  # imported where used: scipy.stats costs start-up time
+
     u = _st.mannwhitneyu(x, y, alternative=alternative)
     # a constant sample has SD exactly 0 (the floating-point std may leave ~1e-17)
     sa = 0.0 if np.ptp(x) == 0 else float(x.std(ddof=1))

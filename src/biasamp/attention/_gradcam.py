@@ -32,8 +32,8 @@ import numpy as np
 __all__ = ["GradCAM", "gradcam", "heatmap_score", "mask_score"]
 
 _INSTALL_HINT = (
-    'pip install "biasamp[torch]"  (on a machine without CUDA, install the CPU build first: '
-    "pip install torch==2.13.0)"
+    'install PyTorch (https://pytorch.org/get-started; on a machine without CUDA, its CPU build) '
+    'or pip install "biasamp[torch]"'
 )
 _KINDS = ("bce", "softmax")
 

@@ -47,6 +47,7 @@ from scipy import sparse
 
 from biasamp._core.labels import (
     LabelMatrix,
+    _as_pandas,
     _missing_mask_1d,
     check_consistent_length,
     encode_labels,
@@ -98,6 +99,10 @@ def _feature_columns(sensitive_features: Any) -> tuple[list[np.ndarray], list]:
         raise TypeError("sensitive_features is None; expected a 1-D array-like or a DataFrame")
     if isinstance(sf, (str, bytes, set, frozenset)) or np.isscalar(sf):
         raise TypeError(f"sensitive_features must be array-like or a DataFrame, got {type(sf).__name__}")
+    try:
+        sf = _as_pandas(sf)  # polars/pyarrow: their column names are the feature names
+    except TypeError as exc:
+        raise TypeError(f"{name}: {exc}") from None
     if isinstance(sf, Mapping):
         if not sf:
             raise ValueError("sensitive_features is an empty mapping; give at least one column")

@@ -49,7 +49,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score
 
 from biasamp._core.deprecation import keyword_only_since
 from biasamp._core.labels import (
@@ -366,6 +365,8 @@ def _score(quality: Any, kind: str, y: np.ndarray, p: np.ndarray) -> float:
         if quality == "accuracy":
             return float(np.mean(hard == y))
         if quality == "f1":
+            from sklearn.metrics import f1_score  # imported where used: it costs start-up time
+
             return float(f1_score(y, hard, average="macro", zero_division=0))
         onehot = np.zeros_like(p)
         onehot[np.arange(n), y] = 1.0
@@ -380,6 +381,8 @@ def _score(quality: Any, kind: str, y: np.ndarray, p: np.ndarray) -> float:
     if quality == "accuracy":
         return float(np.mean(hard == y))
     if quality == "f1":
+        from sklearn.metrics import f1_score  # imported where used: it costs start-up time
+
         return float(f1_score(y, hard, average="macro", zero_division=0))
     rmse = float(np.sqrt(np.mean((y - p) ** 2)))
     return 1.0 / max(rmse, _EPS)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.labels import _as_array, _check_finite, _from_tensor
+from biasamp._core.labels import _as_array, _as_pandas, _check_finite, _from_tensor
 from biasamp._core.results import to_builtin
 
 __all__ = ["AuditInputs", "AuditOptions"]
@@ -135,7 +135,11 @@ def _length(x: Any) -> int:
 
 
 def _to_host(x: Any) -> Any:
-    """Lists become arrays and torch tensors numpy arrays; pandas pass unchanged, numpy in native byte order."""
+    """Lists become arrays and torch tensors numpy arrays; pandas pass unchanged, numpy in native byte order.
+
+    polars and pyarrow tables and columns become the pandas objects with the same names (``_as_pandas``).
+    """
+    x = _as_pandas(x)
     if isinstance(x, np.ndarray) and not x.dtype.isnative:
         return x.astype(x.dtype.newbyteorder("="))
     if x is None or isinstance(x, (pd.Series, pd.DataFrame, np.ndarray)):

@@ -29,6 +29,9 @@ from biasamp.report._registry import FigureSpec, SectionData, register_section
 # --------------------------------------------------------------------------- #
 # helpers for builders
 # --------------------------------------------------------------------------- #
+_P_ADJUST_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+"""How the notes name a bootstrap's ``p_adjust`` (the headline p is the smallest adjusted p-value)."""
+
 _READINGS = {
     # kind -> (reading when the interval lies above 0, below 0)
     "amp": ("amplified", "reduced"),
@@ -258,7 +261,7 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     if boot is not None and any(d in boot.p_value and boot.p_value[d] is not None for d in ("A->T", "T->A")):
         out.notes.append(
             f"p-values: {boot.test_methods.get('A->T') or boot.test_methods.get('T->A')}; the headline p is the "
-            f"smallest {boot.p_adjust.upper() if boot.p_adjust == 'bh' else 'Holm'}-adjusted per-pair p-value "
+            f"smallest {_P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)}-adjusted per-pair p-value "
             "(global null: no pair differs); per-pair intervals are simultaneous")
     if bars:
         out.figures.append(FigureSpec(
@@ -521,7 +524,8 @@ def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         out.notes.append(
             "p-values: per class, a test that the prediction is independent of the group (G-test; Fisher's "
             "exact test or a Monte-Carlo test with fixed margins when an expected count is below 5); the "
-            "headline p is the smallest Holm-adjusted class p-value. BA has no test. Intervals of these "
+            f"headline p is the smallest {_P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)}-adjusted class "
+            "p-value. BA has no test. Intervals of these "
             "max/min/absolute-value metrics come from a simultaneous band on the signed group differences, "
             "so they are valid when there is no disparity (0)")
         for name, table in boot.tables.items():
