@@ -46,7 +46,10 @@ def _results(d) -> dict:
     lic = biasamp.lic(gender, captions_pred=caps_pred, captions=caps, n_iter=3, random_state=0, progress=False)
     dbac = biasamp.dbac(gender, biasamp.caption_labels(caps, "coco")[["cup", "knife"]], captions=caps,
                         captions_pred=caps_pred, n_iter=3, random_state=0, progress=False)
+    df = biasamp.df_bias_amplification(np.asarray(d.task)[:, 0], np.asarray(d.task_pred)[:, 0],
+                                       sensitive_features=d.attr)
     return {
+        "DFBiasAmpResult": df,
         "LICResult": lic,
         "DBACResult": dbac,
         "DBACDirectionResult": dbac.a_to_t,
@@ -118,7 +121,7 @@ def test_every_public_result_class_is_covered(results):
 
 @pytest.mark.parametrize("name", sorted(SEVERAL) + ["DirectionResult", "MALSResult", "MultiMetricResult",
                                                     "DPADirectionResult", "LeakageResult",
-                                                    "AttentionScoreResult", "LICResult",
+                                                    "AttentionScoreResult", "LICResult", "DFBiasAmpResult",
                                                     "DBACDirectionResult"])
 def test_value_or_a_documented_reason_for_several(results, name):
     r = results[name]

@@ -36,155 +36,195 @@ The public API (the vocabulary: :ref:`def-vocabulary`):
   across training runs and samples.
 """
 
+# The public names are loaded on first use (PEP 562): ``import biasamp`` costs little more than numpy
+# and pandas, and scikit-learn, scipy.stats and matplotlib are imported by the features that use them.
+# ``biasamp.<name>`` and ``from biasamp import <name>`` work as with eager imports.
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._core.version import __version__
-from .accumulators import (
-    CooccurrenceAccumulator,
-    FairnessAccumulator,
-    MultiAttributeAccumulator,
-)
-from .attention import (
-    AttentionScoreResult,
-    GradCAM,
-    SubsampleResult,
-    attention_iou,
-    attention_score_summary,
-    gradcam,
-    heatmap_score,
-    mask_score,
-    matthews_corrcoef,
-    subsample_to_mcc,
-    summarize_attention_scores,
-)
-from .calibration import Thresholds, calibrate_thresholds
-from .captioning import (CaptionGenderStats, DBACDirectionResult, DBACResult, LICResult, caption_gender_stats,
-                         caption_labels, dbac, lic)
-from .cooccurrence import (
-    DirectionalBiasAmpResult,
-    DirectionResult,
-    MALSResult,
-    bias_amp_directional,
-    bias_amp_mals,
-    directional_from_counts,
-    mals_from_counts,
-)
-from .counts import CooccurrenceCounts
-from .curves import CurveResult, checkpoint_curve, threshold_curve
-from .differential import DFBiasAmpResult, df_bias_amplification, df_from_counts
-from .exceptions import BiasampWarning, SmallGroupWarning, UndefinedPairWarning
-from .fairness import (
-    METRICS,
-    ConfusionCounts,
-    FairnessResult,
-    FairnessSettings,
-    GroupMetrics,
-    demographic_parity,
-    equalized_odds_false_positive,
-    equalized_odds_true_positive,
-    fairness_from_counts,
-    fairness_metrics,
-    false_positive_subgroup_fairness,
-    group_bias_amplification,
-    normalized_disparate_impact,
-    statistical_parity_subgroup_fairness,
-)
-from .multiattribute import (
-    MultiAttributeCounts,
-    MultiBiasAmpResult,
-    MultiMetricResult,
-    multi_bias_amp,
-    multi_from_counts,
-)
-from .predictability import (
-    DPADirectionResult,
-    DPAResult,
-    LeakageResult,
-    TabularAttacker,
-    dpa,
-    leakage_amplification,
-)
-from .report import Report, audit
-from .stats import (
-    BootstrapResult,
-    CompareRunsResult,
-    RunSummary,
-    bootstrap,
-    cohens_d_label,
-    compare_runs,
-    confidence_interval,
-    run_summary,
-)
+
+#: module of every public name
+_MODULE_OF = {
+    **dict.fromkeys([
+        "BiasampWarning", "SmallGroupWarning", "UndefinedPairWarning",
+    ], "biasamp.exceptions"),
+    **dict.fromkeys([
+        "DFBiasAmpResult", "df_bias_amplification", "df_from_counts",
+    ], "biasamp.differential"),
+    **dict.fromkeys([
+        "METRICS", "ConfusionCounts", "FairnessResult", "FairnessSettings", "GroupMetrics",
+        "demographic_parity", "equalized_odds_false_positive", "equalized_odds_true_positive",
+        "fairness_from_counts", "fairness_metrics", "false_positive_subgroup_fairness",
+        "group_bias_amplification", "normalized_disparate_impact",
+        "statistical_parity_subgroup_fairness",
+    ], "biasamp.fairness"),
+    **dict.fromkeys([
+        "CooccurrenceAccumulator", "DifferentialAccumulator", "FairnessAccumulator",
+        "MultiAttributeAccumulator",
+    ], "biasamp.accumulators"),
+    **dict.fromkeys([
+        "Report", "audit",
+    ], "biasamp.report"),
+    **dict.fromkeys([
+        "AttentionScoreResult", "GradCAM", "SubsampleResult", "attention_iou",
+        "attention_score_summary", "gradcam", "heatmap_score", "mask_score", "matthews_corrcoef",
+        "subsample_to_mcc", "summarize_attention_scores",
+    ], "biasamp.attention"),
+    **dict.fromkeys([
+        "DPADirectionResult", "DPAResult", "LeakageResult", "TabularAttacker", "dpa",
+        "leakage_amplification",
+    ], "biasamp.predictability"),
+    **dict.fromkeys([
+        "MultiAttributeCounts", "MultiBiasAmpResult", "MultiMetricResult", "multi_bias_amp",
+        "multi_from_counts",
+    ], "biasamp.multiattribute"),
+    **dict.fromkeys([
+        "BootstrapResult", "CompareRunsResult", "RunSummary", "bootstrap", "cohens_d_label",
+        "compare_runs", "confidence_interval", "run_summary",
+    ], "biasamp.stats"),
+    **dict.fromkeys([
+        "CooccurrenceCounts",
+    ], "biasamp.counts"),
+    **dict.fromkeys([
+        "CurveResult", "checkpoint_curve", "threshold_curve",
+    ], "biasamp.curves"),
+    **dict.fromkeys([
+        "DirectionResult", "DirectionalBiasAmpResult", "MALSResult", "bias_amp_directional",
+        "bias_amp_mals", "directional_from_counts", "mals_from_counts",
+    ], "biasamp.cooccurrence"),
+    **dict.fromkeys([
+        "Thresholds", "calibrate_thresholds",
+    ], "biasamp.calibration"),
+    **dict.fromkeys([
+        "CaptionGenderStats", "DBACDirectionResult", "DBACResult", "LICResult",
+        "caption_gender_stats", "caption_labels", "dbac", "lic",
+    ], "biasamp.captioning"),
+}
+
+__all__ = ["__version__", *_MODULE_OF]
 
 
-__all__ = [
-    "BiasampWarning",
-    "DFBiasAmpResult",
-    "df_bias_amplification",
-    "df_from_counts",
-    "METRICS",
-    "CooccurrenceAccumulator",
-    "FairnessAccumulator",
-    "MultiAttributeAccumulator",
-    "Report",
-    "audit",
-    "AttentionScoreResult",
-    "GradCAM",
-    "SubsampleResult",
-    "attention_iou",
-    "attention_score_summary",
-    "gradcam",
-    "heatmap_score",
-    "mask_score",
-    "matthews_corrcoef",
-    "subsample_to_mcc",
-    "summarize_attention_scores",
-    "DPADirectionResult",
-    "DPAResult",
-    "LeakageResult",
-    "TabularAttacker",
-    "dpa",
-    "leakage_amplification",
-    "MultiAttributeCounts",
-    "MultiBiasAmpResult",
-    "MultiMetricResult",
-    "multi_bias_amp",
-    "multi_from_counts",
-    "BootstrapResult",
-    "CompareRunsResult",
-    "ConfusionCounts",
-    "FairnessResult",
-    "FairnessSettings",
-    "GroupMetrics",
-    "RunSummary",
-    "bootstrap",
-    "cohens_d_label",
-    "compare_runs",
-    "confidence_interval",
-    "demographic_parity",
-    "equalized_odds_false_positive",
-    "equalized_odds_true_positive",
-    "fairness_from_counts",
-    "fairness_metrics",
-    "false_positive_subgroup_fairness",
-    "group_bias_amplification",
-    "normalized_disparate_impact",
-    "run_summary",
-    "statistical_parity_subgroup_fairness",
-    "CooccurrenceCounts",
-    "CurveResult",
-    "checkpoint_curve",
-    "threshold_curve",
-    "DirectionResult",
-    "DirectionalBiasAmpResult",
-    "MALSResult",
-    "Thresholds",
-    "SmallGroupWarning",
-    "UndefinedPairWarning",
-    "__version__",
-    "bias_amp_directional",
-    "bias_amp_mals",
-    "calibrate_thresholds",
-    "directional_from_counts",
-    "mals_from_counts",
-    "CaptionGenderStats", "DBACDirectionResult", "DBACResult", "LICResult",
-    "caption_gender_stats", "caption_labels", "dbac", "lic",
-]
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'biasamp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
+
+    from .accumulators import (  # noqa: F401
+        CooccurrenceAccumulator,
+        DifferentialAccumulator,
+        FairnessAccumulator,
+        MultiAttributeAccumulator,
+    )
+    from .attention import (  # noqa: F401
+        AttentionScoreResult,
+        GradCAM,
+        SubsampleResult,
+        attention_iou,
+        attention_score_summary,
+        gradcam,
+        heatmap_score,
+        mask_score,
+        matthews_corrcoef,
+        subsample_to_mcc,
+        summarize_attention_scores,
+    )
+    from .calibration import (  # noqa: F401
+        Thresholds,
+        calibrate_thresholds,
+    )
+    from .captioning import (  # noqa: F401
+        CaptionGenderStats,
+        DBACDirectionResult,
+        DBACResult,
+        LICResult,
+        caption_gender_stats,
+        caption_labels,
+        dbac,
+        lic,
+    )
+    from .cooccurrence import (  # noqa: F401
+        DirectionalBiasAmpResult,
+        DirectionResult,
+        MALSResult,
+        bias_amp_directional,
+        bias_amp_mals,
+        directional_from_counts,
+        mals_from_counts,
+    )
+    from .counts import (  # noqa: F401
+        CooccurrenceCounts,
+    )
+    from .curves import (  # noqa: F401
+        CurveResult,
+        checkpoint_curve,
+        threshold_curve,
+    )
+    from .differential import (  # noqa: F401
+        DFBiasAmpResult,
+        df_bias_amplification,
+        df_from_counts,
+    )
+    from .exceptions import (  # noqa: F401
+        BiasampWarning,
+        SmallGroupWarning,
+        UndefinedPairWarning,
+    )
+    from .fairness import (  # noqa: F401
+        METRICS,
+        ConfusionCounts,
+        FairnessResult,
+        FairnessSettings,
+        GroupMetrics,
+        demographic_parity,
+        equalized_odds_false_positive,
+        equalized_odds_true_positive,
+        fairness_from_counts,
+        fairness_metrics,
+        false_positive_subgroup_fairness,
+        group_bias_amplification,
+        normalized_disparate_impact,
+        statistical_parity_subgroup_fairness,
+    )
+    from .multiattribute import (  # noqa: F401
+        MultiAttributeCounts,
+        MultiBiasAmpResult,
+        MultiMetricResult,
+        multi_bias_amp,
+        multi_from_counts,
+    )
+    from .predictability import (  # noqa: F401
+        DPADirectionResult,
+        DPAResult,
+        LeakageResult,
+        TabularAttacker,
+        dpa,
+        leakage_amplification,
+    )
+    from .report import (  # noqa: F401
+        Report,
+        audit,
+    )
+    from .stats import (  # noqa: F401
+        BootstrapResult,
+        CompareRunsResult,
+        RunSummary,
+        bootstrap,
+        cohens_d_label,
+        compare_runs,
+        confidence_interval,
+        run_summary,
+    )

@@ -988,6 +988,16 @@ class DifferentialAccumulator(FairnessAccumulator):
     n_boot, random_state, stream : as :class:`FairnessAccumulator`
     threshold, soft : as :func:`~biasamp.df_bias_amplification`
 
+    Notes
+    -----
+    The same counts serve :class:`FairnessAccumulator`; an accumulator of
+    either kind only merges with its own kind.
+
+    References
+    ----------
+    .. [1] J. R. Foulds, R. Islam, K. N. Keya, S. Pan. "An Intersectional
+       Definition of Fairness". ICDE 2020.
+
     Examples
     --------
     >>> from biasamp.accumulators import DifferentialAccumulator

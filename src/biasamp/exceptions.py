@@ -32,6 +32,11 @@ class BiasampWarning(UserWarning):
     A subclass of ``UserWarning``, raised through the ``warnings`` module.
     Deprecation warnings are Python's ``FutureWarning``, not this class.
 
+    References
+    ----------
+    .. [1] Python documentation, "warnings — Warning control": warning
+       categories and filters.
+
     Examples
     --------
     >>> import warnings

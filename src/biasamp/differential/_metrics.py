@@ -41,7 +41,7 @@ from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class DFBiasAmpResult(ResultMixin):
     r"""Result of :func:`df_bias_amplification`.
 
@@ -64,6 +64,24 @@ class DFBiasAmpResult(ResultMixin):
         The positive outcome (y = 1).
     feature_names : tuple
         The ``sensitive_features`` columns the groups intersect.
+
+    Notes
+    -----
+    ``value`` > 0: the predictions separate the groups more than the labels
+    do (the model amplifies the disparity); < 0: less. ε itself is always
+    defined (smoothing), so ``n_undefined`` is 0.
+
+    References
+    ----------
+    .. [1] J. R. Foulds, R. Islam, K. N. Keya, S. Pan. "An Intersectional
+       Definition of Fairness". ICDE 2020.
+
+    Examples
+    --------
+    >>> from biasamp import df_bias_amplification
+    >>> res = df_bias_amplification([1, 0, 1, 0], [1, 1, 0, 0], sensitive_features=["a", "a", "b", "b"])
+    >>> res.epsilon_true, round(res.epsilon_pred, 4)  # log((2 + .5) / 3) - log((0 + .5) / 3)
+    (0.0, 1.6094)
     """
 
     value: float
@@ -151,6 +169,25 @@ def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_l
     -------
     DFBiasAmpResult
 
+    Raises
+    ------
+    TypeError
+        ``counts`` is not a :class:`~biasamp.ConfusionCounts`.
+    ValueError
+        Not two classes, a ``pos_label`` that is not a class, fewer than two
+        groups with members, ``concentration`` not > 0.
+
+    Notes
+    -----
+    :math:`\tilde P(y \mid s) = (N_{y,s} + c/2)/(N_s + c)` and
+    :math:`\varepsilon = \max_y [\max_s \log \tilde P(y \mid s) - \min_s \log \tilde P(y \mid s)]`,
+    on the labels (``positives``) and on the predictions (``predicted``).
+
+    References
+    ----------
+    .. [1] J. R. Foulds, R. Islam, K. N. Keya, S. Pan. "An Intersectional
+       Definition of Fairness". ICDE 2020.
+
     Examples
     --------
     >>> import numpy as np
@@ -189,9 +226,10 @@ def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_l
         "rate_true": pos_true / n,
         "rate_pred": pos_pred / n,
     }, index=_group_index(groups, tuple(counts.feature_names or ())))
-    return DFBiasAmpResult(eps_pred - eps_true, eps_true, eps_pred, _attained(logs_true, outcomes, groups),
-                           _attained(logs_pred, outcomes, groups), by_group, c, classes[k],
-                           tuple(counts.feature_names or ()))
+    return DFBiasAmpResult(value=eps_pred - eps_true, epsilon_true=eps_true, epsilon_pred=eps_pred,
+                           attained_true=_attained(logs_true, outcomes, groups),
+                           attained_pred=_attained(logs_pred, outcomes, groups), by_group=by_group,
+                           concentration=c, pos_label=classes[k], feature_names=tuple(counts.feature_names or ()))
 
 
 def df_bias_amplification(
