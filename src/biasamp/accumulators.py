@@ -216,14 +216,14 @@ class _Accumulator:
         BootstrapResult
         """
         from biasamp._engine.bootstrap import fill_replicates, summarize
-        from biasamp._engine.intervals import CI_METHODS
+        from biasamp._engine.options import check_ci_method, check_p_adjust
         from biasamp._engine.runs import _check_level
 
         if not self.n_boot:
             raise ValueError("this accumulator keeps no replicates: construct it with n_boot >= 2")
         level = _check_level(level)
-        if ci_method not in CI_METHODS:
-            raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
+        check_ci_method(ci_method)
+        check_p_adjust(p_adjust)
         if ci_method == "bca":
             raise ValueError("ci_method='bca' needs the distinct rows (the jackknife), which a stream does not keep")
         with warnings.catch_warnings():

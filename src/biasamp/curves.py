@@ -319,15 +319,11 @@ def _family(metric: Any, kwargs: dict, *, thresholds: bool) -> tuple[_Curve, dic
 # shared checks and the per-point bootstrap
 # --------------------------------------------------------------------------- #
 def _check_boot(n_boot: Any, level: Any, ci_method: Any, random_state: Any) -> None:
-    from biasamp._engine.intervals import CI_METHODS
+    from biasamp._engine.options import BootstrapOptions
     from biasamp._engine.resample import check_random_state
-    from biasamp._engine.runs import _check_level, _check_n_boot
 
     if n_boot is not None:
-        _check_n_boot(n_boot)
-        _check_level(level)
-        if ci_method not in CI_METHODS:
-            raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
+        BootstrapOptions(n_boot, level, ci_method, random_state)
     check_random_state(random_state)
 
 

@@ -1033,9 +1033,7 @@ def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, 
     >>> bool(low <= res.estimate["DP"] <= high), res.methods["DP"]
     (True, 'max-t band')
     """
-    from biasamp._engine.intervals import CI_METHODS
-    from biasamp._engine.resample import check_random_state
-    from biasamp._engine.runs import _check_n_boot
+    from biasamp._engine.options import BootstrapOptions
 
     # this module's Dask form of each registered family's function (same name)
     own = {f.__name__: f for f in (bias_amp_directional, bias_amp_mals, fairness_metrics, multi_bias_amp,
@@ -1047,10 +1045,7 @@ def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, 
         raise TypeError(
             f"biasamp.dask.bootstrap supports {', '.join(own)}, got {getattr(metric, '__name__', metric)!r}"
         )
-    n_boot = _check_n_boot(n_boot)
-    check_random_state(random_state)
-    if ci_method not in CI_METHODS:
-        raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
+    n_boot = BootstrapOptions(n_boot, level, ci_method, random_state, p_adjust).n_boot  # every option checked here
     if random_state is None:
         random_state = int(np.random.SeedSequence().generate_state(1)[0])  # one seed for every partition
     token = _BOOT.set({"n_boot": n_boot, "random_state": random_state})

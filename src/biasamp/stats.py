@@ -31,7 +31,6 @@ import numpy as np
 
 from biasamp._core.deprecation import normalize_call
 from biasamp._engine.bootstrap import (  # noqa: F401
-    _P_ADJUST,
     BootstrapResult,
     fill_replicates,
     summarize,
@@ -200,15 +199,12 @@ def bootstrap(
     >>> bool(low <= res.value <= high), res.methods["DP"]
     (True, 'max-t band')
     """
-    from biasamp._engine.intervals import CI_METHODS
     from biasamp._engine.resample import seed_sequence
 
-    n_boot = _check_n_boot(n_boot)
-    level = _check_level(level)
-    if ci_method not in CI_METHODS:
-        raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
-    if p_adjust not in _P_ADJUST:
-        raise ValueError(f"p_adjust must be one of {_P_ADJUST}, got {p_adjust!r}")
+    from biasamp._engine.options import BootstrapOptions
+
+    opts = BootstrapOptions(n_boot, level, ci_method, random_state, p_adjust)  # every option checked here
+    n_boot, level = opts.n_boot, opts.level
     seed = seed_sequence(random_state)
     family = REGISTRY.of(metric, "bootstrap")
     args, kwargs = normalize_call(metric, args, kwargs)  # the 0.1 spellings the metric accepts, with its warning

@@ -21,7 +21,7 @@ REPLICATES_WARNING = "bootstrap: some replicates had an undefined statistic and 
 # --------------------------------------------------------------------------- #
 # bootstrap over the count tables
 # --------------------------------------------------------------------------- #
-_P_ADJUST = ("holm", "bh")
+
 
 
 @dataclass(frozen=True, eq=False, repr=False)

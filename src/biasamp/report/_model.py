@@ -378,19 +378,16 @@ def audit(
         from biasamp.report._attributes import audit_attributes
 
         return audit_attributes(**arguments)
-    from biasamp._engine.intervals import CI_METHODS
+    from biasamp._engine.options import BootstrapOptions
     from biasamp._engine.resample import check_random_state, seed_sequence
-    from biasamp._engine.runs import _check_level, _check_n_boot
     from biasamp.multiattribute._metrics import _MODES, _check_int
 
     # every option before any work: a bad value is one named error, not a report of failed sections
     chosen = _chosen_builders(sections, exclude, errors)
-    n_boot = _check_n_boot(n_boot)
+    boot = BootstrapOptions(n_boot, level, ci_method, random_state)  # the bootstrap options, checked in one place
+    n_boot, level = boot.n_boot, boot.level
     if n_boot_multi is not None:
-        n_boot_multi = _check_n_boot(n_boot_multi)
-    level = _check_level(level)
-    if ci_method not in CI_METHODS:
-        raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
+        n_boot_multi = BootstrapOptions(n_boot_multi, level, ci_method, random_state).n_boot
     if not isinstance(check_random_state(random_state), (int, type(None))):  # a Generator etc.: one int seed
         random_state = int(seed_sequence(random_state).generate_state(1)[0])
     n_iter = _check_int(n_iter, "n_iter", 2)  # DPA and LA report an interval over the iterations
