@@ -98,6 +98,15 @@ def _fair_arrays(d: Data) -> dict:
     }
 
 
+def _df_arrays(d: Data) -> dict:
+    """A binary outcome (the first indicator column, both classes present) and its prediction."""
+    return {
+        "y_true": L(d.task_multi[:, 0], family="task"),
+        "y_pred": L(d.task_multi_pred[:, 0], family="task", pred=True),
+        "sensitive_features": L(d.attr, family="group", invalid=_GROUPS_INVALID),
+    }
+
+
 def _fair_multilabel_arrays(d: Data) -> dict:
     return {
         "y_true": IND(d.task_multi, family="task"),
@@ -438,6 +447,22 @@ CASES: list[Case] = [
          lambda y_true, y_pred, sensitive_features, ka, kt: b.FairnessAccumulator(
              list(range(kt)), list(range(ka))).update(
              y_true, y_pred, sensitive_features=sensitive_features).compute(), examples=8),
+    # ---- differential fairness (a binary outcome: the first indicator column) ------------ #
+    # (no group relabelling here: the result names the groups that attain ε; tests/test_common.py and
+    # tests/test_differential.py check that renaming them changes no value)
+    Case("df_bias_amplification", ("df_bias_amplification",), _df_arrays,
+         lambda y_true, y_pred, sensitive_features: b.df_bias_amplification(
+             y_true, y_pred, sensitive_features=sensitive_features), relabel={}, examples=8),
+    Case("DifferentialAccumulator.update+df_from_counts", ("DifferentialAccumulator", "df_from_counts"),
+         _with_consts(_df_arrays),
+         lambda y_true, y_pred, sensitive_features, ka, kt: b.df_from_counts(b.DifferentialAccumulator(
+             [0, 1], list(range(ka))).update(y_true, y_pred, sensitive_features=sensitive_features).counts()),
+         examples=8),
+    Case("bootstrap(df_bias_amplification)", ("bootstrap",), _df_arrays,
+         lambda y_true, y_pred, sensitive_features, **kw: b.bootstrap(
+             b.df_bias_amplification, y_true, y_pred, sensitive_features=sensitive_features, **kw),
+         scalars={"n_boot": (N_BOOT, "n_boot"), "level": (0.9, "level"), "random_state": (0, "seed")},
+         relabel={}, examples=6),
     # ---- bootstrap -------------------------------------------------------------- #
     Case("bootstrap(bias_amp_directional)", ("bootstrap",), _directional_arrays,
          lambda **kw: b.bootstrap(b.bias_amp_directional, kw.pop("attr"), kw.pop("task"), **kw),
@@ -801,4 +826,5 @@ RESULT_TYPES: dict[str, str] = {
     "DBACResult": "dbac",
     "DBACDirectionResult": "dbac",
     "CaptionGenderStats": "caption_gender_stats",
+    "DFBiasAmpResult": "df_bias_amplification",
 }
