@@ -209,6 +209,13 @@ def test_markdown_holds_no_html_link_heading_or_control(hostile):
     assert "\\x1b[2J" in text and "\\u202e" in text and "\\x00" in text  # visible escapes
 
 
+def test_markdown_table_headers_are_escaped_too():
+    from biasamp._export import _md_table
+
+    lines = _md_table(["<b>x</b>|y\nz"], [["<i>v</i>"]], "l")
+    assert "<b>" not in lines[0] and "<i>" not in lines[2] and lines[0].count(" | ") == 0 and len(lines) == 3
+
+
 def test_markdown_renders_names_as_text(hostile):
     markdown_it = pytest.importorskip("markdown_it")
     html = markdown_it.MarkdownIt("commonmark").enable("table").render(hostile.to_markdown(details=True))

@@ -38,6 +38,8 @@ import click
 import numpy as np
 import pandas as pd
 
+from ._escape import terminal
+
 ATTR_NAMES = ("attr", "attribute", "group", "protected")
 TASK_NAMES = ("task", "label", "y")
 TASK_PREFIX = "task_"
@@ -230,7 +232,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             options = _sniff_csv(path if source is None else source, default)
             if options["sep"] != default:
                 shown = {"\t": "tab"}.get(options["sep"], repr(options["sep"]))
-                click.echo(f"reading {path.name} as {shown}-separated" + (" with decimal commas" if
+                click.echo(f"reading {terminal(path.name)} as {shown}-separated" + (" with decimal commas" if
                            options.get("decimal") == "," else "") + " (detected)", err=True)
             frame = pd.read_csv(path if source is None else io.BytesIO(source), engine="c", **options)
     except click.ClickException:

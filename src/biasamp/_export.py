@@ -119,7 +119,7 @@ def _md(text: Any, cell: bool = True) -> str:
 
 def _md_table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
     sep = {"l": "---", "r": "---:", "c": ":---:"}
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(sep[a] for a in align) + "|"]
+    out = ["| " + " | ".join(_md(h) for h in header) + " |", "|" + "|".join(sep[a] for a in align) + "|"]
     out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
     return out
 

@@ -219,7 +219,7 @@ def _decide_streaming(stream: bool | None, data: str, train_path: str | None, va
                 f"{what}: about {_fmt_size(size)} uncompressed, more than --max-memory {_fmt_size(max_memory)}, "
                 "so it would be streamed, but --val (threshold calibration) is not supported when streaming; "
                 "pass --no-stream to load it in memory, or a larger --max-memory")
-        click.echo(f"streaming {what}: about {_fmt_size(size)} uncompressed, more than --max-memory "
+        click.echo(f"streaming {terminal(what)}: about {_fmt_size(size)} uncompressed, more than --max-memory "
                    f"{_fmt_size(max_memory)} (--no-stream loads it in memory)", err=True)
         return True, datasets
     for p, what in inputs:
@@ -522,7 +522,7 @@ def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter,
     _write_outputs(report, json_path, html_path, not no_plots, protect, markdown_path, latex_path, model_card_path)
     if failed:  # the report is complete and says what failed; the exit code says it too
         click.echo(f"error: {len(failed)} section(s) could not be computed: "
-                   + ", ".join(s.key for s in failed), err=True)
+                   + terminal(", ".join(s.key for s in failed)), err=True)
         sys.exit(1)
 
 
@@ -852,7 +852,7 @@ def _save_demo(d: Any, folder: Path) -> None:
             _write_atomic(folder / name, frame.to_csv(index=False))
         except (OSError, ValueError) as exc:
             raise click.ClickException(f"cannot write {folder / name}: {exc}") from None
-        click.echo(f"wrote {folder / name}", err=True)
+        click.echo(f"wrote {terminal(folder / name)}", err=True)
 
 
 if __name__ == "__main__":  # python -m biasamp.cli
