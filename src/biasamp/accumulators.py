@@ -178,6 +178,11 @@ class _Accumulator:
 
         if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0 or n_boot == 1:
             raise ValueError(f"n_boot must be 0 (no intervals) or an integer >= 2, got {n_boot!r}")
+        from biasamp._engine.runs import MAX_N_BOOT
+
+        if n_boot > MAX_N_BOOT:
+            raise ValueError(f"n_boot must be at most {MAX_N_BOOT:,} (the replicates are kept in memory), got "
+                             f"{n_boot:,}")
         if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)) or not 0 <= stream < 2**23:
             raise ValueError(f"stream must be an integer in [0, 2**23), got {stream!r}")
         self.n_boot = int(n_boot)

@@ -36,6 +36,7 @@ from biasamp._engine.bootstrap import (  # noqa: F401
     summarize,
 )
 from biasamp._engine.runs import (  # noqa: F401
+    MAX_N_BOOT,
     CompareRunsResult,
     RunSummary,
     _check_level,

@@ -38,6 +38,8 @@ from biasamp._core.labels import _as_pandas, _fmt_rows, to_numpy
 __all__ = ["MISSING_CHOICES", "MISSING_GROUP", "RowFilter", "check_missing", "check_sample_weight", "select_rows"]
 
 MISSING_CHOICES = ("raise", "drop", "group")
+#: The largest total weight: float64 holds every whole count up to 2**53.
+MAX_TOTAL_WEIGHT = float(2**53)
 #: The class a missing protected-attribute value becomes with ``missing="group"``.
 MISSING_GROUP = "missing"
 
@@ -121,7 +123,9 @@ def check_sample_weight(sample_weight: Any, n_rows: int, name: str = "sample_wei
     """``sample_weight`` as float64: 1-D, one per row, finite, non-negative, not all zero (``None`` stays None).
 
     Raises ``TypeError`` (not numbers) or ``ValueError`` (shape, NaN/inf,
-    negative, all zero) naming ``name`` and the first offending rows.
+    negative, all zero, a total above 2**53 where float64 sums of weights
+    stop being exact and then overflow) naming ``name`` and the first
+    offending rows.
     """
     if sample_weight is None:
         return None
@@ -145,6 +149,13 @@ def check_sample_weight(sample_weight: Any, n_rows: int, name: str = "sample_wei
         raise ValueError(f"{name} must be non-negative, got negative weights (rows {_fmt_rows(np.flatnonzero(w < 0))})")
     if n_rows and not (w > 0).any():
         raise ValueError(f"{name} is zero for every row: nothing would be counted")
+    with np.errstate(over="ignore"):
+        total = float(np.sum(w))
+    if not total <= MAX_TOTAL_WEIGHT:
+        raise ValueError(
+            f"{name} sums to {total:.3g}, more than 2**53 (about 9.0e15): float64 counts lose whole units beyond "
+            f"it (and overflow near 1e308), so rates, intervals and tests would be silently wrong; rescale the "
+            f"weights (e.g. divide by their mean)")
     return w
 
 
@@ -192,6 +203,14 @@ def _take(x: Any, keep: np.ndarray) -> Any:
     return x[keep]
 
 
+def _refuse_real_missing(present: np.ndarray, name: str) -> None:
+    """ValueError when a real group is already called ``"missing"``: grouping would merge the missing rows into it."""
+    if present.dtype == object and bool((pd.Series(present, dtype=object) == MISSING_GROUP).any()):
+        raise ValueError(
+            f"missing='group' would merge the rows with a missing {name} into the real group {MISSING_GROUP!r} "
+            f"of {name}; rename that group, or use missing='drop'")
+
+
 def _grouped(x: Any, mask: np.ndarray, name: str, columns: bool) -> Any:
     """``x`` with its missing entries replaced by the class ``"missing"``."""
     if isinstance(x, pd.DataFrame) or (not isinstance(x, pd.Series) and x.ndim == 2):
@@ -200,10 +219,15 @@ def _grouped(x: Any, mask: np.ndarray, name: str, columns: bool) -> Any:
                 f"missing='group' makes a missing value of a 1-D label its own class 'missing', but {name} is "
                 "2-D (an indicator matrix has no place for it): use missing='drop', or pass one label per row")
         frame = x if isinstance(x, pd.DataFrame) else pd.DataFrame(x)
+        for c in frame.columns:
+            col = frame[c]
+            if col.isna().any():
+                _refuse_real_missing(col[~col.isna()].to_numpy(), f"{name}[{c!r}]")
         out = frame.astype(object).where(~frame.isna(), MISSING_GROUP)
         return out if isinstance(x, pd.DataFrame) else out.to_numpy()
     values = x.to_numpy() if isinstance(x, pd.Series) else x
     present = values[~mask]
+    _refuse_real_missing(present, name)
     if values.dtype.kind == "f" and present.size and np.array_equal(present, np.round(present)) \
             and np.abs(present).max() < 2**53:
         present = present.astype(np.int64)  # 0.0/1.0 beside NaN: the classes are the integers

@@ -96,9 +96,16 @@ def _check_level(level: float) -> float:
     return float(level)
 
 
+MAX_N_BOOT = 1_000_000
+"""The most bootstrap replicates any routine takes (the CLI takes 100,000): every replicate is kept."""
+
+
 def _check_n_boot(n_boot: int) -> int:
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
         raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    if n_boot > MAX_N_BOOT:
+        raise ValueError(f"n_boot must be at most {MAX_N_BOOT:,} (every replicate is kept in memory; 1,000 to "
+                         f"10,000 is usual), got {n_boot:,}")
     return int(n_boot)
 
 

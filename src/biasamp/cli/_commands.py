@@ -81,6 +81,7 @@ from biasamp.cli._data import (
     _task_names,
     read_table,
 )
+from biasamp._core.escape import terminal
 from biasamp.report._model import _write_atomic, audit, section_builders
 
 __all__ = ["main"]
@@ -116,27 +117,30 @@ _OUTPUT_OPTIONS = {"json_path": "--json", "html_path": "--html", "markdown_path"
 
 
 def _check_outputs(common: dict, inputs: list[str | None]) -> None:
-    """UsageError (exit 2) for an output that is an input, another output, a directory, or in no folder.
+    """UsageError (exit 2) for an output that is an input (or inside an input folder), another output, a
+    directory, a dangling symbolic link, a block device or socket, or in no folder (docs/safety.md).
 
     ``common``: the values of :func:`_common_options` (the output paths among
     them); ``inputs``: the input files (None for one not given).
     """
+    from biasamp._core.atomic import _check_target, _input_clash
+
     seen = {}
     for name, option in _OUTPUT_OPTIONS.items():
         path = common[name]
         if path is None:
             continue
-        target = Path(path).resolve()
-        for inp in inputs:
-            if inp is not None and (target == Path(inp).resolve()
-                                    or (Path(path).exists() and os.path.samefile(path, inp))):
-                raise click.UsageError(f"{option} {path} is an input file; refusing to overwrite it")
+        clash = _input_clash(path, inputs)
+        if clash is not None:
+            what = "is an input file" if Path(clash).resolve() == Path(path).resolve() or not Path(clash).is_dir() \
+                else f"is inside the input folder {clash}"
+            raise click.UsageError(f"{option} {path} {what}; refusing to overwrite it")
+        try:
+            target, _ = _check_target(path)
+        except (OSError, ValueError) as exc:
+            raise click.UsageError(f"{option} {path}: {exc}") from None
         if target in seen:
             raise click.UsageError(f"{option} and {seen[target]} name the same file {path}")
-        if target.is_dir():
-            raise click.UsageError(f"{option} {path} is a directory")
-        if not target.parent.is_dir():
-            raise click.UsageError(f"{option} {path}: the folder {target.parent} does not exist")
         seen[target] = option
 
 
@@ -151,7 +155,7 @@ def _write_outputs(report, json_path, html_path, plots: bool, protect: list[str]
             _write_atomic(path, render(), protect=[p for p in protect if p])
         except (OSError, ValueError) as exc:
             raise click.ClickException(f"cannot write {path}: {exc}") from None
-        click.echo(f"wrote {path}", err=True)
+        click.echo(f"wrote {terminal(path)}", err=True)
         ctx = click.get_current_context(silent=True)
         if ctx is not None:
             ctx.find_root().meta.setdefault("biasamp_written", []).append(path)
@@ -215,7 +219,7 @@ def _decide_streaming(stream: bool | None, data: str, train_path: str | None, va
                 f"{what}: about {_fmt_size(size)} uncompressed, more than --max-memory {_fmt_size(max_memory)}, "
                 "so it would be streamed, but --val (threshold calibration) is not supported when streaming; "
                 "pass --no-stream to load it in memory, or a larger --max-memory")
-        click.echo(f"streaming {what}: about {_fmt_size(size)} uncompressed, more than --max-memory "
+        click.echo(f"streaming {terminal(what)}: about {_fmt_size(size)} uncompressed, more than --max-memory "
                    f"{_fmt_size(max_memory)} (--no-stream loads it in memory)", err=True)
         return True, datasets
     for p, what in inputs:
@@ -504,7 +508,7 @@ def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter,
         raise click.ClickException(_name_columns(str(exc), columns)) from None
     for message in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught
                                  if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning))):
-        click.echo(f"warning: {message}", err=True)
+        click.echo(f"warning: {terminal(message)}", err=True)
     failed = [s for s in report.sections if s.status == "error"]
     for s in failed:  # the report of a CSV names its columns, not the audit's arguments
         name = re.search(r"\[(.+)\]$", s.key)
@@ -518,21 +522,43 @@ def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter,
     _write_outputs(report, json_path, html_path, not no_plots, protect, markdown_path, latex_path, model_card_path)
     if failed:  # the report is complete and says what failed; the exit code says it too
         click.echo(f"error: {len(failed)} section(s) could not be computed: "
-                   + ", ".join(s.key for s in failed), err=True)
+                   + terminal(", ".join(s.key for s in failed)), err=True)
         sys.exit(1)
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every ``finally`` (temporary files) runs."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
 class _Main(click.Group):
-    """The ``biasamp`` group: Ctrl-C (SIGINT) exits with 130, the shell's convention, leaving no partial file."""
+    """The ``biasamp`` group: Ctrl-C (SIGINT) exits with 130 and SIGTERM with 143, the shell's conventions,
+    leaving no partial or temporary file; messages reach the terminal without escape sequences."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        import signal
+        import threading
+
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, _Terminated) as exc:
             written = ctx.find_root().meta.get("biasamp_written", [])
-            click.echo("\ninterrupted" + (f"; already written: {', '.join(map(str, written))}" if written
-                                          else ": nothing written"), err=True)
-            raise click.exceptions.Exit(130) from None
+            what = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated"
+            click.echo(f"\n{what}" + (f"; already written: {', '.join(map(terminal, written))}" if written
+                                       else ": nothing written"), err=True)
+            raise click.exceptions.Exit(130 if isinstance(exc, KeyboardInterrupt) else 143) from None
+        except click.ClickException as exc:  # names from the data: no escape sequence reaches the terminal
+            exc.message = terminal(exc.message, newlines=True)
+            raise
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
@@ -656,6 +682,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
                                    "load the data in memory")
         per_attr, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred),
                                          weight)
+        _check_task_count(cols["task"])
         auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path),
                                   batch_size=batch_size, dpa_rows=dpa_rows)
         sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
@@ -664,6 +691,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         return
     frame = read_table(data)
     cols = _resolve_columns(frame, data, attr, _split(task), attr_pred, _split(task_pred), combos)
+    _check_task_count(cols["task"])
     attrs, names = cols["attrs"], _task_names(cols["task"])
     if weight is not None:
         _require(frame, [weight], data, "weight")
@@ -746,6 +774,18 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
          attrs=_attribute_labels(kwargs["attr"], combos, missing))
 
 
+_MAX_TASK_COLUMNS = 10_000
+"""The most task columns of an audit: 100,000 columns of 60 rows ran for minutes in GBs and wrote nothing."""
+
+
+def _check_task_count(task: list) -> None:
+    """UsageError (exit 2), before any metric, for more than :data:`_MAX_TASK_COLUMNS` task columns."""
+    if len(task) > _MAX_TASK_COLUMNS:
+        raise click.UsageError(f"{len(task):,} task columns (such as {', '.join(map(repr, task[:3]))}, ...): "
+                               f"biasamp audits at most {_MAX_TASK_COLUMNS:,}; choose the labels to audit with "
+                               "--task")
+
+
 def _sources(data: str, train_path: str | None, val_path: str | None = None) -> str:
     """Where the audited data came from, for the report: ``test DATA, train TRAIN, validation VAL``."""
     return ", ".join(p for p in (f"test {data}", train_path and f"train {train_path}",
@@ -803,12 +843,16 @@ def _save_demo(d: Any, folder: Path) -> None:
                       d.task.add_prefix(TASK_PREFIX), d.task_pred.add_prefix(TASK_PREFIX).add_suffix(PRED_SUFFIX)],
                      axis=1)
     train = pd.concat([d.attr_train.rename("attr"), d.task_train.add_prefix(TASK_PREFIX)], axis=1)
+    existing = [str(folder / name) for name in ("test.csv", "train.csv") if os.path.lexists(folder / name)]
+    if existing:  # the user's own files, perhaps: never replaced without being asked
+        raise click.UsageError(f"--save-data {folder}: {' and '.join(existing)} already exist(s); refusing to "
+                               "overwrite; remove them or choose another folder")
     for name, frame in (("test.csv", test), ("train.csv", train)):
         try:
             _write_atomic(folder / name, frame.to_csv(index=False))
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise click.ClickException(f"cannot write {folder / name}: {exc}") from None
-        click.echo(f"wrote {folder / name}", err=True)
+        click.echo(f"wrote {terminal(folder / name)}", err=True)
 
 
 if __name__ == "__main__":  # python -m biasamp.cli

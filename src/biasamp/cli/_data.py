@@ -26,8 +26,10 @@ format), so the metric layer never imports this module.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,6 +37,8 @@ from typing import Any, TextIO
 import click
 import numpy as np
 import pandas as pd
+
+from biasamp._core.escape import terminal
 
 ATTR_NAMES = ("attr", "attribute", "group", "protected")
 TASK_NAMES = ("task", "label", "y")
@@ -45,6 +49,8 @@ SCORE_SUFFIX = "_score"
 _PARQUET = (".parquet", ".pq")
 _CSV = (".csv", ".tsv", ".tab", ".txt", ".dat", ".data")
 _SNIFF_BYTES = 64 * 1024
+_SNIFFER_CHARS = 8 * 1024  # csv.Sniffer is quadratic in a line: 64 KiB of crafted header took 8 s to minutes
+_SNIFFER_LINE = 1024
 _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 
 
@@ -68,6 +74,7 @@ def _table_kind(path: str | os.PathLike) -> str:
     path = Path(path)
     if path.is_dir():
         return "dir"
+    _check_input_file(path)
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in _COMPRESSION:
         suffixes = suffixes[:-1]
@@ -79,14 +86,65 @@ def _table_kind(path: str | os.PathLike) -> str:
     raise _DataError(f"unsupported format: {kind} (biasamp reads CSV or Parquet): {path}")
 
 
+_MAX_PIPE_BYTES = 1 << 30
+"""The most a pipe given as input (a FIFO, ``<(command)``, ``/dev/stdin``) may hold: it is read into memory."""
+
+
+def _is_pipe(path: str | os.PathLike) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _check_input_file(path: Path) -> None:
+    """``_DataError`` (exit 2) for an input that is neither a regular file, a folder nor a pipe (docs/safety.md).
+
+    A character or block device (``/dev/zero``, a terminal) or a socket
+    never ends or cannot be read as a table; a pipe (a FIFO, a process
+    substitution ``<(command)``, ``/dev/stdin`` from a pipe) is read once, as
+    CSV, into memory (at most :data:`_MAX_PIPE_BYTES`); Parquet needs a file
+    it can seek in.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # read_table reports it
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    if stat.S_ISFIFO(mode):
+        if any(s.lower() in _PARQUET for s in path.suffixes):
+            raise _DataError(f"{path} is a pipe: Parquet is read from a file (it is read from its end); save it to "
+                             "a file first")
+        return
+    kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    raise _DataError(f"{path} is {kind}, not a data file (biasamp reads CSV or Parquet files, folders of Parquet "
+                     "files, or CSV from a pipe)")
+
+
+def _read_pipe(path: Path) -> bytes:
+    """All of a pipe (at most :data:`_MAX_PIPE_BYTES`); ``ClickException`` beyond."""
+    with open(path, "rb") as fh:
+        data = fh.read(_MAX_PIPE_BYTES + 1)
+    if len(data) > _MAX_PIPE_BYTES:
+        raise click.ClickException(f"cannot read {path}: a pipe holding more than {_MAX_PIPE_BYTES >> 20} MiB; "
+                                   "save the data to a file (read from a file, a large input can be streamed)")
+    return data
+
+
 def _is_parquet(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a directory (of Parquet files) or has a Parquet extension (``.parquet``, ``.pq``)."""
     path = Path(path)
     return path.is_dir() or path.suffix.lower() in _PARQUET
 
 
-def _open_text(path: Path) -> TextIO | None:
-    """``path`` opened as text, decompressed by its extension; None for a format not sniffed (zip, zst)."""
+def _open_text(path: Path | bytes) -> TextIO | None:
+    """``path`` opened as text, decompressed by its extension; None for a format not sniffed (zip, zst).
+
+    ``bytes``: the content of a pipe, read as it is."""
+    if isinstance(path, bytes):
+        return io.TextIOWrapper(io.BytesIO(path), encoding="utf-8", errors="replace", newline="")
     opener = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}.get(path.suffix.lower())
     if path.suffix.lower() in (".zip", ".zst"):
         return None
@@ -102,9 +160,14 @@ def _sniff_csv(path: str | os.PathLike, default: str = ",") -> dict[str, str]:
 
     :class:`csv.Sniffer` on the first :data:`_SNIFF_BYTES` characters (whole
     lines); ``default`` when it cannot tell. A ``;``-separated file whose
-    numbers are written ``0,5`` gets ``decimal=","``.
+    numbers are written ``0,5`` gets ``decimal=","``. The sniffer's cost
+    grows with the square of a line's length, so it sees at most
+    :data:`_SNIFFER_CHARS` characters (whole lines) of lines of at most
+    :data:`_SNIFFER_LINE` characters; a longer line (a wide header) is
+    split by counting (:func:`_count_delimiter`, linear time).
+    ``path`` may be the bytes of a pipe.
     """
-    path = Path(path)
+    path = path if isinstance(path, bytes) else Path(path)
     try:
         fh = _open_text(path)
         if fh is None:
@@ -115,14 +178,31 @@ def _sniff_csv(path: str | os.PathLike, default: str = ",") -> dict[str, str]:
         return {"sep": default}  # read_csv reports the problem
     if len(sample) == _SNIFF_BYTES and "\n" in sample:
         sample = sample[: sample.rindex("\n")]  # whole lines only
-    try:
-        sep = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:
-        return {"sep": default}
+    if len(sample) > _SNIFFER_CHARS:
+        cut = sample.rfind("\n", 0, _SNIFFER_CHARS)
+        sample = sample[:cut] if cut > 0 else sample
+    lines = sample.splitlines()
+    if len(sample) > _SNIFFER_CHARS or any(len(line) > _SNIFFER_LINE for line in lines):
+        sep = _count_delimiter(lines[:20], default)  # the sniffer would take seconds (a crafted header: minutes)
+    else:
+        try:
+            sep = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+        except csv.Error:
+            return {"sep": default}
     out = {"sep": sep}
     if sep == ";" and re.search(r"(^|;)\s*-?\d+,\d+\s*(;|$)", sample, flags=re.MULTILINE):
         out["decimal"] = ","
     return out
+
+
+def _count_delimiter(lines: list[str], default: str) -> str:
+    """The candidate found the same number of times on every line, the most often (linear time); else the one
+    the header holds most of; ``default`` on a tie or when none is found."""
+    counts = {d: [line.count(d) for line in lines] or [0] for d in ",;\t|"}
+    steady = [d for d, c in counts.items() if c[0] and len(set(c)) == 1]
+    pool = steady or list(counts)
+    best = max(pool, key=lambda d: (counts[d][0], d == default))
+    return best if counts[best][0] else default
 
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
@@ -148,12 +228,13 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             frame = _read_parquet([path])
         else:
             default = "\t" if any(s.lower() in (".tsv", ".tab") for s in path.suffixes) else ","
-            options = _sniff_csv(path, default)
+            source = _read_pipe(path) if _is_pipe(path) else None  # read once: it cannot be read again
+            options = _sniff_csv(path if source is None else source, default)
             if options["sep"] != default:
                 shown = {"\t": "tab"}.get(options["sep"], repr(options["sep"]))
-                click.echo(f"reading {path.name} as {shown}-separated" + (" with decimal commas" if
+                click.echo(f"reading {terminal(path.name)} as {shown}-separated" + (" with decimal commas" if
                            options.get("decimal") == "," else "") + " (detected)", err=True)
-            frame = pd.read_csv(path, engine="c", **options)
+            frame = pd.read_csv(path if source is None else io.BytesIO(source), engine="c", **options)
     except click.ClickException:
         raise
     except pd.errors.EmptyDataError:

@@ -414,7 +414,10 @@ def _frequent_sets(
                 )
         if k >= max_size or len(level) < 2:
             break
-        cand = _join_level(level)
+        # the guard fires on the count, before the candidates are allocated (20k attributes: 2e8 pairs, 1.5 GiB)
+        cand = _join_level(level, limit=20 * max_combinations if k == 1 else _MAX_CANDIDATE_CELLS // (k + 1),
+                           what=f"combinations='all': more than {{}} candidate combinations of size {k + 1} with "
+                                f"min_support={min_support}; raise min_support or lower max_size")
         if len(cand) and k >= 2:
             cand = _prune(cand, level, a)
         if len(cand) > 20 * max_combinations:
@@ -440,11 +443,17 @@ def _frequent_sets(
     return idx, sizes
 
 
-def _join_level(level: np.ndarray) -> np.ndarray:
+_MAX_CANDIDATE_CELLS = 1 << 27
+"""Most attribute indices of the candidates of one Apriori level before pruning (1 GiB of intp)."""
+
+
+def _join_level(level: np.ndarray, limit: int | None = None, what: str = "") -> np.ndarray:
     """Candidates of size k+1 from lexicographically sorted frequent k-sets (prefix join).
 
     Every set is paired with each later set of its prefix group; fully
-    vectorized, and the candidates come out in lexicographic order.
+    vectorized, and the candidates come out in lexicographic order. More than
+    ``limit`` candidates: ``ValueError(what.format(limit))`` before any is
+    allocated.
     """
     n, k = level.shape
     if k == 1:
@@ -458,6 +467,8 @@ def _join_level(level: np.ndarray) -> np.ndarray:
         group_end = np.repeat(ends, ends - starts)
     partners = group_end - np.arange(n) - 1
     total = int(partners.sum())
+    if limit is not None and total > limit:
+        raise ValueError(what.format(f"{limit:,}") + f" ({total:,} candidates)")
     if total == 0:
         return np.empty((0, k + 1), dtype=np.intp)
     left = np.repeat(np.arange(n), partners)

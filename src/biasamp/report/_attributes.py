@@ -22,6 +22,8 @@ differ between the audits (a reference group per attribute) are under
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,6 +55,16 @@ def _fmt_label(v: Any) -> str:
     return str(v)
 
 
+_NEEDS_QUOTES = re.compile(r'[,="\\]|^\s|\s$|^$')
+
+
+def _component(v: Any) -> str:
+    """A component value in an intersection label: as written, or quoted (JSON) when it holds ``,`` ``=``
+    ``"`` or ``\\`` or edge spaces, so that different (race, sex) pairs never make the same label."""
+    text = _fmt_label(v)
+    return json.dumps(text, ensure_ascii=False) if _NEEDS_QUOTES.search(text) else text
+
+
 def _as_series(x: Any, name: str) -> pd.Series:
     if isinstance(x, pd.Series):
         return x.reset_index(drop=True)
@@ -74,8 +86,15 @@ def intersection_labels(columns: Mapping[str, Any], *, missing: str = "raise") -
         The component attributes, in the order their names appear in the labels.
     missing : {"raise", "drop", "group"}, default "raise"
         ``"group"``: a missing component value is written ``missing``
-        (``"race=missing, sex=Male"``); otherwise a row with a missing
+        (``"race=missing, sex=Male"``) and a real value ``missing`` is
+        quoted (``race="missing"``); otherwise a row with a missing
         component has a missing label (NaN), left to ``audit(missing=...)``.
+
+    Notes
+    -----
+    A value holding ``,``, ``=``, ``"`` or ``\\`` (or starting or ending with
+    a space, or empty) is written as a JSON string (``race="x, sex=y"``), so
+    that two different combinations never share a label.
 
     Returns
     -------
@@ -86,6 +105,8 @@ def intersection_labels(columns: Mapping[str, Any], *, missing: str = "raise") -
     --------
     >>> intersection_labels({"race": ["A", "B"], "sex": ["F", "M"]}).tolist()
     ['race=A, sex=F', 'race=B, sex=M']
+    >>> intersection_labels({"race": ["x, sex=y", "x"], "sex": ["z", "y, sex=z"]}).tolist()
+    ['race="x, sex=y", sex=z', 'race=x, sex="y, sex=z"']
     """
     parts = {name: _as_series(col, name) for name, col in columns.items()}
     lengths = {len(s) for s in parts.values()}
@@ -97,8 +118,9 @@ def intersection_labels(columns: Mapping[str, Any], *, missing: str = "raise") -
     gap = np.zeros(n, dtype=bool)
     for i, (name, s) in enumerate(parts.items()):
         isna = s.isna().to_numpy()
-        text = s.map(_fmt_label, na_action="ignore").astype(object)
+        text = s.map(_component, na_action="ignore").astype(object)
         if missing == "group":
+            text[~isna & (text == "missing").to_numpy()] = '"missing"'  # a real group named missing stays apart
             text[isna] = "missing"
         else:
             gap |= isna

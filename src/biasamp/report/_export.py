@@ -16,12 +16,14 @@ with a stable, tracker-safe key) is shared with :mod:`biasamp.mlflow`.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import math
 import re
 from typing import Any
 
 import pandas as pd
+
+from biasamp._core import escape as _escape
 
 __all__ = ["headline_rows", "metric_key", "render_latex", "render_markdown", "render_model_card"]
 
@@ -56,8 +58,11 @@ def _finite(v: Any) -> bool:
 def headline_rows(report: Any) -> list[dict]:
     """One record per headline number of the sections computed: the summary row plus ``title`` and ``key``.
 
-    Keys are unique in the report (a key two families share is prefixed with
-    the section key).
+    Keys are unique in the report: a key two families share is prefixed with
+    the section key; where two section keys still read alike (attributes
+    ``sex 1`` and ``sex_1`` both give ``fairness_sex_1``), each gets the
+    first 8 hex digits of the SHA-1 of its section key
+    (``fairness_sex_1_1a2b3c4d.DP``), so that no metric overwrites another.
     """
     titles = {s.key: s.title for s in report.sections}
     rows = []
@@ -70,6 +75,12 @@ def headline_rows(report: Any) -> list[dict]:
     for r in rows:
         if counts[r["key"]] > 1:
             r["key"] = f"{_slug(r['section'])}.{r['key']}"
+    counts = pd.Series([r["key"] for r in rows]).value_counts() if rows else pd.Series(dtype=int)
+    for r in rows:  # sections whose keys slug alike ("fairness[sex 1]", "fairness[sex_1]"): a digest apart
+        if counts[r["key"]] > 1:
+            digest = hashlib.sha1(str(r["section"]).encode("utf-8", "backslashreplace")).hexdigest()[:8]
+            section, _, rest = r["key"].partition(".")
+            r["key"] = f"{section}_{digest}.{rest}"
     return rows
 
 
@@ -101,14 +112,14 @@ def _inputs_line(report: Any) -> str:
 # --------------------------------------------------------------------------- #
 # Markdown
 # --------------------------------------------------------------------------- #
-def _md(text: Any) -> str:
-    """A Markdown table cell: pipes escaped, newlines folded."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+def _md(text: Any, cell: bool = True) -> str:
+    """Text for Markdown (:func:`biasamp._core.escape.markdown`); a table cell (``cell``) also has ``|`` escaped."""
+    return _escape.markdown(text, cell=cell)
 
 
 def _md_table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
     sep = {"l": "---", "r": "---:", "c": ":---:"}
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(sep[a] for a in align) + "|"]
+    out = ["| " + " | ".join(_md(h) for h in header) + " |", "|" + "|".join(sep[a] for a in align) + "|"]
     out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
     return out
 
@@ -143,10 +154,10 @@ def render_markdown(report: Any, *, heading_level: int = 1, details: bool = Fals
         raise ValueError(f"digits must be an int in 1..12, got {digits!r}")
     h = "#" * heading_level
     level = _level(report)
-    lines = [f"{h} {report.title}", ""]
+    lines = [f"{h} {_md(report.title, False)}", ""]
     if report.source:
-        lines += [f"Data: {report.source}.", ""]
-    lines += [_inputs_line(report) + ".",
+        lines += [f"Data: {_md(report.source, False)}.", ""]
+    lines += [_md(_inputs_line(report), False) + ".",
               f"Values are fractions (not percentages); CI: {level} confidence interval"
               + (f" (biasamp {report.version})." if report.version else "."), ""]
     rows = headline_rows(report)
@@ -159,39 +170,35 @@ def render_markdown(report: Any, *, heading_level: int = 1, details: bool = Fals
     for s in report.sections:
         if s.status != "ok":
             continue
-        lines += [f"{h}# {s.title}", "", s.how_to_read, ""]
+        lines += [f"{h}# {_md(s.title, False)}", "", _md(s.how_to_read, False), ""]
         methods = sorted({m for m in s.summary["ci_method"] if m})
         if methods:
-            lines += [f"Intervals: {'; '.join(methods)}.", ""]
+            lines += [f"Intervals: {_md('; '.join(methods), False)}.", ""]
         if s.notes:
-            lines += [f"- {n}" for n in s.notes] + [""]
+            lines += [f"- {_md(n, False)}" for n in s.notes] + [""]
         if details:
             for name, table in s.tables.items():
-                lines += [f"**{name}**", ""] + _md_detail(table, digits, max_rows) + [""]
-        lines += [f"*Reference:* {s.citation}", ""]
+                lines += [f"**{_md(name, False)}**", ""] + _md_detail(table, digits, max_rows) + [""]
+        lines += [f"*Reference:* {_md(s.citation, False)}", ""]
     other = [s for s in report.sections if s.status != "ok"]
     if other:
-        lines += [f"{h}# Not computed", ""] + [f"- {s.title}: {s.status}, {s.message}" for s in other] + [""]
+        lines += [f"{h}# Not computed", ""] + [f"- {_md(f'{s.title}: {s.status}, {s.message}', False)}"
+                                                for s in other] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 
 # --------------------------------------------------------------------------- #
 # LaTeX
 # --------------------------------------------------------------------------- #
-_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
-
-
 def _tex(text: Any) -> str:
-    """Plain text for LaTeX: special characters escaped, ``->`` / ``→`` as an arrow."""
-    parts = re.split(r"(->|→)", str(text))
+    """Plain text for LaTeX (:func:`biasamp._core.escape.tex`), ``->`` / ``→`` as an arrow."""
+    parts = re.split(r"(->|→)", _escape.plain(text))
     out = []
     for part in parts:
         if part in ("->", "→"):
             out.append(r"$\rightarrow$")
         else:
-            out.append("".join(_TEX_SPECIAL.get(c, c) for c in part))
+            out.append(_escape.tex(part))
     return "".join(out)
 
 
@@ -209,7 +216,7 @@ def _tex_metric(metric: str) -> str:
 def _tex_title(title: str) -> str:
     """A section title for LaTeX, the metric names in it written as by :func:`_tex_metric`."""
     return " ".join(_tex_metric(w) if re.fullmatch(r"[A-Za-z]+(->|_[A-Za-z]+)", w) else _tex(w)
-                    for w in title.split(" "))
+                    for w in _escape.plain(title).split(" "))
 
 
 def _tex_num(v: Any, digits: int) -> str:
@@ -278,8 +285,8 @@ def render_latex(report: Any, *, caption: str | None = None, label: str | None =
 # Hugging Face model card
 # --------------------------------------------------------------------------- #
 def _yaml_str(s: Any) -> str:
-    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    return json.dumps(str(s), ensure_ascii=False)
+    """A YAML double-quoted scalar (:func:`biasamp._core.escape.yaml_str`)."""
+    return _escape.yaml_str(s)
 
 
 def _yaml_float(v: float) -> str:
@@ -370,7 +377,8 @@ def render_model_card(report: Any, *, model_name: str | None = None, task_type: 
     }
     body = render_markdown(report, heading_level=3)
     intro = ("## Bias and bias amplification\n\nMeasured with biasamp"
-             + (f" {report.version}" if report.version else "")
-             + f" on {dataset_name} ({dataset_split or 'evaluation'} split). Every number is a fraction; "
+             + (f" {_md(report.version, False)}" if report.version else "")
+             + f" on {_md(dataset_name, False)} ({_md(dataset_split or 'evaluation', False)} split). Every number "
+             "is a fraction; "
              "the model-index metadata above holds the same headline values, each with its interval in its name.\n")
-    return "\n".join(["---", *_yaml(meta), "---", "", f"# {model_name}", "", intro, body])
+    return "\n".join(["---", *_yaml(meta), "---", "", f"# {_md(model_name, False)}", "", intro, body])

@@ -2,22 +2,30 @@
 
 No external resource (style, script, font or image) is referenced: the style
 sheet is inline and plots are inline SVG (:mod:`biasamp.report._plots`, when
-matplotlib is installed). Every piece of text is escaped.
+matplotlib is installed). Every piece of text goes through :func:`escape`:
+:func:`biasamp._core.escape.plain` (no control character, NUL byte or bidi
+override; one line), then :func:`html.escape`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from html import escape
+from html import escape as _html_escape
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from biasamp._core.escape import plain
 from biasamp._core.results import signed
 
 __all__ = ["render_html"]
+
+def escape(text: Any, quote: bool = True) -> str:
+    """Text for HTML: printable (:func:`biasamp._core.escape.plain`) and ``& < > " '`` escaped."""
+    return _html_escape(plain(text), quote)
+
 
 _MAX_ROWS = 200  # detail tables longer than this are cut (the JSON report has them whole)
 

@@ -138,4 +138,44 @@ def _check_report_json(obj: Any) -> None:
         fail("", f"expected a JSON object, got {type(obj).__name__}")
     if obj.get("schema") != SCHEMA_ID:
         fail("schema", f"{obj.get('schema')!r}, expected {SCHEMA_ID!r}"[:200])
+    _check_values(obj, fail)
     walk(obj, REPORT_JSON_SCHEMA, "")
+    numeric = ("value", "ci_low", "ci_high", "p_value", "n")
+    for i, section in enumerate(obj["sections"]):
+        columns = section["summary"]["columns"]
+        for j, row in enumerate(section["summary"]["rows"]):
+            for c, cell in zip(columns, row):
+                if c in numeric and cell is not None and (isinstance(cell, bool)
+                                                          or not isinstance(cell, (int, float))):
+                    fail(f"sections[{i}].summary.rows[{j}]", f"{c} must be a number or null, got {cell!r}"[:200])
+                if c not in numeric and not isinstance(cell, (str, type(None))):
+                    fail(f"sections[{i}].summary.rows[{j}]", f"{c} must be a string or null, got {cell!r}"[:200])
+        for name, table in [("summary", section["summary"]), *((f"tables[{k!r}]", t)
+                                                              for k, t in section["tables"].items())]:
+            for j, row in enumerate(table["rows"]):
+                for cell in row:  # a cell is a scalar, or a list of scalars (a tuple, e.g. a pair)
+                    if isinstance(cell, dict) or (isinstance(cell, list)
+                                                  and any(isinstance(v, (list, dict)) for v in cell)):
+                        fail(f"sections[{i}].{name}.rows[{j}]", "a table cell must be a value or a list of values")
+
+
+_MAX_DEPTH = 32
+"""Deepest nesting of a report's JSON (the reports biasamp writes nest about 8 deep)."""
+_MAX_INT = 2**63
+"""Largest integer in a report's JSON: renderers turn numbers into floats (10**400 overflows)."""
+
+
+def _check_values(obj: Any, fail: Any) -> None:
+    """``fail`` for JSON nested deeper than :data:`_MAX_DEPTH` or an integer beyond :data:`_MAX_INT`
+    (iteratively: a deep document cannot exhaust the stack here)."""
+    stack = [(obj, 0, "")]
+    while stack:
+        value, depth, path = stack.pop()
+        if depth > _MAX_DEPTH:
+            fail(path, f"nested more than {_MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1, f"{path}.{k}" if path else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _MAX_INT:
+            fail(path, f"an integer of {len(str(abs(value)))} digits, beyond 2**63")

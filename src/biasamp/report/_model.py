@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasamp._core.escape import terminal
 from biasamp._core.atomic import _write_atomic
 from biasamp._core.progress import progress_bar, progress_mode
 from biasamp._core.results import signed, to_builtin
@@ -611,7 +612,8 @@ class Report:
             ci = "" if pd.isna(r.ci_low) else f"[{_fmt_value(r.ci_low)}, {_fmt_value(r.ci_high)}]"
             p = "" if r.p_value is None or pd.isna(r.p_value) else (
                 "<0.001" if r.p_value < 0.001 else f"{r.p_value:.3f}")
-            rows.append((r.metric, r.direction, _fmt_value(r.value), ci, p, r.reading, r.note))
+            rows.append(tuple(terminal(c) for c in (r.metric, r.direction, _fmt_value(r.value), ci, p, r.reading,
+                                                    r.note)))
         widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
         used = sum(widths[:-1]) + 2 * (len(head) - 1)
         widths[-1] = max(10, min(widths[-1], width - used))
@@ -640,7 +642,7 @@ class Report:
             lines.append("notes:")
             for t, n in notes:
                 lines.append(f"  {t}: {n}")
-        return "\n".join(lines)
+        return "\n".join(terminal(line) for line in lines)  # names from the data: no escape sequence
 
     def __repr__(self) -> str:
         return self.summary()

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasamp._core import escape as _escape
+
 __all__ = ["available", "draw_lines", "figure_notes", "figure_svg"]
 
 _POS, _NEG = "#c0392b", "#2e86c1"  # amplify / weaken
@@ -205,11 +207,20 @@ def figure_notes(spec: Any) -> list[str]:
 # drawing
 # --------------------------------------------------------------------------- #
 def _txt(value: Any, limit: int | None = _LABEL_CHARS) -> str:
-    """Plain text for matplotlib: ``$`` escaped (no mathtext), cut to ``limit`` characters."""
-    text = str(value)
+    """Plain text for matplotlib (:func:`biasamp._core.escape.plot`), cut to ``limit`` characters.
+
+    No mathtext (``$`` escaped); when the axes are drawn with ``text.usetex``
+    (a user's own figure, :func:`draw_lines`), TeX's special characters are
+    escaped, so that a name never reaches TeX as a command. The report's own
+    figures never use TeX (:func:`figure_svg`).
+    """
+    import matplotlib
+
+    text = _escape.plain(value)
     if limit is not None and len(text) > limit:
         text = text[:limit - 1] + "\u2026"
-    return text.replace("$", r"\$")
+    label = _escape.plot(text, usetex=bool(matplotlib.rcParams.get("text.usetex")))
+    return "\u200b" + label if label.startswith("_") else label  # a legend skips labels that start with "_"
 
 
 def _grid(fig, n: int, ncols: int):
@@ -499,7 +510,7 @@ def figure_svg(spec: Any) -> str | None:
     matplotlib, Figure, FigureCanvasSVG = mpl
     panels = _plan(spec.kind, spec.data)
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "biasamp", "font.size": 9,
-                                "hatch.linewidth": 0.8}):
+                                "hatch.linewidth": 0.8, "text.usetex": False}):
         fig = Figure(figsize=_size(spec.kind, panels), layout="constrained")
         FigureCanvasSVG(fig)
         _KINDS[spec.kind](fig, panels)

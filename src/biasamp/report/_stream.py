@@ -111,16 +111,64 @@ def parquet_files(path: str | os.PathLike) -> list[Path]:
     """The Parquet files of a directory, recursively, in sorted order.
 
     Files named ``*.parquet`` / ``*.pq`` (any case); names starting with
-    ``.`` or ``_`` (files or folders) are skipped.
+    ``.`` or ``_`` (files or folders) are skipped. Symbolic links to files and
+    to folders are followed (a folder reached twice, as through a loop of
+    links, is read once); a dangling link with a Parquet name is an error
+    (``ValueError``), not a partition silently left out.
     """
     root = Path(path)
-    out = []
-    for p in root.rglob("*"):
-        rel = p.relative_to(root).parts
-        if p.suffix.lower() in PARQUET_SUFFIXES and not any(part.startswith((".", "_")) for part in rel) \
-                and p.is_file():
-            out.append(p)
-    return sorted(out, key=lambda p: p.relative_to(root).as_posix())
+    out, seen = [], set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        here = Path(folder)
+        st = os.stat(here)
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        for name in files:
+            p = here / name
+            if name.startswith((".", "_")) or p.suffix.lower() not in PARQUET_SUFFIXES:
+                continue
+            if not p.exists():
+                raise ValueError(f"{p} is a dangling symbolic link (to {os.readlink(p)}) in the Parquet dataset "
+                                 f"{root}; remove it or restore its target")
+            if p.is_file():
+                out.append(p)
+    out = sorted(out, key=lambda p: p.relative_to(root).as_posix())
+    inodes: dict = {}
+    for p in out:
+        fs = os.stat(p)
+        first = inodes.setdefault((fs.st_dev, fs.st_ino), p)
+        if first is not p:
+            raise ValueError(f"{first} and {p} are the same file (through a symbolic link) in the Parquet dataset "
+                             f"{root}: its rows would be counted twice")
+    return out
+
+
+_WIDTHS = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
+_OBJECT_BYTES = 64  # a string in a pandas object column: the pointer and a small Python str
+
+
+def _memory_estimate(meta: Any) -> int:
+    """Bytes the data of one file takes in memory, from its footer: the larger of its uncompressed size and,
+    column chunk by column chunk, rows x the width of a decoded value (8 for INT64/DOUBLE; for a string, 64
+    bytes of a pandas object plus the length of its longest min/max statistic), so that a file of tiny encoded pages (dictionary/RLE: a "footer bomb") is not taken
+    for a small one."""
+    encoded = decoded = 0
+    for i in range(meta.num_row_groups):
+        group = meta.row_group(i)
+        encoded += int(group.total_byte_size)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            width = _WIDTHS.get(chunk.physical_type)
+            if width is None:  # BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY: a string, as long as its longest statistic
+                width = _OBJECT_BYTES
+                stats = chunk.statistics
+                if stats is not None and stats.has_min_max:
+                    width += max(len(str(stats.min)), len(str(stats.max)))
+            decoded += int(group.num_rows) * width
+    return max(encoded, decoded)
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,8 +187,9 @@ class ParquetDataset:
     file_rows : tuple of int
         Rows of every file.
     nbytes : int
-        Uncompressed size of all the data (every column), from the footers:
-        an estimate of its size in memory.
+        Size of all the data (every column) in memory, estimated from the
+        footers: per file, the larger of the uncompressed size and rows x
+        the decoded width of every column (see ``_memory_estimate``).
     """
 
     path: Path
@@ -179,7 +228,7 @@ class ParquetDataset:
             except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
                 raise StreamReadError(f"cannot read {f}: {type(exc).__name__}: {exc}") from None
             rows.append(int(meta.num_rows))
-            nbytes += sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+            nbytes += _memory_estimate(meta)
         return cls(path, tuple(files), columns[0], tuple(columns), tuple(rows), nbytes)
 
     @property

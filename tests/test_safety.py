@@ -1,0 +1,585 @@
+"""Hostile and careless data (docs/safety.md): no output destroyed, injected or replaced; bounded costs.
+
+Every special file here (FIFO, device node) is made in a temporary folder, never a system path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from biasamp import audit, fairness_metrics
+from biasamp.cli import main
+from biasamp.report import Report
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = ["--n-boot", "20", "--no-progress", "-q", "--exclude", "dpa", "--exclude", "leakage", "--exclude", "multi"]
+
+PAYLOADS = {
+    "html": "<img src=x onerror=alert(1)>",
+    "link": "[click](javascript:alert(1))",
+    "autolink": "<javascript:alert(1)>",
+    "heading": "a\n# Injected heading",
+    "ansi": "\x1b[2J\x1b[31mred",
+    "nul": "nul\x00byte",
+    "bidi": "abc\u202edcba",
+    "c1": "x\x85y\x9bz\x7f",
+    "tex": "\\input{/etc/passwd}",
+    "blank": "p\n\nq",
+}
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def _frame(n=240, seed=0, groups=("a", "b")):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(list(groups), n)
+    y = rng.integers(0, 2, n)
+    p = np.where(rng.random(n) < 0.8, y, 1 - y)
+    return pd.DataFrame({"group": g, "label": y, "label_pred": p})
+
+
+def _report(groups, title="t", source="s"):
+    df = _frame(groups=groups)
+    return audit(df["group"].rename("attr"), df["label"], task_pred=df["label_pred"], sections=["fairness"],
+                 n_boot=20, progress=False, min_group_size=0, title=title, names={"source": source})
+
+
+@pytest.fixture(scope="module")
+def hostile():
+    """A report whose groups, title and source hold every payload."""
+    names = list(PAYLOADS.values())
+    return _report(names, title="T " + " ".join(names), source="S " + " ".join(names))
+
+
+def _write_csv(path: Path, df: pd.DataFrame) -> Path:
+    df.to_csv(path, index=False)
+    return path
+
+
+# --------------------------------------------------------------------------- #
+# 9. data loss
+# --------------------------------------------------------------------------- #
+def test_output_over_a_file_inside_a_parquet_directory_input_is_refused(runner, tmp_path):
+    pytest.importorskip("pyarrow")
+    data = tmp_path / "data"
+    data.mkdir()
+    df = _frame()
+    df.iloc[:120].to_parquet(data / "part-0.parquet")
+    df.iloc[120:].to_parquet(data / "part-1.parquet")
+    before = (data / "part-1.parquet").read_bytes()
+    res = runner.invoke(main, ["audit", str(data), "--attr", "group", "--task", "label", *QUICK,
+                               "--json", str(data / "part-1.parquet")])
+    assert res.exit_code == 2 and "refusing to overwrite" in res.output
+    assert (data / "part-1.parquet").read_bytes() == before
+    # a partition reached through a symbolic link to a file outside the folder is an input too
+    outside = tmp_path / "elsewhere.parquet"
+    (data / "part-1.parquet").rename(outside)
+    (data / "part-1.parquet").symlink_to(outside)
+    res = runner.invoke(main, ["audit", str(data), "--attr", "group", "--task", "label", *QUICK,
+                               "--json", str(outside)])
+    assert res.exit_code == 2 and "refusing to overwrite" in res.output
+    assert outside.read_bytes() == before
+    # the library's writer refuses it too
+    rep = _report(["a", "b"])
+    with pytest.raises(ValueError, match="refusing to overwrite the input"):
+        from biasamp._core.atomic import _write_atomic
+
+        _write_atomic(data / "new.json", rep.to_json(), protect=[data])
+
+
+def test_demo_save_data_never_replaces_existing_files(runner, tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "test.csv").write_text("my own data\n")
+    res = runner.invoke(main, ["demo", "--save-data", str(folder), *QUICK])
+    assert res.exit_code == 2 and "refusing to overwrite" in res.output
+    assert (folder / "test.csv").read_text() == "my own data\n" and not (folder / "train.csv").exists()
+
+
+def test_metric_keys_of_attributes_that_slug_alike_stay_apart():
+    from biasamp.report._export import headline_rows
+    from biasamp.report._mlflow import report_metrics
+
+    df = _frame()
+    rng = np.random.default_rng(1)
+    other = pd.Series(rng.choice(["u", "v"], len(df)))
+    rep = audit({"sex 1": df["group"], "sex_1": other}, df["label"], task_pred=df["label_pred"],
+                sections=["fairness"], n_boot=20, progress=False, min_group_size=0)
+    rows = headline_rows(rep)
+    keys = [r["key"] for r in rows]
+    assert len(keys) == len(rep.table) and len(set(keys)) == len(keys)
+    metrics = report_metrics(rep)
+    # every headline value is logged under its own name: none overwrites the other attribute's
+    finite = rep.table["value"].notna().sum()
+    assert sum(1 for k in metrics if not k.endswith((".ci_low", ".ci_high", ".p_value"))) == finite
+    dp = {k: v for k, v in metrics.items() if k.endswith(".DP")}
+    expected = sorted(rep.table.query("metric == 'DP'")["value"])
+    assert sorted(dp.values()) == pytest.approx(expected) and len(dp) == 2
+
+
+def test_symlinked_partitions_are_read_and_dangling_ones_refused(tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report._stream import ParquetDataset
+
+    data, elsewhere = tmp_path / "data", tmp_path / "elsewhere"
+    data.mkdir()
+    (elsewhere / "year=2024").mkdir(parents=True)
+    df = _frame(n=500)
+    for i in range(4):
+        df.iloc[100 * i:100 * (i + 1)].to_parquet(data / f"part-{i}.parquet")
+    df.iloc[400:].to_parquet(elsewhere / "year=2024" / "part-4.parquet")
+    (data / "year=2024").symlink_to(elsewhere / "year=2024", target_is_directory=True)
+    ds = ParquetDataset.open(data)
+    assert ds.num_rows == 500 and len(ds.files) == 5
+    from biasamp.cli._data import read_table
+
+    assert len(read_table(data)) == 500
+    (data / "part-9.parquet").symlink_to(tmp_path / "gone.parquet")
+    with pytest.raises(ValueError, match="dangling symbolic link"):
+        ParquetDataset.open(data)
+    (data / "part-9.parquet").unlink()
+    (data / "part-5.parquet").symlink_to(data / "part-0.parquet")  # the same rows twice
+    with pytest.raises(ValueError, match="counted twice"):
+        ParquetDataset.open(data)
+
+
+def test_intersection_labels_of_distinct_pairs_never_merge():
+    from biasamp.report._attributes import intersection_labels
+
+    race = ["x, sex=y", "x", "x", "a=b"]
+    sex = ["z", "y, sex=z", "y", "c"]
+    labels = intersection_labels({"race": race, "sex": sex}).tolist()
+    assert len(set(labels)) == 4
+    # each label reads back as its own pair (JSON-quoted values)
+    assert labels[0] == 'race="x, sex=y", sex=z' and labels[1] == 'race=x, sex="y, sex=z"'
+    assert labels[2] == "race=x, sex=y" and labels[3] == 'race="a=b", sex=c'
+    # through the audit: four groups, not three
+    df = pd.DataFrame({"race": race * 30, "sex": sex * 30})
+    y = np.tile([0, 1, 1, 0, 1, 0, 0, 1], 15)
+    rep = audit({"race": df["race"], "sex": df["sex"]}, y, task_pred=y[::-1].copy(), intersect=[("race", "sex")],
+                sections=["fairness"], n_boot=20, progress=False, min_group_size=0)
+    groups = rep.inputs["attributes"]["race x sex"]["attribute_classes"]
+    assert len(groups) == 4
+
+
+def test_missing_group_never_merges_into_a_real_group_named_missing():
+    from biasamp.report._attributes import intersection_labels
+
+    y = np.array([0, 1, 0, 1, 1, 0, 1, 0])
+    groups = np.array(["missing", None, "a", "missing", "a", None, "a", "missing"], dtype=object)
+    with pytest.raises(ValueError, match="real group 'missing'"):
+        fairness_metrics(y, y, sensitive_features=groups, missing="group", min_group_size=0)
+    # without a real group of that name, missing="group" still works
+    ok = fairness_metrics(y, y, sensitive_features=np.where(groups == "missing", "b", groups), missing="group",
+                          min_group_size=0)
+    assert ok is not None
+    labels = intersection_labels({"race": groups, "sex": ["f"] * 8}, missing="group").tolist()
+    assert labels[0] == 'race="missing", sex=f' and labels[1] == "race=missing, sex=f"
+
+
+# --------------------------------------------------------------------------- #
+# 10. injection
+# --------------------------------------------------------------------------- #
+_BAD_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def test_markdown_holds_no_html_link_heading_or_control(hostile):
+    text = hostile.to_markdown(details=True)
+    assert "<img" not in text and "<javascript" not in text
+    assert not re.search(r"(?<!\\)\]\(javascript", text) and "\\](javascript" in text  # the link escaped
+    assert not any(line.startswith("# Injected") for line in text.splitlines())
+    assert not _BAD_CHARS.search(text)
+    assert "&lt;img src=x onerror=alert(1)>" in text  # shown, not interpreted
+    assert "\\x1b[2J" in text and "\\u202e" in text and "\\x00" in text  # visible escapes
+
+
+def test_markdown_table_headers_are_escaped_too():
+    from biasamp.report._export import _md_table
+
+    lines = _md_table(["<b>x</b>|y\nz"], [["<i>v</i>"]], "l")
+    assert "<b>" not in lines[0] and "<i>" not in lines[2] and lines[0].count(" | ") == 0 and len(lines) == 3
+
+
+def test_markdown_renders_names_as_text(hostile):
+    markdown_it = pytest.importorskip("markdown_it")
+    html = markdown_it.MarkdownIt("commonmark").enable("table").render(hostile.to_markdown(details=True))
+    assert "<img" not in html and 'href="javascript' not in html and "<h1>Injected" not in html
+
+
+def test_model_card_yaml_loads_and_holds_the_exact_names(hostile):
+    yaml = pytest.importorskip("yaml")
+    card = hostile.to_model_card(model_name="M " + " ".join(PAYLOADS.values()))
+    front = card.split("---\n")[1]
+    meta = yaml.safe_load(front)
+    assert meta["model-index"][0]["name"] == "M " + " ".join(PAYLOADS.values())
+    assert meta["model-index"][0]["results"][0]["dataset"]["name"] == hostile.source
+    body = card.split("---\n", 2)[2]
+    assert "<img" not in body and not _BAD_CHARS.search(body)
+    assert not any(line.startswith("# Injected") for line in body.splitlines())
+
+
+def test_model_card_loads_with_huggingface_hub(hostile, tmp_path):
+    hub = pytest.importorskip("huggingface_hub.repocard")
+    path = tmp_path / "README.md"
+    hostile.to_model_card(path)
+    meta = hub.metadata_load(path)
+    assert meta["model-index"][0]["name"] == hostile.title
+
+
+def test_latex_title_and_section_names_cannot_end_a_comment_or_break_a_cell(hostile):
+    df = _frame()
+    rep = audit({"p\n\nq": df["group"]}, df["label"], task_pred=df["label_pred"], sections=["fairness"],
+                n_boot=20, progress=False, min_group_size=0, title="x\n\\input{/etc/passwd}\n\nend")
+    for r in (rep, hostile):
+        text = r.to_latex()
+        lines = text.splitlines()
+        assert "" not in lines[:-1]  # no paragraph break anywhere (caption, \multicolumn)
+        assert not any(line.lstrip().startswith("\\input") for line in lines)
+        assert "\\input{" not in text.replace("\\textbackslash{}input", "")
+        assert not _BAD_CHARS.search(text)
+    assert lines[0].startswith("% ")
+
+
+def test_terminal_summary_and_cli_errors_hold_no_escape_sequence(hostile, runner, tmp_path):
+    assert "\x1b" not in hostile.summary() and not _BAD_CHARS.search(hostile.summary())
+    assert "\\x1b[2J" in hostile.summary()
+    df = _frame().rename(columns={"group": "g\x1b[2J"})
+    path = _write_csv(tmp_path / "t.csv", df)
+    res = runner.invoke(main, ["audit", str(path), "--attr", "nope\x1b[31m", "--task", "label", *QUICK])
+    assert res.exit_code == 2 and "\x1b" not in res.output and "\\x1b" in res.output
+
+
+def test_html_has_no_nul_or_bidi_override(hostile):
+    html = hostile.to_html(plots=False)
+    assert "\x00" not in html and "\u202e" not in html and "<img src=x" not in html
+    assert "\\u202e" in html
+
+
+def test_plot_labels_never_reach_tex_raw():
+    matplotlib = pytest.importorskip("matplotlib")
+    from biasamp.report._plots import _txt
+
+    with matplotlib.rc_context({"text.usetex": True}):
+        label = _txt("\\input{/etc/passwd} $x$ 50%", None)
+    assert "\\input{" not in label and "\\textbackslash{}input\\{/etc/passwd\\}" in label
+    assert "\\%" in label and "\\$x\\$" in label
+    assert _txt("$\\frac{1}{0}$", None) == "\\$\\frac{1}{0}\\$"  # no mathtext without usetex
+    assert _txt("_hidden", None) != "_hidden"  # a legend would drop a label starting with "_"
+
+
+def test_report_figures_never_use_tex(hostile):
+    matplotlib = pytest.importorskip("matplotlib")
+    from biasamp.report._plots import figure_svg
+
+    spec = next(f for s in hostile.sections for f in s.figures)
+    with matplotlib.rc_context({"text.usetex": True}):  # no latex binary needed: TeX is never called
+        svg = figure_svg(spec)
+    assert svg is not None and "\x00" not in svg and "\u202e" not in svg
+
+
+# --------------------------------------------------------------------------- #
+# 11. files
+# --------------------------------------------------------------------------- #
+def test_symlink_output_is_followed_and_dangling_link_refused(runner, tmp_path):
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    rep = _report(["a", "b"])
+    rep.to_json(link)
+    assert link.is_symlink() and json.loads(target.read_text())["title"] == "t"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # the existing file keeps its mode
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "sub" / "elsewhere.json")
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(ValueError, match="dangling symbolic link"):
+        rep.to_json(dangling)
+    assert not (tmp_path / "sub" / "elsewhere.json").exists()
+    path = _write_csv(tmp_path / "t.csv", _frame())
+    res = runner.invoke(main, ["audit", str(path), "--attr", "group", "--task", "label", *QUICK,
+                               "--json", str(dangling)])
+    assert res.exit_code == 2 and "dangling" in res.output
+    assert not (tmp_path / "sub" / "elsewhere.json").exists()
+
+
+def test_new_outputs_respect_the_umask(tmp_path):
+    rep = _report(["a", "b"])
+    old = os.umask(0o077)
+    try:
+        rep.to_json(tmp_path / "private.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "private.json").stat().st_mode) == 0o600
+    old = os.umask(0o022)
+    try:
+        rep.to_markdown(tmp_path / "public.md")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "public.md").stat().st_mode) == 0o644
+
+
+def _reader(path: Path, out: list) -> threading.Thread:
+    def read():
+        with open(path, "rb") as fh:
+            out.append(fh.read())
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    return t
+
+
+def test_fifo_output_is_written_into_not_replaced(runner, tmp_path):
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    got: list = []
+    t = _reader(fifo, got)
+    path = _write_csv(tmp_path / "t.csv", _frame())
+    res = runner.invoke(main, ["audit", str(path), "--attr", "group", "--task", "label", *QUICK, "--json", str(fifo)])
+    t.join(30)
+    assert res.exit_code == 0, res.output
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still the FIFO
+    assert json.loads(got[0])["schema"] == "biasamp.report/1"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def _mknod(path: Path, major: int, minor: int) -> None:
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(major, minor))
+        with open(path, "rb+"):
+            pass
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"cannot make or open a device node here: {exc}")
+
+
+def test_character_device_output_is_never_replaced(tmp_path):
+    node = tmp_path / "null"  # a private twin of /dev/null (1, 3), in the temporary folder
+    _mknod(node, 1, 3)
+    rep = _report(["a", "b"])
+    rep.to_json(node)
+    rep.to_html(node, plots=False)
+    st = os.lstat(node)
+    assert stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == 1 and os.minor(st.st_rdev) == 3
+
+
+def test_sigterm_leaves_no_temporary_file(tmp_path):
+    script = (
+        "import os, signal, sys\n"
+        "import biasamp._core.atomic as a\n"
+        "real = os.fsync\n"
+        "def fsync(fd):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    real(fd)\n"
+        "a.os.fsync = fsync\n"
+        "from biasamp.cli import main\n"
+        "sys.argv = ['biasamp', 'demo', '-q', '--n-boot', '20', '--exclude', 'dpa', '--exclude', 'leakage',"
+        " '--exclude', 'multi', '--json', 'r.json']\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 143, proc.stderr
+    assert "terminated" in proc.stderr and "Traceback" not in proc.stderr
+    assert os.listdir(tmp_path) == []  # neither the report nor its temporary file
+
+
+def test_fifo_input_is_read_once_as_csv(runner, tmp_path):
+    df = _frame()
+    plain = _write_csv(tmp_path / "t.csv", df)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as fh:
+            fh.write(plain.read_bytes())
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    res = runner.invoke(main, ["audit", str(fifo), "--attr", "group", "--task", "label", *QUICK,
+                               "--json", str(tmp_path / "a.json")])
+    t.join(30)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["audit", str(plain), "--attr", "group", "--task", "label", *QUICK,
+                               "--json", str(tmp_path / "b.json")])
+    a = Report.from_json((tmp_path / "a.json").read_text()).table
+    b = Report.from_json((tmp_path / "b.json").read_text()).table
+    pd.testing.assert_frame_equal(a[["metric", "value"]], b[["metric", "value"]])
+
+
+def test_device_input_is_refused_without_reading(runner, tmp_path):
+    zero = tmp_path / "zero"  # a private twin of /dev/zero (1, 5): reading it never ends
+    _mknod(zero, 1, 5)
+    start = time.monotonic()
+    res = runner.invoke(main, ["audit", str(zero), *QUICK])
+    assert res.exit_code == 2 and "character device" in res.output
+    assert time.monotonic() - start < 30
+
+
+def test_pipe_input_named_parquet_is_refused(runner, tmp_path):
+    fifo = tmp_path / "data.parquet"
+    os.mkfifo(fifo)
+    res = runner.invoke(main, ["audit", str(fifo), *QUICK])
+    assert res.exit_code == 2 and "is a pipe" in res.output
+
+
+def test_non_utf8_file_names(tmp_path):
+    df = _frame()
+    data = os.path.join(os.fsencode(tmp_path), b"d\xfe.csv")
+    with open(data, "wb") as fh:
+        fh.write(df.to_csv(index=False).encode())
+    out = os.path.join(os.fsencode(tmp_path), b"r\xff.json")
+    proc = subprocess.run([sys.executable, "-m", "biasamp", "audit", data, "--attr", "group", "--task", "label",
+                           *QUICK, "--json", out, "--markdown", out + b".md"], capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rep = Report.from_json(Path(os.fsdecode(out)).read_bytes())  # valid UTF-8 JSON
+    assert "d\\udcfe.csv" in rep.source or "d\udcfe.csv" in rep.source
+    assert os.path.exists(out + b".md")
+
+
+# --------------------------------------------------------------------------- #
+# 12. resources and numbers
+# --------------------------------------------------------------------------- #
+def test_exact_test_cost_is_bounded_for_huge_weighted_tables():
+    from biasamp._engine.pvalues import independence_test
+
+    n1, a, n2, k = 3266, 298, 1_000_000_001_733, 962  # one row of weight 1e12 in an audit
+    table = np.array([[n1 - a, a], [n2 - (k - a), k - a]], dtype=float)
+    start = time.monotonic()
+    res = independence_test(table)
+    assert time.monotonic() - start < 5
+    assert res.method == "g-test" and 0 <= res.p_value <= 1
+    small = independence_test(np.array([[3, 1], [1, 3]]))  # small tables stay exact
+    assert small.method == "fisher-exact" and small.p_value == pytest.approx(0.4857, abs=1e-4)
+
+
+@pytest.mark.parametrize("weight", [1e308, 1e18])
+def test_overflowing_weights_are_refused(weight):
+    y = np.array([0, 1, 1, 0, 1, 0, 1, 1])
+    g = np.array(["a", "a", "b", "b", "a", "b", "a", "b"])
+    with pytest.raises(ValueError, match="sample_weight sums to .*2\\*\\*53"):
+        fairness_metrics(y, y, sensitive_features=g, sample_weight=np.full(8, weight), min_group_size=0)
+    # the same data with ordinary weights is fine, and scaling leaves rates unchanged
+    a = fairness_metrics(y, y[::-1], sensitive_features=g, sample_weight=np.full(8, 1e12), min_group_size=0)
+    b = fairness_metrics(y, y[::-1], sensitive_features=g, min_group_size=0)
+    pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
+
+
+def test_parquet_memory_estimate_sees_through_tiny_encodings(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from biasamp.report._stream import ParquetDataset
+
+    n = 200_000
+    pq.write_table(pa.table({"a": np.zeros(n, dtype=np.int64), "s": pa.array(["x" * 1000] * n)}),
+                   tmp_path / "bomb.parquet")
+    assert os.path.getsize(tmp_path / "bomb.parquet") < 200_000  # a small file ...
+    assert ParquetDataset.open(tmp_path / "bomb.parquet").nbytes >= n * (8 + 1000)  # ... of > 200 MB decoded
+
+
+def test_too_many_task_columns_is_an_early_refusal(runner, tmp_path):
+    cols = {f"task_{i}": np.zeros(3, dtype=int) for i in range(10_001)}
+    cols.update({f"task_{i}_pred": np.zeros(3, dtype=int) for i in range(10_001)})
+    df = pd.DataFrame({"attr": ["a", "b", "a"], **cols})
+    path = _write_csv(tmp_path / "wide.csv", df)
+    start = time.monotonic()
+    res = runner.invoke(main, ["audit", str(path), *QUICK])
+    assert res.exit_code == 2 and "10,001 task columns" in res.output
+    assert time.monotonic() - start < 60
+
+
+def test_combinations_all_guard_fires_before_allocation():
+    import tracemalloc
+
+    from biasamp.multiattribute._metrics import _join_level
+
+    level = np.arange(20_000)[:, None]  # 20k frequent attributes: 2e8 candidate pairs
+    tracemalloc.start()
+    with pytest.raises(ValueError, match="more than 1,000 candidate combinations of size 2"):
+        _join_level(level, limit=1000, what="more than {} candidate combinations of size 2")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 50 * 2**20
+    assert _join_level(np.arange(4)[:, None], limit=6).tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+
+
+def test_api_n_boot_is_bounded():
+    from biasamp import bias_amp_directional
+    from biasamp.stats import MAX_N_BOOT, bootstrap
+
+    a = np.array([0, 1, 0, 1, 1, 0])
+    t = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="n_boot must be at most"):
+        bootstrap(bias_amp_directional, a, t, task_pred=t, n_boot=MAX_N_BOOT + 1)
+    with pytest.raises(ValueError, match="n_boot must be at most"):
+        audit(a, t, task_pred=t, n_boot=10**9, progress=False)
+
+
+def test_crafted_csv_header_is_sniffed_in_bounded_time(tmp_path):
+    from biasamp.cli._data import _sniff_csv
+
+    path = tmp_path / "crafted.csv"
+    path.write_text(',"' * 32_000 + "\n1,2\n")  # csv.Sniffer alone: over a minute
+    start = time.monotonic()
+    assert _sniff_csv(path)["sep"] == ","
+    assert time.monotonic() - start < 5
+    wide = tmp_path / "wide.csv"  # a genuinely wide ;-separated header goes past the sniffer
+    wide.write_text(";".join(f"column_{i}" for i in range(500)) + "\n" + ";".join("1" * 500) + "\n")
+    assert _sniff_csv(wide)["sep"] == ";"
+
+
+def test_from_json_refuses_what_its_renderers_cannot_render():
+    rep = _report(["a", "b"])
+    good = rep.to_dict()
+
+    def mutated(fn):
+        d = json.loads(json.dumps(good))
+        fn(d)
+        return json.dumps(d)
+
+    deep: list = []
+    node = deep
+    for _ in range(200):
+        node.append([])
+        node = node[0]
+    cases = {
+        "nested": lambda d: d["inputs"].__setitem__("x", deep),
+        "digits": lambda d: d["sections"][0]["summary"]["rows"][0].__setitem__(2, 10**400),
+        "cell": lambda d: d["sections"][0]["summary"]["rows"][0].__setitem__(2, [[1]]),
+        "type": lambda d: d["sections"][0]["summary"]["rows"][0].__setitem__(2, "abc"),
+    }
+    for name, fn in cases.items():
+        with pytest.raises(ValueError, match="not a biasamp report"):
+            Report.from_json(mutated(fn))
+    back = Report.from_json(json.dumps(good))  # the real report still loads and renders
+    back.to_markdown(), back.to_latex(), back.to_model_card(), back.to_html(plots=False), back.summary()
+
+
+# --------------------------------------------------------------------------- #
+# 13. dependency floors
+# --------------------------------------------------------------------------- #
+def test_pyarrow_floors_exclude_the_vulnerable_versions():
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    specs = re.findall(r'"(pyarrow[^"]*)"', text)
+    assert specs
+    for spec in specs:
+        req = Requirement(spec)
+        assert not req.specifier.contains(Version("14.0.0")), spec  # CVE-2023-47248, fixed in 14.0.1
+        assert req.specifier.contains(Version("14.0.1")), spec
