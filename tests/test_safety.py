@@ -576,8 +576,10 @@ def test_pyarrow_floors_exclude_the_vulnerable_versions():
     from packaging.requirements import Requirement
     from packaging.version import Version
 
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    specs = re.findall(r'"(pyarrow[^"]*)"', text)
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    lists = [*meta["project"]["optional-dependencies"].values(), *meta.get("dependency-groups", {}).values()]
+    specs = [s for reqs in lists for s in reqs if isinstance(s, str) and re.match(r"pyarrow\b", s)]
     assert specs
     for spec in specs:
         req = Requirement(spec)

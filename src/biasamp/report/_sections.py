@@ -427,6 +427,8 @@ def _declared_rows(key: str, res: Any, boot: Any, n: int) -> list:
 
 
 def _binary_task(inp: AuditInputs) -> bool:
+    if "differential" in inp.results:  # a streamed audit counted it (it held a binary task)
+        return True
     return inp.task_pred is not None and np.ndim(inp.task) == 1 and len(_uniques(inp.task)) == 2
 
 
