@@ -125,12 +125,16 @@ def test_directional_fixed_train_counts_and_one_direction():
 
 def test_directional_soft_predictions_to_1e12():
     d = cooc_data(soft=True)
-    ref = bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"], attr_pred=d["attr_pred"])
-    acc = CooccurrenceAccumulator(3, 6)
-    for rows in splits(4000, 9, np.random.default_rng(3)):
-        acc.update(d["attr"][rows], d["task"][rows], task_pred=d["task_pred"][rows], attr_pred=d["attr_pred"][rows])
-    assert acc.soft_roles == {"task_pred"}
-    assert_same(acc.compute(), ref, rtol=1e-12, atol=1e-12)
+    for soft in ("expected", "threshold"):  # expected rates, and the default policy (thresholded at 0.5)
+        ref = bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"], attr_pred=d["attr_pred"],
+                                   soft=soft)
+        acc = CooccurrenceAccumulator(3, 6, soft=soft)
+        for rows in splits(4000, 9, np.random.default_rng(3)):
+            acc.update(d["attr"][rows], d["task"][rows], task_pred=d["task_pred"][rows],
+                       attr_pred=d["attr_pred"][rows])
+        assert acc.soft_roles == ({"task_pred"} if soft == "expected" else frozenset())
+        assert acc.compute().predictions == ref.predictions
+        assert_same(acc.compute(), ref, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("with_truth", [False, True])

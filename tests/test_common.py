@@ -180,10 +180,10 @@ def _classes(family, roles: dict) -> dict:
     return {"attr": uniq(roles["attr"], roles.get("attr_pred")), "task": tasks}
 
 
-def _accumulated(family, roles: dict, n_batches: int):
+def _accumulated(family, roles: dict, n_batches: int, classes: dict | None = None):
     from biasamp.accumulators import accumulator_for
 
-    acc = accumulator_for(family.key).for_family(family.key, _classes(family, roles))
+    acc = accumulator_for(family.key).for_family(family.key, classes or _classes(family, roles))
     bounds = np.linspace(0, len(roles["attr"]), n_batches + 1).astype(int)
     batches = [_take(roles, np.arange(a, b)) for a, b in zip(bounds, bounds[1:])]
     for b in batches:
@@ -241,3 +241,38 @@ def test_dask_function_equals_the_function(family):
         warnings.simplefilter("ignore", UndefinedPairWarning)
         res = getattr(bdask, family.name)(*args, **kwargs)
     assert _stats(family, res) == pytest.approx(_values(family, roles), abs=1e-12)
+
+
+def _as_scores(labels: np.ndarray, kind: str, k: int) -> np.ndarray:
+    """Hard predictions as probabilities that the library's policy turns back into them."""
+    if kind == "multilabel":
+        return labels * 0.6 + 0.2  # 0.8 where predicted, 0.2 elsewhere
+    if kind == "binary":
+        return np.where(labels == 1, 0.8, 0.2)  # P(class 1)
+    return np.eye(k)[labels] * 0.7 + 0.1  # class probabilities: the argmax is the prediction
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_probabilities_are_thresholded_by_default_in_every_layer(family):
+    roles = _example(family, seed=15)
+    kind = family.task_labels if family.task_labels != "single" else "multiclass"
+    scored = {**roles, "task_pred": _as_scores(roles["task_pred"], kind, 3)}
+    if "attr_pred" in roles:
+        scored["attr_pred"] = _as_scores(roles["attr_pred"], "multiclass", 3)
+    hard = _values(family, roles)
+    assert _values(family, scored) == hard  # the function
+    args, kwargs = family.call(scored, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        boot = biasamp.bootstrap(family.function, *args, n_boot=50, random_state=0, **kwargs)
+        assert boot.estimate == {s.name: hard[s.name] for s in family.statistics}  # the bootstrap
+        acc, batches = _accumulated(family, scored, 2, classes=_classes(family, roles))
+        for b in batches:
+            acc.update_roles(b)
+        assert _stats(family, acc.compute()) == hard  # the accumulator
+    # expected rates are one option away, where the family defines them
+    if family.key == "multi":
+        with pytest.raises(ValueError, match="soft='expected' is not defined"):
+            _values(family, scored, soft="expected")
+    else:
+        assert _values(family, scored, soft="expected") != hard

@@ -171,14 +171,26 @@ def test_sign_is_exact_where_floats_would_not_be():
     assert res.a_to_t.value == 0.0
 
 
-def test_soft_predictions_are_expected_rates():
+def test_soft_predictions_are_thresholded_unless_expected():
     attr = np.array([0, 0, 1, 1])
     task = np.array([[1], [0], [0], [0]])
-    task_pred = np.array([[0.9], [0.3], [0.2], [0.0]])
+    task_pred = np.array([[0.9], [0.3], [0.2], [0.6]])
     res = bias_amp_directional(attr, task, task_pred=task_pred)
-    # y(a0)=+1 (4*1-2*1=2), y(a1)=-1; Δ(a0)=0.6-0.5=0.1; Δ(a1)=0.1-0=0.1
-    assert res.a_to_t.value == pytest.approx((0.1 - 0.1) / 2)
-    assert res.a_to_t.pairs["p_pred"].tolist() == pytest.approx([0.6, 0.1])
+    # thresholded at 0.5 (strictly above): predictions [1, 0, 0, 1]; y(a0)=+1, y(a1)=-1;
+    # Δ(a0) = 0.5 - 0.5 = 0, Δ(a1) = 0.5 - 0 = 0.5 -> (0 - 0.5) / 2
+    assert res.a_to_t.value == pytest.approx(-0.25)
+    assert res.predictions == "task_pred: thresholded at 0.5 (per label)"
+    assert bias_amp_directional(attr, task, task_pred=task_pred, threshold=0.85).a_to_t.value == 0.0
+    expected = bias_amp_directional(attr, task, task_pred=task_pred, soft="expected")
+    # expected rates: Δ(a0) = 0.6 - 0.5 = 0.1, Δ(a1) = 0.4 - 0 = 0.4 -> (0.1 - 0.4) / 2
+    assert expected.a_to_t.value == pytest.approx(-0.15)
+    assert expected.a_to_t.pairs["p_pred"].tolist() == pytest.approx([0.6, 0.4])
+    assert "expected rates" in expected.predictions
+    assert bias_amp_directional(attr, task, task_pred=(task_pred > 0.5).astype(int)).predictions == "hard"
+    with pytest.raises(ValueError, match="soft"):
+        bias_amp_directional(attr, task, task_pred=task_pred, soft="mean")
+    with pytest.raises(ValueError, match="threshold"):
+        bias_amp_directional(attr, task, task_pred=task_pred, threshold=1.0)
 
 
 def test_one_d_probabilities_of_binary_label():
@@ -379,8 +391,11 @@ def test_directional_matches_reference(data):
 @given(labelled_data(soft=True))
 def test_soft_directional_matches_reference(data):
     attr, task, attr_pred, task_pred, ka = data
-    res = bias_amp_directional(attr, task, task_pred=task_pred)
+    res = bias_amp_directional(attr, task, task_pred=task_pred, soft="expected")
     ref = directional_reference(one_hot(attr, ka), task, None, task_pred)
+    hard = bias_amp_directional(attr, task, task_pred=task_pred)  # the default policy: thresholded at 0.5
+    assert hard.a_to_t.value == pytest.approx(
+        directional_reference(one_hot(attr, ka), task, None, (task_pred > 0.5).astype(float))[0], abs=1e-12)
     assert res.a_to_t.value == pytest.approx(ref[0], abs=1e-12)
 
 
@@ -394,8 +409,11 @@ def test_mals_matches_reference(data, soft):
     ref = mals_reference(one_hot(attr, ka), task, one_hot(attr_pred, ka), task_pred)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
-        res = bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+        res = bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred, soft="expected")
+        hard = bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=(task_pred > 0.5).astype(int))
+        default = bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred)
     assert res.value == pytest.approx(ref, abs=1e-12)
+    assert default.value == hard.value  # scores thresholded at 0.5 by default
 
 
 @settings(max_examples=40, deadline=None)

@@ -463,8 +463,14 @@ def test_other_bad_input():
         multi_bias_amp(g, X, task_pred=X_hat, attr_train=g_tr)
     with pytest.raises(ValueError, match="neither was given"):
         multi_bias_amp(g, X)
-    with pytest.raises(ValueError, match="task_pred has values other than 0/1"):
-        multi_bias_amp(g, X, task_pred=X_hat * 0.5)
+    # probabilities follow the library's policy: thresholded at 0.5 (strictly above), never expected rates
+    halves = multi_bias_amp(g, X, task_pred=X_hat * 0.5)
+    pd.testing.assert_frame_equal(halves.to_frame(), multi_bias_amp(g, X, task_pred=X_hat * 0).to_frame())
+    assert halves.predictions == "task_pred: thresholded at 0.5 (per label)"
+    with pytest.raises(ValueError, match="soft='expected' is not defined"):
+        multi_bias_amp(g, X, task_pred=X_hat * 0.5, soft="expected")
+    with pytest.raises(ValueError, match=r"task_pred holds probabilities outside \[0, 1\]"):
+        multi_bias_amp(g, X, task_pred=X_hat * 2)
     with pytest.raises(ValueError, match="length mismatch"):
         multi_bias_amp(g[:-1], X, task_pred=X_hat)
     with pytest.raises(ValueError, match="max_combinations"):
@@ -576,11 +582,11 @@ def test_attr_pred_argmax_by_hand():
     attr = [0, 0, 1, 1]
     task = np.array([[1, 0], [1, 1], [1, 0], [1, 1]])
     scores = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8], [0.7, 0.3]])  # argmax: 0, 1, 1, 0
-    with pytest.raises(ValueError):
-        multi_bias_amp(attr, task, attr_pred=scores)  # the default refuses scores
     res = multi_bias_amp(attr, task, attr_pred=scores, attr_pred_rule="argmax")
     same = multi_bias_amp(attr, task, attr_pred=[0, 1, 1, 0])
     pd.testing.assert_frame_equal(res.to_frame(), same.to_frame())
+    # the default policy thresholds P(class 1) at 0.5: the same groups for two classes
+    pd.testing.assert_frame_equal(multi_bias_amp(attr, task, attr_pred=scores).to_frame(), same.to_frame())
     # M->G by hand: combination {0}: 4 rows, P(g=0|m) = 1/2 = P(g^=0|m) -> 0; {0,1}: rows 1 and 3,
     # P(g=0|m) = 1/2, P(g^=0|m) = P(row 1 -> 1, row 3 -> 0) = 1/2 -> 0
     assert res.m_to_g.value == 0.0

@@ -42,6 +42,7 @@ Conventions shared by all three:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import numbers
 import warnings
@@ -53,6 +54,7 @@ import numpy as np
 
 from biasamp._core.deprecation import renamed_arguments
 from biasamp._core.labels import check_consistent_length, encode_labels, to_numpy
+from biasamp._core.policy import check_soft, check_threshold, harden_roles
 from biasamp._core.rows import add_filters, check_missing, select_rows
 from biasamp.cooccurrence._counts import (
     ATTR_ROLES,
@@ -101,6 +103,16 @@ __all__ = ["CooccurrenceAccumulator", "DifferentialAccumulator", "FairnessAccumu
 # --------------------------------------------------------------------------- #
 # shared machinery
 # --------------------------------------------------------------------------- #
+def _said(*parts: str) -> str:
+    """What the probability policy did, over batches and roles (each description once)."""
+    said = []
+    for p in parts:
+        for s in p.split("; "):
+            if s != "hard" and s not in said:
+                said.append(s)
+    return "; ".join(said) or "hard"
+
+
 def accumulator_for(key: str) -> type:
     """The accumulator class of the registered family ``key`` (the subclass that declares it)."""
     found = [c for c in _subclasses(_Accumulator) if key in c.__dict__.get("families", {})]
@@ -386,6 +398,11 @@ class CooccurrenceAccumulator(_Accumulator):
         missing ``attr`` its own class ``"missing"`` (which must then be in
         ``attr_classes``) (:ref:`def-missing`). The rows dropped and grouped
         are summed over batches and reported by :meth:`compute`.
+    threshold : float, default 0.5
+        Probabilities given as predictions are predicted when they exceed it
+        (:ref:`def-probabilities`); ``compute()``'s result says so.
+    soft : {"threshold", "expected"}, default "threshold"
+        ``"expected"``: probabilities count as expected counts instead.
 
     Attributes
     ----------
@@ -443,7 +460,11 @@ class CooccurrenceAccumulator(_Accumulator):
         random_state: Any = None,
         stream: int = 0,
         missing: str = "raise",
+        threshold: float = 0.5,
+        soft: str = "threshold",
     ) -> None:
+        self.threshold, self.soft = check_threshold(threshold), check_soft(soft)
+        self.predictions = "hard"
         self.attr_classes = _class_list(attr_classes, "attr_classes")
         self.task_classes = _class_list(task_classes, "task_classes")
         self.missing = check_missing(missing)
@@ -535,6 +556,9 @@ class CooccurrenceAccumulator(_Accumulator):
             missing=self.missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
         a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", self.attr_classes, True)
         t = _encode_side(arrays["task"], arrays["task_pred"], "task", self.task_classes, True)
+        a, said_a = harden_roles(a, (("attr", "attr_pred"),), self.soft, self.threshold)
+        t, said_t = harden_roles(t, (("task", "task_pred"),), self.soft, self.threshold)
+        self.predictions = _said(self.predictions, said_a, said_t)
         left = [a[r] for r in ATTR_ROLES if r in a]
         right = [t[r] for r in TASK_ROLES if r in t]
         counts = CooccurrenceCounts.from_encoded(left, right, pairs=self.pairs, weights=weights, rows=rows)
@@ -631,7 +655,7 @@ class CooccurrenceAccumulator(_Accumulator):
 
     # ----------------------------------------------------------------- merge
     def _merge_meta(self, other: "CooccurrenceAccumulator") -> None:
-        for what in ("attr_classes", "task_classes", "metric"):
+        for what in ("attr_classes", "task_classes", "metric", "threshold", "soft"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
                     f"cannot merge accumulators with different {what}: "
@@ -646,6 +670,7 @@ class CooccurrenceAccumulator(_Accumulator):
         roles = _combine_roles(self.roles, other.roles, "roles")
         self.roles = roles
         self.soft_roles = self.soft_roles | other.soft_roles
+        self.predictions = _said(self.predictions, other.predictions)
         self.weighted = self.weighted or other.weighted
         self.rows = _sum_filters(self.rows, other.rows)
         self.train_rows = _sum_filters(self.train_rows, other.train_rows)
@@ -707,8 +732,10 @@ class CooccurrenceAccumulator(_Accumulator):
         test = self.counts()
         train, source = self.train_counts()
         if self.metric == "directional":
-            return directional_from_counts(train, test, train_source=source)
-        return mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]))
+            res = directional_from_counts(train, test, train_source=source)
+        else:
+            res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]))
+        return dataclasses.replace(res, predictions=self.predictions)
 
     def reset(self) -> "CooccurrenceAccumulator":
         """Zero the tables (fixed ``train`` counts are kept); returns ``self``."""
@@ -721,6 +748,7 @@ class CooccurrenceAccumulator(_Accumulator):
         self.roles, self.soft_roles = None, frozenset()
         self.rows = self.train_rows = None
         self.weighted = False
+        self.predictions = "hard"
         return self
 
     def __repr__(self) -> str:
@@ -1144,6 +1172,9 @@ class MultiAttributeAccumulator(_Accumulator):
         Rows with a missing value in a batch: raise, drop them, or make a
         missing 1-D ``attr`` its own class ``"missing"`` (which must then be
         in ``attr_classes``) (:ref:`def-missing`).
+    threshold : float, default 0.5
+        Probabilities given as predictions are predicted when they exceed it
+        (:ref:`def-probabilities`).
 
     See Also
     --------
@@ -1202,7 +1233,9 @@ class MultiAttributeAccumulator(_Accumulator):
         random_state: Any = None,
         stream: int = 0,
         missing: str = "raise",
+        threshold: float = 0.5,
     ) -> None:
+        self.threshold = check_threshold(threshold)
         self._init_bootstrap(n_boot, random_state, stream)
         self.missing = check_missing(missing)
         self.rows = self.train_rows = None  # RowFilter sums of the test and training batches (pass 2)
@@ -1476,8 +1509,12 @@ class MultiAttributeAccumulator(_Accumulator):
             {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred, "row_ids": row_ids},
             missing=self.missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
         row_ids = arrays["row_ids"]
-        g = encode_labels({"attr": arrays["attr"]}, {"attr_pred": arrays["attr_pred"]}, classes=self.attr_classes)
-        a = encode_labels({"task": arrays["task"]}, {"task_pred": arrays["task_pred"]}, classes=self.task_classes)
+        g = encode_labels({"attr": arrays["attr"]}, {"attr_pred": arrays["attr_pred"]}, classes=self.attr_classes,
+                          allow_soft=True)
+        a = encode_labels({"task": arrays["task"]}, {"task_pred": arrays["task_pred"]}, classes=self.task_classes,
+                          allow_soft=True)
+        g, _ = harden_roles(g, (("attr", "attr_pred"),), "threshold", self.threshold)
+        a, _ = harden_roles(a, (("task", "task_pred"),), "threshold", self.threshold)
         n = check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
                                     task_pred=a.get("task_pred"))
         ng = len(self.attr_classes)

@@ -16,6 +16,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +25,7 @@ import pandas as pd
 
 from biasamp._core.deprecation import keyword_only_since
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
+from biasamp._core.policy import check_soft, check_threshold, harden_roles
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, select_rows
 from biasamp.cooccurrence._counts import CooccurrenceCounts
@@ -178,6 +180,7 @@ class DirectionalBiasAmpResult(ResultMixin):
     rows: RowFilter | None = None
     train_rows: RowFilter | None = None
     weighted: bool = False
+    predictions: str = "hard"
 
     @property
     def undefined_reasons(self) -> dict:
@@ -201,6 +204,8 @@ class DirectionalBiasAmpResult(ResultMixin):
             if d is not None:
                 lines.append(f"  {d!r},")
         lines += _rows_lines(self.rows, self.train_rows, self.weighted)
+        if self.predictions != "hard":
+            lines.append(f"  predictions: {self.predictions},")
         lines.append(f"  y_at from: {self.train_source} ground truth)")
         return "\n".join(lines)
 
@@ -285,6 +290,7 @@ class MALSResult(ResultMixin):
     rows: RowFilter | None = None
     train_rows: RowFilter | None = None
     weighted: bool = False
+    predictions: str = "hard"
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|contribution|``."""
@@ -642,6 +648,8 @@ def bias_amp_directional(
     sample_weight: Any = None,
     train_sample_weight: Any = None,
     missing: str = "raise",
+    threshold: float = 0.5,
+    soft: str = "threshold",
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
 
@@ -690,6 +698,14 @@ def bias_amp_directional(
         ``attr_train``, make a missing attribute its own class ``"missing"``
         (missing values elsewhere still raise) (:ref:`def-missing`). What
         happened is recorded in ``.rows`` / ``.train_rows``.
+    threshold : float, default 0.5
+        Probabilities given as ``attr_pred`` / ``task_pred`` are predictions
+        when they exceed it (per label; the argmax for a multi-class
+        attribute) (:ref:`def-probabilities`).
+    soft : {"threshold", "expected"}, default "threshold"
+        ``"expected"``: probabilities count as expected counts instead (the
+        directional paper's reading for sentence completion). The result's
+        ``predictions`` says which was used.
 
     Returns
     -------
@@ -763,14 +779,16 @@ def bias_amp_directional(
     >>> weighted.a_to_t.value == bias_amp_directional(attr[rows], task[rows], task_pred=task_pred[rows]).a_to_t.value
     True
     """
-    train, test, _, source = _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
-                                                drop_empty_train_rows, sample_weight, train_sample_weight, missing)
-    return directional_from_counts(train, test, train_source=source)
+    train, test, _, source, predictions = _count_directional(
+        attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
+        train_sample_weight, missing, threshold, soft)
+    return dataclasses.replace(directional_from_counts(train, test, train_source=source), predictions=predictions)
 
 
 @keyword_only_since("0.2.0", "attr_pred", "task_pred")
 def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred: Any, sample_weight: Any = None,
-                  train_sample_weight: Any = None, missing: str = "raise") -> MALSResult:
+                  train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
+                  soft: str = "threshold") -> MALSResult:
     r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
 
     .. math::
@@ -802,6 +820,14 @@ def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred
         1-D ``attr_train``, make a missing attribute its own class
         ``"missing"`` (:ref:`def-missing`). Recorded in ``.rows`` /
         ``.train_rows``.
+    threshold : float, default 0.5
+        Probabilities given as ``attr_pred`` / ``task_pred`` are predictions
+        when they exceed it (per label; the argmax for a multi-class
+        attribute) (:ref:`def-probabilities`).
+    soft : {"threshold", "expected"}, default "threshold"
+        ``"expected"``: probabilities count as expected counts instead (the
+        directional paper's reading for sentence completion). The result's
+        ``predictions`` says which was used.
 
     Returns
     -------
@@ -853,9 +879,9 @@ def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred
     >>> round(bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
     0.2
     """
-    train, pred, _ = _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight,
-                                 missing)
-    return mals_from_counts(train, pred)
+    train, pred, _, predictions = _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight,
+                                              train_sample_weight, missing, threshold, soft)
+    return dataclasses.replace(mals_from_counts(train, pred), predictions=predictions)
 
 
 def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:
@@ -906,15 +932,18 @@ def select_train_test(test: dict, train: dict | None, *, sample_weight: Any, tra
 
 
 def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False,
-                       sample_weight=None, train_sample_weight=None, missing="raise"):
+                       sample_weight=None, train_sample_weight=None, missing="raise", threshold=0.5,
+                       soft="threshold"):
     """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_directional`.
 
-    Returns ``(train, test, (left, right, weights), train_source)`` where
-    ``left`` and ``right`` are the encoded test matrices (attribute side,
-    task side) and ``weights`` the test rows' weights (or None).
+    Returns ``(train, test, (left, right, weights), train_source, predictions)``
+    where ``left`` and ``right`` are the encoded test matrices (attribute side,
+    task side), ``weights`` the test rows' weights (or None) and
+    ``predictions`` what the probability policy did (:mod:`biasamp._core.policy`).
     ``drop_empty_train_rows``: the training counts leave out the rows with no
     attribute class and no task label.
     """
+    threshold, soft = check_threshold(threshold), check_soft(soft)
     if not isinstance(drop_empty_train_rows, (bool, np.bool_)):
         raise TypeError(f"drop_empty_train_rows must be True or False, got {drop_empty_train_rows!r}")
     if (attr_train is None) != (task_train is None):
@@ -930,6 +959,9 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
                       allow_soft=True)
     t = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]},
                       allow_soft=True)
+    a, said_a = harden_roles(a, (("attr", "attr_pred"),), soft, threshold)
+    t, said_t = harden_roles(t, (("task", "task_pred"),), soft, threshold)
+    predictions = _said(said_a, said_t)
     left = [a[r] for r in ("attr", "attr_pred") if r in a]
     right = [t[r] for r in ("task", "task_pred") if r in t]
     check_consistent_length(**{m.name: m for m in (*left, *right)})
@@ -939,30 +971,41 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
         train = test.restrict(["attr"], ["task"])
         if drop_empty_train_rows:
             train = _without_empty_rows(train, _empty_rows(a["attr"], t["task"], w))
-        return train, test, (left, right, w), "test"
+        return train, test, (left, right, w), "test", predictions
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
     train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
                                             weights=tw, rows=train_rows)
     if drop_empty_train_rows:
         train = _without_empty_rows(train, _empty_rows(a["attr_train"], t["task_train"], tw))
-    return train, test, (left, right, w), "train"
+    return train, test, (left, right, w), "train", predictions
 
 
 def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None, train_sample_weight=None,
-                missing="raise"):
+                missing="raise", threshold=0.5, soft="threshold"):
     """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_mals`.
 
-    Returns ``(train, pred, (left, right, weights))`` with the encoded
-    prediction matrices and the prediction rows' weights (or None).
+    Returns ``(train, pred, (left, right, weights), predictions)`` with the
+    encoded prediction matrices, the prediction rows' weights (or None) and
+    what the probability policy did.
     """
+    threshold, soft = check_threshold(threshold), check_soft(soft)
     pr, w, rows, tr, tw, train_rows = select_train_test(
         {"attr_pred": attr_pred, "task_pred": task_pred}, {"attr_train": attr_train, "task_train": task_train},
         sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
     a = encode_labels({"attr_train": tr["attr_train"]}, {"attr_pred": pr["attr_pred"]}, allow_soft=True)
     t = encode_labels({"task_train": tr["task_train"]}, {"task_pred": pr["task_pred"]}, allow_soft=True)
+    a, said_a = harden_roles(a, (("attr_train", "attr_pred"),), soft, threshold)
+    t, said_t = harden_roles(t, (("task_train", "task_pred"),), soft, threshold)
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
     train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
                                             weights=tw, rows=train_rows)
     left, right = [a["attr_pred"]], [t["task_pred"]]
     check_consistent_length(attr_pred=left[0], task_pred=right[0])
-    return train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows), (left, right, w)
+    return (train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows), (left, right, w),
+            _said(said_a, said_t))
+
+
+def _said(*parts: str) -> str:
+    """One description of what the probability policy did over several roles."""
+    said = [p for p in parts if p != "hard"]
+    return "; ".join(said) or "hard"

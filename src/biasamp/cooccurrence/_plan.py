@@ -24,6 +24,7 @@ are not computed (a note says so). A statistic undefined on the full data
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -164,15 +165,16 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
 def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
                       task_pred: Any = None, attr_train: Any = None, task_train: Any = None,
                       drop_empty_train_rows: bool = False, sample_weight: Any = None,
-                      train_sample_weight: Any = None, missing: str = "raise") -> Plan:
+                      train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
+                      soft: str = "threshold") -> Plan:
     if args:
         raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("bias_amp_directional needs attr and task")
-    train, test, (left, right, weights), source = _c._count_directional(
+    train, test, (left, right, weights), source, predictions = _c._count_directional(
         attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
-        train_sample_weight, missing)
-    point = _c.directional_from_counts(train, test, train_source=source)
+        train_sample_weight, missing, threshold, soft)
+    point = dataclasses.replace(_c.directional_from_counts(train, test, train_source=source), predictions=predictions)
     cells, agree = _label_cells(left, right, weights)
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
     soft = any(m.soft for m in (*left, *right))
@@ -216,12 +218,12 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
 
 def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_pred: Any = None,
                task_pred: Any = None, sample_weight: Any = None, train_sample_weight: Any = None,
-               missing: str = "raise") -> Plan:
+               missing: str = "raise", threshold: float = 0.5, soft: str = "threshold") -> Plan:
     if args or any(x is None for x in (attr_train, task_train, attr_pred, task_pred)):
         raise TypeError("bias_amp_mals takes attr_train, task_train and the keyword arguments attr_pred, task_pred")
-    train, pred, (left, right, weights) = _c._count_mals(attr_train, task_train, attr_pred, task_pred,
-                                                         sample_weight, train_sample_weight, missing)
-    point = _c.mals_from_counts(train, pred)
+    train, pred, (left, right, weights), predictions = _c._count_mals(
+        attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight, missing, threshold, soft)
+    point = dataclasses.replace(_c.mals_from_counts(train, pred), predictions=predictions)
     cells, _ = _label_cells(left, right, weights)
     plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._as_count(train.cross("attr", "task")))
     plan.cells = cells

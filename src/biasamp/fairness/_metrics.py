@@ -54,6 +54,11 @@ from biasamp._core.labels import (
     factorize,
     to_numpy,
 )
+from biasamp._core.policy import SOFT_CHOICES  # noqa: F401 - re-exported (the audit's option check)
+from biasamp._core.policy import check_threshold as _check_threshold
+from biasamp._core.policy import class_index as _class_index
+from biasamp._core.policy import harden as _harden  # noqa: F401
+from biasamp._core.policy import harden_maybe as _harden_maybe
 from biasamp._core.results import ResultMixin, fmt
 from biasamp.exceptions import SmallGroupWarning, UndefinedPairWarning, warn_outside
 
@@ -598,7 +603,6 @@ AVERAGES = ("auto", "binary", "macro", None)
 _FROM_COUNTS_OPTIONS = ("average", "pos_label", "min_group_size", "include_small_groups", "reference_group",
                         "tolerance")
 _LABEL_OPTIONS = ("threshold", "soft")
-SOFT_CHOICES = ("threshold", "expected")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -691,12 +695,6 @@ class FairnessSettings(ResultMixin):
         return "FairnessSettings(" + "; ".join(self.describe()) + ")"
 
 
-def _class_index(classes: tuple, pos_label: Any) -> int | None:
-    for i, c in enumerate(classes):
-        if c is pos_label or (type(c) is not str and type(pos_label) is not str and c == pos_label) or (
-                isinstance(c, str) and isinstance(pos_label, str) and c == pos_label):
-            return i
-    return None
 
 
 def _headline(classes: tuple, multilabel: bool, average: Any, pos_label: Any) -> tuple[str, Any, tuple[int, ...]]:
@@ -732,28 +730,8 @@ def _headline(classes: tuple, multilabel: bool, average: Any, pos_label: Any) ->
     return "binary", classes[idx], (idx,)
 
 
-def _harden(yt: LabelMatrix, yp: LabelMatrix, threshold: float, pos_label: Any) -> tuple[LabelMatrix, str]:
-    """Probabilities as hard predictions: thresholded (binary, multi-label) or argmax (multi-class)."""
-    p = yp.dense
-    if yt.codes is None:
-        return LabelMatrix(yp.name, yp.classes, dense=(p > threshold).astype(np.int8)), \
-            f"thresholded at {threshold:g} (per label)"
-    if yt.n_classes == 2:
-        pos_index = _class_index(yt.classes, pos_label)
-        pos = 1 if pos_index is None else pos_index
-        codes = np.where(p[:, pos] > threshold, pos, 1 - pos).astype(np.intp)
-        return LabelMatrix(yp.name, yp.classes, codes=codes), \
-            f"probabilities of {yp.classes[pos]!r} thresholded at {threshold:g}"
-    return LabelMatrix(yp.name, yp.classes, codes=np.argmax(p, axis=1).astype(np.intp)), \
-        "argmax of the class probabilities"
 
 
-def _check_threshold(threshold: Any) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
-        raise TypeError(f"threshold must be a number in [0, 1), got {threshold!r}")
-    if not 0 <= float(threshold) < 1:
-        raise ValueError(f"threshold must be in [0, 1), got {threshold!r}")
-    return float(threshold)
 
 
 def _check_min_group_size(min_group_size: Any) -> int:
@@ -817,10 +795,6 @@ def _prepare(y_true: Any, y_pred: Any, sensitive_features: Any, *, average: Any 
                      predictions, rows)
 
 
-def _harden_maybe(yt: LabelMatrix, yp: LabelMatrix, soft: str, threshold: float, pos_label: Any):
-    if yp.soft and soft == "threshold":
-        return (yt, *_harden(yt, yp, threshold, pos_label))
-    return yt, yp, ("expected rates (probabilities, soft='expected')" if yp.soft else "hard")
 
 
 def _counts_of(prep: _Prepared) -> ConfusionCounts:

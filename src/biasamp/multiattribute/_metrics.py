@@ -35,6 +35,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import numbers
 from collections.abc import Callable, Sequence
@@ -54,6 +55,7 @@ from biasamp._core.labels import (
     check_consistent_length,
     encode_labels,
 )
+from biasamp._core.policy import check_soft, check_threshold, harden_roles
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, add_filters
 from biasamp.cooccurrence._counts import CooccurrenceCounts
@@ -833,6 +835,7 @@ class MultiBiasAmpResult(ResultMixin):
     rows: RowFilter | None = None
     train_rows: RowFilter | None = None
     weighted: bool = False
+    predictions: str = "hard"
 
     @property
     def undefined_reasons(self) -> dict:
@@ -1148,6 +1151,8 @@ def multi_bias_amp(
     sample_weight: Any = None,
     train_sample_weight: Any = None,
     missing: str = "raise",
+    threshold: float = 0.5,
+    soft: str = "threshold",
 ) -> MultiBiasAmpResult:
     r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
 
@@ -1245,6 +1250,13 @@ def multi_bias_amp(
         a 1-D ``attr``/``attr_train``, make a missing attribute its own class
         ``"missing"`` (:ref:`def-missing`). Recorded in ``.rows`` /
         ``.train_rows``.
+    threshold : float, default 0.5
+        Probabilities given as predictions are predicted when they exceed it
+        (per label; the argmax for the protected attribute's class
+        probabilities) (:ref:`def-probabilities`); ``.predictions`` says so.
+    soft : {"threshold"}, default "threshold"
+        ``"expected"`` raises: containment of a combination in expected rates
+        is not defined.
 
     Returns
     -------
@@ -1357,10 +1369,12 @@ def multi_bias_amp(
     if max_size is not None and max_size < min_size:
         raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
     prep = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
-                    sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+                    sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing,
+                    threshold=threshold, soft=soft)
     counts, selection = _count(prep, mode=mode, min_size=min_size, max_size=max_size, min_support=min_support,
                                max_combinations=max_combinations, support=support)
-    return multi_from_counts(counts, selection=selection, train_source=prep.source)
+    return dataclasses.replace(multi_from_counts(counts, selection=selection, train_source=prep.source),
+                               predictions=prep.predictions)
 
 
 def _check_options(combinations: Any, support: Any, attr_pred_rule: Any) -> str:
@@ -1390,6 +1404,7 @@ class _Prepared:
     train_rows: RowFilter | None
     source: str
     attr_pred_columns: np.ndarray | None = None  # attr_pred_rule="argmax": thresholded group columns (for M->G)
+    predictions: str = "hard"  # what the probability policy did
 
     @property
     def train_codes(self) -> np.ndarray:
@@ -1401,8 +1416,15 @@ class _Prepared:
 
 
 def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_pred_rule="one_hot",
-             sample_weight=None, train_sample_weight=None, missing="raise") -> _Prepared:
-    """Validate, select the rows of (``missing``, weights) and encode the labels of :func:`multi_bias_amp`."""
+             sample_weight=None, train_sample_weight=None, missing="raise", threshold=0.5,
+             soft="threshold") -> _Prepared:
+    """Validate, select the rows of (``missing``, weights) and encode the labels of :func:`multi_bias_amp`.
+
+    Probabilities given as predictions follow the library's policy (:mod:`biasamp._core.policy`):
+    thresholded at ``threshold``; ``soft="expected"`` is refused, since containment of a
+    combination in an expected rate is not defined.
+    """
+    threshold, soft = check_threshold(threshold), check_soft(soft)
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
     if attr_pred is None and task_pred is None:
@@ -1424,8 +1446,15 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
             raw, cols = _as_array(te["attr_pred"], "attr_pred")
             classes = list(encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]})["attr"].classes)
             columns = _thresholded_attr_columns(_align_columns(raw, cols, classes, "attr_pred"))
-    g = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": attr_pred})
-    a = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]})
+    g = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": attr_pred},
+                      allow_soft=True)
+    a = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]},
+                      allow_soft=True)
+    if soft == "expected" and any(m.soft for m in (*g.values(), *a.values())):
+        raise ValueError("soft='expected' is not defined for the multi-attribute metrics (containment of a "
+                         "combination in expected rates is not defined): use soft='threshold' or hard predictions")
+    g, said_g = harden_roles(g, (("attr", "attr_pred"),), soft, threshold)
+    a, said_a = harden_roles(a, (("task", "task_pred"),), soft, threshold)
     check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
                             task_pred=a.get("task_pred"))
     source = "test"
@@ -1433,7 +1462,8 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
         check_consistent_length(attr_train=g["attr_train"], task_train=a["task_train"])
         source = "train"
     codes = {name: _group_codes(m) for name, m in g.items()}
-    return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source, columns)
+    return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source, columns,
+                     "; ".join(s for s in (said_g, said_a) if s != "hard") or "hard")
 
 
 def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, min_support: int,

@@ -18,6 +18,7 @@ vectors, so replicates resample rows with their weights.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,8 @@ def _mean_defined(x: np.ndarray) -> float:
     return float(x[ok].mean()) if ok.any() else float("nan")
 
 
-_MULTI_OPTIONS = ("combinations", "min_size", "max_size", "min_support", "max_combinations", "support")
+_MULTI_OPTIONS = ("combinations", "min_size", "max_size", "min_support", "max_combinations", "support",
+                  "threshold", "soft")
 
 
 def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
@@ -98,14 +100,15 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
         raise TypeError(f"multi_bias_amp got unexpected keyword arguments {sorted(unknown)!r}")
     # the point estimate, from the same prepared rows as the cells
     opts = {"combinations": "observed", "min_size": 1, "max_size": None, "min_support": 1,
-            "max_combinations": 200_000, "support": "containment", **options}
+            "max_combinations": 200_000, "support": "containment", "threshold": 0.5, "soft": "threshold", **options}
     mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
     checked = {name: _m._check_int(opts[name], name, 1, allow_none=name == "max_size")
                for name in ("min_size", "max_size", "min_support", "max_combinations")}
     if checked["max_size"] is not None and checked["max_size"] < checked["min_size"]:
         raise ValueError(f"max_size ({checked['max_size']}) must be >= min_size ({checked['min_size']})")
     prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
-                       sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+                       sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing,
+                       threshold=opts["threshold"], soft=opts["soft"])
     cols = prep.attr_pred_columns
     if cols is not None and not np.array_equal(cols, np.eye(cols.shape[1], dtype=bool)[prep.codes["attr_pred"]]):
         # the replicates count Multi_MALS and M->G from one predicted group per row; the authors' M->G counts
@@ -116,7 +119,8 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
             "in every column, which the resampled tables do not hold): compute the point estimate with "
             "multi_bias_amp, or pass one-hot attr_pred")
     counts, selection = _m._count(prep, mode=mode, support=opts["support"], **checked)
-    point = _m.multi_from_counts(counts, selection=selection, train_source=prep.source)
+    point = dataclasses.replace(_m.multi_from_counts(counts, selection=selection, train_source=prep.source),
+                                predictions=prep.predictions)
     codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}
     task_mats = [prep.a[r] for r in ("task", "task_pred") if r in prep.a]
     rep, cell_counts = cells_of(task_mats, extra=[codes[r] for r in ("attr", "attr_pred") if r in codes],

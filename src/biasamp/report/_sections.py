@@ -226,11 +226,11 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from biasamp.stats import bootstrap
 
     kw = {"attr_pred": inp.attr_pred, "task_pred": inp.task_pred, "attr_train": inp.attr_train,
-          "task_train": inp.task_train, **_weight_kwargs(inp)}
+          "task_train": inp.task_train, **_weight_kwargs(inp), **_policy_kwargs(opt)}
     res, boot, notes = _computed(
         inp, "directional", lambda: bias_amp_directional(inp.attr, inp.task, **kw),
         lambda: bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, **_boot_kwargs(opt, "directional")))
-    out = SectionData(notes=notes)
+    out = SectionData(notes=_predictions_note(res) + notes)
     if res.train_source == "test":
         out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
     bars = []
@@ -297,7 +297,7 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     attr_train, task_train = (inp.attr_train, inp.task_train) if inp.has_train else (inp.attr, inp.task)
     if not inp.has_train:
         out.notes.append("no training labels were given: bias_train comes from the test ground truth")
-    wk = _weight_kwargs(inp)
+    wk = {**_weight_kwargs(inp), **_policy_kwargs(opt)}
     if wk and not inp.has_train:  # the test rows stand in for the training rows, with their weights
         wk["train_sample_weight"] = inp.weight
     res, boot, notes = _computed(
@@ -305,7 +305,7 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
                                            **wk),
         lambda: bootstrap(bias_amp_mals, attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
                           **wk, **_boot_kwargs(opt, "mals")))
-    out.notes.extend(notes)
+    out.notes.extend(_predictions_note(res) + notes)
     extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
     out.summary.append(_boot_row(boot, "MALS", "BiasAmp_MALS", "", res.value, inp.n, f"{res.n_tasks} tasks{extra}"))
     out.tables["pairs"] = _with_intervals(res.pairs, boot, "MALS", ["attr", "task"])
@@ -325,8 +325,19 @@ def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
         attr_train=inp.attr_train if inp.has_train else None,
         task_train=inp.task_train if inp.has_train else None,
         combinations=opt.combinations, min_size=opt.min_size, max_size=opt.max_size, min_support=opt.min_support,
-        **_weight_kwargs(inp),
+        **_weight_kwargs(inp), **{k: v for k, v in _policy_kwargs(opt).items() if k == "threshold"},
     )
+
+
+def _policy_kwargs(opt: AuditOptions) -> dict:
+    """``threshold`` / ``soft`` of the audit: one probability policy for every count-based section."""
+    return {k: opt.fairness[k] for k in ("threshold", "soft") if k in opt.fairness}
+
+
+def _predictions_note(res: Any) -> list:
+    """What the probability policy did, when predictions were probabilities (every family says it alike)."""
+    said = getattr(res, "predictions", "hard")
+    return [] if said == "hard" else [f"Predictions: {said}"]
 
 
 def _weight_kwargs(inp: AuditInputs) -> dict:
@@ -368,7 +379,7 @@ def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
         inp, "multi", lambda: multi_bias_amp(inp.attr, inp.task, **kw),
         lambda: bootstrap(multi_bias_amp, inp.attr, inp.task, **kw,
                           **_boot_kwargs(opt, "multi", opt.n_boot_multi)))
-    out = SectionData(notes=notes)
+    out = SectionData(notes=_predictions_note(res) + notes)
     tops = []
     for _, metric, direction, stat, m in _multi_parts(res):
         note = f"mean |Delta|; var {m.variance:.3g}, {len(res.combinations)} combinations"

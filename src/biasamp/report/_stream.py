@@ -677,12 +677,15 @@ def stream_audit(
         n = opt.n_boot_multi if key == "multi" and opt.n_boot_multi is not None else opt.n_boot
         return {"n_boot": int(n), "random_state": opt.seed(key)}
 
+    # one probability policy for every family (the audit's threshold / soft)
+    policy = {k: opt.fairness[k] for k in ("threshold", "soft") if k in opt.fairness}
+
     if "directional" in keys:
-        fam["directional"] = _Family(lambda: CooccurrenceAccumulator(attr_all, task_all, **boot("directional")),
-                                     errors, opt)
+        fam["directional"] = _Family(lambda: CooccurrenceAccumulator(attr_all, task_all, **policy,
+                                                                     **boot("directional")), errors, opt)
     if "mals" in keys and has_ap and has_tp:
-        fam["mals"] = _Family(lambda: CooccurrenceAccumulator(attr_mals, task_mals, metric="mals", **boot("mals")),
-                              errors, opt)
+        fam["mals"] = _Family(lambda: CooccurrenceAccumulator(attr_mals, task_mals, metric="mals", **policy,
+                                                              **boot("mals")), errors, opt)
     if "fairness" in keys and has_tp:
         fopt, _ = resolve_fairness_options(opt.fairness, task_test, columns.multilabel)
         fair_classes = task_test
@@ -700,7 +703,8 @@ def stream_audit(
     if "multi" in keys and columns.multilabel:
         fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
             attr_all, list(columns.task_names), combinations=opt.combinations, min_size=opt.min_size,
-            max_size=opt.max_size, min_support=opt.min_support, **boot("multi")), errors, opt)
+            max_size=opt.max_size, min_support=opt.min_support, threshold=policy.get("threshold", 0.5),
+            **boot("multi")), errors, opt)
 
     # ---- pass 2: the combinations of the multi-attribute metrics ---------- #
     multi = fam.get("multi")

@@ -1,0 +1,105 @@
+"""One policy for probabilities given as predictions, in every count-based family.
+
+Scores in [0, 1] given where predictions are expected are turned into hard
+predictions — thresholded at ``threshold`` (strictly above: ``score >
+threshold``) per label for multi-label and binary tasks, the argmax of the
+class probabilities for a multi-class task — unless the caller asks for
+``soft="expected"``, in which case every count becomes an expected count
+(Wang & Russakovsky use expected rates for sentence completion). BiasAmp→,
+BiasAmp_MALS, the multi-attribute metrics, the group fairness metrics and
+differential fairness all apply this module, so one report never mixes the two
+readings, and every result says which one was used (docs/definitions.md,
+"Probabilities").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from biasamp._core.labels import LabelMatrix
+
+__all__ = ["SOFT_CHOICES", "check_soft", "check_threshold", "class_index", "harden", "harden_maybe", "harden_roles"]
+
+SOFT_CHOICES = ("threshold", "expected")
+
+
+def check_threshold(threshold: Any) -> float:
+    """``threshold`` as a float in [0, 1), else a named error."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
+        raise TypeError(f"threshold must be a number in [0, 1), got {threshold!r}")
+    if not 0 <= float(threshold) < 1:
+        raise ValueError(f"threshold must be in [0, 1), got {threshold!r}")
+    return float(threshold)
+
+
+def check_soft(soft: Any) -> str:
+    """``soft`` if it is one of :data:`SOFT_CHOICES`, else ``ValueError``."""
+    if not isinstance(soft, str) or soft not in SOFT_CHOICES:
+        raise ValueError(f"soft must be one of {SOFT_CHOICES}, got {soft!r}")
+    return soft
+
+
+def class_index(classes: tuple, pos_label: Any) -> int | None:
+    """Index of ``pos_label`` among ``classes`` (1 == True, never "1" == 1), None if absent."""
+    for i, c in enumerate(classes):
+        if c is pos_label or (type(c) is not str and type(pos_label) is not str and c == pos_label) or (
+                isinstance(c, str) and isinstance(pos_label, str) and c == pos_label):
+            return i
+    return None
+
+
+def harden(yt: LabelMatrix, yp: LabelMatrix, threshold: float, pos_label: Any = 1) -> tuple[LabelMatrix, str]:
+    """Probabilities as hard predictions: thresholded (binary, multi-label) or argmax (multi-class).
+
+    ``yt`` (the ground truth of the same role) says whether the labels are
+    multi-label (thresholded per label), binary (the probability of
+    ``pos_label``, or of the second class when ``pos_label`` is not a class,
+    thresholded) or multi-class (argmax). Returns the hard matrix and a
+    description of what was done.
+    """
+    p = yp.dense
+    if yt.codes is None:
+        return LabelMatrix(yp.name, yp.classes, dense=(p > threshold).astype(np.int8)), \
+            f"thresholded at {threshold:g} (per label)"
+    if yt.n_classes == 2:
+        pos_index = class_index(yt.classes, pos_label)
+        pos = 1 if pos_index is None else pos_index
+        codes = np.where(p[:, pos] > threshold, pos, 1 - pos).astype(np.intp)
+        return LabelMatrix(yp.name, yp.classes, codes=codes), \
+            f"probabilities of {yp.classes[pos]!r} thresholded at {threshold:g}"
+    return LabelMatrix(yp.name, yp.classes, codes=np.argmax(p, axis=1).astype(np.intp)), \
+        "argmax of the class probabilities"
+
+
+def harden_maybe(yt: LabelMatrix, yp: LabelMatrix, soft: str, threshold: float,
+                 pos_label: Any = 1) -> tuple[LabelMatrix, LabelMatrix, str]:
+    """``(yt, yp, description)``: ``yp`` hardened unless it is hard already or ``soft="expected"``."""
+    if yp.soft and soft == "threshold":
+        return (yt, *harden(yt, yp, threshold, pos_label))
+    return yt, yp, ("expected rates (probabilities, soft='expected')" if yp.soft else "hard")
+
+
+def harden_roles(encoded: dict, pairs: tuple, soft: str, threshold: float) -> tuple[dict, str]:
+    """Apply the policy to the prediction roles of ``encoded`` (``pairs``: (truth role, prediction role)).
+
+    The ground truth of the same role says how the predictions are hardened;
+    without it (a batch of predictions alone) an attribute's probabilities are
+    read as one class per row and a task's as independent labels. Returns the
+    matrices with hardened predictions and one description of the predictions
+    (``"hard"`` when none was a probability).
+    """
+    out, said = dict(encoded), []
+    for truth, pred in pairs:
+        if pred in out:
+            like = out.get(truth)
+            if like is None:  # the kind of labels, from the role: one class per row (attr) or several (task)
+                n = out[pred].n_rows
+                like = LabelMatrix(truth, out[pred].classes, codes=np.zeros(n, dtype=np.intp)) \
+                    if truth.startswith("attr") else \
+                    LabelMatrix(truth, out[pred].classes, dense=np.zeros((n, out[pred].n_classes), dtype=np.int8))
+            _, out[pred], what = harden_maybe(like, out[pred], soft, threshold)
+            if what != "hard":
+                said.append(f"{pred}: {what}")
+    return out, "; ".join(said) or "hard"
