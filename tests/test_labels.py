@@ -254,7 +254,7 @@ def test_arrow_duplicate_column_names_are_rejected_by_name():
 
 def test_polars_series_keeps_its_name_and_lazyframe_is_named():
     pl = pytest.importorskip("polars")
-    from biasamp.labels import _as_pandas
+    from biasamp._core.labels import _as_pandas
 
     s = _as_pandas(pl.Series("gender", ["w", "m"]))
     assert isinstance(s, pd.Series) and s.name == "gender" and s.tolist() == ["w", "m"]
