@@ -1,6 +1,6 @@
 """The co-occurrence count tables every BiasAmp metric is computed from.
 
-The implementation lives in :mod:`biasamp.cooccurrence._counts`; this public path re-exports it.
+The implementation lives in ``biasamp.cooccurrence._counts``; this public path re-exports it.
 """
 
 from biasamp.cooccurrence._counts import *  # noqa: F403

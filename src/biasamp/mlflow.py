@@ -1,6 +1,6 @@
 """Logging a :class:`~biasamp.Report` to MLflow.
 
-The implementation lives in :mod:`biasamp.report._mlflow`; this public path re-exports it.
+The implementation lives in ``biasamp.report._mlflow``; this public path re-exports it.
 """
 
 from biasamp.report._mlflow import *  # noqa: F403
