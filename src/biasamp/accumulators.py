@@ -155,19 +155,19 @@ class _Accumulator:
 
     # ------------------------------------------------- the family protocol (by label role)
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> "_Accumulator":  # pragma: no cover - abstract
+    def for_family(cls, key: str, classes: dict, **options: Any) -> _Accumulator:  # pragma: no cover - abstract
         """An accumulator of family ``key`` for the class lists ``classes`` (``{"attr": ..., "task": ...}``)."""
         raise NotImplementedError
 
-    def prepass(self, roles: dict) -> "_Accumulator":
+    def prepass(self, roles: dict) -> _Accumulator:
         """A family's first pass over a batch given by label role (default: none)."""
         return self
 
-    def end_prepass(self) -> "_Accumulator":
+    def end_prepass(self) -> _Accumulator:
         """Close the first pass (default: nothing to close)."""
         return self
 
-    def update_roles(self, roles: dict) -> "_Accumulator":  # pragma: no cover - abstract
+    def update_roles(self, roles: dict) -> _Accumulator:  # pragma: no cover - abstract
         """Count one batch given by label role (``attr``, ``task``, ``*_pred``, ``*_train``, ``sample_weight``)."""
         raise NotImplementedError
 
@@ -243,13 +243,13 @@ class _Accumulator:
         raise NotImplementedError
 
     # subclasses implement _merge_meta(other): check compatibility, then combine flags in place
-    def _merge_meta(self, other: "_Accumulator") -> None:  # pragma: no cover - abstract
+    def _merge_meta(self, other: _Accumulator) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _table_names(self) -> tuple[str, ...]:
         return self._TABLES + (("boot",) if self.n_boot else ())
 
-    def merge(self, other: "_Accumulator") -> "_Accumulator":
+    def merge(self, other: _Accumulator) -> _Accumulator:
         """Add the counts of ``other`` into this accumulator (in place) and return it.
 
         Both must be of the same type with the same class lists and settings;
@@ -264,28 +264,28 @@ class _Accumulator:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         return self
 
-    def __add__(self, other: Any) -> "_Accumulator":
+    def __add__(self, other: Any) -> _Accumulator:
         if type(other) is not type(self):
             return NotImplemented
         return self.copy().merge(other)
 
-    def __radd__(self, other: Any) -> "_Accumulator":
+    def __radd__(self, other: Any) -> _Accumulator:
         if isinstance(other, int) and other == 0:  # lets sum() work
             return self.copy()
         return NotImplemented
 
-    def copy(self) -> "_Accumulator":
+    def copy(self) -> _Accumulator:
         """An independent copy (tables included)."""
         return copy.deepcopy(self)
 
-    def _shell(self) -> "_Accumulator":
+    def _shell(self) -> _Accumulator:
         """This accumulator's metadata without its tables (what :meth:`sync` gathers)."""
         out = copy.copy(self)
         for name in self._table_names():
             setattr(out, name, None)
         return copy.deepcopy(out)
 
-    def sync(self, group: Any = None) -> "_Accumulator":
+    def sync(self, group: Any = None) -> _Accumulator:
         """A new accumulator holding the counts of every ``torch.distributed`` rank.
 
         When a default process group is initialised, the metadata (roles seen,
@@ -478,10 +478,10 @@ class CooccurrenceAccumulator(_Accumulator):
     families = {"directional": {}, "mals": {"metric": "mals"}}
 
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> "CooccurrenceAccumulator":
+    def for_family(cls, key: str, classes: dict, **options: Any) -> CooccurrenceAccumulator:
         return cls(classes["attr"], classes["task"], **cls.families[key], **options)
 
-    def update_roles(self, roles: dict) -> "CooccurrenceAccumulator":
+    def update_roles(self, roles: dict) -> CooccurrenceAccumulator:
         if roles.get("attr_train") is not None:
             self.update_train(roles["attr_train"], roles["task_train"], sample_weight=roles.get("train_sample_weight"))
         return self.update(roles["attr"], roles["task"], attr_pred=roles.get("attr_pred"),
@@ -497,7 +497,7 @@ class CooccurrenceAccumulator(_Accumulator):
         target[np.ix_(rows, cols)] += counts.gram
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
-               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> "CooccurrenceAccumulator":
+               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> CooccurrenceAccumulator:
         """Count one batch of test rows; returns ``self``.
 
         Parameters
@@ -603,7 +603,7 @@ class CooccurrenceAccumulator(_Accumulator):
                                      bool(self.soft_roles))
         return plan, full, reps
 
-    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> "CooccurrenceAccumulator":
+    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> CooccurrenceAccumulator:
         """Count one batch of the *training* ground truth (for ``y_at`` / ``b_train``); returns ``self``.
 
         Parameters
@@ -630,7 +630,7 @@ class CooccurrenceAccumulator(_Accumulator):
         return self
 
     # ----------------------------------------------------------------- merge
-    def _merge_meta(self, other: "CooccurrenceAccumulator") -> None:
+    def _merge_meta(self, other: CooccurrenceAccumulator) -> None:
         for what in ("attr_classes", "task_classes", "metric"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
@@ -710,7 +710,7 @@ class CooccurrenceAccumulator(_Accumulator):
             return directional_from_counts(train, test, train_source=source)
         return mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]))
 
-    def reset(self) -> "CooccurrenceAccumulator":
+    def reset(self) -> CooccurrenceAccumulator:
         """Zero the tables (fixed ``train`` counts are kept); returns ``self``."""
         self.gram[...] = 0
         self.train_gram[...] = 0
@@ -838,15 +838,15 @@ class FairnessAccumulator(_Accumulator):
     families = {"fairness": {}}
 
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> "FairnessAccumulator":
+    def for_family(cls, key: str, classes: dict, **options: Any) -> FairnessAccumulator:
         return cls(classes["task"], classes["attr"], **cls.families[key], **options)
 
-    def update_roles(self, roles: dict) -> "FairnessAccumulator":
+    def update_roles(self, roles: dict) -> FairnessAccumulator:
         return self.update(roles["task"], roles["task_pred"], sensitive_features=roles["attr"],
                            sample_weight=roles.get("sample_weight"))
 
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any,
-               sample_weight: Any = None, row_ids: Any = None) -> "FairnessAccumulator":
+               sample_weight: Any = None, row_ids: Any = None) -> FairnessAccumulator:
         """Count one batch; returns ``self``.
 
         Parameters
@@ -899,7 +899,7 @@ class FairnessAccumulator(_Accumulator):
         self.feature_names = c.feature_names
         return self
 
-    def _merge_meta(self, other: "FairnessAccumulator") -> None:
+    def _merge_meta(self, other: FairnessAccumulator) -> None:
         for what in ("classes", "groups", "metrics", "options", "label_options"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
@@ -949,7 +949,7 @@ class FairnessAccumulator(_Accumulator):
         full = np.column_stack([self.n, self.positives, self.predicted, self.true_positives]).astype(np.float64)
         return fairness_evaluator(point, full, self.metrics, self.soft), full, self.boot
 
-    def reset(self) -> "FairnessAccumulator":
+    def reset(self) -> FairnessAccumulator:
         """Zero the tables; returns ``self``."""
         for name in self._table_names():
             getattr(self, name)[...] = 0
@@ -1300,7 +1300,7 @@ class MultiAttributeAccumulator(_Accumulator):
 
     # --------------------------------------------------------------- pass 1
     @renamed_arguments("0.2.0", {"attrs": "task"})
-    def collect(self, task: Any, *, sample_weight: Any = None) -> "MultiAttributeAccumulator":
+    def collect(self, task: Any, *, sample_weight: Any = None) -> MultiAttributeAccumulator:
         """Pass 1: gather the distinct task sets of a batch of training rows; returns ``self``.
 
         Parameters
@@ -1381,10 +1381,10 @@ class MultiAttributeAccumulator(_Accumulator):
     families = {"multi": {}}
 
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> "MultiAttributeAccumulator":
+    def for_family(cls, key: str, classes: dict, **options: Any) -> MultiAttributeAccumulator:
         return cls(classes["attr"], classes["task"], **cls.families[key], **options)
 
-    def prepass(self, roles: dict) -> "MultiAttributeAccumulator":
+    def prepass(self, roles: dict) -> MultiAttributeAccumulator:
         """Pass 1: collect the candidate combinations (of the training rows when given, else the test rows)."""
         if self.phase != "collect":
             return self
@@ -1392,19 +1392,19 @@ class MultiAttributeAccumulator(_Accumulator):
             return self.collect(roles["task_train"], sample_weight=roles.get("train_sample_weight"))
         return self.collect(roles["task"], sample_weight=roles.get("sample_weight"))
 
-    def end_prepass(self) -> "MultiAttributeAccumulator":
+    def end_prepass(self) -> MultiAttributeAccumulator:
         if self.phase == "collect":
             self.freeze()
         return self
 
-    def update_roles(self, roles: dict) -> "MultiAttributeAccumulator":
+    def update_roles(self, roles: dict) -> MultiAttributeAccumulator:
         if roles.get("attr_train") is not None:
             self.update_train(roles["attr_train"], roles["task_train"], sample_weight=roles.get("train_sample_weight"))
         return self.update(roles["attr"], roles["task"], attr_pred=roles.get("attr_pred"),
                            task_pred=roles.get("task_pred"), sample_weight=roles.get("sample_weight"))
 
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task"})
-    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> "MultiAttributeAccumulator":
+    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> MultiAttributeAccumulator:
         """Pass 2: count a batch of training ground truth (for ``b_train`` and ``y_gm``); returns ``self``.
 
         Parameters
@@ -1437,7 +1437,7 @@ class MultiAttributeAccumulator(_Accumulator):
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task", "group_pred": "attr_pred",
                                  "attrs_pred": "task_pred"})
     def update(self, attr: Any, task: Any, *, attr_pred: Any = None,
-               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> "MultiAttributeAccumulator":
+               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> MultiAttributeAccumulator:
         """Pass 2 (or the only pass): count a batch of test rows; returns ``self``.
 
         Parameters
@@ -1538,7 +1538,7 @@ class MultiAttributeAccumulator(_Accumulator):
         return multi_evaluator(point), full[:, cols], self.boot[:, :, cols]
 
     # ---------------------------------------------------------------- merge
-    def _merge_meta(self, other: "MultiAttributeAccumulator") -> None:
+    def _merge_meta(self, other: MultiAttributeAccumulator) -> None:
         for what in ("attr_classes", "task_classes", "mode", "min_size", "max_size", "min_support",
                      "max_combinations", "phase"):
             if getattr(self, what) != getattr(other, what):
@@ -1661,7 +1661,7 @@ class MultiAttributeAccumulator(_Accumulator):
         counts, selection, source = self.counts()
         return multi_from_counts(counts, selection=selection, train_source=source)
 
-    def reset(self) -> "MultiAttributeAccumulator":
+    def reset(self) -> MultiAttributeAccumulator:
         """Zero the counts (pass 1: the collected sets; pass 2: the tables, M is kept); returns ``self``."""
         if self.phase == "collect":
             self.sets = self.sets[:0]

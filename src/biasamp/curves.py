@@ -209,7 +209,8 @@ class CurveResult(ResultMixin):
         return ax.figure
 
     def to_section(self, key: str | None = None, *, title: str | None = None) -> Any:
-        """This curve as a report section (``biasamp.report.Section``: table, line plot, a summary row per statistic)."""
+        """This curve as a report section (``biasamp.report.Section``: table, line plot, a summary row per
+        statistic)."""
         from biasamp.report._model import FigureSpec, Section, _summary_frame
         from biasamp.report._sections import _row
 
@@ -229,7 +230,8 @@ class CurveResult(ResultMixin):
             rows.append(_row(s, f"{self.grid}={self.x[i]}", vals[i], ci, self.ci_method, None,
                              note=f"largest |value| of {len(self.x)} grid points"))
         caption = (f"{self.metric} against the {self.x_label}"
-                   + (f"; bands: {round(100 * self.level)}% intervals ({self.ci_method})" if self.low is not None else ""))
+                   + (f"; bands: {round(100 * self.level)}% intervals ({self.ci_method})"
+                      if self.low is not None else ""))
         title = title or f"{self.metric} across {self.grid}s"
         return Section(
             key or f"{self.grid}_curve", title, _CITATION[self.grid],
@@ -378,7 +380,7 @@ class _Column:
     cut: np.ndarray  # (G,) sorted position of the first positive row (scores > tau)
 
     @classmethod
-    def build(cls, scores: np.ndarray, grid: str, values: np.ndarray) -> "_Column":
+    def build(cls, scores: np.ndarray, grid: str, values: np.ndarray) -> _Column:
         order = np.argsort(scores)  # the one sort of this column (ties: any order, a cut never splits them)
         ascending = scores[order]
         n = len(scores)

@@ -83,7 +83,7 @@ __all__ = [
 # --------------------------------------------------------------------------- #
 def _require_dask():
     try:
-        import dask  # noqa: F401
+        import dask
         import dask.array  # noqa: F401
     except ImportError as exc:  # pragma: no cover - exercised without the extra
         raise ImportError(
@@ -363,7 +363,7 @@ class _RowSelector:
     def __init__(self, missing: str, labels: dict[str, str], weight: str | None) -> None:
         self.missing, self.labels, self.weight, self.stream = missing, labels, weight, 0
 
-    def copy(self) -> "_RowSelector":
+    def copy(self) -> _RowSelector:
         return self
 
 

@@ -203,5 +203,5 @@ def make_scorer(
         raise TypeError(f"metric must be a metric name or a callable, got {type(metric).__name__}")
     scorer = sk_make_scorer(score, response_method=response_method, greater_is_better=greater_is_better, **kwargs)
     if requests and sklearn.get_config().get("enable_metadata_routing", False):
-        scorer.set_score_request(**{name: True for name in requests})
+        scorer.set_score_request(**dict.fromkeys(requests, True))
     return scorer

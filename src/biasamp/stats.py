@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.deprecation import normalize_call
-from biasamp._engine.bootstrap import (  # noqa: F401
+from biasamp._engine.bootstrap import (
     BootstrapResult,
     fill_replicates,
     summarize,
@@ -200,9 +200,8 @@ def bootstrap(
     >>> bool(low <= res.value <= high), res.methods["DP"]
     (True, 'max-t band')
     """
-    from biasamp._engine.resample import seed_sequence
-
     from biasamp._engine.options import BootstrapOptions
+    from biasamp._engine.resample import seed_sequence
 
     opts = BootstrapOptions(n_boot, level, ci_method, random_state, p_adjust)  # every option checked here
     n_boot, level = opts.n_boot, opts.level

@@ -116,7 +116,7 @@ class _AccumulatorMetric(Metric):
 
     # ------------------------------------------------------------------ setup
     @classmethod
-    def from_accumulator(cls, accumulator: _Accumulator, **kwargs: Any) -> "_AccumulatorMetric":
+    def from_accumulator(cls, accumulator: _Accumulator, **kwargs: Any) -> _AccumulatorMetric:
         """A metric counting with the settings of ``accumulator`` (which must not have counted yet).
 
         Use it for settings the constructor does not take, e.g. a

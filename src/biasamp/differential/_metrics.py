@@ -126,7 +126,8 @@ def _check_concentration(concentration: Any) -> float:
 
 
 def log_rates(n: np.ndarray, positives: np.ndarray, concentration: float) -> np.ndarray:
-    r"""``(..., 2, S)``: :math:`\log \tilde P(y \mid s)` for y = 0, 1 from group sizes and positive counts ``(..., S)``."""
+    r"""``(..., 2, S)``: :math:`\log \tilde P(y \mid s)` for y = 0, 1 from group sizes and positive
+    counts ``(..., S)``."""
     half = concentration / 2.0
     denom = n + concentration
     return np.log(np.stack([(n - positives + half) / denom, (positives + half) / denom], axis=-2))

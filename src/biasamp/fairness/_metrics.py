@@ -202,7 +202,7 @@ def _infer_classes(y_true: Any) -> list | None:
 
 
 def _is_int_label(c: Any) -> bool:
-    return isinstance(c, (int, np.integer)) or isinstance(c, (bool, np.bool_))
+    return isinstance(c, (int, np.integer, bool, np.bool_))
 
 
 def _complete_one_class(present: Any, pos_label: Any) -> list | None:
@@ -389,7 +389,7 @@ class ConfusionCounts:
         threshold: float = 0.5,
         soft: str = "threshold",
         pos_label: Any = 1,
-    ) -> "ConfusionCounts":
+    ) -> ConfusionCounts:
         """Count one batch of labels in a single vectorized pass.
 
         Parameters
@@ -410,14 +410,14 @@ class ConfusionCounts:
         return _counts_of(_prepare(y_true, y_pred, sensitive_features, pos_label=pos_label, threshold=threshold,
                                    soft=soft, classes=classes, groups=groups, batch=True))
 
-    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> "ConfusionCounts":
+    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> ConfusionCounts:
         """Return these counts plus one more batch (classes and groups fixed to this table's)."""
         other = type(self).from_labels(
             y_true, y_pred, sensitive_features=sensitive_features, classes=self.classes, groups=self.groups
         )
         return self + other
 
-    def __add__(self, other: "ConfusionCounts") -> "ConfusionCounts":
+    def __add__(self, other: ConfusionCounts) -> ConfusionCounts:
         if not isinstance(other, ConfusionCounts):
             return NotImplemented
         for what in ("classes", "groups"):
@@ -431,7 +431,7 @@ class ConfusionCounts:
             self.feature_names, self.soft or other.soft, self.multilabel or other.multilabel, self.predictions,
         )
 
-    def restrict_groups(self, keep: Any) -> "ConfusionCounts":
+    def restrict_groups(self, keep: Any) -> ConfusionCounts:
         """The table of the groups where ``keep`` (a boolean mask over the groups) is True.
 
         Equal to counting only those groups' rows: every count is per group.
@@ -445,7 +445,7 @@ class ConfusionCounts:
             self.predictions,
         )
 
-    def __radd__(self, other: Any) -> "ConfusionCounts":
+    def __radd__(self, other: Any) -> ConfusionCounts:
         if isinstance(other, int) and other == 0:  # lets sum() work
             return self
         return NotImplemented
@@ -651,7 +651,8 @@ class FairnessSettings(ResultMixin):
     --------
     >>> import numpy as np
     >>> from biasamp import fairness_metrics
-    >>> res = fairness_metrics(np.repeat([1, 0], 60), np.tile([1, 0], 60), sensitive_features=np.repeat([0, 1, 0, 1], 30))
+    >>> res = fairness_metrics(np.repeat([1, 0], 60), np.tile([1, 0], 60),
+    ...                        sensitive_features=np.repeat([0, 1, 0, 1], 30))
     >>> res.settings.average, res.settings.pos_label, res.settings.predictions
     ('binary', 1, 'hard')
     """

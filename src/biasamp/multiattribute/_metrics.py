@@ -628,7 +628,7 @@ class MultiAttributeCounts:
         """``|m|`` of every combination."""
         return np.array([len(m) for m in self.combinations], dtype=np.int64)
 
-    def __add__(self, other: "MultiAttributeCounts") -> "MultiAttributeCounts":
+    def __add__(self, other: MultiAttributeCounts) -> MultiAttributeCounts:
         if not isinstance(other, MultiAttributeCounts):
             return NotImplemented
         for what in ("attr_classes", "task_classes", "combinations"):
