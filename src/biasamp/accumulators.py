@@ -47,7 +47,7 @@ import numbers
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -69,6 +69,11 @@ from biasamp.cooccurrence._metrics import (
     mals_from_counts,
 )
 from biasamp.exceptions import UndefinedPairWarning
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from biasamp._core.rows import RowFilter
 from biasamp.fairness._metrics import (
     METRICS,
     ConfusionCounts,
@@ -110,8 +115,9 @@ def accumulator_for(key: str) -> type:
 
 
 def _subclasses(cls: type) -> list:
-    out = []
-    for sub in cls.__subclasses__():
+    out: list[type] = []
+    subs: list[type] = cls.__subclasses__()
+    for sub in subs:
         out += [sub, *_subclasses(sub)]
     return out
 
@@ -150,6 +156,10 @@ class _Accumulator:
     _TABLES: tuple[str, ...] = ()
     n_boot: int = 0
     boot: Any = None
+    boot_seed: int | None = None
+    #: RowFilter sums of the test and training batches (None before the first batch)
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
     #: the registered families this class accumulates: family key -> its fixed constructor options
     families: dict = {}
 
@@ -169,6 +179,14 @@ class _Accumulator:
 
     def update_roles(self, roles: dict) -> _Accumulator:  # pragma: no cover - abstract
         """Count one batch given by label role (``attr``, ``task``, ``*_pred``, ``*_train``, ``sample_weight``)."""
+        raise NotImplementedError
+
+    def compute(self) -> Any:  # pragma: no cover - abstract
+        """The functional API's result of the counts so far."""
+        raise NotImplementedError
+
+    def reset(self) -> _Accumulator:  # pragma: no cover - abstract
+        """Zero the counts; returns ``self``."""
         raise NotImplementedError
 
     def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
@@ -204,6 +222,7 @@ class _Accumulator:
             if ids.ndim != 1 or len(ids) != n_rows or ids.dtype.kind not in "iu" or (ids < 0).any():
                 raise ValueError(f"row_ids must be {n_rows} non-negative integers (one per row of the batch)")
             ids = ids.astype(np.uint64)
+        assert self.boot_seed is not None  # set with n_boot > 0 by _init_bootstrap
         self.boot = self.boot + poisson_tables(left, right, ids, self.n_boot, self.boot_seed)
         self.rows_seen += n_rows
 
@@ -243,7 +262,7 @@ class _Accumulator:
         raise NotImplementedError
 
     # subclasses implement _merge_meta(other): check compatibility, then combine flags in place
-    def _merge_meta(self, other: _Accumulator) -> None:  # pragma: no cover - abstract
+    def _merge_meta(self, other: Self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _table_names(self) -> tuple[str, ...]:
@@ -638,7 +657,7 @@ class CooccurrenceAccumulator(_Accumulator):
                     f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
                 )
         if (self.train is None) != (other.train is None) or (
-            self.train is not None and not np.array_equal(self.train.gram, other.train.gram)
+            self.train is not None and other.train is not None and not np.array_equal(self.train.gram, other.train.gram)
         ):
             raise ValueError("cannot merge accumulators with different fixed train counts")
         if self.missing != other.missing:
@@ -1187,6 +1206,18 @@ class MultiAttributeAccumulator(_Accumulator):
     (0.0833, 0.0625, 0.0)
     """
 
+    # the second pass's tables (_MULTI_TABLES): None while collecting, allocated by _start_counting
+    n_train: np.ndarray
+    train_attr: np.ndarray
+    train_joint: np.ndarray
+    n_test: np.ndarray
+    test_attr: np.ndarray
+    test_joint: np.ndarray
+    pred_attr: np.ndarray
+    joint_g_mhat: np.ndarray
+    joint_ghat_m: np.ndarray
+    joint_ghat_mhat: np.ndarray
+
     @renamed_arguments("0.2.0", {"group_classes": "attr_classes", "attr_classes": "task_classes"})
     def __init__(
         self,
@@ -1217,7 +1248,8 @@ class MultiAttributeAccumulator(_Accumulator):
             raise ValueError(f"max_size ({max_size}) must be >= min_size ({self.min_size})")
         self.max_size = len(self.task_classes) if max_size is None else max_size
         self.roles: tuple | None = None  # (has attr_pred, has task_pred), fixed by the first test batch
-        self._idx = self._sizes = None
+        self._idx: np.ndarray | None = None  # the fixed combinations (padded indices, sizes): _start_counting
+        self._sizes: np.ndarray | None = None
         for name in _MULTI_TABLES:
             setattr(self, name, None)
         if isinstance(combinations, str):
@@ -1227,8 +1259,9 @@ class MultiAttributeAccumulator(_Accumulator):
                 )
             self.mode = combinations
             self.phase = "collect"
-            self.sets = np.zeros((0, (len(self.task_classes) + 7) // 8), dtype=np.uint8)
-            self.set_weights = np.zeros(0, dtype=np.float64)
+            # pass 1: the distinct task sets (bit-packed rows) and their summed weights; None with given combinations
+            self.sets: np.ndarray | None = np.zeros((0, (len(self.task_classes) + 7) // 8), dtype=np.uint8)
+            self.set_weights: np.ndarray | None = np.zeros(0, dtype=np.float64)
             self.n_collected = 0
             self._frozen_selection: dict | None = None
         else:
@@ -1265,11 +1298,23 @@ class MultiAttributeAccumulator(_Accumulator):
             member.append(row)
         if not member:
             raise ValueError("combinations is an empty list")
-        member = np.array(member)
-        _, first = np.unique(member, axis=0, return_index=True)
-        if len(first) != len(member):
+        matrix = np.array(member)
+        _, first = np.unique(matrix, axis=0, return_index=True)
+        if len(first) != len(matrix):
             raise ValueError("combinations holds the same combination twice")
-        return _padded(member)
+        return _padded(matrix)
+
+    def _collected(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(sets, set_weights)`` of pass 1 (only while collecting)."""
+        if self.sets is None or self.set_weights is None:
+            raise ValueError("the combinations were given: there is no first pass (collect) to count")
+        return self.sets, self.set_weights
+
+    def _fixed(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(idx, sizes)`` of the fixed combinations (the second pass counts them)."""
+        if self._idx is None or self._sizes is None:
+            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
+        return self._idx, self._sizes
 
     def _start_counting(self, idx: np.ndarray, sizes: np.ndarray) -> None:
         self._idx, self._sizes = idx, sizes
@@ -1288,10 +1333,9 @@ class MultiAttributeAccumulator(_Accumulator):
     @property
     def combinations(self) -> tuple:
         """The candidate combinations M (tuples of task names), once fixed."""
-        if self._sizes is None:
-            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
+        idx, sizes = self._fixed()
         names = self.task_classes
-        return tuple(tuple(names[j] for j in row[:s]) for row, s in zip(self._idx.tolist(), self._sizes.tolist()))
+        return tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
 
     def _table_names(self) -> tuple[str, ...]:
         if self.phase == "collect":
@@ -1323,8 +1367,9 @@ class MultiAttributeAccumulator(_Accumulator):
         n = m.n_rows
         row_weights = np.ones(n) if row_weights is None else row_weights
         step = max(1, _CHUNK_BYTES // max(len(self.task_classes), 1))
-        parts = [self.sets]
-        weights = [self.set_weights]
+        sets, set_weights = self._collected()
+        parts = [sets]
+        weights = [set_weights]
         for start in range(0, n, step):
             packed = np.packbits(get(start, min(n, start + step)), axis=1, bitorder="little")
             d, w = _distinct_rows(packed, row_weights[start:start + len(packed)])
@@ -1349,16 +1394,17 @@ class MultiAttributeAccumulator(_Accumulator):
         if self.n_collected == 0:
             raise ValueError("nothing was collected: call collect() on the training task labels first")
         a = len(self.task_classes)
-        member = np.unpackbits(self.sets, axis=1, count=a, bitorder="little").astype(bool)
+        sets, set_weights = self._collected()
+        member = np.unpackbits(sets, axis=1, count=a, bitorder="little").astype(bool)
         n_d = len(member)
         colbits = _column_bitsets(lambda s, e: member[s:e], n_d, a)
         if self.mode == "observed":
             idx, sz = _sized_combinations(member, self.min_size, self.max_size)
         else:
-            idx, sz = _weighted_frequent_sets(colbits, self.set_weights, n_d, self.min_size, self.max_size,
+            idx, sz = _weighted_frequent_sets(colbits, set_weights, n_d, self.min_size, self.max_size,
                                               self.min_support, self.max_combinations)
         n_candidates = len(sz)
-        support = _weighted_support(colbits, self.set_weights, n_d, idx, sz)
+        support = _weighted_support(colbits, set_weights, n_d, idx, sz)
         keep = support >= self.min_support
         if not keep.any():
             raise ValueError(
@@ -1367,7 +1413,7 @@ class MultiAttributeAccumulator(_Accumulator):
             )
         self._frozen_selection = {"n_candidates": n_candidates, "removed_min_support": int((~keep).sum())}
         self._start_counting(idx[keep], sz[keep])
-        self.sets, self.set_weights = self.sets[:0], self.set_weights[:0]  # pass 1 is over: keep the state small
+        self.sets, self.set_weights = sets[:0], set_weights[:0]  # pass 1 is over: keep the state small
         return self.combinations
 
     # --------------------------------------------------------------- pass 2
@@ -1426,7 +1472,7 @@ class MultiAttributeAccumulator(_Accumulator):
         check_consistent_length(attr_train=g, task_train=a)
         codes = _group_codes(g)
         ng = len(self.attr_classes)
-        (joint,) = _counts_by_group(self._bits(a), [codes], ng, weights, self._idx, self._sizes)
+        (joint,) = _counts_by_group(self._bits(a), [codes], ng, weights, *self._fixed())
         self.n_train = self.n_train + (a.n_rows if weights is None else weights.sum())
         self.train_attr += _group_totals(codes, ng, weights)
         self.train_joint += joint
@@ -1483,13 +1529,13 @@ class MultiAttributeAccumulator(_Accumulator):
         ng = len(self.attr_classes)
         codes = {name: _group_codes(m) for name, m in g.items()}
         groups = _Grouping([codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else []), ng, weights)
-        test_counts = groups.counts(self._bits(a["task"]), self._idx, self._sizes)
+        test_counts = groups.counts(self._bits(a["task"]), *self._fixed())
         self.test_joint += test_counts[0]
         if "attr_pred" in codes:
             self.joint_ghat_m += test_counts[1]
             self.pred_attr += _group_totals(codes["attr_pred"], ng, weights)
         if "task_pred" in a:
-            pred_counts = groups.counts(self._bits(a["task_pred"]), self._idx, self._sizes)
+            pred_counts = groups.counts(self._bits(a["task_pred"]), *self._fixed())
             self.joint_g_mhat += pred_counts[0]
             if "attr_pred" in codes:
                 self.joint_ghat_mhat += pred_counts[1]
@@ -1549,12 +1595,14 @@ class MultiAttributeAccumulator(_Accumulator):
         if self.missing != other.missing:
             raise ValueError(f"cannot merge accumulators with different missing: {self.missing!r} vs {other.missing!r}")
         if self.phase == "collect":
-            sets, weights = _distinct_rows(np.concatenate([self.sets, other.sets]),
-                                           np.concatenate([self.set_weights, other.set_weights]).astype(np.float64))
+            (s_sets, s_weights), (o_sets, o_weights) = self._collected(), other._collected()
+            sets, weights = _distinct_rows(np.concatenate([s_sets, o_sets]),
+                                           np.concatenate([s_weights, o_weights]).astype(np.float64))
             self.sets, self.set_weights = sets, weights
             self.n_collected += other.n_collected
             return
-        if (not np.array_equal(self._idx, other._idx) or not np.array_equal(self._sizes, other._sizes)
+        (s_idx, s_sizes), (o_idx, o_sizes) = self._fixed(), other._fixed()
+        if (not np.array_equal(s_idx, o_idx) or not np.array_equal(s_sizes, o_sizes)
                 or self._frozen_selection != other._frozen_selection):
             raise ValueError(
                 "cannot merge accumulators with different combinations (freeze each from the merged pass 1)"
@@ -1594,6 +1642,8 @@ class MultiAttributeAccumulator(_Accumulator):
         else:
             source, train_rows = "test", self.rows
             n_train, train_attr, train_joint = total(self.n_test), table(self.test_attr), table(self.test_joint)
+        if self._frozen_selection is None:
+            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
         sel = dict(self._frozen_selection)
         keep = train_joint.sum(axis=0) >= self.min_support
         sel["removed_min_support"] += int((~keep).sum())
@@ -1631,7 +1681,7 @@ class MultiAttributeAccumulator(_Accumulator):
             rows=self.rows,
             train_rows=train_rows,
         )
-        sizes = self._sizes
+        _, sizes = self._fixed()
         selection = {
             "mode": self.mode,
             "min_size": self.min_size if self.mode != "given" else int(sizes.min()),
@@ -1664,8 +1714,8 @@ class MultiAttributeAccumulator(_Accumulator):
     def reset(self) -> MultiAttributeAccumulator:
         """Zero the counts (pass 1: the collected sets; pass 2: the tables, M is kept); returns ``self``."""
         if self.phase == "collect":
-            self.sets = self.sets[:0]
-            self.set_weights = self.set_weights[:0]
+            sets, set_weights = self._collected()
+            self.sets, self.set_weights = sets[:0], set_weights[:0]
             self.n_collected = 0
         else:
             for name in _MULTI_TABLES:
@@ -1680,9 +1730,9 @@ class MultiAttributeAccumulator(_Accumulator):
 
     def __repr__(self) -> str:
         if self.phase == "collect":
-            state = f"pass 1: {self.n_collected} rows, {len(self.set_weights)} distinct task sets"
+            state = f"pass 1: {self.n_collected} rows, {len(self._collected()[1])} distinct task sets"
         else:
-            state = f"{len(self._sizes)} combinations, n_train={int(self.n_train)}, n_test={int(self.n_test)}"
+            state = f"{len(self._fixed()[1])} combinations, n_train={int(self.n_train)}, n_test={int(self.n_test)}"
         return (
             f"MultiAttributeAccumulator(combinations={self.mode!r}, {len(self.attr_classes)} attr classes, "
             f"{len(self.task_classes)} task classes; {state})"

@@ -43,6 +43,7 @@ from biasamp._core.labels import (
     encode_labels,
 )
 from biasamp._core.results import ResultMixin, fmt
+from biasamp._core.typing import CIMethod
 from biasamp._families import REGISTRY
 from biasamp._family import Family
 from biasamp.calibration import closest_cut
@@ -330,7 +331,7 @@ def _check_boot(n_boot: Any, level: Any, ci_method: Any, random_state: Any) -> N
 
 
 def _intervals(family: _Curve, metric: Any, statistics: tuple, calls: list, n_boot: int, level: float,
-               ci_method: str, random_state: Any, metric_kwargs: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict,
+               ci_method: CIMethod, random_state: Any, metric_kwargs: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict,
                                                                                   str]:
     """Bootstrap every grid point: ``(low, high, estimates, methods)``; the same seed at each point."""
     from biasamp.stats import bootstrap
@@ -527,7 +528,7 @@ def threshold_curve(
     metrics: Sequence[str] | None = None,
     n_boot: int | None = None,
     level: float = 0.95,
-    ci_method: str = "auto",
+    ci_method: CIMethod = "auto",
     random_state: Any = None,
     **metric_kwargs: Any,
 ) -> CurveResult:
@@ -896,7 +897,7 @@ def checkpoint_curve(
     task_train: Any = None,
     n_boot: int | None = None,
     level: float = 0.95,
-    ci_method: str = "auto",
+    ci_method: CIMethod = "auto",
     random_state: Any = None,
     **metric_kwargs: Any,
 ) -> CurveResult:

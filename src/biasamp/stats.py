@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.deprecation import normalize_call
+from biasamp._core.typing import CIMethod, PAdjust
 from biasamp._engine.bootstrap import (
     BootstrapResult,
     fill_replicates,
@@ -65,9 +66,9 @@ def bootstrap(
     *args: Any,
     n_boot: int = 1000,
     level: float = 0.95,
-    ci_method: str = "auto",
+    ci_method: CIMethod = "auto",
     random_state: Any = None,
-    p_adjust: str = "holm",
+    p_adjust: PAdjust = "holm",
     **kwargs: Any,
 ) -> BootstrapResult:
     r"""Bootstrap confidence intervals and tests of no effect for a count-based metric.

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from biasamp._core.results import ResultMixin, fmt
+from biasamp._core.typing import Labels, Missing, Soft, Weights
 from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
 
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
@@ -234,16 +235,16 @@ def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_l
 
 
 def df_bias_amplification(
-    y_true: Any,
-    y_pred: Any,
+    y_true: Labels,
+    y_pred: Labels,
     *,
-    sensitive_features: Any,
+    sensitive_features: Labels,
     concentration: float = 1.0,
     pos_label: Any = 1,
-    sample_weight: Any = None,
+    sample_weight: Weights | None = None,
     threshold: float = 0.5,
-    soft: str = "threshold",
-    missing: str = "raise",
+    soft: Soft = "threshold",
+    missing: Missing = "raise",
 ) -> DFBiasAmpResult:
     r"""Differential-fairness bias amplification :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}`.
 

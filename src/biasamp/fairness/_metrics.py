@@ -55,6 +55,7 @@ from biasamp._core.labels import (
     to_numpy,
 )
 from biasamp._core.results import ResultMixin, fmt
+from biasamp._core.typing import Average, Labels, Missing, Soft, Weights
 from biasamp.exceptions import SmallGroupWarning, UndefinedPairWarning, warn_outside
 
 __all__ = [
@@ -1189,9 +1190,9 @@ def _warn(counts: ConfusionCounts, metrics, n_undefined: dict, by_group: pd.Data
 # label-level API
 # --------------------------------------------------------------------------- #
 def fairness_metrics(
-    y_true: Any, y_pred: Any, *, sensitive_features: Any, metrics: Sequence[str] = METRICS,
-    average: Any = "auto", pos_label: Any = 1, threshold: float = 0.5, soft: str = "threshold",
-    sample_weight: Any = None, missing: str = "raise", min_group_size: int = 30,
+    y_true: Labels, y_pred: Labels, *, sensitive_features: Labels, metrics: Sequence[str] = METRICS,
+    average: Average = "auto", pos_label: Any = 1, threshold: float = 0.5, soft: Soft = "threshold",
+    sample_weight: Weights | None = None, missing: Missing = "raise", min_group_size: int = 30,
     include_small_groups: bool = False, reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
     group_metrics: Mapping[str, Any] | None = None, classes: Sequence | None = None,
 ) -> FairnessResult:
@@ -1494,7 +1495,7 @@ def equalized_odds_true_positive(y_true: Any, y_pred: Any, *, sensitive_features
     return _single("EOTP", y_true, y_pred, sensitive_features, options)
 
 
-def group_bias_amplification(y_true: Any, y_pred: Any, *, sensitive_features: Any, **options: Any) -> float:
+def group_bias_amplification(y_true: Labels, y_pred: Labels, *, sensitive_features: Labels, **options: Any) -> float:
     return _single("BA", y_true, y_pred, sensitive_features, options)
 
 
