@@ -28,8 +28,9 @@ import dataclasses
 import math
 import numbers
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -122,7 +123,7 @@ def fixed_data(seed: int = 0, n: int = 16) -> Data:
         v[:k] = np.arange(k)
         return rng.permutation(v)
 
-    ind = lambda size: np.vstack([np.ones(3, int), np.zeros(3, int), rng.integers(0, 2, (size - 2, 3))])  # noqa: E731
+    ind = lambda size: np.vstack([np.ones(3, int), np.zeros(3, int), rng.integers(0, 2, (size - 2, 3))])
     return Data(n=n, m=n, ka=2, kt=3, attr=cover(2, n), task=cover(3, n), attr_pred=cover(2, n),
                 task_pred=cover(3, n), attr_train=cover(2, n), task_train=cover(3, n), task_multi=ind(n),
                 task_multi_pred=ind(n), task_multi_train=ind(n), scores=rng.integers(0, 17, (n, 3)) / 16,
@@ -703,9 +704,7 @@ _NAMING_FIELDS = ("counts", "reference_group", "combinations", "target", "protec
 def _scalars_of(obj: Any, prefix: str, out: dict, depth: int = 0) -> None:
     if depth > 6 or obj is None or isinstance(obj, (str, bytes)):
         return
-    if isinstance(obj, (bool, np.bool_)):
-        out[prefix] = float(obj)
-    elif isinstance(obj, numbers.Real):
+    if isinstance(obj, (bool, np.bool_, numbers.Real)):
         out[prefix] = float(obj)
     elif isinstance(obj, dict):
         if all(isinstance(k, str) for k in obj):
@@ -773,9 +772,7 @@ def _row_flagged(frame: pd.DataFrame, i: int, column: Any) -> bool:
             v = row[c]
             if isinstance(v, numbers.Real) and not isinstance(v, bool) and v == 0:
                 return True
-    if "n_runs" in frame.columns and row["n_runs"] < 2:
-        return True
-    return False
+    return "n_runs" in frame.columns and row["n_runs"] < 2
 
 
 def _frame_unflagged(frame: pd.DataFrame, path: str) -> list[str]:
@@ -810,9 +807,9 @@ def _object_flag(obj: Any) -> bool:
     n_und = getattr(obj, "n_undefined", None)
     for total in ("n_pairs", "n_tasks", "n_combinations"):
         n_tot = getattr(obj, total, None)
-        if isinstance(n_und, numbers.Integral) and isinstance(n_tot, numbers.Integral) and n_und >= n_tot > -1:
-            if n_und > 0 or n_tot == 0:
-                return True
+        if (isinstance(n_und, numbers.Integral) and isinstance(n_tot, numbers.Integral) and n_und >= n_tot > -1
+                and (n_und > 0 or n_tot == 0)):
+            return True
     return False
 
 

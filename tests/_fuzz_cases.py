@@ -31,7 +31,7 @@ N_BOOT = 12
 SEED = ("seed",)
 
 
-def L(v, **kw) -> Arg:  # noqa: N802 - a 1-D label argument
+def L(v, **kw) -> Arg:
     return Arg(np.asarray(v), "labels", **kw)
 
 
@@ -609,10 +609,10 @@ class _FixedPredictions(ClassifierMixin, BaseEstimator):
 
     classes_ = np.arange(3)
 
-    def fit(self, X, y):  # noqa: N803 - scikit-learn's names
+    def fit(self, X, y):
         return self
 
-    def predict(self, X):  # noqa: N803
+    def predict(self, X):
         return np.asarray(X)[:, 0]
 
 
@@ -748,7 +748,7 @@ def _captions(d: Data, which: str) -> np.ndarray:
     return np.array([f"A {w} with a {o}." for w, o in zip(_WHO[d.attr], _OBJ[task])], dtype=object)
 
 
-def CAPS(v: np.ndarray, required: bool = True, columns: bool = False, alone: bool = False) -> Arg:  # noqa: N802 - a captions argument
+def CAPS(v: np.ndarray, required: bool = True, columns: bool = False, alone: bool = False) -> Arg:
     v = np.asarray(v, dtype=object)
     missing, numbers = v.copy(), v.copy()
     missing[1] = None

@@ -17,8 +17,15 @@ from hypothesis import strategies as st
 from sklearn.neural_network import MLPClassifier
 
 import biasamp
-from biasamp.predictability._attackers import _AUTO_MAX_RARE, _AUTO_MIN_CELL, EarlyStoppedMLP, _compress, _row_ids, choose_attacker
 from biasamp.predictability import dpa, leakage_amplification
+from biasamp.predictability._attackers import (
+    _AUTO_MAX_RARE,
+    _AUTO_MIN_CELL,
+    EarlyStoppedMLP,
+    _compress,
+    _row_ids,
+    choose_attacker,
+)
 
 FAST = dict(n_iter=3, random_state=0, progress=False)
 
@@ -248,9 +255,9 @@ def test_compas_auto_agrees_with_the_papers_mlp(shared_data):
 # --------------------------------------------------------------------------- #
 # scikit-learn's check_estimator on TabularAttacker (issue 25, item 7)
 # --------------------------------------------------------------------------- #
-from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from biasamp import TabularAttacker  # noqa: E402
+from biasamp import TabularAttacker
 
 
 def _not_applying(estimator):
@@ -300,9 +307,9 @@ def test_tabular_attacker_weight_zero_row_is_no_cell():
         TabularAttacker().predict(X)
     with pytest.raises(ValueError, match="continuous"):
         TabularAttacker().fit(X, np.array([0.5, 0.1, 0.2, 0.3, 0.4]))
-    with pytest.raises(TypeError, match="sparse"):
-        from scipy import sparse
+    from scipy import sparse
 
+    with pytest.raises(TypeError, match="sparse"):
         TabularAttacker().fit(sparse.csr_matrix(X), y)
 
 

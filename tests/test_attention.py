@@ -394,10 +394,14 @@ def test_gradcam_hooks_removed_no_gradient_leak_mode_restored_batched():
     per_image = torch.cat([gradcam(model, x[i : i + 1], layer, 2) for i in range(5)])
     torch.testing.assert_close(maps, per_image, rtol=1e-5, atol=1e-6)
     # hooks removed after an exception; the model is usable normally inside the block
-    with pytest.raises(ValueError, match="out of range"), GradCAM(model, layer) as cam:
-        model(x).sum().backward()  # the hook is inactive outside a cam call
-        assert all(p.grad is not None for p in model.parameters())
-        cam(x, 7)
+    def use_then_fail() -> None:
+        with GradCAM(model, layer) as cam:
+            model(x).sum().backward()  # the hook is inactive outside a cam call
+            assert all(p.grad is not None for p in model.parameters())
+            cam(x, 7)
+
+    with pytest.raises(ValueError, match="out of range"):
+        use_then_fail()
     assert not layer._forward_hooks and model.training
     # two targets from one forward pass == two separate calls
     with GradCAM(model, layer) as cam:

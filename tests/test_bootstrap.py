@@ -6,11 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from scipy import stats as sst
 
 import biasamp as b
-from biasamp._engine.intervals import acceleration, band, Parts
+from biasamp._engine.intervals import Parts, acceleration, band
 from biasamp._engine.resample import Cells, canonical_ids, poisson_weights
 from biasamp.exceptions import UndefinedPairWarning
 
@@ -133,7 +134,7 @@ def test_every_auto_interval_holds_its_estimate(seed, n, gap):
         for name, est in res.estimate.items():
             lo, hi = res.ci[name]
             assert lo <= est <= hi, (name, est, lo, hi, res.methods[name])
-            assert 0 <= lo and hi <= 1
+            assert lo >= 0 and hi <= 1
         a, t, ap, tp = _cooc(seed, n)
         try:
             d = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=200,

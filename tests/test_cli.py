@@ -372,7 +372,7 @@ def test_intersect(runner, tmp_path, plain):
     plain.to_csv(tmp_path / "plain.csv", index=False)
     _, rep = _audit_json(runner, tmp_path / "plain.csv", "--task", "label", "--task-pred", "prediction",
                          "--intersect", "race,sex", "--min-group-size", "20")
-    assert [a for a in rep.inputs["attributes"]] == ["race", "sex", "race x sex"]
+    assert list(rep.inputs["attributes"]) == ["race", "sex", "race x sex"]
     assert rep.inputs["attributes"]["race x sex"]["intersection_of"] == ["race", "sex"]
     groups = set(rep.section("fairness[race x sex]").tables["by group"]["group"].astype(str))
     assert "race=Black, sex=Male" in groups and len(groups) == 8

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import bench_coverage as sim  # noqa: E402
+import bench_coverage as sim
 
 N_SAMPLES = 100  # the tightest row, Multi M->G raw at 0, covers ~0.91 in the benchmark: 0.85 is ~2 SE below
 N_BOOT = 200

@@ -15,10 +15,10 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-import biasamp  # noqa: E402
-import biasamp.dask as bdask  # noqa: E402
+import biasamp
+import biasamp.dask as bdask
 
-from .test_accumulators import assert_same, cooc_data, fair_data, multi_data  # noqa: E402
+from .test_accumulators import assert_same, cooc_data, fair_data, multi_data
 
 
 @pytest.fixture(scope="module")

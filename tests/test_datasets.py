@@ -48,11 +48,11 @@ def test_compas_errors(tmp_path):
 # --------------------------------------------------------------------------- #
 # sub-datasets: balanced_subset, ratio_bounded_subset, oversample_balanced
 # --------------------------------------------------------------------------- #
-import numpy as np  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from biasamp.datasets import balanced_subset, oversample_balanced, ratio_bounded_subset  # noqa: E402
+from biasamp.datasets import balanced_subset, oversample_balanced, ratio_bounded_subset
 
 
 def _cell_counts(attr, task, rows):

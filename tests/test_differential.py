@@ -114,7 +114,7 @@ def test_errors_name_the_argument():
         df_bias_amplification(y, p, sensitive_features=sf, concentration="1")
     with pytest.raises(ValueError, match="pos_label"):
         df_bias_amplification(y, p, sensitive_features=sf, pos_label=2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs two classes"):
         df_bias_amplification(np.arange(60) % 3, np.arange(60) % 3, sensitive_features=sf)  # not binary
     with pytest.raises(ValueError, match="single group|two groups"):
         df_bias_amplification(y, p, sensitive_features=np.zeros(60))

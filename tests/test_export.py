@@ -19,10 +19,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biasamp.report._export import _yaml_float, headline_rows, metric_key
 from biasamp.cli import main
 from biasamp.datasets import make_amplification_demo
 from biasamp.report import Report, audit
+from biasamp.report._export import _yaml_float, headline_rows, metric_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -243,7 +243,7 @@ def run_guide(section: str) -> dict:
     for m in re.finditer(r"```(python|py)\n(.*?)```", text, flags=re.S):
         if m.group(1) == "python" or start < m.start() < end:
             ran += m.group(1) == "py"
-            exec(compile(m.group(2), "docs/integrations.md", "exec"), namespace)  # noqa: S102 - our own docs
+            exec(compile(m.group(2), "docs/integrations.md", "exec"), namespace)
     assert ran, f"no ```py block in the section {section!r}"
     return namespace
 

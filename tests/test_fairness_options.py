@@ -192,7 +192,7 @@ def test_integer_weights_equal_row_replication(rows):
     try:
         expected = fairness_metrics(y[rep], p[rep], sensitive_features=g[rep], **kw)
     except ValueError:
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError):  # noqa: PT011 - the reference's error, whatever its wording
             fairness_metrics(y, p, sensitive_features=g, sample_weight=w, **kw)
         return
     got = fairness_metrics(y, p, sensitive_features=g, sample_weight=w.astype(float), **kw)
@@ -207,7 +207,7 @@ def test_weights_of_one_change_nothing_and_bad_weights_are_named():
         pytest.approx(fairness_metrics(y, p, sensitive_features=g).overall)
     for bad, words in ((np.full(len(y), -1.0), "non-negative"), (np.ones(3), "one weight per row"),
                        (np.r_[np.nan, np.ones(len(y) - 1)], "non-negative finite")):
-        with pytest.raises(ValueError, match="sample_weight"):
+        with pytest.raises(ValueError, match=f"sample_weight.*{words}"):
             fairness_metrics(y, p, sensitive_features=g, sample_weight=bad)
 
 
@@ -343,8 +343,9 @@ def test_threshold_curve_of_fairness_equals_the_function_at_each_threshold():
             ref = fairness_metrics(y, (s > tau).astype(int), sensitive_features=g, **kw).overall
             for m in ("DP", "EOFP", "EOTP"):
                 assert curve.values[m].iloc[i] == pytest.approx(ref[m], abs=1e-12), (kw, tau, m)
+    from biasamp import bias_amp_directional
+
     with pytest.raises(TypeError, match="only the fairness metrics take options"):
-        from biasamp import bias_amp_directional
         threshold_curve(bias_amp_directional, g, y, task_scores=s, thresholds=[0.5], average="macro")
 
 

@@ -145,10 +145,10 @@ def _assert_named_error(case: fz.Case, values: dict, name: str, what: str) -> No
     try:
         result = fz.run(case, values)
     except (ValueError, TypeError) as exc:
-        assert fz.names_argument(exc, name, case.names.get(name, ())), (
+        assert fz.names_argument(exc, name, case.names.get(name, ())), (  # noqa: PT017 - either type, then its words
             f"{case.name}: {what}: the {type(exc).__name__} does not name {name!r}: {exc}")
         return
-    except Exception as exc:  # noqa: BLE001 - the point of the test
+    except Exception as exc:
         raise AssertionError(f"{case.name}: {what}: leaked {type(exc).__name__}: {exc}") from exc
     raise AssertionError(f"{case.name}: {what}: accepted silently, returned {type(result).__name__}")
 
@@ -174,7 +174,7 @@ def _nasty_result(case: fz.Case, values: dict, status: str, what: str) -> object
         return None
     try:
         result = fz.run(case, values)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise AssertionError(f"{case.name}: {what}: the plain input works, this raised "
                              f"{type(exc).__name__}: {exc}") from exc
     _assert_flagged(case, result, values, what)
@@ -237,7 +237,7 @@ def test_every_input_kind_on_typical_data(case: fz.Case) -> None:
         values[arg] = fz.make_nasty(arrays[arg], kind, 0)
         try:
             result = fz.run(case, values)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise AssertionError(f"{case.name}: {arg} as {kind} raised {type(exc).__name__}: {exc}") from exc
         _assert_flagged(case, result, values, f"{arg} as {kind}")
         assert fz.same_numbers(fp, fz.fingerprint(result)), f"{case.name}: {arg} as {kind} changes the result"
@@ -281,7 +281,7 @@ def test_bad_scalar_options_raise_named_errors(case: fz.Case) -> None:
     def check(data: st.DataObject) -> None:
         d = data.draw(case.data())
         arrays = case.arrays(d)
-        for name, (valid, kind) in case.scalars.items():
+        for name, (_valid, kind) in case.scalars.items():
             bad_values = fz.BAD_SCALARS[kind] if isinstance(kind, str) else kind
             for bad in bad_values:
                 if _known(case, "scalar", name, repr(bad)):

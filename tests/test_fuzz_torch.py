@@ -21,14 +21,12 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-import biasamp  # noqa: E402
+import biasamp
 
-from . import _fuzz as fz  # noqa: E402
-from ._fuzz_cases import CASES  # noqa: E402
-from . import test_fuzz as base  # noqa: E402
-from ._fuzz_cases import IND, L  # noqa: E402
-from .test_fuzz import _assert_named_error, _known, _nasty_result, _plain, fuzz_settings  # noqa: E402
-
+from . import _fuzz as fz
+from . import test_fuzz as base
+from ._fuzz_cases import CASES, IND, L
+from .test_fuzz import _assert_named_error, _known, _nasty_result, _plain, fuzz_settings
 
 # --------------------------------------------------------------------------- #
 # every case with tensors
@@ -86,22 +84,22 @@ _LAYER = _MODEL[0]
 _FOREIGN = torch.nn.Conv2d(2, 2, 1)
 
 
-def _images(d: fz.Data) -> "torch.Tensor":
+def _images(d: fz.Data) -> torch.Tensor:
     g = torch.Generator().manual_seed(d.seed % 2**31)
     return torch.rand(4, 2, 4, 4, generator=g)
 
 
-def _labels(d: fz.Data) -> "torch.Tensor":
+def _labels(d: fz.Data) -> torch.Tensor:
     return torch.as_tensor(np.column_stack([d.task_multi[:4], d.attr[:4] % 2])[:, :3])
 
 
-def _masks(d: fz.Data) -> "torch.Tensor":
+def _masks(d: fz.Data) -> torch.Tensor:
     m = (d.scores[:4, :1].repeat(16, 1).reshape(4, 4, 4) > 0.5).astype(np.float32)
     m[:, 0, 0] = 1  # never all zero (an all-zero mask makes the image's score undefined)
     return torch.as_tensor(m)
 
 
-def _with_nan(x: "torch.Tensor") -> "torch.Tensor":
+def _with_nan(x: torch.Tensor) -> torch.Tensor:
     x = x.clone()
     x.view(-1)[0] = float("nan")
     return x

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from biasamp.datasets import make_amplification_demo
-from biasamp.report._mlflow import report_metrics
 from biasamp.report import Report, audit
+from biasamp.report._mlflow import report_metrics
 
 mlflow = pytest.importorskip("mlflow")
 
@@ -65,9 +65,9 @@ def test_new_run_holds_every_value_interval_and_the_artifacts(report, tracking, 
     paths = {a.path for a in tracking.list_artifacts(run_id, "biasamp")}
     assert paths == {"biasamp/report.json", "biasamp/report.html", "biasamp/report.md"}
     local = tracking.download_artifacts(run_id, "biasamp", str(tmp_path))
-    back = Report.from_json(open(f"{local}/report.json", encoding="utf-8").read())
+    back = Report.from_json(Path(local, "report.json").read_text(encoding="utf-8"))
     assert back.to_dict() == Report.from_json(report.to_json()).to_dict()
-    assert open(f"{local}/report.html", encoding="utf-8").read().startswith("<!DOCTYPE html>")
+    assert Path(local, "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 def test_active_run_given_run_and_steps(report, tracking):

@@ -21,10 +21,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchmetrics")
 
-from torchmetrics.classification import BinaryFairness  # noqa: E402
+from torchmetrics.classification import BinaryFairness
 
-from biasamp import fairness_metrics  # noqa: E402
-from biasamp.torchmetrics import GroupFairness  # noqa: E402
+from biasamp import fairness_metrics
+from biasamp.torchmetrics import GroupFairness
 
 
 def _ours(y, p, g, **kw):

@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasamp.report import _plots
-from biasamp.report import FigureSpec, audit
+from biasamp.report import FigureSpec, _plots, audit
 
 from .test_report import _browser, _pixels
 

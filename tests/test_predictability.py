@@ -178,7 +178,7 @@ def test_relative_dpa_is_less_attacker_sensitive_than_absolute():
         ab.append(d.absolute)
     rel, ab = np.array(rel), np.array(ab)
     assert (rel < 0).all() and (ab < 0).all()  # T̂ is noisier: less predictable from A
-    cv = lambda x: x.std() / abs(x.mean())  # noqa: E731
+    cv = lambda x: x.std() / abs(x.mean())
     assert cv(rel) < cv(ab)
 
 
@@ -478,7 +478,7 @@ def test_train_test_dpa_both_directions_and_split_unchanged():
     attr, task = associated(600, 0.8, seed=1)
     attr_tr, task_tr = associated(900, 0.8, seed=2)
     rng = np.random.default_rng(3)
-    noisy = lambda y: np.where(rng.random(len(y)) < 0.1, 1 - y, y)  # noqa: E731
+    noisy = lambda y: np.where(rng.random(len(y)) < 0.1, 1 - y, y)
     preds = dict(attr_pred=noisy(attr), task_pred=noisy(task))
     res = dpa(attr, task, **preds, protocol="train_test", attr_train=attr_tr, task_train=task_tr,
               attr_pred_train=noisy(attr_tr), task_pred_train=noisy(task_tr), attacker="tabular", **FAST)

@@ -13,14 +13,14 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 # scipy's results are indexed as tuples ([0] statistic, [1] p-value): the named
 # attributes (.statistic / .pvalue) of chi2_contingency and fisher_exact need
 # scipy >= 1.10, above the declared floor (.ci/min_versions.sh).
-
 from biasamp._engine import pvalues as _pvalues
 from biasamp._engine.pvalues import (
     TestResult,
@@ -290,7 +290,7 @@ def test_result_is_frozen_readable_and_converts():
     assert isinstance(res, TestResult)
     with pytest.raises(AttributeError):
         res.p_value = None
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         res.p_value[0] = 0.0
     frame = res.to_frame()
     assert list(frame.columns) == ["statistic", "p_value", "method", "defined"]

@@ -239,7 +239,7 @@ def test_warnings_become_notes(monkeypatch, demo):
 
     @register_section("warn", title="W", citation="-", how_to_read="-", needs="-", applicable=lambda i: True)
     def _warn(inp, opt):
-        warnings.warn("something is undefined", UserWarning)
+        warnings.warn("something is undefined", UserWarning, stacklevel=2)
         return SectionData()
 
     with warnings.catch_warnings():

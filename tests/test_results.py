@@ -8,6 +8,7 @@ is recomputed from the rows of ``to_frame()``, ``to_dict()`` must survive
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import warnings
@@ -144,10 +145,8 @@ def test_no_property_raises_anything_but_attribute_error(results):
         for attr in dir(r):
             if attr.startswith("_") or (name, attr) in PROPERTY_RAISES:
                 continue
-            try:
+            with contextlib.suppress(AttributeError):
                 getattr(r, attr)
-            except AttributeError:
-                pass
 
 
 def test_to_frame_to_dict_repr_html(results):

@@ -97,9 +97,9 @@ def test_output_over_a_file_inside_a_parquet_directory_input_is_refused(runner, 
     assert outside.read_bytes() == before
     # the library's writer refuses it too
     rep = _report(["a", "b"])
-    with pytest.raises(ValueError, match="refusing to overwrite the input"):
-        from biasamp._core.atomic import _write_atomic
+    from biasamp._core.atomic import _write_atomic
 
+    with pytest.raises(ValueError, match="refusing to overwrite the input"):
         _write_atomic(data / "new.json", rep.to_json(), protect=[data])
 
 
@@ -562,7 +562,7 @@ def test_from_json_refuses_what_its_renderers_cannot_render():
         "cell": lambda d: d["sections"][0]["summary"]["rows"][0].__setitem__(2, [[1]]),
         "type": lambda d: d["sections"][0]["summary"]["rows"][0].__setitem__(2, "abc"),
     }
-    for name, fn in cases.items():
+    for fn in cases.values():
         with pytest.raises(ValueError, match="not a biasamp report"):
             Report.from_json(mutated(fn))
     back = Report.from_json(json.dumps(good))  # the real report still loads and renders

@@ -11,6 +11,7 @@ import pytest
 from scipy import stats as st
 
 from biasamp.cooccurrence import bias_amp_directional, bias_amp_mals
+from biasamp.cooccurrence._plan import _label_cells
 from biasamp.counts import CooccurrenceCounts
 from biasamp.exceptions import UndefinedPairWarning
 from biasamp.fairness import (
@@ -21,10 +22,9 @@ from biasamp.fairness import (
     fairness_from_counts,
     fairness_metrics,
 )
-from biasamp.labels import encode_labels
-from biasamp.cooccurrence._plan import _label_cells
-from biasamp.fairness._plan import _cells
 from biasamp.fairness._metrics import _prepare as _fairness_prepare
+from biasamp.fairness._plan import _cells
+from biasamp.labels import encode_labels
 from biasamp.stats import (
     BootstrapResult,
     bootstrap,

@@ -21,11 +21,11 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 import biasamp.report._stream as stream_mod
-from biasamp.report._stream import ParquetDataset, StreamColumns, _Reservoir, parquet_files, stream_audit
 from biasamp.cli import main
 from biasamp.cli._commands import _parse_size
 from biasamp.datasets import make_amplification_demo
 from biasamp.report import Report, audit
+from biasamp.report._stream import ParquetDataset, StreamColumns, _Reservoir, parquet_files, stream_audit
 
 FAST = {"n_boot": 30, "n_boot_multi": 5, "n_iter": 3, "attacker": "tabular", "progress": False}
 CLI_FAST = ["--n-boot", "30", "--n-iter", "3", "--attacker", "tabular", "--no-progress"]

@@ -14,14 +14,14 @@ dist = pytest.importorskip("torch.distributed")
 if not dist.is_available():  # pragma: no cover - torch built without distributed
     pytest.skip("torch.distributed is not available", allow_module_level=True)
 
-import biasamp  # noqa: E402
-from biasamp.accumulators import (  # noqa: E402
+import biasamp
+from biasamp.accumulators import (
     CooccurrenceAccumulator,
     FairnessAccumulator,
     MultiAttributeAccumulator,
 )
 
-from .test_accumulators import assert_same, cooc_data, fair_data, multi_data  # noqa: E402
+from .test_accumulators import assert_same, cooc_data, fair_data, multi_data
 
 WORLD = 2
 

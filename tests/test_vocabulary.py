@@ -20,7 +20,7 @@ FAIRLEARN = {"y_true", "y_pred", "sensitive_features"}
 
 
 def _public_callables():
-    import biasamp.dask  # noqa: F401 - its functions are part of the API even without Dask installed
+    import biasamp.dask
 
     seen = []
     for module, names in ((biasamp, biasamp.__all__), (biasamp.dask, biasamp.dask.__all__)):

@@ -123,13 +123,13 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
 
-    from .accumulators import (  # noqa: F401
+    from .accumulators import (
         CooccurrenceAccumulator,
         DifferentialAccumulator,
         FairnessAccumulator,
         MultiAttributeAccumulator,
     )
-    from .attention import (  # noqa: F401
+    from .attention import (
         AttentionScoreResult,
         GradCAM,
         SubsampleResult,
@@ -142,11 +142,11 @@ if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
         subsample_to_mcc,
         summarize_attention_scores,
     )
-    from .calibration import (  # noqa: F401
+    from .calibration import (
         Thresholds,
         calibrate_thresholds,
     )
-    from .captioning import (  # noqa: F401
+    from .captioning import (
         CaptionGenderStats,
         DBACDirectionResult,
         DBACResult,
@@ -156,7 +156,7 @@ if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
         dbac,
         lic,
     )
-    from .cooccurrence import (  # noqa: F401
+    from .cooccurrence import (
         DirectionalBiasAmpResult,
         DirectionResult,
         MALSResult,
@@ -165,25 +165,25 @@ if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
         directional_from_counts,
         mals_from_counts,
     )
-    from .counts import (  # noqa: F401
+    from .counts import (
         CooccurrenceCounts,
     )
-    from .curves import (  # noqa: F401
+    from .curves import (
         CurveResult,
         checkpoint_curve,
         threshold_curve,
     )
-    from .differential import (  # noqa: F401
+    from .differential import (
         DFBiasAmpResult,
         df_bias_amplification,
         df_from_counts,
     )
-    from .exceptions import (  # noqa: F401
+    from .exceptions import (
         BiasampWarning,
         SmallGroupWarning,
         UndefinedPairWarning,
     )
-    from .fairness import (  # noqa: F401
+    from .fairness import (
         METRICS,
         ConfusionCounts,
         FairnessResult,
@@ -199,14 +199,14 @@ if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
         normalized_disparate_impact,
         statistical_parity_subgroup_fairness,
     )
-    from .multiattribute import (  # noqa: F401
+    from .multiattribute import (
         MultiAttributeCounts,
         MultiBiasAmpResult,
         MultiMetricResult,
         multi_bias_amp,
         multi_from_counts,
     )
-    from .predictability import (  # noqa: F401
+    from .predictability import (
         DPADirectionResult,
         DPAResult,
         LeakageResult,
@@ -214,11 +214,11 @@ if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
         dpa,
         leakage_amplification,
     )
-    from .report import (  # noqa: F401
+    from .report import (
         Report,
         audit,
     )
-    from .stats import (  # noqa: F401
+    from .stats import (
         BootstrapResult,
         CompareRunsResult,
         RunSummary,

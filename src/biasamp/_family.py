@@ -216,8 +216,9 @@ class Registry:
                         self._scorer_keys[_scorer_key(alias)] = s.scorer.name
             for f in fam.aliases:
                 names = fam.aliases[f]
-                if len(names) == 1 and fam.statistic(names[0]).scorer is not None:
-                    self._scorer_keys.setdefault(_scorer_key(f.__name__), fam.statistic(names[0]).scorer.name)
+                scorer = fam.statistic(names[0]).scorer if len(names) == 1 else None
+                if scorer is not None:
+                    self._scorer_keys.setdefault(_scorer_key(f.__name__), scorer.name)
 
     def __iter__(self) -> Iterator[Family]:
         return iter(self._by_key.values())

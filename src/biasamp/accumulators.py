@@ -48,7 +48,7 @@ import numbers
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,6 +71,11 @@ from biasamp.cooccurrence._metrics import (
     mals_from_counts,
 )
 from biasamp.exceptions import UndefinedPairWarning
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from biasamp._core.rows import RowFilter
 from biasamp.fairness._metrics import (
     METRICS,
     ConfusionCounts,
@@ -122,8 +127,9 @@ def accumulator_for(key: str) -> type:
 
 
 def _subclasses(cls: type) -> list:
-    out = []
-    for sub in cls.__subclasses__():
+    out: list[type] = []
+    subs: list[type] = cls.__subclasses__()
+    for sub in subs:
         out += [sub, *_subclasses(sub)]
     return out
 
@@ -162,25 +168,37 @@ class _Accumulator:
     _TABLES: tuple[str, ...] = ()
     n_boot: int = 0
     boot: Any = None
+    boot_seed: int | None = None
+    #: RowFilter sums of the test and training batches (None before the first batch)
+    rows: RowFilter | None = None
+    train_rows: RowFilter | None = None
     #: the registered families this class accumulates: family key -> its fixed constructor options
     families: dict = {}
 
     # ------------------------------------------------- the family protocol (by label role)
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> "_Accumulator":  # pragma: no cover - abstract
+    def for_family(cls, key: str, classes: dict, **options: Any) -> _Accumulator:  # pragma: no cover - abstract
         """An accumulator of family ``key`` for the class lists ``classes`` (``{"attr": ..., "task": ...}``)."""
         raise NotImplementedError
 
-    def prepass(self, roles: dict) -> "_Accumulator":
+    def prepass(self, roles: dict) -> _Accumulator:
         """A family's first pass over a batch given by label role (default: none)."""
         return self
 
-    def end_prepass(self) -> "_Accumulator":
+    def end_prepass(self) -> _Accumulator:
         """Close the first pass (default: nothing to close)."""
         return self
 
-    def update_roles(self, roles: dict) -> "_Accumulator":  # pragma: no cover - abstract
+    def update_roles(self, roles: dict) -> _Accumulator:  # pragma: no cover - abstract
         """Count one batch given by label role (``attr``, ``task``, ``*_pred``, ``*_train``, ``sample_weight``)."""
+        raise NotImplementedError
+
+    def compute(self) -> Any:  # pragma: no cover - abstract
+        """The functional API's result of the counts so far."""
+        raise NotImplementedError
+
+    def reset(self) -> _Accumulator:  # pragma: no cover - abstract
+        """Zero the counts; returns ``self``."""
         raise NotImplementedError
 
     def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
@@ -216,6 +234,7 @@ class _Accumulator:
             if ids.ndim != 1 or len(ids) != n_rows or ids.dtype.kind not in "iu" or (ids < 0).any():
                 raise ValueError(f"row_ids must be {n_rows} non-negative integers (one per row of the batch)")
             ids = ids.astype(np.uint64)
+        assert self.boot_seed is not None  # set with n_boot > 0 by _init_bootstrap
         self.boot = self.boot + poisson_tables(left, right, ids, self.n_boot, self.boot_seed)
         self.rows_seen += n_rows
 
@@ -255,13 +274,13 @@ class _Accumulator:
         raise NotImplementedError
 
     # subclasses implement _merge_meta(other): check compatibility, then combine flags in place
-    def _merge_meta(self, other: "_Accumulator") -> None:  # pragma: no cover - abstract
+    def _merge_meta(self, other: Self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _table_names(self) -> tuple[str, ...]:
         return self._TABLES + (("boot",) if self.n_boot else ())
 
-    def merge(self, other: "_Accumulator") -> "_Accumulator":
+    def merge(self, other: _Accumulator) -> _Accumulator:
         """Add the counts of ``other`` into this accumulator (in place) and return it.
 
         Both must be of the same type with the same class lists and settings;
@@ -276,28 +295,28 @@ class _Accumulator:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         return self
 
-    def __add__(self, other: Any) -> "_Accumulator":
+    def __add__(self, other: Any) -> _Accumulator:
         if type(other) is not type(self):
             return NotImplemented
         return self.copy().merge(other)
 
-    def __radd__(self, other: Any) -> "_Accumulator":
+    def __radd__(self, other: Any) -> _Accumulator:
         if isinstance(other, int) and other == 0:  # lets sum() work
             return self.copy()
         return NotImplemented
 
-    def copy(self) -> "_Accumulator":
+    def copy(self) -> _Accumulator:
         """An independent copy (tables included)."""
         return copy.deepcopy(self)
 
-    def _shell(self) -> "_Accumulator":
+    def _shell(self) -> _Accumulator:
         """This accumulator's metadata without its tables (what :meth:`sync` gathers)."""
         out = copy.copy(self)
         for name in self._table_names():
             setattr(out, name, None)
         return copy.deepcopy(out)
 
-    def sync(self, group: Any = None) -> "_Accumulator":
+    def sync(self, group: Any = None) -> _Accumulator:
         """A new accumulator holding the counts of every ``torch.distributed`` rank.
 
         When a default process group is initialised, the metadata (roles seen,
@@ -499,10 +518,10 @@ class CooccurrenceAccumulator(_Accumulator):
     families = {"directional": {}, "mals": {"metric": "mals"}}
 
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> "CooccurrenceAccumulator":
+    def for_family(cls, key: str, classes: dict, **options: Any) -> CooccurrenceAccumulator:
         return cls(classes["attr"], classes["task"], **cls.families[key], **options)
 
-    def update_roles(self, roles: dict) -> "CooccurrenceAccumulator":
+    def update_roles(self, roles: dict) -> CooccurrenceAccumulator:
         if roles.get("attr_train") is not None:
             self.update_train(roles["attr_train"], roles["task_train"], sample_weight=roles.get("train_sample_weight"))
         return self.update(roles["attr"], roles["task"], attr_pred=roles.get("attr_pred"),
@@ -518,7 +537,7 @@ class CooccurrenceAccumulator(_Accumulator):
         target[np.ix_(rows, cols)] += counts.gram
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
-               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> "CooccurrenceAccumulator":
+               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> CooccurrenceAccumulator:
         """Count one batch of test rows; returns ``self``.
 
         Parameters
@@ -627,7 +646,7 @@ class CooccurrenceAccumulator(_Accumulator):
                                      bool(self.soft_roles))
         return plan, full, reps
 
-    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> "CooccurrenceAccumulator":
+    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> CooccurrenceAccumulator:
         """Count one batch of the *training* ground truth (for ``y_at`` / ``b_train``); returns ``self``.
 
         Parameters
@@ -654,7 +673,7 @@ class CooccurrenceAccumulator(_Accumulator):
         return self
 
     # ----------------------------------------------------------------- merge
-    def _merge_meta(self, other: "CooccurrenceAccumulator") -> None:
+    def _merge_meta(self, other: CooccurrenceAccumulator) -> None:
         for what in ("attr_classes", "task_classes", "metric", "threshold", "soft"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
@@ -662,7 +681,7 @@ class CooccurrenceAccumulator(_Accumulator):
                     f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
                 )
         if (self.train is None) != (other.train is None) or (
-            self.train is not None and not np.array_equal(self.train.gram, other.train.gram)
+            self.train is not None and other.train is not None and not np.array_equal(self.train.gram, other.train.gram)
         ):
             raise ValueError("cannot merge accumulators with different fixed train counts")
         if self.missing != other.missing:
@@ -731,13 +750,14 @@ class CooccurrenceAccumulator(_Accumulator):
         """
         test = self.counts()
         train, source = self.train_counts()
+        res: DirectionalBiasAmpResult | MALSResult
         if self.metric == "directional":
             res = directional_from_counts(train, test, train_source=source)
         else:
             res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]))
         return dataclasses.replace(res, predictions=self.predictions)
 
-    def reset(self) -> "CooccurrenceAccumulator":
+    def reset(self) -> CooccurrenceAccumulator:
         """Zero the tables (fixed ``train`` counts are kept); returns ``self``."""
         self.gram[...] = 0
         self.train_gram[...] = 0
@@ -866,15 +886,15 @@ class FairnessAccumulator(_Accumulator):
     families = {"fairness": {}}
 
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> "FairnessAccumulator":
+    def for_family(cls, key: str, classes: dict, **options: Any) -> FairnessAccumulator:
         return cls(classes["task"], classes["attr"], **cls.families[key], **options)
 
-    def update_roles(self, roles: dict) -> "FairnessAccumulator":
+    def update_roles(self, roles: dict) -> FairnessAccumulator:
         return self.update(roles["task"], roles["task_pred"], sensitive_features=roles["attr"],
                            sample_weight=roles.get("sample_weight"))
 
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any,
-               sample_weight: Any = None, row_ids: Any = None) -> "FairnessAccumulator":
+               sample_weight: Any = None, row_ids: Any = None) -> FairnessAccumulator:
         """Count one batch; returns ``self``.
 
         Parameters
@@ -927,7 +947,7 @@ class FairnessAccumulator(_Accumulator):
         self.feature_names = c.feature_names
         return self
 
-    def _merge_meta(self, other: "FairnessAccumulator") -> None:
+    def _merge_meta(self, other: FairnessAccumulator) -> None:
         for what in ("classes", "groups", "metrics", "options", "label_options"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
@@ -977,7 +997,7 @@ class FairnessAccumulator(_Accumulator):
         full = np.column_stack([self.n, self.positives, self.predicted, self.true_positives]).astype(np.float64)
         return fairness_evaluator(point, full, self.metrics, self.soft), full, self.boot
 
-    def reset(self) -> "FairnessAccumulator":
+    def reset(self) -> FairnessAccumulator:
         """Zero the tables; returns ``self``."""
         for name in self._table_names():
             getattr(self, name)[...] = 0
@@ -1218,6 +1238,18 @@ class MultiAttributeAccumulator(_Accumulator):
     (0.0833, 0.0625, 0.0)
     """
 
+    # the second pass's tables (_MULTI_TABLES): None while collecting, allocated by _start_counting
+    n_train: np.ndarray
+    train_attr: np.ndarray
+    train_joint: np.ndarray
+    n_test: np.ndarray
+    test_attr: np.ndarray
+    test_joint: np.ndarray
+    pred_attr: np.ndarray
+    joint_g_mhat: np.ndarray
+    joint_ghat_m: np.ndarray
+    joint_ghat_mhat: np.ndarray
+
     @renamed_arguments("0.2.0", {"group_classes": "attr_classes", "attr_classes": "task_classes"})
     def __init__(
         self,
@@ -1250,7 +1282,8 @@ class MultiAttributeAccumulator(_Accumulator):
             raise ValueError(f"max_size ({max_size}) must be >= min_size ({self.min_size})")
         self.max_size = len(self.task_classes) if max_size is None else max_size
         self.roles: tuple | None = None  # (has attr_pred, has task_pred), fixed by the first test batch
-        self._idx = self._sizes = None
+        self._idx: np.ndarray | None = None  # the fixed combinations (padded indices, sizes): _start_counting
+        self._sizes: np.ndarray | None = None
         for name in _MULTI_TABLES:
             setattr(self, name, None)
         if isinstance(combinations, str):
@@ -1260,8 +1293,9 @@ class MultiAttributeAccumulator(_Accumulator):
                 )
             self.mode = combinations
             self.phase = "collect"
-            self.sets = np.zeros((0, (len(self.task_classes) + 7) // 8), dtype=np.uint8)
-            self.set_weights = np.zeros(0, dtype=np.float64)
+            # pass 1: the distinct task sets (bit-packed rows) and their summed weights; None with given combinations
+            self.sets: np.ndarray | None = np.zeros((0, (len(self.task_classes) + 7) // 8), dtype=np.uint8)
+            self.set_weights: np.ndarray | None = np.zeros(0, dtype=np.float64)
             self.n_collected = 0
             self._frozen_selection: dict | None = None
         else:
@@ -1298,11 +1332,23 @@ class MultiAttributeAccumulator(_Accumulator):
             member.append(row)
         if not member:
             raise ValueError("combinations is an empty list")
-        member = np.array(member)
-        _, first = np.unique(member, axis=0, return_index=True)
-        if len(first) != len(member):
+        matrix = np.array(member)
+        _, first = np.unique(matrix, axis=0, return_index=True)
+        if len(first) != len(matrix):
             raise ValueError("combinations holds the same combination twice")
-        return _padded(member)
+        return _padded(matrix)
+
+    def _collected(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(sets, set_weights)`` of pass 1 (only while collecting)."""
+        if self.sets is None or self.set_weights is None:
+            raise ValueError("the combinations were given: there is no first pass (collect) to count")
+        return self.sets, self.set_weights
+
+    def _fixed(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(idx, sizes)`` of the fixed combinations (the second pass counts them)."""
+        if self._idx is None or self._sizes is None:
+            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
+        return self._idx, self._sizes
 
     def _start_counting(self, idx: np.ndarray, sizes: np.ndarray) -> None:
         self._idx, self._sizes = idx, sizes
@@ -1321,10 +1367,9 @@ class MultiAttributeAccumulator(_Accumulator):
     @property
     def combinations(self) -> tuple:
         """The candidate combinations M (tuples of task names), once fixed."""
-        if self._sizes is None:
-            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
+        idx, sizes = self._fixed()
         names = self.task_classes
-        return tuple(tuple(names[j] for j in row[:s]) for row, s in zip(self._idx.tolist(), self._sizes.tolist()))
+        return tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
 
     def _table_names(self) -> tuple[str, ...]:
         if self.phase == "collect":
@@ -1333,7 +1378,7 @@ class MultiAttributeAccumulator(_Accumulator):
 
     # --------------------------------------------------------------- pass 1
     @renamed_arguments("0.2.0", {"attrs": "task"})
-    def collect(self, task: Any, *, sample_weight: Any = None) -> "MultiAttributeAccumulator":
+    def collect(self, task: Any, *, sample_weight: Any = None) -> MultiAttributeAccumulator:
         """Pass 1: gather the distinct task sets of a batch of training rows; returns ``self``.
 
         Parameters
@@ -1356,8 +1401,9 @@ class MultiAttributeAccumulator(_Accumulator):
         n = m.n_rows
         row_weights = np.ones(n) if row_weights is None else row_weights
         step = max(1, _CHUNK_BYTES // max(len(self.task_classes), 1))
-        parts = [self.sets]
-        weights = [self.set_weights]
+        sets, set_weights = self._collected()
+        parts = [sets]
+        weights = [set_weights]
         for start in range(0, n, step):
             packed = np.packbits(get(start, min(n, start + step)), axis=1, bitorder="little")
             d, w = _distinct_rows(packed, row_weights[start:start + len(packed)])
@@ -1382,16 +1428,17 @@ class MultiAttributeAccumulator(_Accumulator):
         if self.n_collected == 0:
             raise ValueError("nothing was collected: call collect() on the training task labels first")
         a = len(self.task_classes)
-        member = np.unpackbits(self.sets, axis=1, count=a, bitorder="little").astype(bool)
+        sets, set_weights = self._collected()
+        member = np.unpackbits(sets, axis=1, count=a, bitorder="little").astype(bool)
         n_d = len(member)
         colbits = _column_bitsets(lambda s, e: member[s:e], n_d, a)
         if self.mode == "observed":
             idx, sz = _sized_combinations(member, self.min_size, self.max_size)
         else:
-            idx, sz = _weighted_frequent_sets(colbits, self.set_weights, n_d, self.min_size, self.max_size,
+            idx, sz = _weighted_frequent_sets(colbits, set_weights, n_d, self.min_size, self.max_size,
                                               self.min_support, self.max_combinations)
         n_candidates = len(sz)
-        support = _weighted_support(colbits, self.set_weights, n_d, idx, sz)
+        support = _weighted_support(colbits, set_weights, n_d, idx, sz)
         keep = support >= self.min_support
         if not keep.any():
             raise ValueError(
@@ -1400,7 +1447,7 @@ class MultiAttributeAccumulator(_Accumulator):
             )
         self._frozen_selection = {"n_candidates": n_candidates, "removed_min_support": int((~keep).sum())}
         self._start_counting(idx[keep], sz[keep])
-        self.sets, self.set_weights = self.sets[:0], self.set_weights[:0]  # pass 1 is over: keep the state small
+        self.sets, self.set_weights = sets[:0], set_weights[:0]  # pass 1 is over: keep the state small
         return self.combinations
 
     # --------------------------------------------------------------- pass 2
@@ -1414,10 +1461,10 @@ class MultiAttributeAccumulator(_Accumulator):
     families = {"multi": {}}
 
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> "MultiAttributeAccumulator":
+    def for_family(cls, key: str, classes: dict, **options: Any) -> MultiAttributeAccumulator:
         return cls(classes["attr"], classes["task"], **cls.families[key], **options)
 
-    def prepass(self, roles: dict) -> "MultiAttributeAccumulator":
+    def prepass(self, roles: dict) -> MultiAttributeAccumulator:
         """Pass 1: collect the candidate combinations (of the training rows when given, else the test rows)."""
         if self.phase != "collect":
             return self
@@ -1425,19 +1472,19 @@ class MultiAttributeAccumulator(_Accumulator):
             return self.collect(roles["task_train"], sample_weight=roles.get("train_sample_weight"))
         return self.collect(roles["task"], sample_weight=roles.get("sample_weight"))
 
-    def end_prepass(self) -> "MultiAttributeAccumulator":
+    def end_prepass(self) -> MultiAttributeAccumulator:
         if self.phase == "collect":
             self.freeze()
         return self
 
-    def update_roles(self, roles: dict) -> "MultiAttributeAccumulator":
+    def update_roles(self, roles: dict) -> MultiAttributeAccumulator:
         if roles.get("attr_train") is not None:
             self.update_train(roles["attr_train"], roles["task_train"], sample_weight=roles.get("train_sample_weight"))
         return self.update(roles["attr"], roles["task"], attr_pred=roles.get("attr_pred"),
                            task_pred=roles.get("task_pred"), sample_weight=roles.get("sample_weight"))
 
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task"})
-    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> "MultiAttributeAccumulator":
+    def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> MultiAttributeAccumulator:
         """Pass 2: count a batch of training ground truth (for ``b_train`` and ``y_gm``); returns ``self``.
 
         Parameters
@@ -1459,7 +1506,7 @@ class MultiAttributeAccumulator(_Accumulator):
         check_consistent_length(attr_train=g, task_train=a)
         codes = _group_codes(g)
         ng = len(self.attr_classes)
-        (joint,) = _counts_by_group(self._bits(a), [codes], ng, weights, self._idx, self._sizes)
+        (joint,) = _counts_by_group(self._bits(a), [codes], ng, weights, *self._fixed())
         self.n_train = self.n_train + (a.n_rows if weights is None else weights.sum())
         self.train_attr += _group_totals(codes, ng, weights)
         self.train_joint += joint
@@ -1470,7 +1517,7 @@ class MultiAttributeAccumulator(_Accumulator):
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task", "group_pred": "attr_pred",
                                  "attrs_pred": "task_pred"})
     def update(self, attr: Any, task: Any, *, attr_pred: Any = None,
-               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> "MultiAttributeAccumulator":
+               task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> MultiAttributeAccumulator:
         """Pass 2 (or the only pass): count a batch of test rows; returns ``self``.
 
         Parameters
@@ -1520,13 +1567,13 @@ class MultiAttributeAccumulator(_Accumulator):
         ng = len(self.attr_classes)
         codes = {name: _group_codes(m) for name, m in g.items()}
         groups = _Grouping([codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else []), ng, weights)
-        test_counts = groups.counts(self._bits(a["task"]), self._idx, self._sizes)
+        test_counts = groups.counts(self._bits(a["task"]), *self._fixed())
         self.test_joint += test_counts[0]
         if "attr_pred" in codes:
             self.joint_ghat_m += test_counts[1]
             self.pred_attr += _group_totals(codes["attr_pred"], ng, weights)
         if "task_pred" in a:
-            pred_counts = groups.counts(self._bits(a["task_pred"]), self._idx, self._sizes)
+            pred_counts = groups.counts(self._bits(a["task_pred"]), *self._fixed())
             self.joint_g_mhat += pred_counts[0]
             if "attr_pred" in codes:
                 self.joint_ghat_mhat += pred_counts[1]
@@ -1575,7 +1622,7 @@ class MultiAttributeAccumulator(_Accumulator):
         return multi_evaluator(point), full[:, cols], self.boot[:, :, cols]
 
     # ---------------------------------------------------------------- merge
-    def _merge_meta(self, other: "MultiAttributeAccumulator") -> None:
+    def _merge_meta(self, other: MultiAttributeAccumulator) -> None:
         for what in ("attr_classes", "task_classes", "mode", "min_size", "max_size", "min_support",
                      "max_combinations", "phase"):
             if getattr(self, what) != getattr(other, what):
@@ -1586,12 +1633,14 @@ class MultiAttributeAccumulator(_Accumulator):
         if self.missing != other.missing:
             raise ValueError(f"cannot merge accumulators with different missing: {self.missing!r} vs {other.missing!r}")
         if self.phase == "collect":
-            sets, weights = _distinct_rows(np.concatenate([self.sets, other.sets]),
-                                           np.concatenate([self.set_weights, other.set_weights]).astype(np.float64))
+            (s_sets, s_weights), (o_sets, o_weights) = self._collected(), other._collected()
+            sets, weights = _distinct_rows(np.concatenate([s_sets, o_sets]),
+                                           np.concatenate([s_weights, o_weights]).astype(np.float64))
             self.sets, self.set_weights = sets, weights
             self.n_collected += other.n_collected
             return
-        if (not np.array_equal(self._idx, other._idx) or not np.array_equal(self._sizes, other._sizes)
+        (s_idx, s_sizes), (o_idx, o_sizes) = self._fixed(), other._fixed()
+        if (not np.array_equal(s_idx, o_idx) or not np.array_equal(s_sizes, o_sizes)
                 or self._frozen_selection != other._frozen_selection):
             raise ValueError(
                 "cannot merge accumulators with different combinations (freeze each from the merged pass 1)"
@@ -1631,6 +1680,8 @@ class MultiAttributeAccumulator(_Accumulator):
         else:
             source, train_rows = "test", self.rows
             n_train, train_attr, train_joint = total(self.n_test), table(self.test_attr), table(self.test_joint)
+        if self._frozen_selection is None:
+            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
         sel = dict(self._frozen_selection)
         keep = train_joint.sum(axis=0) >= self.min_support
         sel["removed_min_support"] += int((~keep).sum())
@@ -1668,7 +1719,7 @@ class MultiAttributeAccumulator(_Accumulator):
             rows=self.rows,
             train_rows=train_rows,
         )
-        sizes = self._sizes
+        _, sizes = self._fixed()
         selection = {
             "mode": self.mode,
             "min_size": self.min_size if self.mode != "given" else int(sizes.min()),
@@ -1698,11 +1749,11 @@ class MultiAttributeAccumulator(_Accumulator):
         counts, selection, source = self.counts()
         return multi_from_counts(counts, selection=selection, train_source=source)
 
-    def reset(self) -> "MultiAttributeAccumulator":
+    def reset(self) -> MultiAttributeAccumulator:
         """Zero the counts (pass 1: the collected sets; pass 2: the tables, M is kept); returns ``self``."""
         if self.phase == "collect":
-            self.sets = self.sets[:0]
-            self.set_weights = self.set_weights[:0]
+            sets, set_weights = self._collected()
+            self.sets, self.set_weights = sets[:0], set_weights[:0]
             self.n_collected = 0
         else:
             for name in _MULTI_TABLES:
@@ -1717,9 +1768,9 @@ class MultiAttributeAccumulator(_Accumulator):
 
     def __repr__(self) -> str:
         if self.phase == "collect":
-            state = f"pass 1: {self.n_collected} rows, {len(self.set_weights)} distinct task sets"
+            state = f"pass 1: {self.n_collected} rows, {len(self._collected()[1])} distinct task sets"
         else:
-            state = f"{len(self._sizes)} combinations, n_train={int(self.n_train)}, n_test={int(self.n_test)}"
+            state = f"{len(self._fixed()[1])} combinations, n_train={int(self.n_train)}, n_test={int(self.n_test)}"
         return (
             f"MultiAttributeAccumulator(combinations={self.mode!r}, {len(self.attr_classes)} attr classes, "
             f"{len(self.task_classes)} task classes; {state})"

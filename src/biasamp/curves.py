@@ -43,6 +43,7 @@ from biasamp._core.labels import (
     encode_labels,
 )
 from biasamp._core.results import ResultMixin, fmt
+from biasamp._core.typing import CIMethod
 from biasamp._families import REGISTRY
 from biasamp._family import Family
 from biasamp.calibration import closest_cut
@@ -209,7 +210,8 @@ class CurveResult(ResultMixin):
         return ax.figure
 
     def to_section(self, key: str | None = None, *, title: str | None = None) -> Any:
-        """This curve as a report section (``biasamp.report.Section``: table, line plot, a summary row per statistic)."""
+        """This curve as a report section (``biasamp.report.Section``: table, line plot, a summary row per
+        statistic)."""
         from biasamp.report._model import FigureSpec, Section, _summary_frame
         from biasamp.report._sections import _row
 
@@ -229,7 +231,8 @@ class CurveResult(ResultMixin):
             rows.append(_row(s, f"{self.grid}={self.x[i]}", vals[i], ci, self.ci_method, None,
                              note=f"largest |value| of {len(self.x)} grid points"))
         caption = (f"{self.metric} against the {self.x_label}"
-                   + (f"; bands: {round(100 * self.level)}% intervals ({self.ci_method})" if self.low is not None else ""))
+                   + (f"; bands: {round(100 * self.level)}% intervals ({self.ci_method})"
+                      if self.low is not None else ""))
         title = title or f"{self.metric} across {self.grid}s"
         return Section(
             key or f"{self.grid}_curve", title, _CITATION[self.grid],
@@ -328,7 +331,7 @@ def _check_boot(n_boot: Any, level: Any, ci_method: Any, random_state: Any) -> N
 
 
 def _intervals(family: _Curve, metric: Any, statistics: tuple, calls: list, n_boot: int, level: float,
-               ci_method: str, random_state: Any, metric_kwargs: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict,
+               ci_method: CIMethod, random_state: Any, metric_kwargs: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict,
                                                                                   str]:
     """Bootstrap every grid point: ``(low, high, estimates, methods)``; the same seed at each point."""
     from biasamp.stats import bootstrap
@@ -378,7 +381,7 @@ class _Column:
     cut: np.ndarray  # (G,) sorted position of the first positive row (scores > tau)
 
     @classmethod
-    def build(cls, scores: np.ndarray, grid: str, values: np.ndarray) -> "_Column":
+    def build(cls, scores: np.ndarray, grid: str, values: np.ndarray) -> _Column:
         order = np.argsort(scores)  # the one sort of this column (ties: any order, a cut never splits them)
         ascending = scores[order]
         n = len(scores)
@@ -525,7 +528,7 @@ def threshold_curve(
     metrics: Sequence[str] | None = None,
     n_boot: int | None = None,
     level: float = 0.95,
-    ci_method: str = "auto",
+    ci_method: CIMethod = "auto",
     random_state: Any = None,
     **metric_kwargs: Any,
 ) -> CurveResult:
@@ -894,7 +897,7 @@ def checkpoint_curve(
     task_train: Any = None,
     n_boot: int | None = None,
     level: float = 0.95,
-    ci_method: str = "auto",
+    ci_method: CIMethod = "auto",
     random_state: Any = None,
     **metric_kwargs: Any,
 ) -> CurveResult:

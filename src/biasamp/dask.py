@@ -83,7 +83,7 @@ __all__ = [
 # --------------------------------------------------------------------------- #
 def _require_dask():
     try:
-        import dask  # noqa: F401
+        import dask
         import dask.array  # noqa: F401
     except ImportError as exc:  # pragma: no cover - exercised without the extra
         raise ImportError(
@@ -233,16 +233,17 @@ def _finish(acc):
 def _check_kinds(arguments: dict[str, Any]) -> dict[str, str]:
     """``"array"``/``"frame"`` per non-None argument; TypeError for non-Dask objects or a mix of kinds."""
     _require_dask()
-    kinds = {}
+    kinds: dict[str, str] = {}
     for name, x in arguments.items():
         if x is None:
             continue
-        kinds[name] = _kind(x)
-        if kinds[name] is None:
+        kind = _kind(x)
+        if kind is None:
             raise TypeError(
                 f"{name} must be a dask array or a dask DataFrame/Series, got {type(x).__name__} "
                 "(use the functions of biasamp itself for in-memory data)"
             )
+        kinds[name] = kind
         if kinds[name] == "array" and x.ndim not in (1, 2):
             raise ValueError(f"{name} must be 1-D or 2-D, got a {x.ndim}-D dask array")
     if len(set(kinds.values())) > 1:
@@ -320,7 +321,7 @@ def _classes_from_uniques(uniques: Sequence[np.ndarray]) -> list:
     return _sorted_classes(np.concatenate([a.astype(object) for a in arrays]))
 
 
-def _discover(requests: dict[str, tuple[str, list[Any]]]) -> dict[str, list]:
+def _discover(requests: dict[str, tuple[str, list[Any]]]) -> dict[str, list | None]:
     """Find class lists in one Dask pass.
 
     ``requests`` maps a key to ``(how, collections)``: ``how="labels"`` gives
@@ -330,7 +331,7 @@ def _discover(requests: dict[str, tuple[str, list[Any]]]) -> dict[str, list]:
     """
     import dask
 
-    out: dict[str, list] = {}
+    out: dict[str, list | None] = {}  # None: a 2-D argument whose width names no class
     pending: dict[str, tuple[str, list]] = {}
     for key, (how, xs) in requests.items():
         xs = [x for x in xs if x is not None]
@@ -363,7 +364,7 @@ class _RowSelector:
     def __init__(self, missing: str, labels: dict[str, str], weight: str | None) -> None:
         self.missing, self.labels, self.weight, self.stream = missing, labels, weight, 0
 
-    def copy(self) -> "_RowSelector":
+    def copy(self) -> _RowSelector:
         return self
 
 
@@ -377,7 +378,7 @@ def _selected_uniques(selector: _RowSelector, **parts: Any) -> dict[str, np.ndar
 
 
 def _discover_selected(groups: list[tuple[dict[str, Any], str | None]], labels: dict[str, str],
-                       missing: str) -> dict[str, list]:
+                       missing: str) -> dict[str, list | None]:
     """Classes of the 1-D label arguments after the row layer (weights, ``missing``), in one Dask pass.
 
     ``groups`` holds the row-aligned argument sets (test, training) with the
@@ -387,7 +388,7 @@ def _discover_selected(groups: list[tuple[dict[str, Any], str | None]], labels: 
     """
     import dask
 
-    out: dict[str, list] = {}
+    out: dict[str, list | None] = {}  # None: a 2-D argument whose width names no class
     for key in set(labels.values()):
         xs = [args[n] for args, _ in groups for n, k in labels.items() if k == key and args.get(n) is not None]
         if any(x.ndim == 2 for x in xs):  # indicator matrices: DataFrame columns first, else 0..K-1
@@ -1050,7 +1051,7 @@ def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, 
         random_state = int(np.random.SeedSequence().generate_state(1)[0])  # one seed for every partition
     token = _BOOT.set({"n_boot": n_boot, "random_state": random_state})
     try:
-        acc = func(*args, **kwargs)
+        acc: Any = func(*args, **kwargs)  # with _BOOT set, the functions return their accumulators (_finish)
     finally:
         _BOOT.reset(token)
     return acc.bootstrap(level=level, ci_method=ci_method, p_adjust=p_adjust)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
+from types import FrameType
 
 __all__ = ["BiasampWarning", "SmallGroupWarning", "UndefinedPairWarning", "UnknownKeyError", "warn_outside"]
 
@@ -154,7 +155,8 @@ class UnknownKeyError(KeyError, ValueError):
 
 def warn_outside(message: str, category: type[Warning]) -> None:
     """Emit a warning attributed to the first caller outside the biasamp package."""
-    level, frame = 2, sys._getframe(1)  # stacklevel 2 = the caller of warn_outside
+    level = 2  # stacklevel 2 = the caller of warn_outside
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)

@@ -57,6 +57,7 @@ def statistic_score(y_true: Any, y_pred: Any, *, statistic: str, **metadata_and_
     """
     family, spec = REGISTRY.scorer(statistic)
     scorer = spec.scorer
+    assert scorer is not None  # REGISTRY.scorer finds only statistics that have a scorer
     options = dict(metadata_and_options)
     if scorer.request not in options:
         raise TypeError(f"the {scorer.name} scorer needs the metadata {scorer.request!r} (see biasamp.sklearn)")
@@ -78,8 +79,11 @@ def _resolve(metric: Any) -> tuple[str, str]:
         _, spec = REGISTRY.scorer(metric)
     else:
         family = REGISTRY.get(metric)
+        assert family is not None  # a biasamp function (checked by the caller)
         spec = next(s for s in family.statistics_of(metric) if s.scorer is not None)
-    return spec.scorer.name, spec.scorer.request
+    scorer = spec.scorer
+    assert scorer is not None  # REGISTRY.scorer finds only statistics that have a scorer
+    return scorer.name, scorer.request
 
 
 def _is_biasamp_metric(metric: Any) -> bool:
@@ -203,5 +207,5 @@ def make_scorer(
         raise TypeError(f"metric must be a metric name or a callable, got {type(metric).__name__}")
     scorer = sk_make_scorer(score, response_method=response_method, greater_is_better=greater_is_better, **kwargs)
     if requests and sklearn.get_config().get("enable_metadata_routing", False):
-        scorer.set_score_request(**{name: True for name in requests})
+        scorer.set_score_request(**dict.fromkeys(requests, True))
     return scorer

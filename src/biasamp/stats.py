@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.deprecation import normalize_call
-from biasamp._engine.bootstrap import (  # noqa: F401
+from biasamp._core.typing import CIMethod, PAdjust
+from biasamp._engine.bootstrap import (
     BootstrapResult,
     fill_replicates,
     summarize,
@@ -65,9 +66,9 @@ def bootstrap(
     *args: Any,
     n_boot: int = 1000,
     level: float = 0.95,
-    ci_method: str = "auto",
+    ci_method: CIMethod = "auto",
     random_state: Any = None,
-    p_adjust: str = "holm",
+    p_adjust: PAdjust = "holm",
     **kwargs: Any,
 ) -> BootstrapResult:
     r"""Bootstrap confidence intervals and tests of no effect for a count-based metric.
@@ -200,9 +201,8 @@ def bootstrap(
     >>> bool(low <= res.value <= high), res.methods["DP"]
     (True, 'max-t band')
     """
-    from biasamp._engine.resample import seed_sequence
-
     from biasamp._engine.options import BootstrapOptions
+    from biasamp._engine.resample import seed_sequence
 
     opts = BootstrapOptions(n_boot, level, ci_method, random_state, p_adjust)  # every option checked here
     n_boot, level = opts.n_boot, opts.level

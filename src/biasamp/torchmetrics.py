@@ -93,14 +93,16 @@ class _AccumulatorMetric(Metric):
     is_differentiable = False
     higher_is_better: bool | None = None
     full_state_update = False
-    _accumulator_type: type = _Accumulator
+    _accumulator_type: type[_Accumulator] = _Accumulator
     _state_prefix = ""
 
     def __init__(self, accumulator: _Accumulator, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._check_accumulator(accumulator)
         # this process's settings and metadata (roles, soft flags); its tables are zero between batches
-        self._acc = accumulator.copy()
+        # the subclass's accumulator (CooccurrenceAccumulator, ...); annotated here, not in the class
+        # bodies, because torch.jit.script reads the class annotations of a Metric
+        self._acc: Any = accumulator.copy()
         self._tables: dict[str, tuple[tuple, np.dtype]] = {}
         for table in accumulator._table_names():
             arr = np.asarray(getattr(accumulator, table))
@@ -116,7 +118,7 @@ class _AccumulatorMetric(Metric):
 
     # ------------------------------------------------------------------ setup
     @classmethod
-    def from_accumulator(cls, accumulator: _Accumulator, **kwargs: Any) -> "_AccumulatorMetric":
+    def from_accumulator(cls, accumulator: _Accumulator, **kwargs: Any) -> _AccumulatorMetric:
         """A metric counting with the settings of ``accumulator`` (which must not have counted yet).
 
         Use it for settings the constructor does not take, e.g. a
@@ -257,6 +259,7 @@ class _AccumulatorMetric(Metric):
         finally:
             self._keep_batch = False
         batch, self._batch = self._batch, None
+        assert batch is not None  # update() kept it (_keep_batch)
         self._forward_cache = self._headline(batch.compute())
         return self._forward_cache
 

@@ -24,6 +24,7 @@ The rules (docs/safety.md), as careful command-line tools apply them:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -147,9 +148,7 @@ def _write_atomic(path: str | os.PathLike, text: str, *, protect: Iterable[str |
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     return target

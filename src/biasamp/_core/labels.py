@@ -64,9 +64,14 @@ class LabelMatrix:
     dense: np.ndarray | None = None
     soft: bool = False
 
+    def _dense(self) -> np.ndarray:
+        if self.dense is None:  # an encoded label holds codes or a dense matrix
+            raise ValueError(f"{self.name}: the encoded labels hold neither codes nor a matrix")
+        return self.dense
+
     @property
     def n_rows(self) -> int:
-        return len(self.codes) if self.codes is not None else self.dense.shape[0]
+        return len(self.codes) if self.codes is not None else self._dense().shape[0]
 
     @property
     def n_classes(self) -> int:
@@ -78,7 +83,7 @@ class LabelMatrix:
             out[...] = 0
             out[np.arange(stop - start), self.codes[start:stop]] = 1
         else:
-            out[...] = self.dense[start:stop]
+            out[...] = self._dense()[start:stop]
 
     def to_dense(self, dtype: Any = np.float64) -> np.ndarray:
         """Return the full ``N x K`` matrix (allocates; for small data and tests)."""

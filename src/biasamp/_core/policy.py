@@ -59,7 +59,7 @@ def harden(yt: LabelMatrix, yp: LabelMatrix, threshold: float, pos_label: Any = 
     thresholded) or multi-class (argmax). Returns the hard matrix and a
     description of what was done.
     """
-    p = yp.dense
+    p = np.asarray(yp.dense, dtype=np.float64)  # probabilities are always held dense
     if yt.codes is None:
         return LabelMatrix(yp.name, yp.classes, dense=(p > threshold).astype(np.int8)), \
             f"thresholded at {threshold:g} (per label)"

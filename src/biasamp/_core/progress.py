@@ -23,7 +23,8 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable, Sized
+from typing import Any, Literal
 
 MODES = ("bar", "lines", "off")
 
@@ -82,12 +83,14 @@ def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, 
     ``disable`` set accordingly; in ``"lines"`` mode a :class:`LineProgress`.
     """
     mode = progress_mode(progress)
-    if total is None and iterable is not None and hasattr(iterable, "__len__"):
+    if total is None and isinstance(iterable, Sized):
         total = len(iterable)
     if mode == "lines":
         return LineProgress(iterable, total=total, desc=desc, unit=unit, unit_scale=unit_scale)
     if tqdm_class is None:
-        from tqdm.auto import tqdm as tqdm_class
+        from tqdm.auto import tqdm
+
+        tqdm_class = tqdm
     kwargs = dict(total=total, desc=desc, disable=mode == "off", unit=unit, unit_scale=unit_scale, leave=False,
                   file=sys.stderr, dynamic_ncols=True)
     kwargs.update(tqdm_kwargs)
@@ -113,7 +116,7 @@ def _count(n: float, unit_scale: bool) -> str:
 
 
 # The stages open in this process, outermost first; one ticker thread prints them as one line.
-_STACK: list["LineProgress"] = []
+_STACK: list[LineProgress] = []
 _LOCK = threading.RLock()
 
 
@@ -131,7 +134,7 @@ class LineProgress:
         self.iterable, self.total, self.desc, self.unit, self.unit_scale = iterable, total, desc, unit, unit_scale
         self.interval = LINE_INTERVAL if interval is None else float(interval)
         self.file = file
-        self.n = 0
+        self.n: float = 0
         self.postfix = ""
         self.start = time.monotonic()
         self.closed = False
@@ -165,10 +168,10 @@ class LineProgress:
         finally:  # exhausted, or the loop was left early (the generator is closed)
             self.close()
 
-    def __enter__(self) -> "LineProgress":
+    def __enter__(self) -> LineProgress:
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         self.close()
         return False
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -67,6 +67,9 @@ class ResultMixin:
     * ``_repr_html_()``: the notebook display, the ``repr`` headline above
       ``to_frame()`` (at most :data:`HTML_MAX_ROWS` rows shown).
     """
+
+    if TYPE_CHECKING:  # every result is a dataclass that mixes this class in
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def to_dict(self) -> dict:
         """Every field as JSON-friendly builtins (``json.dumps`` accepts the result)."""

@@ -94,7 +94,7 @@ class RowFilter:
             parts.append(f"{self.n_zero_weight} zero-weight rows dropped")
         return "; ".join(parts) or f"all {self.n_rows} rows used"
 
-    def __add__(self, other: Any) -> "RowFilter":
+    def __add__(self, other: Any) -> RowFilter:
         """The filter of two disjoint row sets (batches, partitions) counted with the same choice."""
         if not isinstance(other, RowFilter):
             return NotImplemented
@@ -275,8 +275,8 @@ def select_rows(arrays: Mapping[str, Any], *, missing: str = "raise", group_args
     n = max(lengths.values(), default=0)
     if missing == "raise" and sample_weight is None:  # nothing to do: the encoders check every argument
         return dict(arrays), None, RowFilter(missing, n)
-    for k, m in lengths.items():
-        if m == 0:
+    for k, n_k in lengths.items():
+        if n_k == 0:
             raise ValueError(f"{k} is empty (0 rows)")
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k} has {m}" for k, m in lengths.items())

@@ -198,16 +198,17 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
               seed: np.random.SeedSequence, cell_counts: np.ndarray | None = None,
               stacklevel: int = 2) -> BootstrapResult:
     """Intervals, tests and per-unit tables of statistics whose replicates are filled in."""
-    from biasamp._engine.intervals import interval, unit_table, zero_width_note
+    from biasamp._engine.intervals import filled, interval, unit_table, zero_width_note
     from biasamp._engine.pvalues import adjust_pvalues, global_p_value
 
     test_rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 2)))
     tests = plan.tests(test_rng) if plan.tests is not None else {}
-    estimate, ci, methods, p_value, tables, n_undefined, test_methods = {}, {}, {}, {}, {}, {}, {}
+    estimate, ci, methods, tables, n_undefined, test_methods = {}, {}, {}, {}, {}, {}
+    p_value: dict[str, float | None] = {}
     notes = list(plan.notes)
     for s in stats:
         estimate[s.name] = s.estimate
-        n_undefined[s.name] = int((~np.isfinite(s.replicates)).sum())
+        n_undefined[s.name] = int((~np.isfinite(filled(s.replicates, s.name))).sum())
         lo, hi, used = interval(s, ci_method, level, cell_counts)
         ci[s.name], methods[s.name] = (lo, hi), used
         if lo == hi and np.isfinite(lo):
@@ -232,7 +233,7 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
             p_value[s.name] = None
         if table is not None:
             tables[s.name] = table
-    replicates = pd.DataFrame({s.name: s.replicates for s in stats})
+    replicates = pd.DataFrame({s.name: filled(s.replicates, s.name) for s in stats})
     if any(n_undefined.values()):
         warnings.warn(
             REPLICATES_WARNING + ": "

@@ -47,7 +47,7 @@ class Parts:
     """
 
     estimate: np.ndarray
-    replicates: np.ndarray
+    replicates: np.ndarray | None  # None until the bootstrap fills them in
     units: pd.DataFrame
     unit_estimate: np.ndarray
     to_units: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -65,12 +65,19 @@ class Statistic:
 
     name: str
     estimate: float
-    replicates: np.ndarray
+    replicates: np.ndarray | None  # None until the bootstrap fills them in
     regular: bool
     range: tuple[float, float] = (-np.inf, np.inf)
     parts: Parts | None = None
     jackknife: np.ndarray | None = None  # leave-one-row-out values per cell (for BCa)
     extra: dict = field(default_factory=dict)
+
+
+def filled(replicates: np.ndarray | None, name: str) -> np.ndarray:
+    """The replicates of a statistic or its parts, once the bootstrap has filled them in."""
+    if replicates is None:
+        raise RuntimeError(f"{name}: no bootstrap replicates yet (a point estimate only)")
+    return replicates
 
 
 def _clip(lo: float, hi: float, rng: tuple[float, float]) -> tuple[float, float]:
@@ -125,7 +132,7 @@ def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
     get a band of width 0; NaN parts (undefined in the estimate) stay NaN.
     """
     est = parts.estimate
-    reps = parts.replicates
+    reps = filled(parts.replicates, "parts")
     defined = np.isfinite(est)
     ok = np.isfinite(reps) & defined[None, :]
     cnt = ok.sum(axis=0)
@@ -150,7 +157,8 @@ def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
 
 def interval(stat: Statistic, method: str, level: float, cell_counts: np.ndarray | None) -> tuple[float, float, str]:
     """``(low, high, method used)`` of one statistic; always holds the estimate for "auto"."""
-    reps = stat.replicates[np.isfinite(stat.replicates)]
+    reps = filled(stat.replicates, stat.name)
+    reps = reps[np.isfinite(reps)]
     est = stat.estimate
     if not np.isfinite(est):
         return np.nan, np.nan, "undefined"
@@ -194,6 +202,8 @@ def interval(stat: Statistic, method: str, level: float, cell_counts: np.ndarray
 def unit_table(stat: Statistic, level: float) -> pd.DataFrame:
     """Per-unit table (class, pair, ...): its value and its simultaneous interval."""
     parts = stat.parts
+    if parts is None:
+        raise ValueError(f"{stat.name} has no per-unit parts")
     lo, hi, c = band(parts, level)
     ulo, uhi = parts.to_units(lo, hi)
     out = parts.units.copy()

@@ -172,7 +172,7 @@ def _check_positive_int(value: Any, name: str) -> int:
 
 
 def _check_min_expected(value: Any) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value >= 0:
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not float(value) >= 0:
         raise ValueError(f"min_expected must be a non-negative number (inf allowed), got {value!r}")
     return float(value)
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -262,6 +262,8 @@ class Cells:
     right: sparse.csr_matrix
     counts: np.ndarray
     weights: np.ndarray | None = None
+    if TYPE_CHECKING:  # set in __post_init__ when weighted; not a dataclass field at run time
+        _unweighted_left: sparse.csr_matrix = field(init=False)
 
     def __post_init__(self) -> None:
         left = compact(self.left)

@@ -338,7 +338,8 @@ class CompareRunsResult(ResultMixin):
         }
 
     def __repr__(self) -> str:
-        lev = "undefined" if self.levene_pvalue is None else f"W={self.levene_statistic:.4g}, p={self.levene_pvalue:.4g}"
+        lev = ("undefined" if self.levene_pvalue is None
+               else f"W={self.levene_statistic:.4g}, p={self.levene_pvalue:.4g}")
         return (
             f"CompareRunsResult(n={self.n_a} vs {self.n_b}, mean {self.mean_a:.4g} vs {self.mean_b:.4g}\n"
             f"  Mann-Whitney U ({self.alternative}): U={self.u_statistic:g}, p={self.u_pvalue:.4g}\n"
@@ -512,7 +513,8 @@ def _summarise(frame: pd.DataFrame, level: float, method: str, random_state: Any
             row.update(mean=float(v.mean()), maxdiff=float(np.ptp(v)))
         if len(v) >= 2:
             row["std"] = float(v.std(ddof=1))
-            row["ci_low"], row["ci_high"] = confidence_interval(v, level=level, method=method, random_state=random_state)
+            row["ci_low"], row["ci_high"] = confidence_interval(v, level=level, method=method,
+                                                                random_state=random_state)
         elif len(v) == 1:
             row["undefined"] = "one defined run: std and the interval need two"
         else:
@@ -649,7 +651,8 @@ def run_summary(
             part = _summarise(sub[metrics], level, method, random_state)
             part["class"] = cls_
             parts.append(part.reset_index())
-        by_class = pd.concat(parts, ignore_index=True).set_index(["metric", "class"]).sort_index(level=0, sort_remaining=False)
+        by_class = (pd.concat(parts, ignore_index=True).set_index(["metric", "class"])
+                    .sort_index(level=0, sort_remaining=False))
         by_class = by_class.loc[metrics]
         per_class_max = by_class.groupby(level="metric", sort=False)[["maxdiff", "std"]].max()
     return RunSummary(overall, by_class, per_class_max, level, method)

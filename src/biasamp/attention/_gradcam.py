@@ -154,7 +154,7 @@ class GradCAM:
         self._was_training: bool | None = None
 
     # -- hook management ---------------------------------------------------- #
-    def __enter__(self) -> GradCAM:  # noqa: PYI034
+    def __enter__(self) -> GradCAM:
         if self._handle is not None:
             raise RuntimeError("this GradCAM is already active (nested 'with')")
         self._handle = self.layer.register_forward_hook(self._hook)
@@ -765,7 +765,8 @@ def mask_score(
     ------
     ValueError
         Batches that are not ``(images, labels[, masks])``, indices outside the
-        labels, negative or non-finite masks, batches without masks when ``masks`` selects channels, or every score undefined.
+        labels, negative or non-finite masks, batches without masks when
+        ``masks`` selects channels, or every score undefined.
     ImportError
         PyTorch is not installed.
 

@@ -400,8 +400,11 @@ class AttentionScoreResult(ResultMixin):
     ...     res = summarize_attention_scores([0.9, 0.7, 0.2, float("nan")], task=[1, 1, 0, 0], attr=[1, 0, 1, 0])
     >>> round(res.value, 4), res.n_undefined, [w.category.__name__ for w in caught]
     (0.6, 1, ['UndefinedPairWarning'])
-    >>> res.to_frame()[["group", "n", "mean"]].round(4).to_dict("list")
-    {'group': ['all', 'T=1,A=1', 'T=1,A=0', 'T=0,A=1', 'T=0,A=0'], 'n': [4, 1, 1, 1, 1], 'mean': [0.6, 0.9, 0.7, 0.2, nan]}
+    >>> table = res.to_frame()[["group", "n", "mean"]].round(4)
+    >>> table["group"].tolist()
+    ['all', 'T=1,A=1', 'T=1,A=0', 'T=0,A=1', 'T=0,A=0']
+    >>> table["n"].tolist(), table["mean"].tolist()
+    ([4, 1, 1, 1, 1], [0.6, 0.9, 0.7, 0.2, nan])
     """
 
     kind: str

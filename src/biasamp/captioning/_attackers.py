@@ -151,7 +151,8 @@ def encode_texts(encoder: Any, texts: list[str]) -> np.ndarray:
     try:
         vec = np.asarray(vec, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"encoder must return numbers (an array of shape (n_texts, d)), got {type(vec).__name__}")
+        raise TypeError("encoder must return numbers (an array of shape (n_texts, d)), "
+                        f"got {type(vec).__name__}") from None
     if vec.ndim != 2 or len(vec) != len(uniq):
         raise ValueError(f"encoder returned shape {vec.shape} for {len(uniq)} texts; expected ({len(uniq)}, d)")
     if not np.isfinite(vec).all():

@@ -159,7 +159,8 @@ def check_captions(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
         try:
             arr = np.asarray(x, dtype=object)
         except (ValueError, TypeError):
-            raise ValueError(f"{name}: ragged input; give one caption per image, or k captions for every image")
+            raise ValueError(f"{name}: ragged input; give one caption per image, "
+                             "or k captions for every image") from None
     if arr.ndim == 0:
         raise TypeError(f"{name} must be a sequence of captions, got {type(x).__name__}")
     if arr.ndim > 2 or (arr.ndim == 2 and not allow_2d):

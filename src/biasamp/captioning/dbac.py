@@ -500,7 +500,7 @@ def dbac(
                 runs[d].append((psis[0], psis[1], len(tr), len(te)))
                 bar.update()
     out = {}
-    for d, tgt, other, _, nsub in jobs:
+    for d, _tgt, _other, _, nsub in jobs:
         r = np.array(runs[d], dtype=np.float64)
         psi_d, psi_m = r[:, 0], r[:, 1]
         total = psi_d + psi_m

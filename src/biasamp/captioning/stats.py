@@ -303,5 +303,6 @@ def caption_gender_stats(
         "neutral": conf[:, k] / np.maximum(true, 1),
     }, index=pd.Index(list(classes), name="class"))
     confusion = pd.DataFrame(conf, index=pd.Index(list(classes), name="attr"), columns=[*names, NEUTRAL])
-    return CaptionGenderStats(error=err, neutral_rate=neu, ratio=ratio, ratio_captions=ratio_captions, ratio_truth=ratio_truth,
-                              ci=ci, by_class=by_class, confusion=confusion, level=level, reason=reason)
+    return CaptionGenderStats(error=err, neutral_rate=neu, ratio=ratio, ratio_captions=ratio_captions,
+                              ratio_truth=ratio_truth, ci=ci, by_class=by_class, confusion=confusion, level=level,
+                              reason=reason)

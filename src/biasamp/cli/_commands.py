@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 from click.core import ParameterSource
 
+from biasamp._core.escape import terminal
 from biasamp.cli._data import (
     PRED_SUFFIX,
     SCORE_SUFFIX,
@@ -81,7 +82,6 @@ from biasamp.cli._data import (
     _task_names,
     read_table,
 )
-from biasamp._core.escape import terminal
 from biasamp.report._model import _write_atomic, audit, section_builders
 
 __all__ = ["main"]
@@ -299,7 +299,8 @@ def _common_options(func):
                      help="Iterations of DPA and leakage amplification."),
         click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp_es", "mlp", "logistic"]),
                      default="auto", show_default=True,
-                     help="Attacker of DPA/LA; auto = tabular for discrete inputs with well-filled cells, else mlp_es."),
+                     help="Attacker of DPA/LA; auto = tabular for discrete inputs with well-filled cells, "
+                          "else mlp_es."),
         # group fairness (audit(average=..., ...)); passed only when given, so the audit's defaults apply
         click.option("--average", type=click.Choice(["auto", "binary", "macro"]), default="auto",
                      show_default=True, expose_value=False, callback=_remember_given,
@@ -614,7 +615,8 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
 @click.option("--intersect", multiple=True, metavar="COL,COL",
               help="Also audit the intersection of these attribute columns (groups such as 'race=Black, "
                    "sex=Male'); repeatable.")
-@click.option("--task", multiple=True, help="Task column(s), repeatable or comma-separated [default: task_*, or task/label/y].")
+@click.option("--task", multiple=True,
+              help="Task column(s), repeatable or comma-separated [default: task_*, or task/label/y].")
 @click.option("--attr-pred", multiple=True,
               help="Predicted attribute column(s), one per --attr [default: <attr>_pred, else <attr>_score].")
 @click.option("--task-pred", multiple=True, help="Predicted task column(s) [default: <task>_pred, else <task>_score].")

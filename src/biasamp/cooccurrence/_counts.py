@@ -201,7 +201,7 @@ class CooccurrenceCounts:
         pairs: Iterable[tuple[str, str]] | None = None,
         sample_weight: Any = None,
         missing: str = "raise",
-    ) -> "CooccurrenceCounts":
+    ) -> CooccurrenceCounts:
         """Count one batch of labels in a single vectorized pass.
 
         Parameters
@@ -253,7 +253,7 @@ class CooccurrenceCounts:
         pairs: Iterable[tuple[str, str]] | None = None,
         weights: np.ndarray | None = None,
         rows: RowFilter | None = None,
-    ) -> "CooccurrenceCounts":
+    ) -> CooccurrenceCounts:
         """Count already-encoded label matrices (see :func:`biasamp.labels.encode_labels`).
 
         ``left`` holds the attribute-side matrices and ``right`` the task-side
@@ -283,7 +283,7 @@ class CooccurrenceCounts:
             rows=rows,
         )
 
-    def update(self, **batch: Any) -> "CooccurrenceCounts":
+    def update(self, **batch: Any) -> CooccurrenceCounts:
         """Return the counts of this table plus one more batch of rows.
 
         The batch takes the same keyword arguments as :meth:`from_labels`
@@ -296,7 +296,7 @@ class CooccurrenceCounts:
         )
         return self + other
 
-    def __add__(self, other: "CooccurrenceCounts") -> "CooccurrenceCounts":
+    def __add__(self, other: CooccurrenceCounts) -> CooccurrenceCounts:
         if not isinstance(other, CooccurrenceCounts):
             return NotImplemented
         for what in ("attr_classes", "task_classes", "attr_roles", "task_roles", "uncounted"):
@@ -310,7 +310,7 @@ class CooccurrenceCounts:
             self.weighted or other.weighted, add_filters(self.rows, other.rows),
         )
 
-    def __radd__(self, other: Any) -> "CooccurrenceCounts":
+    def __radd__(self, other: Any) -> CooccurrenceCounts:
         if other == 0:  # lets sum() work
             return self
         return NotImplemented
@@ -352,7 +352,7 @@ class CooccurrenceCounts:
             raise UnknownKeyError(f"#({attr_role}, {task_role}) was not counted (count it with pairs=...)")
         return self.gram[sla, slt]
 
-    def restrict(self, attr_roles: Sequence[str], task_roles: Sequence[str]) -> "CooccurrenceCounts":
+    def restrict(self, attr_roles: Sequence[str], task_roles: Sequence[str]) -> CooccurrenceCounts:
         """The sub-table of some roles (no recount), e.g. the ground truth alone."""
         ka, kt = len(self.attr_classes), len(self.task_classes)
         rows = [0] + [i for r in attr_roles for i in range(*self._slice(r)[1].indices(1 + 2 * ka))]

@@ -28,6 +28,7 @@ from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_la
 from biasamp._core.policy import check_soft, check_threshold, harden_roles
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, select_rows
+from biasamp._core.typing import Labels, Missing, Soft, Weights
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.exceptions import UndefinedPairWarning, warn_outside
 
@@ -637,19 +638,19 @@ _MALS_UNDEFINED = "no task has a positive training instance, so no bias_train(a,
 # label-level API
 # --------------------------------------------------------------------------- #
 def bias_amp_directional(
-    attr: Any,
-    task: Any,
+    attr: Labels,
+    task: Labels,
     *,
-    attr_pred: Any = None,
-    task_pred: Any = None,
-    attr_train: Any = None,
-    task_train: Any = None,
+    attr_pred: Labels | None = None,
+    task_pred: Labels | None = None,
+    attr_train: Labels | None = None,
+    task_train: Labels | None = None,
     drop_empty_train_rows: bool = False,
-    sample_weight: Any = None,
-    train_sample_weight: Any = None,
-    missing: str = "raise",
+    sample_weight: Weights | None = None,
+    train_sample_weight: Weights | None = None,
+    missing: Missing = "raise",
     threshold: float = 0.5,
-    soft: str = "threshold",
+    soft: Soft = "threshold",
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
 
@@ -786,9 +787,9 @@ def bias_amp_directional(
 
 
 @keyword_only_since("0.2.0", "attr_pred", "task_pred")
-def bias_amp_mals(attr_train: Any, task_train: Any, *, attr_pred: Any, task_pred: Any, sample_weight: Any = None,
-                  train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
-                  soft: str = "threshold") -> MALSResult:
+def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, task_pred: Labels,
+                  sample_weight: Weights | None = None, train_sample_weight: Weights | None = None,
+                  missing: Missing = "raise", threshold: float = 0.5, soft: Soft = "threshold") -> MALSResult:
     r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
 
     .. math::

@@ -177,9 +177,9 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
     point = dataclasses.replace(_c.directional_from_counts(train, test, train_source=source), predictions=predictions)
     cells, agree = _label_cells(left, right, weights)
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
-    soft = any(m.soft for m in (*left, *right))
+    expected_rates = any(m.soft for m in (*left, *right))  # probabilities left soft (soft="expected")
     plan = directional_evaluator(point, (test.attr_classes, test.task_classes), _c.correlation_sign(train),
-                                 cells.table(), roles, agree, soft)
+                                 cells.table(), roles, agree, expected_rates)
     plan.cells = cells
     plan.result = point
     return plan

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from biasamp._core.results import ResultMixin, fmt
+from biasamp._core.typing import Labels, Missing, Soft, Weights
 from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
 
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
@@ -126,7 +127,8 @@ def _check_concentration(concentration: Any) -> float:
 
 
 def log_rates(n: np.ndarray, positives: np.ndarray, concentration: float) -> np.ndarray:
-    r"""``(..., 2, S)``: :math:`\log \tilde P(y \mid s)` for y = 0, 1 from group sizes and positive counts ``(..., S)``."""
+    r"""``(..., 2, S)``: :math:`\log \tilde P(y \mid s)` for y = 0, 1 from group sizes and positive
+    counts ``(..., S)``."""
     half = concentration / 2.0
     denom = n + concentration
     return np.log(np.stack([(n - positives + half) / denom, (positives + half) / denom], axis=-2))
@@ -233,16 +235,16 @@ def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_l
 
 
 def df_bias_amplification(
-    y_true: Any,
-    y_pred: Any,
+    y_true: Labels,
+    y_pred: Labels,
     *,
-    sensitive_features: Any,
+    sensitive_features: Labels,
     concentration: float = 1.0,
     pos_label: Any = 1,
-    sample_weight: Any = None,
+    sample_weight: Weights | None = None,
     threshold: float = 0.5,
-    soft: str = "threshold",
-    missing: str = "raise",
+    soft: Soft = "threshold",
+    missing: Missing = "raise",
 ) -> DFBiasAmpResult:
     r"""Differential-fairness bias amplification :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}`.
 

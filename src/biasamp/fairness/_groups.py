@@ -172,7 +172,8 @@ class GroupMetrics(ResultMixin):
         return self._kept().max()
 
     def difference(self, method: str = "between_groups") -> pd.Series | pd.DataFrame:
-        """Differences: ``"between_groups"`` (max − min), ``"to_overall"`` (largest absolute ``x_g − x``), ``"to_reference"``."""
+        """Differences: ``"between_groups"`` (max − min), ``"to_overall"`` (largest absolute ``x_g − x``),
+        ``"to_reference"``."""
         if method == "between_groups":
             return self.group_max() - self.group_min()
         if method == "to_overall":
@@ -210,7 +211,7 @@ class GroupMetrics(ResultMixin):
         return self.by_group.copy()
 
     def __repr__(self) -> str:
-        cols = [c for c in self._columns().columns][:6]
+        cols = list(self._columns().columns)[:6]
         lines = [f"GroupMetrics({len(self.by_group)} groups, reference={self.reference_group!r})"]
         for g, row in self.by_group.iterrows():
             flag = " (small)" if row["small"] else ""

@@ -54,12 +54,13 @@ from biasamp._core.labels import (
     factorize,
     to_numpy,
 )
-from biasamp._core.policy import SOFT_CHOICES  # noqa: F401 - re-exported (the audit's option check)
+from biasamp._core.policy import SOFT_CHOICES
 from biasamp._core.policy import check_threshold as _check_threshold
 from biasamp._core.policy import class_index as _class_index
 from biasamp._core.policy import harden as _harden  # noqa: F401
 from biasamp._core.policy import harden_maybe as _harden_maybe
 from biasamp._core.results import ResultMixin, fmt
+from biasamp._core.typing import Average, Labels, Missing, Soft, Weights
 from biasamp.exceptions import SmallGroupWarning, UndefinedPairWarning, warn_outside
 
 __all__ = [
@@ -207,7 +208,7 @@ def _infer_classes(y_true: Any) -> list | None:
 
 
 def _is_int_label(c: Any) -> bool:
-    return isinstance(c, (int, np.integer)) or isinstance(c, (bool, np.bool_))
+    return isinstance(c, (int, np.integer, bool, np.bool_))
 
 
 def _complete_one_class(present: Any, pos_label: Any) -> list | None:
@@ -394,7 +395,7 @@ class ConfusionCounts:
         threshold: float = 0.5,
         soft: str = "threshold",
         pos_label: Any = 1,
-    ) -> "ConfusionCounts":
+    ) -> ConfusionCounts:
         """Count one batch of labels in a single vectorized pass.
 
         Parameters
@@ -415,14 +416,14 @@ class ConfusionCounts:
         return _counts_of(_prepare(y_true, y_pred, sensitive_features, pos_label=pos_label, threshold=threshold,
                                    soft=soft, classes=classes, groups=groups, batch=True))
 
-    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> "ConfusionCounts":
+    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any) -> ConfusionCounts:
         """Return these counts plus one more batch (classes and groups fixed to this table's)."""
         other = type(self).from_labels(
             y_true, y_pred, sensitive_features=sensitive_features, classes=self.classes, groups=self.groups
         )
         return self + other
 
-    def __add__(self, other: "ConfusionCounts") -> "ConfusionCounts":
+    def __add__(self, other: ConfusionCounts) -> ConfusionCounts:
         if not isinstance(other, ConfusionCounts):
             return NotImplemented
         for what in ("classes", "groups"):
@@ -436,7 +437,7 @@ class ConfusionCounts:
             self.feature_names, self.soft or other.soft, self.multilabel or other.multilabel, self.predictions,
         )
 
-    def restrict_groups(self, keep: Any) -> "ConfusionCounts":
+    def restrict_groups(self, keep: Any) -> ConfusionCounts:
         """The table of the groups where ``keep`` (a boolean mask over the groups) is True.
 
         Equal to counting only those groups' rows: every count is per group.
@@ -450,7 +451,7 @@ class ConfusionCounts:
             self.predictions,
         )
 
-    def __radd__(self, other: Any) -> "ConfusionCounts":
+    def __radd__(self, other: Any) -> ConfusionCounts:
         if isinstance(other, int) and other == 0:  # lets sum() work
             return self
         return NotImplemented
@@ -655,7 +656,8 @@ class FairnessSettings(ResultMixin):
     --------
     >>> import numpy as np
     >>> from biasamp import fairness_metrics
-    >>> res = fairness_metrics(np.repeat([1, 0], 60), np.tile([1, 0], 60), sensitive_features=np.repeat([0, 1, 0, 1], 30))
+    >>> res = fairness_metrics(np.repeat([1, 0], 60), np.tile([1, 0], 60),
+    ...                        sensitive_features=np.repeat([0, 1, 0, 1], 30))
     >>> res.settings.average, res.settings.pos_label, res.settings.predictions
     ('binary', 1, 'hard')
     """
@@ -1162,9 +1164,9 @@ def _warn(counts: ConfusionCounts, metrics, n_undefined: dict, by_group: pd.Data
 # label-level API
 # --------------------------------------------------------------------------- #
 def fairness_metrics(
-    y_true: Any, y_pred: Any, *, sensitive_features: Any, metrics: Sequence[str] = METRICS,
-    average: Any = "auto", pos_label: Any = 1, threshold: float = 0.5, soft: str = "threshold",
-    sample_weight: Any = None, missing: str = "raise", min_group_size: int = 30,
+    y_true: Labels, y_pred: Labels, *, sensitive_features: Labels, metrics: Sequence[str] = METRICS,
+    average: Average = "auto", pos_label: Any = 1, threshold: float = 0.5, soft: Soft = "threshold",
+    sample_weight: Weights | None = None, missing: Missing = "raise", min_group_size: int = 30,
     include_small_groups: bool = False, reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
     group_metrics: Mapping[str, Any] | None = None, classes: Sequence | None = None,
 ) -> FairnessResult:
@@ -1467,7 +1469,7 @@ def equalized_odds_true_positive(y_true: Any, y_pred: Any, *, sensitive_features
     return _single("EOTP", y_true, y_pred, sensitive_features, options)
 
 
-def group_bias_amplification(y_true: Any, y_pred: Any, *, sensitive_features: Any, **options: Any) -> float:
+def group_bias_amplification(y_true: Labels, y_pred: Labels, *, sensitive_features: Labels, **options: Any) -> float:
     return _single("BA", y_true, y_pred, sensitive_features, options)
 
 

@@ -40,7 +40,7 @@ import functools
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -58,6 +58,7 @@ from biasamp._core.labels import (
 from biasamp._core.policy import check_soft, check_threshold, harden_roles
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, add_filters
+from biasamp._core.typing import AttrPredRule, Combinations, Labels, Missing, Soft, Support, Weights
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.cooccurrence._metrics import (
     _all_undefined_error,
@@ -630,7 +631,7 @@ class MultiAttributeCounts:
         """``|m|`` of every combination."""
         return np.array([len(m) for m in self.combinations], dtype=np.int64)
 
-    def __add__(self, other: "MultiAttributeCounts") -> "MultiAttributeCounts":
+    def __add__(self, other: MultiAttributeCounts) -> MultiAttributeCounts:
         if not isinstance(other, MultiAttributeCounts):
             return NotImplemented
         for what in ("attr_classes", "task_classes", "combinations"):
@@ -1114,6 +1115,10 @@ def _thresholded_attr_columns(attr_pred: Any) -> np.ndarray | None:
     return arr > cut
 
 
+@overload
+def _check_int(value: Any, name: str, minimum: int, allow_none: Literal[False] = ...) -> int: ...
+@overload
+def _check_int(value: Any, name: str, minimum: int, allow_none: bool) -> int | None: ...
 def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
@@ -1134,25 +1139,25 @@ _MULTI_RENAMES = {"group": "attr", "attrs": "task", "group_pred": "attr_pred", "
 
 @renamed_arguments("0.2.0", _MULTI_RENAMES)
 def multi_bias_amp(
-    attr: Any,
-    task: Any,
+    attr: Labels,
+    task: Labels,
     *,
-    attr_pred: Any = None,
-    task_pred: Any = None,
-    attr_train: Any = None,
-    task_train: Any = None,
-    combinations: str = "observed",
+    attr_pred: Labels | None = None,
+    task_pred: Labels | None = None,
+    attr_train: Labels | None = None,
+    task_train: Labels | None = None,
+    combinations: Combinations = "observed",
     min_size: int = 1,
     max_size: int | None = None,
     min_support: int = 1,
     max_combinations: int = 200_000,
-    support: str = "containment",
-    attr_pred_rule: str = "one_hot",
-    sample_weight: Any = None,
-    train_sample_weight: Any = None,
-    missing: str = "raise",
+    support: Support = "containment",
+    attr_pred_rule: AttrPredRule = "one_hot",
+    sample_weight: Weights | None = None,
+    train_sample_weight: Weights | None = None,
+    missing: Missing = "raise",
     threshold: float = 0.5,
-    soft: str = "threshold",
+    soft: Soft = "threshold",
 ) -> MultiBiasAmpResult:
     r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
 

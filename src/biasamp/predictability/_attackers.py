@@ -18,8 +18,9 @@ import inspect
 import numbers
 import sys
 import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -51,7 +52,8 @@ def single_threaded() -> Iterator[None]:
     apart. One thread per fit fixes the order; parallelism comes from running
     iterations in separate processes instead.
     """
-    import sklearn.linear_model  # noqa: F401 - the built-in attackers' native libraries, loaded before the limit
+    # the built-in attackers' native libraries, loaded before the limit
+    import sklearn.linear_model
     import sklearn.neural_network  # noqa: F401
     from threadpoolctl import threadpool_limits
 
@@ -217,7 +219,7 @@ class TabularAttacker(ClassifierMixin, BaseEstimator):
                                  "several columns raises a ValueError naming the feature counts",
     }
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "TabularAttacker":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TabularAttacker:
         alpha = self.alpha
         if not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"TabularAttacker: alpha must be a finite number >= 0, got {alpha!r}")
@@ -406,7 +408,7 @@ class EarlyStoppedMLP(BaseEstimator):
                 per_row = -np.log(np.where(known, p[np.arange(len(y)), np.minimum(col, p.shape[1] - 1)], 1e-15))
         return float(np.dot(w, per_row) / w.sum())
 
-    def fit(self, X: Any, y: Any) -> "EarlyStoppedMLP":
+    def fit(self, X: Any, y: Any) -> EarlyStoppedMLP:
         X = np.asarray(X, dtype=np.float64)
         X = X.reshape(len(X), -1)
         y = np.asarray(y)

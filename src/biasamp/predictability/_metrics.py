@@ -1156,7 +1156,8 @@ def dpa(
         raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
     attacker, quality, n_iter, test_size = _common_checks(attacker, quality, n_iter, level, test_size)
     _check_protocol(protocol, fold, quality, attr_train, task_train,
-                    {"attr_pred": (attr_pred, attr_pred_train, "T->A"), "task_pred": (task_pred, task_pred_train, "A->T")})
+                    {"attr_pred": (attr_pred, attr_pred_train, "T->A"),
+                     "task_pred": (task_pred, task_pred_train, "A->T")})
     q_for = quality if isinstance(quality, str) else None
     a = _encode_variable(attr, attr_pred, "attr", "attr_pred", q_for if attr_pred is not None else None,
                          attr_train, attr_pred_train)

@@ -310,7 +310,7 @@ def merge_reports(reports: Mapping[str, Any], *, title: str | None = None,
             own["intersection_of"] = list(intersections[name])
         per_attr[name] = own
     inputs = dict(first.inputs)
-    for k, v in differing[next(iter(reports))].items():  # keys that differ: the per-attribute values hold them
+    for k in differing[next(iter(reports))]:  # keys that differ: the per-attribute values hold them
         if k not in ("attribute", "attribute_classes"):
             inputs.pop(k, None)
     inputs.update(common)

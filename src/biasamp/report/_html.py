@@ -132,7 +132,8 @@ def _figure(spec: Any, plots: bool) -> str:
     try:
         svg = figure_svg(spec)
     except Exception as exc:  # noqa: BLE001 - a plot failure must not lose the report
-        return f'<p class="error">plot "{escape(spec.title)}" failed: {escape(type(exc).__name__)}: {escape(str(exc))}</p>'
+        return (f'<p class="error">plot "{escape(spec.title)}" failed: '
+                f'{escape(type(exc).__name__)}: {escape(str(exc))}</p>')
     if svg is None:
         return ""
     text = " ".join(t for t in [spec.caption, *figure_notes(spec)] if t)  # what a many-class chart leaves out

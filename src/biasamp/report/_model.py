@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.escape import terminal
 from biasamp._core.atomic import _write_atomic
+from biasamp._core.escape import terminal
 from biasamp._core.progress import progress_bar, progress_mode
 from biasamp._core.results import signed, to_builtin
 from biasamp._core.rows import RowFilter

@@ -153,8 +153,8 @@ _OBJECT_BYTES = 64  # a string in a pandas object column: the pointer and a smal
 def _memory_estimate(meta: Any) -> int:
     """Bytes the data of one file takes in memory, from its footer: the larger of its uncompressed size and,
     column chunk by column chunk, rows x the width of a decoded value (8 for INT64/DOUBLE; for a string, 64
-    bytes of a pandas object plus the length of its longest min/max statistic), so that a file of tiny encoded pages (dictionary/RLE: a "footer bomb") is not taken
-    for a small one."""
+    bytes of a pandas object plus the length of its longest min/max statistic), so that a file of tiny
+    encoded pages (dictionary/RLE: a "footer bomb") is not taken for a small one."""
     encoded = decoded = 0
     for i in range(meta.num_row_groups):
         group = meta.row_group(i)
