@@ -88,6 +88,7 @@ FAIRNESS_STATS = tuple(biasamp.METRICS)  # DP DI SPSF FPSF EOFP EOTP BA
 DIRECTIONAL_STATS = ("A->T", "T->A")
 MALS_STATS = ("MALS",)
 MULTI_STATS = ("Multi_MALS", "G->M", "M->G", "Multi_MALS raw", "G->M raw", "M->G raw")
+DF_STATS = ("DF amplification", "epsilon_true", "epsilon_pred")
 
 
 # --------------------------------------------------------------------------- #
@@ -153,6 +154,15 @@ def _call_multi(sc, s, **kw):
                              task_pred=s["task_pred"], attr_train=sc.train["attr"], task_train=sc.train["task"], **kw)
 
 
+def _call_differential(sc, s, **kw):
+    return biasamp.bootstrap(biasamp.df_bias_amplification, s["y"], s["y_pred"], sensitive_features=s["group"], **kw)
+
+
+def _values_differential(sc, s):
+    r = biasamp.df_bias_amplification(s["y"], s["y_pred"], sensitive_features=s["group"])
+    return {"DF amplification": r.value, "epsilon_true": r.epsilon_true, "epsilon_pred": r.epsilon_pred}
+
+
 def _values_fairness(sc, s):
     return dict(biasamp.fairness_metrics(s["y"], s["y_pred"], sensitive_features=s["group"],
                                          **_fairness_kwargs(sc)).overall)
@@ -177,9 +187,9 @@ def _values_multi(sc, s):
 
 
 _CALLS: dict[str, Callable] = {"fairness": _call_fairness, "directional": _call_directional,
-                               "mals": _call_mals, "multi": _call_multi}
+                               "mals": _call_mals, "multi": _call_multi, "differential": _call_differential}
 _VALUES: dict[str, Callable] = {"fairness": _values_fairness, "directional": _values_directional,
-                                "mals": _values_mals, "multi": _values_multi}
+                                "mals": _values_mals, "multi": _values_multi, "differential": _values_differential}
 
 
 def _snap(truth: dict) -> dict:
@@ -235,6 +245,29 @@ def fairness_scenario(key, title, index, n, pi, base, confusion, average="macro"
                     {"group": g[keep], "y": y[keep], "y_pred": yp[keep]},
                     joint.ravel()[keep] / joint.ravel()[keep].sum(), fairness_truth(joint, average),
                     detail={"joint": joint, "average": average})
+
+
+def df_truth(joint: np.ndarray) -> dict:
+    """ε of the labels and of the predictions of a binary population ``joint`` (G, 2, 2), unsmoothed.
+
+    The estimator smooths each group's rate with a concentration of 1 (a bias of order 1/n_g); the truth is
+    its large-sample limit, the population's ε (Foulds et al.'s ε with no smoothing).
+    """
+    n_g = joint.sum(axis=(1, 2))
+    p_true, p_pred = joint[:, 1, :].sum(axis=1) / n_g, joint[:, :, 1].sum(axis=1) / n_g
+
+    def eps(p: np.ndarray) -> float:
+        return float(max(np.ptp(np.log(p)), np.ptp(np.log1p(-p))))
+
+    return _snap({"DF amplification": eps(p_pred) - eps(p_true), "epsilon_true": eps(p_true),
+                  "epsilon_pred": eps(p_pred)})
+
+
+def df_scenario(key, title, index, n, pi, base, confusion) -> Scenario:
+    """A binary fairness population read by differential fairness (intersectional groups = the groups)."""
+    sc = fairness_scenario(key, title, index, n, pi, base, confusion, average="binary")
+    return Scenario(key, title, "differential", index, n, DF_STATS, sc.cells, sc.prob, df_truth(sc.detail["joint"]),
+                    detail=sc.detail)
 
 
 # --------------------------------------------------------------------------- #
@@ -467,6 +500,13 @@ def build_scenarios(seed: int = 0) -> list[Scenario]:
         sc = fairness_scenario(key, title, index=len(scenarios), n=1000, pi=[0.6, 0.4], base=base,
                                confusion=confusion, average="binary")
         scenarios.insert(2 + (key == "fair2b-real"), sc)
+    # differential fairness, created last to keep the other seeds: three groups whose positive rates differ
+    # (.3/.4/.5) and a model that widens the gap; then no disparity at all (every ε is 0)
+    add(df_scenario, "df-amp", "differential fairness, 3 groups, the model widens the gap", n=2000,
+        pi=[0.5, 0.3, 0.2], base=[[0.7, 0.3], [0.6, 0.4], [0.5, 0.5]],
+        confusion=[bin_conf(0.75, 0.10), bin_conf(0.85, 0.12), bin_conf(0.95, 0.20)])
+    add(df_scenario, "df-none", "differential fairness, 3 groups, no disparity", n=2000,
+        pi=[0.5, 0.3, 0.2], base=[[0.6, 0.4]] * 3, confusion=[bin_conf(0.8, 0.15)] * 3)
     return scenarios
 
 
@@ -480,7 +520,7 @@ def truth_from_library_counts(sc: Scenario, total: float = 1e6) -> dict:
     training counts are the training set's. Must equal ``sc.truth``: two
     independent computations of the same definitions.
     """
-    if sc.family == "fairness":
+    if sc.family in ("fairness", "differential"):
         joint = sc.detail["joint"] * total
         n_groups, k = joint.shape[:2]
         counts = biasamp.ConfusionCounts(
@@ -490,6 +530,9 @@ def truth_from_library_counts(sc: Scenario, total: float = 1e6) -> dict:
         extra = _fairness_kwargs(sc)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if sc.family == "differential":  # a vanishing concentration: the unsmoothed population ε
+                r = biasamp.df_from_counts(counts, concentration=1e-9)
+                return {"DF amplification": r.value, "epsilon_true": r.epsilon_true, "epsilon_pred": r.epsilon_pred}
             return dict(biasamp.fairness_from_counts(counts, **extra).overall)
     q, table = sc.detail["q"] * total, sc.detail["table"]
     n_attr, n_sets = table.shape

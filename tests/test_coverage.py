@@ -9,6 +9,8 @@ targets themselves (0.93 / 0.90) with 400 samples x 1000 replicates.
 
 from __future__ import annotations
 
+import math
+
 import sys
 from pathlib import Path
 
@@ -22,7 +24,7 @@ N_BOOT = 200
 MIN_COVERAGE = 0.85
 #: no disparity (non-regular max-min statistics at 0), 3x3 with small disparities and some
 #: per-class terms exactly 0, BiasAmp-> amplified, Multi-> / Multi_MALS with no amplification (abs at 0)
-KEYS = ("fair2-none", "fair2b-real", "fair3-part", "dir-amp", "multi-none")
+KEYS = ("fair2-none", "fair2b-real", "fair3-part", "dir-amp", "multi-none", "df-none")
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +59,18 @@ def test_partial_disparity_truth_by_hand(scenarios):
     ppr_other, ppr_g2 = (0.45, 0.31, 0.24), (0.45, 0.335, 0.215)
     assert truth["DP"] == pytest.approx(sum(abs(a - b) for a, b in zip(ppr_other, ppr_g2)) / 3, abs=1e-12)
     assert truth["EOTP"] == 0.0  # every group's TPR is .8 in every class
+
+
+def test_differential_truth_by_hand(scenarios):
+    # df-amp: P(y=1 | g) = .3, .4, .5; PPR_g = P1·TPR + P0·FPR = .295, .412, .575
+    truth = scenarios["df-amp"].truth
+    eps_true = max(math.log(0.5 / 0.3), math.log(0.7 / 0.5))
+    ppr = (0.3 * 0.75 + 0.7 * 0.10, 0.4 * 0.85 + 0.6 * 0.12, 0.5 * 0.95 + 0.5 * 0.20)
+    eps_pred = max(math.log(max(ppr) / min(ppr)), math.log((1 - min(ppr)) / (1 - max(ppr))))
+    assert truth["epsilon_true"] == pytest.approx(eps_true, abs=1e-12)
+    assert truth["epsilon_pred"] == pytest.approx(eps_pred, abs=1e-12)
+    assert truth["DF amplification"] == pytest.approx(eps_pred - eps_true, abs=1e-12)
+    assert set(scenarios["df-none"].truth.values()) == {0.0}
 
 
 def test_truths_match_the_library_on_expected_counts(scenarios):
