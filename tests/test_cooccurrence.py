@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import biasamp
 from biasamp import (
     CooccurrenceCounts,
     UndefinedPairWarning,
@@ -18,6 +19,7 @@ from biasamp import (
     bootstrap,
     directional_from_counts,
 )
+from biasamp.exceptions import SmallGroupWarning
 
 from .reference import directional_reference, mals_reference, one_hot
 
@@ -716,3 +718,31 @@ def test_ragged_and_duplicate_named_inputs_raise_named_errors():
     dup = pd.DataFrame([[1, 0], [0, 1], [1, 1]], columns=["c", "c"])
     with pytest.raises(ValueError, match="task has duplicate column names"):
         bias_amp_directional([0, 1, 0], dup, task_pred=np.array(["c"] * 3))
+
+
+def test_small_attribute_classes_are_left_out_of_the_means_and_kept_in_the_table():
+    rng = np.random.default_rng(3)
+    attr = np.repeat(["x", "y", "z"], [400, 380, 12])  # z: 12 test members, below min_group_size=30
+    task = (rng.random((792, 3)) < 0.3).astype(int)
+    task_pred = np.where(rng.random(task.shape) < 0.2, 1 - task, task)
+    attr_pred = np.where(rng.random(792) < 0.1, "x", attr)
+    with pytest.warns(SmallGroupWarning, match="'z' \\(n=12\\)"):
+        res = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr_pred)
+    assert res.small_groups == ("z",)
+    for d in (res.a_to_t, res.t_to_a):
+        pairs = d.pairs
+        assert pairs.loc[pairs["attr"] == "z", "small"].all() and not pairs.loc[pairs["attr"] != "z", "small"].any()
+        kept = pairs[~pairs["small"] & ~pairs["undefined"]]
+        assert d.value == pytest.approx(kept["contribution"].mean(), abs=1e-15)  # the mean without z's pairs
+        assert d.n_small == 3 and d.n_pairs == len(kept)
+    every = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr_pred, include_small_groups=True)
+    assert every.small_groups == () and every.a_to_t.value == pytest.approx(
+        every.a_to_t.pairs["contribution"].mean(), abs=1e-15)
+    low = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr_pred, min_group_size=10)
+    assert low.small_groups == () and low.a_to_t.value == every.a_to_t.value
+    boot = biasamp.bootstrap(bias_amp_directional, attr, task, task_pred=task_pred, attr_pred=attr_pred,
+                             n_boot=100, random_state=0)
+    assert boot.estimate == {"A->T": res.a_to_t.value, "T->A": res.t_to_a.value}
+    for name in ("A->T", "T->A"):
+        lo, hi = boot.ci[name]
+        assert lo <= boot.estimate[name] <= hi

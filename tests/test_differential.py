@@ -168,3 +168,20 @@ def test_aif360_quirk_on_a_single_outcome_group_is_not_copied():
     # theirs smooths group a with the whole concentration on its one predicted class: P(1|a) = (4 + 1)/(4 + 1)
     # = 1, so the negative outcome's rate is 0 and ε_pred = log(.5 / 0) is infinite
     assert theirs == math.inf
+
+
+def test_small_groups_are_left_out_of_epsilon_and_kept_in_the_table():
+    y, p, sf = _data(11, 600)
+    race = sf["race"].to_numpy().copy()
+    race[:10] = "tiny"  # 10 members, below min_group_size=30
+    with pytest.warns(biasamp.SmallGroupWarning, match="'tiny' \\(n=10\\)"):
+        res = df_bias_amplification(y, p, sensitive_features=race)
+    assert res.small_groups == ("tiny",) and bool(res.by_group.loc["tiny", "small"])
+    keep = race != "tiny"
+    without = df_bias_amplification(y[keep], p[keep], sensitive_features=race[keep])
+    assert (res.epsilon_true, res.epsilon_pred) == (without.epsilon_true, without.epsilon_pred)
+    every = df_bias_amplification(y, p, sensitive_features=race, include_small_groups=True)
+    groups = list(race)
+    assert every.epsilon_pred == pytest.approx(reference_epsilon(p, groups, 1.0)[0], abs=1e-12)
+    boot = biasamp.bootstrap(df_bias_amplification, y, p, sensitive_features=race, n_boot=100, random_state=0)
+    assert boot.estimate["DF amplification"] == res.value

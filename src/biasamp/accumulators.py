@@ -54,7 +54,13 @@ import numpy as np
 
 from biasamp._core.deprecation import renamed_arguments
 from biasamp._core.labels import check_consistent_length, encode_labels, to_numpy
-from biasamp._core.policy import check_soft, check_threshold, harden_roles
+from biasamp._core.policy import (
+    check_include_small_groups,
+    check_min_group_size,
+    check_soft,
+    check_threshold,
+    harden_roles,
+)
 from biasamp._core.rows import add_filters, check_missing, select_rows
 from biasamp.cooccurrence._counts import (
     ATTR_ROLES,
@@ -422,6 +428,9 @@ class CooccurrenceAccumulator(_Accumulator):
         (:ref:`def-probabilities`); ``compute()``'s result says so.
     soft : {"threshold", "expected"}, default "threshold"
         ``"expected"``: probabilities count as expected counts instead.
+    min_group_size, include_small_groups : int, bool
+        Small attribute classes (fewer weighted test members) are left out of
+        BiasAmp→'s means, as :func:`~biasamp.bias_amp_directional` does.
 
     Attributes
     ----------
@@ -481,8 +490,12 @@ class CooccurrenceAccumulator(_Accumulator):
         missing: str = "raise",
         threshold: float = 0.5,
         soft: str = "threshold",
+        min_group_size: int = 30,
+        include_small_groups: bool = False,
     ) -> None:
         self.threshold, self.soft = check_threshold(threshold), check_soft(soft)
+        self.group_options = {"min_group_size": check_min_group_size(min_group_size),
+                              "include_small_groups": check_include_small_groups(include_small_groups)}
         self.predictions = "hard"
         self.attr_classes = _class_list(attr_classes, "attr_classes")
         self.task_classes = _class_list(task_classes, "task_classes")
@@ -674,7 +687,7 @@ class CooccurrenceAccumulator(_Accumulator):
 
     # ----------------------------------------------------------------- merge
     def _merge_meta(self, other: CooccurrenceAccumulator) -> None:
-        for what in ("attr_classes", "task_classes", "metric", "threshold", "soft"):
+        for what in ("attr_classes", "task_classes", "metric", "threshold", "soft", "group_options"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
                     f"cannot merge accumulators with different {what}: "
@@ -752,7 +765,7 @@ class CooccurrenceAccumulator(_Accumulator):
         train, source = self.train_counts()
         res: DirectionalBiasAmpResult | MALSResult
         if self.metric == "directional":
-            res = directional_from_counts(train, test, train_source=source)
+            res = directional_from_counts(train, test, train_source=source, **self.group_options)
         else:
             res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]))
         return dataclasses.replace(res, predictions=self.predictions)
@@ -1069,13 +1082,15 @@ class DifferentialAccumulator(FairnessAccumulator):
         from biasamp.differential._metrics import _check_concentration
         from biasamp.fairness._metrics import _LABEL_OPTIONS
 
+        group_options = {k: options.pop(k) for k in ("min_group_size", "include_small_groups") if k in options}
         unknown = set(options) - set(_LABEL_OPTIONS)
         if unknown:
             raise TypeError(f"DifferentialAccumulator got unexpected options {sorted(unknown)!r}; it takes "
-                            f"concentration, pos_label and {sorted(_LABEL_OPTIONS)!r}")
+                            f"concentration, pos_label, min_group_size, include_small_groups and "
+                            f"{sorted(_LABEL_OPTIONS)!r}")
         super().__init__(classes, groups, n_boot=n_boot, random_state=random_state, stream=stream, **options)
         self.concentration = _check_concentration(concentration)
-        self.options = {"pos_label": pos_label, "concentration": self.concentration}
+        self.options = {"pos_label": pos_label, "concentration": self.concentration, **group_options}
 
     families = {"differential": {}}
 
@@ -1088,12 +1103,12 @@ class DifferentialAccumulator(FairnessAccumulator):
         return df_from_counts(self.counts(), **self.options)
 
     def _boot_plan(self):
-        from biasamp.differential._plan import df_evaluator
+        from biasamp.differential._plan import df_evaluator, kept_groups
 
         point = self.compute()
         full = np.column_stack([self.n, self.positives, self.predicted, self.true_positives]).astype(np.float64)
         k = list(self.classes).index(point.pos_label)
-        return df_evaluator(point, k, self.n > 0, self.concentration), full, self.boot
+        return df_evaluator(point, k, kept_groups(self.groups, self.n, point), self.concentration), full, self.boot
 
     def __repr__(self) -> str:
         return super().__repr__().replace("FairnessAccumulator", "DifferentialAccumulator", 1)

@@ -20,7 +20,8 @@ import numpy as np
 
 from biasamp._core.labels import LabelMatrix
 
-__all__ = ["SOFT_CHOICES", "check_soft", "check_threshold", "class_index", "harden", "harden_maybe", "harden_roles"]
+__all__ = ["SOFT_CHOICES", "check_include_small_groups", "check_min_group_size", "check_soft", "check_threshold",
+           "class_index", "harden", "harden_maybe", "harden_roles", "small_groups"]
 
 SOFT_CHOICES = ("threshold", "expected")
 
@@ -103,3 +104,36 @@ def harden_roles(encoded: dict, pairs: tuple, soft: str, threshold: float) -> tu
             if what != "hard":
                 said.append(f"{pred}: {what}")
     return out, "; ".join(said) or "hard"
+
+
+# --------------------------------------------------------------------------- #
+# small groups: one rule in every family
+# --------------------------------------------------------------------------- #
+def check_min_group_size(min_group_size: Any) -> int:
+    """``min_group_size`` as a non-negative int, else ``ValueError``."""
+    if isinstance(min_group_size, bool) or not isinstance(min_group_size, (int, np.integer)) or min_group_size < 0:
+        raise ValueError(f"min_group_size must be a non-negative integer, got {min_group_size!r}")
+    return int(min_group_size)
+
+
+def check_include_small_groups(include_small_groups: Any) -> bool:
+    if not isinstance(include_small_groups, (bool, np.bool_)):
+        raise TypeError(f"include_small_groups must be True or False, got {include_small_groups!r}")
+    return bool(include_small_groups)
+
+
+def small_groups(n: np.ndarray, min_group_size: int, include_small_groups: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(small, excluded)`` masks over the groups of the protected attribute.
+
+    A group with fewer than ``min_group_size`` (weighted) test members is
+    small. Small groups are left out of a headline unless asked
+    (``include_small_groups``), or unless fewer than two larger groups would
+    remain (nothing could be compared without them). Their pairs or rates stay
+    in the tables, flagged (docs/definitions.md, "Small groups").
+    """
+    n = np.asarray(n, dtype=np.float64)
+    small = (n > 0) & (n < min_group_size)
+    big = (n >= min_group_size) & (n > 0)
+    if include_small_groups or big.sum() < 2:
+        return small, np.zeros_like(small)
+    return small, small

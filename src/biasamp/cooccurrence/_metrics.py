@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,12 +26,19 @@ import pandas as pd
 
 from biasamp._core.deprecation import keyword_only_since
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
-from biasamp._core.policy import check_soft, check_threshold, harden_roles
+from biasamp._core.policy import (
+    check_include_small_groups,
+    check_min_group_size,
+    check_soft,
+    check_threshold,
+    harden_roles,
+    small_groups,
+)
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, select_rows
 from biasamp._core.typing import Labels, Missing, Soft, Weights
 from biasamp.cooccurrence._counts import CooccurrenceCounts
-from biasamp.exceptions import UndefinedPairWarning, warn_outside
+from biasamp.exceptions import SmallGroupWarning, UndefinedPairWarning, warn_outside
 
 __all__ = [
     "DirectionResult",
@@ -111,6 +119,7 @@ class DirectionResult(ResultMixin):
     n_undefined: int
     undefined: bool = False
     reason: str | None = None
+    n_small: int = 0
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|y * Δ|``."""
@@ -120,6 +129,7 @@ class DirectionResult(ResultMixin):
         if self.undefined:
             return f"BiasAmp {self.direction} = undefined: {self.reason}"
         extra = f", {self.n_undefined} undefined" if self.n_undefined else ""
+        extra += f", {self.n_small} of small groups left out" if self.n_small else ""
         return f"BiasAmp {self.direction} = {fmt(self.value)} ({self.n_pairs} pairs{extra})"
 
 
@@ -182,6 +192,7 @@ class DirectionalBiasAmpResult(ResultMixin):
     train_rows: RowFilter | None = None
     weighted: bool = False
     predictions: str = "hard"
+    small_groups: tuple = ()  # attribute classes left out of the means (fewer than min_group_size test members)
 
     @property
     def undefined_reasons(self) -> dict:
@@ -447,7 +458,10 @@ _DIRECTION_UNDEFINED = {
 }
 
 
-def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> DirectionResult:
+def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts, small: np.ndarray,
+                   excluded: np.ndarray) -> DirectionResult:
+    """One direction; the pairs of the ``excluded`` attribute classes (small groups) stay in the table, flagged
+    ``small``, and out of the mean."""
     both, support, predicted = _direction_inputs(
         direction, test.gram, len(test.attr_classes), len(test.task_classes), (test.attr_roles, test.task_roles))
     p_true, p_pred, delta, contribution, undefined = _direction_arrays(y, both, support, predicted)
@@ -455,18 +469,28 @@ def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts) -> D
     all_undefined = bool(undefined.size) and n_undefined == undefined.size
     reason = _DIRECTION_UNDEFINED[direction] if all_undefined else None
     _warn_undefined(n_undefined, undefined.size, f"BiasAmp {direction}")
-    value = float(_mean_defined(contribution, undefined))
+    left_out = np.broadcast_to(excluded[:, None], undefined.shape) & ~undefined
+    value = float(_mean_defined(contribution, undefined | left_out))
     pairs = _pair_frame(
         test.attr_classes, test.task_classes,
         y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
         n_attr=_as_count(test.total("attr"))[:, None], n_task=_as_count(test.total("task"))[None, :],
-        n_both=_as_count(both), undefined=undefined,
+        n_both=_as_count(both), small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
     )
-    return DirectionResult(direction, value, pairs, int((~undefined).sum()), n_undefined, all_undefined, reason)
+    return DirectionResult(direction, value, pairs, int((~undefined & ~left_out).sum()), n_undefined, all_undefined,
+                           reason, int(left_out.sum()))
+
+
+def small_attr_groups(test: CooccurrenceCounts, min_group_size: int = 30,
+                      include_small_groups: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``(small, excluded)`` over the attribute classes, from their (weighted) test sizes."""
+    return small_groups(test.total("attr"), check_min_group_size(min_group_size),
+                        check_include_small_groups(include_small_groups))
 
 
 def directional_from_counts(
-    train: CooccurrenceCounts, test: CooccurrenceCounts, *, train_source: str = "train"
+    train: CooccurrenceCounts, test: CooccurrenceCounts, *, train_source: str = "train", min_group_size: int = 30,
+    include_small_groups: bool = False,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification from count tables.
 
@@ -480,6 +504,10 @@ def directional_from_counts(
     train_source : str, default "train"
         Recorded in the result (``"test"`` when ``train`` was built from the
         test ground truth).
+    min_group_size, include_small_groups : int, bool
+        Attribute classes with fewer (weighted) test members are small: their
+        pairs stay in ``pairs`` (flagged ``small``) and out of the mean
+        (:ref:`def-small-groups`).
 
     Returns
     -------
@@ -528,15 +556,22 @@ def directional_from_counts(
     if not test.has("task_pred") and not test.has("attr_pred"):
         raise ValueError("test counts hold neither task_pred (for A->T) nor attr_pred (for T->A)")
     y = correlation_sign(train)
-    a_to_t = _one_direction("A->T", y, test) if test.has("task_pred") else None
-    t_to_a = _one_direction("T->A", y, test) if test.has("attr_pred") else None
+    small, excluded = small_attr_groups(test, min_group_size, include_small_groups)
+    a_to_t = _one_direction("A->T", y, test, small, excluded) if test.has("task_pred") else None
+    t_to_a = _one_direction("T->A", y, test, small, excluded) if test.has("attr_pred") else None
+    if excluded.any():
+        names = ", ".join(f"{c!r} (n={n:g})" for c, n, e in zip(test.attr_classes, test.total("attr"), excluded) if e)
+        warnings.warn(f"BiasAmp->: attribute classes with fewer than {min_group_size} test members are left out of "
+                      f"the mean (their pairs stay in the table, flagged 'small'): {names}", SmallGroupWarning,
+                      stacklevel=3)
     given = [d for d in (a_to_t, t_to_a) if d is not None]
     if all(d.undefined for d in given):
         raise _all_undefined_error([(f"BiasAmp {d.direction}", len(d.pairs), d.reason) for d in given])
     _warn_undefined_statistics({f"BiasAmp {d.direction}": d.reason for d in given if d.undefined})
     return DirectionalBiasAmpResult(a_to_t, t_to_a, train_source, test.rows,
                                     train.rows if train_source == "train" else None,
-                                    bool(test.weighted or train.weighted))
+                                    bool(test.weighted or train.weighted),
+                                    small_groups=tuple(c for c, e in zip(test.attr_classes, excluded) if e))
 
 
 def _mals_arrays(at: np.ndarray, pp: np.ndarray):
@@ -651,6 +686,8 @@ def bias_amp_directional(
     missing: Missing = "raise",
     threshold: float = 0.5,
     soft: Soft = "threshold",
+    min_group_size: int = 30,
+    include_small_groups: bool = False,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
 
@@ -707,6 +744,14 @@ def bias_amp_directional(
         ``"expected"``: probabilities count as expected counts instead (the
         directional paper's reading for sentence completion). The result's
         ``predictions`` says which was used.
+    min_group_size : int, default 30
+        Attribute classes with fewer (weighted) test members are small: their
+        pairs stay in ``pairs`` (flagged ``small``) but are left out of both
+        directions' means, with a ``SmallGroupWarning``, unless
+        ``include_small_groups`` or fewer than two larger classes would remain
+        (:ref:`def-small-groups`; the rule of the fairness metrics).
+    include_small_groups : bool, default False
+        Keep the small classes' pairs in the means.
 
     Returns
     -------
@@ -783,7 +828,9 @@ def bias_amp_directional(
     train, test, _, source, predictions = _count_directional(
         attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
         train_sample_weight, missing, threshold, soft)
-    return dataclasses.replace(directional_from_counts(train, test, train_source=source), predictions=predictions)
+    return dataclasses.replace(directional_from_counts(train, test, train_source=source, min_group_size=min_group_size,
+                                                       include_small_groups=include_small_groups),
+                               predictions=predictions)
 
 
 @keyword_only_since("0.2.0", "attr_pred", "task_pred")

@@ -100,6 +100,10 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
     ka, kt = len(classes[0]), len(classes[1])
     given = [d for d in (point.a_to_t, point.t_to_a) if d is not None]
     directions = [d for d in given if not d.undefined]
+    # the pairs of small attribute classes: in the per-pair tables, out of the means (as in the estimate)
+    left_out = np.isin(np.arange(ka), [i for i, c in enumerate(classes[0])
+                                       if c in set(getattr(point, "small_groups", ()))])[:, None] \
+        & np.ones(kt, dtype=bool)[None, :]
     integral = agree is not None and all(np.array_equal(x, np.rint(x)) for x in (full, *agree.values()))
 
     def arrays(tables: np.ndarray, direction: str):
@@ -109,7 +113,7 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
         out = {}
         for d in directions:
             _, _, _, contribution, undefined = arrays(tables, d.direction)
-            out[d.direction] = _c._mean_defined(contribution, undefined)
+            out[d.direction] = _c._mean_defined(contribution, undefined | left_out)
         return out
 
     def parts(tables: np.ndarray) -> dict:
@@ -127,7 +131,8 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
             defined = np.isfinite(delta)
             p = Parts(
                 estimate=delta, replicates=None, units=_pairs_index(*classes),
-                unit_estimate=delta, to_units=_identity, aggregate=mean_of(defined), unit_name="delta",
+                unit_estimate=delta, to_units=_identity, aggregate=mean_of(defined & ~left_out.ravel()),
+                unit_name="delta",
             )
             out.append(Statistic(d.direction, d.value, None, regular=True, range=(-1.0, 1.0), parts=p))
         return out
@@ -166,7 +171,7 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
                       task_pred: Any = None, attr_train: Any = None, task_train: Any = None,
                       drop_empty_train_rows: bool = False, sample_weight: Any = None,
                       train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
-                      soft: str = "threshold") -> Plan:
+                      soft: str = "threshold", min_group_size: int = 30, include_small_groups: bool = False) -> Plan:
     if args:
         raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
@@ -174,7 +179,10 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
     train, test, (left, right, weights), source, predictions = _c._count_directional(
         attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
         train_sample_weight, missing, threshold, soft)
-    point = dataclasses.replace(_c.directional_from_counts(train, test, train_source=source), predictions=predictions)
+    point = dataclasses.replace(_c.directional_from_counts(train, test, train_source=source,
+                                                           min_group_size=min_group_size,
+                                                           include_small_groups=include_small_groups),
+                                predictions=predictions)
     cells, agree = _label_cells(left, right, weights)
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
     expected_rates = any(m.soft for m in (*left, *right))  # probabilities left soft (soft="expected")

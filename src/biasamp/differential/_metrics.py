@@ -29,14 +29,17 @@ them alike (docs/definitions.md, "Differential fairness").
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from biasamp._core.policy import check_include_small_groups, check_min_group_size, small_groups
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Labels, Missing, Soft, Weights
+from biasamp.exceptions import SmallGroupWarning
 from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
 
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
@@ -65,6 +68,8 @@ class DFBiasAmpResult(ResultMixin):
         The positive outcome (y = 1).
     feature_names : tuple
         The ``sensitive_features`` columns the groups intersect.
+    small_groups : tuple
+        The groups left out of ε (fewer than ``min_group_size`` members).
 
     Notes
     -----
@@ -94,6 +99,7 @@ class DFBiasAmpResult(ResultMixin):
     concentration: float
     pos_label: Any
     feature_names: tuple = ()
+    small_groups: tuple = ()
 
     @property
     def n_undefined(self) -> int:
@@ -154,7 +160,8 @@ def _group_index(groups: tuple, feature_names: tuple) -> pd.Index:
     return pd.Index(groups, name=feature_names[0] if len(feature_names) == 1 else "group")
 
 
-def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_label: Any = 1) -> DFBiasAmpResult:
+def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_label: Any = 1,
+                   min_group_size: int = 30, include_small_groups: bool = False) -> DFBiasAmpResult:
     r"""DF bias amplification from per-group confusion counts of a binary task.
 
     Parameters
@@ -166,6 +173,9 @@ def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_l
         Total Dirichlet concentration :math:`c` (:math:`\alpha = c/2` per outcome).
     pos_label : object, default 1
         The class that is the outcome y = 1.
+    min_group_size, include_small_groups : int, bool
+        Groups with fewer (weighted) members stay in the per-group table,
+        flagged ``small``, and out of ε (:ref:`def-small-groups`).
 
     Returns
     -------
@@ -220,18 +230,28 @@ def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_l
     pos_true = np.asarray(counts.positives, dtype=np.float64)[present, k]
     pos_pred = np.asarray(counts.predicted, dtype=np.float64)[present, k]
     logs_true, logs_pred = log_rates(n, pos_true, c), log_rates(n, pos_pred, c)
-    eps_true, eps_pred = float(epsilon(logs_true)), float(epsilon(logs_pred))
+    small, excluded = small_groups(n, check_min_group_size(min_group_size),
+                                   check_include_small_groups(include_small_groups))
+    if excluded.any():
+        names = ", ".join(f"{g!r} (n={m:g})" for g, m, e in zip(groups, n, excluded) if e)
+        warnings.warn(f"differential fairness: groups with fewer than {min_group_size} members are left out of ε "
+                      f"(they stay in the per-group table, flagged 'small'): {names}", SmallGroupWarning, stacklevel=3)
+    kept = ~excluded
+    kept_groups = tuple(g for g, ok in zip(groups, kept) if ok)
+    eps_true, eps_pred = float(epsilon(logs_true[:, kept])), float(epsilon(logs_pred[:, kept]))
     by_group = pd.DataFrame({
         "n": n,
         "p_true": np.exp(logs_true[1]),
         "p_pred": np.exp(logs_pred[1]),
         "rate_true": pos_true / n,
         "rate_pred": pos_pred / n,
+        "small": small,
     }, index=_group_index(groups, tuple(counts.feature_names or ())))
     return DFBiasAmpResult(value=eps_pred - eps_true, epsilon_true=eps_true, epsilon_pred=eps_pred,
-                           attained_true=_attained(logs_true, outcomes, groups),
-                           attained_pred=_attained(logs_pred, outcomes, groups), by_group=by_group,
-                           concentration=c, pos_label=classes[k], feature_names=tuple(counts.feature_names or ()))
+                           attained_true=_attained(logs_true[:, kept], outcomes, kept_groups),
+                           attained_pred=_attained(logs_pred[:, kept], outcomes, kept_groups), by_group=by_group,
+                           concentration=c, pos_label=classes[k], feature_names=tuple(counts.feature_names or ()),
+                           small_groups=tuple(g for g, e in zip(groups, excluded) if e))
 
 
 def df_bias_amplification(
@@ -245,6 +265,8 @@ def df_bias_amplification(
     threshold: float = 0.5,
     soft: Soft = "threshold",
     missing: Missing = "raise",
+    min_group_size: int = 30,
+    include_small_groups: bool = False,
 ) -> DFBiasAmpResult:
     r"""Differential-fairness bias amplification :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}`.
 
@@ -282,6 +304,13 @@ def df_bias_amplification(
         ``"expected"``: probabilities count as expected positives.
     missing : {"raise", "drop", "group"}, default "raise"
         Rows with a missing value (as in :func:`fairness_metrics`).
+    min_group_size : int, default 30
+        Groups with fewer (weighted) members are small: they stay in the
+        per-group table, flagged ``small``, and out of ε, with a
+        ``SmallGroupWarning``, unless ``include_small_groups`` or fewer than
+        two larger groups would remain (:ref:`def-small-groups`).
+    include_small_groups : bool, default False
+        Keep the small groups in ε.
 
     Returns
     -------
@@ -327,4 +356,5 @@ def df_bias_amplification(
     c = _check_concentration(concentration)
     prep = _prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label, threshold=threshold,
                     soft=soft, sample_weight=sample_weight, missing=missing)
-    return df_from_counts(_counts_of(prep), concentration=c, pos_label=prep.pos_label)
+    return df_from_counts(_counts_of(prep), concentration=c, pos_label=prep.pos_label, min_group_size=min_group_size,
+                          include_small_groups=include_small_groups)

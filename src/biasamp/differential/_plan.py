@@ -83,9 +83,16 @@ def df_evaluator(point: Any, k: int, present: np.ndarray, concentration: float) 
     return Plan(None, values, parts, statistics, None, notes)
 
 
+def kept_groups(groups: tuple, n: np.ndarray, point: Any) -> np.ndarray:
+    """The groups ε is computed over in ``point``: present, and not left out as small."""
+    left_out = set(point.small_groups)
+    return (np.asarray(n, dtype=np.float64) > 0) & np.array([g not in left_out for g in groups], dtype=bool)
+
+
 def _df_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
              concentration: float = 1.0, pos_label: Any = 1, sample_weight: Any = None, threshold: float = 0.5,
-             soft: str = "threshold", missing: str = "raise") -> Plan:
+             soft: str = "threshold", missing: str = "raise", min_group_size: int = 30,
+             include_small_groups: bool = False) -> Plan:
     if args:
         raise TypeError(f"df_bias_amplification takes y_true and y_pred positionally, got {2 + len(args)} arguments")
     if y_true is None or y_pred is None or sensitive_features is None:
@@ -94,11 +101,11 @@ def _df_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_featu
     prep = _f._prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
                        threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing)
     counts = _f._counts_of(prep)
-    point = _d.df_from_counts(counts, concentration=c, pos_label=prep.pos_label)
+    point = _d.df_from_counts(counts, concentration=c, pos_label=prep.pos_label, min_group_size=min_group_size,
+                              include_small_groups=include_small_groups)
     cells, classes, groups, _ = _cells(prep, prep.groups)
     k = list(classes).index(prep.pos_label)
-    present = np.asarray(counts.n, dtype=np.float64) > 0
-    plan = df_evaluator(point, k, present, c)
+    plan = df_evaluator(point, k, kept_groups(counts.groups, counts.n, point), c)
     plan.cells = cells
     plan.result = point
     return plan

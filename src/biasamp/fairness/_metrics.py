@@ -55,10 +55,12 @@ from biasamp._core.labels import (
     to_numpy,
 )
 from biasamp._core.policy import SOFT_CHOICES
+from biasamp._core.policy import check_min_group_size as _check_min_group_size
 from biasamp._core.policy import check_threshold as _check_threshold
 from biasamp._core.policy import class_index as _class_index
 from biasamp._core.policy import harden as _harden  # noqa: F401
 from biasamp._core.policy import harden_maybe as _harden_maybe
+from biasamp._core.policy import small_groups as _small_groups
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Average, Labels, Missing, Soft, Weights
 from biasamp.exceptions import SmallGroupWarning, UndefinedPairWarning, warn_outside
@@ -736,10 +738,6 @@ def _headline(classes: tuple, multilabel: bool, average: Any, pos_label: Any) ->
 
 
 
-def _check_min_group_size(min_group_size: Any) -> int:
-    if isinstance(min_group_size, bool) or not isinstance(min_group_size, (int, np.integer)) or min_group_size < 0:
-        raise ValueError(f"min_group_size must be a non-negative integer, got {min_group_size!r}")
-    return int(min_group_size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -805,17 +803,6 @@ def _counts_of(prep: _Prepared) -> ConfusionCounts:
                            prep.yt.codes is None, prep.predictions)
 
 
-def _small_groups(n: np.ndarray, min_group_size: int, include_small_groups: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``(small, excluded)`` masks over the groups.
-
-    Small groups are excluded from the headline unless asked, or unless fewer
-    than two groups would remain (nothing could be compared without them).
-    """
-    small = (n > 0) & (n < min_group_size)
-    big = (n >= min_group_size) & (n > 0)
-    if include_small_groups or big.sum() < 2:
-        return small, np.zeros_like(small)
-    return small, small
 
 
 # --------------------------------------------------------------------------- #

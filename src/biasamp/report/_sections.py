@@ -226,13 +226,16 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from biasamp.stats import bootstrap
 
     kw = {"attr_pred": inp.attr_pred, "task_pred": inp.task_pred, "attr_train": inp.attr_train,
-          "task_train": inp.task_train, **_weight_kwargs(inp), **_policy_kwargs(opt)}
+          "task_train": inp.task_train, **_weight_kwargs(inp), **_policy_kwargs(opt), **_group_kwargs(opt)}
     res, boot, notes = _computed(
         inp, "directional", lambda: bias_amp_directional(inp.attr, inp.task, **kw),
         lambda: bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, **_boot_kwargs(opt, "directional")))
     out = SectionData(notes=_predictions_note(res) + notes)
     if res.train_source == "test":
         out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
+    if res.small_groups:
+        out.notes.append(f"small attribute classes (fewer than {_min_group_size(opt)} test members) left out of the "
+                         f"means, their pairs kept in the tables: {', '.join(map(repr, res.small_groups))}")
     bars = []
     for d in (res.a_to_t, res.t_to_a):
         if d is None:
@@ -332,6 +335,11 @@ def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
 def _policy_kwargs(opt: AuditOptions) -> dict:
     """``threshold`` / ``soft`` of the audit: one probability policy for every count-based section."""
     return {k: opt.fairness[k] for k in ("threshold", "soft") if k in opt.fairness}
+
+
+def _group_kwargs(opt: AuditOptions) -> dict:
+    """``min_group_size`` / ``include_small_groups`` of the audit, for the families that leave small groups out."""
+    return {k: opt.fairness[k] for k in ("min_group_size", "include_small_groups") if k in opt.fairness}
 
 
 def _predictions_note(res: Any) -> list:
@@ -464,7 +472,7 @@ def _differential_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from biasamp.stats import bootstrap
 
     fopt, _ = resolve_fairness_options(opt.fairness, _uniques(inp.task), False)
-    kw = {k: fopt[k] for k in ("pos_label", "threshold", "soft") if k in fopt}
+    kw = {k: fopt[k] for k in ("pos_label", "threshold", "soft", "min_group_size", "include_small_groups") if k in fopt}
     if inp.weight is not None:
         kw["sample_weight"] = inp.weight
     res, boot, notes = _computed(
@@ -478,6 +486,9 @@ def _differential_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             out.notes.append(f"{name} is attained by outcome {y!r}: most frequent in group {hi!r}, least in {lo!r}")
     if boot is not None:
         out.notes.extend(boot.notes)
+    if res.small_groups:
+        out.notes.append(f"small groups (fewer than {_min_group_size(opt)} members) left out of epsilon, kept in the "
+                         f"groups table: {', '.join(map(repr, res.small_groups))}")
     out.tables["groups"] = res.to_frame().reset_index()
     return out
 

@@ -681,7 +681,8 @@ def stream_audit(
     policy = {k: opt.fairness[k] for k in ("threshold", "soft") if k in opt.fairness}
 
     if "directional" in keys:
-        fam["directional"] = _Family(lambda: CooccurrenceAccumulator(attr_all, task_all, **policy,
+        groups_opt = {k: opt.fairness[k] for k in ("min_group_size", "include_small_groups") if k in opt.fairness}
+        fam["directional"] = _Family(lambda: CooccurrenceAccumulator(attr_all, task_all, **policy, **groups_opt,
                                                                      **boot("directional")), errors, opt)
     if "mals" in keys and has_ap and has_tp:
         fam["mals"] = _Family(lambda: CooccurrenceAccumulator(attr_mals, task_mals, metric="mals", **policy,
@@ -697,7 +698,8 @@ def stream_audit(
                                   errors, opt)
     if "differential" in keys and has_tp and not columns.multilabel and len(task_test) == 2:
         dopt, _ = resolve_fairness_options(opt.fairness, task_test, False)
-        dopt = {k: dopt[k] for k in ("pos_label", "threshold", "soft") if k in dopt}
+        dopt = {k: dopt[k] for k in ("pos_label", "threshold", "soft", "min_group_size", "include_small_groups")
+                if k in dopt}
         fam["differential"] = _Family(lambda: DifferentialAccumulator(task_test, attr_test, **dopt,
                                                                       **boot("differential")), errors, opt)
     if "multi" in keys and columns.multilabel:
