@@ -233,9 +233,6 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     out = SectionData(notes=_predictions_note(res) + notes)
     if res.train_source == "test":
         out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
-    if res.small_groups:
-        out.notes.append(f"small attribute classes (fewer than {_min_group_size(opt)} test members) left out of the "
-                         f"means, their pairs kept in the tables: {', '.join(map(repr, res.small_groups))}")
     bars = []
     for d in (res.a_to_t, res.t_to_a):
         if d is None:
@@ -486,9 +483,6 @@ def _differential_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             out.notes.append(f"{name} is attained by outcome {y!r}: most frequent in group {hi!r}, least in {lo!r}")
     if boot is not None:
         out.notes.extend(boot.notes)
-    if res.small_groups:
-        out.notes.append(f"small groups (fewer than {_min_group_size(opt)} members) left out of epsilon, kept in the "
-                         f"groups table: {', '.join(map(repr, res.small_groups))}")
     out.tables["groups"] = res.to_frame().reset_index()
     return out
 
