@@ -276,3 +276,26 @@ def test_probabilities_are_thresholded_by_default_in_every_layer(family):
             _values(family, scored, soft="expected")
     else:
         assert _values(family, scored, soft="expected") != hard
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_small_groups_are_left_out_of_every_family_by_default(family):
+    from biasamp.exceptions import SmallGroupWarning
+
+    roles = _example(family, seed=16)
+    rows = np.flatnonzero(roles["attr"] == 2)[:8]  # group 2 keeps 8 of its rows: a small group (< 30)
+    keep = np.concatenate([np.flatnonzero(roles["attr"] != 2), rows])
+    small = _take(roles, keep)
+    if "attr_pred" in small:  # predicted groups of the same sizes (BiasAmp_MALS sizes groups by their predictions)
+        small["attr_pred"] = small["attr"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        with pytest.warns(SmallGroupWarning, match=r"2 \(n=8\)"):
+            default = _values(family, small)
+        every = _values(family, small, include_small_groups=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SmallGroupWarning)  # not small at all: no warning
+            low = _values(family, small, min_group_size=5)
+    assert every == low  # kept on request = not small
+    if family.key != "mals":  # (MALS: a group this small has bias_train < 1/|A| here, so its pairs add 0 anyway)
+        assert default != every  # the option reaches the function, and the small group mattered

@@ -767,7 +767,7 @@ class CooccurrenceAccumulator(_Accumulator):
         if self.metric == "directional":
             res = directional_from_counts(train, test, train_source=source, **self.group_options)
         else:
-            res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]))
+            res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]), **self.group_options)
         return dataclasses.replace(res, predictions=self.predictions)
 
     def reset(self) -> CooccurrenceAccumulator:
@@ -1210,6 +1210,9 @@ class MultiAttributeAccumulator(_Accumulator):
     threshold : float, default 0.5
         Probabilities given as predictions are predicted when they exceed it
         (:ref:`def-probabilities`).
+    min_group_size, include_small_groups : int, bool
+        Small groups are left out of the headlines, as
+        :func:`~biasamp.multi_bias_amp` does.
 
     See Also
     --------
@@ -1281,8 +1284,12 @@ class MultiAttributeAccumulator(_Accumulator):
         stream: int = 0,
         missing: str = "raise",
         threshold: float = 0.5,
+        min_group_size: int = 30,
+        include_small_groups: bool = False,
     ) -> None:
         self.threshold = check_threshold(threshold)
+        self.group_options = {"min_group_size": check_min_group_size(min_group_size),
+                              "include_small_groups": check_include_small_groups(include_small_groups)}
         self._init_bootstrap(n_boot, random_state, stream)
         self.missing = check_missing(missing)
         self.rows = self.train_rows = None  # RowFilter sums of the test and training batches (pass 2)
@@ -1639,7 +1646,7 @@ class MultiAttributeAccumulator(_Accumulator):
     # ---------------------------------------------------------------- merge
     def _merge_meta(self, other: MultiAttributeAccumulator) -> None:
         for what in ("attr_classes", "task_classes", "mode", "min_size", "max_size", "min_support",
-                     "max_combinations", "phase"):
+                     "max_combinations", "phase", "group_options"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(
                     f"cannot merge accumulators with different {what}: "
@@ -1762,7 +1769,7 @@ class MultiAttributeAccumulator(_Accumulator):
             the filters, or every pair undefined.
         """
         counts, selection, source = self.counts()
-        return multi_from_counts(counts, selection=selection, train_source=source)
+        return multi_from_counts(counts, selection=selection, train_source=source, **self.group_options)
 
     def reset(self) -> MultiAttributeAccumulator:
         """Zero the counts (pass 1: the collected sets; pass 2: the tables, M is kept); returns ``self``."""

@@ -303,6 +303,7 @@ class MALSResult(ResultMixin):
     train_rows: RowFilter | None = None
     weighted: bool = False
     predictions: str = "hard"
+    small_groups: tuple = ()  # attribute classes left out of the sum (fewer than min_group_size)
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|contribution|``."""
@@ -481,6 +482,15 @@ def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts, smal
                            reason, int(left_out.sum()))
 
 
+def _warn_small(excluded: np.ndarray, classes: tuple, n: np.ndarray, min_group_size: int, what: str) -> None:
+    """The SmallGroupWarning of a family that left small attribute classes out of its headline."""
+    if excluded.any():
+        names = ", ".join(f"{c!r} (n={m:g})" for c, m, e in zip(classes, n, excluded) if e)
+        warnings.warn(f"{what}: attribute classes with fewer than {min_group_size} test members are left out of "
+                      f"the headline (their pairs stay in the table, flagged 'small'): {names}", SmallGroupWarning,
+                      stacklevel=4)
+
+
 def small_attr_groups(test: CooccurrenceCounts, min_group_size: int = 30,
                       include_small_groups: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(small, excluded)`` over the attribute classes, from their (weighted) test sizes."""
@@ -559,11 +569,7 @@ def directional_from_counts(
     small, excluded = small_attr_groups(test, min_group_size, include_small_groups)
     a_to_t = _one_direction("A->T", y, test, small, excluded) if test.has("task_pred") else None
     t_to_a = _one_direction("T->A", y, test, small, excluded) if test.has("attr_pred") else None
-    if excluded.any():
-        names = ", ".join(f"{c!r} (n={n:g})" for c, n, e in zip(test.attr_classes, test.total("attr"), excluded) if e)
-        warnings.warn(f"BiasAmp->: attribute classes with fewer than {min_group_size} test members are left out of "
-                      f"the mean (their pairs stay in the table, flagged 'small'): {names}", SmallGroupWarning,
-                      stacklevel=3)
+    _warn_small(excluded, test.attr_classes, test.total("attr"), min_group_size, "BiasAmp->")
     given = [d for d in (a_to_t, t_to_a) if d is not None]
     if all(d.undefined for d in given):
         raise _all_undefined_error([(f"BiasAmp {d.direction}", len(d.pairs), d.reason) for d in given])
@@ -598,7 +604,8 @@ def _mals_value(contribution: np.ndarray, n_tasks: int) -> np.ndarray:
     return np.where(np.isnan(contribution), 0.0, contribution).sum(axis=(-2, -1)) / n_tasks
 
 
-def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MALSResult:
+def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts, *, min_group_size: int = 30,
+                     include_small_groups: bool = False) -> MALSResult:
     r"""BiasAmp_MALS from count tables.
 
     Parameters
@@ -607,6 +614,10 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MAL
         Counts of the training ground truth (roles ``attr`` and ``task``).
     pred : CooccurrenceCounts
         Counts of the test predictions (roles ``attr_pred`` and ``task_pred``).
+    min_group_size, include_small_groups : int, bool
+        Attribute classes predicted for fewer (weighted) test rows are small:
+        their pairs stay in ``pairs`` (flagged ``small``) and out of the sum
+        (:ref:`def-small-groups`).
 
     Returns
     -------
@@ -656,14 +667,20 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts) -> MAL
     if n_undefined == undefined.size:
         raise _all_undefined_error([("BiasAmp_MALS", undefined.size, _MALS_UNDEFINED)])
     _warn_undefined(n_undefined, undefined.size, "BiasAmp_MALS")
-    value = float(_mals_value(contribution, n_tasks))
+    # the groups' test sizes are the rows predicted in them (MALS reads no test ground truth)
+    small, excluded = small_groups(pred.total("attr_pred"), check_min_group_size(min_group_size),
+                                   check_include_small_groups(include_small_groups))
+    _warn_small(excluded, pred.attr_classes, pred.total("attr_pred"), min_group_size, "BiasAmp_MALS")
+    value = float(_mals_value(np.where(excluded[:, None], np.nan, contribution), n_tasks))
     pairs = _pair_frame(
         train.attr_classes, train.task_classes,
         bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,
-        contribution=contribution, n_train=at, n_pred=pp if pred.soft_roles else _as_count(pp), undefined=undefined,
+        contribution=contribution, n_train=at, n_pred=pp if pred.soft_roles else _as_count(pp),
+        small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
     )
     return MALSResult(value, pairs, n_tasks, n_undefined, rows=pred.rows, train_rows=train.rows,
-                      weighted=bool(pred.weighted or train.weighted))
+                      weighted=bool(pred.weighted or train.weighted),
+                      small_groups=tuple(c for c, e in zip(pred.attr_classes, excluded) if e))
 
 
 _MALS_UNDEFINED = "no task has a positive training instance, so no bias_train(a, t) is defined"
@@ -836,7 +853,8 @@ def bias_amp_directional(
 @keyword_only_since("0.2.0", "attr_pred", "task_pred")
 def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, task_pred: Labels,
                   sample_weight: Weights | None = None, train_sample_weight: Weights | None = None,
-                  missing: Missing = "raise", threshold: float = 0.5, soft: Soft = "threshold") -> MALSResult:
+                  missing: Missing = "raise", threshold: float = 0.5, soft: Soft = "threshold",
+                  min_group_size: int = 30, include_small_groups: bool = False) -> MALSResult:
     r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
 
     .. math::
@@ -876,6 +894,13 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
         ``"expected"``: probabilities count as expected counts instead (the
         directional paper's reading for sentence completion). The result's
         ``predictions`` says which was used.
+    min_group_size : int, default 30
+        Attribute classes predicted for fewer (weighted) test rows are small:
+        their pairs stay in ``pairs`` (flagged ``small``) but out of the sum,
+        with a ``SmallGroupWarning``, unless ``include_small_groups`` or fewer
+        than two larger classes would remain (:ref:`def-small-groups`).
+    include_small_groups : bool, default False
+        Keep the small classes' pairs in the sum.
 
     Returns
     -------
@@ -929,7 +954,8 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
     """
     train, pred, _, predictions = _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight,
                                               train_sample_weight, missing, threshold, soft)
-    return dataclasses.replace(mals_from_counts(train, pred), predictions=predictions)
+    return dataclasses.replace(mals_from_counts(train, pred, min_group_size=min_group_size,
+                                                include_small_groups=include_small_groups), predictions=predictions)
 
 
 def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:

@@ -199,12 +199,16 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
     ``at`` holds exact integers unless non-integer training weights were given.
     """
 
+    # the pairs of small attribute classes: in the per-pair tables, out of the sum (as in the estimate)
+    left_out = np.array([c in set(getattr(point, "small_groups", ())) for c in classes[0]], dtype=bool)[:, None] \
+        & np.ones(len(classes[1]), dtype=bool)[None, :]
+
     def terms(tables: np.ndarray):
         return _c._mals_arrays(at, tables[..., 1:, 1:])
 
     def values(tables: np.ndarray) -> dict:
         *_, contribution, _, n_tasks = terms(tables)
-        return {"MALS": _c._mals_value(contribution, n_tasks)}
+        return {"MALS": _c._mals_value(np.where(left_out, np.nan, contribution), n_tasks)}
 
     def parts(tables: np.ndarray) -> dict:
         *_, contribution, _, _ = terms(tables)
@@ -215,7 +219,8 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
         est = parts(full)["MALS"][0]
         p = Parts(
             estimate=est, replicates=None, units=_pairs_index(*classes), unit_estimate=est, to_units=_identity,
-            aggregate=lambda v: float(np.nansum(v) / n_tasks), unit_name="contribution",
+            aggregate=lambda v: float(np.nansum(np.where(left_out.ravel(), np.nan, v)) / n_tasks),
+            unit_name="contribution",
         )
         return [Statistic("MALS", point.value, None, regular=True, range=(-1.0, 1.0), parts=p)]
 
@@ -226,12 +231,15 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
 
 def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_pred: Any = None,
                task_pred: Any = None, sample_weight: Any = None, train_sample_weight: Any = None,
-               missing: str = "raise", threshold: float = 0.5, soft: str = "threshold") -> Plan:
+               missing: str = "raise", threshold: float = 0.5, soft: str = "threshold", min_group_size: int = 30,
+               include_small_groups: bool = False) -> Plan:
     if args or any(x is None for x in (attr_train, task_train, attr_pred, task_pred)):
         raise TypeError("bias_amp_mals takes attr_train, task_train and the keyword arguments attr_pred, task_pred")
     train, pred, (left, right, weights), predictions = _c._count_mals(
         attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight, missing, threshold, soft)
-    point = dataclasses.replace(_c.mals_from_counts(train, pred), predictions=predictions)
+    point = dataclasses.replace(_c.mals_from_counts(train, pred, min_group_size=min_group_size,
+                                                    include_small_groups=include_small_groups),
+                                predictions=predictions)
     cells, _ = _label_cells(left, right, weights)
     plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._as_count(train.cross("attr", "task")))
     plan.cells = cells

@@ -55,7 +55,14 @@ from biasamp._core.labels import (
     check_consistent_length,
     encode_labels,
 )
-from biasamp._core.policy import check_soft, check_threshold, harden_roles
+from biasamp._core.policy import (
+    check_include_small_groups,
+    check_min_group_size,
+    check_soft,
+    check_threshold,
+    harden_roles,
+    small_groups,
+)
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, add_filters
 from biasamp._core.typing import AttrPredRule, Combinations, Labels, Missing, Soft, Support, Weights
@@ -65,6 +72,7 @@ from biasamp.cooccurrence._metrics import (
     _as_count,
     _greater,
     _rows_lines,
+    _warn_small,
     _warn_undefined,
     _warn_undefined_statistics,
     correlation_sign,
@@ -837,6 +845,7 @@ class MultiBiasAmpResult(ResultMixin):
     train_rows: RowFilter | None = None
     weighted: bool = False
     predictions: str = "hard"
+    small_groups: tuple = ()  # groups left out of the headlines (fewer than min_group_size)
 
     @property
     def undefined_reasons(self) -> dict:
@@ -889,7 +898,7 @@ def _frame(counts: MultiAttributeCounts, **columns: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({**index, **data})
 
 
-def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
+def _mals(counts: MultiAttributeCounts, small: np.ndarray, left_out: np.ndarray) -> MultiMetricResult:
     n_groups, n_comb = len(counts.attr_classes), len(counts.combinations)
     joint = _as_count(counts.train_joint)
     col = joint.sum(axis=0)  # #(m ⊆ S) in train: > 0 for every kept m
@@ -906,11 +915,12 @@ def _mals(counts: MultiAttributeCounts) -> MultiMetricResult:
     n_undefined = int(undefined.sum())
     reason = _MULTI_UNDEFINED["Multi_MALS"] if n_undefined == undefined.size else None
     _warn_undefined(n_undefined, undefined.size, "Multi_MALS")
-    defined = contribution[~undefined]
+    out = np.broadcast_to(left_out[:, None], undefined.shape)  # small groups: in the table, out of the headline
+    defined = contribution[~undefined & ~out]
     table = _frame(
         counts, bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta,
         contribution=contribution, n_train=joint, n_train_comb=col[None, :], n_pred=pp,
-        n_pred_comb=pcol[None, :], undefined=undefined,
+        n_pred_comb=pcol[None, :], small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
     )
     if reason is not None:
         return MultiMetricResult("Multi_MALS", np.nan, np.nan, np.nan, table, n_comb, 0, n_undefined, True, reason)
@@ -927,7 +937,8 @@ _MULTI_UNDEFINED = {
 }
 
 
-def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) -> MultiMetricResult:
+def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray, small: np.ndarray,
+                 left_out: np.ndarray) -> MultiMetricResult:
     both = counts.test_joint
     n_attr = counts.test_attr[:, None]
     n_comb = both.sum(axis=0)[None, :]
@@ -946,10 +957,12 @@ def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray) ->
     n_undefined = int(undefined.sum())
     reason = _MULTI_UNDEFINED[direction] if n_undefined == undefined.size else None
     _warn_undefined(n_undefined, undefined.size, f"Multi_{direction}")
-    d, c = delta[~undefined], contribution[~undefined]
+    out = np.broadcast_to(left_out[:, None], undefined.shape)  # small groups: in the table, out of the headline
+    d, c = delta[~undefined & ~out], contribution[~undefined & ~out]
     table = _frame(
         counts, y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
-        n_attr=n_attr, n_comb=n_comb, n_both=both, n_predicted=predicted, undefined=undefined,
+        n_attr=n_attr, n_comb=n_comb, n_both=both, n_predicted=predicted,
+        small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
     )
     if reason is not None:
         return MultiMetricResult(f"Multi_{direction}", np.nan, np.nan, np.nan, table, len(counts.combinations), 0,
@@ -973,7 +986,8 @@ def _train_sign(counts: MultiAttributeCounts) -> np.ndarray:
 
 
 def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = None,
-                      train_source: str = "train") -> MultiBiasAmpResult:
+                      train_source: str = "train", min_group_size: int = 30,
+                      include_small_groups: bool = False) -> MultiBiasAmpResult:
     r"""Multi_MALS, Multi G→M and Multi M→G from a count table.
 
     Parameters
@@ -1039,9 +1053,13 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
                 f"counts.{part}: every combination of the count table must occur in the {where} ground truth, "
                 f"but {absent.size} never do{'es' if absent.size == 1 else ''} (e.g. {names!r})")
     y = _train_sign(counts)
-    mals = _mals(counts) if counts.joint_ghat_mhat is not None else None
-    g_to_m = _directional(counts, "G->M", y) if counts.joint_g_mhat is not None else None
-    m_to_g = _directional(counts, "M->G", y) if counts.joint_ghat_m is not None else None
+    n_groups = np.asarray(counts.test_attr, dtype=np.float64)
+    small, left_out = small_groups(n_groups, check_min_group_size(min_group_size),
+                                   check_include_small_groups(include_small_groups))
+    _warn_small(left_out, counts.attr_classes, n_groups, min_group_size, "multi-attribute bias amplification")
+    mals = _mals(counts, small, left_out) if counts.joint_ghat_mhat is not None else None
+    g_to_m = _directional(counts, "G->M", y, small, left_out) if counts.joint_g_mhat is not None else None
+    m_to_g = _directional(counts, "M->G", y, small, left_out) if counts.joint_ghat_m is not None else None
     if mals is None and g_to_m is None and m_to_g is None:
         raise ValueError("the count table holds no predicted counts")
     given = [r for r in (mals, g_to_m, m_to_g) if r is not None]
@@ -1054,7 +1072,8 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
         "removed_min_support": 0, "removed_not_in_test": 0,
     }
     return MultiBiasAmpResult(mals, g_to_m, m_to_g, counts.combinations, sel, train_source, counts, counts.rows,
-                              counts.train_rows if train_source == "train" else None, counts.weighted)
+                              counts.train_rows if train_source == "train" else None, counts.weighted,
+                              small_groups=tuple(c for c, e in zip(counts.attr_classes, left_out) if e))
 
 
 # --------------------------------------------------------------------------- #
@@ -1158,6 +1177,8 @@ def multi_bias_amp(
     missing: Missing = "raise",
     threshold: float = 0.5,
     soft: Soft = "threshold",
+    min_group_size: int = 30,
+    include_small_groups: bool = False,
 ) -> MultiBiasAmpResult:
     r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
 
@@ -1262,6 +1283,13 @@ def multi_bias_amp(
     soft : {"threshold"}, default "threshold"
         ``"expected"`` raises: containment of a combination in expected rates
         is not defined.
+    min_group_size : int, default 30
+        Groups with fewer (weighted) test members are small: their pairs stay
+        in the tables (flagged ``small``) but out of every headline, with a
+        ``SmallGroupWarning``, unless ``include_small_groups`` or fewer than
+        two larger groups would remain (:ref:`def-small-groups`).
+    include_small_groups : bool, default False
+        Keep the small groups' pairs in the headlines.
 
     Returns
     -------
@@ -1378,7 +1406,9 @@ def multi_bias_amp(
                     threshold=threshold, soft=soft)
     counts, selection = _count(prep, mode=mode, min_size=min_size, max_size=max_size, min_support=min_support,
                                max_combinations=max_combinations, support=support)
-    return dataclasses.replace(multi_from_counts(counts, selection=selection, train_source=prep.source),
+    return dataclasses.replace(multi_from_counts(counts, selection=selection, train_source=prep.source,
+                                                 min_group_size=min_group_size,
+                                                 include_small_groups=include_small_groups),
                                predictions=prep.predictions)
 
 

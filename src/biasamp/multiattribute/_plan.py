@@ -84,7 +84,7 @@ def _mean_defined(x: np.ndarray) -> float:
 
 
 _MULTI_OPTIONS = ("combinations", "min_size", "max_size", "min_support", "max_combinations", "support",
-                  "threshold", "soft")
+                  "threshold", "soft", "min_group_size", "include_small_groups")
 
 
 def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
@@ -100,7 +100,8 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
         raise TypeError(f"multi_bias_amp got unexpected keyword arguments {sorted(unknown)!r}")
     # the point estimate, from the same prepared rows as the cells
     opts = {"combinations": "observed", "min_size": 1, "max_size": None, "min_support": 1,
-            "max_combinations": 200_000, "support": "containment", "threshold": 0.5, "soft": "threshold", **options}
+            "max_combinations": 200_000, "support": "containment", "threshold": 0.5, "soft": "threshold",
+            "min_group_size": 30, "include_small_groups": False, **options}
     mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
     checked = {name: _m._check_int(opts[name], name, 1, allow_none=name == "max_size")
                for name in ("min_size", "max_size", "min_support", "max_combinations")}
@@ -119,7 +120,9 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
             "in every column, which the resampled tables do not hold): compute the point estimate with "
             "multi_bias_amp, or pass one-hot attr_pred")
     counts, selection = _m._count(prep, mode=mode, support=opts["support"], **checked)
-    point = dataclasses.replace(_m.multi_from_counts(counts, selection=selection, train_source=prep.source),
+    point = dataclasses.replace(_m.multi_from_counts(counts, selection=selection, train_source=prep.source,
+                                                     min_group_size=opts["min_group_size"],
+                                                     include_small_groups=opts["include_small_groups"]),
                                 predictions=prep.predictions)
     codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}
     task_mats = [prep.a[r] for r in ("task", "task_pred") if r in prep.a]
@@ -152,6 +155,9 @@ def multi_evaluator(point: Any) -> Plan:
     train_joint = _c._as_count(counts.train_joint)
     use = {key: r is not None and not r.undefined
            for key, r in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g))}
+    # small groups' pairs: in the tables, out of every headline (as in the estimate): NaN, like undefined pairs
+    left_out = np.array([g in set(getattr(point, "small_groups", ())) for g in counts.attr_classes],
+                        dtype=bool)[None, :, None]
     names = [n for key in ("Multi_MALS", "G->M", "M->G") if use[key] for n in (key, key + " raw")]
 
     def deltas(tables: np.ndarray) -> dict:
@@ -160,14 +166,17 @@ def multi_evaluator(point: Any) -> Plan:
         both = tables[:, g_rows, m_cols]
         if use["Multi_MALS"]:
             *_, contribution, _, _ = _c._mals_arrays(train_joint, tables[:, gh_rows, mh_cols])
+            contribution = np.where(left_out, np.nan, contribution)
             out["Multi_MALS"] = (contribution, contribution)
         if use["G->M"]:
             support = np.broadcast_to(tables[:, g_rows, 0:1], both.shape)
             _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, g_rows, mh_cols])
+            undefined = undefined | left_out
             out["G->M"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
         if use["M->G"]:
             support = np.broadcast_to(both.sum(axis=1, keepdims=True), both.shape)
             _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, gh_rows, m_cols])
+            undefined = undefined | left_out
             out["M->G"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
         return out
 

@@ -297,7 +297,7 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     attr_train, task_train = (inp.attr_train, inp.task_train) if inp.has_train else (inp.attr, inp.task)
     if not inp.has_train:
         out.notes.append("no training labels were given: bias_train comes from the test ground truth")
-    wk = {**_weight_kwargs(inp), **_policy_kwargs(opt)}
+    wk = {**_weight_kwargs(inp), **_policy_kwargs(opt), **_group_kwargs(opt)}
     if wk and not inp.has_train:  # the test rows stand in for the training rows, with their weights
         wk["train_sample_weight"] = inp.weight
     res, boot, notes = _computed(
@@ -326,6 +326,7 @@ def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
         task_train=inp.task_train if inp.has_train else None,
         combinations=opt.combinations, min_size=opt.min_size, max_size=opt.max_size, min_support=opt.min_support,
         **_weight_kwargs(inp), **{k: v for k, v in _policy_kwargs(opt).items() if k == "threshold"},
+        **_group_kwargs(opt),
     )
 
 

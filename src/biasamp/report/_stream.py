@@ -679,14 +679,14 @@ def stream_audit(
 
     # one probability policy for every family (the audit's threshold / soft)
     policy = {k: opt.fairness[k] for k in ("threshold", "soft") if k in opt.fairness}
+    groups_opt = {k: opt.fairness[k] for k in ("min_group_size", "include_small_groups") if k in opt.fairness}
 
     if "directional" in keys:
-        groups_opt = {k: opt.fairness[k] for k in ("min_group_size", "include_small_groups") if k in opt.fairness}
         fam["directional"] = _Family(lambda: CooccurrenceAccumulator(attr_all, task_all, **policy, **groups_opt,
                                                                      **boot("directional")), errors, opt)
     if "mals" in keys and has_ap and has_tp:
         fam["mals"] = _Family(lambda: CooccurrenceAccumulator(attr_mals, task_mals, metric="mals", **policy,
-                                                              **boot("mals")), errors, opt)
+                                                              **groups_opt, **boot("mals")), errors, opt)
     if "fairness" in keys and has_tp:
         fopt, _ = resolve_fairness_options(opt.fairness, task_test, columns.multilabel)
         fair_classes = task_test
@@ -706,7 +706,7 @@ def stream_audit(
         fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
             attr_all, list(columns.task_names), combinations=opt.combinations, min_size=opt.min_size,
             max_size=opt.max_size, min_support=opt.min_support, threshold=policy.get("threshold", 0.5),
-            **boot("multi")), errors, opt)
+            **groups_opt, **boot("multi")), errors, opt)
 
     # ---- pass 2: the combinations of the multi-attribute metrics ---------- #
     multi = fam.get("multi")
