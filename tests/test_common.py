@@ -299,3 +299,25 @@ def test_small_groups_are_left_out_of_every_family_by_default(family):
     assert every == low  # kept on request = not small
     if family.key != "mals":  # (MALS: a group this small has bias_train < 1/|A| here, so its pairs add 0 anyway)
         assert default != every  # the option reaches the function, and the small group mattered
+
+
+def test_the_0_1_spellings_work_through_bootstrap_with_a_warning():
+    """CHANGELOG promise: the 0.1 spellings work, with a FutureWarning, until 0.3.0 — also through bootstrap."""
+    roles = _example(REGISTRY["mals"], seed=17)
+    a, t, ap, tp = roles["attr"], roles["task"], roles["attr_pred"], roles["task_pred"]
+    new = biasamp.bootstrap(biasamp.bias_amp_mals, a, t, attr_pred=ap, task_pred=tp, n_boot=50, random_state=0)
+    with pytest.warns(FutureWarning, match="pass attr_pred, task_pred by keyword"):
+        old = biasamp.bootstrap(biasamp.bias_amp_mals, a, t, ap, tp, n_boot=50, random_state=0)
+    assert old.estimate == new.estimate and old.ci == new.ci
+    multi = _example(REGISTRY["multi"], seed=18)
+    new = biasamp.bootstrap(biasamp.multi_bias_amp, multi["attr"], multi["task"], task_pred=multi["task_pred"],
+                            n_boot=50, random_state=0)
+    with pytest.warns(FutureWarning, match="group -> attr"):
+        old = biasamp.bootstrap(biasamp.multi_bias_amp, group=multi["attr"], attrs=multi["task"],
+                                attrs_pred=multi["task_pred"], n_boot=50, random_state=0)
+    assert old.estimate == new.estimate
+    with pytest.warns(FutureWarning, match="pass task_pred by keyword"):
+        la = biasamp.leakage_amplification(a, t[:, 0], tp[:, 0], attacker="tabular", n_iter=2, random_state=0,
+                                           progress=False)
+    assert la.value == biasamp.leakage_amplification(a, t[:, 0], task_pred=tp[:, 0], attacker="tabular", n_iter=2,
+                                                     random_state=0, progress=False).value
