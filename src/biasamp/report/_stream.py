@@ -513,7 +513,7 @@ def stream_audit(
     n_iter: int = 10,
     combinations: str = "observed",
     max_size: int | None = None,
-    min_support: int = 1,
+    min_support: int = 10,
     top_k: int = 10,
     title: str = "biasamp audit",
     names: dict | None = None,
