@@ -666,8 +666,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     \b
     Streaming (--stream, or Parquet larger than --max-memory): the data is read
     in batches, one file at a time, in bounded memory. Same metrics and values;
-    no bootstrap intervals for the count-based metrics; DPA and LA run on a
-    random sample of --dpa-rows test rows.
+    Poisson-bootstrap intervals for the count-based metrics (--n-boot 200 by
+    default); DPA and LA run on a random sample of --dpa-rows test rows.
 
     \b
     Examples:

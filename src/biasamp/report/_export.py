@@ -117,7 +117,8 @@ def _inputs_line(report: Any) -> str:
     classes = inp.get("attribute_classes")
     return (f"{inp.get('n_test')} test instances, "
             + (f"{n_train} training instances" if n_train else "no training set (test ground truth used)")
-            + f"; protected attribute {inp.get('attribute')} ({', '.join(map(str, classes or []))}); "
+            + f"; protected attribute {inp.get('attribute')} ({', '.join(map(str, list(classes or [])[:30]))}"
+            + (f", ... {len(classes):,} in all" if len(classes or []) > 30 else "") + "); "
             + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})")
 
 

@@ -547,7 +547,7 @@ def _legend(rows: list, methods: list) -> list:
 
 
 #: longest list of class names a header line shows
-_MAX_LISTED = 80
+_MAX_LISTED = 200
 
 
 def _listed(values: Any, limit: int = _MAX_LISTED) -> str:
@@ -717,6 +717,8 @@ class Report:
         def table_lines(cells):
             # every cell wrapped to its column (between words: a number is never cut), continuation lines below
             cols = [_wrapped(c, w, rest="") if len(c) > w else [c] for c, w in zip(cells, widths)]
+            if self._brief and len(cols[-1]) > 1:  # one line per row: the note cut between words, never in a number
+                cols[-1] = [_wrapped(cells[-1], widths[-1] - 4, rest="")[0] + " ..."]
             return ["  ".join((col[i] if i < len(col) else "").ljust(w) for col, w in zip(cols, widths)).rstrip()
                     for i in range(max(map(len, cols)))]
 
@@ -728,7 +730,7 @@ class Report:
                 lines.append("")
             last = sec_key
             lines += table_lines(row)
-        if rows:
+        if rows and not self._brief:
             legend = _legend(rows, methods)
             if legend:
                 lines.append("")
@@ -741,15 +743,23 @@ class Report:
             for s in other:
                 lines += _wrapped(f"{s.title}: {s.status} - {s.message}", width, rest="  ")
         notes = [(s.title, n) for s in self.sections if s.status == "ok" for n in s.notes]
-        if notes:
+        if notes and self._brief:
+            lines += ["", f"({len(notes)} notes and the legend of the terms: print(report.summary()))"]
+        elif notes:
             lines.append("")
             lines.append("notes:")
             for t, n in notes:
                 lines += _wrapped(f"{t}: {n}", width, indent="  ", rest="    ")
         return "\n".join(terminal(line) for line in lines)  # names from the data: no escape sequence
 
+    _brief = False  # __repr__: the table without its legend and notes (a glance in a REPL)
+
     def __repr__(self) -> str:
-        return self.summary()
+        import copy
+
+        brief = copy.copy(self)
+        brief._brief = True
+        return brief.summary()
 
     # ---- JSON ------------------------------------------------------------- #
     def to_dict(self) -> dict:

@@ -274,7 +274,8 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             out.summary.append(row)
             out.notes.append(
                 f"BiasAmp-> {d.direction}: every (attribute, task) pair has the correlation sign y_at = 0 "
-                "(P(a, t) = P(a) P(t) in the data the signs come from), so every term y_at * Delta is 0 and the interval "
+                "(P(a, t) = P(a) P(t) in the data the signs come from), so every term y_at * Delta is 0 and the "
+                "interval "
                 "[0, 0] says nothing about the model; differences between the model and the data in single "
                 "pairs (the per-pair test) are not amplification of a training correlation here. DPA "
                 "(directional predictability amplification) measures amplification on balanced data")
