@@ -44,7 +44,7 @@ th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums;
 .error{color:#b03a2e}figure{margin:12px 0}figcaption{color:#586069;font-size:.85em}
 details{margin:6px 0}summary{cursor:pointer;color:#0366d6}
 nav ul{columns:2;font-size:.92em}.notes li{color:#6a737d;font-size:.88em}
-table.summary td:last-child{min-width:16em}td.method{white-space:nowrap}
+table.summary td:last-child{min-width:12em}td.method{min-width:11em}
 .small-effect{font-weight:400;opacity:.75}.na{color:#6a737d}
 .size{display:block;color:#586069;font-size:.85em;font-weight:400}
 """
