@@ -26,6 +26,10 @@ Scenarios (rows per test sample in brackets):
   or different base rates, TPRs and FPRs.
 * ``fair2b-none`` / ``fair2b-real`` [1000]: the same populations with the
   library's default for a binary task, ``average="binary"`` (class 1 only).
+* ``fair40-none`` / ``fair40-real`` [4000]: binary task, class 1, 40 groups
+  (one of 20%, 39 of about 2%): more groups than ``PAIRWISE_MAX_GROUPS``, so
+  the intervals of DP, EOFP and EOTP come from a band on the 40 group rates
+  instead of the 780 pairwise differences.
 * ``fair3-none`` / ``fair3-real`` [2000]: three classes x three groups, the
   same two cases; ``fair3-part`` [2000]: one group (20%) differs from the
   others only in how it confuses the classes, so that some per-class terms
@@ -500,7 +504,19 @@ def build_scenarios(seed: int = 0) -> list[Scenario]:
         sc = fairness_scenario(key, title, index=len(scenarios), n=1000, pi=[0.6, 0.4], base=base,
                                confusion=confusion, average="binary")
         scenarios.insert(2 + (key == "fair2b-real"), sc)
-    # differential fairness, created last to keep the other seeds: three groups whose positive rates differ
+    # many groups (40 > PAIRWISE_MAX_GROUPS): the band of DP/EOFP/EOTP is on the group rates, not on the 780
+    # pairwise differences; created last to keep the other seeds; shown last
+    n_many = 40
+    pi = np.r_[0.2, np.full(n_many - 1, 0.8 / (n_many - 1))]  # one large group: BA's ḡ is not tied
+    for key, title, base, confusion in (
+        ("fair40-none", "fairness, binary, 40 groups, no disparity, class 1",
+         [[0.6, 0.4]] * n_many, [bin_conf(0.8, 0.15)] * n_many),
+        ("fair40-real", "fairness, binary, 40 groups, disparity, class 1",
+         [[1 - b, b] for b in np.linspace(0.35, 0.45, n_many)],
+         [bin_conf(t, f) for t, f in zip(np.linspace(0.7, 0.85, n_many), np.linspace(0.2, 0.1, n_many))])):
+        scenarios.append(fairness_scenario(key, title, index=len(scenarios), n=4000, pi=pi, base=base,
+                                           confusion=confusion, average="binary"))
+    # differential fairness, created after the 40-group scenarios (keeping every other seed): three groups whose positive rates differ
     # (.3/.4/.5) and a model that widens the gap; then no disparity at all (every ε is 0)
     add(df_scenario, "df-amp", "differential fairness, 3 groups, the model widens the gap", n=2000,
         pi=[0.5, 0.3, 0.2], base=[[0.7, 0.3], [0.6, 0.4], [0.5, 0.5]],

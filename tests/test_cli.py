@@ -364,7 +364,7 @@ def test_plain_csv_with_two_attributes_in_one_command(runner, tmp_path, plain):
     # the terminal: one block per attribute, each headed by its name, the small group flagged
     out = res.output
     assert out.index("protected attribute sex") < out.index("protected attribute race")
-    assert "attribute race ['Asian', 'Black', 'Native American', 'White']" in out
+    assert "attribute race ['Asian', 'Black', 'Native American', 'White']" in " ".join(out.split())  # lines wrap
     assert "Native American" in out.split("protected attribute race")[1].split("notes:")[1]
 
 

@@ -213,6 +213,7 @@ def test_signed_never_prints_a_nonzero_bound_as_zero():
     assert signed(0.12345) == "+0.1235" and signed(-0.5) == "-0.5000" and signed(0.0) == "+0.0000"
     assert signed(3.2e-6) == "+3.2e-06" and signed(-4e-5) == "-4.0e-05"  # would read +0.0000 / -0.0000
     assert signed(5e-5) == "+0.0001"  # rounds to a nonzero digit: fixed notation is enough
+    assert signed(-2.2e-20) == "+0.0000" and signed(3e-13) == "+0.0000"  # rounding error of an exact 0
 
 
 def test_every_biasamp_warning_derives_from_biasamp_warning():

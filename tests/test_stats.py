@@ -99,8 +99,8 @@ B = np.array([0.12, 0.15, 0.11, 0.14, 0.13, 0.16, 0.21, 0.10])
 
 def test_compare_runs_against_scipy():
     res = compare_runs(A, B)
-    assert res.alternative == "greater"
-    u = st.mannwhitneyu(A, B, alternative="greater")
+    assert res.alternative == "two-sided"
+    u = st.mannwhitneyu(A, B, alternative="two-sided")
     assert res.u_statistic == u.statistic and res.u_pvalue == pytest.approx(u.pvalue)
     d = (A.mean() - B.mean()) / math.sqrt((A.std(ddof=1) ** 2 + B.std(ddof=1) ** 2) / 2)
     assert res.cohens_d == pytest.approx(d)
@@ -116,8 +116,11 @@ def test_compare_runs_against_scipy():
 
 def test_compare_runs_direction():
     res = compare_runs(B, A)
-    assert res.alternative == "less"
-    assert res.u_pvalue == pytest.approx(st.mannwhitneyu(B, A, alternative="less").pvalue)
+    assert res.alternative == "two-sided"  # never chosen from the means
+    assert res.u_pvalue == pytest.approx(st.mannwhitneyu(B, A, alternative="two-sided").pvalue)
+    assert compare_runs(B, A, alternative=None).alternative == "two-sided"
+    less = compare_runs(B, A, alternative="less")
+    assert less.u_pvalue == pytest.approx(st.mannwhitneyu(B, A, alternative="less").pvalue)
     assert res.cohens_d < 0
     forced = compare_runs(B, A, alternative="greater")
     assert forced.u_pvalue == pytest.approx(st.mannwhitneyu(B, A, alternative="greater").pvalue)
@@ -127,6 +130,25 @@ def test_compare_runs_direction():
         compare_runs(A, B, alternative="bigger")
     with pytest.raises(ValueError, match="at least 2"):
         compare_runs(A, [0.1])
+
+
+def test_compare_runs_level_under_no_difference():
+    """Under no difference the default test rejects at (at most) its nominal level.
+
+    4,000 simulated pairs of experiments, 10 runs each, from the same normal
+    distribution. The two-sided U test's exact level at 5% for n = 10 vs 10 is
+    0.043; the binomial SD of the rate is 0.0032, so [0.030, 0.056] holds it with
+    room. Choosing the one-sided direction from the means (the former default)
+    rejects at about twice the level: > 0.07 here.
+    """
+    rng = np.random.default_rng(2021)
+    a = rng.normal(0.2, 0.03, size=(4000, 10))
+    b = rng.normal(0.2, 0.03, size=(4000, 10))
+    default = np.array([compare_runs(x, y).u_pvalue for x, y in zip(a, b)])
+    assert 0.030 <= np.mean(default < 0.05) <= 0.056
+    by_means = np.array([st.mannwhitneyu(x, y, alternative="greater" if x.mean() > y.mean() else "less").pvalue
+                         for x, y in zip(a, b)])
+    assert np.mean(by_means < 0.05) > 0.07
 
 
 def test_compare_runs_degenerate_cases():

@@ -6,7 +6,7 @@
   biasamp (the group fairness metrics and the co-occurrence metrics) by
   multinomial resampling of the contingency table of distinct rows ("cells"),
   never of the raw rows, so 1,000 replicates cost milliseconds;
-* :func:`compare_runs`: one-sided Mann-Whitney U, Cohen's d with its label and
+* :func:`compare_runs`: Mann-Whitney U (two-sided unless a direction is given), Cohen's d with its label and
   Levene's test on mean-normalised values (Qian et al. 2021, App. B.3);
 * :func:`run_summary`: mean, STDEV, MaxDiff and CI of every metric over many
   runs, overall and per class.

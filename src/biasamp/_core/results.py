@@ -98,13 +98,22 @@ def fmt(value: float | None, digits: int = 4) -> str:
     return "None" if value is None else signed(value, digits)
 
 
+#: values closer to 0 than this are printed as 0: every metric is a fraction (or a log-ratio) built from
+#: counts, and a nonzero value this small is the rounding error of an exact 0
+EXACT_ZERO = 1e-12
+
+
 def signed(value: float, digits: int = 4) -> str:
     """``+0.1234``; a nonzero value that would print as ``+0.0000`` in scientific notation (``+3.2e-06``).
 
     A reader must never see an interval ``[+0.0000, ...]`` read as lying above 0
-    without the digits that show it.
+    without the digits that show it. A value within ``EXACT_ZERO`` (1e-12) of 0 is
+    floating-point rounding of an exact 0 (a sum of terms that cancel) and prints
+    as ``+0.0000``, never as ``-2.2e-20``.
     """
     v = float(value)
+    if abs(v) < EXACT_ZERO:
+        v = 0.0
     if v != 0 and math.isfinite(v) and abs(v) < 0.5 * 10.0 ** -digits:
         return f"{v:+.1e}"
     return f"{v:+.{digits}f}"

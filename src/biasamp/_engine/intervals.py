@@ -223,8 +223,9 @@ def holds(lo: float, hi: float, est: float) -> bool:
 def zero_width_note(stat: Statistic) -> str:
     return (
         f"{stat.name}: the interval has width 0 because the statistic takes the same value in every "
-        "bootstrap replicate (e.g. predictions equal to the ground truth for every pair make every Δ exactly "
-        "0, or the predicted attribute is a function of the predicted task)"
+        "bootstrap replicate (e.g. every correlation sign y_at is 0 on balanced data, so BiasAmp-> is 0 "
+        "whatever the predictions; predictions equal to the ground truth for every pair make every Delta "
+        "exactly 0; or the predicted attribute is a function of the predicted task)"
     )
 
 

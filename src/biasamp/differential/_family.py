@@ -22,7 +22,7 @@ DIFFERENTIAL = Family(
     roles=("attr", "task", "task_pred", "sample_weight"),
     statistics=(
         StatisticSpec("DF amplification", "df_amplification", ("task_pred",), _read("value"), (-float("inf"),
-                      float("inf")), regular=False, signed=True,
+                      float("inf")), regular=True, signed=True,
                       scorer=Scorer("DF amplification", target="task", metadata="attr", request="sensitive_features",
                                     aliases=("df_bias_amplification", "differential fairness"))),
         StatisticSpec("epsilon_true", "epsilon_true", ("task_pred",), _read("epsilon_true"), (0.0, float("inf")),

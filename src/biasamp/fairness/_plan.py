@@ -6,7 +6,12 @@ is its group one-hot and its right vector ``[1 | T | T̂ | T∘T̂]``, so the ta
 
 Signed parts of each (non-regular) metric, per class k:
 
-* DP, EOFP, EOTP: the pairwise differences of the group rates (PPR, FPR, TPR);
+* DP, EOFP, EOTP: the pairwise differences of the group rates (PPR, FPR, TPR)
+  when there are at most ``PAIRWISE_MAX_GROUPS`` groups; with more groups, the
+  group rates themselves, from whose box the range of max − min follows
+  (``[max(0, max lo − min hi), max hi − min lo]``), so the cost is linear in
+  the number of groups instead of quadratic (1,000 groups would need 499,500
+  pairs × replicates);
 * DI: the group PPRs themselves (DI = 1 − min/max is not a function of the
   differences);
 * SPSF, FPSF: the weighted deviations Pr[g]·(rate − rate_g);
@@ -37,6 +42,10 @@ from biasamp._engine.intervals import (
 )
 from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
 from biasamp.fairness import _metrics as _f
+
+#: up to this many groups the band of DP/EOFP/EOTP is on the pairwise differences (tighter); above, on the group
+#: rates (G parts instead of G(G-1)/2, conservative: the width of a difference is the sum of two rates' widths)
+PAIRWISE_MAX_GROUPS = 32
 
 _TEST_OF = {"DP": "prediction", "DI": "prediction", "SPSF": "prediction", "EOTP": "positives",
             "EOFP": "negatives", "FPSF": "negatives"}
@@ -101,6 +110,9 @@ def _parts(metric: str, n, pos, pred, tp, gbar: np.ndarray) -> np.ndarray:
     """Signed parts of one metric, shape (..., J)."""
     lead = n.shape[:-1]
     ppr, tpr, fpr = _rates(n, pos, pred, tp)
+    if metric in ("DP", "EOTP", "EOFP") and n.shape[-1] > PAIRWISE_MAX_GROUPS:
+        rate = {"DP": ppr, "EOTP": tpr, "EOFP": fpr}[metric]
+        return np.swapaxes(rate, -1, -2).reshape(*lead, -1)
     n_tot = n.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         weight = (n / np.where(n_tot > 0, n_tot, 1))[..., :, None]
@@ -140,6 +152,11 @@ def _to_units(metric: str, k: int, n_groups: int):
             return abs_range(lo, hi)
         lo = lo.reshape(k, -1)
         hi = hi.reshape(k, -1)
+        if metric in ("DP", "EOFP", "EOTP") and n_groups > PAIRWISE_MAX_GROUPS:
+            # box of the group rates -> range of max_g rate_g - min_g rate_g (NaN rates: undefined groups, left out)
+            a = np.maximum(nan_reduce(lo, 1, "max") - nan_reduce(hi, 1, "min"), 0.0)
+            b = nan_reduce(hi, 1, "max") - nan_reduce(lo, 1, "min")
+            return a, np.clip(b, 0.0, 1.0)
         if metric in ("DP", "EOFP", "EOTP"):
             a, b = abs_range(lo, hi)
             return nan_reduce(a, 1, "max"), np.minimum(nan_reduce(b, 1, "max"), 1.0)
@@ -257,6 +274,11 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
         notes.append("non-integer sample weights: the tests of no effect need counts (whole-number weights are "
                      "read as frequencies), none computed")
     notes += [f"{m} undefined, no interval: {why}" for m, why in point.undefined_reasons.items()]
+    wide = [m for m in metrics if m in ("DP", "EOFP", "EOTP")]
+    if wide and n_groups > PAIRWISE_MAX_GROUPS:
+        notes.append(f"{n_groups} groups: the intervals of {', '.join(wide)} come from a simultaneous band on the "
+                     f"group rates (max - min follows from their box; conservative), not on the "
+                     f"{n_groups * (n_groups - 1) // 2:,} pairwise differences")
     if point.settings is not None and point.settings.excluded_groups:
         notes.append("small groups excluded from the headline and its interval: "
                      + ", ".join(map(repr, point.settings.excluded_groups)))

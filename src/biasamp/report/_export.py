@@ -85,7 +85,7 @@ def headline_rows(report: Any) -> list[dict]:
 
 
 def _num(v: Any, digits: int) -> str:
-    return f"{v:+.{digits}f}" if _finite(v) else "–"
+    return f"{(0.0 if abs(v) < 1e-12 else v):+.{digits}f}" if _finite(v) else "–"  # a rounded exact 0 is 0
 
 
 def _p(v: Any) -> str:
@@ -99,13 +99,26 @@ def _level(report: Any) -> str:
     return f"{100 * lvl:g}%"
 
 
+def _attribute_of(report: Any) -> dict:
+    """Section key -> its protected attribute, for a report of several attributes (``{}`` for one)."""
+    attrs = report.inputs.get("attributes")
+    if not isinstance(attrs, dict):
+        return {}
+    out = {}
+    for name, own in attrs.items():
+        keys = (own or {}).get("sections") or [s.key for s in report.sections if s.key.endswith(f"[{name}]")]
+        out.update(dict.fromkeys(keys, name))
+    return out
+
+
 def _inputs_line(report: Any) -> str:
     inp = report.inputs
     n_train = inp.get("n_train")
     classes = inp.get("attribute_classes")
     return (f"{inp.get('n_test')} test instances, "
             + (f"{n_train} training instances" if n_train else "no training set (test ground truth used)")
-            + f"; protected attribute {inp.get('attribute')} ({', '.join(map(str, classes or []))}); "
+            + f"; protected attribute {inp.get('attribute')} ({', '.join(map(str, list(classes or [])[:30]))}"
+            + (f", ... {len(classes):,} in all" if len(classes or []) > 30 else "") + "); "
             + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})")
 
 
@@ -162,11 +175,19 @@ def render_markdown(report: Any, *, heading_level: int = 1, details: bool = Fals
               + (f" (biasamp {report.version})." if report.version else "."), ""]
     rows = headline_rows(report)
     if rows:
-        body = [[r["metric"], r["direction"], _num(r["value"], digits),
-                 f"[{_num(r['ci_low'], digits)}, {_num(r['ci_high'], digits)}]" if _finite(r["ci_low"]) else "",
-                 _p(r["p_value"]), r["reading"], r["note"]] for r in rows]
-        lines += _md_table(["metric", "direction", "value", f"{level} CI", "p", "reading", "note"], body, "llrlrll")
+        attribute = _attribute_of(report)  # several attributes: a column says whose row it is
+        body = [([attribute.get(r["section"], "")] if attribute else [])
+                + [r["metric"], r["direction"], _num(r["value"], digits),
+                   f"[{_num(r['ci_low'], digits)}, {_num(r['ci_high'], digits)}]" if _finite(r["ci_low"]) else "",
+                   _p(r["p_value"]) or ("n/a" if _finite(r["value"]) else ""), r["reading"], r["note"]]
+                for r in rows]
+        lines += _md_table((["attribute"] if attribute else [])
+                           + ["metric", "direction", "value", f"{level} CI", "p", "reading", "note"], body,
+                           ("l" if attribute else "") + "llrlrll")
         lines.append("")
+        if any(_finite(r["value"]) and not _finite(r["p_value"]) for r in rows):
+            lines += ["p n/a: the statistic has no test of no effect (or the predictions are probabilities); its "
+                      "interval gives the reading.", ""]
     for s in report.sections:
         if s.status != "ok":
             continue
@@ -332,10 +353,13 @@ def model_index(report: Any, *, model_name: str, task_type: str, task_name: str 
     """The ``model-index`` metadata: one result (task, dataset) with a metric per finite headline number."""
     level = _level(report)
     metrics = []
+    attribute = _attribute_of(report)
     for r in headline_rows(report):
         if not _finite(r["value"]):
             continue
         text = f"{r['metric']} {r['direction']}".strip()
+        if r["section"] in attribute:  # several attributes: the metric's name says whose it is
+            text += f" [{attribute[r['section']]}]"
         if _finite(r["ci_low"]):
             text += f" ({level} CI [{_num(r['ci_low'], 4)}, {_num(r['ci_high'], 4)}], {r['ci_method']})"
         if r["reading"]:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from biasamp._core.escape import plain
-from biasamp._core.results import signed
+from biasamp._core.results import EXACT_ZERO, signed
 
 __all__ = ["render_html"]
 
@@ -44,6 +44,9 @@ th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums;
 .error{color:#b03a2e}figure{margin:12px 0}figcaption{color:#586069;font-size:.85em}
 details{margin:6px 0}summary{cursor:pointer;color:#0366d6}
 nav ul{columns:2;font-size:.92em}.notes li{color:#6a737d;font-size:.88em}
+table.summary td:last-child{min-width:12em}td.method{min-width:11em}
+.small-effect{font-weight:400;opacity:.75}.na{color:#6a737d}
+.size{display:block;color:#586069;font-size:.85em;font-weight:400}
 """
 
 
@@ -51,6 +54,12 @@ nav ul{columns:2;font-size:.92em}.notes li{color:#6a737d;font-size:.88em}
 def _anchor(key: str) -> str:
     """An HTML id for a section key: ``fairness[race x sex]`` -> ``fairness-race-x-sex``."""
     return re.sub(r"[^0-9A-Za-z_-]+", "-", key).strip("-") or "section"
+
+def _small_effect() -> float:
+    from biasamp.report._sections import SMALL_EFFECT
+
+    return SMALL_EFFECT
+
 
 def _cell(v: Any) -> tuple[str, bool]:
     """(text, numeric) of a table cell."""
@@ -64,6 +73,8 @@ def _cell(v: Any) -> tuple[str, bool]:
         v = float(v)
         if not math.isfinite(v):
             return "", True
+        if abs(v) < EXACT_ZERO:  # the rounding error of an exact 0 prints as 0, never as -0.0000
+            v = 0.0
         return (f"{v:.4f}" if abs(v) < 1e4 else f"{v:.4g}"), True
     if isinstance(v, tuple):
         return " + ".join(str(x) for x in v), False
@@ -102,6 +113,29 @@ def _fmt_p(p: Any) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+_NO_TEST = ("no test of no effect for this statistic (or the predictions are probabilities): its interval gives "
+            "the reading")
+
+
+def _reading_cell(reading: str, value: Any) -> str:
+    """The reading, and next to it the effect's size when the interval excludes 0 for a small effect."""
+    from biasamp.report._sections import SMALL_EFFECT
+
+    cls = escape(reading).replace(" ", "-")
+    if reading in ("amplified", "reduced", "disparity", "distorted") and isinstance(value, (int, float)) \
+            and math.isfinite(value) and abs(value) < SMALL_EFFECT:
+        return (f'<td class="{cls} small-effect">{escape(reading)}<span class="size">small effect '
+                f"(|{escape(_fmt(value))}| &lt; {SMALL_EFFECT:g})</span></td>")
+    return f'<td class="{cls}">{escape(reading)}</td>'
+
+
+def _p_cell(p: Any, value: Any) -> str:
+    text = _fmt_p(p)
+    if text or value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return f'<td class="num">{escape(text)}</td>'
+    return f'<td class="num na" title="{escape(_NO_TEST)}">n/a</td>'
+
+
 def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = False) -> str:
     cols = (["section"] if with_section else []) + ["metric", "direction", "value", f"{round(100 * level)}% CI",
                                                      "CI method", "p", "n", "reading", "note"]
@@ -115,9 +149,9 @@ def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = Fal
         cells += [
             f'<td class="metric">{escape(str(r.metric))}</td>', f"<td>{escape(str(r.direction))}</td>",
             f'<td class="num">{escape(_fmt(r.value))}</td>', f'<td class="num">{escape(ci)}</td>',
-            f"<td>{escape(str(r.ci_method))}</td>", f'<td class="num">{escape(_fmt_p(r.p_value))}</td>',
+            f'<td class="method">{escape(str(r.ci_method))}</td>', _p_cell(r.p_value, r.value),
             f'<td class="num">{escape(n)}</td>',
-            f'<td class="{escape(str(r.reading)).replace(" ", "-")}">{escape(str(r.reading))}</td>',
+            _reading_cell(str(r.reading), r.value),
             f"<td>{escape(str(r.note))}</td>",
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -172,11 +206,14 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         f"{inp.get('n_train')} training instances" if inp.get("n_train") else
         "no training set (training statistics from the test ground truth)",
         f"attribute <b>{escape(str(inp.get('attribute')))}</b>: "
-        + escape(", ".join(map(str, inp.get("attribute_classes", [])))),
+        + escape(", ".join(map(str, list(inp.get("attribute_classes", []))[:30])))
+        + (f" ... ({len(inp.get('attribute_classes', [])):,} in all)" if len(inp.get("attribute_classes", [])) > 30
+           else ""),
         f"task <b>{escape(str(inp.get('task')))}</b> ({escape(str(inp.get('task_kind')))}): "
         + escape(", ".join(list(map(str, inp.get("task_classes", [])))[:30]))
         + (" ..." if len(inp.get("task_classes", [])) > 30 else ""),
     ]
+    meta += [f'<span class="error">warning: {escape(w)}</span>' for w in inp.get("warnings", [])]
     if inp.get("calibrated"):
         meta.append("thresholds calibrated for: " + escape(", ".join(inp["calibrated"])))
     toc = "".join(f'<li><a href="#{_anchor(s.key)}">{escape(s.title)}</a>'
@@ -193,8 +230,15 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         "and <i>reduced</i> when it lies below 0; a fairness metric reads <i>disparity</i>, a multi-attribute "
         "mean |&Delta;| <i>distorted</i>, when its interval lies above 0; otherwise <i>no evidence</i>. "
         "<i>mixed</i>: the interval holds 0 but some pairs differ (they offset each other); "
-        "<i>inconclusive</i>: the interval and the test of no effect disagree. "
-        "p: the test of no effect (smallest Holm-adjusted p over classes or pairs)."
+        "<i>inconclusive</i>: the interval and the test of no effect disagree; <i>not measurable</i>: every "
+        "correlation sign is 0 (balanced data), so BiasAmp-&gt; is 0 by construction. <i>small effect</i>: the "
+        f"interval excludes 0 but the value is below {_small_effect():g}: significant is not the same as large. "
+        "p: the test of no effect (smallest Holm-adjusted p over classes or pairs); <i>n/a</i>: the statistic has "
+        "no test, its interval gives the reading. BCa: bias-corrected and accelerated bootstrap interval; max-t "
+        "band: an interval from a simultaneous band on the parts of a max/min/absolute-value metric, valid when "
+        "the true value is 0. BA is Qian et al.'s bias amplification, a fairness gap, not BiasAmp. Psi_D / Psi_M "
+        "(DPA) and lambda_D / lambda_M (LA): the attacker's quality on the data and on the model's predictions; "
+        "inv_ce: 1 / cross-entropy."
         + ("" if plots else " Plots are not included (install matplotlib, the <code>[plot]</code> extra).")
         + "</p>",
         '<h2 id="summary">Summary</h2>',

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.labels import _as_array, _as_pandas, _check_finite, _from_tensor
+from biasamp._core.labels import _as_array, _as_pandas, _check_finite, _from_tensor, to_numpy
 from biasamp._core.results import to_builtin
 
 __all__ = ["AuditInputs", "AuditOptions"]
@@ -99,7 +99,7 @@ class AuditOptions:
     combinations: str = "observed"
     min_size: int = 1
     max_size: int | None = None
-    min_support: int = 1
+    min_support: int = 10  # the audit's default (docs/report.md): readable top-combination charts
     top_k: int = 10
     progress: bool = False
     fairness: dict = field(default_factory=dict)
@@ -261,6 +261,29 @@ def _describe(inp: AuditInputs, names: dict) -> dict:
         "calibrated": sorted(inp.thresholds),
         **_rows_entries(inp),
     }
+
+
+def level_size_warning(attr: Any, name: str, min_group_size: int) -> str | None:
+    """A warning when attribute ``name`` has few rows per level (median level size below ``min_group_size``).
+
+    ``None`` for a 2-D (multi-label) attribute, fewer than 3 levels, or levels of
+    ``min_group_size`` rows or more at the median. Said before the audit runs: such an
+    attribute (an identifier, a postcode) makes every per-group table long and
+    every group's rate rest on a handful of rows.
+    """
+    if attr is None or np.ndim(attr) != 1 or not min_group_size:
+        return None
+    values = np.asarray(to_numpy(attr, "attr"))
+    if values.dtype.kind == "O":
+        values = values.astype(str)
+    _, counts = np.unique(values, return_counts=True)
+    median = float(np.median(counts)) if counts.size else 0.0
+    if counts.size < 3 or median >= min_group_size:
+        return None
+    return (f"attribute {name!r} has few rows per level: {counts.size:,} levels over {counts.sum():,} rows, "
+            f"median {median:g} rows per level (below min_group_size={min_group_size}); each group's rates rest "
+            "on a handful of rows (groups below min_group_size are flagged), intervals are wide and the per-group "
+            "tables are long. Is it an identifier? Group rare levels together or use a coarser attribute")
 
 
 def _rows_entries(inp: AuditInputs) -> dict:

@@ -50,6 +50,7 @@ from biasamp.report._inputs import (
     _fairness_options,
     _prepare,
     _rows_notes,
+    level_size_warning,
 )
 from biasamp.report._json import (
     REPORT_JSON_SCHEMA,  # noqa: F401 - documented as biasamp.report.REPORT_JSON_SCHEMA
@@ -197,7 +198,7 @@ def audit(
     n_iter: int = 10,
     combinations: str = "observed",
     max_size: int | None = None,
-    min_support: int = 1,
+    min_support: int = 10,
     top_k: int = 10,
     title: str = "biasamp audit",
     names: dict | None = None,
@@ -281,7 +282,11 @@ def audit(
         Iterations of DPA and LA.
     combinations, max_size, min_support
         Candidate combinations of the multi-attribute metrics
-        (:func:`~biasamp.multi_bias_amp`).
+        (:func:`~biasamp.multi_bias_amp`). ``min_support`` (default 10, where
+        :func:`~biasamp.multi_bias_amp` takes 1) counts the training rows that
+        contain a combination (the test rows when no training set is given): a
+        combination seen once or twice has bias scores that move in steps of
+        1/2, so it would fill the top-combination charts with noise.
     top_k : int, default 10
         Rows of the "top contributors" tables and charts.
     title : str
@@ -411,12 +416,22 @@ def audit(
                                  reference_group=reference_group, tolerance=tolerance)
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores,
                    sample_weight=sample_weight, missing=missing)
+    # before any work: an attribute with few rows per level (an identifier?) is said up front, not after minutes
+    few = level_size_warning(inp.attr, (names or {}).get("attr") or getattr(inp.attr, "name", None) or "attr",
+                             int(fairness.get("min_group_size", 30)))
+    if few is not None:
+        from biasamp.exceptions import SmallGroupWarning
+
+        warnings.warn(few, SmallGroupWarning, stacklevel=2)
     opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
                        random_state=random_state,
                        attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
                        min_support=min_support, top_k=top_k, progress=progress_mode(progress),
                        fairness=fairness, missing=missing)
-    return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
+    report = _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
+    if few is not None:
+        report.inputs["warnings"] = [few]
+    return report
 
 
 def _chosen_builders(sections: Iterable[str] | None, exclude: Iterable[str], errors: str) -> list[SectionBuilder]:
@@ -484,6 +499,82 @@ def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionB
 # --------------------------------------------------------------------------- #
 # the report
 # --------------------------------------------------------------------------- #
+#: the terms the terminal table may use, explained under it when they appear (the HTML page has the same words)
+LEGEND = (
+    # (term, what in the table calls for it: a word in a cell, or a reading, "p" for an "n/a" p cell), text
+    ("BCa", "BCa", "bias-corrected and accelerated bootstrap interval (for smooth metrics)"),
+    ("max-t band", "max-t band", "interval from a simultaneous band on the parts of a max/min/absolute-value "
+                                 "metric; valid when the true value is 0"),
+    ("Holm", "Holm", "p-values adjusted for testing many classes or pairs; p is the smallest adjusted one"),
+    ("p n/a", "p", "this statistic has no test of no effect (or the predictions are probabilities): its "
+                   "interval gives the reading"),
+    ("distorted", "reading:distorted", "a mean |Delta| whose interval lies above 0: the model changes the "
+                                       "training associations, in one direction or the other (the raw row gives "
+                                       "the sign)"),
+    ("mixed", "reading:mixed", "the interval holds 0 but single pairs differ: amplifying and reducing pairs "
+                               "cancel"),
+    ("inconclusive", "reading:inconclusive", "the interval lies above 0 but the test of no effect does not reject"),
+    ("not measurable", "reading:not measurable", "every correlation sign is 0 (balanced data): BiasAmp-> is 0 "
+                                                 "by construction"),
+    ("small effect", "small effect", "the interval excludes 0 but the effect is below 0.01: significant, not "
+                                     "necessarily large"),
+    ("BA", "metric:BA", "Qian et al.'s 'bias amplification', a fairness gap (the largest group's share of "
+                        "predictions minus its share of positives), unrelated to BiasAmp->"),
+    ("Psi_D, Psi_M", "Psi_D", "DPA's attacker quality on the data and on the model's predictions"),
+    ("inv_ce", "inv_ce", "DPA's default attacker quality, 1 / cross-entropy of the attacker's predictions "
+                         "(higher = more predictable)"),
+    ("lambda_D, lambda_M", "lambda_D", "LA's attacker accuracy on the data and on the model's predictions"),
+)
+
+
+def _legend(rows: list, methods: list) -> list:
+    """The LEGEND entries the table's ``rows`` (metric, dir, value, CI, p, reading, note) and ``methods`` use."""
+    text = " ".join(" ".join(r) for r in rows) + " " + " ".join(methods) + " Holm"
+    out = []
+    for term, cue, what in LEGEND:
+        kind, _, word = cue.partition(":")
+        if cue == "p":
+            used = any(r[4] == "n/a" for r in rows)
+        elif kind == "reading" and word:
+            used = any(r[5] == word for r in rows)
+        elif kind == "metric" and word:
+            used = any(r[0] == word for r in rows)
+        else:
+            used = cue in text
+        if used:
+            out.append((term, what))
+    return out
+
+
+#: longest list of class names a header line shows
+_MAX_LISTED = 200
+
+
+def _listed(values: Any, limit: int = _MAX_LISTED) -> str:
+    """``['a', 'b', ...]`` cut to about ``limit`` characters, saying how many there are when cut."""
+    values = list(values or [])
+    shown: list[str] = []
+    used = 0
+    for v in values:
+        text = repr(v) if isinstance(v, str) else str(v)
+        if shown and used + len(text) + 2 > limit:
+            break
+        shown.append(text)
+        used += len(text) + 2
+    if len(shown) == len(values):
+        return "[" + ", ".join(shown) + "]"
+    return "[" + ", ".join(shown) + f", ... ({len(values):,} in all)]"
+
+
+def _wrapped(text: str, width: int, indent: str = "", rest: str | None = None) -> list[str]:
+    """``text`` as lines of at most ``width`` characters, broken between words (never inside a number)."""
+    import textwrap
+
+    rest = indent + "  " if rest is None else rest
+    return textwrap.wrap(text, max(20, width), initial_indent=indent, subsequent_indent=rest,
+                         break_on_hyphens=False, break_long_words=True) or [indent.rstrip()]
+
+
 def _fmt_value(v: Any, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "-"
@@ -584,10 +675,11 @@ class Report:
         if self.source:
             lines.append(f"data: {self.source}")
         n_train = inp.get("n_train")
+        classes = list(inp.get("attribute_classes") or [])
         lines.append(
             f"{inp.get('n_test')} test instances"
             + (f", {n_train} training instances" if n_train else ", no training set (test ground truth used)")
-            + f"; attribute {inp.get('attribute')} {inp.get('attribute_classes')}; "
+            + f"; attribute {inp.get('attribute')} {_listed(classes)}; "
             + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})"
         )
         rows_used = []
@@ -599,53 +691,75 @@ class Report:
                 rows_used.append(f"{side} rows: {RowFilter(**r).describe()}")
         if rows_used:
             lines.append("; ".join(rows_used))
+        lines += [f"warning: {w}" for w in inp.get("warnings", [])]
         lvl = self.options.get("level", 0.95)
         lines.append(f"values are fractions (not percentages); CI = {_ci_note(lvl)} confidence interval")
         methods = [m for m in dict.fromkeys(self.table["ci_method"]) if isinstance(m, str) and m]
         if methods:
-            lines.append("CI methods: " + "; ".join(methods) + " (docs/inference.md); p = test of no effect, "
-                         "Holm-adjusted over classes/pairs")
+            lines += _wrapped("CI methods: " + "; ".join(methods) + " (docs/inference.md); p = test of no effect, "
+                              "Holm-adjusted over classes/pairs", width, rest="  ")
+        lines = [w for text in lines for w in (_wrapped(text, width, rest="  ") if len(text) > width else [text])]
         lines.append("")
         head = ("metric", "dir", "value", f"{_ci_note(lvl)} CI", "p", "reading", "note")
         rows = []
         for r in self.table.itertuples(index=False):
             ci = "" if pd.isna(r.ci_low) else f"[{_fmt_value(r.ci_low)}, {_fmt_value(r.ci_high)}]"
-            p = "" if r.p_value is None or pd.isna(r.p_value) else (
-                "<0.001" if r.p_value < 0.001 else f"{r.p_value:.3f}")
+            # a blank p would read as missing: "n/a" says the statistic has no test (explained under the table)
+            p = ("n/a" if r.value is not None and not pd.isna(r.value) else "") \
+                if r.p_value is None or pd.isna(r.p_value) else ("<0.001" if r.p_value < 0.001 else f"{r.p_value:.3f}")
             rows.append(tuple(terminal(c) for c in (r.metric, r.direction, _fmt_value(r.value), ci, p, r.reading,
                                                     r.note)))
         widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
+        widths = [min(w, 40) for w in widths[:-1]] + widths[-1:]  # a long name from the data cannot widen the table
         used = sum(widths[:-1]) + 2 * (len(head) - 1)
-        widths[-1] = max(10, min(widths[-1], width - used))
+        widths[-1] = max(20, min(widths[-1], width - used))
 
-        def line(cells):
-            cells = list(cells)
-            note = cells[-1] if len(cells[-1]) <= widths[-1] else cells[-1][: widths[-1] - 3] + "..."
-            return "  ".join([c.ljust(w) for c, w in zip(cells[:-1], widths[:-1])] + [note]).rstrip()
+        def table_lines(cells):
+            # every cell wrapped to its column (between words: a number is never cut), continuation lines below
+            cols = [_wrapped(c, w, rest="") if len(c) > w else [c] for c, w in zip(cells, widths)]
+            if self._brief and len(cols[-1]) > 1:  # one line per row: the note cut between words, never in a number
+                cols[-1] = [_wrapped(cells[-1], widths[-1] - 4, rest="")[0] + " ..."]
+            return ["  ".join((col[i] if i < len(col) else "").ljust(w) for col, w in zip(cols, widths)).rstrip()
+                    for i in range(max(map(len, cols)))]
 
-        lines.append(line(head))
+        lines += table_lines(head)
         lines.append("  ".join("-" * w for w in widths))
         last = None
         for sec_key, row in zip(self.table["section"], rows):
             if last is not None and sec_key != last:
                 lines.append("")
             last = sec_key
-            lines.append(line(row))
+            lines += table_lines(row)
+        if rows and not self._brief:
+            legend = _legend(rows, methods)
+            if legend:
+                lines.append("")
+                lines.append("terms:")
+                for term, text in legend:
+                    lines += _wrapped(f"{term}: {text}", width, indent="  ", rest="    ")
         other = [s for s in self.sections if s.status != "ok"]
         if other:
             lines.append("")
             for s in other:
-                lines.append(f"{s.title}: {s.status} - {s.message}")
+                lines += _wrapped(f"{s.title}: {s.status} - {s.message}", width, rest="  ")
         notes = [(s.title, n) for s in self.sections if s.status == "ok" for n in s.notes]
-        if notes:
+        if notes and self._brief:
+            lines += ["", f"({len(notes)} notes and the legend of the terms: print(report.summary()))"]
+        elif notes:
             lines.append("")
             lines.append("notes:")
             for t, n in notes:
-                lines.append(f"  {t}: {n}")
+                lines += _wrapped(f"{t}: {n}", width, indent="  ", rest="    ")
         return "\n".join(terminal(line) for line in lines)  # names from the data: no escape sequence
 
+    _brief = False  # __repr__: the table without its legend and notes (a glance in a REPL)
+
     def __repr__(self) -> str:
-        return self.summary()
+        import copy
+
+        brief = copy.copy(self)
+        brief._brief = True
+        return brief.summary()
 
     # ---- JSON ------------------------------------------------------------- #
     def to_dict(self) -> dict:

@@ -57,7 +57,24 @@ def _amp_reading(ci: tuple | None) -> str:
     return _reading(ci, "amp")
 
 
-def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_value=None, kind="amp") -> dict:
+#: an effect smaller than this (in the metric's units: fractions) is called small next to its reading:
+#: an interval can lie above 0 for an effect too small to matter (docs/inference.md, "Size and significance")
+SMALL_EFFECT = 0.01
+
+#: what a zero-width interval means, by how the interval was made (the default: a bootstrap)
+_ZERO_WIDTH = {
+    "bootstrap": "interval of width 0: every bootstrap replicate gives the same value (e.g. the predictions "
+                 "equal the ground truth on every pair, or the predicted attribute is a function of the "
+                 "predicted task)",
+    "iterations": "interval of width 0: every iteration gives the same value",
+    "band": "interval of width 0: the statistic takes the same value wherever its parts lie in their simultaneous "
+            "band (e.g. max - min = 1 when one group's rate is 0 and another's 1 in every resample, as with groups "
+            "of one or two rows)",
+}
+
+
+def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_value=None, kind="amp",
+         zero_width=None) -> dict:
     low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
     if reading is None:
         reading = _reading(ci, kind)
@@ -77,10 +94,15 @@ def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_va
                    "the per-class table")
             note = f"{note}; {why}" if note else why
     if low is not None and low == high:
-        zero = ("interval of width 0: every bootstrap replicate gives the same value (e.g. the predictions "
-                "equal the ground truth on every pair, or the predicted attribute is a function of the "
-                "predicted task)")
+        how = str(ci_method)
+        zero = zero_width or _ZERO_WIDTH["iterations" if how.startswith("t over") else
+                                         "band" if how.startswith("max-t band") else "bootstrap"]
         note = f"{note}; {zero}" if note else zero
+    elif reading in ("amplified", "reduced", "disparity", "distorted") and value is not None \
+            and abs(float(value)) < SMALL_EFFECT:
+        # significance is not size: say how large the effect is next to the reading
+        small = f"small effect: |value| < {SMALL_EFFECT:g}"
+        note = f"{small}; {note}" if note else small
     return {
         "metric": metric, "direction": direction, "value": None if value is None else float(value),
         "ci_low": low, "ci_high": high, "ci_method": ci_method if ci is not None else "",
@@ -242,11 +264,28 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
                                     f"undefined: {d.reason}", reading="undefined"))
             continue
         extra = f", {d.n_undefined} undefined" if d.n_undefined else ""
-        out.summary.append(_boot_row(boot, d.direction, "BiasAmp->", d.direction, d.value, inp.n,
-                                     f"{d.n_pairs} pairs{extra}"))
+        if "y" in d.pairs.columns and len(d.pairs) and (d.pairs["y"].to_numpy(dtype=np.float64) == 0).all():
+            # every pair has sign y_at = 0: the value is 0 by construction, whatever the model does
+            row = _boot_row(boot, d.direction, "BiasAmp->", d.direction, d.value, inp.n, "")
+            row["reading"] = "not measurable"
+            row["note"] = (f"{d.n_pairs} pairs, every y_at = 0: the attribute and the task are independent in the "
+                           "data the signs come from (balanced), so BiasAmp-> is 0 by construction and cannot measure "
+                           "amplification here; read DPA, which needs no correlation sign")
+            out.summary.append(row)
+            out.notes.append(
+                f"BiasAmp-> {d.direction}: every (attribute, task) pair has the correlation sign y_at = 0 "
+                "(P(a, t) = P(a) P(t) in the data the signs come from), so every term y_at * Delta is 0 and the "
+                "interval "
+                "[0, 0] says nothing about the model; differences between the model and the data in single "
+                "pairs (the per-pair test) are not amplification of a training correlation here. DPA "
+                "(directional predictability amplification) measures amplification on balanced data")
+        else:
+            out.summary.append(_boot_row(boot, d.direction, "BiasAmp->", d.direction, d.value, inp.n,
+                                         f"{d.n_pairs} pairs{extra}"))
         pairs = _with_intervals(d.pairs, boot, d.direction, ["attr", "task"])
         out.tables[f"pairs {d.direction}"] = pairs
-        top = top_rows(pairs, "contribution", opt.top_k)
+        chart = _one_of_mirrored(pairs, "task") if d.direction == "T->A" and _binary_attr(inp) else pairs
+        top = top_rows(chart, "contribution", opt.top_k)
         # the instances the pair's conditional rate rests on: members of a (A->T) or positives of t (T->A)
         n_cond = top["n_attr" if d.direction == "A->T" else "n_task"].to_numpy(dtype=np.float64) \
             if {"n_attr", "n_task"} <= set(top.columns) else np.full(len(top), np.nan)
@@ -271,7 +310,9 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             f"{_ci_note(opt.level)} intervals; bars right of 0 amplify the training correlation, bars left of 0 "
             "weaken it. Each direction has its own axis. n: the test instances the pair's rate rests on (members "
             "of the group for A->T, positives of the task for T->A); hatched when fewer than "
-            f"{_min_group_size(opt)}."))
+            f"{_min_group_size(opt)}."
+            + (" With two groups, a task's T->A pairs are mirror images (the same bar for both groups): one is "
+               "drawn, for the group the task leans to in training." if _binary_attr(inp) else "")))
     return out
 
 
@@ -308,15 +349,37 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     out.notes.extend(_predictions_note(res) + notes)
     extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
     out.summary.append(_boot_row(boot, "MALS", "BiasAmp_MALS", "", res.value, inp.n, f"{res.n_tasks} tasks{extra}"))
-    out.tables["pairs"] = _with_intervals(res.pairs, boot, "MALS", ["attr", "task"])
-    top = res.top(opt.top_k)
+    pairs = _with_intervals(res.pairs, boot, "MALS", ["attr", "task"])
+    out.tables["pairs"] = pairs
+    counted = pairs[pairs["indicator"].to_numpy(dtype=np.float64) > 0] if "indicator" in pairs.columns else pairs
+    top = top_rows(counted, "contribution", opt.top_k)
     top = top[top["contribution"] != 0]
     if len(top):
+        n_pred = top["n_pred"].to_numpy(dtype=np.float64) if "n_pred" in top.columns else np.full(len(top), np.nan)
+        bar = _sized_bars("MALS", [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
+                          top["contribution"].to_numpy(dtype=np.float64), n_pred, opt)
+        if "ci_low" in top.columns:
+            bar["low"], bar["high"] = top["ci_low"].to_numpy(np.float64), top["ci_high"].to_numpy(np.float64)
         out.figures.append(FigureSpec(
-            "pairs", "Per-pair bias_pred - bias_train (pairs with bias_train > 1/|A|)", "hbar",
-            pd.DataFrame({"facet": "MALS", "label": [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
-                          "value": top["contribution"].to_numpy(dtype=np.float64)})))
+            "pairs", "Per-pair bias_pred - bias_train (pairs with bias_train > 1/|A|)", "hbar", bar,
+            f"The pairs (at most {opt.top_k}) contributing most, with simultaneous {_ci_note(opt.level)} intervals; bars right "
+            "of 0: the model predicts the group with the task more often than the training data has them together. "
+            "n: test instances predicted with the task (bias_pred rests on them); hatched when fewer than "
+            f"{_min_group_size(opt)}."))
     return out
+
+
+def _binary_attr(inp: AuditInputs) -> bool:
+    """A single-label attribute with exactly two groups (whose T->A and M->G pairs are mirror images)."""
+    return np.ndim(inp.attr) == 1 and len(_uniques(inp.attr)) == 2
+
+
+def _one_of_mirrored(table: pd.DataFrame, key: str) -> pd.DataFrame:
+    """One row per ``key`` (the group the task leans to, y = +1, first): the chart of a binary attribute."""
+    if "y" not in table.columns:
+        return table.drop_duplicates(key)
+    order = np.argsort(-table["y"].to_numpy(dtype=np.float64), kind="stable")
+    return table.iloc[order].drop_duplicates(key).sort_index()
 
 
 def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
@@ -401,6 +464,8 @@ def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             table = table.assign(ci_low=extra["ci_low"].to_numpy(), ci_high=extra["ci_high"].to_numpy())
         top = top_rows(table, col, opt.top_k)
         out.tables[f"top {name}"] = top
+        if direction == "M->G" and _binary_attr(inp):  # mirror images: one bar per combination
+            top = top_rows(_one_of_mirrored(table, "combination"), col, opt.top_k)
         support = next((c for c in ("n_comb", "n_train_comb") if c in top.columns), None)
         n_comb = top[support].to_numpy(dtype=np.float64) if support else np.full(len(top), np.nan)
         bar = _sized_bars(name, [f"{g}: {_combo_label(c)}" for g, c in zip(top["attr"], top["combination"])],
@@ -415,7 +480,9 @@ def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
                                       "own axis. n: test instances (training instances for Multi_MALS) with the "
                                       "combination; hatched when fewer than "
                                       f"{_min_group_size(opt)} (raise min_support to "
-                                      "leave rare combinations out)."))
+                                      "leave rare combinations out)."
+                                      + (" With two groups, a combination's M->G pairs are mirror images: one is "
+                                         "drawn." if _binary_attr(inp) else "")))
     if getattr(res, "train_source", "train") == "test":
         out.notes.append("no training labels were given: training statistics come from the test ground truth")
     out.notes.append("intervals of the |Delta| means come from a simultaneous band on the per-(attr, combination) "
@@ -430,7 +497,7 @@ _FAIR_READ = {
     "FPSF": "group-weighted |FPR - FPR_g|",
     "EOFP": "max - min FPR over groups",
     "EOTP": "max - min TPR over groups",
-    "BA": "prediction vs positive share, largest group",
+    "BA": "Qian et al.'s bias amplification (not BiasAmp): largest group's prediction share - positive share",
 }
 
 
@@ -545,7 +612,8 @@ def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             "exact test or a Monte-Carlo test with fixed margins when an expected count is below 5); the "
             f"headline p is the smallest {_P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)}-adjusted class "
             "p-value. BA has no test. Intervals of these "
-            "max/min/absolute-value metrics come from a simultaneous band on the signed group differences, "
+            "max/min/absolute-value metrics come from a simultaneous band on the signed group differences (on the "
+            "group rates with many groups), "
             "so they are valid when there is no disparity (0)")
         for name, table in boot.tables.items():
             out.tables[f"{name} by class"] = table
@@ -722,12 +790,31 @@ def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     if getattr(res, "attacker_reason", ""):
         out.notes.append(f"LA attacker {res.attacker}: {res.attacker_reason}")
     out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), f"t over {opt.n_iter} iterations",
-                            inp.n_rows, note))
+                            inp.n_rows, note, zero_width=_majority_attacker(inp, res)))
     out.tables["iterations"] = res.iterations
     col = "leakage" if "leakage" in res.iterations.columns else res.iterations.columns[-1]
     out.figures.append(FigureSpec("iterations", "LA per iteration", "strip",
                                   pd.DataFrame({"label": "LA", "value": res.iterations[col].to_numpy(np.float64)})))
     return out
+
+
+def _majority_attacker(inp: AuditInputs, res: Any) -> str | None:
+    """Why LA's interval has width 0 when its attacker only ever predicts the majority attribute class."""
+    it = getattr(res, "iterations", None)
+    if it is None or not {"lambda_data", "lambda_model"} <= set(it.columns) or np.ndim(inp.attr) != 1:
+        return None
+    lam = it[["lambda_data", "lambda_model"]].to_numpy(dtype=np.float64)
+    _, counts = np.unique(np.asarray(to_numpy(inp.attr, "attr")).astype(str), return_counts=True)
+    share = counts.max() / counts.sum()
+    # the attacker's accuracy is the same on the data and the predictions in every iteration, and it is the
+    # majority class's share (on the held-out rows, hence only close to its share of all rows)
+    if lam.size and np.ptp(lam) == 0 and abs(lam[0, 0] - share) <= 0.05:
+        return (f"interval of width 0: in every iteration the attacker predicts the majority attribute class "
+                f"for every row (lambda_D = lambda_M = {lam[0, 0]:.4g}, the majority class's share of the held-out "
+                f"rows; {share:.4g} of all rows): the task labels tell this attacker "
+                "nothing about the attribute, on the data or on the predictions, so LA is 0; a stronger "
+                "attacker, or DPA, may still find leakage")
+    return None
 
 
 def _optional_kwargs(func: Callable, **kwargs: Any) -> dict:

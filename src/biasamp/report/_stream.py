@@ -39,11 +39,18 @@ same rows: exactly for hard labels, to about 1e-15 for probabilities.
 
 Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
 
-* **No confidence intervals for the count-based metrics.** The in-memory
-  audit bootstraps the table of distinct rows, which has up to one entry
-  per row for multi-label tasks, so it is not bounded; a Poisson bootstrap
-  would multiply the counting work by the number of replicates. The
-  section notes say so, and the summary has no interval and no reading.
+* **Poisson-bootstrap intervals for the count-based metrics.** The
+  in-memory audit bootstraps the table of distinct rows, which has up to
+  one entry per row for multi-label tasks, so it is not bounded. A stream
+  instead gives every row, in every replicate, a Poisson(1) weight (a hash
+  of its position, the replicate and the seed) and sums the weighted
+  replicate tables batch by batch (``n_boot`` replicates, 200 by default:
+  each costs about one weight and one table update per row). Smooth
+  statistics get percentile intervals (BCa needs the distinct rows); the
+  max/min/absolute-value ones the same simultaneous band as in memory; the
+  tests of no effect, from the counts, are those of the in-memory audit.
+  The rows carry intervals and readings like the in-memory report's; with
+  ``n_boot=0`` there is no interval and the section notes say so.
 * **DPA and LA on a sample.** Their attackers are fitted on rows, so they
   run on a uniform random sample of at most ``dpa_rows`` test rows, drawn
   in one pass (bottom-k of a uniform key per row: deterministic for a
@@ -513,7 +520,7 @@ def stream_audit(
     n_iter: int = 10,
     combinations: str = "observed",
     max_size: int | None = None,
-    min_support: int = 1,
+    min_support: int = 10,
     top_k: int = 10,
     title: str = "biasamp audit",
     names: dict | None = None,
