@@ -206,7 +206,7 @@ def test_weights_of_one_change_nothing_and_bad_weights_are_named():
     assert fairness_metrics(y, p, sensitive_features=g, sample_weight=np.ones(len(y))).overall == \
         pytest.approx(fairness_metrics(y, p, sensitive_features=g).overall)
     for bad, words in ((np.full(len(y), -1.0), "non-negative"), (np.ones(3), "one weight per row"),
-                       (np.r_[np.nan, np.ones(len(y) - 1)], "non-negative finite")):
+                       (np.r_[np.nan, np.ones(len(y) - 1)], "NaN or inf")):
         with pytest.raises(ValueError, match=f"sample_weight.*{words}"):
             fairness_metrics(y, p, sensitive_features=g, sample_weight=bad)
 

@@ -42,6 +42,7 @@ from biasamp._core.labels import (
     check_consistent_length,
     encode_labels,
 )
+from biasamp._core.policy import small_groups
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import CIMethod
 from biasamp._families import REGISTRY
@@ -487,17 +488,23 @@ def _warn_points(name: str, n_undefined: np.ndarray, total: int) -> None:
 
 
 def _directional_curve(attr: LabelMatrix, task: LabelMatrix, y: np.ndarray, a_counts, t_counts) -> dict:
-    """BiasAmp→ values over the grid from the stacked predicted counts (None: direction absent)."""
+    """BiasAmp→ values over the grid from the stacked predicted counts (None: direction absent).
+
+    Small attribute classes are left out of the means as :func:`~biasamp.bias_amp_directional` leaves them
+    (its default ``min_group_size``; their size does not depend on the threshold).
+    """
     both = _c._exact(_cross(attr, task)).astype(np.float64)
     out = {}
     n_a, n_t = _totals(attr), _totals(task)
+    _, excluded = small_groups(n_a, 30, False)
+    left_out = np.broadcast_to(excluded[:, None], both.shape)
     for s, pred, support in (("a_to_t", t_counts, np.broadcast_to(n_a[:, None], both.shape)),
                              ("t_to_a", a_counts, np.broadcast_to(n_t[None, :], both.shape))):
         if pred is None:
             continue
         _, _, _, contribution, undefined = _c._direction_arrays(y, both, support, pred)
         undefined = np.broadcast_to(undefined, pred.shape)
-        value = _c._mean_defined(contribution, undefined)
+        value = _c._mean_defined(contribution, undefined | left_out)
         out[s] = (value, undefined.sum(axis=(-2, -1)), undefined.shape[-1] * undefined.shape[-2])
     return out
 
@@ -754,7 +761,15 @@ def threshold_curve(
         *_, contribution, undefined, n_tasks = _c._mals_arrays(at, pp.astype(np.float64))
         if n_tasks == 0:
             raise ValueError("BiasAmp_MALS: no task has a positive training instance; every pair is undefined")
-        value = _c._mals_value(contribution, n_tasks)
+        # small attribute classes, sized by their predicted rows at each grid point (as bias_amp_mals sizes them)
+        if ts is not None:
+            sizes = np.broadcast_to(_totals(a["attr_pred"]), (len(values), a["attr"].n_classes))
+        else:
+            taus_g = np.stack([_taus_of(pd.DataFrame(thresholds_frame), "attr", j) for j in range(len(values))])
+            above = (as_[0][None, :, :] > taus_g[:, None, :]).sum(axis=1)  # (G, scored columns)
+            sizes = np.column_stack([len(as_[0]) - above[:, 0], above[:, 0]]) if as_[1] else above
+        left_out = np.stack([small_groups(s, 30, False)[1] for s in sizes])[:, :, None]  # (G, K_A, 1)
+        value = _c._mals_value(np.where(left_out, np.nan, contribution), n_tasks)
         nund = np.broadcast_to(undefined, pp.shape).sum(axis=(-2, -1))
         value = np.where(nund == undefined.shape[-1] * undefined.shape[-2], np.nan, value)
         results = {"mals": (value, nund, undefined.shape[-1] * undefined.shape[-2])}

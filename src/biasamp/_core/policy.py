@@ -91,7 +91,7 @@ def harden_roles(encoded: dict, pairs: tuple, soft: str, threshold: float) -> tu
     matrices with hardened predictions and one description of the predictions
     (``"hard"`` when none was a probability).
     """
-    out, said = dict(encoded), []
+    out, said = type(encoded)(encoded), []  # an EncodedLabels keeps naming a missing argument
     for truth, pred in pairs:
         if pred in out:
             like = out.get(truth)

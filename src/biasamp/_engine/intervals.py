@@ -166,8 +166,9 @@ def interval(stat: Statistic, method: str, level: float, cell_counts: np.ndarray
         raise ValueError(f"{stat.name} is undefined in every bootstrap replicate")
     chosen = method
     if method == "auto":
-        chosen = "band" if not stat.regular and stat.parts is not None else (
-            "bca" if stat.jackknife is not None else "percentile")
+        # a family may name the method its coverage was verified with (Statistic.extra["auto"])
+        chosen = stat.extra.get("auto") or ("band" if not stat.regular and stat.parts is not None else (
+            "bca" if stat.jackknife is not None else "percentile"))
     if chosen == "band":
         if stat.parts is None:
             raise ValueError(f"ci_method='band' is not available for {stat.name}")

@@ -362,7 +362,8 @@ def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
             bar["low"], bar["high"] = top["ci_low"].to_numpy(np.float64), top["ci_high"].to_numpy(np.float64)
         out.figures.append(FigureSpec(
             "pairs", "Per-pair bias_pred - bias_train (pairs with bias_train > 1/|A|)", "hbar", bar,
-            f"The pairs (at most {opt.top_k}) contributing most, with simultaneous {_ci_note(opt.level)} intervals; bars right "
+            f"The pairs (at most {opt.top_k}) contributing most, with simultaneous {_ci_note(opt.level)} intervals; "
+            "bars right "
             "of 0: the model predicts the group with the task more often than the training data has them together. "
             "n: test instances predicted with the task (bias_pred rests on them); hatched when fewer than "
             f"{_min_group_size(opt)}."))
