@@ -10,7 +10,6 @@ targets themselves (0.93 / 0.90) with 400 samples x 1000 replicates.
 from __future__ import annotations
 
 import math
-
 import sys
 from pathlib import Path
 

@@ -494,8 +494,8 @@ class CooccurrenceAccumulator(_Accumulator):
         include_small_groups: bool = False,
     ) -> None:
         self.threshold, self.soft = check_threshold(threshold), check_soft(soft)
-        self.group_options = {"min_group_size": check_min_group_size(min_group_size),
-                              "include_small_groups": check_include_small_groups(include_small_groups)}
+        self.group_options: dict[str, Any] = {"min_group_size": check_min_group_size(min_group_size),
+                                              "include_small_groups": check_include_small_groups(include_small_groups)}
         self.predictions = "hard"
         self.attr_classes = _class_list(attr_classes, "attr_classes")
         self.task_classes = _class_list(task_classes, "task_classes")
@@ -1082,7 +1082,8 @@ class DifferentialAccumulator(FairnessAccumulator):
         from biasamp.differential._metrics import _check_concentration
         from biasamp.fairness._metrics import _LABEL_OPTIONS
 
-        group_options = {k: options.pop(k) for k in ("min_group_size", "include_small_groups") if k in options}
+        group_options: dict[str, Any] = {k: options.pop(k) for k in ("min_group_size", "include_small_groups")
+                                         if k in options}
         unknown = set(options) - set(_LABEL_OPTIONS)
         if unknown:
             raise TypeError(f"DifferentialAccumulator got unexpected options {sorted(unknown)!r}; it takes "
@@ -1288,8 +1289,8 @@ class MultiAttributeAccumulator(_Accumulator):
         include_small_groups: bool = False,
     ) -> None:
         self.threshold = check_threshold(threshold)
-        self.group_options = {"min_group_size": check_min_group_size(min_group_size),
-                              "include_small_groups": check_include_small_groups(include_small_groups)}
+        self.group_options: dict[str, Any] = {"min_group_size": check_min_group_size(min_group_size),
+                                              "include_small_groups": check_include_small_groups(include_small_groups)}
         self._init_bootstrap(n_boot, random_state, stream)
         self.missing = check_missing(missing)
         self.rows = self.train_rows = None  # RowFilter sums of the test and training batches (pass 2)
