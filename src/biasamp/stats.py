@@ -214,14 +214,18 @@ def bootstrap(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         stats = plan.statistics(cells.table()[None])
-        fill_replicates(plan, stats, cells.replicate_tables(n_boot, seed), n_boot)
+        scheme = cells.resampling(n_boot, seed)  # exact multinomial, or grouped when that would be costly
+        fill_replicates(plan, stats, scheme.replicate_tables(), n_boot)
         if ci_method == "bca" or (ci_method == "auto" and any(s.regular for s in stats)):
             for s in stats:
-                s.jackknife = np.full(cells.n_cells, np.nan)
-            for sl, tables in cells.jackknife_tables():
+                s.jackknife = np.full(len(scheme.jackknife_weights), np.nan)
+            for sl, tables in scheme.jackknife_tables():
                 vals = plan.values(tables)
                 for s in stats:
                     s.jackknife[sl] = vals[s.name]
+    note = scheme.note(cells.n)
+    if note is not None:
+        plan.notes = [*plan.notes, note]
     return summarize(plan, stats, n_boot=n_boot, level=level, ci_method=ci_method, p_adjust=p_adjust, seed=seed,
-                     cell_counts=cells.counts, stacklevel=3)
+                     cell_counts=scheme.jackknife_weights, stacklevel=3)
 
