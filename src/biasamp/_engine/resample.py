@@ -135,18 +135,23 @@ def key_columns(m: Any) -> list[np.ndarray]:
 def label_rows(m: Any, idx: np.ndarray) -> sparse.csr_matrix:
     """Rows ``idx`` of a label matrix, as a sparse float matrix (built in chunks: no dense float copy)."""
     n, k = len(idx), m.n_classes
-    if m.codes is not None:
-        return sparse.csr_matrix((np.ones(n), (np.arange(n), m.codes[idx])), shape=(n, k))
+    if m.codes is not None:  # one entry per row: the CSR arrays directly (no COO sort)
+        return sparse.csr_matrix((np.ones(n), np.asarray(m.codes[idx], dtype=np.int64), np.arange(n + 1)),
+                                 shape=(n, k))
     if m.soft:
         return sparse.csr_matrix(np.asarray(m.dense[idx], dtype=np.float64))
-    rows, cols = [], []
+    per_row, cols = [], []
     chunk = max(1, (16 << 20) // max(k, 1))
     for a in range(0, n, chunk):
-        r, c = np.nonzero(m.dense[idx[a:a + chunk]])
-        rows.append(r + a)
+        block = m.dense[idx[a:a + chunk]]
+        r, c = np.nonzero(block)  # row-major: sorted by row, then column, as CSR stores them
+        per_row.append(np.bincount(r, minlength=len(block)))
         cols.append(c)
-    r, c = np.concatenate(rows), np.concatenate(cols)
-    return sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, k))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    if n:
+        np.cumsum(np.concatenate(per_row), out=indptr[1:])
+    indices = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    return sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(n, k))
 
 
 def cells_of(matrices: Sequence[Any], extra: Sequence[np.ndarray] = (),
