@@ -172,7 +172,13 @@ def bootstrap(
     The cost is one pass to find the cells, then
     :math:`O(n_{boot} \cdot \mathrm{nnz})` for the tables; with single-label
     inputs the number of cells is bounded by the product of the class counts,
-    whatever :math:`n`. Replicates in which a statistic is undefined are
+    whatever :math:`n`. Where the exact resampling would draw more than
+    :math:`2^{22}` replicate × cell counts (many tasks make almost every row a
+    cell) on at least 32,768 rows, the rows are split once at random into
+    :math:`G` equal groups (2,048, fewer for wide tables, at least 256) and a
+    replicate resamples the groups: the *grouped bootstrap*, whose cost does
+    not grow with the number of cells; the BCa jackknife then leaves out one
+    group at a time, and a note in the result says so (docs/inference.md). Replicates in which a statistic is undefined are
     excluded from its interval and counted in ``n_undefined``.
 
     References

@@ -59,7 +59,7 @@ _GROUPS = 2048            # groups of rows of the grouped bootstrap (beyond _EXA
 _MIN_GROUP_ROWS = 16      # ... used only when every group holds at least this many rows
 _MIN_GROUPS = 256         # fewer groups when the tables are wide: G x table width within _GROUP_BYTES (float32) ...
 _GROUP_BYTES = 16 << 20   # ... but never fewer than _MIN_GROUPS
-_GROUP_CHUNK_BYTES = 8 << 20  # memory target of one chunk of grouped replicate tables
+_GROUP_CHUNK_BYTES = 4 << 20  # memory target of one chunk of grouped replicate tables
 
 
 # --------------------------------------------------------------------------- #
@@ -503,10 +503,11 @@ def _group_replicates(groups: np.ndarray, shape: tuple[int, int], n_boot: int,
         stop = min(n_boot, start + chunk)
         b = stop - start
         rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 4, r)))
-        draws = rng.integers(0, n_groups, size=(b, n_groups), dtype=np.int64)
+        draws = rng.integers(0, n_groups, size=(b, n_groups), dtype=np.int32)
         if offsets is None or len(offsets) != b:
-            offsets = (np.arange(b, dtype=np.int64) * n_groups)[:, None]
-        counts = np.bincount((draws + offsets).ravel(), minlength=b * n_groups).reshape(b, n_groups)
+            offsets = (np.arange(b, dtype=np.int32) * np.int32(n_groups))[:, None]  # b * G < 2**31: chunk bytes
+        draws += offsets
+        counts = np.bincount(draws.ravel(), minlength=b * n_groups).reshape(b, n_groups)
         counts = counts.astype(dtype)
         if integral:
             out = counts @ groups
