@@ -405,7 +405,7 @@ def test_fill_replicates_shares_parts_only_while_they_are_one_array():
             x = tables[:, 0, :2].copy()
             same = tables[0, 0, 0] < split_at
             return {"a": x, "a raw": x if same else x + 100.0, "b": x.copy()}
-        return SimpleNamespace(parts=parts, values=lambda tables: {n: tables[:, 0, 0] for n in ("a", "a raw", "b")})
+        return SimpleNamespace(parts=parts, values=lambda tables: dict.fromkeys(("a", "a raw", "b"), tables[:, 0, 0]))
 
     chunks = [(slice(0, 2), np.arange(12.0).reshape(2, 2, 3)), (slice(2, 4), 20 + np.arange(12.0).reshape(2, 2, 3))]
     stats = [stat("a"), stat("a raw"), stat("b")]

@@ -178,7 +178,8 @@ def bootstrap(
     :math:`G` equal groups (2,048, fewer for wide tables, at least 256) and a
     replicate resamples the groups: the *grouped bootstrap*, whose cost does
     not grow with the number of cells; the BCa jackknife then leaves out one
-    group at a time, and a note in the result says so (docs/inference.md). Replicates in which a statistic is undefined are
+    group at a time, and a note in the result says so (docs/inference.md).
+    Replicates in which a statistic is undefined are
     excluded from its interval and counted in ``n_undefined``.
 
     References
