@@ -13,12 +13,23 @@ Cases (targets in brackets, all with n_boot = 1000 and the default
    bootstrap's extra memory (tracemalloc peak beyond its inputs) against the
    point computation's peak including its inputs          [ratio <= 2]
 
+6. ratios to the point computation (issue 24), the metric and ``bootstrap``
+   timed alternately ``--repeats`` times in the same run (median and range):
+   BiasAmp→ and Multi→/Multi_MALS at 1,000,000 rows x 10 tasks (prevalences
+   10%..40%, an imperfect model: about 58,000 distinct rows)   [ratio <= 20];
+   BiasAmp→ at 100,000 rows x 80 tasks (case 3's data: almost every row is
+   its own cell)                                              [ratio <= 50];
+   and, with ``tracemalloc``, the bootstrap's peak memory against the point
+   computation's (inputs included) at 1,000,000 rows x 10 tasks [ratio <= 2].
+   At these sizes ``bootstrap`` uses the grouped bootstrap (its note says so;
+   docs/inference.md).
+
 For comparison the same run times fairlearn's ``MetricFrame(n_boot=1000)``
 (the selection rate per group of one class) on the first 2,000 rows of case 1
 (it resamples and recomputes the rows per replicate: about a minute already),
 beside biasamp on the same rows.
 
-Run: ``python benchmarks/bench_bootstrap.py [--quick] [--skip-memory]``
+Run: ``python benchmarks/bench_bootstrap.py [--quick] [--skip-memory] [--only-ratios] [--repeats R]``
 """
 
 from __future__ import annotations
@@ -158,6 +169,81 @@ def memory(n: int, n_boot: int) -> None:
           f"{verdict(ratio, 2.0)}")
 
 
+def _wide(n: int, k: int, seed: int = 5):
+    """n rows x k tasks at prevalences 10%..40%, tilted by group; a model with 15% misses, 2-3% false positives."""
+    rng = np.random.default_rng(seed)
+    base = 0.1 + 0.3 * np.linspace(0, 1, k)
+    tilt = np.where(np.arange(k) % 2 == 0, 1.5, 0.6)
+    attr = rng.integers(0, 2, n)
+    task = rng.random((n, k)) < np.where(attr[:, None] == 1, base * tilt, base)
+    flip = rng.random((n, k))
+    task_pred = np.where(task, flip >= 0.15, flip < np.where(attr[:, None] == 1, 0.02 * tilt, 0.02))
+    attr_pred = np.where(rng.random(n) < 0.9, attr, 1 - attr)
+    return attr, task.astype(np.int8), attr_pred, task_pred.astype(np.int8)
+
+
+def ratio_case(label: str, metric, data, n_boot: int, repeats: int, target: float) -> None:
+    import biasamp as b
+
+    attr, task, attr_pred, task_pred = data
+    kw = dict(attr_pred=attr_pred, task_pred=task_pred)
+    small = slice(0, 2000)  # warm-up: imports and first-call costs out of the timings
+    b.bootstrap(metric, attr[small], task[small], attr_pred=attr_pred[small], task_pred=task_pred[small],
+                n_boot=50, random_state=0)
+    points, boots, res = [], [], None
+    for _ in range(repeats):
+        points.append(timed(lambda: metric(attr, task, **kw))[0])
+        t, res = timed(lambda: b.bootstrap(metric, attr, task, n_boot=n_boot, random_state=0, **kw))
+        boots.append(t)
+    ratios = np.array(boots) / np.array(points)
+    grouped = next((note.split(";")[0] for note in res.notes if note.startswith("grouped")), "exact multinomial")
+    print(f"   {label}: point {np.median(points) * 1e3:6.0f} ms, bootstrap {np.median(boots):5.2f} s; "
+          f"ratio median {np.median(ratios):5.1f} (range {ratios.min():.1f}-{ratios.max():.1f}, {repeats} runs)  "
+          f"{verdict(float(np.median(ratios)), target)}  [{grouped}]", flush=True)
+
+
+def memory_ratio(label: str, metric, data, n_boot: int) -> None:
+    import biasamp as b
+
+    attr, task, attr_pred, task_pred = data
+    kw = dict(attr_pred=attr_pred, task_pred=task_pred)
+    inputs = sum(x.nbytes for x in data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tracemalloc.start()
+        metric(attr, task, **kw)
+        point_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        b.bootstrap(metric, attr, task, n_boot=n_boot, random_state=0, **kw)
+        boot_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    ratio = boot_peak / (point_peak + inputs)
+    print(f"   memory, {label}: point {point_peak / 2**20:,.0f} MB + inputs {inputs / 2**20:,.0f} MB; bootstrap "
+          f"{boot_peak / 2**20:,.0f} MB beyond inputs; ratio {ratio:.2f}  {verdict(ratio, 2.0)}", flush=True)
+
+
+def ratios(n_boot: int, repeats: int, scale: int, skip_memory: bool) -> None:
+    import os
+
+    import biasamp as b
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"6. bootstrap ({n_boot} replicates) / point computation, same run; {os.cpu_count()} cores, load average "
+          f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
+    wide = _wide(1_000_000 // scale, 10)
+    ratio_case(f"BiasAmp-> {1_000_000 // scale:,} rows x 10 tasks", b.bias_amp_directional, wide, n_boot, repeats,
+               20.0)
+    ratio_case(f"Multi->/Multi_MALS {1_000_000 // scale:,} rows x 10 tasks", b.multi_bias_amp, wide, n_boot,
+               repeats, 20.0)
+    ratio_case(f"BiasAmp-> {100_000 // scale:,} rows x 80 tasks", b.bias_amp_directional,
+               _multilabel(100_000 // scale, 80), n_boot, repeats, 50.0)
+    if not skip_memory:
+        memory_ratio(f"BiasAmp-> {1_000_000 // scale:,} rows x 10 tasks", b.bias_amp_directional, wide, n_boot)
+        memory_ratio(f"Multi->/Multi_MALS {1_000_000 // scale:,} rows x 10 tasks", b.multi_bias_amp, wide, n_boot)
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"   load average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
 def main() -> None:
     from biasamp import UndefinedPairWarning
 
@@ -166,14 +252,26 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--only-ratios", action="store_true", help="case 6 only")
+    parser.add_argument("--repeats", type=int, default=3, help="timings per ratio of case 6")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
+    import biasamp as b
+
+    # warm-up: the first call imports scipy.stats and friends (about 1 s on a busy machine), not case 1's cost
+    rng = np.random.default_rng(9)
+    b.bootstrap(b.fairness_metrics, rng.integers(0, 2, 500), rng.integers(0, 2, 500),
+                sensitive_features=rng.integers(0, 2, 500), n_boot=20, random_state=0)
+    if args.only_ratios:
+        ratios(args.n_boot, args.repeats, scale, args.skip_memory)
+        return
     fairness_case(1_000_000 // scale, args.n_boot, 2_000, 100 if args.quick else args.n_boot)
     directional_single(1_000_000 // scale, args.n_boot)
     directional_multi(100_000 // scale, args.n_boot)
     coco(args.n_boot)
     if not args.skip_memory:
         memory(1_000_000 // scale, args.n_boot)
+    ratios(args.n_boot, args.repeats, scale, args.skip_memory)
 
 
 if __name__ == "__main__":

@@ -61,7 +61,11 @@ unless ``--no-truth-check``, against the label-level metric on one large
 sample (``--check-rows``, default 5,000,000).
 
 Run: ``python benchmarks/bench_coverage.py [--quick] [--n-samples N] [--n-boot B]
-[--only KEY ...] [--methods M ...] [--seed S] [--n-jobs J]``
+[--only KEY ...] [--methods M ...] [--seed S] [--n-jobs J] [--groups G]``
+
+``--groups G`` forces the grouped bootstrap (the scheme ``biasamp.bootstrap``
+switches to on large data: rows split at random into G groups, replicates
+resample the groups) at these small sizes, to measure its coverage.
 
 ``--quick`` is 100 samples x 300 replicates, truth check on 1M rows. The
 simulation code is shared with ``tests/test_coverage.py`` (a small seeded run).
@@ -830,7 +834,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-truth-check", action="store_true", help="skip the large-sample truth check")
     parser.add_argument("--n-jobs", type=int, default=1,
                         help="worker processes over the samples (same results for any value; default 1)")
+    parser.add_argument("--groups", type=int, default=None, metavar="G",
+                        help="force the grouped bootstrap with G groups of rows (the scheme biasamp.bootstrap "
+                             "uses on large data) instead of the exact multinomial one; needs --n-jobs 1")
     args = parser.parse_args(argv)
+    if args.groups is not None:
+        if args.n_jobs != 1:
+            parser.error("--groups needs --n-jobs 1 (the setting is made in this process)")
+        from biasamp._engine import resample
+
+        resample._EXACT_WORK, resample._GROUPS, resample._MIN_GROUP_ROWS = 0, args.groups, 1
     n_samples = args.n_samples or (100 if args.quick else 400)
     n_boot = args.n_boot or (300 if args.quick else 1000)
     check_rows = args.check_rows or (1_000_000 if args.quick else 5_000_000)
@@ -843,6 +856,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--only {args.only} matches no scenario")
     print(f"biasamp {biasamp.__version__}: coverage of {LEVEL:.0%} bootstrap intervals; {n_samples} samples "
           f"per scenario, n_boot={n_boot}, seed={args.seed}, methods {', '.join(args.methods)}, n_jobs={args.n_jobs}")
+    print("resampling: " + (f"grouped bootstrap forced, {args.groups} groups of rows" if args.groups else
+                            "the default (exact multinomial at these sizes)"))
     print(f"targets: coverage >= {TARGET_AWAY} where the truth is away from 0, >= {TARGET_ZERO} at 0; "
           f"every interval holds its estimate. Monte Carlo SE of a coverage of 0.95: "
           f"{math.sqrt(0.95 * 0.05 / n_samples):.3f}\n")

@@ -12,7 +12,11 @@ whole process tree (workers included) sampled every 50 ms:
   :class:`biasamp.accumulators.CooccurrenceAccumulator` ``.update`` (one
   process, bounded memory: one batch at a time);
 * ``dask``: ``dask.dataframe.read_parquet`` -> :func:`biasamp.dask.bias_amp_directional`
-  on a ``LocalCluster`` (``--workers`` processes, one thread each);
+  on a ``dask.distributed`` ``LocalCluster`` of worker processes (one thread
+  each), once per count in ``--workers`` (default ``1,2``), with the peak
+  resident memory of the largest single worker process as well;
+* ``in-memory`` (where it fits, ``--in-memory-rows``): every file read into
+  one numpy array, then :func:`biasamp.bias_amp_directional` once;
 
 and, for the chunked mode, time against rows over ``--fractions`` of the
 dataset, with the fitted exponent ``b`` of ``time ~ rows^b`` (1 = linear).
@@ -20,7 +24,8 @@ Both modes must agree with each other exactly (integer counts).
 
 Targets (issue #8): peak memory under 2 GB; linear time in rows.
 
-Run: ``python benchmarks/bench_scale.py [--rows N] [--data DIR] [--workers W] [--skip-dask]``
+Run: ``python benchmarks/bench_scale.py [--rows N] [--data DIR] [--workers 1,2] [--skip-dask]
+[--in-memory-rows N]``
 """
 
 from __future__ import annotations
@@ -105,6 +110,23 @@ def run_chunks(files: list[str], batch_rows: int) -> dict:
             "a_to_t": res.a_to_t.value, "t_to_a": res.t_to_a.value}
 
 
+def run_memory(files: list[str]) -> dict:
+    import pyarrow.parquet as pq
+
+    import biasamp
+
+    t0 = time.perf_counter()
+    names = ["group", "group_pred", *TASKS, *PREDS]
+    tables = [pq.read_table(path, columns=names) for path in files]
+    cols = {name: np.concatenate([t.column(name).to_numpy() for t in tables]) for name in names}
+    del tables
+    task = np.column_stack([cols.pop(name) for name in TASKS])
+    task_pred = np.column_stack([cols.pop(name) for name in PREDS])
+    res = biasamp.bias_amp_directional(cols["group"], task, attr_pred=cols["group_pred"], task_pred=task_pred)
+    return {"seconds": time.perf_counter() - t0, "rows": len(task), "a_to_t": res.a_to_t.value,
+            "t_to_a": res.t_to_a.value}
+
+
 def run_dask(files: list[str], workers: int) -> dict:
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
@@ -128,18 +150,22 @@ def run_dask(files: list[str], workers: int) -> dict:
 # --------------------------------------------------------------------------- #
 # orchestration: one child per measurement, peak RSS of its process tree
 # --------------------------------------------------------------------------- #
-def _tree_rss(proc) -> int:
-    total = 0
+def _tree_rss(proc) -> tuple[int, int]:
+    """(resident memory of the process tree, of its largest descendant process) in bytes."""
+    total, largest = 0, 0
     try:
         members = [proc, *proc.children(recursive=True)]
     except Exception:  # noqa: BLE001 - the child has exited
-        return 0
-    for p in members:
+        return 0, 0
+    for i, p in enumerate(members):
         try:
-            total += p.memory_info().rss
+            rss = p.memory_info().rss
         except Exception:  # noqa: BLE001 - a child that just exited
-            pass
-    return total
+            continue
+        total += rss
+        if i:
+            largest = max(largest, rss)
+    return total, largest
 
 
 def measure(args: list[str]) -> dict:
@@ -147,13 +173,14 @@ def measure(args: list[str]) -> dict:
 
     child = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
     proc = psutil.Process(child.pid)
-    peak = 0
+    peak, peak_worker = 0, 0
     done = threading.Event()
 
     def sample():
-        nonlocal peak
+        nonlocal peak, peak_worker
         while not done.is_set():
-            peak = max(peak, _tree_rss(proc))
+            total, largest = _tree_rss(proc)
+            peak, peak_worker = max(peak, total), max(peak_worker, largest)
             time.sleep(0.05)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -165,6 +192,7 @@ def measure(args: list[str]) -> dict:
         raise RuntimeError(f"benchmark child {args} failed with exit code {child.returncode}")
     result = json.loads(out.strip().splitlines()[-1])
     result["peak_mb"] = peak / 2**20
+    result["worker_mb"] = peak_worker / 2**20
     return result
 
 
@@ -174,25 +202,31 @@ def main() -> None:
     parser.add_argument("--rows-per-file", type=int, default=1_000_000)
     parser.add_argument("--batch-rows", type=int, default=500_000)
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "biasamp_bench_scale")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", default="1,2", help="Dask worker processes, one run per count (e.g. 1,2)")
+    parser.add_argument("--in-memory-rows", type=int, default=10_000_000,
+                        help="also run the in-memory mode when the dataset has at most this many rows")
     parser.add_argument("--fractions", default="0.125,0.25,0.5,1")
     parser.add_argument("--skip-dask", action="store_true")
-    parser.add_argument("--child", choices=["chunks", "dask"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["chunks", "dask", "memory"], help=argparse.SUPPRESS)
     parser.add_argument("--files", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     files = generate(args.data, args.rows, args.rows_per_file)
     if args.child:
         chosen = [str(f) for f in files[: args.files]]
-        out = run_chunks(chosen, args.batch_rows) if args.child == "chunks" else run_dask(chosen, args.workers)
+        out = (run_chunks(chosen, args.batch_rows) if args.child == "chunks" else run_memory(chosen)
+               if args.child == "memory" else run_dask(chosen, int(args.workers)))
         print(json.dumps(out))
         return
 
     common = ["--rows", str(args.rows), "--rows-per-file", str(args.rows_per_file), "--data", str(args.data),
-              "--batch-rows", str(args.batch_rows), "--workers", str(args.workers)]
+              "--batch-rows", str(args.batch_rows)]
     print(f"dataset: {args.rows:,} rows x (2 groups, {N_TASKS} tasks, predictions) in {len(files)} Parquet files "
           f"({sum(f.stat().st_size for f in files) / 2**30:.2f} GiB); {os.cpu_count()} cores")
-    print(f"{'mode':<26}{'rows':>12}{'seconds':>10}{'rows/s':>14}{'peak MB':>10}  BiasAmp A->T / T->A")
+    load = os.getloadavg()
+    print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(f"{'mode':<26}{'rows':>12}{'seconds':>10}{'rows/s':>14}{'peak MB':>10}{'worker MB':>10}  "
+          "BiasAmp A->T / T->A")
     scaling = []
     results = {}
     for frac in sorted(float(f) for f in args.fractions.split(",")):
@@ -200,22 +234,31 @@ def main() -> None:
         r = measure(["--child", "chunks", "--files", str(k), *common])
         scaling.append((r["rows"], r["seconds"]))
         results["chunks"] = r
-        print(f"{'in-memory chunks':<26}{r['rows']:>12,}{r['seconds']:>10.1f}{r['rows'] / r['seconds']:>14,.0f}"
-              f"{r['peak_mb']:>10.0f}  {r['a_to_t']:+.6f} / {r['t_to_a']:+.6f}", flush=True)
+        print(f"{'streamed chunks':<26}{r['rows']:>12,}{r['seconds']:>10.1f}{r['rows'] / r['seconds']:>14,.0f}"
+              f"{r['peak_mb']:>10.0f}{'':>10}  {r['a_to_t']:+.6f} / {r['t_to_a']:+.6f}", flush=True)
+    if args.rows <= args.in_memory_rows:
+        r = measure(["--child", "memory", "--files", str(len(files)), *common])
+        results["memory"] = r
+        print(f"{'in memory (one array)':<26}{r['rows']:>12,}{r['seconds']:>10.1f}{r['rows'] / r['seconds']:>14,.0f}"
+              f"{r['peak_mb']:>10.0f}{'':>10}  {r['a_to_t']:+.6f} / {r['t_to_a']:+.6f}", flush=True)
     if not args.skip_dask:
-        r = measure(["--child", "dask", "--files", str(len(files)), *common])
-        results["dask"] = r
-        print(f"{f'dask LocalCluster ({args.workers}x1)':<26}{r['rows']:>12,}{r['seconds']:>10.1f}"
-              f"{r['rows'] / r['seconds']:>14,.0f}{r['peak_mb']:>10.0f}  {r['a_to_t']:+.6f} / {r['t_to_a']:+.6f}",
-              flush=True)
-        same = (r["a_to_t"], r["t_to_a"]) == (results["chunks"]["a_to_t"], results["chunks"]["t_to_a"])
-        print(f"dask result identical to the chunked one: {same}")
+        for workers in (int(w) for w in str(args.workers).split(",")):
+            r = measure(["--child", "dask", "--files", str(len(files)), "--workers", str(workers), *common])
+            results[f"dask{workers}"] = r
+            print(f"{f'dask LocalCluster ({workers}x1)':<26}{r['rows']:>12,}{r['seconds']:>10.1f}"
+                  f"{r['rows'] / r['seconds']:>14,.0f}{r['peak_mb']:>10.0f}{r['worker_mb']:>10.0f}  "
+                  f"{r['a_to_t']:+.6f} / {r['t_to_a']:+.6f}", flush=True)
+    others = [k for k in results if k != "chunks"]
+    if others:
+        same = all((results[k]["a_to_t"], results[k]["t_to_a"]) == (results["chunks"]["a_to_t"],
+                                                                    results["chunks"]["t_to_a"]) for k in others)
+        print(f"every mode's result identical to the streamed one: {same}")
     if len(scaling) >= 2:
         rows, secs = np.log([s[0] for s in scaling]), np.log([s[1] for s in scaling])
         slope = np.polyfit(rows, secs, 1)[0]
         print(f"time ~ rows^{slope:.3f} (fitted over {len(scaling)} sizes; 1 = linear)")
-    peak = max(r["peak_mb"] for r in results.values())
-    print(f"peak memory: {peak:.0f} MB ({'under' if peak < 2048 else 'OVER'} the 2 GB target)")
+    peak = max(r["peak_mb"] for k, r in results.items() if k != "memory")  # the streamed modes
+    print(f"peak memory of the streamed modes: {peak:.0f} MB ({'under' if peak < 2048 else 'OVER'} the 2 GB target)")
 
 
 if __name__ == "__main__":

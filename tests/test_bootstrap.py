@@ -69,6 +69,117 @@ def test_replicate_tables_are_multinomial_resamples(counts):
     np.testing.assert_array_equal(reps, again)
 
 
+def _grouped(monkeypatch, groups):
+    """Force the grouped bootstrap with ``groups`` groups (of any size) for the test's calls."""
+    from biasamp._engine import resample
+
+    monkeypatch.setattr(resample, "_EXACT_WORK", 0)
+    monkeypatch.setattr(resample, "_GROUPS", groups)
+    monkeypatch.setattr(resample, "_MIN_GROUP_ROWS", 1)
+
+
+def test_group_tables_partition_the_rows_into_equal_groups():
+    counts = np.array([5000, 3, 1, 700, 296], dtype=float)
+    c = len(counts)
+    cells = Cells(np.eye(c), np.ones((c, 1)), counts)  # a table holds the cell counts themselves
+    groups = cells.group_tables(64, np.random.SeedSequence(5))
+    assert groups.shape == (64, c)
+    np.testing.assert_array_equal(groups.sum(axis=0), counts)  # every row in exactly one group
+    sizes = groups.sum(axis=1)
+    assert set(sizes.tolist()) <= {6000 // 64, 6000 // 64 + 1} and sizes.sum() == 6000  # 93 or 94 rows each
+    np.testing.assert_array_equal(groups, cells.group_tables(64, np.random.SeedSequence(5)))
+    assert not np.array_equal(groups, cells.group_tables(64, np.random.SeedSequence(6)))
+
+
+def test_grouped_replicates_have_the_multinomial_mean_and_variance(monkeypatch):
+    """Resampling 400 random groups: cell counts with mean n·p and variance ≈ n·p·(1 − p) (the multinomial's)."""
+    _grouped(monkeypatch, 400)
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 40, 300).astype(float)
+    c, n = len(counts), counts.sum()
+    cells = Cells(np.eye(c), np.ones((c, 1)), counts)
+    scheme = cells.resampling(2000, np.random.SeedSequence(1))
+    assert scheme.scheme == "grouped" and scheme.n_groups == 400
+    reps = np.concatenate([t[:, :, 0] for _, t in scheme.replicate_tables()])
+    assert reps.shape == (2000, c)
+    np.testing.assert_array_equal(reps, np.rint(reps))  # integer tables: exact products
+    p = counts / n
+    # mean of the total: n; its variance: that of a sum of 400 resampled group sizes (all 15 or 16 rows)
+    assert abs(reps.sum(axis=1).mean() - n) < 5 * np.sqrt(400 * 0.25 / 2000)
+    ratio = reps.var(axis=0) / (n * p * (1 - p))
+    assert 0.85 < np.median(ratio) < 1.15
+    jack = np.concatenate([t[:, :, 0] for _, t in scheme.jackknife_tables()])
+    np.testing.assert_array_equal(jack.sum(axis=0), (400 - 1) * counts)  # each row left out by one group
+    np.testing.assert_array_equal(scheme.jackknife_weights, np.ones(400))
+
+
+def test_small_data_keeps_the_exact_multinomial_bootstrap():
+    counts = np.array([5000, 3, 1, 700], dtype=float)
+    cells = Cells(np.eye(4), np.ones((4, 1)), counts)
+    scheme = cells.resampling(1000, np.random.SeedSequence(3))
+    assert scheme.scheme == "multinomial" and scheme.n_groups is None and scheme.note(cells.n) is None
+    direct = np.concatenate([t for _, t in cells.replicate_tables(1000, np.random.SeedSequence(3))])
+    np.testing.assert_array_equal(np.concatenate([t for _, t in scheme.replicate_tables()]), direct)
+
+
+def test_grouped_bootstrap_agrees_with_the_exact_one(monkeypatch):
+    """BiasAmp→ on 30,000 rows: the grouped bootstrap's spread and intervals match the exact bootstrap's."""
+    rng = np.random.default_rng(7)
+    n = 30_000
+    a = rng.integers(0, 2, n)
+    t = (rng.random((n, 8)) < 0.2 + 0.15 * a[:, None]).astype(int)
+    tp = np.where(rng.random((n, 8)) < 0.1, 1 - t, t)
+    tp[(a == 1) & (rng.random(n) < 0.1), 0] = 1
+    ap = np.where(rng.random(n) < 0.1, 1 - a, a)
+    kw = dict(attr_pred=ap, task_pred=tp, n_boot=1000, random_state=3)
+    exact = b.bootstrap(b.bias_amp_directional, a, t, **kw)
+    assert not any("grouped" in note for note in exact.notes)
+    _grouped(monkeypatch, 1024)
+    grouped = b.bootstrap(b.bias_amp_directional, a, t, **kw)
+    assert any(note.startswith("grouped bootstrap: the 30,000 rows") for note in grouped.notes)
+    assert grouped.estimate == exact.estimate
+    assert grouped.p_value == exact.p_value  # the tests of no effect read the counts only
+    for name in ("A->T", "T->A"):
+        sd_exact, sd_grouped = exact.replicates[name].std(), grouped.replicates[name].std()
+        assert sd_grouped == pytest.approx(sd_exact, rel=0.15)
+        width = exact.ci[name][1] - exact.ci[name][0]
+        assert grouped.ci[name][0] == pytest.approx(exact.ci[name][0], abs=0.25 * width)
+        assert grouped.ci[name][1] == pytest.approx(exact.ci[name][1], abs=0.25 * width)
+        assert grouped.methods[name] == "BCa"
+    # the same seed gives the same intervals whatever the order of the rows
+    perm = rng.permutation(n)
+    again = b.bootstrap(b.bias_amp_directional, a[perm], t[perm], attr_pred=ap[perm], task_pred=tp[perm],
+                        n_boot=1000, random_state=3)
+    assert again.ci == grouped.ci
+    pd_testing = pytest.importorskip("pandas").testing
+    pd_testing.assert_frame_equal(again.replicates, grouped.replicates)
+
+
+def test_grouped_bootstrap_with_weights_is_reproducible(monkeypatch):
+    _grouped(monkeypatch, 256)
+    y, p, g = _fair(n=20_000)
+    w = np.random.default_rng(3).choice([0.5, 1.0, 2.5], size=len(y))
+    first = b.bootstrap(b.demographic_parity, y, p, sensitive_features=g, sample_weight=w, n_boot=300,
+                        random_state=1)
+    second = b.bootstrap(b.demographic_parity, y, p, sensitive_features=g, sample_weight=w, n_boot=300,
+                         random_state=1)
+    assert first.ci == second.ci and any("grouped" in note for note in first.notes)
+    assert first.estimate["DP"] == pytest.approx(b.demographic_parity(y, p, sensitive_features=g,
+                                                                       sample_weight=w), abs=1e-12)
+    assert first.ci["DP"][0] <= first.estimate["DP"] <= first.ci["DP"][1]
+    # the same replicates on one BLAS thread as on several, weighted or not
+    from threadpoolctl import threadpool_limits
+
+    for weights in (w, None):
+        runs = []
+        for threads in (1, 2):
+            with threadpool_limits(limits=threads):
+                runs.append(b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, sample_weight=weights,
+                                        n_boot=300, random_state=2).replicates)
+        pd_testing = pytest.importorskip("pandas").testing
+        pd_testing.assert_frame_equal(runs[0], runs[1])
+
+
 def test_acceleration_equals_row_jackknife():
     """The count-weighted jackknife over cells equals the ordinary jackknife over the expanded rows."""
     rng = np.random.default_rng(1)
@@ -279,3 +390,32 @@ def test_bootstrap_of_a_partly_undefined_call():
                for note in res.notes)
     with pytest.raises(ValueError, match="every statistic asked for is undefined"):
         b.bootstrap(b.bias_amp_directional, a, t, attr_pred=a, attr_train=a, task_train=tt, n_boot=50)
+
+
+def test_fill_replicates_shares_parts_only_while_they_are_one_array():
+    """Two statistics whose parts are the same array share storage; when a later chunk differs, they separate."""
+    from types import SimpleNamespace
+
+    from biasamp._engine.bootstrap import fill_replicates
+
+    def stat(name):
+        return SimpleNamespace(name=name, parts=SimpleNamespace(estimate=np.zeros(2)))
+
+    def plan(split_at):
+        def parts(tables):
+            x = tables[:, 0, :2].copy()
+            same = tables[0, 0, 0] < split_at
+            return {"a": x, "a raw": x if same else x + 100.0, "b": x.copy()}
+        return SimpleNamespace(parts=parts, values=lambda tables: dict.fromkeys(("a", "a raw", "b"), tables[:, 0, 0]))
+
+    chunks = [(slice(0, 2), np.arange(12.0).reshape(2, 2, 3)), (slice(2, 4), 20 + np.arange(12.0).reshape(2, 2, 3))]
+    stats = [stat("a"), stat("a raw"), stat("b")]
+    fill_replicates(plan(split_at=np.inf), stats, iter(chunks), 4)
+    assert stats[1].parts.replicates is stats[0].parts.replicates
+    assert stats[2].parts.replicates is not stats[0].parts.replicates
+    np.testing.assert_array_equal(stats[0].parts.replicates, [[0, 1], [6, 7], [20, 21], [26, 27]])
+    stats = [stat("a"), stat("a raw"), stat("b")]
+    fill_replicates(plan(split_at=10), stats, iter(chunks), 4)  # the second chunk gives "a raw" its own array
+    np.testing.assert_array_equal(stats[0].parts.replicates, [[0, 1], [6, 7], [20, 21], [26, 27]])
+    np.testing.assert_array_equal(stats[1].parts.replicates, [[0, 1], [6, 7], [120, 121], [126, 127]])
+    np.testing.assert_array_equal(stats[2].parts.replicates, stats[0].parts.replicates)

@@ -173,7 +173,14 @@ def bootstrap(
     The cost is one pass to find the cells, then
     :math:`O(n_{boot} \cdot \mathrm{nnz})` for the tables; with single-label
     inputs the number of cells is bounded by the product of the class counts,
-    whatever :math:`n`. Replicates in which a statistic is undefined are
+    whatever :math:`n`. Where the exact resampling would draw more than
+    :math:`2^{22}` replicate × cell counts (many tasks make almost every row a
+    cell) on at least 32,768 rows, the rows are split once at random into
+    :math:`G` equal groups (2,048, fewer for wide tables, at least 256) and a
+    replicate resamples the groups: the *grouped bootstrap*, whose cost does
+    not grow with the number of cells; the BCa jackknife then leaves out one
+    group at a time, and a note in the result says so (docs/inference.md).
+    Replicates in which a statistic is undefined are
     excluded from its interval and counted in ``n_undefined``.
 
     References
@@ -214,14 +221,18 @@ def bootstrap(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         stats = plan.statistics(cells.table()[None])
-        fill_replicates(plan, stats, cells.replicate_tables(n_boot, seed), n_boot)
+        scheme = cells.resampling(n_boot, seed)  # exact multinomial, or grouped when that would be costly
+        fill_replicates(plan, stats, scheme.replicate_tables(), n_boot)
         if ci_method == "bca" or (ci_method == "auto" and any(s.regular for s in stats)):
             for s in stats:
-                s.jackknife = np.full(cells.n_cells, np.nan)
-            for sl, tables in cells.jackknife_tables():
+                s.jackknife = np.full(len(scheme.jackknife_weights), np.nan)
+            for sl, tables in scheme.jackknife_tables():
                 vals = plan.values(tables)
                 for s in stats:
                     s.jackknife[sl] = vals[s.name]
+    note = scheme.note(cells.n)
+    if note is not None:
+        plan.notes = [*plan.notes, note]
     return summarize(plan, stats, n_boot=n_boot, level=level, ci_method=ci_method, p_adjust=p_adjust, seed=seed,
-                     cell_counts=cells.counts, stacklevel=3)
+                     cell_counts=scheme.jackknife_weights, stacklevel=3)
 

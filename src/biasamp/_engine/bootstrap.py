@@ -182,12 +182,29 @@ class BootstrapResult(ResultMixin):
 def fill_replicates(plan: Any, stats: list, chunks: Any, n_boot: int) -> None:
     """Evaluate ``plan`` on chunks ``(slice, tables)`` of replicate tables and store the replicates in ``stats``."""
     values = {s.name: np.empty(n_boot) for s in stats}
-    parts = {s.name: np.empty((n_boot, len(s.parts.estimate))) for s in stats if s.parts is not None}
+    shape = {s.name: (n_boot, len(s.parts.estimate)) for s in stats if s.parts is not None}
+    parts: dict = {}
+    # statistics whose parts are one array in every chunk (e.g. Multi→'s "abs" and "raw" of one Δ) share storage
+    alias: dict = {}
     for sl, tables in chunks:
+        owner_of: dict = {}
+        for name, x in plan.parts(tables).items():
+            if name not in shape:
+                continue
+            owner = owner_of.setdefault(id(x), name)
+            if name not in parts:  # the first chunk
+                if owner != name:
+                    alias[name] = owner
+                    parts[name] = parts[owner]
+                else:
+                    parts[name] = np.empty(shape[name])
+            elif name in alias and alias[name] != owner:
+                parts[name] = parts[name].copy()  # no longer the same array: its own storage from here on
+                del alias[name]
+            if name not in alias:
+                parts[name][sl] = x
         for name, v in plan.values(tables).items():
             values[name][sl] = v
-        for name, x in plan.parts(tables).items():
-            parts[name][sl] = x
     for s in stats:
         s.replicates = values[s.name]
         if s.parts is not None:

@@ -136,16 +136,24 @@ def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
     defined = np.isfinite(est)
     ok = np.isfinite(reps) & defined[None, :]
     cnt = ok.sum(axis=0)
-    x = np.where(ok, reps, 0.0)
+    x = np.where(ok, reps, 0.0)  # one working copy, updated in place (the replicates can be large)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = x.sum(axis=0) / np.where(cnt > 0, cnt, 1)
-        var = (np.where(ok, reps - mean[None, :], 0.0) ** 2).sum(axis=0) / np.where(cnt > 1, cnt - 1, 1)
+        x -= mean[None, :]
+        x[~ok] = 0.0
+        x **= 2
+        var = x.sum(axis=0) / np.where(cnt > 1, cnt - 1, 1)
+    del x
     se = np.where(cnt > 1, np.sqrt(var), 0.0)
     use = defined & (se > 0)
     if use.any():
         with np.errstate(invalid="ignore", divide="ignore"):
-            t = np.abs(reps[:, use] - est[None, use]) / se[None, use]
-        t = np.where(np.isfinite(t), t, -np.inf).max(axis=1)
+            t = reps[:, use]
+            t -= est[None, use]
+            np.abs(t, out=t)
+            t /= se[None, use]
+        t[~np.isfinite(t)] = -np.inf
+        t = t.max(axis=1)
         t = t[np.isfinite(t)]
         c = float(np.quantile(t, level)) if t.size else 0.0
     else:

@@ -22,6 +22,16 @@ rows) with their counts ``c``. Resampling the rows is resampling ``c``:
   so that the extra memory stays bounded whatever ``n``;
 * :meth:`Cells.jackknife_tables` gives the leave-one-row-out tables of every
   cell (the jackknife used for the BCa acceleration);
+* :meth:`Cells.resampling` chooses the scheme of :func:`biasamp.bootstrap`:
+  the exact multinomial bootstrap above while ``n_boot x cells`` is at most
+  ``_EXACT_WORK``, else the **grouped bootstrap**: the rows are split once, at
+  random, into ``_GROUPS`` groups of equal size (±1), every group's table is
+  computed once (``G`` tables in one sparse pass), and a replicate resamples
+  the groups (``G`` multinomial draws and one dense product
+  ``counts (B x G) @ group tables (G x wl*wr)``); the jackknife of the BCa
+  acceleration leaves out one group at a time. Its cost no longer grows with
+  the number of cells (which approaches the number of rows when there are
+  many tasks);
 * :func:`poisson_weights` gives per-row Poisson(1) weights from a hash of
   (row id, replicate, seed): replicate tables of batches, partitions and ranks
   then add like every other table (the streaming bootstrap).
@@ -44,6 +54,12 @@ _CELL_BLOCK = 2048        # at most this many cells per block
 _ROW_BLOCK = 4096         # close a block once it holds this many rows
 _TABLE_BYTES = 64 << 20   # memory target of one dense chunk of tables
 _CACHE_NNZ = 8_000_000    # keep the cells' designs across replicate chunks up to this many non-zeros
+_EXACT_WORK = 1 << 22     # replicates x cells up to which biasamp.bootstrap resamples rows exactly
+_GROUPS = 2048            # groups of rows of the grouped bootstrap (beyond _EXACT_WORK) ...
+_MIN_GROUP_ROWS = 16      # ... used only when every group holds at least this many rows
+_MIN_GROUPS = 256         # fewer groups when the tables are wide: G x table width within _GROUP_BYTES (float32) ...
+_GROUP_BYTES = 16 << 20   # ... but never fewer than _MIN_GROUPS
+_GROUP_CHUNK_BYTES = 4 << 20  # memory target of one chunk of grouped replicate tables
 
 
 # --------------------------------------------------------------------------- #
@@ -119,18 +135,23 @@ def key_columns(m: Any) -> list[np.ndarray]:
 def label_rows(m: Any, idx: np.ndarray) -> sparse.csr_matrix:
     """Rows ``idx`` of a label matrix, as a sparse float matrix (built in chunks: no dense float copy)."""
     n, k = len(idx), m.n_classes
-    if m.codes is not None:
-        return sparse.csr_matrix((np.ones(n), (np.arange(n), m.codes[idx])), shape=(n, k))
+    if m.codes is not None:  # one entry per row: the CSR arrays directly (no COO sort)
+        return sparse.csr_matrix((np.ones(n), np.asarray(m.codes[idx], dtype=np.int64), np.arange(n + 1)),
+                                 shape=(n, k))
     if m.soft:
         return sparse.csr_matrix(np.asarray(m.dense[idx], dtype=np.float64))
-    rows, cols = [], []
+    per_row, cols = [], []
     chunk = max(1, (16 << 20) // max(k, 1))
     for a in range(0, n, chunk):
-        r, c = np.nonzero(m.dense[idx[a:a + chunk]])
-        rows.append(r + a)
+        block = m.dense[idx[a:a + chunk]]
+        r, c = np.nonzero(block)  # row-major: sorted by row, then column, as CSR stores them
+        per_row.append(np.bincount(r, minlength=len(block)))
         cols.append(c)
-    r, c = np.concatenate(rows), np.concatenate(cols)
-    return sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, k))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    if n:
+        np.cumsum(np.concatenate(per_row), out=indptr[1:])
+    indices = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    return sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(n, k))
 
 
 def cells_of(matrices: Sequence[Any], extra: Sequence[np.ndarray] = (),
@@ -361,6 +382,69 @@ class Cells:
                 out += np.asarray((design.T @ w.T).T)
             yield slice(start, stop), out.reshape(stop - start, wl, wr)
 
+    def resampling(self, n_boot: int, seed: np.random.SeedSequence) -> Resampling:
+        """The resampling scheme of ``n_boot`` replicates: exact multinomial, or grouped when that is costly.
+
+        Exact (:meth:`replicate_tables`, jackknife over cells) while
+        ``n_boot x n_cells <= _EXACT_WORK``, or when the rows are too few to
+        fill ``_GROUPS`` groups of ``_MIN_GROUP_ROWS`` rows, or the counts are
+        not integers; else the grouped bootstrap (:meth:`group_tables`). The
+        choice depends on the data's shape and ``n_boot`` only, never on the
+        order of the rows.
+        """
+        n = self.n
+        integral = bool(np.allclose(self.counts, np.rint(self.counts)))
+        if (n_boot * self.n_cells <= _EXACT_WORK or n < _MIN_GROUP_ROWS * _GROUPS or not integral):
+            return Resampling("multinomial", lambda: self.replicate_tables(n_boot, seed), self.jackknife_tables,
+                              self.counts, None)
+        wl, wr = self.shape
+        n_groups = int(min(_GROUPS, max(_MIN_GROUPS, _GROUP_BYTES // (4 * wl * wr))))
+        groups = self.group_tables(n_groups, seed)
+        return Resampling("grouped", lambda: _group_replicates(groups, self.shape, n_boot, seed),
+                          lambda: _group_jackknife(groups, self.shape), np.ones(len(groups)), len(groups))
+
+    def group_tables(self, n_groups: int, seed: np.random.SeedSequence) -> np.ndarray:
+        """Tables of a random partition of the rows into ``n_groups`` groups of equal size (±1): ``(G, wl*wr)``.
+
+        The rows, expanded cell by cell in the canonical order, are dealt to
+        the groups by a random permutation (row ``j`` goes to group
+        ``perm[j] mod G``), so the partition depends on the seed and the cells
+        only, never on the order of the rows. The tables add up to
+        :meth:`table`.
+        """
+        icounts = np.rint(self.counts).astype(np.int64)
+        n = int(icounts.sum())
+        rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 3)))
+        group = rng.permutation(n)
+        group %= n_groups
+        group = group.astype(np.int32)
+        # member[cell, group] = rows of the cell in the group: the rows are expanded cell by cell, so the
+        # CSR rows are the cells' runs of rows (duplicates summed in place)
+        indptr = np.zeros(self.n_cells + 1, dtype=np.int64)
+        np.cumsum(icounts, out=indptr[1:])
+        member = sparse.csr_matrix((np.ones(n, dtype=np.float64), group, indptr), shape=(self.n_cells, n_groups))
+        del group
+        member.sum_duplicates()
+        wl, wr = self.shape
+        exact32 = self.weights is None and -(-n // n_groups) < 2**24  # integer entries up to a group's rows
+        dtype = np.float32 if exact32 else np.float64
+        member = member.astype(dtype)
+        out = np.zeros((n_groups, wl, wr), dtype=dtype)
+        step = 1 << 14  # cells per block: bounded memory whatever the number of cells
+        for a in range(0, self.n_cells, step):
+            block = member[a:a + step]
+            left = sparse.csc_matrix(self.left[a:a + step], dtype=dtype)
+            right = sparse.csr_matrix(self.right[a:a + step], dtype=dtype)
+            for j in range(wl):  # group tables of one left column: (member^T diag(L_j)) R, no Kronecker design
+                rows = left.indices[left.indptr[j]:left.indptr[j + 1]]
+                if rows.size == 0:
+                    continue
+                scaled = sparse.diags(left.data[left.indptr[j]:left.indptr[j + 1]]) @ block[rows]
+                part = (scaled.T @ right[rows]).tocoo()  # no duplicate entries
+                view = out[:, j, :]
+                view[part.row, part.col] += part.data
+        return out.reshape(n_groups, wl * wr)
+
     def jackknife_tables(self) -> Iterator[tuple[slice, np.ndarray]]:
         """Leave-one-row-out tables, one per cell, in chunks: ``(cells, tables (c, wl, wr))``."""
         wl, wr = self.shape
@@ -370,6 +454,80 @@ class Cells:
             b = min(self.n_cells, a + chunk)
             design = self._block_design(a, b)
             yield slice(a, b), (full[None, :] - design.toarray()).reshape(b - a, wl, wr)
+
+
+@dataclass(frozen=True, eq=False)
+class Resampling:
+    """A resampling scheme chosen by :meth:`Cells.resampling`.
+
+    ``replicate_tables()`` and ``jackknife_tables()`` yield chunks
+    ``(slice, tables (b, wl, wr))``; ``jackknife_weights`` weight the
+    jackknife values in the BCa acceleration (the cells' counts, or one per
+    group); ``n_groups`` is None for the exact multinomial bootstrap.
+    """
+
+    scheme: str
+    replicate_tables: Any
+    jackknife_tables: Any
+    jackknife_weights: np.ndarray
+    n_groups: int | None
+
+    def note(self, n: float) -> str | None:
+        """A sentence saying how the rows were resampled, for the grouped scheme (None when exact)."""
+        if self.n_groups is None:
+            return None
+        return (f"grouped bootstrap: the {n:,.0f} rows were split at random into {self.n_groups:,} groups of equal "
+                "size and every replicate resamples the groups (the exact resampling of rows over this many "
+                "distinct rows would cost far more; the intervals agree to Monte-Carlo precision, see "
+                "docs/inference.md); the BCa jackknife leaves out one group at a time")
+
+
+def _group_replicates(groups: np.ndarray, shape: tuple[int, int], n_boot: int,
+                      seed: np.random.SeedSequence) -> Iterator[tuple[slice, np.ndarray]]:
+    """Replicates of the grouped bootstrap: ``G`` groups drawn with replacement, tables ``counts @ groups``.
+
+    The group tables hold integers when the rows are unweighted, so the
+    product is exact (and the same under any number of BLAS threads); with
+    sample weights it runs on one BLAS thread for the same reason.
+    """
+    from threadpoolctl import threadpool_limits
+
+    n_groups, width = groups.shape
+    wl, wr = shape
+    integral = bool(np.array_equal(groups, np.rint(groups)))
+    # float32 products are exact while every sum stays below 2**24 (at most n_groups x the largest entry)
+    dtype = np.float32 if integral and groups.dtype == np.float32 and \
+        float(groups.max(initial=0)) * n_groups < 2**24 else np.float64
+    groups = groups.astype(dtype, copy=False)
+    chunk = max(1, min(n_boot, _GROUP_CHUNK_BYTES // (8 * max(width, n_groups))))
+    offsets = None
+    for r, start in enumerate(range(0, n_boot, chunk)):
+        stop = min(n_boot, start + chunk)
+        b = stop - start
+        rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 4, r)))
+        draws = rng.integers(0, n_groups, size=(b, n_groups), dtype=np.int32)
+        if offsets is None or len(offsets) != b:
+            offsets = (np.arange(b, dtype=np.int32) * np.int32(n_groups))[:, None]  # b * G < 2**31: chunk bytes
+        draws += offsets
+        counts = np.bincount(draws.ravel(), minlength=b * n_groups).reshape(b, n_groups)
+        counts = counts.astype(dtype)
+        if integral:
+            out = counts @ groups
+        else:
+            with threadpool_limits(limits=1, user_api="blas"):
+                out = counts @ groups
+        yield slice(start, stop), out.astype(np.float64, copy=False).reshape(b, wl, wr)
+
+
+def _group_jackknife(groups: np.ndarray, shape: tuple[int, int]) -> Iterator[tuple[slice, np.ndarray]]:
+    """Leave-one-group-out tables, in chunks: ``(groups, tables (g, wl, wr))``."""
+    n_groups, width = groups.shape
+    wl, wr = shape
+    full = groups.sum(axis=0, dtype=np.float64)
+    chunk = max(1, min(n_groups, _GROUP_CHUNK_BYTES // (8 * width)))
+    for a in range(0, n_groups, chunk):
+        b = min(n_groups, a + chunk)
+        yield slice(a, b), (full[None, :] - groups[a:b]).reshape(b - a, wl, wr)
 
 
 def _draw_block(counts: np.ndarray, totals: np.ndarray, rng: np.random.Generator) -> np.ndarray:
