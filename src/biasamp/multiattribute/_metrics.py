@@ -999,6 +999,10 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
         Recorded in the result (how the combinations were chosen).
     train_source : str, default "train"
         Recorded in the result.
+    min_group_size, include_small_groups : int, bool
+        Groups with fewer (weighted) test members (``counts.test_attr``) are
+        small: their pairs stay in the tables, flagged ``small``, and out of
+        every headline (:ref:`def-small-groups`).
 
     Returns
     -------
