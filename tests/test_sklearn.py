@@ -166,3 +166,23 @@ def test_example_selects_the_least_amplifying_model_at_equal_accuracy():
     assert table["BiasAmp A->T"][chosen] == table["BiasAmp A->T"].min()
     assert table["accuracy"][by_accuracy] - table["accuracy"][chosen] < 0.005
     assert search.best_params_["columns__gender"] == "drop"
+
+
+def test_scorer_options_reach_the_metric_and_string_targets_score(routing):
+    """make_scorer("DP", min_group_size=0, pos_label=...) forwards every option (0.2 dropped them: NaN folds)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_validate
+
+    X, y, attr = _data(n=600)
+    labels = np.where(y == 1, "yes", "no")
+    scorer = make_scorer("DP", pos_label="yes", min_group_size=0, threshold=0.5)
+    est = LogisticRegression().fit(X, labels)
+    got = -scorer(est, X, labels, sensitive_features=attr)
+    want = biasamp.fairness_metrics(labels, est.predict(X), sensitive_features=attr, pos_label="yes",
+                                    min_group_size=0).overall["DP"]
+    assert got == pytest.approx(want, abs=1e-15) and got > 0
+    cv = cross_validate(LogisticRegression(), X, labels, scoring={"dp": scorer}, params={"sensitive_features": attr},
+                        cv=3)
+    assert np.isfinite(cv["test_dp"]).all()  # no fold scores NaN
+    with pytest.raises(TypeError, match="no_such_option"):
+        make_scorer("DP", no_such_option=1)(est, X, labels, sensitive_features=attr)
