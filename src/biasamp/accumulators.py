@@ -60,6 +60,7 @@ from biasamp._core.policy import (
     check_soft,
     check_threshold,
     harden_roles,
+    joined,
 )
 from biasamp._core.rows import add_filters, check_missing, select_rows
 from biasamp.cooccurrence._counts import (
@@ -114,15 +115,6 @@ __all__ = ["CooccurrenceAccumulator", "DifferentialAccumulator", "FairnessAccumu
 # --------------------------------------------------------------------------- #
 # shared machinery
 # --------------------------------------------------------------------------- #
-def _said(*parts: str) -> str:
-    """What the probability policy did, over batches and roles (each description once)."""
-    said = []
-    for p in parts:
-        for s in p.split("; "):
-            if s != "hard" and s not in said:
-                said.append(s)
-    return "; ".join(said) or "hard"
-
 
 def accumulator_for(key: str) -> type:
     """The accumulator class of the registered family ``key`` (the subclass that declares it)."""
@@ -590,7 +582,7 @@ class CooccurrenceAccumulator(_Accumulator):
         t = _encode_side(arrays["task"], arrays["task_pred"], "task", self.task_classes, True)
         a, said_a = harden_roles(a, (("attr", "attr_pred"),), self.soft, self.threshold)
         t, said_t = harden_roles(t, (("task", "task_pred"),), self.soft, self.threshold)
-        self.predictions = _said(self.predictions, said_a, said_t)
+        self.predictions = joined(self.predictions, said_a, said_t)
         left = [a[r] for r in ATTR_ROLES if r in a]
         right = [t[r] for r in TASK_ROLES if r in t]
         counts = CooccurrenceCounts.from_encoded(left, right, pairs=self.pairs, weights=weights, rows=rows)
@@ -702,7 +694,7 @@ class CooccurrenceAccumulator(_Accumulator):
         roles = _combine_roles(self.roles, other.roles, "roles")
         self.roles = roles
         self.soft_roles = self.soft_roles | other.soft_roles
-        self.predictions = _said(self.predictions, other.predictions)
+        self.predictions = joined(self.predictions, other.predictions)
         self.weighted = self.weighted or other.weighted
         self.rows = _sum_filters(self.rows, other.rows)
         self.train_rows = _sum_filters(self.train_rows, other.train_rows)

@@ -21,7 +21,7 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 
 __all__ = ["SOFT_CHOICES", "check_include_small_groups", "check_min_group_size", "check_soft", "check_threshold",
-           "class_index", "harden", "harden_maybe", "harden_roles", "small_groups"]
+           "class_index", "harden", "harden_maybe", "harden_roles", "joined", "small_groups"]
 
 SOFT_CHOICES = ("threshold", "expected")
 
@@ -82,6 +82,16 @@ def harden_maybe(yt: LabelMatrix, yp: LabelMatrix, soft: str, threshold: float,
     return yt, yp, ("expected rates (probabilities, soft='expected')" if yp.soft else "hard")
 
 
+def joined(*descriptions: str) -> str:
+    """One description of what the policy did over several roles or batches (each part once; "hard" if none)."""
+    said: list[str] = []
+    for d in descriptions:
+        for part in d.split("; "):
+            if part != "hard" and part not in said:
+                said.append(part)
+    return "; ".join(said) or "hard"
+
+
 def harden_roles(encoded: dict, pairs: tuple, soft: str, threshold: float) -> tuple[dict, str]:
     """Apply the policy to the prediction roles of ``encoded`` (``pairs``: (truth role, prediction role)).
 
@@ -103,7 +113,7 @@ def harden_roles(encoded: dict, pairs: tuple, soft: str, threshold: float) -> tu
             _, out[pred], what = harden_maybe(like, out[pred], soft, threshold)
             if what != "hard":
                 said.append(f"{pred}: {what}")
-    return out, "; ".join(said) or "hard"
+    return out, joined(*said)
 
 
 # --------------------------------------------------------------------------- #

@@ -32,6 +32,7 @@ from biasamp._core.policy import (
     check_soft,
     check_threshold,
     harden_roles,
+    joined,
     small_groups,
 )
 from biasamp._core.results import ResultMixin, fmt, top_rows
@@ -1035,7 +1036,7 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
                       allow_soft=True)
     a, said_a = harden_roles(a, (("attr", "attr_pred"),), soft, threshold)
     t, said_t = harden_roles(t, (("task", "task_pred"),), soft, threshold)
-    predictions = _said(said_a, said_t)
+    predictions = joined(said_a, said_t)
     left = [a[r] for r in ("attr", "attr_pred") if r in a]
     right = [t[r] for r in ("task", "task_pred") if r in t]
     check_consistent_length(**{m.name: m for m in (*left, *right)})
@@ -1076,10 +1077,5 @@ def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None
     left, right = [a["attr_pred"]], [t["task_pred"]]
     check_consistent_length(attr_pred=left[0], task_pred=right[0])
     return (train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows), (left, right, w),
-            _said(said_a, said_t))
+            joined(said_a, said_t))
 
-
-def _said(*parts: str) -> str:
-    """One description of what the probability policy did over several roles."""
-    said = [p for p in parts if p != "hard"]
-    return "; ".join(said) or "hard"

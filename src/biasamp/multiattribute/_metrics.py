@@ -61,6 +61,7 @@ from biasamp._core.policy import (
     check_soft,
     check_threshold,
     harden_roles,
+    joined,
     small_groups,
 )
 from biasamp._core.results import ResultMixin, fmt, top_rows
@@ -1502,7 +1503,7 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
         source = "train"
     codes = {name: _group_codes(m) for name, m in g.items()}
     return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source, columns,
-                     "; ".join(s for s in (said_g, said_a) if s != "hard") or "hard")
+                     joined(said_g, said_a))
 
 
 def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, min_support: int,

@@ -306,6 +306,16 @@ def _rows_notes(inp: AuditInputs) -> list[str]:
     return out
 
 
+#: the audit's options that every count-based family applies: the probability policy and the small-group rule
+POLICY_OPTIONS = ("threshold", "soft")
+GROUP_OPTIONS = ("min_group_size", "include_small_groups")
+
+
+def family_options(options: dict, names: tuple) -> dict:
+    """The audit options ``names`` that were given (the fairness options hold them for every family)."""
+    return {k: options[k] for k in names if k in options}
+
+
 def resolve_fairness_options(options: dict, classes: Sequence, multilabel: bool) -> tuple[dict, list[str]]:
     """The fairness section's options as an audit (in memory or streamed) applies them, and what to note.
 

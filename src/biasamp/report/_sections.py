@@ -23,7 +23,14 @@ from biasamp._core.labels import to_numpy
 from biasamp._core.results import top_rows
 from biasamp._engine.bootstrap import REPLICATES_WARNING
 from biasamp.exceptions import UndefinedPairWarning
-from biasamp.report._inputs import AuditInputs, AuditOptions, resolve_fairness_options
+from biasamp.report._inputs import (
+    GROUP_OPTIONS,
+    POLICY_OPTIONS,
+    AuditInputs,
+    AuditOptions,
+    family_options,
+    resolve_fairness_options,
+)
 from biasamp.report._registry import FigureSpec, SectionData, register_section
 
 # --------------------------------------------------------------------------- #
@@ -396,12 +403,12 @@ def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
 
 def _policy_kwargs(opt: AuditOptions) -> dict:
     """``threshold`` / ``soft`` of the audit: one probability policy for every count-based section."""
-    return {k: opt.fairness[k] for k in ("threshold", "soft") if k in opt.fairness}
+    return family_options(opt.fairness, POLICY_OPTIONS)
 
 
 def _group_kwargs(opt: AuditOptions) -> dict:
     """``min_group_size`` / ``include_small_groups`` of the audit, for the families that leave small groups out."""
-    return {k: opt.fairness[k] for k in ("min_group_size", "include_small_groups") if k in opt.fairness}
+    return family_options(opt.fairness, GROUP_OPTIONS)
 
 
 def _predictions_note(res: Any) -> list:
@@ -538,7 +545,7 @@ def _differential_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     from biasamp.stats import bootstrap
 
     fopt, _ = resolve_fairness_options(opt.fairness, _uniques(inp.task), False)
-    kw = {k: fopt[k] for k in ("pos_label", "threshold", "soft", "min_group_size", "include_small_groups") if k in fopt}
+    kw = family_options(fopt, ("pos_label", *POLICY_OPTIONS, *GROUP_OPTIONS))
     if inp.weight is not None:
         kw["sample_weight"] = inp.weight
     res, boot, notes = _computed(

@@ -81,7 +81,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from biasamp._core.progress import progress_bar, progress_mode
-from biasamp.report._inputs import resolve_fairness_options
+from biasamp.report._inputs import GROUP_OPTIONS, POLICY_OPTIONS, family_options, resolve_fairness_options
 from biasamp.report._model import (
     AuditInputs,
     AuditOptions,
@@ -685,8 +685,8 @@ def stream_audit(
         return {"n_boot": int(n), "random_state": opt.seed(key)}
 
     # one probability policy for every family (the audit's threshold / soft)
-    policy = {k: opt.fairness[k] for k in ("threshold", "soft") if k in opt.fairness}
-    groups_opt = {k: opt.fairness[k] for k in ("min_group_size", "include_small_groups") if k in opt.fairness}
+    policy = family_options(opt.fairness, POLICY_OPTIONS)
+    groups_opt = family_options(opt.fairness, GROUP_OPTIONS)
 
     if "directional" in keys:
         fam["directional"] = _Family(lambda: CooccurrenceAccumulator(attr_all, task_all, **policy, **groups_opt,
@@ -705,8 +705,7 @@ def stream_audit(
                                   errors, opt)
     if "differential" in keys and has_tp and not columns.multilabel and len(task_test) == 2:
         dopt, _ = resolve_fairness_options(opt.fairness, task_test, False)
-        dopt = {k: dopt[k] for k in ("pos_label", "threshold", "soft", "min_group_size", "include_small_groups")
-                if k in dopt}
+        dopt = family_options(dopt, ("pos_label", *POLICY_OPTIONS, *GROUP_OPTIONS))
         fam["differential"] = _Family(lambda: DifferentialAccumulator(task_test, attr_test, **dopt,
                                                                       **boot("differential")), errors, opt)
     if "multi" in keys and columns.multilabel:
