@@ -14,6 +14,7 @@ readings, and every result says which one was used (docs/definitions.md,
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,8 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 
 __all__ = ["SOFT_CHOICES", "check_include_small_groups", "check_min_group_size", "check_soft", "check_threshold",
-           "class_index", "harden", "harden_maybe", "harden_roles", "joined", "small_groups"]
+           "class_index", "harden", "harden_maybe", "harden_roles", "joined", "left_out_mask", "small_groups",
+           "warn_small_groups"]
 
 SOFT_CHOICES = ("threshold", "expected")
 
@@ -147,3 +149,24 @@ def small_groups(n: np.ndarray, min_group_size: int, include_small_groups: bool)
     if include_small_groups or big.sum() < 2:
         return small, np.zeros_like(small)
     return small, small
+
+
+def warn_small_groups(excluded: np.ndarray, groups: tuple, n: np.ndarray, min_group_size: int, what: str,
+                      stacklevel: int) -> None:
+    """The ``SmallGroupWarning`` of a family that left the ``excluded`` groups out of its headline."""
+    from biasamp.exceptions import SmallGroupWarning
+
+    if excluded.any():
+        names = ", ".join(f"{g!r} (n={m:g})" for g, m, e in zip(groups, n, excluded) if e)
+        warnings.warn(f"{what}: groups with fewer than {min_group_size} test members are left out of the headline "
+                      f"(they stay in the tables, flagged 'small'): {names}", SmallGroupWarning,
+                      stacklevel=stacklevel + 1)
+
+
+def left_out_mask(groups: tuple, small: tuple) -> np.ndarray:
+    """Over ``groups``: the ones a result left out of its headline as small (its ``small_groups``).
+
+    The resampling plans apply the estimate's exclusion to every replicate with it.
+    """
+    out = set(small)
+    return np.array([g in out for g in groups], dtype=bool)

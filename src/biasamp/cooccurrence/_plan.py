@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from biasamp._core.policy import left_out_mask
 from biasamp._engine.intervals import (
     Parts,
     Plan,
@@ -101,9 +102,7 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
     given = [d for d in (point.a_to_t, point.t_to_a) if d is not None]
     directions = [d for d in given if not d.undefined]
     # the pairs of small attribute classes: in the per-pair tables, out of the means (as in the estimate)
-    left_out = np.isin(np.arange(ka), [i for i, c in enumerate(classes[0])
-                                       if c in set(getattr(point, "small_groups", ()))])[:, None] \
-        & np.ones(kt, dtype=bool)[None, :]
+    left_out = np.broadcast_to(left_out_mask(classes[0], point.small_groups)[:, None], (ka, kt))
     integral = agree is not None and all(np.array_equal(x, np.rint(x)) for x in (full, *agree.values()))
 
     def arrays(tables: np.ndarray, direction: str):
@@ -200,8 +199,8 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
     """
 
     # the pairs of small attribute classes: in the per-pair tables, out of the sum (as in the estimate)
-    left_out = np.array([c in set(getattr(point, "small_groups", ())) for c in classes[0]], dtype=bool)[:, None] \
-        & np.ones(len(classes[1]), dtype=bool)[None, :]
+    left_out = np.broadcast_to(left_out_mask(classes[0], point.small_groups)[:, None],
+                               (len(classes[0]), len(classes[1])))
 
     def terms(tables: np.ndarray):
         return _c._mals_arrays(at, tables[..., 1:, 1:])

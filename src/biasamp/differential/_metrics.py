@@ -29,17 +29,20 @@ them alike (docs/definitions.md, "Differential fairness").
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from biasamp._core.policy import check_include_small_groups, check_min_group_size, small_groups
+from biasamp._core.policy import (
+    check_include_small_groups,
+    check_min_group_size,
+    small_groups,
+    warn_small_groups,
+)
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Labels, Missing, Soft, Weights
-from biasamp.exceptions import SmallGroupWarning
 from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
 
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
@@ -232,10 +235,7 @@ def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_l
     logs_true, logs_pred = log_rates(n, pos_true, c), log_rates(n, pos_pred, c)
     small, excluded = small_groups(n, check_min_group_size(min_group_size),
                                    check_include_small_groups(include_small_groups))
-    if excluded.any():
-        names = ", ".join(f"{g!r} (n={m:g})" for g, m, e in zip(groups, n, excluded) if e)
-        warnings.warn(f"differential fairness: groups with fewer than {min_group_size} members are left out of ε "
-                      f"(they stay in the per-group table, flagged 'small'): {names}", SmallGroupWarning, stacklevel=3)
+    warn_small_groups(excluded, groups, n, min_group_size, "differential fairness", stacklevel=3)
     kept = ~excluded
     kept_groups = tuple(g for g, ok in zip(groups, kept) if ok)
     eps_true, eps_pred = float(epsilon(logs_true[:, kept])), float(epsilon(logs_pred[:, kept]))

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasamp._core.policy import left_out_mask
 from biasamp._engine.intervals import Parts, Plan, Statistic
 from biasamp.differential import _metrics as _d
 from biasamp.fairness import _metrics as _f
@@ -95,8 +96,7 @@ def df_evaluator(point: Any, k: int, present: np.ndarray, concentration: float) 
 
 def kept_groups(groups: tuple, n: np.ndarray, point: Any) -> np.ndarray:
     """The groups ε is computed over in ``point``: present, and not left out as small."""
-    left_out = set(point.small_groups)
-    return (np.asarray(n, dtype=np.float64) > 0) & np.array([g not in left_out for g in groups], dtype=bool)
+    return (np.asarray(n, dtype=np.float64) > 0) & ~left_out_mask(groups, point.small_groups)
 
 
 def _df_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,

@@ -63,6 +63,7 @@ from biasamp._core.policy import (
     harden_roles,
     joined,
     small_groups,
+    warn_small_groups,
 )
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, add_filters
@@ -73,7 +74,6 @@ from biasamp.cooccurrence._metrics import (
     _as_count,
     _greater,
     _rows_lines,
-    _warn_small,
     _warn_undefined,
     _warn_undefined_statistics,
     correlation_sign,
@@ -1061,7 +1061,8 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
     n_groups = np.asarray(counts.test_attr, dtype=np.float64)
     small, left_out = small_groups(n_groups, check_min_group_size(min_group_size),
                                    check_include_small_groups(include_small_groups))
-    _warn_small(left_out, counts.attr_classes, n_groups, min_group_size, "multi-attribute bias amplification")
+    warn_small_groups(left_out, counts.attr_classes, n_groups, min_group_size, "multi-attribute bias amplification",
+                      stacklevel=4)  # multi_bias_amp is wrapped by its 0.1-spelling shim: one frame more
     mals = _mals(counts, small, left_out) if counts.joint_ghat_mhat is not None else None
     g_to_m = _directional(counts, "G->M", y, small, left_out) if counts.joint_g_mhat is not None else None
     m_to_g = _directional(counts, "M->G", y, small, left_out) if counts.joint_ghat_m is not None else None

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from biasamp._core.policy import left_out_mask
 from biasamp._engine.intervals import Parts, Plan, Statistic, abs_range
 from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
 from biasamp.cooccurrence import _metrics as _c
@@ -156,8 +157,7 @@ def multi_evaluator(point: Any) -> Plan:
     use = {key: r is not None and not r.undefined
            for key, r in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g))}
     # small groups' pairs: in the tables, out of every headline (as in the estimate): NaN, like undefined pairs
-    left_out = np.array([g in set(getattr(point, "small_groups", ())) for g in counts.attr_classes],
-                        dtype=bool)[None, :, None]
+    left_out = left_out_mask(counts.attr_classes, point.small_groups)[None, :, None]
     names = [n for key in ("Multi_MALS", "G->M", "M->G") if use[key] for n in (key, key + " raw")]
 
     def deltas(tables: np.ndarray) -> dict:
