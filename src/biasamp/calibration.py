@@ -163,7 +163,7 @@ def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any 
     else:
         lab = _as_pandas(val_labels)
         lab = lab if isinstance(lab, pd.DataFrame) else to_numpy(lab, "val_labels")
-        if np.ndim(lab) == 1:
+        if isinstance(lab, np.ndarray) and lab.ndim == 1:  # a DataFrame is 2-D already
             lab = lab.reshape(-1, 1)
         enc = encode_labels({"val_labels": lab})["val_labels"]
         if enc.n_classes != n_labels:

@@ -264,7 +264,7 @@ def _select(cell: np.ndarray, quota: np.ndarray, random_state: Any) -> np.ndarra
 def _check_seed(random_state: Any) -> None:
     if random_state is None or isinstance(random_state, (np.random.Generator, np.random.SeedSequence)):
         return
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0:
         return
     raise TypeError(f"random_state must be None, a non-negative int or a numpy Generator, got {random_state!r}")
 

@@ -446,7 +446,8 @@ def _scalar_index(value: Any) -> Any:
     return value
 
 
-def _column(labels: np.ndarray, index: Any, name: str) -> np.ndarray:
+def _column(labels: np.ndarray, index: Any, name: str) -> np.ndarray | None:
+    """Column ``index`` of a batch's labels; None when no column is asked for (a map without labels)."""
     if index is None:
         return None
     if not 0 <= index < labels.shape[1]:

@@ -618,7 +618,9 @@ def _binary_label(x: Any, name: str) -> tuple[np.ndarray, tuple]:
         raise ValueError(
             f"{name} must be one binary label (1-D, or an N x 1 indicator), got an N x {m.n_classes} matrix"
         )
-    positive = m.dense[:, 0] == 1
+    dense = m.dense
+    assert dense is not None  # an encoded label without codes holds its indicator matrix
+    positive = dense[:, 0] == 1
     if positive.all() or not positive.any():
         raise ValueError(
             f"{name} is constant (every row {int(positive[0])}); the Matthews correlation is undefined"
@@ -791,7 +793,7 @@ def _round_sizes(x: np.ndarray, available: np.ndarray, size: int | None) -> np.n
     sizes = np.clip(np.rint(raw), 0, available).astype(np.int64)
     if size is not None:  # hit the exact total: move the largest rounding residuals
         diff = int(size - sizes.sum())
-        order = np.argsort(-(raw - sizes) * np.sign(diff)) if diff else []
+        order: np.ndarray | list[int] = np.argsort(-(raw - sizes) * np.sign(diff)) if diff else []
         for g in order:
             if diff == 0:
                 break
@@ -958,12 +960,14 @@ def subsample_to_mcc(
     if len(t) != len(a):
         raise ValueError(f"length mismatch: task has {len(t)} rows, attr has {len(a)}")
     scalar = np.ndim(mcc) == 0
-    targets = [mcc] if scalar else list(mcc)
-    if not targets:
+    given: list[object] = [mcc] if scalar or not isinstance(mcc, Iterable) else list(mcc)
+    if not given:
         raise ValueError("mcc is empty")
-    for m in targets:
+    targets: list[float] = []
+    for m in given:
         if isinstance(m, bool) or not isinstance(m, (int, float, np.integer, np.floating)) or not -1 <= m <= 1:
             raise ValueError(f"mcc must be a number in [-1, 1] (or a sequence of them), got {m!r}")
+        targets.append(float(m))
     if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}")
     if not (isinstance(min_margin, (int, float, np.floating)) and 0 <= min_margin < 1):

@@ -220,7 +220,7 @@ class GroupMetrics(ResultMixin):
         return "\n".join(lines)
 
 
-def _rate_columns(counts: Any, headline: Sequence[int]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _rate_columns(counts: Any, headline: Sequence[int]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """Per-group and overall PPR/TPR/FPR of the headline classes, named columns."""
     n = np.asarray(counts.n, dtype=np.float64)
     pos = np.asarray(counts.positives, dtype=np.float64)
@@ -228,7 +228,8 @@ def _rate_columns(counts: Any, headline: Sequence[int]) -> tuple[dict[str, np.nd
     tp = np.asarray(counts.true_positives, dtype=np.float64)
     neg, fp = n[:, None] - pos, pred - tp
     several = len(headline) > 1
-    per_group, overall = {}, {}
+    per_group: dict[str, np.ndarray] = {}
+    overall: dict[str, float] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         for k in headline:
             suffix = f" [{counts.classes[k]}]" if several else ""
@@ -236,7 +237,7 @@ def _rate_columns(counts: Any, headline: Sequence[int]) -> tuple[dict[str, np.nd
                                    ("fpr", fp[:, k], neg[:, k])):
                 per_group[name + suffix] = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
                 tot = den.sum()
-                overall[name + suffix] = num.sum() / tot if tot > 0 else np.nan
+                overall[name + suffix] = float(num.sum() / tot) if tot > 0 else np.nan
     return per_group, overall
 
 
@@ -259,6 +260,7 @@ def build_group_view(counts: Any, headline: Sequence[int], *, small: np.ndarray,
     if group_metrics:
         if not isinstance(group_metrics, Mapping):
             raise TypeError("group_metrics must be a mapping of name -> metric function (y_true, y_pred)")
+        assert labels is not None  # _from_prepared passes the labels whenever group_metrics is given
         y_true, y_pred, codes, w = labels
         for name, fn in group_metrics.items():
             if not callable(fn):

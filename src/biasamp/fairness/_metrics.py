@@ -180,9 +180,9 @@ def _encode_groups(
         combined, _ = pd.factorize(combined * len(u) + c, sort=True)
         combined = combined.astype(np.int64)
     # name each combined id by its first row's values
-    first = np.full(combined.max() + 1, -1, dtype=np.int64)
-    first[combined[::-1]] = np.arange(len(combined) - 1, -1, -1)
-    per_level = [v[lc[first]].tolist() for v, lc in zip(values, level_codes)]
+    first_row = np.full(combined.max() + 1, -1, dtype=np.int64)
+    first_row[combined[::-1]] = np.arange(len(combined) - 1, -1, -1)
+    per_level = [v[lc[first_row]].tolist() for v, lc in zip(values, level_codes)]
     group_names = tuple(zip(*per_level))
     return combined.astype(np.intp), group_names, tuple(names)
 
@@ -284,10 +284,11 @@ def _count(gcodes: np.ndarray, n_groups: int, yt: LabelMatrix, yp: LabelMatrix, 
             return n_g, joint.sum(axis=2), joint.sum(axis=1), np.diagonal(joint, axis1=1, axis2=2).copy()
         gt = gcodes * k + yt.codes
         size = n_groups * k
-        pos = np.bincount(gt, weights=w, minlength=size).reshape(n_groups, k)
-        pred = np.bincount(gcodes * k + yp.codes, weights=w, minlength=size).reshape(n_groups, k)
+        pos: np.ndarray = np.bincount(gt, weights=w, minlength=size).reshape(n_groups, k)
+        pred: np.ndarray = np.bincount(gcodes * k + yp.codes, weights=w, minlength=size).reshape(n_groups, k)
         hit = yt.codes == yp.codes
-        tp = np.bincount(gt[hit], weights=None if w is None else w[hit], minlength=size).reshape(n_groups, k)
+        tp: np.ndarray = np.bincount(gt[hit], weights=None if w is None else w[hit],
+                                     minlength=size).reshape(n_groups, k)
         return n_g, pos, pred, tp
     # indicator / probability matrices: sparse (weighted) group one-hot times row blocks
     soft = yp.soft
@@ -771,12 +772,12 @@ def _prepare(y_true: Any, y_pred: Any, sensitive_features: Any, *, average: Any 
     if isinstance(sensitive_features, Mapping) or (missing != "raise" and not isinstance(
             sensitive_features, (pd.Series, pd.DataFrame)) and len(columns) > 1):
         sensitive_features = pd.DataFrame(dict(zip(names, columns)))
-    arrays, weights, rows = select_rows(
+    arrays, weights, row_filter = select_rows(
         {"y_true": y_true, "y_pred": y_pred, "sensitive_features": sensitive_features},
         missing=missing, group_args=("sensitive_features",), sample_weight=sample_weight)
     y_true, y_pred, sensitive_features = arrays["y_true"], arrays["y_pred"], arrays["sensitive_features"]
-    if rows.missing == "raise" and not rows.n_zero_weight:
-        rows = None  # nothing to report
+    # nothing to report when no row was dropped or weighted out
+    rows = None if row_filter.missing == "raise" and not row_filter.n_zero_weight else row_filter
     yt, yp = _encode_targets(y_true, y_pred, classes, pos_label, complete=not batch)
     gcodes, group_names, feature_names = _encode_groups(sensitive_features, yt.n_rows, groups)
     if not batch and len(group_names) < 2:
@@ -1346,10 +1347,10 @@ def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = 30,
         yt = np.asarray(prep.yt.classes)[prep.yt.codes] if prep.yt.codes is not None else prep.yt.dense
         if prep.yp.codes is not None:
             yp = np.asarray(prep.yp.classes)[prep.yp.codes]
-        elif prep.yp.soft and prep.average == "binary":
-            yp = prep.yp.dense[:, prep.headline[0]]
         else:
-            yp = prep.yp.dense
+            dense = prep.yp.dense
+            assert dense is not None  # a LabelMatrix without codes holds its dense matrix
+            yp = dense[:, prep.headline[0]] if prep.yp.soft and prep.average == "binary" else dense
         labels = (yt, yp, prep.gcodes, prep.weights)
     return _from_counts(full, metrics, average=prep.average, pos_label=prep.pos_label, headline=prep.headline,
                         min_group_size=min_group_size, include_small_groups=include_small_groups,

@@ -66,7 +66,7 @@ def single_threaded() -> Iterator[None]:
         try:
             yield
         finally:
-            if before is not None:
+            if torch is not None and before is not None:
                 torch.set_num_threads(before)
 
 
@@ -200,6 +200,14 @@ class TabularAttacker(ClassifierMixin, BaseEstimator):
     array([[0.66666667, 0.33333333],
            [0.16666667, 0.83333333]])
     """
+
+    # fitted attributes: set by fit (absent before it, which is how scikit-learn's check_is_fitted tells)
+    rows_: np.ndarray  # the distinct rows of X seen in fit
+    multilabel_: bool
+    classes_: np.ndarray
+    proba_: np.ndarray  # smoothed P(y | row), one row per entry of rows_
+    prior_: np.ndarray  # smoothed P(y), for unseen rows
+    n_features_in_: int
 
     def __init__(self, alpha: float = 1.0):
         self.alpha = alpha
@@ -374,6 +382,18 @@ class EarlyStoppedMLP(BaseEstimator):
         The training rows it was fitted on (the rest were held out).
     """
 
+    # fitted attributes: set by fit
+    binary_input_: bool
+    x_mean_: float | np.ndarray  # 0.0 and 1.0 for a 0/1 input (not standardised), else per column
+    x_scale_: float | np.ndarray
+    y_mean_: np.ndarray
+    y_scale_: np.ndarray
+    fit_rows_: np.ndarray
+    net_: Any
+    n_iter_: int
+    classes_: np.ndarray
+    n_features_in_: int
+
     def __init__(self, hidden_layer_sizes: tuple = (_MLP_HIDDEN, _MLP_HIDDEN), regression: bool = False,
                  alpha: float = 1e-4, validation_fraction: float = 0.1, check_every: int = 10, patience: int = 2,
                  max_iter: int = 200, max_rows: int = 50_000, random_state: Any = None):
@@ -387,7 +407,7 @@ class EarlyStoppedMLP(BaseEstimator):
         self.max_rows = max_rows
         self.random_state = random_state
 
-    def _network(self, max_iter: int, seed: int) -> Any:
+    def _network(self, max_iter: int, seed: int | np.integer) -> Any:
         from sklearn.neural_network import MLPClassifier, MLPRegressor
 
         cls = MLPRegressor if self.regression else MLPClassifier
@@ -456,15 +476,16 @@ class EarlyStoppedMLP(BaseEstimator):
             return Xs[pairs[1][kept]], ys[pairs[1][kept]], counts[kept].astype(np.float64)
 
         xf, yf, wf = part(fit)
-        xv, yv, wv = part(val) if len(val) else (None, None, None)
+        held_out = part(val) if len(val) else None
         fit_kw = {"sample_weight": wf} if weighted else {}
         self.fit_rows_ = fit
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            if xv is None:  # too few rows to hold some out: the iteration budget alone
+            if held_out is None:  # too few rows to hold some out: the iteration budget alone
                 net.set_params(max_iter=self.max_iter).fit(xf, yf, **fit_kw)
                 self.n_iter_ = net.n_iter_
             else:
+                xv, yv, wv = held_out
                 best, best_net, bad = np.inf, None, 0
                 n_iter = min(self.check_every, self.max_iter)
                 while True:
@@ -478,6 +499,8 @@ class EarlyStoppedMLP(BaseEstimator):
                     if bad >= self.patience or net.n_iter_ < n_iter or n_iter >= self.max_iter:
                         break  # no progress, converged, or the budget reached
                     n_iter = min(2 * n_iter, self.max_iter)
+                if best_net is None:  # every check's held-out loss was NaN (a diverged network)
+                    raise ValueError("EarlyStoppedMLP: the held-out loss is not a number at any check")
                 net = best_net
                 self.n_iter_ = net.n_iter_
         self.net_ = net

@@ -144,9 +144,22 @@ class _Variable:
             if which == "y" and self.kind == "single":
                 self.cache[key] = (self.y, self.n_classes)
             else:
-                rows, ids = _row_ids(self.y if which == "y" else self.x_pred)
+                rows, ids = _row_ids(self.y if which == "y" else self.prediction_input())
                 self.cache[key] = (ids, len(rows))
         return self.cache[key]
+
+    def prediction(self) -> np.ndarray:
+        """``y_pred`` of a variable measured with its prediction (the public functions require it)."""
+        if self.y_pred is None:
+            raise ValueError(f"{self.name} has no prediction")
+        return self.y_pred
+
+    def prediction_input(self) -> np.ndarray:
+        """``x_pred`` of a variable measured with its prediction (the public functions require it)."""
+        x = self.x_pred
+        if x is None:
+            raise ValueError(f"{self.name} has no prediction")
+        return x
 
     @property
     def n_classes(self) -> int:
@@ -294,6 +307,7 @@ def _flip(var: _Variable, rng: np.random.Generator) -> tuple[np.ndarray, int]:
     total = 0
     for lo, hi in var.parts():  # protocol="train_test": each set equalised to the model's errors on it
         errors = var.model_errors(lo, hi)
+        assert errors is not None  # only a discrete variable with a prediction is equalised (_iteration)
         n = hi - lo
         if var.kind == "single":
             m = int(errors)
@@ -464,7 +478,7 @@ def _iteration(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
             y_data, n_flipped = _flip(var, rng)
         else:
             y_data, n_flipped = var.y, 0
-        y_model = var.y_pred
+        y_model = var.prediction()
         x_data = x_model = src.x
         ids_data = ids_model = src.ids("y") if tabular else None
         discrete_in = (src.discrete, src.discrete)
@@ -474,8 +488,9 @@ def _iteration(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
             flipped, n_flipped = _flip(src, rng)
         else:
             flipped, n_flipped = src.y, 0
-        x_data, x_model = src.features(flipped), src.x_pred
+        x_data, x_model = src.features(flipped), src.prediction_input()
         y_data = y_model = var.y
+        ids_data = ids_model = None
         if tabular:
             if src.kind == "single":
                 ids_data = (flipped, src.n_classes)
@@ -493,7 +508,9 @@ def _iteration(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
     sides = ((x_data, y_data, discrete_in[0]), (x_model, y_model, discrete_in[1]))
     for side, (x, y, disc) in enumerate(sides):
         if tabular and kind != "continuous":
-            ids, n_ids = ids_data if side == 0 else ids_model
+            side_ids = ids_data if side == 0 else ids_model
+            assert side_ids is not None  # built above whenever the attacker is tabular
+            ids, n_ids = side_ids
             out = _tabular_fast(ids[tr], y[tr], ids[te], n_ids, kind, k)
         else:
             out = _attack(job.attacker, kind, k, x[tr], y[tr], x[te], attacker_seed, disc)
@@ -532,7 +549,7 @@ def _check_n_iter(n_iter: Any, level: Any) -> int:
     if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
         raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
     if level is not None:
-        if not isinstance(level, numbers.Real) or not 0 < level < 1:
+        if not isinstance(level, numbers.Real) or not 0 < float(level) < 1:
             raise ValueError(f"level must be in (0, 1) or None (no confidence interval), got {level!r}")
         if n_iter < 2:
             raise ValueError(
@@ -542,7 +559,7 @@ def _check_n_iter(n_iter: Any, level: Any) -> int:
 
 
 def _check_test_size(test_size: Any) -> float:
-    if not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
+    if not isinstance(test_size, numbers.Real) or not 0 < float(test_size) < 1:
         raise ValueError(f"test_size must be a fraction in (0, 1), got {test_size!r}")
     return float(test_size)
 
@@ -625,7 +642,7 @@ def _interval(values: np.ndarray, level: float | None, bounds: tuple[float, floa
 
 
 def _fmt_ci(ci: tuple[float, float] | None, level: float | None) -> str:
-    if ci is None:
+    if ci is None or level is None:  # an interval comes with its level (_interval)
         return ""
     return f" [{round(100 * level):d}% CI {fmt(ci[0])}, {fmt(ci[1])}]"
 
@@ -882,6 +899,7 @@ def _accuracy_field(var: _Variable) -> Any:
     if var.accuracy is None:
         return None
     if var.kind == "multi":
+        assert var.classes is not None  # a multi-label variable has its classes (_encode_variable)
         return pd.Series(var.accuracy, index=list(var.classes), name="accuracy")
     return float(var.accuracy)
 
@@ -1388,7 +1406,7 @@ def leakage_amplification(
             "(which takes the MLP for soft input), 'mlp_es', 'mlp' or 'logistic'"
         )
     inputs = [("task", t.ids("y") if t.discrete else None),
-              ("task_pred", t.ids("x_pred") if t.discrete and _is_hard(t.x_pred) else None)]
+              ("task_pred", t.ids("x_pred") if t.discrete and _is_hard(t.prediction_input()) else None)]
     chosen, reason = _resolve_attacker(attacker, a, inputs)
     job = _Job("leakage", t, a, chosen, quality, test_size, equalize, reason, protocol, bool(fold))
     states = _seed_states(random_state, n_iter)

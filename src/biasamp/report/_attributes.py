@@ -126,9 +126,9 @@ def intersection_labels(columns: Mapping[str, Any], *, missing: str = "raise") -
             gap |= isna
             text[isna] = ""
         label = label + ("" if i == 0 else ", ") + f"{name}=" + text.astype(str)
-    label = label.astype(object)
-    label[gap] = np.nan
-    return label.rename(INTERSECTION_SEP.join(parts))
+    out = label.astype(object)  # holds NaN for a combination with a gap
+    out[gap] = np.nan
+    return out.rename(INTERSECTION_SEP.join(parts))
 
 
 def _hard_classes(pred: Any, truth: Any) -> bool:

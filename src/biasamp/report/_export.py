@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -381,7 +382,7 @@ def model_index(report: Any, *, model_name: str, task_type: str, task_name: str 
 def render_model_card(report: Any, *, model_name: str | None = None, task_type: str = "classification",
                       task_name: str | None = None, dataset_name: str | None = None,
                       dataset_type: str | None = None, dataset_split: str | None = "test",
-                      dataset_config: str | None = None, tags: tuple | list = ()) -> str:
+                      dataset_config: str | None = None, tags: Sequence[str] = ()) -> str:
     """A Hugging Face model card; see :meth:`biasamp.report.Report.to_model_card`."""
     for name, value in (("model_name", model_name), ("task_type", task_type), ("task_name", task_name),
                         ("dataset_name", dataset_name), ("dataset_type", dataset_type),

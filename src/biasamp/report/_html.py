@@ -141,8 +141,9 @@ def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = Fal
                                                      "CI method", "p", "n", "reading", "note"]
     head = "".join(f"<th>{escape(c)}</th>" for c in cols)
     rows = []
-    for r in summary.itertuples(index=False):
-        ci = "" if pd.isna(r.ci_low) else f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]"
+    no_ci = summary["ci_low"].isna().to_numpy()
+    for r, ci_missing in zip(summary.itertuples(index=False), no_ci):
+        ci = "" if ci_missing else f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]"
         n = "" if r.n is None or (isinstance(r.n, float) and math.isnan(r.n)) else str(r.n)
         cells = ([f'<td><a href="#{escape(str(r.section))}">{escape(str(r.section))}</a></td>']
                  if with_section else [])

@@ -101,7 +101,7 @@ class AuditOptions:
     max_size: int | None = None
     min_support: int = 10  # the audit's default (docs/report.md): readable top-combination charts
     top_k: int = 10
-    progress: bool = False
+    progress: bool | str = False  # a mode of progress_mode ("bar", "lines", "off") in the audit
     fairness: dict = field(default_factory=dict)
     missing: str = "raise"
 

@@ -702,11 +702,14 @@ class Report:
         lines.append("")
         head = ("metric", "dir", "value", f"{_ci_note(lvl)} CI", "p", "reading", "note")
         rows = []
-        for r in self.table.itertuples(index=False):
-            ci = "" if pd.isna(r.ci_low) else f"[{_fmt_value(r.ci_low)}, {_fmt_value(r.ci_high)}]"
+        table = self.table
+        per_row = zip(table.itertuples(index=False), table["ci_low"].isna().to_numpy(),
+                      table["value"].notna().to_numpy(), table["p_value"].to_numpy(dtype=np.float64, na_value=np.nan))
+        for r, ci_missing, has_value, p_value in per_row:
+            ci = "" if ci_missing else f"[{_fmt_value(r.ci_low)}, {_fmt_value(r.ci_high)}]"
             # a blank p would read as missing: "n/a" says the statistic has no test (explained under the table)
-            p = ("n/a" if r.value is not None and not pd.isna(r.value) else "") \
-                if r.p_value is None or pd.isna(r.p_value) else ("<0.001" if r.p_value < 0.001 else f"{r.p_value:.3f}")
+            p = ("n/a" if has_value else "") \
+                if np.isnan(p_value) else ("<0.001" if p_value < 0.001 else f"{p_value:.3f}")
             rows.append(tuple(terminal(c) for c in (r.metric, r.direction, _fmt_value(r.value), ci, p, r.reading,
                                                     r.note)))
         widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]

@@ -495,8 +495,8 @@ def _size(kind: str, panels: list[_Panel]) -> tuple[float, float]:
     if kind == "line":
         ncols = min(n, 2)
         return (min(6.4 * ncols, _MAX_WIDTH), (3.6 + 2 * noted) * -(-n // ncols))
-    rows = len(panels[0].order) if panels else 1
-    return (7.0, 1.2 + noted + (0.6 if rows <= 5 else 0.36) * rows)
+    n_rows = len(panels[0].order) if panels else 1
+    return (7.0, 1.2 + noted + (0.6 if n_rows <= 5 else 0.36) * n_rows)
 
 
 def figure_svg(spec: Any) -> str | None:
