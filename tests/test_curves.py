@@ -25,6 +25,7 @@ from biasamp import (
     multi_bias_amp,
     threshold_curve,
 )
+from biasamp._families import REGISTRY
 from biasamp.report import Report
 
 
@@ -166,13 +167,43 @@ def test_fairness_equals_the_metric_at_every_threshold(seed, kind):
     np.testing.assert_allclose(single.values["DP"], curve.values["DP"], atol=1e-15)
 
 
+@pytest.mark.parametrize("family", list(REGISTRY), ids=lambda f: f.key)
+def test_every_declared_sweep_equals_the_function_at_every_threshold(family):
+    """threshold_curve dispatches through the declaration alone: each family that declares a sweep is swept by
+    its own kernel (the curve equals the function on the thresholded scores); one without is refused."""
+    rng = np.random.default_rng(12)
+    n = 400
+    attr = rng.integers(0, 3, n)
+    attr_pred = np.where(rng.random(n) < 0.2, rng.integers(0, 3, n), attr)
+    k = {"multilabel": 4, "single": 3, "binary": 2}[family.task_labels]
+    if family.task_labels == "multilabel":
+        task = (rng.random((n, k)) < 0.2 + 0.15 * attr[:, None]).astype(int)
+    else:
+        task = (rng.random(n) < 0.3 + 0.2 * attr).astype(int) if k == 2 else rng.integers(0, k, n)
+    scores = np.clip(0.5 * (task if task.ndim == 2 else np.eye(k)[task]) + 0.6 * rng.random((n, k)), 0, 1)
+    extra = {"attr_pred": attr_pred} if "attr_pred" in family.roles else {}
+    if family.sweep is None:
+        with pytest.raises(TypeError, match="supports the count-based metrics"):
+            threshold_curve(family.function, attr, task, task_scores=scores, **extra)
+        return
+    grid = [0.25, 0.5, 0.75]
+    curve = _quiet(threshold_curve, family.function, attr, task, task_scores=scores, thresholds=grid, **extra)
+    assert curve.statistics and curve.thresholds is not None and curve.thresholds.shape == (3, k)
+    for j, tau in enumerate(grid):
+        args, kwargs = family.call({"attr": attr, "task": task, "task_pred": (scores > tau).astype(int), **extra}, {})
+        res = _quiet(family.function, *args, **kwargs)
+        for spec in family.statistics:
+            if spec.column in curve.statistics:
+                assert curve.values[spec.column].iloc[j] == pytest.approx(spec.read(res)[0], abs=1e-12, nan_ok=True)
+
+
 def test_one_sort_per_score_column_and_no_recount(monkeypatch):
     """The grid costs one sort per score column; the metric's own counting never runs per threshold."""
-    from biasamp import curves
+    from biasamp._engine import sweep
 
     builds, recounts = [], []
-    build = curves._Column.build.__func__
-    monkeypatch.setattr(curves._Column, "build", classmethod(lambda cls, *a: builds.append(1) or build(cls, *a)))
+    build = sweep.Column.build.__func__
+    monkeypatch.setattr(sweep.Column, "build", classmethod(lambda cls, *a: builds.append(1) or build(cls, *a)))
     real = biasamp.CooccurrenceCounts.from_labels.__func__
     monkeypatch.setattr(biasamp.CooccurrenceCounts, "from_labels",
                         classmethod(lambda cls, *a, **k: recounts.append(1) or real(cls, *a, **k)))

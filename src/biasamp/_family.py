@@ -24,7 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # an annotation only: the declaration module stays free of numpy
+    from biasamp._engine.sweep import ThresholdSweep
 
 __all__ = ["ROLES", "Family", "Registry", "Scorer", "StatisticSpec", "read_attribute"]
 
@@ -124,9 +127,11 @@ class Family:
     selected : callable, optional
         ``selected(options) -> statistic names`` a call computes when an
         option selects them (fairness' ``metrics=``); default: all.
-    threshold_curve : bool
-        Whether :func:`biasamp.threshold_curve` sweeps it (hard predictions
-        at every threshold).
+    sweep : ThresholdSweep, optional
+        How :func:`biasamp.threshold_curve` sweeps it (hard predictions at
+        every threshold): the family's kernel, in its own package, and the
+        options it honours (:mod:`biasamp._engine.sweep`). None: no threshold
+        curve (:attr:`threshold_curve` is False).
     section : str, optional
         The key of its :func:`biasamp.audit` section.
     task_labels : {"multilabel", "single", "binary"}
@@ -145,7 +150,7 @@ class Family:
     plan: Callable[..., Any]
     aliases: Mapping[Callable, tuple[str, ...]] = field(default_factory=dict)
     selected: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
-    threshold_curve: bool = True
+    sweep: ThresholdSweep | None = None
     section: str | None = None
     task_labels: str = "multilabel"
 
@@ -153,6 +158,11 @@ class Family:
     def name(self) -> str:
         """The public function's name."""
         return self.function.__name__
+
+    @property
+    def threshold_curve(self) -> bool:
+        """Whether :func:`biasamp.threshold_curve` sweeps it (it declares a ``sweep``)."""
+        return self.sweep is not None
 
     @property
     def functions(self) -> tuple[Callable, ...]:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from biasamp._core.labels import _as_array, _as_pandas, _check_finite, encode_labels, to_numpy
 from biasamp._core.results import ResultMixin
+from biasamp._engine.sweep import closest_cut  # the calibration rule, shared with threshold_curve's rate grid
 
 __all__ = ["Thresholds", "calibrate_thresholds"]
 
@@ -70,28 +71,6 @@ class Thresholds(ResultMixin):
 
     def __repr__(self) -> str:
         return f"Thresholds(\n{self.to_frame().to_string(max_rows=20)}\n)"
-
-
-def closest_cut(ascending: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Thresholds making about ``k`` of the sorted scores ``ascending`` positive (``score > threshold``).
-
-    For each target count in ``k`` (any shape): the candidate thresholds are
-    the unique scores and :math:`-\\infty`; the one whose positive count is
-    closest to the target wins, the one with fewer positives on a tie in
-    closeness (:ref:`def-calibration`). Returns ``(thresholds, positives)``,
-    both shaped like ``k``. One binary search per target on the sorted column.
-    """
-    n = len(ascending)
-    uniq = np.unique(ascending)
-    pos = n - np.searchsorted(ascending, uniq, side="right")  # #(score > u), decreasing in u
-    cand = np.concatenate([uniq[::-1], [-np.inf]])  # by increasing positives
-    cand_pos = np.concatenate([pos[::-1], [n]])
-    k = np.asarray(k, dtype=np.int64)
-    hi = np.minimum(np.searchsorted(cand_pos, k, side="left"), len(cand) - 1)  # first with >= k positives
-    lo = np.maximum(hi - 1, 0)  # the last with fewer
-    take_hi = (np.abs(cand_pos[hi] - k) < np.abs(cand_pos[lo] - k)) | (lo == hi)
-    best = np.where(take_hi, hi, lo)
-    return cand[best], cand_pos[best]
 
 
 def calibrate_thresholds(val_scores: Any, *, val_labels: Any = None, rates: Any = None) -> Thresholds:

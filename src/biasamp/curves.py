@@ -32,29 +32,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
-from biasamp._core.labels import (
-    LabelMatrix,
-    _align_columns,
-    _as_array,
-    _check_finite,
-    check_consistent_length,
-    encode_labels,
-)
-from biasamp._core.policy import small_groups
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import CIMethod
+from biasamp._engine.sweep import SweepInputs
 from biasamp._families import REGISTRY
 from biasamp._family import Family
-from biasamp.calibration import closest_cut
-from biasamp.cooccurrence import _metrics as _c
 from biasamp.exceptions import UndefinedPairWarning
-from biasamp.fairness import _metrics as _f
 
 __all__ = ["CurveResult", "checkpoint_curve", "threshold_curve"]
-
-_DEFAULT_POINTS = 21
 
 
 # --------------------------------------------------------------------------- #
@@ -152,16 +138,29 @@ class CurveResult(ResultMixin):
     n_boot: int | None
     notes: tuple = ()
 
+    def _bounds(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """``(low, high)``, or None for a curve without intervals (both are given or neither)."""
+        if self.low is None or self.high is None:
+            return None
+        return self.low, self.high
+
+    def _interval_note(self) -> str:
+        """``"95% intervals (method)"``, or "" for a curve without intervals."""
+        if self._bounds() is None or self.level is None:
+            return ""
+        return f"{round(100 * self.level)}% intervals ({self.ci_method})"
+
     def to_frame(self) -> pd.DataFrame:
         """One row per grid point: the grid value, every statistic, and its interval bounds."""
         out = pd.DataFrame({self.grid: list(self.x)})
         if self.grid == "rate" and self.thresholds is not None and self.thresholds.shape[1] == 1:
             out["threshold"] = self.thresholds.iloc[:, 0].to_numpy()
+        bounds = self._bounds()
         for s in self.statistics:
             out[s] = self.values[s].to_numpy()
-            if self.low is not None:
-                out[f"{s}_low"] = self.low[s].to_numpy()
-                out[f"{s}_high"] = self.high[s].to_numpy()
+            if bounds is not None:
+                out[f"{s}_low"] = bounds[0][s].to_numpy()
+                out[f"{s}_high"] = bounds[1][s].to_numpy()
         return out
 
     def _long(self, statistics: Sequence[str] | None = None) -> pd.DataFrame:
@@ -171,10 +170,11 @@ class CurveResult(ResultMixin):
         if unknown:
             raise ValueError(f"unknown statistics {sorted(unknown)}; the curve has {list(self.statistics)}")
         parts = []
+        bounds = self._bounds()
         for s in stats:
             part = pd.DataFrame({"x": list(self.x), "value": self.values[s].to_numpy(), "label": s})
-            if self.low is not None:
-                part["low"], part["high"] = self.low[s].to_numpy(), self.high[s].to_numpy()
+            if bounds is not None:
+                part["low"], part["high"] = bounds[0][s].to_numpy(), bounds[1][s].to_numpy()
             parts.append(part)
         return pd.concat(parts, ignore_index=True)
 
@@ -221,19 +221,19 @@ class CurveResult(ResultMixin):
                 raise TypeError(f"{name} must be None or a non-empty string, got {value!r}")
         rows = []
         frame = self.to_frame()
+        bounds = self._bounds()
         for s in self.statistics:
             vals = self.values[s].to_numpy(dtype=np.float64)
             if not np.isfinite(vals).any():
                 continue
             i = int(np.nanargmax(np.abs(vals)))
-            ci = None if self.low is None else (self.low[s].iloc[i], self.high[s].iloc[i])
+            ci = None if bounds is None else (bounds[0][s].iloc[i], bounds[1][s].iloc[i])
             if ci is not None and not (np.isfinite(ci[0]) and np.isfinite(ci[1])):
                 ci = None
             rows.append(_row(s, f"{self.grid}={self.x[i]}", vals[i], ci, self.ci_method, None,
                              note=f"largest |value| of {len(self.x)} grid points"))
-        caption = (f"{self.metric} against the {self.x_label}"
-                   + (f"; bands: {round(100 * self.level)}% intervals ({self.ci_method})"
-                      if self.low is not None else ""))
+        note = self._interval_note()
+        caption = f"{self.metric} against the {self.x_label}" + (f"; bands: {note}" if note else "")
         title = title or f"{self.metric} across {self.grid}s"
         return Section(
             key or f"{self.grid}_curve", title, _CITATION[self.grid],
@@ -260,7 +260,8 @@ class CurveResult(ResultMixin):
             ok = np.isfinite(v)
             rng = f"{fmt(float(v[ok].min()))} .. {fmt(float(v[ok].max()))}" if ok.any() else "undefined"
             parts.append(f"{s} {rng}")
-        ci = f", {round(100 * self.level)}% intervals ({self.ci_method})" if self.low is not None else ""
+        note = self._interval_note()
+        ci = f", {note}" if note else ""
         return f"CurveResult({self.metric} over {len(self.x)} {self.grid}s: {'; '.join(parts)}{ci})"
 
 
@@ -332,8 +333,8 @@ def _check_boot(n_boot: Any, level: Any, ci_method: Any, random_state: Any) -> N
 
 
 def _intervals(family: _Curve, metric: Any, statistics: tuple, calls: list, n_boot: int, level: float,
-               ci_method: CIMethod, random_state: Any, metric_kwargs: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict,
-                                                                                  str]:
+               ci_method: CIMethod, random_state: Any,
+               metric_kwargs: dict) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray, str]:
     """Bootstrap every grid point: ``(low, high, estimates, methods)``; the same seed at each point."""
     from biasamp.stats import bootstrap
 
@@ -361,123 +362,8 @@ def _intervals(family: _Curve, metric: Any, statistics: tuple, calls: list, n_bo
 
 
 # --------------------------------------------------------------------------- #
-# threshold curves: one sort per score column, cumulative counts along it
+# threshold curves: the family's declared sweep (one sort per score column, biasamp._engine.sweep)
 # --------------------------------------------------------------------------- #
-def _group_sum(m: LabelMatrix, seg: np.ndarray, n_seg: int) -> np.ndarray:
-    """``(n_seg, K)`` sums of the rows of a 0/1 label matrix per segment id (exact integers)."""
-    k = m.n_classes
-    if m.codes is not None:
-        return np.bincount(seg * k + m.codes, minlength=n_seg * k).reshape(n_seg, k).astype(np.int64)
-    rows = sparse.csr_matrix((np.ones(len(seg), dtype=np.int64), (seg, np.arange(len(seg)))),
-                             shape=(n_seg, len(seg)))
-    return np.asarray(rows @ np.asarray(m.dense != 0, dtype=np.int64))
-
-
-@dataclass(frozen=True)
-class _Column:
-    """One score column, sorted once, and its cut positions on the grid."""
-
-    order: np.ndarray  # argsort of the scores (ascending)
-    tau: np.ndarray  # (G,) the threshold at each grid point
-    cut: np.ndarray  # (G,) sorted position of the first positive row (scores > tau)
-
-    @classmethod
-    def build(cls, scores: np.ndarray, grid: str, values: np.ndarray) -> _Column:
-        order = np.argsort(scores)  # the one sort of this column (ties: any order, a cut never splits them)
-        ascending = scores[order]
-        n = len(scores)
-        if grid == "threshold":
-            tau = values
-        else:
-            tau, _ = closest_cut(ascending, np.rint(n * values).astype(np.int64))
-        return cls(order, tau, np.searchsorted(ascending, tau, side="right"))
-
-    def above(self, m: LabelMatrix) -> np.ndarray:
-        """``(G, K)``: per grid point, the column sums of ``m`` over the rows with ``score > tau``.
-
-        Rows are put in segments between consecutive cut positions along the
-        sorted scores; each segment is summed once and the counts above every
-        cut are the cumulative sums of the segments from the top.
-        """
-        n = len(self.order)
-        cuts = np.sort(self.cut)
-        bounds = np.concatenate([[0], cuts, [n]])
-        seg = np.empty(n, dtype=np.intp)  # segment of each row: number of cuts at or below its sorted position
-        seg[self.order] = np.repeat(np.arange(len(cuts) + 1), np.diff(bounds))
-        per_seg = _group_sum(m, seg, len(cuts) + 1)
-        suffix = np.cumsum(per_seg[::-1], axis=0)[::-1]  # suffix[j] = rows in segments j, j+1, ...
-        above_sorted = suffix[1:]  # cut j (sorted): the rows at positions >= cuts[j]
-        out = np.empty_like(above_sorted)
-        out[np.argsort(self.cut, kind="stable")] = above_sorted
-        return out
-
-
-def _scores(scores: Any, name: str, family: LabelMatrix, family_name: str) -> tuple[np.ndarray, bool]:
-    """``(N x K score matrix, binary_1d)``: a 1-D score of a binary {0, 1} label is P(class 1)."""
-    arr, cols = _as_array(scores, name)
-    _check_finite(arr, name)
-    if arr.dtype.kind not in "fiub":
-        raise TypeError(f"{name} must be numeric scores, got dtype {arr.dtype}")
-    if arr.shape[0] != family.n_rows:
-        raise ValueError(f"length mismatch: {name} has {arr.shape[0]} rows, {family_name} has {family.n_rows}")
-    arr = arr.astype(np.float64, copy=False)
-    if arr.ndim == 1:
-        if set(family.classes) != {0, 1}:
-            raise ValueError(
-                f"{name} is 1-D: a single score is read as P(class 1) of a binary 0/1 {family_name}, but its "
-                f"classes are {list(family.classes)[:10]!r}; pass one score column per class")
-        return arr[:, None], True
-    if arr.shape[1] != family.n_classes:
-        raise ValueError(f"{name} has {arr.shape[1]} columns but {family_name} has {family.n_classes} classes "
-                         f"{list(family.classes)[:20]!r}")
-    return _align_columns(arr, cols, list(family.classes), name), False
-
-
-def _grid(thresholds: Any, rates: Any, score_arrays: list) -> tuple[str, np.ndarray]:
-    if thresholds is not None and rates is not None:
-        raise ValueError("give thresholds or rates, not both")
-    if rates is not None:
-        values = np.atleast_1d(np.asarray(rates, dtype=np.float64))
-        if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all() or (values < 0).any() \
-                or (values > 1).any():
-            raise ValueError("rates must be a non-empty 1-D sequence of positive rates within [0, 1]")
-        return "rate", values
-    if thresholds is None:
-        lo = min(float(s.min()) for s in score_arrays)
-        hi = max(float(s.max()) for s in score_arrays)
-        return "threshold", (np.linspace(0.0, 1.0, _DEFAULT_POINTS) if lo >= 0 and hi <= 1
-                             else np.linspace(lo, hi, _DEFAULT_POINTS))
-    try:
-        values = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
-    except (TypeError, ValueError):
-        raise TypeError(f"thresholds must be numbers, got {thresholds!r}") from None
-    if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
-        raise ValueError("thresholds must be a non-empty 1-D sequence of finite numbers")
-    return "threshold", values
-
-
-def _predicted(scores: np.ndarray, binary: bool, grid: str, values: np.ndarray,
-               weights: LabelMatrix) -> tuple[np.ndarray, np.ndarray]:
-    """``(G, K_w, K)``: per grid point, per class of ``weights`` and per class, #(w, predicted).
-
-    A class is predicted where its score exceeds the grid point's threshold;
-    for a 1-D binary score (``binary``) that is class 1, and class 0 the
-    rest. Also returns the thresholds ``(G, K_scored)`` of the scored columns.
-    """
-    cols = [_Column.build(scores[:, j], grid, values) for j in range(scores.shape[1])]
-    counts = np.stack([c.above(weights) for c in cols], axis=-1)  # (G, K_w, K_scored)
-    taus = np.stack([c.tau for c in cols], axis=-1)
-    if binary:
-        counts = np.concatenate([_totals(weights)[None, :, None] - counts, counts], axis=-1)
-    return counts, taus
-
-
-def _hard(scores: np.ndarray, binary: bool, taus: np.ndarray) -> np.ndarray:
-    """Hard predictions at one grid point (for the interval's bootstrap): ``scores > tau``."""
-    hard = (scores > taus[None, :]).astype(np.int8)
-    return hard[:, 0] if binary else hard
-
-
 def _warn_points(name: str, n_undefined: np.ndarray, total: int) -> None:
     bad = int((n_undefined > 0).sum())
     if bad:
@@ -487,36 +373,17 @@ def _warn_points(name: str, n_undefined: np.ndarray, total: int) -> None:
             "is NaN where all are", UndefinedPairWarning, stacklevel=4)
 
 
-def _directional_curve(attr: LabelMatrix, task: LabelMatrix, y: np.ndarray, a_counts, t_counts) -> dict:
-    """BiasAmp→ values over the grid from the stacked predicted counts (None: direction absent).
-
-    Small attribute classes are left out of the means as :func:`~biasamp.bias_amp_directional` leaves them
-    (its default ``min_group_size``; their size does not depend on the threshold).
-    """
-    both = _c._exact(_cross(attr, task)).astype(np.float64)
-    out = {}
-    n_a, n_t = _totals(attr), _totals(task)
-    _, excluded = small_groups(n_a, 30, False)
-    left_out = np.broadcast_to(excluded[:, None], both.shape)
-    for s, pred, support in (("a_to_t", t_counts, np.broadcast_to(n_a[:, None], both.shape)),
-                             ("t_to_a", a_counts, np.broadcast_to(n_t[None, :], both.shape))):
-        if pred is None:
-            continue
-        _, _, _, contribution, undefined = _c._direction_arrays(y, both, support, pred)
-        undefined = np.broadcast_to(undefined, pred.shape)
-        value = _c._mean_defined(contribution, undefined | left_out)
-        out[s] = (value, undefined.sum(axis=(-2, -1)), undefined.shape[-1] * undefined.shape[-2])
-    return out
-
-
-def _cross(a: LabelMatrix, t: LabelMatrix) -> np.ndarray:
-    return _c.CooccurrenceCounts.from_encoded([_c._as_role(a, "attr")], [_c._as_role(t, "task")]).cross("attr", "task")
-
-
-def _totals(m: LabelMatrix) -> np.ndarray:
-    if m.codes is not None:
-        return np.bincount(m.codes, minlength=m.n_classes).astype(np.int64)
-    return np.asarray(m.dense != 0).sum(axis=0).astype(np.int64)
+def _collect(results: dict, statistics: tuple, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    values, n_undef = {}, {}
+    for s in statistics:
+        value, nund, total = results[s]
+        if not np.isfinite(value).any():
+            raise ValueError(f"{name}: {s} is undefined at every grid point (docs/definitions.md, "
+                             "'Undefined quantities')")
+        _warn_points(f"{name} {s}", np.asarray(nund), total)
+        values[s] = np.asarray(value, dtype=np.float64)
+        n_undef[s] = np.asarray(nund, dtype=np.int64)
+    return pd.DataFrame(values), pd.DataFrame(n_undef)
 
 
 def threshold_curve(
@@ -686,15 +553,16 @@ def threshold_curve(
     """
     family, metric_kwargs = _family(metric, {**metric_kwargs, **({} if metrics is None else {"metrics": metrics})},
                                     thresholds=True)
+    sweep = family.family.sweep
+    assert sweep is not None  # _family(thresholds=True) accepts only a family that declares its sweep
     if metrics is not None and family.family.selected is None:
         selecting = [fam.name for fam in REGISTRY if fam.selected is not None]
         raise ValueError(f"metrics= selects among a family's statistics; it applies to {', '.join(selecting)} only")
-    sweep_options = ("average", "pos_label", "min_group_size", "include_small_groups") \
-        if family.family.key == "fairness" else ()
-    unknown = sorted(set(metric_kwargs) - {"metrics"} - set(sweep_options))
+    unknown = sorted(set(metric_kwargs) - {"metrics"} - set(sweep.options))
     if unknown:
+        taking = [fam.name for fam in REGISTRY if fam.sweep is not None and fam.sweep.options]
         raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown}: {family.name} takes "
-                        f"{list(sweep_options) or 'no options'} here (only the fairness metrics take options)")
+                        f"{list(sweep.options) or 'no options'} here (options apply only to {', '.join(taking)})")
     if metric_kwargs.get("average", "auto") is None:
         raise ValueError("threshold_curve needs one value per threshold: average='auto', 'binary' or 'macro'")
     _check_boot(n_boot, level, ci_method, random_state)
@@ -705,181 +573,25 @@ def threshold_curve(
             raise ValueError(f"give {side}_scores or {side}_pred, not both: the predictions come from the scores")
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
-    if family.family.key == "fairness":  # the threshold sweeps are per family (docs/architecture.md)
-        return _fairness_threshold_curve(family, metric, metric_kwargs, attr, task, task_scores, attr_scores,
-                                         thresholds, rates, attr_pred, task_pred, attr_train, n_boot, level,
-                                         ci_method, random_state)
-    a = encode_labels({"attr": attr, "attr_train": attr_train}, {"attr_pred": attr_pred})
-    t = encode_labels({"task": task, "task_train": task_train}, {"task_pred": task_pred})
-    check_consistent_length(attr=a["attr"], task=t["task"], attr_pred=a.get("attr_pred"), task_pred=t.get("task_pred"))
-    ts = _scores(task_scores, "task_scores", t["task"], "task") if task_scores is not None else None
-    as_ = _scores(attr_scores, "attr_scores", a["attr"], "attr") if attr_scores is not None else None
-    grid, values = _grid(thresholds, rates, [s[0] for s in (ts, as_) if s is not None])
-    train_a = a.get("attr_train", a["attr"])
-    train_t = t.get("task_train", t["task"])
-    if attr_train is not None:
-        check_consistent_length(attr_train=train_a, task_train=train_t)
-    preds_present = {"task_pred": ts is not None or task_pred is not None,
-                     "attr_pred": as_ is not None or attr_pred is not None}
-    statistics = family.statistics({k: (1 if v else None) for k, v in preds_present.items()})
-    thresholds_frame = {}
-    results: dict = {}
-    if family.family.key == "directional":
-        y = _c.correlation_sign(_c.CooccurrenceCounts.from_encoded([_c._as_role(train_a, "attr")],
-                                                                   [_c._as_role(train_t, "task")]))
-        t_counts = a_counts = None
-        if ts is not None:
-            t_counts, taus = _predicted(ts[0], ts[1], grid, values, a["attr"])
-            thresholds_frame.update(_label_taus(t["task"], taus, ts[1], "task"))
-        elif task_pred is not None:
-            t_counts = np.broadcast_to(_cross(a["attr"], _c._as_role(t["task_pred"], "task")),
-                                       (len(values), a["attr"].n_classes, t["task"].n_classes))
-        if as_ is not None:
-            a_counts, taus = _predicted(as_[0], as_[1], grid, values, t["task"])
-            a_counts = np.swapaxes(a_counts, -1, -2)  # (G, K_A, K_T)
-            thresholds_frame.update(_label_taus(a["attr"], taus, as_[1], "attr"))
-        elif attr_pred is not None:
-            a_counts = np.broadcast_to(_cross(_c._as_role(a["attr_pred"], "attr"), t["task"]),
-                                       (len(values), a["attr"].n_classes, t["task"].n_classes))
-        results = _directional_curve(a["attr"], t["task"], y, a_counts, t_counts)
-    else:  # BiasAmp_MALS: #(â, t̂) with one side scored and the other hard
-        if (ts is None) == (as_ is None):
-            raise ValueError("BiasAmp_MALS needs the scores of one side and the hard predictions of the other "
-                             "(task_scores with attr_pred, or attr_scores with task_pred)")
-        if ts is not None:
-            if attr_pred is None:
-                raise ValueError("BiasAmp_MALS with task_scores needs attr_pred (the predicted attribute)")
-            pp, taus = _predicted(ts[0], ts[1], grid, values, a["attr_pred"])
-            thresholds_frame.update(_label_taus(t["task"], taus, ts[1], "task"))
-        else:
-            if task_pred is None:
-                raise ValueError("BiasAmp_MALS with attr_scores needs task_pred (the predicted task)")
-            pp, taus = _predicted(as_[0], as_[1], grid, values, t["task_pred"])
-            pp = np.swapaxes(pp, -1, -2)
-            thresholds_frame.update(_label_taus(a["attr"], taus, as_[1], "attr"))
-        at = _c._exact(_cross(train_a, train_t))
-        *_, contribution, undefined, n_tasks = _c._mals_arrays(at, pp.astype(np.float64))
-        if n_tasks == 0:
-            raise ValueError("BiasAmp_MALS: no task has a positive training instance; every pair is undefined")
-        # small attribute classes, sized by their predicted rows at each grid point (as bias_amp_mals sizes them)
-        if ts is not None:
-            sizes = np.broadcast_to(_totals(a["attr_pred"]), (len(values), a["attr"].n_classes))
-        else:
-            taus_g = np.stack([_taus_of(pd.DataFrame(thresholds_frame), "attr", j) for j in range(len(values))])
-            above = (as_[0][None, :, :] > taus_g[:, None, :]).sum(axis=1)  # (G, scored columns)
-            sizes = np.column_stack([len(as_[0]) - above[:, 0], above[:, 0]]) if as_[1] else above
-        left_out = np.stack([small_groups(s, 30, False)[1] for s in sizes])[:, :, None]  # (G, K_A, 1)
-        value = _c._mals_value(np.where(left_out, np.nan, contribution), n_tasks)
-        nund = np.broadcast_to(undefined, pp.shape).sum(axis=(-2, -1))
-        value = np.where(nund == undefined.shape[-1] * undefined.shape[-2], np.nan, value)
-        results = {"mals": (value, nund, undefined.shape[-1] * undefined.shape[-2])}
-    values_frame, n_undef = _collect(results, statistics, family.name)
-    thresholds_df = pd.DataFrame(thresholds_frame) if thresholds_frame else None
+    # the statistics whose prediction roles are given (scored or hard); the family's kernel sweeps them
+    statistics = family.statistics({
+        "task_pred": None if task_scores is None and task_pred is None else 1,
+        "attr_pred": None if attr_scores is None and attr_pred is None else 1,
+    })
+    options = {k: v for k, v in metric_kwargs.items() if k in sweep.options}
+    curve = sweep.kernel(SweepInputs(attr, task, task_scores, attr_scores, thresholds, rates, attr_pred, task_pred,
+                                     attr_train, task_train, statistics, options))
+    values_frame, n_undef = _collect(curve.results, statistics, family.name)
+    thresholds_df = pd.DataFrame(curve.thresholds) if curve.thresholds else None
     low = high = None
     method = ""
     if n_boot is not None:
-        calls = []
-        for j in range(len(values)):
-            preds = {"task_pred": task_pred, "attr_pred": attr_pred}
-            if ts is not None:
-                preds["task_pred"] = _hard(ts[0], ts[1], _taus_of(thresholds_df, "task", j))
-            if as_ is not None:
-                preds["attr_pred"] = _hard(as_[0], as_[1], _taus_of(thresholds_df, "attr", j))
-            calls.append(family.call(attr, task, preds, attr_train, task_train))
-        low, high, _, method = _intervals(family, metric, statistics, calls, n_boot, level, ci_method,
-                                          random_state, {})
-    return CurveResult(family.name, grid, tuple(values.tolist()), values_frame, low, high, statistics, n_undef,
-                       thresholds_df, level if n_boot is not None else None, method, n_boot)
-
-
-def _label_taus(m: LabelMatrix, taus: np.ndarray, binary: bool, side: str) -> dict:
-    """Threshold columns ``"<side>:<class>"`` of the scored labels (a 1-D binary score: class 1's)."""
-    names = [m.classes[-1]] if binary else list(m.classes)
-    return {f"{side}:{c}": taus[:, j] for j, c in enumerate(names)}
-
-
-def _taus_of(frame: pd.DataFrame, side: str, j: int) -> np.ndarray:
-    cols = [c for c in frame.columns if c.startswith(f"{side}:")]
-    return frame.loc[j, cols].to_numpy(dtype=np.float64)
-
-
-def _collect(results: dict, statistics: tuple, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    values, n_undef = {}, {}
-    for s in statistics:
-        value, nund, total = results[s]
-        if not np.isfinite(value).any():
-            raise ValueError(f"{name}: {s} is undefined at every grid point (docs/definitions.md, "
-                             "'Undefined quantities')")
-        _warn_points(f"{name} {s}", np.asarray(nund), total)
-        values[s] = np.asarray(value, dtype=np.float64)
-        n_undef[s] = np.asarray(nund, dtype=np.int64)
-    return pd.DataFrame(values), pd.DataFrame(n_undef)
-
-
-def _fairness_threshold_curve(family, metric, metric_kwargs, attr, task, task_scores, attr_scores, thresholds,
-                              rates, attr_pred, task_pred, attr_train, n_boot, level, ci_method, random_state):
-    if task_scores is None or attr_scores is not None or attr_pred is not None or task_pred is not None \
-            or attr_train is not None:
-        raise ValueError("the fairness metrics take task_scores only (attr is the sensitive feature, task the "
-                         "ground truth); attr_scores, attr_pred, task_pred and the training labels do not apply")
-    classes = _f._infer_classes(task)
-    yt = encode_labels({"y_true": task}, classes=classes)["y_true"]
-    gcodes, groups, _ = _f._encode_groups(attr, yt.n_rows)
-    n_groups = len(groups)
-    if n_groups < 2:
-        raise ValueError(f"sensitive_features (attr) has a single group {groups[0]!r}; the fairness metrics "
-                         "compare at least two groups")
-    scores, binary = _scores(task_scores, "task_scores", yt, "task")
-    grid, values = _grid(thresholds, rates, [scores])
-    n_g = np.bincount(gcodes, minlength=n_groups).astype(np.int64)
-    truth = yt.to_dense(np.int8) != 0  # (n, K)
-    positives = np.stack([np.bincount(gcodes, weights=truth[:, k], minlength=n_groups)
-                          for k in range(yt.n_classes)], axis=1).astype(np.int64)  # (G_groups, K)
-    scored = range(scores.shape[1])
-    pred = np.empty((len(values), n_groups, yt.n_classes), dtype=np.int64)
-    tp = np.empty_like(pred)
-    taus = np.empty((len(values), scores.shape[1]))
-    for j in scored:  # per scored class: groups x (negative, positive) of that class, one sort
-        k = yt.n_classes - 1 if binary else j
-        codes = gcodes + n_groups * truth[:, k].astype(np.intp)
-        weights = LabelMatrix("w", tuple(range(2 * n_groups)), codes=codes)
-        col = _Column.build(scores[:, j], grid, values)
-        above = col.above(weights)  # (G, 2 * groups)
-        pred[:, :, k] = above[:, :n_groups] + above[:, n_groups:]
-        tp[:, :, k] = above[:, n_groups:]
-        taus[:, j] = col.tau
-    if binary:  # class 0 is predicted where class 1 is not
-        pred[:, :, 0] = n_g[None, :] - pred[:, :, 1]
-        tp[:, :, 0] = (n_g - positives[:, 1])[None, :] - (pred[:, :, 1] - tp[:, :, 1])
-    # the headline of fairness_metrics: the positive class (binary) or the mean over classes, without the
-    # small groups (docs/definitions.md, def-fairness and def-small-groups)
-    opts = metric_kwargs or {}
-    _, _, headline = _f._headline(yt.classes, False, opts.get("average", "auto"), opts.get("pos_label", 1))
-    _, excluded = _f._small_groups(n_g.astype(np.float64), _f._check_min_group_size(opts.get("min_group_size", 30)),
-                                   bool(opts.get("include_small_groups", False)))
-    keep = ~excluded
-    in_headline = np.zeros(yt.n_classes, dtype=bool)
-    in_headline[list(headline)] = True
-    arrays = _f.metric_arrays(np.broadcast_to(n_g[keep], (len(values), int(keep.sum()))),
-                              np.broadcast_to(positives[keep], (len(values), *positives[keep].shape)),
-                              pred[:, keep], tp[:, keep], family.statistics({"task_pred": 1}))
-    results = {}
-    for m, (v, defined) in arrays.items():
-        mean, cnt = _f._aggregate(v, defined & in_headline)
-        results[m] = (mean, int(in_headline.sum()) - cnt, int(in_headline.sum()))
-    statistics = family.statistics({"task_pred": 1})
-    values_frame, n_undef = _collect(results, statistics, family.name)
-    label_cols = [yt.classes[-1]] if binary else list(yt.classes)
-    thresholds_df = pd.DataFrame({f"task:{c}": taus[:, j] for j, c in enumerate(label_cols)})
-    low = high = None
-    method = ""
-    if n_boot is not None:
-        calls = [family.call(attr, task, {"task_pred": _hard(scores, binary, taus[j])}, None, None)
-                 for j in range(len(values))]
+        calls = [family.call(attr, task, curve.predictions(j), attr_train, task_train)
+                 for j in range(len(curve.values))]
         low, high, _, method = _intervals(family, metric, statistics, calls, n_boot, level, ci_method,
                                           random_state, metric_kwargs)
-    return CurveResult(family.name, grid, tuple(values.tolist()), values_frame, low, high, statistics, n_undef,
-                       thresholds_df, level if n_boot is not None else None, method, n_boot)
+    return CurveResult(family.name, curve.grid, tuple(curve.values.tolist()), values_frame, low, high, statistics,
+                       n_undef, thresholds_df, level if n_boot is not None else None, method, n_boot)
 
 
 # --------------------------------------------------------------------------- #

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
 from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
+from biasamp.cooccurrence._sweep import directional_sweep, mals_sweep
 
 __all__ = ["DIRECTIONAL", "MALS", "truth_call"]
 
@@ -49,6 +51,7 @@ DIRECTIONAL = Family(
     ),
     call=truth_call,
     plan=_directional_plan,
+    sweep=ThresholdSweep(directional_sweep),
     section="directional",
 )
 
@@ -65,5 +68,6 @@ MALS = Family(
     ),
     call=_mals_call,
     plan=_mals_plan,
+    sweep=ThresholdSweep(mals_sweep),
     section="mals",
 )

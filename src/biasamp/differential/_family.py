@@ -33,5 +33,4 @@ DIFFERENTIAL = Family(
     call=fairness_call,
     task_labels="binary",
     plan=_df_plan,
-    threshold_curve=False,
 )

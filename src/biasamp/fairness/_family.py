@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.fairness import _metrics as _f
 from biasamp.fairness._plan import _fairness_plan
+from biasamp.fairness._sweep import OPTIONS as _SWEEP_OPTIONS
+from biasamp.fairness._sweep import fairness_sweep
 
 __all__ = ["FAIRNESS", "fairness_call"]
 
@@ -56,6 +59,7 @@ FAIRNESS = Family(
     call=fairness_call,
     task_labels="single",
     plan=_fairness_plan,
+    sweep=ThresholdSweep(fairness_sweep, options=_SWEEP_OPTIONS),
     aliases={f: (m,) for f, m in _SINGLE.items()},
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),
     section="fairness",

@@ -41,6 +41,5 @@ MULTI = Family(
     ),
     call=truth_call,
     plan=_multi_plan,
-    threshold_curve=False,
     section="multi",
 )
