@@ -466,3 +466,22 @@ def test_run_summary_flags_what_is_undefined():
     assert s.overall.loc["DP", "undefined"] == "" and s.overall.loc["DP", "mean"] == pytest.approx(0.2)
     assert s.overall.loc["EOTP", "n_runs"] == 1 and np.isnan(s.overall.loc["EOTP", "std"])
     assert "two" in s.overall.loc["EOTP", "undefined"]
+
+
+def test_band_standard_error_floor():
+    # part 0 varies (bootstrap se ~0.01), part 1 is constant in every replicate (bootstrap se 0): without a
+    # floor part 1 gets a band of width 0; with a floor of 0.05 its half-width is c·0.05, where c is the
+    # level-quantile of max_j |t_j|, here part 0's |t| alone (part 1's deviations are 0)
+    from biasamp._engine.intervals import Parts, band
+
+    rng = np.random.default_rng(3)
+    reps = np.column_stack([0.1 + rng.normal(0, 0.01, 2000), np.full(2000, 0.2)])
+    kw = dict(estimate=np.array([0.1, 0.2]), replicates=reps, units=pd.DataFrame({"u": [0]}),
+              unit_estimate=np.array([0.0]), to_units=lambda lo, hi: (lo, hi), aggregate=np.sum)
+    lo, hi, c = band(Parts(**kw), 0.95)
+    assert hi[1] == pytest.approx(0.2, abs=1e-12) and lo[1] == pytest.approx(0.2, abs=1e-12)
+    lo_f, hi_f, c_f = band(Parts(**kw, se_floor=np.array([np.nan, 0.05])), 0.95)
+    se0 = reps[:, 0].std(ddof=1)
+    assert c_f == c == pytest.approx(np.quantile(np.abs(reps[:, 0] - 0.1) / se0, 0.95))
+    assert hi_f[1] - 0.2 == pytest.approx(c * 0.05) and 0.2 - lo_f[1] == pytest.approx(c * 0.05)
+    assert (lo_f[0], hi_f[0]) == (lo[0], hi[0])  # a NaN floor leaves the part's own standard error

@@ -53,6 +53,9 @@ class Parts:
     to_units: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
     aggregate: Callable[[np.ndarray], float]
     unit_name: str = "value"
+    #: (J,) smallest standard error the band may use for each part (NaN: none), e.g. a rate's standard
+    #: error at the pooled rate: a small group's bootstrap spread around a chance-low rate understates it
+    se_floor: np.ndarray | None = None
 
     def bound(self, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
         ulo, uhi = self.to_units(lo, hi)
@@ -130,6 +133,8 @@ def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
 
     Parts with a bootstrap standard error of 0 (constant over the replicates)
     get a band of width 0; NaN parts (undefined in the estimate) stay NaN.
+    A part's standard error is at least its ``parts.se_floor`` where one is
+    declared (the band is then studentised by that floor too).
     """
     est = parts.estimate
     reps = filled(parts.replicates, "parts")
@@ -145,6 +150,8 @@ def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
         var = x.sum(axis=0) / np.where(cnt > 1, cnt - 1, 1)
     del x
     se = np.where(cnt > 1, np.sqrt(var), 0.0)
+    if parts.se_floor is not None:
+        se = np.fmax(se, np.where(defined, parts.se_floor, np.nan))  # fmax: a NaN floor leaves se as it is
     use = defined & (se > 0)
     if use.any():
         with np.errstate(invalid="ignore", divide="ignore"):
