@@ -8,6 +8,7 @@ from typing import Any
 from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
 from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
+from biasamp.cooccurrence._stream import DIRECTIONAL_STREAM, MALS_STREAM
 
 __all__ = ["DIRECTIONAL", "MALS", "truth_call"]
 
@@ -50,6 +51,7 @@ DIRECTIONAL = Family(
     call=truth_call,
     plan=_directional_plan,
     section="directional",
+    stream=DIRECTIONAL_STREAM,
 )
 
 MALS = Family(
@@ -66,4 +68,5 @@ MALS = Family(
     call=_mals_call,
     plan=_mals_plan,
     section="mals",
+    stream=MALS_STREAM,
 )

@@ -8,6 +8,7 @@ from typing import Any
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.fairness import _metrics as _f
 from biasamp.fairness._plan import _fairness_plan
+from biasamp.fairness._stream import FAIRNESS_STREAM
 
 __all__ = ["FAIRNESS", "fairness_call"]
 
@@ -59,4 +60,5 @@ FAIRNESS = Family(
     aliases={f: (m,) for f, m in _SINGLE.items()},
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),
     section="fairness",
+    stream=FAIRNESS_STREAM,
 )
