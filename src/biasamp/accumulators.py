@@ -323,7 +323,7 @@ class Accumulator:
         self.state.check_batch(batch)  # every batch carries the same arguments
         if rows is not None:
             self._boot_update(rows)
-        self.state = self.state + batch
+        self.state.add_(batch)
         return self
 
     def _count_train(self, roles: Mapping[str, Any]) -> Accumulator:
@@ -332,7 +332,7 @@ class Accumulator:
         count_train = self._declared.count_train
         if count_train is None:
             raise ValueError(f"the family {self.key!r} counts no training rows")
-        self.state = self.state + count_train(self.settings, roles)
+        self.state.add_(count_train(self.settings, roles))
         return self
 
     def compute(self) -> Any:

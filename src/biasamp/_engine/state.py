@@ -131,7 +131,7 @@ class CountState:
     @classmethod
     def table_names(cls) -> tuple[str, ...]:
         """The names of the count tables, in declaration order."""
-        return tuple(f.name for f in fields(cls) if f.metadata.get("table"))
+        return _layout(cls)[0]
 
     def tables(self) -> dict[str, np.ndarray]:
         """The count tables by name."""
@@ -149,20 +149,19 @@ class CountState:
         """This state with zero tables of the same shapes (the rest kept)."""
         return self.with_tables({k: np.zeros_like(v) for k, v in self.tables().items()})
 
-    def combine_meta(self, other: CountState) -> Any:
-        """This state's tables with the metadata of both states combined (``ValueError`` where they conflict)."""
+    def _combined(self, other: CountState) -> dict[str, Any]:
+        """The metadata of both states combined, by field (``ValueError`` where they conflict)."""
         if type(other) is not type(self):
             raise TypeError(f"cannot combine a {type(self).__name__} with a {type(other).__name__}")
         out = {}
-        for f in fields(self):
-            if f.metadata.get("table"):
-                continue
-            mine, theirs = getattr(self, f.name), getattr(other, f.name)
-            if "arguments" in f.metadata:
-                out[f.name] = _combine_arguments(mine, theirs, f.metadata["arguments"])
-            else:
-                out[f.name] = f.metadata["combine"](mine, theirs)
-        return dataclasses.replace(self, **out)
+        for name, what, combine in _layout(type(self))[1]:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            out[name] = _combine_arguments(mine, theirs, what) if what is not None else combine(mine, theirs)
+        return out
+
+    def combine_meta(self, other: CountState) -> Any:
+        """This state's tables with the metadata of both states combined (``ValueError`` where they conflict)."""
+        return dataclasses.replace(self, **self._combined(other))
 
     def __add__(self, other: Any) -> Any:
         if type(other) is not type(self):
@@ -170,18 +169,47 @@ class CountState:
         out = self.combine_meta(other)
         return out.with_tables({k: v + getattr(other, k) for k, v in self.tables().items()})
 
+    def add_(self, other: CountState) -> Any:
+        """``self + other`` in place (the running state of one accumulator, whose tables no one else holds)."""
+        for name, value in self._combined(other).items():  # first: a conflict leaves self as it was
+            setattr(self, name, value)
+        for name in self.table_names():
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, np.ndarray) and mine.shape == np.shape(theirs):
+                mine += theirs
+            else:
+                setattr(self, name, mine + theirs)
+        return self
+
     def check_batch(self, batch: CountState) -> None:
         """The rule "every batch carries the same arguments": ``ValueError`` if ``batch`` carried others."""
-        for f in fields(self):
-            if "arguments" not in f.metadata:
+        for name, what, _ in _layout(type(self))[1]:
+            if what is None:
                 continue
-            mine, theirs = getattr(self, f.name), getattr(batch, f.name)
+            mine, theirs = getattr(self, name), getattr(batch, name)
             if mine is not None and theirs is not None and mine != theirs:
-                describe = f.metadata["describe"]
+                describe = _describe(type(self), name)
                 raise ValueError(
-                    f"this batch gives {f.metadata['arguments']} {describe(theirs)}, earlier batches "
+                    f"this batch gives {what} {describe(theirs)}, earlier batches "
                     f"{describe(mine)}: every batch must carry the same arguments"
                 )
+
+
+_LAYOUTS: dict[type, tuple[tuple[str, ...], tuple[tuple[str, str | None, Any], ...]]] = {}
+
+
+def _layout(cls: type) -> tuple[tuple[str, ...], tuple[tuple[str, str | None, Any], ...]]:
+    """A state class's table names, and its other fields as ``(name, arguments label or None, combine)``."""
+    if cls not in _LAYOUTS:
+        tables = tuple(f.name for f in fields(cls) if f.metadata.get("table"))
+        others = tuple((f.name, f.metadata.get("arguments"), f.metadata.get("combine"))
+                       for f in fields(cls) if not f.metadata.get("table"))
+        _LAYOUTS[cls] = (tables, others)
+    return _LAYOUTS[cls]
+
+
+def _describe(cls: type, name: str) -> Callable[[Any], str]:
+    return next(f.metadata["describe"] for f in fields(cls) if f.name == name)
 
 
 def _combine_arguments(mine: Any, theirs: Any, what: str) -> Any:
