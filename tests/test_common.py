@@ -15,6 +15,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import biasamp
 from biasamp._families import REGISTRY
@@ -321,3 +323,207 @@ def test_the_0_1_spellings_work_through_bootstrap_with_a_warning():
                                            progress=False)
     assert la.value == biasamp.leakage_amplification(a, t[:, 0], task_pred=tp[:, 0], attacker="tabular", n_iter=2,
                                                      random_state=0, progress=False).value
+
+
+# --------------------------------------------------------------------------- #
+# the generic accumulator, built from each family's declaration of streamed counting
+# --------------------------------------------------------------------------- #
+STREAMED = [f for f in FAMILIES if f.stream is not None]
+STREAMED_IDS = [f.key for f in STREAMED]
+
+
+def _generic(family, roles: dict, n_batches: int, classes: dict | None = None, **options):
+    """``Accumulator(family.key, ...)`` with its pre-pass (if declared) run over the batches; and the batches."""
+    from biasamp.accumulators import Accumulator
+
+    acc = Accumulator(family.key, classes or _classes(family, roles), **options)
+    bounds = np.linspace(0, len(roles["attr"]), n_batches + 1).astype(int)
+    batches = [_take(roles, np.arange(a, b)) for a, b in zip(bounds, bounds[1:])]
+    for b in batches:
+        acc.prepass(b)
+    acc.end_prepass()
+    return acc, batches
+
+
+def _table_values(acc) -> dict:
+    return {k: np.asarray(v).copy() for k, v in acc._tables().items()}
+
+
+def test_every_count_based_family_declares_its_streamed_counting():
+    from biasamp._family import ROLES
+    from biasamp.accumulators import Accumulator, accumulator_for
+
+    assert STREAMED == FAMILIES  # a new family without the hooks fails here
+    for fam in STREAMED:
+        cls = accumulator_for(fam.key)
+        assert issubclass(cls, Accumulator)
+        assert set(fam.stream.classes) == {"attr", "task"}
+        assert all(set(c.roles) <= set(ROLES) for c in fam.stream.classes.values())  # the roles' vocabulary
+    with pytest.raises(KeyError, match="no accumulator declares"):
+        accumulator_for("no such family")
+
+
+@pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
+def test_generic_accumulator_equals_the_function_and_the_named_class(family):
+    roles = _example(family, seed=20)
+    point = _values(family, roles)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        generic, batches = _generic(family, roles, 4)
+        named, _ = _accumulated(family, roles, 4)
+        for b in batches:
+            generic.update_roles(b)
+            named.update_roles(b)
+        assert _stats(family, generic.compute()) == point  # bit-identical: the counts are integers
+    assert type(generic).__name__ == "Accumulator" and generic.key == family.key
+    mine, theirs = _table_values(generic), _table_values(named)
+    assert mine.keys() == theirs.keys() == set(type(generic.state).table_names())
+    for name in mine:
+        np.testing.assert_array_equal(mine[name], theirs[name], err_msg=name)
+
+
+@pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**16), cuts=st.lists(st.integers(1, 299), min_size=2, max_size=2, unique=True))
+def test_generic_accumulator_merge_is_associative_with_an_identity(family, seed, cuts):
+    """Property: any three batches merged in any order give the one-shot tables; an empty accumulator adds nothing."""
+    roles = _example(family, seed=seed, n=300)
+    classes = _classes(family, _example(family, seed=seed, n=300))
+    lo, hi = sorted(cuts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        whole, _ = _generic(family, roles, 1, classes)
+        empty = whole.copy()
+        whole.update_roles(roles)
+        parts = []
+        for rows in (np.arange(0, lo), np.arange(lo, hi), np.arange(hi, 300)):
+            part = empty.copy()
+            parts.append(part.update_roles(_take(roles, rows)))
+    a, b, c = parts
+    for merged in ((a + b) + c, a + (b + c), c + (b + a), sum([b, c, a]), empty.copy().merge(a + b + c)):
+        for name, table in _table_values(whole).items():
+            np.testing.assert_array_equal(_table_values(merged)[name], table, err_msg=name)
+    for name, table in _table_values(a.copy().merge(empty)).items():  # the empty accumulator is the identity
+        np.testing.assert_array_equal(table, _table_values(a)[name], err_msg=name)
+
+
+@pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
+def test_generic_accumulator_pickles_copies_resets_and_syncs(family):
+    import pickle
+
+    roles = _example(family, seed=21)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        acc, batches = _generic(family, roles, 3)
+        empty = acc.copy()
+        acc.update_roles(batches[0])
+        clone = pickle.loads(pickle.dumps(acc))  # mid-stream
+        for b in batches[1:]:
+            clone.update_roles(b)
+        assert _stats(family, clone.compute()) == _values(family, roles)
+        synced = clone.sync()  # no process group: a copy
+        assert synced is not clone and _stats(family, synced.compute()) == _stats(family, clone.compute())
+    clone.reset()
+    for name, table in _table_values(clone).items():
+        np.testing.assert_array_equal(table, _table_values(empty)[name], err_msg=name)
+    with pytest.raises(ValueError, match="no (test )?batch"):
+        clone.compute()
+
+
+@pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
+def test_generic_accumulator_fixes_its_class_lists_up_front(family):
+    from biasamp.accumulators import Accumulator
+
+    roles = _example(family, seed=22)
+    classes = _classes(family, roles)
+    name = family.stream.classes["attr"].name
+    with pytest.raises(TypeError, match=f"{name} is required"):
+        Accumulator(family.key, {"task": classes["task"]})
+    acc, _ = _generic(family, roles, 1, {**classes, "attr": classes["attr"][:2]})
+    before = _table_values(acc)
+    with pytest.raises(ValueError, match="attr|sensitive_features"):  # the label outside the list, by argument
+        acc.update_roles(roles)
+    for key, table in _table_values(acc).items():
+        np.testing.assert_array_equal(table, before[key], err_msg=key)  # the failed batch left nothing behind
+
+
+@pytest.mark.parametrize("family", [f for f in STREAMED if "attr_pred" in f.roles
+                                    and any("attr_pred" not in s.needs for s in f.statistics)],
+                         ids=[f.key for f in STREAMED if "attr_pred" in f.roles
+                              and any("attr_pred" not in s.needs for s in f.statistics)])
+def test_every_batch_carries_the_same_arguments(family):
+    roles = _example(family, seed=23)
+    acc, batches = _generic(family, roles, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        acc.update_roles(batches[0])
+        before = _table_values(acc)
+        with pytest.raises(ValueError, match="same arguments"):
+            acc.update_roles({k: v for k, v in batches[1].items() if k != "attr_pred"})
+        for name, table in _table_values(acc).items():
+            np.testing.assert_array_equal(table, before[name], err_msg=name)
+        other, _ = _generic(family, roles, 2)
+        other.update_roles({k: v for k, v in batches[1].items() if k != "attr_pred"})
+        with pytest.raises(ValueError, match="different"):
+            acc.merge(other)
+
+
+@pytest.mark.parametrize("family", [f for f in STREAMED if f.stream.prepass is not None],
+                         ids=[f.key for f in STREAMED if f.stream.prepass is not None])
+def test_a_declared_prepass_comes_before_counting(family):
+    from biasamp.accumulators import Accumulator
+
+    roles = _example(family, seed=24)
+    acc = Accumulator(family.key, _classes(family, roles))
+    assert acc.phase == "collect" and acc._tables() == {}
+    with pytest.raises(ValueError, match="not fixed yet|pre-pass"):
+        acc.update_roles(roles)
+    halves = [acc.copy().prepass(_take(roles, r)) for r in np.array_split(np.arange(len(roles["attr"])), 2)]
+    merged = (halves[0] + halves[1]).end_prepass()  # pre-pass states merge, as the counts do
+    whole = acc.copy().prepass(roles).end_prepass()
+    assert merged.phase == whole.phase == "count"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        assert _stats(family, merged.update_roles(roles).compute()) == _stats(family, whole.update_roles(roles).compute())
+
+
+@pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
+def test_generic_streamed_bootstrap_holds_its_estimate(family):
+    roles = _example(family, seed=25)
+    point = _values(family, roles)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        one, _ = _generic(family, roles, 1, n_boot=60, random_state=0)
+        one.update_roles(roles)
+        acc, batches = _generic(family, roles, 3, n_boot=60, random_state=0)
+        for b in batches:
+            acc.update_roles(b)
+        boot = acc.bootstrap()
+    np.testing.assert_allclose(acc.boot, one.boot, rtol=1e-12)  # the replicate tables add like the counts
+    for name, est in boot.estimate.items():
+        assert est == pytest.approx(point[name], abs=1e-12), name
+        lo, hi = boot.ci[name]
+        spec = family.statistic(name)
+        assert spec.range[0] <= lo <= est <= hi <= spec.range[1], (name, lo, est, hi)
+
+
+@pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
+def test_generic_torchmetrics_class_equals_the_function(family):
+    pytest.importorskip("torchmetrics")
+    from biasamp.torchmetrics import AccumulatorMetric, _AccumulatorMetric, metric_for
+
+    roles = _example(family, seed=26)
+    acc, batches = _generic(family, roles, 2)
+    assert issubclass(metric_for(family.key), _AccumulatorMetric)  # the named class (or the generic one)
+    metric = AccumulatorMetric(acc)
+    point = _values(family, roles)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        for b in batches:
+            metric.update(**b)
+        values = metric.compute()
+    headline = [s.name for s in family.statistics if s.headline]
+    values = values if isinstance(values, dict) else {headline[0]: values}
+    assert set(values) == set(headline)
+    for name, value in values.items():
+        assert float(value) == pytest.approx(point[name], abs=1e-12), name

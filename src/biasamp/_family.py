@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # an annotation only: the declaration module stays free of numpy
     from biasamp._engine.sweep import ThresholdSweep
 
-__all__ = ["ROLES", "Family", "Registry", "Scorer", "StatisticSpec", "read_attribute"]
+__all__ = ["ROLES", "ClassList", "Family", "Prepass", "Registry", "Scorer", "StatisticSpec", "Streaming",
+           "read_attribute"]
 
 #: every label role a family can read (see the module docstring)
 ROLES = ("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight")
@@ -96,6 +97,104 @@ def read_attribute(path: str) -> Callable[[Any], tuple[float, int]]:
     return read
 
 
+# --------------------------------------------------------------------------- #
+# streamed counting (the generic accumulator, biasamp.dask, biasamp.torchmetrics)
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class ClassList:
+    """A class list that an accumulator of the family fixes up front (a batch need not show every class).
+
+    ``name``: the constructor keyword that gives it (error messages:
+    ``"attr_classes"``, ``"groups"``); ``roles``: the ground-truth roles whose
+    values are its classes (where :mod:`biasamp.dask` finds it when it is not
+    given); ``groups``: intersectional groups (a multi-column argument gives its
+    distinct rows, and at least two groups are needed).
+    """
+
+    name: str
+    roles: tuple[str, ...]
+    groups: bool = False
+
+
+@dataclass(frozen=True)
+class Prepass:
+    """A first pass over the data before counting (multi-attribute: collect the candidate combinations).
+
+    ``needed(settings)``: whether these settings need it; ``start(settings)``:
+    its empty state, which adds with ``+`` (so pre-pass states of batches,
+    partitions and ranks merge); ``count(settings, state, roles)``: the state
+    after one more batch of label roles; ``end(settings, state)``: the settings
+    with what the pre-pass fixed (then counting starts); ``reads``: the roles
+    it reads (the others only select rows); ``pending``: the message when
+    counting is asked for before the pre-pass ended.
+    """
+
+    needed: Callable[[Any], bool]
+    start: Callable[[Any], Any]
+    count: Callable[[Any, Any, Mapping[str, Any]], Any]
+    end: Callable[[Any, Any], Any]
+    reads: tuple[str, ...]
+    pending: str
+
+
+@dataclass(frozen=True)
+class Streaming:
+    """How a family is counted batch by batch: the hooks of :class:`biasamp.accumulators.Accumulator`.
+
+    Every hook is a pure function of the family's *settings* (a frozen
+    :class:`biasamp._engine.state.Settings`: class lists and options) and its
+    *state* (a :class:`biasamp._engine.state.CountState`: numpy tables that add
+    with ``+``, and what the batches said). The generic accumulator, Dask and
+    torchmetrics layers read nothing else.
+
+    Attributes
+    ----------
+    classes : mapping of str to ClassList
+        The class lists, by key (``"attr"``, ``"task"``).
+    settings : callable
+        ``settings(classes, **options) -> Settings``: validates the options
+        (``TypeError``/``ValueError`` naming the argument).
+    start : callable
+        ``start(settings) -> state``: the empty state (zero tables).
+    count : callable
+        ``count(settings, roles, replicate) -> (state, ReplicateRows or None)``:
+        the one vectorised counting pass of a batch of test rows given by label
+        role (``attr``, ``task``, ``attr_pred``, ``task_pred``,
+        ``sample_weight``, ``row_ids``), as a state of its own; with
+        ``replicate``, also the batch's rows for the streamed Poisson
+        bootstrap.
+    compute : callable
+        ``compute(settings, state) -> result``: the functional API's result
+        (the family's ``*_from_counts``).
+    cells : callable
+        ``cells(settings) -> (rows, columns)``: the shape of one replicate
+        table of the streamed bootstrap.
+    resample : callable
+        ``resample(settings, state, replicates) -> (plan, table, replicate
+        tables)``: the resampling plan evaluated on the state's table and the
+        replicate tables (the columns the plan reads).
+    count_train : callable, optional
+        ``count_train(settings, roles) -> state``: one batch of training rows
+        (``attr_train``, ``task_train``, ``train_sample_weight``).
+    prepass : Prepass, optional
+        A first pass the settings may need before counting.
+    filtered_classes : bool
+        Whether :mod:`biasamp.dask` finds the class lists on the rows the row
+        layer keeps (weights, ``missing``) or on every row.
+    """
+
+    classes: Mapping[str, ClassList]
+    settings: Callable[..., Any]
+    start: Callable[[Any], Any]
+    count: Callable[[Any, Mapping[str, Any], bool], tuple[Any, Any]]
+    compute: Callable[[Any, Any], Any]
+    cells: Callable[[Any], tuple[int, int]]
+    resample: Callable[[Any, Any, Any], tuple[Any, Any, Any]]
+    count_train: Callable[[Any, Mapping[str, Any]], Any] | None = None
+    prepass: Prepass | None = None
+    filtered_classes: bool = True
+
+
 @dataclass(frozen=True)
 class Family:
     """The one declaration of a count-based metric family.
@@ -138,6 +237,9 @@ class Family:
         The task labels it reads: a multi-label indicator matrix (co-occurrence
         and multi-attribute families), one class per row, or a binary outcome
         (the common tests generate examples of this kind).
+    stream : Streaming, optional
+        How it is counted batch by batch (the accumulators, Dask,
+        torchmetrics, the streamed audit).
     """
 
     key: str
@@ -153,6 +255,7 @@ class Family:
     sweep: ThresholdSweep | None = None
     section: str | None = None
     task_labels: str = "multilabel"
+    stream: Streaming | None = None
 
     @property
     def name(self) -> str:

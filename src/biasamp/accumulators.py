@@ -12,23 +12,32 @@ float64 or int64), so one shot, k batches and any merge order give
 bit-identical results; soft predictions (expected counts) agree to rounding
 (1e-12).
 
+One class does the work for every registered family: :class:`Accumulator`,
+built from the family's declaration (:class:`biasamp._family.Streaming`: its
+settings, its empty count state, its counting pass, the function of the
+counts, the streamed bootstrap's plan and an optional pre-pass). The named
+classes are that accumulator with the family fixed and the keyword names of
+the functional API:
+
 * :class:`CooccurrenceAccumulator`: BiasAmp→ (both directions) or
   BiasAmp_MALS, from :class:`~biasamp.CooccurrenceCounts` tables;
 * :class:`FairnessAccumulator`: the seven group fairness metrics, from
-  :class:`~biasamp.ConfusionCounts`;
+  :class:`~biasamp.ConfusionCounts`; :class:`DifferentialAccumulator`:
+  differential-fairness bias amplification from the same counts;
 * :class:`MultiAttributeAccumulator`: Multi_MALS and Multi→, from
   :class:`~biasamp.MultiAttributeCounts`. The combinations M must be known
   before counting: fix them (one pass), or run two passes (``collect()``
   the training task-label sets, ``freeze()``, then ``update()``).
 
-Conventions shared by all three:
+Conventions shared by all:
 
 * **Class lists are fixed up front** (a batch need not show every class).
   An ``int`` ``k`` is shorthand for the classes ``0..k-1`` (the default
   names of indicator-matrix columns). A label outside the list raises
   ``ValueError`` naming the argument.
 * **Every batch carries the same arguments**: the first ``update()`` fixes
-  which predictions are counted; a later batch with other arguments raises.
+  which predictions are counted; a later batch with other arguments raises
+  (and leaves the counts as they were).
 * ``merge(other)`` adds ``other``'s tables into ``self`` **in place** and
   returns ``self``; ``a + b`` returns a new accumulator and leaves both
   unchanged. An accumulator that has seen no batch is the identity.
@@ -42,86 +51,63 @@ Conventions shared by all three:
 from __future__ import annotations
 
 import copy
-import dataclasses
-import functools
 import numbers
 import warnings
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from biasamp._core.deprecation import renamed_arguments
-from biasamp._core.labels import check_consistent_length, encode_labels, to_numpy
-from biasamp._core.policy import (
-    check_include_small_groups,
-    check_min_group_size,
-    check_soft,
-    check_threshold,
-    harden_roles,
-    joined,
-)
-from biasamp._core.rows import add_filters, check_missing, select_rows
-from biasamp.cooccurrence._counts import (
-    ATTR_ROLES,
-    TASK_ROLES,
-    CooccurrenceCounts,
-    _encode_side,
-    _layout,
-)
-from biasamp.cooccurrence._metrics import (
-    _DIRECTIONAL_PAIRS,
-    DirectionalBiasAmpResult,
-    MALSResult,
-    directional_from_counts,
-    mals_from_counts,
-)
+from biasamp._engine.state import ReplicateRows
+from biasamp._families import REGISTRY
+from biasamp.cooccurrence._counts import CooccurrenceCounts
+from biasamp.cooccurrence._metrics import DirectionalBiasAmpResult, MALSResult
+from biasamp.cooccurrence._stream import counts_of as _cooc_counts
+from biasamp.cooccurrence._stream import train_counts_of as _cooc_train_counts
 from biasamp.exceptions import UndefinedPairWarning
+from biasamp.fairness._metrics import METRICS, ConfusionCounts, FairnessResult
+from biasamp.fairness._stream import confusion as _confusion
+from biasamp.multiattribute._metrics import MultiAttributeCounts, MultiBiasAmpResult
+from biasamp.multiattribute._stream import counts_of as _multi_counts
+from biasamp.multiattribute._stream import fixed_of as _fixed_of
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from biasamp._family import Streaming
 
-    from biasamp._core.rows import RowFilter
-from biasamp.fairness._metrics import (
-    METRICS,
-    ConfusionCounts,
-    FairnessResult,
-    _check_metrics,
-    fairness_from_counts,
-)
-from biasamp.multiattribute._metrics import (
-    _CHUNK_BYTES,
-    _MODES,
-    MultiAttributeCounts,
-    MultiBiasAmpResult,
-    _check_int,
-    _column_bitsets,
-    _containment,
-    _counts_by_group,
-    _frequent_sets,
-    _group_codes,
-    _group_totals,
-    _Grouping,
-    _label_blocks,
-    _padded,
-    _sized_combinations,
-    multi_from_counts,
-)
+__all__ = ["Accumulator", "CooccurrenceAccumulator", "DifferentialAccumulator", "FairnessAccumulator",
+           "MultiAttributeAccumulator", "accumulator_for"]
 
-__all__ = ["CooccurrenceAccumulator", "DifferentialAccumulator", "FairnessAccumulator", "MultiAttributeAccumulator"]
+#: the roles of a batch of training rows, and of test rows (see biasamp._family)
+_TRAIN_ROLES = ("attr_train", "task_train")
+_TEST_ROLES = ("attr", "task", "attr_pred", "task_pred")
 
 
 # --------------------------------------------------------------------------- #
-# shared machinery
+# the generic accumulator
 # --------------------------------------------------------------------------- #
+def accumulator_for(key: str) -> type[Accumulator]:
+    """The accumulator class of the registered family ``key``.
 
-def accumulator_for(key: str) -> type:
-    """The accumulator class of the registered family ``key`` (the subclass that declares it)."""
-    found = [c for c in _subclasses(_Accumulator) if key in c.__dict__.get("families", {})]
-    if not found:
-        raise KeyError(f"no accumulator declares the family {key!r}")
-    return found[0]
+    The named class that declares the family (``families``), else the
+    generic :class:`Accumulator`; ``accumulator_for(key).for_family(key,
+    classes, **options)`` builds one. ``KeyError`` for a family that is not
+    registered or declares no streamed counting.
+    """
+    _declaration(key)
+    found = [c for c in _subclasses(Accumulator) if key in c.__dict__.get("families", {})]
+    return found[0] if found else Accumulator
+
+
+def _declaration(key: Any) -> Streaming:
+    try:
+        stream = REGISTRY[key].stream
+    except (KeyError, TypeError):
+        raise KeyError(f"no accumulator declares the family {key!r}; the registered families are "
+                       f"{list(REGISTRY.keys)}") from None
+    if stream is None:
+        raise KeyError(f"no accumulator declares the family {key!r}: it declares no streamed counting")
+    return stream
 
 
 def _subclasses(cls: type) -> list:
@@ -153,52 +139,218 @@ def _class_list(value: Any, name: str) -> tuple:
     return out
 
 
-class _Accumulator:
-    """Base: tables named in ``_TABLES`` add; everything else is metadata.
+class Accumulator:
+    r"""The streaming accumulator of any registered count-based family, built from its declaration.
 
-    With ``n_boot > 0`` an accumulator also holds ``boot``: ``n_boot``
-    replicate tables of a Poisson bootstrap. Every row gets, in every
-    replicate, a Poisson(1) weight that is a function of (row id, replicate,
-    seed) only, so replicate tables of batches, partitions and ranks add like
-    the count tables (:func:`biasamp._engine.resample.poisson_weights`).
+    An accumulator holds the family's *settings* (class lists and options,
+    fixed at construction) and its *count state*: tables that add, and what
+    the batches said. With :math:`C(B)` the count table of a batch :math:`B`,
+
+    .. math::
+
+        C(B_1 \cup \dots \cup B_k) = \sum_{i=1}^k C(B_i), \qquad
+        \text{metric} = f\Big(\sum_i C(B_i)\Big)
+
+    so :meth:`update` per batch, :meth:`merge` across processes and
+    :meth:`sync` across ranks all give the metric of every row counted; the
+    pure function :math:`f` is the family's ``*_from_counts``. Everything
+    here reads only the family's declaration
+    (:class:`biasamp._family.Streaming`); the named classes
+    (:class:`CooccurrenceAccumulator`, ...) fix the family and keep the
+    keyword names of the functional API.
+
+    Parameters
+    ----------
+    family : str
+        The key of a registered family (``"directional"``, ``"mals"``,
+        ``"multi"``, ``"fairness"``, ``"differential"``).
+    classes : mapping of str to sequence or int
+        The class lists the family declares, by key: ``"attr"`` (the
+        protected attribute; fairness' groups) and ``"task"`` (the task; the
+        outcome classes). An int ``k`` means ``0..k-1``.
+    n_boot : int, default 0
+        Poisson bootstrap replicates kept alongside the counts (0: none).
+    random_state : int, optional
+        Seed of the Poisson bootstrap weights.
+    stream : int, default 0
+        Identifier of this stream (a rank or partition), part of every row's
+        bootstrap seed.
+    **options
+        The family's options (those of its named class, e.g. ``missing``,
+        ``threshold``, ``metrics``, ``combinations``).
+
+    Attributes
+    ----------
+    settings : Settings
+        The family's validated settings; its fields also read as attributes
+        of the accumulator (``acc.attr_classes``).
+    state : CountState or None
+        The count tables and what the batches said (None during a pre-pass);
+        its fields also read as attributes (``acc.gram``).
+
+    See Also
+    --------
+    accumulator_for : the class of a family.
+    biasamp.bootstrap : the in-memory intervals the streamed bootstrap approximates.
+
+    Notes
+    -----
+    A batch is given by label role (``attr``, ``task``, ``attr_pred``,
+    ``task_pred``, ``sample_weight``, ``row_ids``; training rows:
+    ``attr_train``, ``task_train``, ``train_sample_weight``) to
+    :meth:`update_roles`. A family with a pre-pass (multi-attribute: the
+    candidate combinations) first sees every batch through :meth:`prepass`,
+    then :meth:`end_prepass`. For hard labels every count is an exact integer,
+    so the batching and the merge order change nothing.
+
+    References
+    ----------
+    .. [1] N. Chamandy, O. Muralidharan, A. Najmi, S. Naidu. "Estimating
+       uncertainty for massive data streams". Google technical report, 2012
+       (the streamed Poisson bootstrap).
+
+    Examples
+    --------
+    The group fairness family, in two batches, equals the function:
+
+    >>> import numpy as np
+    >>> from biasamp import fairness_metrics
+    >>> from biasamp.accumulators import Accumulator
+    >>> y_true = np.repeat(["sport", "cook", "sport", "cook"], 100)
+    >>> y_pred = np.repeat(["sport", "cook"] * 4, [80, 20, 10, 90, 60, 40, 70, 30])
+    >>> gender = np.repeat(["female", "male"], 200)
+    >>> acc = Accumulator("fairness", {"task": ["cook", "sport"], "attr": ["female", "male"]}, average="macro")
+    >>> for rows in (slice(0, 150), slice(150, 400)):
+    ...     _ = acc.update_roles({"task": y_true[rows], "task_pred": y_pred[rows], "attr": gender[rows]})
+    >>> acc.compute().overall == fairness_metrics(y_true, y_pred, sensitive_features=gender, average="macro").overall
+    True
     """
 
-    _TABLES: tuple[str, ...] = ()
+    #: the registered families a named class counts: family key -> its fixed constructor options
+    families: dict = {}
     n_boot: int = 0
     boot: Any = None
     boot_seed: int | None = None
-    #: RowFilter sums of the test and training batches (None before the first batch)
-    rows: RowFilter | None = None
-    train_rows: RowFilter | None = None
-    #: the registered families this class accumulates: family key -> its fixed constructor options
-    families: dict = {}
+    settings: Any = None
+    state: Any = None
+    collected: Any = None
+
+    def __init__(self, family: str, classes: Mapping[str, Any], *, n_boot: int = 0, random_state: Any = None,
+                 stream: int = 0, **options: Any) -> None:
+        decl = _declaration(family)
+        if not isinstance(classes, Mapping):
+            raise TypeError(f"classes must be a mapping of class-list key ({', '.join(map(repr, decl.classes))}) "
+                            f"to class list, got {type(classes).__name__}")
+        self.key = family
+        lists = {k: _class_list(classes.get(k), c.name) for k, c in decl.classes.items()}
+        self.settings = decl.settings(lists, **options)
+        self._init_bootstrap(n_boot, random_state, stream)
+        if decl.prepass is not None and decl.prepass.needed(self.settings):
+            self.collected = decl.prepass.start(self.settings)
+        else:
+            self._start_counting()
+
+    @property
+    def _declared(self) -> Streaming:
+        """The family's declaration of streamed counting."""
+        return _declaration(self.key)
+
+    def __getattr__(self, name: str) -> Any:
+        # the fields of the settings and of the state read as attributes (acc.attr_classes, acc.gram)
+        if name.startswith("__") or name in ("key", "settings", "state", "collected"):
+            raise AttributeError(name)
+        for part in (self.settings, self.state, self.collected):
+            if part is not None and hasattr(part, name):
+                return getattr(part, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _start_counting(self) -> None:
+        decl = self._declared
+        self.state, self.collected = decl.start(self.settings), None
+        if self.n_boot:
+            self.boot = np.zeros((self.n_boot, *decl.cells(self.settings)), dtype=np.float64)
+
+    @property
+    def phase(self) -> str:
+        """``"collect"`` during the family's pre-pass, else ``"count"``."""
+        return "collect" if self.state is None else "count"
+
+    def _check_counting(self) -> None:
+        if self.state is None:
+            prepass = self._declared.prepass
+            raise ValueError(prepass.pending if prepass is not None else "the pre-pass is not over")
 
     # ------------------------------------------------- the family protocol (by label role)
     @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> _Accumulator:  # pragma: no cover - abstract
+    def for_family(cls, key: str, classes: Mapping[str, Any], **options: Any) -> Accumulator:
         """An accumulator of family ``key`` for the class lists ``classes`` (``{"attr": ..., "task": ...}``)."""
-        raise NotImplementedError
+        out = cls.__new__(cls)
+        Accumulator.__init__(out, key, classes, **options)
+        return out
 
-    def prepass(self, roles: dict) -> _Accumulator:
-        """A family's first pass over a batch given by label role (default: none)."""
+    def prepass(self, roles: Mapping[str, Any]) -> Accumulator:
+        """The family's first pass over a batch given by label role (none: nothing to do); returns ``self``."""
+        if self.phase == "collect":
+            self.collected = self._declared.prepass.count(self.settings, self.collected, roles)  # type: ignore[union-attr]
         return self
 
-    def end_prepass(self) -> _Accumulator:
-        """Close the first pass (default: nothing to close)."""
+    def end_prepass(self) -> Accumulator:
+        """Close the first pass (the settings take what it fixed; counting starts); returns ``self``."""
+        if self.phase == "collect":
+            self.settings = self._declared.prepass.end(self.settings, self.collected)  # type: ignore[union-attr]
+            self._start_counting()
         return self
 
-    def update_roles(self, roles: dict) -> _Accumulator:  # pragma: no cover - abstract
-        """Count one batch given by label role (``attr``, ``task``, ``*_pred``, ``*_train``, ``sample_weight``)."""
-        raise NotImplementedError
+    def update_roles(self, roles: Mapping[str, Any]) -> Accumulator:
+        """Count one batch given by label role; returns ``self``.
 
-    def compute(self) -> Any:  # pragma: no cover - abstract
+        Training roles (``attr_train``, ``task_train``,
+        ``train_sample_weight``) are counted as training rows, the test roles
+        (``attr``, ``task``, ``*_pred``, ``sample_weight``, ``row_ids``) as
+        test rows; a batch may hold either or both.
+        """
+        has_train = any(roles.get(r) is not None for r in _TRAIN_ROLES)
+        if has_train:
+            self._count_train(roles)
+        if not has_train or any(roles.get(r) is not None for r in _TEST_ROLES):
+            self._count(roles)
+        return self
+
+    def _count(self, roles: Mapping[str, Any]) -> Accumulator:
+        """Count a batch of test rows: the family's counting pass, then ``state + batch``."""
+        self._check_counting()
+        batch, rows = self._declared.count(self.settings, roles, bool(self.n_boot))
+        self.state.check_batch(batch)  # every batch carries the same arguments
+        if rows is not None:
+            self._boot_update(rows)
+        self.state.add_(batch)
+        return self
+
+    def _count_train(self, roles: Mapping[str, Any]) -> Accumulator:
+        """Count a batch of training rows."""
+        self._check_counting()
+        count_train = self._declared.count_train
+        if count_train is None:
+            raise ValueError(f"the family {self.key!r} counts no training rows")
+        self.state.add_(count_train(self.settings, roles))
+        return self
+
+    def compute(self) -> Any:
         """The functional API's result of the counts so far."""
-        raise NotImplementedError
+        self._check_counting()
+        return self._declared.compute(self.settings, self.state)
 
-    def reset(self) -> _Accumulator:  # pragma: no cover - abstract
-        """Zero the counts; returns ``self``."""
-        raise NotImplementedError
+    def reset(self) -> Accumulator:
+        """Zero the counts (the settings, e.g. fixed training counts or combinations, are kept); returns ``self``."""
+        decl = self._declared
+        if self.phase == "collect":
+            self.collected = decl.prepass.start(self.settings)  # type: ignore[union-attr]
+        else:
+            self._start_counting()
+        self.rows_seen = 0
+        return self
 
+    # ------------------------------------------------------------ bootstrap
     def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
         from biasamp._engine.resample import check_random_state, seed_int
 
@@ -218,22 +370,27 @@ class _Accumulator:
         self.stream = int(stream)
         self.rows_seen = 0
 
-    def _boot_update(self, left: Any, right: Any, n_rows: int, row_ids: Any) -> None:
-        """Add the Poisson replicate tables of one batch (rows ``left``/``right``, sparse)."""
-        if not self.n_boot:
-            return
+    def _boot_update(self, rows: ReplicateRows) -> None:
+        """Add the Poisson replicate tables of one batch.
+
+        Every row gets, in every replicate, a Poisson(1) weight that is a
+        function of (row id, replicate, seed) only, so replicate tables of
+        batches, partitions and ranks add like the count tables
+        (:func:`biasamp._engine.resample.poisson_weights`).
+        """
         from biasamp._engine.resample import poisson_tables
 
-        if row_ids is None:
+        n_rows = rows.n
+        if rows.row_ids is None:
             ids = (np.uint64(self.stream) << np.uint64(40)) + np.arange(
                 self.rows_seen, self.rows_seen + n_rows, dtype=np.uint64)
         else:
-            ids = np.asarray(row_ids)
+            ids = np.asarray(rows.row_ids)
             if ids.ndim != 1 or len(ids) != n_rows or ids.dtype.kind not in "iu" or (ids < 0).any():
                 raise ValueError(f"row_ids must be {n_rows} non-negative integers (one per row of the batch)")
             ids = ids.astype(np.uint64)
         assert self.boot_seed is not None  # set with n_boot > 0 by _init_bootstrap
-        self.boot = self.boot + poisson_tables(left, right, ids, self.n_boot, self.boot_seed)
+        self.boot = self.boot + poisson_tables(rows.left, rows.right, ids, self.n_boot, self.boot_seed)
         self.rows_seen += n_rows
 
     def bootstrap(self, *, level: float = 0.95, ci_method: str = "auto", p_adjust: str = "holm") -> Any:
@@ -260,61 +417,93 @@ class _Accumulator:
         check_p_adjust(p_adjust)
         if ci_method == "bca":
             raise ValueError("ci_method='bca' needs the distinct rows (the jackknife), which a stream does not keep")
+        self._check_counting()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedPairWarning)
-            plan, full, reps = self._boot_plan()
+            plan, full, reps = self._declared.resample(self.settings, self.state, self.boot)
             stats = plan.statistics(full[None])
             fill_replicates(plan, stats, [(slice(0, self.n_boot), reps)], self.n_boot)
         return summarize(plan, stats, n_boot=self.n_boot, level=level, ci_method=ci_method, p_adjust=p_adjust,
                          seed=np.random.SeedSequence(self.boot_seed), stacklevel=3)
 
-    def _boot_plan(self):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    # subclasses implement _merge_meta(other): check compatibility, then combine flags in place
-    def _merge_meta(self, other: Self) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    # ---------------------------------------------------------- tables, merge
+    def _tables(self) -> dict[str, Any]:
+        """The tables that add, by name (the state's, and the replicate tables ``boot``); none during a pre-pass."""
+        if self.state is None:
+            return {}
+        out = dict(self.state.tables())
+        if self.n_boot:
+            out["boot"] = self.boot
+        return out
 
     def _table_names(self) -> tuple[str, ...]:
-        return self._TABLES + (("boot",) if self.n_boot else ())
+        return tuple(self._tables())
 
-    def merge(self, other: _Accumulator) -> _Accumulator:
+    def _set_tables(self, tables: Mapping[str, Any]) -> None:
+        """Replace the tables named in ``tables`` (the metadata is kept)."""
+        own = {k: v for k, v in tables.items() if k != "boot"}
+        if own:
+            self.state = self.state.with_tables(own)
+        if "boot" in tables:
+            self.boot = tables["boot"]
+
+    def _zero_tables(self) -> None:
+        """Zero every table in place of the current ones (the metadata, e.g. the roles seen, is kept)."""
+        if self.state is not None:
+            self.state = self.state.zeroed()
+        if self.n_boot and self.boot is not None:
+            self.boot = np.zeros_like(self.boot)
+
+    def _merge_meta(self, other: Accumulator) -> None:
+        """Check that ``other`` may merge into ``self`` and combine everything but the tables (in place)."""
+        if type(other) is not type(self):
+            raise TypeError(f"cannot merge a {type(self).__name__} with a {type(other).__name__}")
+        if (self.n_boot, self.boot_seed) != (other.n_boot, other.boot_seed):
+            raise ValueError("cannot merge accumulators with different n_boot or random_state (bootstrap seeds)")
+        if self.key != other.key and type(self.settings) is not type(other.settings):
+            raise ValueError(f"cannot merge accumulators of different families: {self.key!r} vs {other.key!r}")
+        self.settings.check_mergeable(other.settings)
+        if self.phase != other.phase:
+            raise ValueError(f"cannot merge accumulators with different phase: {self.phase!r} vs {other.phase!r}")
+        if self.phase == "collect":
+            self.collected = self.collected + other.collected
+        else:
+            self.state = self.state.combine_meta(other.state)
+
+    def merge(self, other: Accumulator) -> Accumulator:
         """Add the counts of ``other`` into this accumulator (in place) and return it.
 
         Both must be of the same type with the same class lists and settings;
         ``other`` is left unchanged. Use ``a + b`` for a new accumulator.
         """
-        if type(other) is not type(self):
-            raise TypeError(f"cannot merge a {type(self).__name__} with a {type(other).__name__}")
-        if (self.n_boot, getattr(self, "boot_seed", None)) != (other.n_boot, getattr(other, "boot_seed", None)):
-            raise ValueError("cannot merge accumulators with different n_boot or random_state (bootstrap seeds)")
         self._merge_meta(other)
-        for name in self._table_names():
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        mine, theirs = self._tables(), other._tables()
+        self._set_tables({name: table + theirs[name] for name, table in mine.items()})
         return self
 
-    def __add__(self, other: Any) -> _Accumulator:
+    def __add__(self, other: Any) -> Accumulator:
         if type(other) is not type(self):
             return NotImplemented
         return self.copy().merge(other)
 
-    def __radd__(self, other: Any) -> _Accumulator:
+    def __radd__(self, other: Any) -> Accumulator:
         if isinstance(other, int) and other == 0:  # lets sum() work
             return self.copy()
         return NotImplemented
 
-    def copy(self) -> _Accumulator:
+    def copy(self) -> Accumulator:
         """An independent copy (tables included)."""
         return copy.deepcopy(self)
 
-    def _shell(self) -> _Accumulator:
+    def _shell(self) -> Accumulator:
         """This accumulator's metadata without its tables (what :meth:`sync` gathers)."""
         out = copy.copy(self)
-        for name in self._table_names():
-            setattr(out, name, None)
+        if out.state is not None:
+            out.state = out.state.shell()
+        out.boot = None
         return copy.deepcopy(out)
 
-    def sync(self, group: Any = None) -> _Accumulator:
+    def sync(self, group: Any = None) -> Accumulator:
         """A new accumulator holding the counts of every ``torch.distributed`` rank.
 
         When a default process group is initialised, the metadata (roles seen,
@@ -337,36 +526,15 @@ class _Accumulator:
 
         return sync_accumulator(self, group=group)
 
-
-def _sum_filters(mine, theirs):
-    """Row filters of two accumulators: their sum, where one that has seen nothing (None) is the identity."""
-    if mine is None:
-        return theirs
-    if theirs is None:
-        return mine
-    return add_filters(mine, theirs)
-
-
-def _combine_roles(mine, theirs, what: str):
-    """Roles seen by two accumulators: equal, or one of them has seen nothing (None)."""
-    if mine is None:
-        return theirs
-    if theirs is None or theirs == mine:
-        return mine
-    raise ValueError(
-        f"cannot merge accumulators that counted different {what}: {mine!r} vs {theirs!r} "
-        "(every batch must carry the same arguments)"
-    )
+    def __repr__(self) -> str:
+        tables = ", ".join(self.state.table_names()) if self.state is not None else "none yet (pre-pass)"
+        return f"{type(self).__name__}({self.key!r}, {self.phase}: tables {tables}, n_boot={self.n_boot})"
 
 
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
-_COOC_METRICS = ("directional", "mals")
-_MALS_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task_pred")})
-
-
-class CooccurrenceAccumulator(_Accumulator):
+class CooccurrenceAccumulator(Accumulator):
     r"""Streaming BiasAmp→ (both directions) or BiasAmp_MALS.
 
     Holds the Gram table ``[1|A|Â]ᵀ [1|T|T̂]`` of the test set (see
@@ -467,7 +635,7 @@ class CooccurrenceAccumulator(_Accumulator):
     (0.3333, 0.0, 'test')
     """
 
-    _TABLES = ("gram", "train_gram", "agree")
+    families = {"directional": {}, "mals": {"metric": "mals"}}
 
     def __init__(
         self,
@@ -485,61 +653,12 @@ class CooccurrenceAccumulator(_Accumulator):
         min_group_size: int = 30,
         include_small_groups: bool = False,
     ) -> None:
-        self.threshold, self.soft = check_threshold(threshold), check_soft(soft)
-        self.group_options: dict[str, Any] = {"min_group_size": check_min_group_size(min_group_size),
-                                              "include_small_groups": check_include_small_groups(include_small_groups)}
-        self.predictions = "hard"
-        self.attr_classes = _class_list(attr_classes, "attr_classes")
-        self.task_classes = _class_list(task_classes, "task_classes")
-        self.missing = check_missing(missing)
-        self.rows = self.train_rows = None  # RowFilter sums of the test and training batches
-        self.weighted = False
-        if not isinstance(metric, str) or metric not in _COOC_METRICS:
-            raise ValueError(f"metric must be one of {_COOC_METRICS}, got {metric!r}")
-        self.metric = metric
-        self.pairs = _DIRECTIONAL_PAIRS if metric == "directional" else _MALS_PAIRS
-        if train is not None:
-            if not isinstance(train, CooccurrenceCounts):
-                raise TypeError(f"train must be a CooccurrenceCounts, got {type(train).__name__}")
-            if train.attr_classes != self.attr_classes or train.task_classes != self.task_classes:
-                raise ValueError(
-                    f"train has classes {list(train.attr_classes)!r} / {list(train.task_classes)[:10]!r}, "
-                    f"expected attr_classes={list(self.attr_classes)!r}, task_classes={list(self.task_classes)[:10]!r}"
-                )
-            if not train.has("attr", "task") or ("attr", "task") in train.uncounted:
-                raise ValueError("train must hold the ground-truth roles 'attr' and 'task'")
-            train = train.restrict(["attr"], ["task"])
-        self.train = train
-        ka, kt = len(self.attr_classes), len(self.task_classes)
-        self.gram = np.zeros((1 + 2 * ka, 1 + 2 * kt), dtype=np.float64)
-        self.train_gram = np.zeros((1 + ka, 1 + kt), dtype=np.float64)
-        self.agree = np.zeros((2, ka, kt), dtype=np.float64)  # #(a, t∧t̂), #(a∧â, t): the McNemar tests
-        self.roles: tuple | None = None  # (attr roles, task roles) fixed by the first batch
-        self.soft_roles: frozenset = frozenset()
-        self._init_bootstrap(n_boot, random_state, stream)
-        if self.n_boot:
-            self.boot = np.zeros((self.n_boot, 1 + 2 * ka, 1 + 2 * kt), dtype=np.float64)
-
-    families = {"directional": {}, "mals": {"metric": "mals"}}
-
-    @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> CooccurrenceAccumulator:
-        return cls(classes["attr"], classes["task"], **cls.families[key], **options)
-
-    def update_roles(self, roles: dict) -> CooccurrenceAccumulator:
-        if roles.get("attr_train") is not None:
-            self.update_train(roles["attr_train"], roles["task_train"], sample_weight=roles.get("train_sample_weight"))
-        return self.update(roles["attr"], roles["task"], attr_pred=roles.get("attr_pred"),
-                           task_pred=roles.get("task_pred"), sample_weight=roles.get("sample_weight"))
-
-    # ---------------------------------------------------------------- update
-    def _embed(self, target: np.ndarray, counts: CooccurrenceCounts) -> None:
-        ka, kt = len(self.attr_classes), len(self.task_classes)
-        rows_layout = _layout(ATTR_ROLES, [ka, ka])
-        cols_layout = _layout(TASK_ROLES, [kt, kt])
-        rows = np.concatenate([[0]] + [np.arange(*rows_layout[r].indices(1 + 2 * ka)) for r in counts.attr_roles])
-        cols = np.concatenate([[0]] + [np.arange(*cols_layout[r].indices(1 + 2 * kt)) for r in counts.task_roles])
-        target[np.ix_(rows, cols)] += counts.gram
+        if not isinstance(metric, str) or metric not in self.families:
+            raise ValueError(f"metric must be one of {tuple(self.families)}, got {metric!r}")
+        super().__init__(metric, {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
+                         random_state=random_state, stream=stream, train=train, missing=missing,
+                         threshold=threshold, soft=soft, min_group_size=min_group_size,
+                         include_small_groups=include_small_groups)
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
                task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> CooccurrenceAccumulator:
@@ -565,91 +684,9 @@ class CooccurrenceAccumulator(_Accumulator):
 
         Every batch must carry the same arguments.
         """
-        if self.metric == "directional":
-            if attr is None or task is None:
-                raise ValueError("metric='directional' needs the test ground truth attr and task in every batch")
-            if attr_pred is None and task_pred is None:
-                raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
-        else:
-            if attr_pred is None or task_pred is None:
-                raise ValueError("metric='mals' needs attr_pred and task_pred in every batch")
-            if (attr is None) != (task is None):
-                raise ValueError("give both attr and task (test ground truth), or neither")
-        arrays, weights, rows = select_rows(
-            {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred, "row_ids": row_ids},
-            missing=self.missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
-        a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", self.attr_classes, True)
-        t = _encode_side(arrays["task"], arrays["task_pred"], "task", self.task_classes, True)
-        a, said_a = harden_roles(a, (("attr", "attr_pred"),), self.soft, self.threshold)
-        t, said_t = harden_roles(t, (("task", "task_pred"),), self.soft, self.threshold)
-        self.predictions = joined(self.predictions, said_a, said_t)
-        left = [a[r] for r in ATTR_ROLES if r in a]
-        right = [t[r] for r in TASK_ROLES if r in t]
-        counts = CooccurrenceCounts.from_encoded(left, right, pairs=self.pairs, weights=weights, rows=rows)
-        roles = (counts.attr_roles, counts.task_roles)
-        if self.roles is not None and roles != self.roles:
-            raise ValueError(
-                f"this batch holds the roles {roles[0] + roles[1]!r}, earlier batches "
-                f"{self.roles[0] + self.roles[1]!r}: every batch must carry the same arguments"
-            )
-        self._embed(self.gram, counts)
-        n = next(m.n_rows for m in (*left, *right))
-        self._rows_update(a, t, n, arrays["row_ids"], weights)
-        self.roles = roles
-        self.soft_roles = self.soft_roles | counts.soft_roles
-        self.rows = rows if self.rows is None else self.rows + rows
-        self.weighted = self.weighted or weights is not None
+        self._count({"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred,
+                     "row_ids": row_ids, "sample_weight": sample_weight})
         return self
-
-    def _rows_update(self, a: dict, t: dict, n: int, row_ids: Any, weights: np.ndarray | None = None) -> None:
-        """Three-way counts (for the tests) and Poisson replicate tables of one batch (rows weighted by ``weights``)."""
-        from scipy import sparse
-
-        from biasamp._engine.resample import augmented, label_rows
-
-        ka, kt = len(self.attr_classes), len(self.task_classes)
-        idx = np.arange(n)
-        rows = {r: label_rows(m, idx) for r, m in {**a, **t}.items()}
-        scale = sparse.diags(weights) if weights is not None else None
-        if "attr" in rows and "task" in rows:
-            attr_rows = rows["attr"] if scale is None else sparse.csr_matrix(scale @ rows["attr"])
-            if "task_pred" in rows:
-                self.agree[0] += np.asarray((attr_rows.T @ rows["task"].multiply(rows["task_pred"])).todense())
-            if "attr_pred" in rows:
-                self.agree[1] += np.asarray((attr_rows.multiply(rows["attr_pred"]).T @ rows["task"]).todense())
-        if self.n_boot:
-            zero_a, zero_t = sparse.csr_matrix((n, ka)), sparse.csr_matrix((n, kt))
-            left = augmented([rows.get(r, zero_a) for r in ATTR_ROLES], n)
-            if scale is not None:  # a row's replicate weight multiplies its sample weight
-                left = sparse.csr_matrix(scale @ left)
-            right = augmented([rows.get(r, zero_t) for r in TASK_ROLES], n)
-            self._boot_update(left, right, n, row_ids)
-
-    def _boot_plan(self):
-        from biasamp.cooccurrence._metrics import _as_count, correlation_sign
-        from biasamp.cooccurrence._plan import directional_evaluator, mals_evaluator
-
-        point = self.compute()
-        test = self.counts()
-        train, _ = self.train_counts()
-        ka, kt = len(self.attr_classes), len(self.task_classes)
-        rows_layout = _layout(ATTR_ROLES, [ka, ka])
-        cols_layout = _layout(TASK_ROLES, [kt, kt])
-        if self.metric == "directional":
-            a_roles, t_roles = self.roles
-        else:
-            a_roles, t_roles = ("attr_pred",), ("task_pred",)
-        rows = np.concatenate([[0]] + [np.arange(*rows_layout[r].indices(1 + 2 * ka)) for r in a_roles])
-        cols = np.concatenate([[0]] + [np.arange(*cols_layout[r].indices(1 + 2 * kt)) for r in t_roles])
-        full = self.gram[np.ix_(rows, cols)]
-        reps = self.boot[:, rows][:, :, cols]
-        classes = (self.attr_classes, self.task_classes)
-        if self.metric == "mals":
-            return mals_evaluator(point, classes, _as_count(train.cross("attr", "task"))), full, reps
-        agree = {"A->T": self.agree[0], "T->A": self.agree[1]} if test.has("attr", "task") else None
-        plan = directional_evaluator(point, classes, correlation_sign(train), full, (a_roles, t_roles), agree,
-                                     bool(self.soft_roles))
-        return plan, full, reps
 
     def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> CooccurrenceAccumulator:
         """Count one batch of the *training* ground truth (for ``y_at`` / ``b_train``); returns ``self``.
@@ -661,82 +698,27 @@ class CooccurrenceAccumulator(_Accumulator):
         sample_weight : array-like of shape (n,), optional
             One non-negative weight per training row (:ref:`def-weights`).
         """
-        if self.train is not None:
-            raise ValueError("this accumulator was given fixed train counts; update_train() would add to them")
-        if attr is None or task is None:
-            raise ValueError("update_train needs both attr and task (training ground truth)")
-        arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=self.missing, group_args=("attr",),
-                                            sample_weight=sample_weight, group_columns=False)
-        enc_a = encode_labels({"attr_train": arrays["attr"]}, classes=self.attr_classes)["attr_train"]
-        enc_t = encode_labels({"task_train": arrays["task"]}, classes=self.task_classes)["task_train"]
-        check_consistent_length(attr_train=enc_a, task_train=enc_t)
-        counts = CooccurrenceCounts.from_encoded([replace(enc_a, name="attr")], [replace(enc_t, name="task")],
-                                                 weights=weights)
-        self.train_gram += counts.gram
-        self.train_rows = rows if self.train_rows is None else self.train_rows + rows
-        self.weighted = self.weighted or weights is not None
+        self._count_train({"attr_train": attr, "task_train": task, "train_sample_weight": sample_weight})
         return self
 
-    # ----------------------------------------------------------------- merge
-    def _merge_meta(self, other: CooccurrenceAccumulator) -> None:
-        for what in ("attr_classes", "task_classes", "metric", "threshold", "soft", "group_options"):
-            if getattr(self, what) != getattr(other, what):
-                raise ValueError(
-                    f"cannot merge accumulators with different {what}: "
-                    f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
-                )
-        if (self.train is None) != (other.train is None) or (
-            self.train is not None and other.train is not None and not np.array_equal(self.train.gram, other.train.gram)
-        ):
-            raise ValueError("cannot merge accumulators with different fixed train counts")
-        if self.missing != other.missing:
-            raise ValueError(f"cannot merge accumulators with different missing: {self.missing!r} vs {other.missing!r}")
-        roles = _combine_roles(self.roles, other.roles, "roles")
-        self.roles = roles
-        self.soft_roles = self.soft_roles | other.soft_roles
-        self.predictions = joined(self.predictions, other.predictions)
-        self.weighted = self.weighted or other.weighted
-        self.rows = _sum_filters(self.rows, other.rows)
-        self.train_rows = _sum_filters(self.train_rows, other.train_rows)
-
-    # ------------------------------------------------------------------ read
     @property
     def n(self) -> float:
         """Number of test rows counted."""
-        return float(self.gram[0, 0])
+        return float(self.state.gram[0, 0])
 
     @property
     def n_train(self) -> float:
         """Number of training rows counted by :meth:`update_train` (or in ``train``)."""
-        return self.train.n if self.train is not None else float(self.train_gram[0, 0])
+        train = self.settings.train
+        return train.n if train is not None else float(self.state.train_gram[0, 0])
 
     def counts(self) -> CooccurrenceCounts:
         """The test count table of the roles seen (a :class:`~biasamp.CooccurrenceCounts`)."""
-        if self.roles is None:
-            raise ValueError("no batch was counted: call update() first")
-        every = {(a, t) for a in ATTR_ROLES for t in TASK_ROLES}
-        full = CooccurrenceCounts(
-            self.attr_classes, self.task_classes, ATTR_ROLES, TASK_ROLES, self.gram.copy(),
-            self.soft_roles, frozenset(every - self.pairs), self.weighted, self.rows,
-        )
-        return full.restrict(*self.roles)
+        return _cooc_counts(self.settings, self.state)
 
     def train_counts(self) -> tuple[CooccurrenceCounts, str]:
         """The training table used by :meth:`compute` and where it came from (``"train"``/``"test"``)."""
-        if self.train is not None:
-            return self.train, "train"
-        if self.train_gram[0, 0] > 0:
-            return CooccurrenceCounts(
-                self.attr_classes, self.task_classes, ("attr",), ("task",), self.train_gram.copy(),
-                weighted=self.weighted, rows=self.train_rows,
-            ), "train"
-        test = self.counts()
-        if not test.has("attr", "task"):
-            raise ValueError(
-                "no training counts: pass train=, call update_train(), or give the test ground truth "
-                "attr and task in update()"
-            )
-        return test.restrict(["attr"], ["task"]), "test"
+        return _cooc_train_counts(self.settings, self.state)
 
     def compute(self) -> DirectionalBiasAmpResult | MALSResult:
         """The metric from the accumulated tables.
@@ -753,41 +735,26 @@ class CooccurrenceAccumulator(_Accumulator):
             Nothing counted, no training statistics (MALS without a training
             set or test ground truth), or every pair undefined.
         """
-        test = self.counts()
-        train, source = self.train_counts()
-        res: DirectionalBiasAmpResult | MALSResult
-        if self.metric == "directional":
-            res = directional_from_counts(train, test, train_source=source, **self.group_options)
-        else:
-            res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]), **self.group_options)
-        return dataclasses.replace(res, predictions=self.predictions)
+        return super().compute()
 
     def reset(self) -> CooccurrenceAccumulator:
         """Zero the tables (fixed ``train`` counts are kept); returns ``self``."""
-        self.gram[...] = 0
-        self.train_gram[...] = 0
-        self.agree[...] = 0
-        if self.n_boot:
-            self.boot[...] = 0
-            self.rows_seen = 0
-        self.roles, self.soft_roles = None, frozenset()
-        self.rows = self.train_rows = None
-        self.weighted = False
-        self.predictions = "hard"
+        super().reset()
         return self
 
     def __repr__(self) -> str:
-        roles = None if self.roles is None else list(self.roles[0] + self.roles[1])
+        roles = None if self.state.roles is None else list(self.state.roles[0] + self.state.roles[1])
         return (
-            f"CooccurrenceAccumulator(metric={self.metric!r}, n={self.n:g}, n_train={self.n_train:g}, "
-            f"{len(self.attr_classes)} attribute classes, {len(self.task_classes)} task classes, roles={roles!r})"
+            f"CooccurrenceAccumulator(metric={self.settings.metric!r}, n={self.n:g}, n_train={self.n_train:g}, "
+            f"{len(self.settings.attr_classes)} attribute classes, {len(self.settings.task_classes)} task classes, "
+            f"roles={roles!r})"
         )
 
 
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
-class FairnessAccumulator(_Accumulator):
+class FairnessAccumulator(Accumulator):
     r"""Streaming group fairness metrics of Qian et al. (2021): DP, DI, SPSF, FPSF, EOFP, EOTP, BA.
 
     Holds the one-vs-rest confusion counts per (group, class) of
@@ -858,45 +825,13 @@ class FairnessAccumulator(_Accumulator):
     {'DP': 20.0, 'DI': 33.6, 'SPSF': 10.0, 'FPSF': 20.0, 'EOFP': 40.0, 'EOTP': 40.0, 'BA': 10.1}
     """
 
-    _TABLES = ("n", "positives", "predicted", "true_positives")
+    families = {"fairness": {}}
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: Sequence[str] = METRICS, n_boot: int = 0, random_state: Any = None,
                  stream: int = 0, **options: Any) -> None:
-        from biasamp.fairness._metrics import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
-
-        unknown = set(options) - set(_FROM_COUNTS_OPTIONS) - set(_LABEL_OPTIONS)
-        if unknown:
-            raise TypeError(f"FairnessAccumulator got unexpected options {sorted(unknown)!r}; it takes "
-                            f"{sorted(_FROM_COUNTS_OPTIONS + _LABEL_OPTIONS)!r}")
-        self.options = {k: v for k, v in options.items() if k in _FROM_COUNTS_OPTIONS}
-        self.label_options = {k: v for k, v in options.items() if k in _LABEL_OPTIONS}
-        self.multilabel = False
-        self.predictions = "hard"
-        self.classes = _class_list(classes, "classes")
-        self.groups = _class_list(groups, "groups")
-        self.metrics = _check_metrics(metrics)
-        g, k = len(self.groups), len(self.classes)
-        self.n = np.zeros(g, dtype=np.float64)
-        self.positives = np.zeros((g, k), dtype=np.float64)
-        self.predicted = np.zeros((g, k), dtype=np.float64)
-        self.true_positives = np.zeros((g, k), dtype=np.float64)
-        self.soft = False
-        self.weighted = False
-        self.feature_names: tuple | None = None
-        self._init_bootstrap(n_boot, random_state, stream)
-        if self.n_boot:
-            self.boot = np.zeros((self.n_boot, g, 1 + 3 * k), dtype=np.float64)
-
-    families = {"fairness": {}}
-
-    @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> FairnessAccumulator:
-        return cls(classes["task"], classes["attr"], **cls.families[key], **options)
-
-    def update_roles(self, roles: dict) -> FairnessAccumulator:
-        return self.update(roles["task"], roles["task_pred"], sensitive_features=roles["attr"],
-                           sample_weight=roles.get("sample_weight"))
+        super().__init__("fairness", {"task": classes, "attr": groups}, metrics=metrics, n_boot=n_boot,
+                         random_state=random_state, stream=stream, **options)
 
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any,
                sample_weight: Any = None, row_ids: Any = None) -> FairnessAccumulator:
@@ -917,70 +852,18 @@ class FairnessAccumulator(_Accumulator):
             With ``n_boot > 0``: a unique id per row, which fixes its
             bootstrap weights (default: ``stream`` and the running row number).
         """
-        from biasamp.fairness._metrics import _count, _prepare
-
-        prep = _prepare(y_true, y_pred, sensitive_features, classes=self.classes, groups=self.groups, batch=True,
-                        sample_weight=sample_weight, **self.label_options)
-        if row_ids is not None and prep.rows is not None and prep.rows.n_zero_weight:
-            row_ids = np.asarray(to_numpy(row_ids, "row_ids"))[to_numpy(sample_weight, "sample_weight") > 0]
-        yt, yp, gcodes, w = prep.yt, prep.yp, prep.gcodes, prep.weights
-        group_names, feature_names = prep.groups, prep.feature_names
-        n_g, pos, pred, tp = _count(gcodes, len(group_names), yt, yp, w)
-        c = ConfusionCounts(yt.classes, group_names, n_g, pos, pred, tp, feature_names, yp.soft)
-        self.multilabel, self.predictions = yt.codes is None, prep.predictions
-        if self.n_boot:
-            from scipy import sparse
-
-            from biasamp._engine.resample import augmented, label_rows
-
-            n, idx = yt.n_rows, np.arange(yt.n_rows)
-            trows, prows = label_rows(yt, idx), label_rows(yp, idx)
-            vals = np.ones(n) if w is None else w
-            left = sparse.csr_matrix((vals, (idx, gcodes)), shape=(n, len(self.groups)))
-            self._boot_update(left, augmented([trows, prows, trows.multiply(prows)], n), n, row_ids)
-        if self.feature_names is not None and c.feature_names != self.feature_names:
-            raise ValueError(
-                f"sensitive_features has columns {list(c.feature_names)!r}, earlier batches "
-                f"{list(self.feature_names)!r}"
-            )
-        self.n += c.n
-        self.positives += c.positives
-        self.predicted += c.predicted
-        self.true_positives += c.true_positives
-        self.soft = self.soft or c.soft
-        self.weighted = self.weighted or w is not None
-        self.feature_names = c.feature_names
+        self._count({"task": y_true, "task_pred": y_pred, "attr": sensitive_features,
+                     "sample_weight": sample_weight, "row_ids": row_ids})
         return self
-
-    def _merge_meta(self, other: FairnessAccumulator) -> None:
-        for what in ("classes", "groups", "metrics", "options", "label_options"):
-            if getattr(self, what) != getattr(other, what):
-                raise ValueError(
-                    f"cannot merge accumulators with different {what}: "
-                    f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
-                )
-        self.feature_names = _combine_roles(self.feature_names, other.feature_names, "sensitive feature columns")
-        self.soft = self.soft or other.soft
-        self.weighted = self.weighted or other.weighted
-        self.multilabel = self.multilabel or other.multilabel
 
     @property
     def n_total(self) -> int:
         """Number of rows counted."""
-        return int(self.n.sum())
+        return int(self.state.n.sum())
 
     def counts(self) -> ConfusionCounts:
         """The accumulated :class:`~biasamp.ConfusionCounts`."""
-        n, pos = self.n.copy(), self.positives.copy()
-        pred, tp = self.predicted.copy(), self.true_positives.copy()
-        if not self.weighted:
-            n, pos = np.rint(n).astype(np.int64), np.rint(pos).astype(np.int64)
-            if not self.soft:
-                pred, tp = np.rint(pred).astype(np.int64), np.rint(tp).astype(np.int64)
-        return ConfusionCounts(
-            self.classes, self.groups, n, pos, pred, tp,
-            self.feature_names or ("sensitive_feature",), self.soft, self.multilabel, self.predictions,
-        )
+        return _confusion(self.settings, self.state)
 
     def compute(self) -> FairnessResult:
         """The fairness metrics of every row counted (a :class:`~biasamp.FairnessResult`).
@@ -991,29 +874,12 @@ class FairnessAccumulator(_Accumulator):
             Nothing counted, fewer than two non-empty groups, or a metric
             undefined for every class.
         """
-        if self.n_total == 0:
-            raise ValueError("no batch was counted: call update() first")
-        return fairness_from_counts(self.counts(), metrics=self.metrics, **self.options)
-
-    def _boot_plan(self):
-        from biasamp.fairness._plan import fairness_evaluator
-
-        point = self.compute()
-        full = np.column_stack([self.n, self.positives, self.predicted, self.true_positives]).astype(np.float64)
-        return fairness_evaluator(point, full, self.metrics, self.soft), full, self.boot
-
-    def reset(self) -> FairnessAccumulator:
-        """Zero the tables; returns ``self``."""
-        for name in self._table_names():
-            getattr(self, name)[...] = 0
-        self.soft, self.weighted, self.feature_names = False, False, None
-        self.rows_seen = 0
-        return self
+        return super().compute()
 
     def __repr__(self) -> str:
         return (
-            f"FairnessAccumulator(n={self.n_total}, {len(self.classes)} classes, "
-            f"{len(self.groups)} groups, soft={self.soft})"
+            f"{type(self).__name__}(n={self.n_total}, {len(self.settings.classes)} classes, "
+            f"{len(self.settings.groups)} groups, soft={self.state.soft})"
         )
 
 
@@ -1068,85 +934,24 @@ class DifferentialAccumulator(FairnessAccumulator):
     0.8473
     """
 
+    families = {"differential": {}}
+
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
                  pos_label: Any = 1, n_boot: int = 0, random_state: Any = None, stream: int = 0,
                  **options: Any) -> None:
-        from biasamp.differential._metrics import _check_concentration
-        from biasamp.fairness._metrics import _LABEL_OPTIONS
-
-        group_options: dict[str, Any] = {k: options.pop(k) for k in ("min_group_size", "include_small_groups")
-                                         if k in options}
-        unknown = set(options) - set(_LABEL_OPTIONS)
-        if unknown:
-            raise TypeError(f"DifferentialAccumulator got unexpected options {sorted(unknown)!r}; it takes "
-                            f"concentration, pos_label, min_group_size, include_small_groups and "
-                            f"{sorted(_LABEL_OPTIONS)!r}")
-        super().__init__(classes, groups, n_boot=n_boot, random_state=random_state, stream=stream, **options)
-        self.concentration = _check_concentration(concentration)
-        self.options = {"pos_label": pos_label, "concentration": self.concentration, **group_options}
-
-    families = {"differential": {}}
+        Accumulator.__init__(self, "differential", {"task": classes, "attr": groups}, concentration=concentration,
+                             pos_label=pos_label, n_boot=n_boot, random_state=random_state, stream=stream,
+                             **options)
 
     def compute(self) -> Any:
         """The :class:`~biasamp.DFBiasAmpResult` of every row counted."""
-        from biasamp.differential._metrics import df_from_counts
-
-        if self.n_total == 0:
-            raise ValueError("no batch was counted: call update() first")
-        return df_from_counts(self.counts(), **self.options)
-
-    def _boot_plan(self):
-        from biasamp.differential._plan import df_evaluator, kept_groups
-
-        point = self.compute()
-        full = np.column_stack([self.n, self.positives, self.predicted, self.true_positives]).astype(np.float64)
-        k = list(self.classes).index(point.pos_label)
-        return df_evaluator(point, k, kept_groups(self.groups, self.n, point), self.concentration), full, self.boot
-
-    def __repr__(self) -> str:
-        return super().__repr__().replace("FairnessAccumulator", "DifferentialAccumulator", 1)
+        return Accumulator.compute(self)
 
 
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
-_MULTI_TABLES = (
-    "n_train", "train_attr", "train_joint", "n_test", "test_attr", "test_joint",
-    "pred_attr", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat",
-)
-
-
-def _distinct_rows(packed: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a ``(n, bytes)`` uint8 matrix with their summed weights (float64)."""
-    if packed.shape[0] == 0:
-        return packed, np.asarray(weights, dtype=np.float64)
-    width = packed.shape[1]
-    keys = np.ascontiguousarray(packed).view(f"V{width}").ravel()
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    summed = np.bincount(inverse.ravel(), weights=weights, minlength=len(uniq))
-    return uniq.view(np.uint8).reshape(len(uniq), width), summed.astype(np.float64)
-
-
-def _weighted_support(colbits: np.ndarray, weights: np.ndarray, n_rows: int,
-                      idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """``Σ_d w_d [m ⊆ S_d]`` for each combination, over weighted distinct sets ``S_d``."""
-    out = np.zeros(len(sizes), dtype=np.float64)
-    step = max(1, _CHUNK_BYTES // max(n_rows, 1))
-    for start in range(0, len(sizes), step):
-        sl = slice(start, min(len(sizes), start + step))
-        bits = _containment(colbits, idx[sl], sizes[sl])
-        member = np.unpackbits(bits.view(np.uint8), axis=1, count=n_rows, bitorder="little")
-        out[sl] = member.astype(np.float64) @ weights
-    return out
-
-
-def _weighted_frequent_sets(colbits, weights, n_rows, min_size, max_size, min_support, max_combinations):
-    """Apriori over weighted distinct attribute sets (``_frequent_sets`` with weighted supports)."""
-    support = functools.partial(_weighted_support, colbits, weights, n_rows)
-    return _frequent_sets(colbits, min_size, max_size, min_support, max_combinations, support=support)
-
-
-class MultiAttributeAccumulator(_Accumulator):
+class MultiAttributeAccumulator(Accumulator):
     r"""Streaming multi-attribute bias amplification: Multi_MALS, Multi G→M and M→G.
 
     The metrics (Zhao, Andrews & Xiang 2023; see
@@ -1249,17 +1054,7 @@ class MultiAttributeAccumulator(_Accumulator):
     (0.0833, 0.0625, 0.0)
     """
 
-    # the second pass's tables (_MULTI_TABLES): None while collecting, allocated by _start_counting
-    n_train: np.ndarray
-    train_attr: np.ndarray
-    train_joint: np.ndarray
-    n_test: np.ndarray
-    test_attr: np.ndarray
-    test_joint: np.ndarray
-    pred_attr: np.ndarray
-    joint_g_mhat: np.ndarray
-    joint_ghat_m: np.ndarray
-    joint_ghat_mhat: np.ndarray
+    families = {"multi": {}}
 
     @renamed_arguments("0.2.0", {"group_classes": "attr_classes", "attr_classes": "task_classes"})
     def __init__(
@@ -1280,116 +1075,16 @@ class MultiAttributeAccumulator(_Accumulator):
         min_group_size: int = 30,
         include_small_groups: bool = False,
     ) -> None:
-        self.threshold = check_threshold(threshold)
-        self.group_options: dict[str, Any] = {"min_group_size": check_min_group_size(min_group_size),
-                                              "include_small_groups": check_include_small_groups(include_small_groups)}
-        self._init_bootstrap(n_boot, random_state, stream)
-        self.missing = check_missing(missing)
-        self.rows = self.train_rows = None  # RowFilter sums of the test and training batches (pass 2)
-        self.weighted = False
-        self.attr_classes = _class_list(attr_classes, "attr_classes")
-        self.task_classes = _class_list(task_classes, "task_classes")
-        self.min_size = _check_int(min_size, "min_size", 1)
-        max_size = _check_int(max_size, "max_size", 1, allow_none=True)
-        self.min_support = _check_int(min_support, "min_support", 1)
-        self.max_combinations = _check_int(max_combinations, "max_combinations", 1)
-        if max_size is not None and max_size < self.min_size:
-            raise ValueError(f"max_size ({max_size}) must be >= min_size ({self.min_size})")
-        self.max_size = len(self.task_classes) if max_size is None else max_size
-        self.roles: tuple | None = None  # (has attr_pred, has task_pred), fixed by the first test batch
-        self._idx: np.ndarray | None = None  # the fixed combinations (padded indices, sizes): _start_counting
-        self._sizes: np.ndarray | None = None
-        for name in _MULTI_TABLES:
-            setattr(self, name, None)
-        if isinstance(combinations, str):
-            if combinations not in _MODES:
-                raise ValueError(
-                    f"combinations must be one of {_MODES} or a list of combinations, got {combinations!r}"
-                )
-            self.mode = combinations
-            self.phase = "collect"
-            # pass 1: the distinct task sets (bit-packed rows) and their summed weights; None with given combinations
-            self.sets: np.ndarray | None = np.zeros((0, (len(self.task_classes) + 7) // 8), dtype=np.uint8)
-            self.set_weights: np.ndarray | None = np.zeros(0, dtype=np.float64)
-            self.n_collected = 0
-            self._frozen_selection: dict | None = None
-        else:
-            self.mode = "given"
-            self.sets = self.set_weights = None
-            self.n_collected = 0
-            idx, sizes = self._given(combinations)
-            self._frozen_selection = {"n_candidates": len(sizes), "removed_min_support": 0}
-            self._start_counting(idx, sizes)
-
-    # ---------------------------------------------------------------- setup
-    def _given(self, combinations: Any) -> tuple[np.ndarray, np.ndarray]:
-        if isinstance(combinations, (bytes, dict)) or not isinstance(combinations, Iterable):
-            raise TypeError(
-                f"combinations must be 'observed', 'all' or a list of combinations, got {type(combinations).__name__}"
-            )
-        lookup = {c: i for i, c in enumerate(self.task_classes)}
-        member = []
-        for combo in combinations:
-            if isinstance(combo, (str, bytes)) or not isinstance(combo, Iterable):
-                raise TypeError(
-                    f"each combination must be a tuple of task names, got {combo!r} "
-                    "(write a single attribute as a 1-tuple, e.g. ('a',))"
-                )
-            combo = tuple(combo)
-            unknown = [c for c in combo if c not in lookup]
-            if unknown:
-                raise ValueError(f"combination {combo!r} names unknown task labels {unknown!r} "
-                                 f"(task_classes: {list(self.task_classes)[:20]!r})")
-            if not combo or len(set(combo)) != len(combo):
-                raise ValueError(f"combination {combo!r} must be non-empty without repeated task labels")
-            row = np.zeros(len(self.task_classes), dtype=bool)
-            row[[lookup[c] for c in combo]] = True
-            member.append(row)
-        if not member:
-            raise ValueError("combinations is an empty list")
-        matrix = np.array(member)
-        _, first = np.unique(matrix, axis=0, return_index=True)
-        if len(first) != len(matrix):
-            raise ValueError("combinations holds the same combination twice")
-        return _padded(matrix)
-
-    def _collected(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(sets, set_weights)`` of pass 1 (only while collecting)."""
-        if self.sets is None or self.set_weights is None:
-            raise ValueError("the combinations were given: there is no first pass (collect) to count")
-        return self.sets, self.set_weights
-
-    def _fixed(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(idx, sizes)`` of the fixed combinations (the second pass counts them)."""
-        if self._idx is None or self._sizes is None:
-            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
-        return self._idx, self._sizes
-
-    def _start_counting(self, idx: np.ndarray, sizes: np.ndarray) -> None:
-        self._idx, self._sizes = idx, sizes
-        g, k = len(self.attr_classes), len(sizes)
-        # float64 tables: exact for integer counts below 2**53, and sums of sample weights
-        for name in ("n_train", "n_test"):
-            setattr(self, name, np.zeros((), dtype=np.float64))
-        for name in ("train_attr", "test_attr", "pred_attr"):
-            setattr(self, name, np.zeros(g, dtype=np.float64))
-        for name in ("train_joint", "test_joint", "joint_g_mhat", "joint_ghat_m", "joint_ghat_mhat"):
-            setattr(self, name, np.zeros((g, k), dtype=np.float64))
-        if self.n_boot:  # replicate tables [1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)]
-            self.boot = np.zeros((self.n_boot, 1 + 2 * g, 1 + 2 * k), dtype=np.float64)
-        self.phase = "count"
+        super().__init__("multi", {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
+                         random_state=random_state, stream=stream, combinations=combinations, min_size=min_size,
+                         max_size=max_size, min_support=min_support, max_combinations=max_combinations,
+                         missing=missing, threshold=threshold, min_group_size=min_group_size,
+                         include_small_groups=include_small_groups)
 
     @property
     def combinations(self) -> tuple:
         """The candidate combinations M (tuples of task names), once fixed."""
-        idx, sizes = self._fixed()
-        names = self.task_classes
-        return tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
-
-    def _table_names(self) -> tuple[str, ...]:
-        if self.phase == "collect":
-            return ()
-        return _MULTI_TABLES + (("boot",) if self.n_boot else ())
+        return self.settings.combinations
 
     # --------------------------------------------------------------- pass 1
     @renamed_arguments("0.2.0", {"attrs": "task"})
@@ -1408,24 +1103,9 @@ class MultiAttributeAccumulator(_Accumulator):
         if self.phase != "collect":
             raise ValueError(
                 "collect() belongs to pass 1, but the combinations are already fixed "
-                f"({'given' if self.mode == 'given' else 'freeze() was called'})"
+                f"({'given' if self.settings.mode == 'given' else 'freeze() was called'})"
             )
-        arrays, row_weights, _ = select_rows({"task": task}, missing=self.missing, sample_weight=sample_weight)
-        m = encode_labels({"task": arrays["task"]}, classes=self.task_classes)["task"]
-        get = _label_blocks(m)
-        n = m.n_rows
-        row_weights = np.ones(n) if row_weights is None else row_weights
-        step = max(1, _CHUNK_BYTES // max(len(self.task_classes), 1))
-        sets, set_weights = self._collected()
-        parts = [sets]
-        weights = [set_weights]
-        for start in range(0, n, step):
-            packed = np.packbits(get(start, min(n, start + step)), axis=1, bitorder="little")
-            d, w = _distinct_rows(packed, row_weights[start:start + len(packed)])
-            parts.append(d)
-            weights.append(w)
-        self.sets, self.set_weights = _distinct_rows(np.concatenate(parts), np.concatenate(weights).astype(np.float64))
-        self.n_collected += n
+        self.prepass({"task": task, "sample_weight": sample_weight})
         return self
 
     def freeze(self) -> tuple:
@@ -1440,64 +1120,10 @@ class MultiAttributeAccumulator(_Accumulator):
         """
         if self.phase != "collect":
             raise ValueError("freeze() was already called (or the combinations were given)")
-        if self.n_collected == 0:
-            raise ValueError("nothing was collected: call collect() on the training task labels first")
-        a = len(self.task_classes)
-        sets, set_weights = self._collected()
-        member = np.unpackbits(sets, axis=1, count=a, bitorder="little").astype(bool)
-        n_d = len(member)
-        colbits = _column_bitsets(lambda s, e: member[s:e], n_d, a)
-        if self.mode == "observed":
-            idx, sz = _sized_combinations(member, self.min_size, self.max_size)
-        else:
-            idx, sz = _weighted_frequent_sets(colbits, set_weights, n_d, self.min_size, self.max_size,
-                                              self.min_support, self.max_combinations)
-        n_candidates = len(sz)
-        support = _weighted_support(colbits, set_weights, n_d, idx, sz)
-        keep = support >= self.min_support
-        if not keep.any():
-            raise ValueError(
-                f"min_support={self.min_support} removed all {n_candidates} candidate combinations "
-                f"(combinations={self.mode!r}): none is contained in that many training instances"
-            )
-        self._frozen_selection = {"n_candidates": n_candidates, "removed_min_support": int((~keep).sum())}
-        self._start_counting(idx[keep], sz[keep])
-        self.sets, self.set_weights = sets[:0], set_weights[:0]  # pass 1 is over: keep the state small
-        return self.combinations
+        self.end_prepass()
+        return self.settings.combinations
 
     # --------------------------------------------------------------- pass 2
-    def _check_counting(self) -> None:
-        if self.phase != "count":
-            raise ValueError("the combinations are not fixed yet: call collect() on every batch, then freeze()")
-
-    def _bits(self, m) -> np.ndarray:
-        return _column_bitsets(_label_blocks(m), m.n_rows, len(self.task_classes))
-
-    families = {"multi": {}}
-
-    @classmethod
-    def for_family(cls, key: str, classes: dict, **options: Any) -> MultiAttributeAccumulator:
-        return cls(classes["attr"], classes["task"], **cls.families[key], **options)
-
-    def prepass(self, roles: dict) -> MultiAttributeAccumulator:
-        """Pass 1: collect the candidate combinations (of the training rows when given, else the test rows)."""
-        if self.phase != "collect":
-            return self
-        if roles.get("task_train") is not None:
-            return self.collect(roles["task_train"], sample_weight=roles.get("train_sample_weight"))
-        return self.collect(roles["task"], sample_weight=roles.get("sample_weight"))
-
-    def end_prepass(self) -> MultiAttributeAccumulator:
-        if self.phase == "collect":
-            self.freeze()
-        return self
-
-    def update_roles(self, roles: dict) -> MultiAttributeAccumulator:
-        if roles.get("attr_train") is not None:
-            self.update_train(roles["attr_train"], roles["task_train"], sample_weight=roles.get("train_sample_weight"))
-        return self.update(roles["attr"], roles["task"], attr_pred=roles.get("attr_pred"),
-                           task_pred=roles.get("task_pred"), sample_weight=roles.get("sample_weight"))
-
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task"})
     def update_train(self, attr: Any, task: Any, *, sample_weight: Any = None) -> MultiAttributeAccumulator:
         """Pass 2: count a batch of training ground truth (for ``b_train`` and ``y_gm``); returns ``self``.
@@ -1511,22 +1137,7 @@ class MultiAttributeAccumulator(_Accumulator):
         sample_weight : array-like of shape (n,), optional
             One non-negative weight per training row (:ref:`def-weights`).
         """
-        self._check_counting()
-        if attr is None or task is None:
-            raise ValueError("update_train needs both attr and task (training ground truth)")
-        arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=self.missing, group_args=("attr",),
-                                            sample_weight=sample_weight, group_columns=False)
-        g = encode_labels({"attr_train": arrays["attr"]}, classes=self.attr_classes)["attr_train"]
-        a = encode_labels({"task_train": arrays["task"]}, classes=self.task_classes)["task_train"]
-        check_consistent_length(attr_train=g, task_train=a)
-        codes = _group_codes(g)
-        ng = len(self.attr_classes)
-        (joint,) = _counts_by_group(self._bits(a), [codes], ng, weights, *self._fixed())
-        self.n_train = self.n_train + (a.n_rows if weights is None else weights.sum())
-        self.train_attr += _group_totals(codes, ng, weights)
-        self.train_joint += joint
-        self.train_rows = rows if self.train_rows is None else self.train_rows + rows
-        self.weighted = self.weighted or weights is not None
+        self._count_train({"attr_train": attr, "task_train": task, "train_sample_weight": sample_weight})
         return self
 
     @renamed_arguments("0.2.0", {"group": "attr", "attrs": "task", "group_pred": "attr_pred",
@@ -1553,117 +1164,9 @@ class MultiAttributeAccumulator(_Accumulator):
             One non-negative weight per row: every count becomes a sum of
             weights, rows of weight 0 are dropped (:ref:`def-weights`).
         """
-        self._check_counting()
-        if attr is None or task is None:
-            raise ValueError("update needs the test ground truth attr and task")
-        if attr_pred is None and task_pred is None:
-            raise ValueError(
-                "give task_pred (for Multi G->M), attr_pred (for Multi M->G) or both (also for "
-                "Multi_MALS); neither was given"
-            )
-        roles = (attr_pred is not None, task_pred is not None)
-        if self.roles is not None and roles != self.roles:
-            raise ValueError(
-                f"this batch gives attr_pred={roles[0]}, task_pred={roles[1]}, earlier batches "
-                f"attr_pred={self.roles[0]}, task_pred={self.roles[1]}: every batch must carry the same arguments"
-            )
-        arrays, weights, rows = select_rows(
-            {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred, "row_ids": row_ids},
-            missing=self.missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
-        row_ids = arrays["row_ids"]
-        g = encode_labels({"attr": arrays["attr"]}, {"attr_pred": arrays["attr_pred"]}, classes=self.attr_classes,
-                          allow_soft=True)
-        a = encode_labels({"task": arrays["task"]}, {"task_pred": arrays["task_pred"]}, classes=self.task_classes,
-                          allow_soft=True)
-        g, _ = harden_roles(g, (("attr", "attr_pred"),), "threshold", self.threshold)
-        a, _ = harden_roles(a, (("task", "task_pred"),), "threshold", self.threshold)
-        n = check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
-                                    task_pred=a.get("task_pred"))
-        ng = len(self.attr_classes)
-        codes = {name: _group_codes(m) for name, m in g.items()}
-        groups = _Grouping([codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else []), ng, weights)
-        test_counts = groups.counts(self._bits(a["task"]), *self._fixed())
-        self.test_joint += test_counts[0]
-        if "attr_pred" in codes:
-            self.joint_ghat_m += test_counts[1]
-            self.pred_attr += _group_totals(codes["attr_pred"], ng, weights)
-        if "task_pred" in a:
-            pred_counts = groups.counts(self._bits(a["task_pred"]), *self._fixed())
-            self.joint_g_mhat += pred_counts[0]
-            if "attr_pred" in codes:
-                self.joint_ghat_mhat += pred_counts[1]
-        self.n_test = self.n_test + (n if weights is None else weights.sum())
-        self.test_attr += _group_totals(codes["attr"], ng, weights)
-        self.roles = roles
-        self.rows = rows if self.rows is None else self.rows + rows
-        self.weighted = self.weighted or weights is not None
-        if self.n_boot:
-            from scipy import sparse
-
-            from biasamp._engine.resample import augmented, label_rows
-            from biasamp.multiattribute._plan import containment_rows
-
-            idx, combos = np.arange(n), self.combinations
-
-            def onehot(name):
-                if name not in codes:
-                    return sparse.csr_matrix((n, ng))
-                return sparse.csr_matrix((np.ones(n), (idx, codes[name])), shape=(n, ng))
-
-            def contained(name):
-                if name not in a:
-                    return sparse.csr_matrix((n, len(combos)))
-                return containment_rows(label_rows(a[name], idx), self.task_classes, combos)
-
-            left = augmented([onehot("attr"), onehot("attr_pred")], n)
-            if weights is not None:  # a row's replicate weight multiplies its sample weight
-                left = sparse.csr_matrix(sparse.diags(weights) @ left)
-            self._boot_update(left, augmented([contained("task"), contained("task_pred")], n), n, row_ids)
+        self._count({"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred,
+                     "row_ids": row_ids, "sample_weight": sample_weight})
         return self
-
-    def _boot_plan(self):
-        from biasamp.multiattribute._plan import multi_evaluator
-
-        point = self.compute()
-        frozen = {c: j for j, c in enumerate(self.combinations)}
-        kept = np.array([frozen[c] for c in point.combinations], dtype=np.int64)
-        g, k = len(self.attr_classes), len(self.combinations)
-        cols = np.concatenate([[0], 1 + kept, 1 + k + kept])
-        full = np.zeros((1 + 2 * g, 1 + 2 * k))
-        full[0, 0] = self.n_test
-        full[1:1 + g, 0], full[1 + g:, 0] = self.test_attr, self.pred_attr
-        full[1:1 + g, 1:1 + k], full[1:1 + g, 1 + k:] = self.test_joint, self.joint_g_mhat
-        full[1 + g:, 1:1 + k], full[1 + g:, 1 + k:] = self.joint_ghat_m, self.joint_ghat_mhat
-        return multi_evaluator(point), full[:, cols], self.boot[:, :, cols]
-
-    # ---------------------------------------------------------------- merge
-    def _merge_meta(self, other: MultiAttributeAccumulator) -> None:
-        for what in ("attr_classes", "task_classes", "mode", "min_size", "max_size", "min_support",
-                     "max_combinations", "phase", "group_options"):
-            if getattr(self, what) != getattr(other, what):
-                raise ValueError(
-                    f"cannot merge accumulators with different {what}: "
-                    f"{getattr(self, what)!r} vs {getattr(other, what)!r}"
-                )
-        if self.missing != other.missing:
-            raise ValueError(f"cannot merge accumulators with different missing: {self.missing!r} vs {other.missing!r}")
-        if self.phase == "collect":
-            (s_sets, s_weights), (o_sets, o_weights) = self._collected(), other._collected()
-            sets, weights = _distinct_rows(np.concatenate([s_sets, o_sets]),
-                                           np.concatenate([s_weights, o_weights]).astype(np.float64))
-            self.sets, self.set_weights = sets, weights
-            self.n_collected += other.n_collected
-            return
-        (s_idx, s_sizes), (o_idx, o_sizes) = self._fixed(), other._fixed()
-        if (not np.array_equal(s_idx, o_idx) or not np.array_equal(s_sizes, o_sizes)
-                or self._frozen_selection != other._frozen_selection):
-            raise ValueError(
-                "cannot merge accumulators with different combinations (freeze each from the merged pass 1)"
-            )
-        self.roles = _combine_roles(self.roles, other.roles, "predictions (attr_pred, task_pred)")
-        self.weighted = self.weighted or other.weighted
-        self.rows = _sum_filters(self.rows, other.rows)
-        self.train_rows = _sum_filters(self.train_rows, other.train_rows)
 
     # ----------------------------------------------------------------- read
     def counts(self) -> tuple[MultiAttributeCounts, dict, str]:
@@ -1674,78 +1177,7 @@ class MultiAttributeAccumulator(_Accumulator):
         ground-truth row, are removed.
         """
         self._check_counting()
-        if self.roles is None or self.rows is None:
-            raise ValueError("no test batch was counted: call update() first")
-        weighted = self.weighted
-        if weighted:
-            def table(x):
-                return x.copy()
-
-            def total(x):
-                return float(x)
-        else:  # exact integer counts held in float64
-            def table(x):
-                return np.rint(x).astype(np.int64)
-
-            def total(x):
-                return int(round(float(x)))
-        if self.train_rows is not None:
-            source, train_rows = "train", self.train_rows
-            n_train, train_attr, train_joint = total(self.n_train), table(self.train_attr), table(self.train_joint)
-        else:
-            source, train_rows = "test", self.rows
-            n_train, train_attr, train_joint = total(self.n_test), table(self.test_attr), table(self.test_joint)
-        if self._frozen_selection is None:
-            raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
-        sel = dict(self._frozen_selection)
-        keep = train_joint.sum(axis=0) >= self.min_support
-        sel["removed_min_support"] += int((~keep).sum())
-        if not keep.any():
-            raise ValueError(
-                f"min_support={self.min_support} removed all {len(keep)} candidate combinations "
-                f"(combinations={self.mode!r}): none is contained in that many training instances"
-            )
-        in_test = self.test_joint.sum(axis=0) > 0
-        sel["removed_not_in_test"] = int((keep & ~in_test).sum())
-        keep &= in_test
-        if not keep.any():
-            raise ValueError(
-                f"none of the {int((train_joint.sum(axis=0) >= self.min_support).sum())} candidate "
-                f"combinations (combinations={self.mode!r}) occurs in the test ground truth (task): "
-                "the test filter removed them all"
-            )
-        has_gp, has_ap = self.roles
-        combos = tuple(c for c, k in zip(self.combinations, keep) if k)
-        counts = MultiAttributeCounts(
-            attr_classes=self.attr_classes,
-            task_classes=self.task_classes,
-            combinations=combos,
-            n_train=n_train,
-            train_attr=train_attr,
-            train_joint=train_joint[:, keep],
-            n_test=total(self.n_test),
-            test_attr=table(self.test_attr),
-            test_joint=table(self.test_joint)[:, keep],
-            pred_attr=table(self.pred_attr) if has_gp else None,
-            joint_g_mhat=table(self.joint_g_mhat)[:, keep] if has_ap else None,
-            joint_ghat_m=table(self.joint_ghat_m)[:, keep] if has_gp else None,
-            joint_ghat_mhat=table(self.joint_ghat_mhat)[:, keep] if has_gp and has_ap else None,
-            weighted=weighted,
-            rows=self.rows,
-            train_rows=train_rows,
-        )
-        _, sizes = self._fixed()
-        selection = {
-            "mode": self.mode,
-            "min_size": self.min_size if self.mode != "given" else int(sizes.min()),
-            "max_size": self.max_size if self.mode != "given" else int(sizes.max()),
-            "min_support": self.min_support,
-            "support": "containment",
-            "n_candidates": sel["n_candidates"],
-            "removed_min_support": sel["removed_min_support"],
-            "removed_not_in_test": sel["removed_not_in_test"],
-        }
-        return counts, selection, source
+        return _multi_counts(self.settings, self.state)
 
     def compute(self) -> MultiBiasAmpResult:
         """Multi_MALS, Multi G→M and Multi M→G of every row counted.
@@ -1761,32 +1193,21 @@ class MultiAttributeAccumulator(_Accumulator):
             Combinations not fixed, nothing counted, no combination surviving
             the filters, or every pair undefined.
         """
-        counts, selection, source = self.counts()
-        return multi_from_counts(counts, selection=selection, train_source=source, **self.group_options)
+        return super().compute()
 
     def reset(self) -> MultiAttributeAccumulator:
         """Zero the counts (pass 1: the collected sets; pass 2: the tables, M is kept); returns ``self``."""
-        if self.phase == "collect":
-            sets, set_weights = self._collected()
-            self.sets, self.set_weights = sets[:0], set_weights[:0]
-            self.n_collected = 0
-        else:
-            for name in _MULTI_TABLES:
-                setattr(self, name, np.zeros_like(getattr(self, name)))
-            if self.n_boot:
-                self.boot[...] = 0
-                self.rows_seen = 0
-            self.roles = None
-            self.rows = self.train_rows = None
-            self.weighted = False
+        super().reset()
         return self
 
     def __repr__(self) -> str:
+        s = self.settings
         if self.phase == "collect":
-            state = f"pass 1: {self.n_collected} rows, {len(self._collected()[1])} distinct task sets"
+            state = f"pass 1: {self.collected.n_collected} rows, {len(self.collected.set_weights)} distinct task sets"
         else:
-            state = f"{len(self._fixed()[1])} combinations, n_train={int(self.n_train)}, n_test={int(self.n_test)}"
+            state = (f"{len(_fixed_of(s)[1])} combinations, n_train={int(self.state.n_train)}, "
+                     f"n_test={int(self.state.n_test)}")
         return (
-            f"MultiAttributeAccumulator(combinations={self.mode!r}, {len(self.attr_classes)} attr classes, "
-            f"{len(self.task_classes)} task classes; {state})"
+            f"MultiAttributeAccumulator(combinations={s.mode!r}, {len(s.attr_classes)} attr classes, "
+            f"{len(s.task_classes)} task classes; {state})"
         )

@@ -54,12 +54,7 @@ from biasamp._core.deprecation import keyword_only_since, renamed_arguments
 from biasamp._core.labels import _sorted_classes
 from biasamp._core.rows import check_missing, select_rows
 from biasamp._families import REGISTRY
-from biasamp.accumulators import (
-    CooccurrenceAccumulator,
-    DifferentialAccumulator,
-    FairnessAccumulator,
-    MultiAttributeAccumulator,
-)
+from biasamp.accumulators import _declaration, accumulator_for
 from biasamp.cooccurrence._metrics import DirectionalBiasAmpResult, MALSResult
 from biasamp.fairness._metrics import METRICS, FairnessResult
 from biasamp.multiattribute._metrics import _MULTI_RENAMES, MultiBiasAmpResult
@@ -426,38 +421,113 @@ def _groups_request(sensitive_features: Any) -> tuple[str, list]:
 
 
 # --------------------------------------------------------------------------- #
-# co-occurrence
+# the generic body: any registered family, from its declaration
 # --------------------------------------------------------------------------- #
-def _cooc_test_part(template, attr=None, task=None, attr_pred=None, task_pred=None, sample_weight=None):
-    return template.copy().update(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=sample_weight)
+_TRAIN = ("attr_train", "task_train")
+_WEIGHTS = ("sample_weight", "train_sample_weight")
 
 
-def _cooc_train_part(template, attr_train=None, task_train=None, train_sample_weight=None):
-    return template.copy().update_train(attr_train, task_train, sample_weight=train_sample_weight)
+class _RoleCounter:
+    """One partition's count: the accumulator's ``method`` on the partition's arguments, given by label role."""
+
+    def __init__(self, method: str, roles: dict[str, str]) -> None:
+        self.method, self.roles = method, roles
+
+    def __call__(self, template: Any, **parts: Any) -> Any:
+        acc = template.copy()  # the template task is shared (pure) by the partitions of every argument set
+        getattr(acc, self.method)({self.roles[name]: part for name, part in parts.items()})
+        return acc
 
 
-def _weight_args(test: dict, train: dict | None, sample_weight: Any, train_sample_weight: Any, missing: str):
-    """Add the weights to the argument sets (checking ``missing`` and a training set for ``train_sample_weight``)."""
-    check_missing(missing)
-    if train_sample_weight is not None and train is None:
-        raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
-                         "given (without a training set the test rows and sample_weight stand in for it)")
-    test = {**test, "sample_weight": sample_weight}
-    if train is not None:
-        train = {**train, "train_sample_weight": train_sample_weight}
-    return test, train
+def _count_set(method: str, template: Any, arguments: dict[str, tuple[str, Any]]) -> list:
+    """``template.<method>(roles)`` on every row partition of one argument set, as ``Delayed``."""
+    roles = {name: role for name, (role, _) in arguments.items()}
+    return _count_partitions(_RoleCounter(method, roles), template, {n: x for n, (_, x) in arguments.items()})
 
 
-def _cooc_accumulate(template, test: dict, train: dict | None, split_every: int):
+def _require(**arguments: Any) -> None:
+    """TypeError for a required Dask argument given as None."""
+    for name, x in arguments.items():
+        if x is None:
+            raise TypeError(f"{name} is None; expected a dask array or a dask DataFrame/Series")
+
+
+def _roles(**arguments: Any) -> dict[str, tuple[str, Any]]:
+    """Arguments named by their label role (the co-occurrence and multi-attribute functions)."""
+    return {name: (name, x) for name, x in arguments.items()}
+
+
+def _find_classes(decl: Any, test: dict, train: dict, classes: dict[str, Any], missing: str) -> dict[str, Any]:
+    """The class lists not given, found in one Dask pass over the roles the family declares for them."""
+    out = dict(classes)
+    need = {k: c for k, c in decl.classes.items() if out.get(k) is None}
+    by_role = dict((*test.values(), *train.values()))
+    if need:
+        filtered = missing != "raise" or any(r in _WEIGHTS for r in by_role)
+        if decl.filtered_classes and filtered:  # the classes of the rows the row layer keeps
+            labels = {r: k for k, c in need.items() for r in c.roles}
+            sets: list[tuple[dict[str, Any], str | None]] = [(dict(test.values()), "sample_weight")]
+            if train:
+                sets.append((dict(train.values()), "train_sample_weight"))
+            out.update(_discover_selected(sets, labels, missing))
+        else:
+            requests = {}
+            for k, c in need.items():
+                xs = [by_role.get(r) for r in c.roles]
+                requests[k] = _groups_request(xs[0]) if c.groups else ("labels", xs)
+            out.update(_discover(requests))
+    for k, c in decl.classes.items():
+        if c.groups and len(out[k]) < 2:
+            raise ValueError(f"sensitive_features has a single group {out[k][0]!r}; group fairness metrics compare "
+                             "at least two groups")
+    return out
+
+
+def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: dict[str, Any],
+                    options: dict[str, Any], split_every: int) -> Any:
+    """The registered family ``key`` on Dask collections: the one body of every function above.
+
+    ``arguments`` maps an argument name (used in messages) to its label role
+    and its Dask collection (or None); ``classes`` the family's class-list
+    keys to the lists given (None: found in one pass); ``options`` are the
+    accumulator's. Every partition is counted by an accumulator of the family
+    (the training partitions too), the accumulators are merged in a tree, and
+    the metric is computed once; a family with a pre-pass (the multi-attribute
+    combinations) first runs it the same way over the training rows (else the
+    test rows) and ends it on the merged pre-pass.
+    """
     import dask
 
-    parts = _count_partitions(_cooc_test_part, template, test)
+    decl = _declaration(key)
+    missing = check_missing(options.get("missing", "raise"))
+    given = {name: (role, x) for name, (role, x) in arguments.items() if x is not None}
+    train = {n: rx for n, rx in given.items() if rx[0] in (*_TRAIN, "train_sample_weight")}
+    test = {n: rx for n, rx in given.items() if n not in train}
+    has_train = [r for r, _ in train.values() if r in _TRAIN]
+    if len(has_train) == 1:
+        raise ValueError("give both attr_train and task_train, or neither")
+    if train and not has_train:
+        raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
+                         "given (without a training set the test rows and sample_weight stand in for it)")
+    _check_kinds({n: x for n, (_, x) in test.items()}), _check_kinds({n: x for n, (_, x) in train.items()})
+    found = _find_classes(decl, test, train, classes, missing)
+    template: Any = accumulator_for(key).for_family(key, found, **options, **_boot_options())
+    if decl.prepass is not None and template.phase == "collect":  # the pre-pass, over the training rows if any
+        source = train or test
+        if missing == "raise" and not any(r in _WEIGHTS for r, _ in source.values()):
+            source = {n: rx for n, rx in source.items() if rx[0] in decl.prepass.reads}  # only what it reads
+        (template,) = dask.compute(tree_merge(_count_set("prepass", template, source), split_every))
+        template.end_prepass()
+    parts = _count_set("update_roles", template, test)
     if train:
-        parts += _count_partitions(_cooc_train_part, template, train)
+        parts += _count_set("update_roles", template, train)
     (acc,) = dask.compute(tree_merge(parts, split_every))
-    return acc
+    return _finish(acc)
 
 
+# --------------------------------------------------------------------------- #
+# co-occurrence
+# --------------------------------------------------------------------------- #
 def bias_amp_directional(
     attr: Any,
     task: Any,
@@ -541,44 +611,11 @@ def bias_amp_directional(
     >>> round(res.a_to_t.value, 4)
     0.3333
     """
-    if (attr_train is None) != (task_train is None):
-        raise ValueError("give both attr_train and task_train, or neither")
-    if attr_pred is None and task_pred is None:
-        raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
-    test = dict(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred)
-    train = dict(attr_train=attr_train, task_train=task_train) if attr_train is not None else None
-    test, train = _weight_args(test, train, sample_weight, train_sample_weight, missing)
-    _check_kinds(test), _check_kinds(train or {})
-    attr_classes, task_classes = _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes,
-                                               test=test, train=train, missing=missing)
-    template = CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", missing=missing,
-                                       **_boot_options())
-    return _finish(_cooc_accumulate(template, test, train, split_every))
-
-
-_LABEL_KEYS = {"attr": "attr", "attr_train": "attr", "task": "task", "task_train": "task"}
-
-
-def _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes, *, test=None, train=None,
-                  missing="raise"):
-    filtered = missing != "raise" or any(
-        x is not None and x.get(k) is not None
-        for x, k in ((test, "sample_weight"), (train, "train_sample_weight")))
-    if filtered and (attr_classes is None or task_classes is None):
-        labels = {n: k for n, k in _LABEL_KEYS.items()
-                  if (k == "attr" and attr_classes is None) or (k == "task" and task_classes is None)}
-        groups = [(test, "sample_weight")] + ([(train, "train_sample_weight")] if train else [])
-        found = _discover_selected(groups, labels, missing)
-        return (attr_classes if attr_classes is not None else found["attr"],
-                task_classes if task_classes is not None else found["task"])
-    requests = {}
-    if attr_classes is None:
-        requests["attr"] = ("labels", [attr, attr_train])
-    if task_classes is None:
-        requests["task"] = ("labels", [task, task_train])
-    found = _discover(requests)
-    return (attr_classes if attr_classes is not None else found["attr"],
-            task_classes if task_classes is not None else found["task"])
+    return _family_on_dask(
+        "directional", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+                              task_train=task_train, sample_weight=sample_weight,
+                              train_sample_weight=train_sample_weight),
+        {"attr": attr_classes, "task": task_classes}, {"missing": missing}, split_every)
 
 
 @keyword_only_since("0.2.0", "attr_pred", "task_pred")
@@ -647,23 +684,15 @@ def bias_amp_mals(
     >>> round(biasamp.dask.bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
     0.2
     """
-    test = dict(attr_pred=attr_pred, task_pred=task_pred)
-    train = dict(attr_train=attr_train, task_train=task_train)
-    test, train = _weight_args(test, train, sample_weight, train_sample_weight, missing)
-    _check_kinds(test), _check_kinds(train)
-    attr_classes, task_classes = _cooc_classes(attr_train, task_train, None, None, attr_classes, task_classes,
-                                               test={}, train=train, missing=missing)
-    template = CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", missing=missing, **_boot_options())
-    return _finish(_cooc_accumulate(template, test, train, split_every))
+    return _family_on_dask(
+        "mals", _roles(attr_train=attr_train, task_train=task_train, attr_pred=attr_pred, task_pred=task_pred,
+                       sample_weight=sample_weight, train_sample_weight=train_sample_weight),
+        {"attr": attr_classes, "task": task_classes}, {"missing": missing}, split_every)
 
 
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
-def _fair_part(template, y_true=None, y_pred=None, sensitive_features=None, sample_weight=None):
-    return template.copy().update(y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-
-
 def fairness_metrics(
     y_true: Any,
     y_pred: Any,
@@ -733,35 +762,16 @@ def fairness_metrics(
     >>> round(100 * res.overall["BA"], 1)
     10.1
     """
-    return _confusion_on_dask(lambda c, g: FairnessAccumulator(c, g, metrics=metrics, **options, **_boot_options()),
-                              y_true, y_pred, sensitive_features, classes, groups, split_every, sample_weight)
+    _require(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
+    return _family_on_dask(
+        "fairness", _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
+        {"task": classes, "attr": groups}, {"metrics": metrics, **options}, split_every)
 
 
-def _confusion_on_dask(make: Any, y_true: Any, y_pred: Any, sensitive_features: Any, classes: Any, groups: Any,
-                       split_every: int, sample_weight: Any) -> Any:
-    """Per-group confusion counts of Dask collections (``make(classes, groups)``: the accumulator), tree-merged."""
-    arguments = dict(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-    for name in ("y_true", "y_pred", "sensitive_features"):
-        if arguments[name] is None:
-            raise TypeError(f"{name} is None; expected a dask array or a dask DataFrame/Series")
-    _check_kinds(arguments)
-    requests = {}
-    if classes is None:
-        requests["classes"] = ("labels", [y_true])
-    if groups is None:
-        requests["groups"] = _groups_request(sensitive_features)
-    found = _discover(requests)
-    classes = classes if classes is not None else found["classes"]
-    groups = groups if groups is not None else found["groups"]
-    if len(groups) < 2:
-        raise ValueError(
-            f"sensitive_features has a single group {groups[0]!r}; group fairness metrics compare at least two groups"
-        )
-    import dask
-
-    per = _count_partitions(_fair_part, make(classes, groups), arguments)
-    (acc,) = dask.compute(tree_merge(per, split_every))
-    return _finish(acc)
+def _fairness_roles(y_true: Any, y_pred: Any, sensitive_features: Any, sample_weight: Any) -> dict:
+    """The fairness functions' arguments by label role."""
+    return {"y_true": ("task", y_true), "y_pred": ("task_pred", y_pred),
+            "sensitive_features": ("attr", sensitive_features), "sample_weight": ("sample_weight", sample_weight)}
 
 
 def df_bias_amplification(
@@ -821,32 +831,16 @@ def df_bias_amplification(
     >>> round(res.value, 4) == round(biasamp.df_bias_amplification(y, p, sensitive_features=s).value, 4)
     True
     """
-    return _confusion_on_dask(
-        lambda c, g: DifferentialAccumulator(c, g, concentration=concentration, pos_label=pos_label, **options,
-                                             **_boot_options()),
-        y_true, y_pred, sensitive_features, classes, groups, split_every, sample_weight)
+    _require(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
+    return _family_on_dask(
+        "differential", _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
+        {"task": classes, "attr": groups}, {"concentration": concentration, "pos_label": pos_label, **options},
+        split_every)
 
 
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
-def _multi_collect_part(template, **parts):
-    """Pass 1 on one partition: the task sets of the rows the row layer keeps (all the set's arguments count)."""
-    weight = "train_sample_weight" if "task_train" in parts else "sample_weight"
-    weights = parts.pop(weight, None)
-    kept, w, _ = select_rows(parts, missing=template.missing, sample_weight=weights, weight_name=weight,
-                             group_args=("attr", "attr_train"), group_columns=False)
-    return template.copy().collect(kept.get("task_train", kept.get("task")), sample_weight=w)
-
-
-def _multi_test_part(template, attr=None, task=None, attr_pred=None, task_pred=None, sample_weight=None):
-    return template.copy().update(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=sample_weight)
-
-
-def _multi_train_part(template, attr_train=None, task_train=None, train_sample_weight=None):
-    return template.copy().update_train(attr_train, task_train, sample_weight=train_sample_weight)
-
-
 @renamed_arguments("0.2.0", {**_MULTI_RENAMES, "group_classes": "attr_classes", "attr_classes": "task_classes"})
 def multi_bias_amp(
     attr: Any,
@@ -931,38 +925,12 @@ def multi_bias_amp(
     >>> res.combinations, res.g_to_m.value
     (((0,), (1,), (2,), (0, 1)), 0.0)
     """
-    import dask
-
-    if (attr_train is None) != (task_train is None):
-        raise ValueError("give both attr_train and task_train, or neither")
-    if attr_pred is None and task_pred is None:
-        raise ValueError(
-            "give task_pred (for Multi G->M), attr_pred (for Multi M->G) or both (also for "
-            "Multi_MALS); neither was given"
-        )
-    test = dict(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred)
-    train = dict(attr_train=attr_train, task_train=task_train) if attr_train is not None else None
-    test, train = _weight_args(test, train, sample_weight, train_sample_weight, missing)
-    _check_kinds(test), _check_kinds(train or {})
-    attr_classes, task_classes = _cooc_classes(attr, task, attr_train, task_train, attr_classes, task_classes,
-                                               test=test, train=train, missing=missing)
-    template = MultiAttributeAccumulator(
-        attr_classes, task_classes,
-        combinations=combinations, min_size=min_size, max_size=max_size, min_support=min_support,
-        max_combinations=max_combinations, missing=missing, **_boot_options(),
-    )
-    if template.phase == "collect":  # pass 1: candidate combinations from the training task sets
-        source = train if train is not None else test
-        if missing == "raise" and source.get("train_sample_weight", source.get("sample_weight")) is None:
-            source = {"task": source.get("task_train", source.get("task"))}  # only the task columns are read
-        collected = _count_partitions(_multi_collect_part, template, source)
-        (template,) = dask.compute(tree_merge(collected, split_every))
-        template.freeze()
-    parts = _count_partitions(_multi_test_part, template, test)
-    if train is not None:
-        parts += _count_partitions(_multi_train_part, template, train)
-    (acc,) = dask.compute(tree_merge(parts, split_every))
-    return _finish(acc)
+    options = {"combinations": combinations, "min_size": min_size, "max_size": max_size, "min_support": min_support,
+               "max_combinations": max_combinations, "missing": missing}
+    return _family_on_dask(
+        "multi", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+                        task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
+        {"attr": attr_classes, "task": task_classes}, options, split_every)
 
 
 def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, ci_method: str = "auto",
@@ -1036,9 +1004,8 @@ def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, 
     """
     from biasamp._engine.options import BootstrapOptions
 
-    # this module's Dask form of each registered family's function (same name)
-    own = {f.__name__: f for f in (bias_amp_directional, bias_amp_mals, fairness_metrics, multi_bias_amp,
-                                   df_bias_amplification)}
+    # this module's Dask form of each registered family's function: the function of the same name
+    own = {fam.name: globals()[fam.name] for fam in REGISTRY if fam.stream is not None and fam.name in globals()}
     family = REGISTRY.get(metric)
     func = own.get(family.name) if family is not None and metric is family.function else \
         next((f for f in own.values() if f is metric), None)

@@ -4,11 +4,11 @@ Every co-occurrence, multi-attribute and group fairness metric of biasamp is a
 pure function of small count tables that add. The classes below are
 :class:`torchmetrics.Metric` subclasses whose *states are those tables*: each
 table of the wrapped accumulator of :mod:`biasamp.accumulators` (its
-``_table_names()``) is registered with ``add_state(..., dist_reduce_fx="sum")``
-as a float64 tensor. So everything torchmetrics does with states works
-unchanged: DDP / Lightning synchronisation (the tables are summed over the
-ranks), ``reset``, ``merge_state``, ``MetricCollection`` (with compute groups),
-``forward`` and ``self.log``.
+``_tables()``) is registered with ``add_state(..., dist_reduce_fx="sum")``
+as a float64 tensor named ``<family key>_<table>``. So everything torchmetrics
+does with states works unchanged: DDP / Lightning synchronisation (the tables
+are summed over the ranks), ``reset``, ``merge_state``, ``MetricCollection``
+(with compute groups), ``forward`` and ``self.log``.
 
 No counting happens here. ``update`` runs the accumulator's own ``update`` on
 the batch (on the CPU, torch tensors accepted), adds the batch's tables into
@@ -17,28 +17,35 @@ the states and zeroes the accumulator's tables again; ``compute`` copies the
 accumulator's metadata (the roles counted, soft flags, fixed training counts)
 stays with the metric; when the states were synchronised over
 ``torch.distributed`` ranks, the metadata of every rank is gathered and checked
-exactly as :meth:`~biasamp.accumulators.CooccurrenceAccumulator.merge` does,
-so a rank that counted other arguments raises the same ``ValueError`` on every
-rank.
+exactly as :meth:`~biasamp.accumulators.Accumulator.merge` does, so a rank
+that counted other arguments raises the same ``ValueError`` on every rank.
 
 Two ways to read a metric:
 
 * ``compute()`` returns the headline as a float64 tensor (a dict of them for
-  several fairness metrics), what ``self.log``, ``MetricCollection`` and
-  loggers expect; it equals the functional API's value bit for bit (hard
-  labels; soft predictions to rounding, 1e-12).
+  several statistics), what ``self.log``, ``MetricCollection`` and loggers
+  expect; it equals the functional API's value bit for bit (hard labels; soft
+  predictions to rounding, 1e-12). The statistics are the family's declared
+  ones (:mod:`biasamp._family`), read from the result as the bootstrap and
+  the curves read them.
 * ``result()`` returns the functional API's full result object
   (:class:`~biasamp.DirectionalBiasAmpResult`, :class:`~biasamp.MALSResult`,
-  :class:`~biasamp.MultiBiasAmpResult`, :class:`~biasamp.FairnessResult`) with
-  the per-pair / per-class tables, synchronised the same way. (torchmetrics
-  only lets tensors and plain collections out of ``compute()``.)
+  :class:`~biasamp.MultiBiasAmpResult`, :class:`~biasamp.FairnessResult`,
+  :class:`~biasamp.DFBiasAmpResult`) with the per-pair / per-class tables,
+  synchronised the same way. (torchmetrics only lets tensors and plain
+  collections out of ``compute()``.)
 
-Classes: :class:`BiasAmpDirectional` (BiasAmp→, Wang & Russakovsky 2021),
+One class does the work for every registered family:
+:class:`AccumulatorMetric`, which wraps any accumulator
+(:func:`metric_for` finds the class of a family). The named classes fix the
+family and keep the keyword names of the functional API:
+:class:`BiasAmpDirectional` (BiasAmp→, Wang & Russakovsky 2021),
 :class:`BiasAmpMALS` (Zhao et al. 2017), :class:`MultiBiasAmp` (Multi_MALS and
-Multi→, Zhao, Andrews & Xiang 2023) and :class:`GroupFairness` (DP, DI, SPSF,
-FPSF, EOFP, EOTP, BA of Qian et al. 2021). ``from_accumulator`` wraps an
-accumulator configured elsewhere (e.g. a multi-attribute accumulator whose
-combinations were chosen in a first pass).
+Multi→, Zhao, Andrews & Xiang 2023), :class:`GroupFairness` (DP, DI, SPSF,
+FPSF, EOFP, EOTP, BA of Qian et al. 2021) and :class:`DifferentialFairness`
+(Foulds et al. 2020). ``from_accumulator`` wraps an accumulator configured
+elsewhere (e.g. a multi-attribute accumulator whose combinations were chosen
+in a first pass).
 """
 
 from __future__ import annotations
@@ -60,65 +67,86 @@ except ImportError as exc:  # pragma: no cover - exercised only where torchmetri
         "(or pip install \"biasamp[torchmetrics]\")"
     ) from exc
 
+from biasamp._families import REGISTRY
 from biasamp.accumulators import (
+    Accumulator,
     CooccurrenceAccumulator,
     DifferentialAccumulator,
     FairnessAccumulator,
     MultiAttributeAccumulator,
-    _Accumulator,
+    _declaration,
+    accumulator_for,
 )
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.fairness._metrics import METRICS
 
-__all__ = ["BiasAmpDirectional", "BiasAmpMALS", "DifferentialFairness", "GroupFairness", "MultiBiasAmp"]
+__all__ = ["AccumulatorMetric", "BiasAmpDirectional", "BiasAmpMALS", "DifferentialFairness", "GroupFairness",
+           "MultiBiasAmp", "metric_for"]
 
 
 def metric_for(key: str) -> type:
-    """The ``torchmetrics.Metric`` class of the registered family ``key``."""
-    for cls in _AccumulatorMetric.__subclasses__():
-        if cls.__dict__.get("family") == key:
+    """The ``torchmetrics.Metric`` class of the registered family ``key``.
+
+    Its named class (``family = key``), else the generic :class:`AccumulatorMetric`.
+    """
+    try:
+        _declaration(key)
+    except KeyError:
+        raise KeyError(f"no torchmetrics class computes the family {key!r}") from None
+    stack = list(_AccumulatorMetric.__subclasses__())
+    while stack:
+        cls = stack.pop(0)
+        if cls.__dict__.get("family") == key and cls is not AccumulatorMetric:
             return cls
-    raise KeyError(f"no torchmetrics class computes the family {key!r}")
+        stack += cls.__subclasses__()
+    return AccumulatorMetric
+
+
+def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
 
 
 class _AccumulatorMetric(Metric):
-    """A ``torchmetrics.Metric`` whose states are the count tables of a biasamp accumulator.
+    """The generic body: a ``torchmetrics.Metric`` whose states are the count tables of an accumulator.
 
-    Subclasses set ``_accumulator_type`` and ``_state_prefix`` (state names are
-    ``prefix + table name``, so that metrics counting different tables never
-    share a ``MetricCollection`` compute group), and implement ``update``,
-    ``_headline(result)`` and, when they take options, ``_set_options``.
+    Subclasses fix ``family`` and take their own options in ``_set_options``
+    (which chooses the statistics :meth:`compute` returns).
     """
 
     is_differentiable = False
     higher_is_better: bool | None = None
     full_state_update = False
-    _accumulator_type: type[_Accumulator] = _Accumulator
-    _state_prefix = ""
+    #: the registered family a named class computes (None: the wrapped accumulator's)
+    family: str | None = None
 
-    def __init__(self, accumulator: _Accumulator, **kwargs: Any) -> None:
+    def __init__(self, accumulator: Accumulator, **kwargs: Any) -> None:
+        names = set(inspect.signature(self._set_options).parameters)
+        options = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
         super().__init__(**kwargs)
         self._check_accumulator(accumulator)
         # this process's settings and metadata (roles, soft flags); its tables are zero between batches
-        # the subclass's accumulator (CooccurrenceAccumulator, ...); annotated here, not in the class
-        # bodies, because torch.jit.script reads the class annotations of a Metric
+        # (annotated here, not in the class body: torch.jit.script reads the class annotations of a Metric)
         self._acc: Any = accumulator.copy()
+        self._prefix = accumulator.key + "_"
         self._tables: dict[str, tuple[tuple, np.dtype]] = {}
-        for table in accumulator._table_names():
-            arr = np.asarray(getattr(accumulator, table))
-            name = self._state_prefix + table
+        for table, value in accumulator._tables().items():
+            arr = np.asarray(value)
+            name = self._prefix + table
             if hasattr(self, name):
                 raise ValueError(f"the table {table!r} would shadow the attribute {name!r} of {type(self).__name__}")
             self._tables[table] = (arr.shape, arr.dtype)
             self.add_state(name, default=torch.zeros(arr.shape, dtype=torch.float64), dist_reduce_fx="sum")
         self._result: Any = None
         self._keep_batch = False
-        self._batch: _Accumulator | None = None
+        self._batch: Accumulator | None = None
         self._in_forward = False
+        self._set_options(**options)
 
     # ------------------------------------------------------------------ setup
     @classmethod
-    def from_accumulator(cls, accumulator: _Accumulator, **kwargs: Any) -> _AccumulatorMetric:
+    def from_accumulator(cls, accumulator: Accumulator, **kwargs: Any) -> _AccumulatorMetric:
         """A metric counting with the settings of ``accumulator`` (which must not have counted yet).
 
         Use it for settings the constructor does not take, e.g. a
@@ -134,22 +162,35 @@ class _AccumulatorMetric(Metric):
             The class's own options (e.g. ``direction``) and torchmetrics'
             keyword arguments (``sync_on_compute``, ``process_group``, ...).
         """
-        names = set(inspect.signature(cls._set_options).parameters) - {"self"}
-        options = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
         self = cls.__new__(cls)
         _AccumulatorMetric.__init__(self, accumulator, **kwargs)
-        self._set_options(**options)
         return self
 
     def _set_options(self) -> None:
-        """Validate and store the class's own options (none by default)."""
+        """Choose the statistics :meth:`compute` returns (default: the family's headline statistics)."""
+        family = REGISTRY[self._acc.key]
+        names = tuple(s.name for s in family.statistics if s.headline)
+        self._choose(names, single=len(names) == 1, asked=f"statistics={names!r}")
+
+    def _choose(self, names: tuple, single: bool, asked: str) -> None:
+        """Return the statistics ``names`` (one tensor if ``single``); ``asked``: the option, for messages."""
+        self._statistics = names
+        self._single = single
+        self._asked = asked
 
     def _check_accumulator(self, acc: Any) -> None:
-        if not isinstance(acc, self._accumulator_type):
-            raise TypeError(
-                f"{type(self).__name__} wraps a {self._accumulator_type.__name__}, got {type(acc).__name__}"
-            )
-        counted = [t for t in acc._table_names() if np.any(np.asarray(getattr(acc, t)) != 0)]
+        family, cls = type(self).family, type(self).__name__
+        if family is not None:
+            expected = accumulator_for(family)
+            if not isinstance(acc, Accumulator) or (acc.key != family and not isinstance(acc, expected)):
+                raise TypeError(f"{cls} wraps a {expected.__name__}, got {type(acc).__name__}")
+            if acc.key != family:
+                raise ValueError(f"{cls} needs a {type(acc).__name__} of the family {family!r} (metric={family!r}), "
+                                 f"got metric={acc.key!r}")
+        elif not isinstance(acc, Accumulator):
+            raise TypeError(f"{cls} wraps an accumulator of biasamp.accumulators, got {type(acc).__name__}")
+        acc._check_counting()  # a family's pre-pass must be over: the tables' shapes are fixed
+        counted = [t for t, v in acc._tables().items() if np.any(np.asarray(v) != 0)]
         if counted:
             raise ValueError(
                 f"the accumulator has already counted (tables {counted}); a metric takes its settings, not its "
@@ -157,6 +198,12 @@ class _AccumulatorMetric(Metric):
             )
 
     # ---------------------------------------------------------------- counting
+    def update(self, *args: Any, **roles: Any) -> None:
+        """Count one batch given by label role, as keywords (see :meth:`.Accumulator.update_roles`)."""
+        if args:
+            raise TypeError("give the batch by label role, as keywords (attr=..., task=..., task_pred=...)")
+        self._count("update_roles", roles)
+
     def _count(self, method: str, *args: Any, **kwargs: Any) -> None:
         """Run the accumulator's ``method`` on one batch and add its tables into the states."""
         acc = self._acc
@@ -170,15 +217,14 @@ class _AccumulatorMetric(Metric):
             self._stream_set = True
         try:
             getattr(acc, method)(*args, **kwargs)
-            for table in self._tables:
-                state = getattr(self, self._state_prefix + table)
-                batch = torch.from_numpy(np.asarray(getattr(acc, table), dtype=np.float64))
+            for table, value in acc._tables().items():
+                state = getattr(self, self._prefix + table)
+                batch = torch.from_numpy(np.asarray(value, dtype=np.float64))
                 state.add_(batch.to(state.device))
             if self._keep_batch:
                 self._batch = acc.copy()
         finally:
-            for table, (shape, dtype) in self._tables.items():
-                setattr(acc, table, np.zeros(shape, dtype=dtype))
+            acc._zero_tables()
 
     def bootstrap(self, **kwargs: Any) -> Any:
         """Intervals and tests from the Poisson replicate tables (a metric built from an accumulator with
@@ -186,7 +232,7 @@ class _AccumulatorMetric(Metric):
         """
         return self._counted().bootstrap(**kwargs)
 
-    def _counted(self) -> _Accumulator:
+    def _counted(self) -> Accumulator:
         """An accumulator holding the states (synchronised, if they are) and the metadata of every rank."""
         acc = self._acc._shell()
         if self._is_synced:  # the states hold every rank's counts: gather the ranks' metadata too
@@ -197,11 +243,13 @@ class _AccumulatorMetric(Metric):
             acc = shells[0]
             for other in shells[1:]:
                 acc._merge_meta(other)  # the same ValueError on every rank, after the collective
+        tables = {}
         for table, (_, dtype) in self._tables.items():
-            values = getattr(self, self._state_prefix + table).detach().cpu().numpy()
+            values = getattr(self, self._prefix + table).detach().cpu().numpy()
             if np.issubdtype(dtype, np.integer):
                 values = np.rint(values)
-            setattr(acc, table, values.astype(dtype))
+            tables[table] = values.astype(dtype)
+        acc._set_tables(tables)
         return acc
 
     def compute(self) -> Any:
@@ -226,8 +274,18 @@ class _AccumulatorMetric(Metric):
         self.compute()
         return self._result
 
-    def _headline(self, result: Any) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _headline(self, result: Any) -> Any:
+        """The chosen statistics of ``result``, read as the family declares them."""
+        family = REGISTRY[self._acc.key]
+        values = {}
+        for name in self._statistics:
+            spec = family.statistic(name)
+            try:
+                values[name] = self._tensor(spec.read(result)[0])
+            except (AttributeError, KeyError, TypeError):  # a statistic of predictions no batch gave
+                raise ValueError(f"{self._asked} needs {' and '.join(spec.needs)} in update(); the batches did not "
+                                 "give it") from None
+        return values[self._statistics[0]] if self._single else values
 
     def _tensor(self, value: float) -> torch.Tensor:
         return torch.tensor(value, dtype=torch.float64, device=self.device)
@@ -280,11 +338,73 @@ class _AccumulatorMetric(Metric):
             self._acc._merge_meta(incoming_state._acc)
         super().merge_state(incoming_state)
 
+    def extra_repr(self) -> str:
+        return f"family={self._acc.key!r}, statistics={list(self._statistics)!r}"
 
-def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-    return value
+
+class AccumulatorMetric(_AccumulatorMetric):
+    r"""A ``torchmetrics.Metric`` whose states are the count tables of any biasamp accumulator.
+
+    With :math:`C(B)` the count table of a batch :math:`B` and :math:`f` the
+    family's pure function of the counts,
+
+    .. math::
+
+        \text{compute}() = f\Big(\sum_{\text{ranks}} \sum_{\text{batches}} C(B)\Big)
+
+    so the tables are states reduced by summation (``dist_reduce_fx="sum"``).
+    The statistics :meth:`compute` returns are the family's declared ones.
+
+    Parameters
+    ----------
+    accumulator : Accumulator
+        An accumulator of :mod:`biasamp.accumulators` that has not counted
+        yet (its class lists and settings are copied).
+    statistics : str or sequence of str, optional
+        The family's statistics :meth:`compute` returns (one: a 0-d tensor;
+        several: a dict name -> tensor). Default: its headline statistics.
+    **kwargs
+        torchmetrics' keyword arguments (``sync_on_compute``,
+        ``process_group``, ``dist_sync_on_step``, ...).
+
+    See Also
+    --------
+    metric_for : the class of a family.
+    biasamp.accumulators.Accumulator : the framework-free streaming form.
+
+    Notes
+    -----
+    The state names are ``<family key>_<table>``, so metrics counting
+    different tables never share a ``MetricCollection`` compute group, and
+    metrics of one family with the same settings do.
+
+    References
+    ----------
+    .. [1] torchmetrics: "Implementing a Metric", states reduced by ``dist_reduce_fx``.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> _ = pytest.importorskip("torchmetrics")
+    >>> from biasamp.accumulators import Accumulator
+    >>> from biasamp.torchmetrics import AccumulatorMetric
+    >>> metric = AccumulatorMetric(Accumulator("differential", {"task": [0, 1], "attr": ["a", "b"]}),
+    ...                            statistics="DF amplification")
+    >>> metric.update(task=[1, 1, 0, 0, 1, 1, 0, 0], task_pred=[1, 1, 1, 0, 1, 0, 0, 0], attr=list("aaaabbbb"))
+    >>> round(float(metric.compute()), 4)
+    0.8473
+    """
+
+    def _set_options(self, statistics: str | Sequence[str] | None = None) -> None:
+        """Choose the statistics :meth:`compute` returns (default: the family's headline statistics)."""
+        if statistics is None:
+            super()._set_options()
+            return
+        family = REGISTRY[self._acc.key]
+        names = (statistics,) if isinstance(statistics, str) else tuple(statistics)
+        for name in names:
+            family.statistic(name)  # KeyError naming the family's statistics
+        self._choose(names, single=len(names) == 1, asked=f"statistics={names!r}")
 
 
 # --------------------------------------------------------------------------- #
@@ -358,24 +478,16 @@ class BiasAmpDirectional(_AccumulatorMetric):
     4
     """
 
-    _accumulator_type = CooccurrenceAccumulator
     family = "directional"  # the registered family it computes
-    _state_prefix = "directional_"
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, direction: str = "A->T",
                  train: CooccurrenceCounts | None = None, **kwargs: Any) -> None:
         super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", train=train),
-                         **kwargs)
-        self._set_options(direction=direction)
+                         direction=direction, **kwargs)
 
     def _set_options(self, direction: str = "A->T") -> None:
         self.direction = _check_choice(direction, "direction", ("A->T", "T->A"))
-
-    def _check_accumulator(self, acc: Any) -> None:
-        super()._check_accumulator(acc)
-        if acc.metric != "directional":
-            raise ValueError(f"{type(self).__name__} needs a CooccurrenceAccumulator with metric='directional', "
-                             f"got metric={acc.metric!r}")
+        self._choose((direction,), single=True, asked=f"direction={direction!r}")
 
     def update(self, attr: Any, task: Any, *, attr_pred: Any = None, task_pred: Any = None) -> None:
         """Count one batch of test rows (as :meth:`CooccurrenceAccumulator.update`); tensors on any device."""
@@ -385,13 +497,6 @@ class BiasAmpDirectional(_AccumulatorMetric):
         """Count one batch of the *training* ground truth (for the signs ``y_at``)."""
         self._computed = None
         self._count("update_train", attr, task)
-
-    def _headline(self, result: Any) -> torch.Tensor:
-        part = result.a_to_t if self.direction == "A->T" else result.t_to_a
-        if part is None:
-            need = "task_pred" if self.direction == "A->T" else "attr_pred"
-            raise ValueError(f"direction={self.direction!r} needs {need} in update(); the batches did not give it")
-        return self._tensor(part.value)
 
     def extra_repr(self) -> str:
         acc = self._acc
@@ -448,19 +553,14 @@ class BiasAmpMALS(_AccumulatorMetric):
     tensor(0.2500, dtype=torch.float64)
     """
 
-    _accumulator_type = CooccurrenceAccumulator
     family = "mals"  # the registered family it computes
-    _state_prefix = "mals_"
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  train: CooccurrenceCounts | None = None, **kwargs: Any) -> None:
         super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", train=train), **kwargs)
 
-    def _check_accumulator(self, acc: Any) -> None:
-        super()._check_accumulator(acc)
-        if acc.metric != "mals":
-            raise ValueError(f"{type(self).__name__} needs a CooccurrenceAccumulator with metric='mals', "
-                             f"got metric={acc.metric!r}")
+    def _set_options(self) -> None:
+        self._choose(("MALS",), single=True, asked="BiasAmp_MALS")
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any, task_pred: Any) -> None:
         """Count one batch of predictions (and, optionally, its test ground truth)."""
@@ -471,9 +571,6 @@ class BiasAmpMALS(_AccumulatorMetric):
         self._computed = None
         self._count("update_train", attr, task)
 
-    def _headline(self, result: Any) -> torch.Tensor:
-        return self._tensor(result.value)
-
     def extra_repr(self) -> str:
         acc = self._acc
         return f"attr_classes={list(acc.attr_classes)!r}, task_classes={list(acc.task_classes)!r}"
@@ -482,7 +579,8 @@ class BiasAmpMALS(_AccumulatorMetric):
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
-_MULTI_PARTS = {"Multi_MALS": "mals", "Multi_G->M": "g_to_m", "Multi_M->G": "m_to_g"}
+#: the metric= choices and the statistics they read
+_MULTI_STATISTICS = {"Multi_MALS": "Multi_MALS", "Multi_G->M": "G->M", "Multi_M->G": "M->G"}
 
 
 class MultiBiasAmp(_AccumulatorMetric):
@@ -542,9 +640,7 @@ class MultiBiasAmp(_AccumulatorMetric):
     tensor(0.0833, dtype=torch.float64)
     """
 
-    _accumulator_type = MultiAttributeAccumulator
     family = "multi"  # the registered family it computes
-    _state_prefix = "multi_"
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  combinations: Sequence[Sequence], metric: str = "Multi_MALS", raw: bool = False,
@@ -557,19 +653,15 @@ class MultiBiasAmp(_AccumulatorMetric):
             )
         acc = MultiAttributeAccumulator(attr_classes, task_classes, combinations=combinations,
                                         min_support=min_support, max_combinations=max_combinations)
-        super().__init__(acc, **kwargs)
-        self._set_options(metric=metric, raw=raw)
+        super().__init__(acc, metric=metric, raw=raw, **kwargs)
 
     def _set_options(self, metric: str = "Multi_MALS", raw: bool = False) -> None:
-        self.metric = _check_choice(metric, "metric", tuple(_MULTI_PARTS))
+        self.metric = _check_choice(metric, "metric", tuple(_MULTI_STATISTICS))
         if not isinstance(raw, bool):
             raise TypeError(f"raw must be a bool, got {type(raw).__name__}")
         self.raw = raw
-
-    def _check_accumulator(self, acc: Any) -> None:
-        if isinstance(acc, MultiAttributeAccumulator) and acc.phase != "count":
-            raise ValueError("the accumulator's combinations are not fixed yet: call freeze() after collect()")
-        super()._check_accumulator(acc)
+        statistic = _MULTI_STATISTICS[metric] + (" raw" if raw else "")
+        self._choose((statistic,), single=True, asked=f"metric={metric!r}")
 
     def update(self, attr: Any, task: Any, *, attr_pred: Any = None, task_pred: Any = None) -> None:
         """Count one batch of test rows (as :meth:`MultiAttributeAccumulator.update`)."""
@@ -579,14 +671,6 @@ class MultiBiasAmp(_AccumulatorMetric):
         """Count one batch of the *training* ground truth (for ``b_train`` and ``y_gm``)."""
         self._computed = None
         self._count("update_train", attr, task)
-
-    def _headline(self, result: Any) -> torch.Tensor:
-        part = getattr(result, _MULTI_PARTS[self.metric])
-        if part is None:
-            need = {"Multi_MALS": "attr_pred and task_pred", "Multi_G->M": "task_pred", "Multi_M->G": "attr_pred"}
-            raise ValueError(f"metric={self.metric!r} needs {need[self.metric]} in update(); the batches did not "
-                             "give it")
-        return self._tensor(part.raw if self.raw else part.value)
 
     def extra_repr(self) -> str:
         return f"{len(self._acc.combinations)} combinations, metric={self.metric!r}, raw={self.raw}"
@@ -651,26 +735,22 @@ class GroupFairness(_AccumulatorMetric):
     """
 
     higher_is_better = False
-    _accumulator_type = FairnessAccumulator
     family = "fairness"  # the registered family it computes
-    _state_prefix = "fairness_"
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: str | Sequence[str] = METRICS, **kwargs: Any) -> None:
         from biasamp.fairness._metrics import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
 
         options = {k: kwargs.pop(k) for k in _FROM_COUNTS_OPTIONS + _LABEL_OPTIONS if k in kwargs}
-        super().__init__(FairnessAccumulator(classes, groups, metrics=metrics, **options), **kwargs)
-        self._single = isinstance(metrics, str)
+        super().__init__(FairnessAccumulator(classes, groups, metrics=metrics, **options),
+                         single=isinstance(metrics, str), **kwargs)
+
+    def _set_options(self, single: bool = False) -> None:
+        self._choose(tuple(self._acc.metrics), single=single, asked=f"metrics={list(self._acc.metrics)!r}")
 
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any, sample_weight: Any = None) -> None:
         """Count one batch (as :meth:`FairnessAccumulator.update`)."""
         self._count("update", y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-
-    def _headline(self, result: Any) -> torch.Tensor | dict:
-        if getattr(self, "_single", False):
-            return self._tensor(result.overall[self._acc.metrics[0]])
-        return {name: self._tensor(value) for name, value in result.overall.items()}
 
     def extra_repr(self) -> str:
         acc = self._acc
@@ -711,9 +791,7 @@ class DifferentialFairness(_AccumulatorMetric):
     """
 
     higher_is_better = False
-    _accumulator_type = DifferentialAccumulator
     family = "differential"  # the registered family it computes
-    _state_prefix = "differential_"
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
                  pos_label: Any = 1, **kwargs: Any) -> None:
@@ -723,12 +801,12 @@ class DifferentialFairness(_AccumulatorMetric):
         super().__init__(DifferentialAccumulator(classes, groups, concentration=concentration, pos_label=pos_label,
                                                  **options), **kwargs)
 
+    def _set_options(self) -> None:
+        self._choose(("DF amplification",), single=True, asked="DF amplification")
+
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any, sample_weight: Any = None) -> None:
         """Count one batch (as :meth:`FairnessAccumulator.update`)."""
         self._count("update", y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
-
-    def _headline(self, result: Any) -> torch.Tensor:
-        return self._tensor(result.value)
 
     def extra_repr(self) -> str:
         acc = self._acc

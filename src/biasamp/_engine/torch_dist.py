@@ -41,10 +41,9 @@ def _device(dist: Any, group: Any):
 
 
 def sync_accumulator(acc: Any, group: Any = None) -> Any:
-    """Return a copy of ``acc`` holding the sum over the ranks of ``group`` (see ``_Accumulator.sync``)."""
-    out = acc.copy()
+    """Return a copy of ``acc`` holding the sum over the ranks of ``group`` (see ``Accumulator.sync``)."""
     if not is_distributed():
-        return out
+        return acc.copy()
     import torch
     import torch.distributed as dist
 
@@ -54,15 +53,13 @@ def sync_accumulator(acc: Any, group: Any = None) -> Any:
     combined = shells[0]
     for other in shells[1:]:
         combined._merge_meta(other)  # raises ValueError on every rank alike
-    tables = set(combined._table_names())
-    for key, value in combined.__dict__.items():
-        if key not in tables:
-            setattr(out, key, value)
     device = _device(dist, group)
-    for name in combined._table_names():
-        local = np.asarray(getattr(acc, name))
+    reduced = {}
+    for name, table in acc._tables().items():
+        local = np.asarray(table)
         flat = np.ascontiguousarray(local).reshape(-1)
         tensor = torch.from_numpy(flat.copy()).to(device)
         dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=group)
-        setattr(out, name, tensor.cpu().numpy().astype(local.dtype, copy=False).reshape(local.shape))
-    return out
+        reduced[name] = tensor.cpu().numpy().astype(local.dtype, copy=False).reshape(local.shape)
+    combined._set_tables(reduced)  # the gathered metadata with the summed tables
+    return combined

@@ -9,6 +9,7 @@ from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
 from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
+from biasamp.cooccurrence._stream import DIRECTIONAL_STREAM, MALS_STREAM
 from biasamp.cooccurrence._sweep import directional_sweep, mals_sweep
 
 __all__ = ["DIRECTIONAL", "MALS", "truth_call"]
@@ -53,6 +54,7 @@ DIRECTIONAL = Family(
     plan=_directional_plan,
     sweep=ThresholdSweep(directional_sweep),
     section="directional",
+    stream=DIRECTIONAL_STREAM,
 )
 
 MALS = Family(
@@ -70,4 +72,5 @@ MALS = Family(
     plan=_mals_plan,
     sweep=ThresholdSweep(mals_sweep),
     section="mals",
+    stream=MALS_STREAM,
 )

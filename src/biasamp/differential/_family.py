@@ -5,6 +5,7 @@ from __future__ import annotations
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.differential._metrics import df_bias_amplification
 from biasamp.differential._plan import _df_plan
+from biasamp.differential._stream import DIFFERENTIAL_STREAM
 from biasamp.fairness._family import fairness_call
 
 __all__ = ["DIFFERENTIAL"]
@@ -33,4 +34,5 @@ DIFFERENTIAL = Family(
     call=fairness_call,
     task_labels="binary",
     plan=_df_plan,
+    stream=DIFFERENTIAL_STREAM,
 )

@@ -9,6 +9,7 @@ from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.fairness import _metrics as _f
 from biasamp.fairness._plan import _fairness_plan
+from biasamp.fairness._stream import FAIRNESS_STREAM
 from biasamp.fairness._sweep import OPTIONS as _SWEEP_OPTIONS
 from biasamp.fairness._sweep import fairness_sweep
 
@@ -63,4 +64,5 @@ FAIRNESS = Family(
     aliases={f: (m,) for f, m in _SINGLE.items()},
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),
     section="fairness",
+    stream=FAIRNESS_STREAM,
 )

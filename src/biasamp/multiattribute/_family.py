@@ -6,6 +6,7 @@ from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.cooccurrence._family import truth_call
 from biasamp.multiattribute._metrics import multi_bias_amp
 from biasamp.multiattribute._plan import _multi_plan
+from biasamp.multiattribute._stream import MULTI_STREAM
 
 __all__ = ["MULTI"]
 
@@ -42,4 +43,5 @@ MULTI = Family(
     call=truth_call,
     plan=_multi_plan,
     section="multi",
+    stream=MULTI_STREAM,
 )

@@ -1,0 +1,239 @@
+"""What a streamed count holds: settings that must agree, and a state whose tables add.
+
+An accumulator (:mod:`biasamp.accumulators`) of a registered family holds two
+objects that the family declares in its own package (``<family>/_stream.py``,
+see :class:`biasamp._family.Streaming`):
+
+* its **settings**, a frozen :class:`Settings` dataclass: the class lists and
+  options fixed at construction. Two accumulators merge only when their
+  settings agree (:meth:`Settings.check_mergeable`, field by field, in
+  declaration order, naming the first that differs);
+* its **count state**, a :class:`CountState` dataclass: numpy tables that add
+  (fields declared with :func:`table`) and what the batches said, which
+  combines (fields declared with :func:`meta`: flags, row filters, the
+  description of the predictions; one field declared with :func:`arguments`:
+  which label arguments the batches carried, equal in every batch). ``a + b``
+  adds the tables and combines the rest; an empty state (the family's
+  ``start``) is the identity.
+
+The generic code (the accumulator, ``sync``, the torchmetrics states, Dask)
+reads the fields only through these declarations, so a family adds a table by
+declaring one more :func:`table` field: nothing else changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from biasamp._core.rows import add_filters
+
+__all__ = [
+    "CountState",
+    "ReplicateRows",
+    "Settings",
+    "any_of",
+    "arguments",
+    "meta",
+    "same_value",
+    "setting",
+    "sum_filters",
+    "table",
+]
+
+
+# --------------------------------------------------------------------------- #
+# field declarations
+# --------------------------------------------------------------------------- #
+def table() -> Any:
+    """A count table of a :class:`CountState`: a numpy array that adds (``a + b``)."""
+    return field(metadata={"table": True})
+
+
+def meta(default: Any, combine: Callable[[Any, Any], Any]) -> Any:
+    """A field of a :class:`CountState` that two states combine with ``combine(mine, theirs)``."""
+    return field(default=default, metadata={"combine": combine})
+
+
+def arguments(what: str, describe: Callable[[Any], str] = repr) -> Any:
+    """The field of a :class:`CountState` saying which label arguments its batches carried (None: no batch).
+
+    Every batch must carry the same arguments: two states combine only when
+    this field is equal or one of them is None. ``what`` names it in
+    messages, ``describe`` writes a value.
+    """
+    return field(default=None, metadata={"arguments": what, "describe": describe})
+
+
+def setting(*, label: str | None = None, show: bool = True,
+            same: Callable[[Any, Any], bool] | None = None) -> Any:
+    """A field of a :class:`Settings`: ``label`` names it in messages (default: its name), ``show`` whether
+    its two values are printed, ``same(a, b)`` how they are compared (default: :func:`same_value`)."""
+    return field(metadata={"label": label, "show": show, "same": same})
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equality of two setting values, arrays compared element-wise."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def sum_filters(mine: Any, theirs: Any) -> Any:
+    """Row filters of two states: their sum, where one that has seen nothing (None) is the identity."""
+    if mine is None:
+        return theirs
+    if theirs is None:
+        return mine
+    return add_filters(mine, theirs)
+
+
+any_of: Callable[[Any, Any], Any] = operator.or_
+"""Combine flags (``soft``, ``weighted``) or sets (``soft_roles``): either side's."""
+
+
+# --------------------------------------------------------------------------- #
+# settings
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False)
+class Settings:
+    """Base of a family's settings: class lists and options, fixed at construction."""
+
+    def check_mergeable(self, other: Settings) -> None:
+        """Raise ``ValueError`` naming the first setting on which ``self`` and ``other`` differ."""
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            same = f.metadata.get("same") or same_value
+            if not same(mine, theirs):
+                label = f.metadata.get("label") or f.name
+                values = f": {mine!r} vs {theirs!r}" if f.metadata.get("show", True) else ""
+                raise ValueError(f"cannot merge accumulators with different {label}{values}")
+
+
+# --------------------------------------------------------------------------- #
+# count state
+# --------------------------------------------------------------------------- #
+@dataclass(eq=False)
+class CountState:
+    """Base of a family's count state: tables that add, and what the batches said.
+
+    Subclasses are dataclasses whose fields are declared with :func:`table`,
+    :func:`meta` and (at most one) :func:`arguments`.
+    """
+
+    @classmethod
+    def table_names(cls) -> tuple[str, ...]:
+        """The names of the count tables, in declaration order."""
+        return _layout(cls)[0]
+
+    def tables(self) -> dict[str, np.ndarray]:
+        """The count tables by name."""
+        return {name: getattr(self, name) for name in self.table_names()}
+
+    def with_tables(self, tables: dict[str, Any]) -> Any:
+        """This state with other tables (the rest kept)."""
+        return dataclasses.replace(self, **tables)
+
+    def shell(self) -> Any:
+        """This state without its tables (what ``torch.distributed`` gathers before reducing the tables)."""
+        return self.with_tables(dict.fromkeys(self.table_names()))
+
+    def zeroed(self) -> Any:
+        """This state with zero tables of the same shapes (the rest kept)."""
+        return self.with_tables({k: np.zeros_like(v) for k, v in self.tables().items()})
+
+    def _combined(self, other: CountState) -> dict[str, Any]:
+        """The metadata of both states combined, by field (``ValueError`` where they conflict)."""
+        if type(other) is not type(self):
+            raise TypeError(f"cannot combine a {type(self).__name__} with a {type(other).__name__}")
+        out = {}
+        for name, what, combine in _layout(type(self))[1]:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            out[name] = _combine_arguments(mine, theirs, what) if what is not None else combine(mine, theirs)
+        return out
+
+    def combine_meta(self, other: CountState) -> Any:
+        """This state's tables with the metadata of both states combined (``ValueError`` where they conflict)."""
+        return dataclasses.replace(self, **self._combined(other))
+
+    def __add__(self, other: Any) -> Any:
+        if type(other) is not type(self):
+            return NotImplemented
+        out = self.combine_meta(other)
+        return out.with_tables({k: v + getattr(other, k) for k, v in self.tables().items()})
+
+    def add_(self, other: CountState) -> Any:
+        """``self + other`` in place (the running state of one accumulator, whose tables no one else holds)."""
+        for name, value in self._combined(other).items():  # first: a conflict leaves self as it was
+            setattr(self, name, value)
+        for name in self.table_names():
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, np.ndarray) and mine.shape == np.shape(theirs):
+                mine += theirs
+            else:
+                setattr(self, name, mine + theirs)
+        return self
+
+    def check_batch(self, batch: CountState) -> None:
+        """The rule "every batch carries the same arguments": ``ValueError`` if ``batch`` carried others."""
+        for name, what, _ in _layout(type(self))[1]:
+            if what is None:
+                continue
+            mine, theirs = getattr(self, name), getattr(batch, name)
+            if mine is not None and theirs is not None and mine != theirs:
+                describe = _describe(type(self), name)
+                raise ValueError(
+                    f"this batch gives {what} {describe(theirs)}, earlier batches "
+                    f"{describe(mine)}: every batch must carry the same arguments"
+                )
+
+
+_LAYOUTS: dict[type, tuple[tuple[str, ...], tuple[tuple[str, str | None, Any], ...]]] = {}
+
+
+def _layout(cls: type) -> tuple[tuple[str, ...], tuple[tuple[str, str | None, Any], ...]]:
+    """A state class's table names, and its other fields as ``(name, arguments label or None, combine)``."""
+    if cls not in _LAYOUTS:
+        tables = tuple(f.name for f in fields(cls) if f.metadata.get("table"))
+        others = tuple((f.name, f.metadata.get("arguments"), f.metadata.get("combine"))
+                       for f in fields(cls) if not f.metadata.get("table"))
+        _LAYOUTS[cls] = (tables, others)
+    return _LAYOUTS[cls]
+
+
+def _describe(cls: type, name: str) -> Callable[[Any], str]:
+    return next(f.metadata["describe"] for f in fields(cls) if f.name == name)
+
+
+def _combine_arguments(mine: Any, theirs: Any, what: str) -> Any:
+    """Arguments carried by two states: equal, or one of them has seen nothing (None)."""
+    if mine is None:
+        return theirs
+    if theirs is None or theirs == mine:
+        return mine
+    raise ValueError(
+        f"cannot merge accumulators that counted different {what}: {mine!r} vs {theirs!r} "
+        "(every batch must carry the same arguments)"
+    )
+
+
+@dataclass(frozen=True)
+class ReplicateRows:
+    """A batch's rows for the streamed Poisson bootstrap: row ``i`` adds ``left[i]ᵀ right[i]`` to a replicate table.
+
+    ``left`` (weighted by the sample weights) and ``right`` are sparse
+    ``(n, cells)`` matrices; ``row_ids`` the ids of the rows the row layer
+    kept (None: the running row numbers).
+    """
+
+    left: Any
+    right: Any
+    n: int
+    row_ids: Any = None

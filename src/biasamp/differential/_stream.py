@@ -1,0 +1,69 @@
+"""Streamed counting of differential-fairness bias amplification: the hooks of the family's declaration.
+
+Its counts are the group fairness family's per-group confusion counts
+(:mod:`biasamp.fairness._stream`: the same state and counting pass); only the
+settings (``concentration``, ``pos_label``), the function of the counts
+(:func:`~biasamp.differential._metrics.df_from_counts`) and the plan differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from biasamp._family import Streaming
+from biasamp.fairness import _stream as _fair
+from biasamp.fairness._metrics import _LABEL_OPTIONS, METRICS
+
+__all__ = ["DIFFERENTIAL_STREAM", "DifferentialSettings"]
+
+
+@dataclass(frozen=True, eq=False)
+class DifferentialSettings(_fair.ConfusionSettings):
+    """The fairness family's settings, whose ``options`` hold ``pos_label``, ``concentration`` and the group options."""
+
+    @property
+    def concentration(self) -> float:
+        """The total Dirichlet concentration c."""
+        return float(self.options["concentration"])
+
+
+def differential_settings(classes: Mapping[str, tuple], *, concentration: float = 1.0, pos_label: Any = 1,
+                          **options: Any) -> DifferentialSettings:
+    """The settings of a differential-fairness accumulator (options of :func:`~biasamp.df_bias_amplification`)."""
+    from biasamp.differential._metrics import _check_concentration
+
+    group_options = {k: options.pop(k) for k in ("min_group_size", "include_small_groups") if k in options}
+    unknown = set(options) - set(_LABEL_OPTIONS)
+    if unknown:
+        raise TypeError(f"DifferentialAccumulator got unexpected options {sorted(unknown)!r}; it takes "
+                        f"concentration, pos_label, min_group_size, include_small_groups and "
+                        f"{sorted(_LABEL_OPTIONS)!r}")
+    base = _fair.fairness_settings(classes, **options)
+    return DifferentialSettings(base.classes, base.groups, METRICS,
+                                {"pos_label": pos_label, "concentration": _check_concentration(concentration),
+                                 **group_options}, base.label_options)
+
+
+def compute(settings: DifferentialSettings, state: _fair.ConfusionState) -> Any:
+    """The :class:`~biasamp.DFBiasAmpResult` of the counts."""
+    from biasamp.differential._metrics import df_from_counts
+
+    _fair.check_counted(state)
+    return df_from_counts(_fair.confusion(settings, state), **settings.options)
+
+
+def resample(settings: DifferentialSettings, state: _fair.ConfusionState, boot: Any) -> tuple:
+    """ε_true, ε_pred and their difference on the confusion table and its replicate tables."""
+    from biasamp.differential._plan import df_evaluator, kept_groups
+
+    point = compute(settings, state)
+    full = _fair.table_of(state)
+    k = list(settings.classes).index(point.pos_label)
+    return df_evaluator(point, k, kept_groups(settings.groups, state.n, point), settings.concentration), full, boot
+
+
+DIFFERENTIAL_STREAM = Streaming(classes=_fair.CLASSES, settings=differential_settings, start=_fair.start,
+                                count=_fair.count, compute=compute, cells=_fair.cells, resample=resample,
+                                filtered_classes=False)

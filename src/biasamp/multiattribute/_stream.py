@@ -1,0 +1,542 @@
+"""Streamed counting of Multi_MALS and Multi→: the hooks of the family's declaration (``Streaming``).
+
+The metrics are functions of containment counts ``#(g, m ⊆ S)`` of a *fixed*
+set M of combinations of task labels, which add over batches once M is
+known. M is given, or chosen by the declared pre-pass
+(:class:`biasamp._family.Prepass`): it collects the distinct training task
+sets with their multiplicities (a summary that merges exactly), and its end
+(``freeze``) chooses M from them as :func:`~biasamp.multi_bias_amp` does.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from biasamp._core.labels import check_consistent_length, encode_labels
+from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
+from biasamp._core.rows import RowFilter, check_missing, select_rows
+from biasamp._engine.state import (
+    CountState,
+    ReplicateRows,
+    Settings,
+    any_of,
+    arguments,
+    meta,
+    same_value,
+    setting,
+    sum_filters,
+    table,
+)
+from biasamp._family import ClassList, Prepass, Streaming
+from biasamp.multiattribute._metrics import (
+    _CHUNK_BYTES,
+    _MODES,
+    MultiAttributeCounts,
+    MultiBiasAmpResult,
+    _check_int,
+    _column_bitsets,
+    _containment,
+    _counts_by_group,
+    _frequent_sets,
+    _group_codes,
+    _group_totals,
+    _Grouping,
+    _label_blocks,
+    _padded,
+    _sized_combinations,
+    multi_from_counts,
+)
+
+__all__ = ["MULTI_STREAM", "MultiCollected", "MultiSettings", "MultiState", "combinations_of", "counts_of",
+           "distinct_rows"]
+
+PENDING = "the combinations are not fixed yet: call collect() on every batch, then freeze()"
+
+
+def _same_fixed(a: tuple | None, b: tuple | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return bool(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]))
+
+
+@dataclass(frozen=True, eq=False)
+class MultiSettings(Settings):
+    """Class lists and options of a multi-attribute accumulator; ``fixed``: the combinations M once fixed
+    (padded task-column indices and sizes), ``frozen_selection``: what choosing them removed."""
+
+    attr_classes: tuple = setting()
+    task_classes: tuple = setting()
+    mode: str = setting()
+    min_size: int = setting()
+    max_size: int = setting()
+    min_support: int = setting()
+    max_combinations: int = setting()
+    threshold: float = setting()
+    group_options: dict = setting()
+    missing: str = setting()
+    fixed: tuple | None = setting(label="combinations (freeze each from the merged pass 1)", show=False,
+                                  same=_same_fixed)
+    frozen_selection: dict | None = setting(label="combinations (freeze each from the merged pass 1)", show=False,
+                                            same=same_value)
+
+    @property
+    def combinations(self) -> tuple:
+        """The combinations M (tuples of task names), once fixed."""
+        idx, sizes = fixed_of(self)
+        names = self.task_classes
+        return tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
+
+
+def fixed_of(settings: MultiSettings) -> tuple[np.ndarray, np.ndarray]:
+    """``(idx, sizes)`` of the fixed combinations (the counting pass counts them)."""
+    if settings.fixed is None:
+        raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
+    return settings.fixed
+
+
+def combinations_of(settings: MultiSettings) -> tuple:
+    """The combinations M (tuples of task names)."""
+    return settings.combinations
+
+
+@dataclass(eq=False)
+class MultiState(CountState):
+    """The containment counts of the fixed combinations (pass 2) and what the batches said."""
+
+    n_train: np.ndarray = table()
+    train_attr: np.ndarray = table()
+    train_joint: np.ndarray = table()
+    n_test: np.ndarray = table()
+    test_attr: np.ndarray = table()
+    test_joint: np.ndarray = table()
+    pred_attr: np.ndarray = table()
+    joint_g_mhat: np.ndarray = table()
+    joint_ghat_m: np.ndarray = table()
+    joint_ghat_mhat: np.ndarray = table()
+    roles: tuple | None = arguments("predictions (attr_pred, task_pred)",
+                                    describe=lambda r: f"attr_pred={r[0]}, task_pred={r[1]}")
+    weighted: bool = meta(False, any_of)
+    rows: RowFilter | None = meta(None, sum_filters)
+    train_rows: RowFilter | None = meta(None, sum_filters)
+
+
+# --------------------------------------------------------------------------- #
+# settings
+# --------------------------------------------------------------------------- #
+def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence[Sequence] = "observed",
+                   min_size: int = 1, max_size: int | None = None, min_support: int = 1,
+                   max_combinations: int = 200_000, missing: str = "raise", threshold: float = 0.5,
+                   min_group_size: int = 30, include_small_groups: bool = False) -> MultiSettings:
+    """The settings of a multi-attribute accumulator (the options of :class:`.MultiAttributeAccumulator`)."""
+    threshold = check_threshold(threshold)
+    group_options = {"min_group_size": check_min_group_size(min_group_size),
+                     "include_small_groups": check_include_small_groups(include_small_groups)}
+    missing = check_missing(missing)
+    attr_classes, task_classes = classes["attr"], classes["task"]
+    min_size = _check_int(min_size, "min_size", 1)
+    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
+    min_support = _check_int(min_support, "min_support", 1)
+    max_combinations = _check_int(max_combinations, "max_combinations", 1)
+    if max_size is not None and max_size < min_size:
+        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    max_size = len(task_classes) if max_size is None else max_size
+    fixed, selection = None, None
+    if isinstance(combinations, str):
+        if combinations not in _MODES:
+            raise ValueError(f"combinations must be one of {_MODES} or a list of combinations, got {combinations!r}")
+        mode = combinations
+    else:
+        mode = "given"
+        fixed = _given(combinations, task_classes)
+        selection = {"n_candidates": len(fixed[1]), "removed_min_support": 0}
+    return MultiSettings(attr_classes, task_classes, mode, min_size, max_size, min_support, max_combinations,
+                         threshold, group_options, missing, fixed, selection)
+
+
+def _given(combinations: Any, task_classes: tuple) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(combinations, (bytes, dict)) or not isinstance(combinations, Iterable):
+        raise TypeError(
+            f"combinations must be 'observed', 'all' or a list of combinations, got {type(combinations).__name__}"
+        )
+    lookup = {c: i for i, c in enumerate(task_classes)}
+    member = []
+    for combo in combinations:
+        if isinstance(combo, (str, bytes)) or not isinstance(combo, Iterable):
+            raise TypeError(
+                f"each combination must be a tuple of task names, got {combo!r} "
+                "(write a single attribute as a 1-tuple, e.g. ('a',))"
+            )
+        combo = tuple(combo)
+        unknown = [c for c in combo if c not in lookup]
+        if unknown:
+            raise ValueError(f"combination {combo!r} names unknown task labels {unknown!r} "
+                             f"(task_classes: {list(task_classes)[:20]!r})")
+        if not combo or len(set(combo)) != len(combo):
+            raise ValueError(f"combination {combo!r} must be non-empty without repeated task labels")
+        row = np.zeros(len(task_classes), dtype=bool)
+        row[[lookup[c] for c in combo]] = True
+        member.append(row)
+    if not member:
+        raise ValueError("combinations is an empty list")
+    matrix = np.array(member)
+    _, first = np.unique(matrix, axis=0, return_index=True)
+    if len(first) != len(matrix):
+        raise ValueError("combinations holds the same combination twice")
+    return _padded(matrix)
+
+
+# --------------------------------------------------------------------------- #
+# the pre-pass: collect the distinct task sets, then freeze M
+# --------------------------------------------------------------------------- #
+def distinct_rows(packed: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a ``(n, bytes)`` uint8 matrix with their summed weights (float64)."""
+    if packed.shape[0] == 0:
+        return packed, np.asarray(weights, dtype=np.float64)
+    width = packed.shape[1]
+    keys = np.ascontiguousarray(packed).view(f"V{width}").ravel()
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    summed = np.bincount(inverse.ravel(), weights=weights, minlength=len(uniq))
+    return uniq.view(np.uint8).reshape(len(uniq), width), summed.astype(np.float64)
+
+
+@dataclass(eq=False)
+class MultiCollected:
+    """Pass 1: the distinct task sets (bit-packed rows) with their summed weights; ``+`` merges them exactly."""
+
+    sets: np.ndarray
+    set_weights: np.ndarray
+    n_collected: int = 0
+
+    def __add__(self, other: Any) -> MultiCollected:
+        if not isinstance(other, MultiCollected):
+            return NotImplemented
+        sets, weights = distinct_rows(np.concatenate([self.sets, other.sets]),
+                                      np.concatenate([self.set_weights, other.set_weights]).astype(np.float64))
+        return MultiCollected(sets, weights, self.n_collected + other.n_collected)
+
+
+def _needed(settings: MultiSettings) -> bool:
+    return settings.fixed is None
+
+
+def _collect_start(settings: MultiSettings) -> MultiCollected:
+    return MultiCollected(np.zeros((0, (len(settings.task_classes) + 7) // 8), dtype=np.uint8),
+                          np.zeros(0, dtype=np.float64))
+
+
+_TRAIN_SET = ("attr_train", "task_train")
+_TEST_SET = ("attr", "task", "attr_pred", "task_pred")
+
+
+def collect(settings: MultiSettings, collected: MultiCollected, roles: Mapping[str, Any]) -> MultiCollected:
+    """Pass 1 over a batch: the task sets of its training rows (``task_train``), else of its test rows (``task``).
+
+    The row layer (``missing``, the weights) applies to every argument of the
+    set given, so that a row dropped by the counting pass is not collected.
+    """
+    train = roles.get("task_train") is not None
+    names = _TRAIN_SET if train else _TEST_SET
+    weight = "train_sample_weight" if train else "sample_weight"
+    given = {k: roles[k] for k in names if roles.get(k) is not None}
+    kept, row_weights, _ = select_rows(given, missing=settings.missing, sample_weight=roles.get(weight),
+                                       weight_name=weight, group_args=("attr", "attr_train"), group_columns=False)
+    task = kept["task_train" if train else "task"]
+    m = encode_labels({"task": task}, classes=settings.task_classes)["task"]
+    get = _label_blocks(m)
+    n = m.n_rows
+    row_weights = np.ones(n) if row_weights is None else row_weights
+    step = max(1, _CHUNK_BYTES // max(len(settings.task_classes), 1))
+    parts = [collected.sets]
+    weights = [collected.set_weights]
+    for begin in range(0, n, step):
+        packed = np.packbits(get(begin, min(n, begin + step)), axis=1, bitorder="little")
+        d, w = distinct_rows(packed, row_weights[begin:begin + len(packed)])
+        parts.append(d)
+        weights.append(w)
+    sets, set_weights = distinct_rows(np.concatenate(parts), np.concatenate(weights).astype(np.float64))
+    return MultiCollected(sets, set_weights, collected.n_collected + n)
+
+
+def _weighted_support(colbits: np.ndarray, weights: np.ndarray, n_rows: int,
+                      idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``Σ_d w_d [m ⊆ S_d]`` for each combination, over weighted distinct sets ``S_d``."""
+    out = np.zeros(len(sizes), dtype=np.float64)
+    step = max(1, _CHUNK_BYTES // max(n_rows, 1))
+    for begin in range(0, len(sizes), step):
+        sl = slice(begin, min(len(sizes), begin + step))
+        bits = _containment(colbits, idx[sl], sizes[sl])
+        member = np.unpackbits(bits.view(np.uint8), axis=1, count=n_rows, bitorder="little")
+        out[sl] = member.astype(np.float64) @ weights
+    return out
+
+
+def _weighted_frequent_sets(colbits, weights, n_rows, min_size, max_size, min_support, max_combinations):
+    """Apriori over weighted distinct attribute sets (``_frequent_sets`` with weighted supports)."""
+    support = functools.partial(_weighted_support, colbits, weights, n_rows)
+    return _frequent_sets(colbits, min_size, max_size, min_support, max_combinations, support=support)
+
+
+def freeze(settings: MultiSettings, collected: MultiCollected) -> MultiSettings:
+    """End of pass 1: the settings with the combinations M chosen from the collected sets.
+
+    ``"observed"``: the distinct collected sets with size in
+    ``[min_size, max_size]``; ``"all"``: every combination of size in range
+    contained in at least ``min_support`` collected rows (Apriori, never
+    2^|A|). In both, combinations contained in fewer than ``min_support`` rows
+    are removed.
+    """
+    if collected.n_collected == 0:
+        raise ValueError("nothing was collected: call collect() on the training task labels first")
+    a = len(settings.task_classes)
+    member = np.unpackbits(collected.sets, axis=1, count=a, bitorder="little").astype(bool)
+    n_d = len(member)
+    colbits = _column_bitsets(lambda s, e: member[s:e], n_d, a)
+    if settings.mode == "observed":
+        idx, sz = _sized_combinations(member, settings.min_size, settings.max_size)
+    else:
+        idx, sz = _weighted_frequent_sets(colbits, collected.set_weights, n_d, settings.min_size, settings.max_size,
+                                          settings.min_support, settings.max_combinations)
+    n_candidates = len(sz)
+    support = _weighted_support(colbits, collected.set_weights, n_d, idx, sz)
+    keep = support >= settings.min_support
+    if not keep.any():
+        raise ValueError(
+            f"min_support={settings.min_support} removed all {n_candidates} candidate combinations "
+            f"(combinations={settings.mode!r}): none is contained in that many training instances"
+        )
+    selection = {"n_candidates": n_candidates, "removed_min_support": int((~keep).sum())}
+    return replace(settings, fixed=(idx[keep], sz[keep]), frozen_selection=selection)
+
+
+# --------------------------------------------------------------------------- #
+# pass 2: counting
+# --------------------------------------------------------------------------- #
+def cells(settings: MultiSettings) -> tuple[int, int]:
+    """The replicate tables ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]``."""
+    return 1 + 2 * len(settings.attr_classes), 1 + 2 * len(fixed_of(settings)[1])
+
+
+def start(settings: MultiSettings) -> MultiState:
+    """The empty state of the fixed combinations (float64 tables: exact for integer counts below 2**53)."""
+    g, k = len(settings.attr_classes), len(fixed_of(settings)[1])
+    return MultiState(
+        n_train=np.zeros((), dtype=np.float64), train_attr=np.zeros(g, dtype=np.float64),
+        train_joint=np.zeros((g, k), dtype=np.float64), n_test=np.zeros((), dtype=np.float64),
+        test_attr=np.zeros(g, dtype=np.float64), test_joint=np.zeros((g, k), dtype=np.float64),
+        pred_attr=np.zeros(g, dtype=np.float64), joint_g_mhat=np.zeros((g, k), dtype=np.float64),
+        joint_ghat_m=np.zeros((g, k), dtype=np.float64), joint_ghat_mhat=np.zeros((g, k), dtype=np.float64),
+    )
+
+
+def _bits(settings: MultiSettings, m: Any) -> np.ndarray:
+    return _column_bitsets(_label_blocks(m), m.n_rows, len(settings.task_classes))
+
+
+def count_train(settings: MultiSettings, roles: Mapping[str, Any]) -> MultiState:
+    """A batch of training ground truth: ``b_train`` and ``y_gm``'s counts."""
+    attr, task = roles.get("attr_train"), roles.get("task_train")
+    if attr is None or task is None:
+        raise ValueError("update_train needs both attr and task (training ground truth)")
+    arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=settings.missing, group_args=("attr",),
+                                        sample_weight=roles.get("train_sample_weight"), group_columns=False)
+    g = encode_labels({"attr_train": arrays["attr"]}, classes=settings.attr_classes)["attr_train"]
+    a = encode_labels({"task_train": arrays["task"]}, classes=settings.task_classes)["task_train"]
+    check_consistent_length(attr_train=g, task_train=a)
+    codes = _group_codes(g)
+    ng = len(settings.attr_classes)
+    (joint,) = _counts_by_group(_bits(settings, a), [codes], ng, weights, *fixed_of(settings))
+    state = start(settings)
+    state.n_train = state.n_train + (a.n_rows if weights is None else weights.sum())
+    state.train_attr += _group_totals(codes, ng, weights)
+    state.train_joint += joint
+    return replace(state, train_rows=rows, weighted=weights is not None)
+
+
+def count(settings: MultiSettings, roles: Mapping[str, Any],
+          replicate: bool) -> tuple[MultiState, ReplicateRows | None]:
+    """A batch of test rows: the containment counts of M by group, of the predictions too."""
+    attr, task, attr_pred, task_pred = (roles.get(k) for k in ("attr", "task", "attr_pred", "task_pred"))
+    if attr is None or task is None:
+        raise ValueError("update needs the test ground truth attr and task")
+    if attr_pred is None and task_pred is None:
+        raise ValueError(
+            "give task_pred (for Multi G->M), attr_pred (for Multi M->G) or both (also for "
+            "Multi_MALS); neither was given"
+        )
+    arrays, weights, rows = select_rows(
+        {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred, "row_ids": roles.get("row_ids")},
+        missing=settings.missing, group_args=("attr",), sample_weight=roles.get("sample_weight"),
+        group_columns=False)
+    g = encode_labels({"attr": arrays["attr"]}, {"attr_pred": arrays["attr_pred"]}, classes=settings.attr_classes,
+                      allow_soft=True)
+    a = encode_labels({"task": arrays["task"]}, {"task_pred": arrays["task_pred"]}, classes=settings.task_classes,
+                      allow_soft=True)
+    g, _ = harden_roles(g, (("attr", "attr_pred"),), "threshold", settings.threshold)
+    a, _ = harden_roles(a, (("task", "task_pred"),), "threshold", settings.threshold)
+    n = check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
+                                task_pred=a.get("task_pred"))
+    ng = len(settings.attr_classes)
+    fixed = fixed_of(settings)
+    codes = {name: _group_codes(m) for name, m in g.items()}
+    groups = _Grouping([codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else []), ng, weights)
+    test_counts = groups.counts(_bits(settings, a["task"]), *fixed)
+    state = start(settings)
+    state.test_joint += test_counts[0]
+    if "attr_pred" in codes:
+        state.joint_ghat_m += test_counts[1]
+        state.pred_attr += _group_totals(codes["attr_pred"], ng, weights)
+    if "task_pred" in a:
+        pred_counts = groups.counts(_bits(settings, a["task_pred"]), *fixed)
+        state.joint_g_mhat += pred_counts[0]
+        if "attr_pred" in codes:
+            state.joint_ghat_mhat += pred_counts[1]
+    state.n_test = state.n_test + (n if weights is None else weights.sum())
+    state.test_attr += _group_totals(codes["attr"], ng, weights)
+    state = replace(state, roles=(attr_pred is not None, task_pred is not None), rows=rows,
+                    weighted=weights is not None)
+    if not replicate:
+        return state, None
+    from scipy import sparse
+
+    from biasamp._engine.resample import augmented, label_rows
+    from biasamp.multiattribute._plan import containment_rows
+
+    idx, combos = np.arange(n), settings.combinations
+
+    def onehot(name):
+        if name not in codes:
+            return sparse.csr_matrix((n, ng))
+        return sparse.csr_matrix((np.ones(n), (idx, codes[name])), shape=(n, ng))
+
+    def contained(name):
+        if name not in a:
+            return sparse.csr_matrix((n, len(combos)))
+        return containment_rows(label_rows(a[name], idx), settings.task_classes, combos)
+
+    left = augmented([onehot("attr"), onehot("attr_pred")], n)
+    if weights is not None:  # a row's replicate weight multiplies its sample weight
+        left = sparse.csr_matrix(sparse.diags(weights) @ left)
+    right = augmented([contained("task"), contained("task_pred")], n)
+    return state, ReplicateRows(left, right, n, arrays["row_ids"])
+
+
+# --------------------------------------------------------------------------- #
+# reading
+# --------------------------------------------------------------------------- #
+def counts_of(settings: MultiSettings, state: MultiState) -> tuple[MultiAttributeCounts, dict, str]:
+    """The count table of the kept combinations, the selection record and the train source.
+
+    Applies the filters of the functional API: combinations with fewer than
+    ``min_support`` training rows, or never contained in a test ground-truth
+    row, are removed.
+    """
+    if state.roles is None or state.rows is None:
+        raise ValueError("no test batch was counted: call update() first")
+    weighted = state.weighted
+    if weighted:
+        def table(x):
+            return x.copy()
+
+        def total(x):
+            return float(x)
+    else:  # exact integer counts held in float64
+        def table(x):
+            return np.rint(x).astype(np.int64)
+
+        def total(x):
+            return int(round(float(x)))
+    if state.train_rows is not None:
+        source, train_rows = "train", state.train_rows
+        n_train, train_attr, train_joint = total(state.n_train), table(state.train_attr), table(state.train_joint)
+    else:
+        source, train_rows = "test", state.rows
+        n_train, train_attr, train_joint = total(state.n_test), table(state.test_attr), table(state.test_joint)
+    if settings.frozen_selection is None:
+        raise ValueError("the combinations are not fixed yet: call freeze() after collect()")
+    sel = dict(settings.frozen_selection)
+    keep = train_joint.sum(axis=0) >= settings.min_support
+    sel["removed_min_support"] += int((~keep).sum())
+    if not keep.any():
+        raise ValueError(
+            f"min_support={settings.min_support} removed all {len(keep)} candidate combinations "
+            f"(combinations={settings.mode!r}): none is contained in that many training instances"
+        )
+    in_test = state.test_joint.sum(axis=0) > 0
+    sel["removed_not_in_test"] = int((keep & ~in_test).sum())
+    keep &= in_test
+    if not keep.any():
+        raise ValueError(
+            f"none of the {int((train_joint.sum(axis=0) >= settings.min_support).sum())} candidate "
+            f"combinations (combinations={settings.mode!r}) occurs in the test ground truth (task): "
+            "the test filter removed them all"
+        )
+    has_gp, has_ap = state.roles
+    combos = tuple(c for c, k in zip(settings.combinations, keep) if k)
+    counts = MultiAttributeCounts(
+        attr_classes=settings.attr_classes,
+        task_classes=settings.task_classes,
+        combinations=combos,
+        n_train=n_train,
+        train_attr=train_attr,
+        train_joint=train_joint[:, keep],
+        n_test=total(state.n_test),
+        test_attr=table(state.test_attr),
+        test_joint=table(state.test_joint)[:, keep],
+        pred_attr=table(state.pred_attr) if has_gp else None,
+        joint_g_mhat=table(state.joint_g_mhat)[:, keep] if has_ap else None,
+        joint_ghat_m=table(state.joint_ghat_m)[:, keep] if has_gp else None,
+        joint_ghat_mhat=table(state.joint_ghat_mhat)[:, keep] if has_gp and has_ap else None,
+        weighted=weighted,
+        rows=state.rows,
+        train_rows=train_rows,
+    )
+    _, sizes = fixed_of(settings)
+    selection = {
+        "mode": settings.mode,
+        "min_size": settings.min_size if settings.mode != "given" else int(sizes.min()),
+        "max_size": settings.max_size if settings.mode != "given" else int(sizes.max()),
+        "min_support": settings.min_support,
+        "support": "containment",
+        "n_candidates": sel["n_candidates"],
+        "removed_min_support": sel["removed_min_support"],
+        "removed_not_in_test": sel["removed_not_in_test"],
+    }
+    return counts, selection, source
+
+
+def compute(settings: MultiSettings, state: MultiState) -> MultiBiasAmpResult:
+    """Multi_MALS, Multi G→M and Multi M→G of the counts (``multi_from_counts``)."""
+    counts, selection, source = counts_of(settings, state)
+    return multi_from_counts(counts, selection=selection, train_source=source, **settings.group_options)
+
+
+def resample(settings: MultiSettings, state: MultiState, boot: np.ndarray) -> tuple:
+    """The multi-attribute plan on the table ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]`` of the kept combinations and its replicates."""
+    from biasamp.multiattribute._plan import multi_evaluator
+
+    point = compute(settings, state)
+    frozen = {c: j for j, c in enumerate(settings.combinations)}
+    kept = np.array([frozen[c] for c in point.combinations], dtype=np.int64)
+    g, k = len(settings.attr_classes), len(fixed_of(settings)[1])
+    cols = np.concatenate([[0], 1 + kept, 1 + k + kept])
+    full = np.zeros((1 + 2 * g, 1 + 2 * k))
+    full[0, 0] = state.n_test
+    full[1:1 + g, 0], full[1 + g:, 0] = state.test_attr, state.pred_attr
+    full[1:1 + g, 1:1 + k], full[1:1 + g, 1 + k:] = state.test_joint, state.joint_g_mhat
+    full[1 + g:, 1:1 + k], full[1 + g:, 1 + k:] = state.joint_ghat_m, state.joint_ghat_mhat
+    return multi_evaluator(point), full[:, cols], boot[:, :, cols]
+
+
+MULTI_STREAM = Streaming(
+    classes={"attr": ClassList("attr_classes", ("attr", "attr_train")),
+             "task": ClassList("task_classes", ("task", "task_train"))},
+    settings=multi_settings, start=start, count=count, compute=compute, cells=cells, resample=resample,
+    count_train=count_train,
+    prepass=Prepass(needed=_needed, start=_collect_start, count=collect, end=freeze, reads=("task", "task_train"),
+                    pending=PENDING),
+)
