@@ -133,6 +133,12 @@ class Family:
         The task labels it reads: a multi-label indicator matrix (co-occurrence
         and multi-attribute families), one class per row, or a binary outcome
         (the common tests generate examples of this kind).
+    options : type, optional
+        Its options: a frozen dataclass (``biasamp/<family>/_options.py``,
+        a :class:`biasamp._core.validation.Validated`) whose fields are the
+        function's keyword options with their defaults and declared
+        constraints. Layers that forward options by name (the audit) read
+        which options the family takes from it.
     """
 
     key: str
@@ -148,6 +154,7 @@ class Family:
     threshold_curve: bool = True
     section: str | None = None
     task_labels: str = "multilabel"
+    options: type | None = None
 
     @property
     def name(self) -> str:

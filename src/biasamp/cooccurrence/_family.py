@@ -7,6 +7,7 @@ from typing import Any
 
 from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
+from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
 
 __all__ = ["DIRECTIONAL", "MALS", "truth_call"]
@@ -49,6 +50,7 @@ DIRECTIONAL = Family(
     ),
     call=truth_call,
     plan=_directional_plan,
+    options=DirectionalOptions,
     section="directional",
 )
 
@@ -65,5 +67,6 @@ MALS = Family(
     ),
     call=_mals_call,
     plan=_mals_plan,
+    options=MALSOptions,
     section="mals",
 )

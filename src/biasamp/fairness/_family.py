@@ -7,6 +7,7 @@ from typing import Any
 
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.fairness import _metrics as _f
+from biasamp.fairness._options import FairnessOptions
 from biasamp.fairness._plan import _fairness_plan
 
 __all__ = ["FAIRNESS", "fairness_call"]
@@ -56,6 +57,7 @@ FAIRNESS = Family(
     call=fairness_call,
     task_labels="single",
     plan=_fairness_plan,
+    options=FairnessOptions,
     aliases={f: (m,) for f, m in _SINGLE.items()},
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),
     section="fairness",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.cooccurrence._family import truth_call
 from biasamp.multiattribute._metrics import multi_bias_amp
+from biasamp.multiattribute._options import MultiOptions
 from biasamp.multiattribute._plan import _multi_plan
 
 __all__ = ["MULTI"]
@@ -41,6 +42,7 @@ MULTI = Family(
     ),
     call=truth_call,
     plan=_multi_plan,
+    options=MultiOptions,
     threshold_curve=False,
     section="multi",
 )
