@@ -60,9 +60,9 @@ def test_options_are_the_functions_keyword_options_with_its_defaults(family):
     assert opts.__dataclass_params__.frozen
     params = inspect.signature(family.function).parameters
     keywords = {n for n, p in params.items() if p.kind is p.KEYWORD_ONLY} - NOT_OPTIONS
-    assert set(opts.names()) == keywords - UNDECLARED.get(family.key, set())
+    assert set(opts.option_names()) == keywords - UNDECLARED.get(family.key, set())
     default = opts()
-    for name in opts.names():
+    for name in opts.option_names():
         assert getattr(default, name) == params[name].default, name
 
 
@@ -72,7 +72,7 @@ def test_what_the_declaration_refuses_the_function_refuses(family):
     args, kwargs = family.call(roles, {})
     family.function(*args, **kwargs)  # the example itself is fine
     tried = 0
-    for name in family.options.names():
+    for name in family.options.option_names():
         if name not in BAD:
             continue
         value, kind = BAD[name]
@@ -92,10 +92,10 @@ def test_what_the_declaration_refuses_the_function_refuses(family):
 def test_the_shared_option_groups_are_declared_once(family):
     from biasamp._core.policy_options import GroupOptions, PolicyOptions
 
-    names = family.options.names()
-    assert set(GroupOptions.names()) <= set(names) and "threshold" in names
+    names = family.options.option_names()
+    assert set(GroupOptions.option_names()) <= set(names) and "threshold" in names
     for group in (GroupOptions, PolicyOptions):
-        for name in group.names():
+        for name in group.option_names():
             if name in names:  # the same declaration (default and constraints), not a copy
                 assert family.options.field(name).metadata["constraints"] == group.field(name).metadata["constraints"]
                 assert family.options.field(name).default == group.field(name).default

@@ -111,7 +111,7 @@ class _Opts(Validated):
 
 def test_validated_dataclass_checks_on_creation_and_replace():
     o = _Opts()
-    assert o.names() == ("size", "flag", "free") and o.to_dict() == {"size": 3, "flag": False, "free": None}
+    assert o.option_names() == ("size", "flag", "free") and o.to_dict() == {"size": 3, "flag": False, "free": None}
     assert o.replace(size=5).size == 5 and o.size == 3
     with pytest.raises(ValueError, match="size must be an integer >= 1, got 0"):
         _Opts(size=0)

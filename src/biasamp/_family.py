@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from biasamp._core.validation import Validated
+
 __all__ = ["ROLES", "Family", "Registry", "Scorer", "StatisticSpec", "read_attribute"]
 
 #: every label role a family can read (see the module docstring)
@@ -68,6 +70,13 @@ class StatisticSpec:
     simultaneous band); ``signed``: an amplification that can be negative
     ("reduced"), not a disparity ≥ 0; ``headline``: one of the values the
     family reports first (the curves draw the headline statistics).
+
+    How the audit's summary shows it (one row per statistic, in declaration
+    order): ``label`` and ``direction`` fill its ``metric`` and ``direction``
+    columns (default: the name, and none); ``reading`` says how an interval
+    is read: ``"amp"`` (amplified above 0, reduced below; the default of a
+    signed statistic), ``"disparity"`` (the default of an unsigned one) or
+    ``"distortion"`` (an unsigned distance from the training associations).
     """
 
     name: str
@@ -79,6 +88,14 @@ class StatisticSpec:
     signed: bool
     scorer: Scorer | None = None
     headline: bool = True
+    label: str = ""
+    direction: str = ""
+    reading: str = ""
+
+    @property
+    def reading_kind(self) -> str:
+        """How the report reads its interval: ``reading``, else ``"amp"`` when signed, ``"disparity"`` otherwise."""
+        return self.reading or ("amp" if self.signed else "disparity")
 
 
 def read_attribute(path: str) -> Callable[[Any], tuple[float, int]]:
@@ -154,7 +171,7 @@ class Family:
     threshold_curve: bool = True
     section: str | None = None
     task_labels: str = "multilabel"
-    options: type | None = None
+    options: type[Validated] | None = None
 
     @property
     def name(self) -> str:

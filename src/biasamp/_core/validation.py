@@ -238,7 +238,7 @@ class Validated:
         """Hook: turn accepted spellings into the stored form before the checks (default: none)."""
 
     @classmethod
-    def names(cls) -> tuple[str, ...]:
+    def option_names(cls) -> tuple[str, ...]:
         """The option names, in declaration order."""
         return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
 
@@ -253,16 +253,16 @@ class Validated:
     @classmethod
     def pick(cls, options: Mapping[str, Any]) -> dict:
         """The entries of ``options`` that are options of ``cls``, in ``cls``'s order."""
-        return {k: options[k] for k in cls.names() if k in options}
+        return {k: options[k] for k in cls.option_names() if k in options}
 
     def replace(self: _V, **changes: Any) -> _V:
         """A copy with ``changes`` applied and checked; an unknown option is a ``TypeError`` naming it."""
-        unknown = [k for k in changes if k not in self.names()]
+        unknown = [k for k in changes if k not in self.option_names()]
         if unknown:
             raise TypeError(f"{type(self).__name__} has no option {', '.join(map(repr, unknown))}; its options: "
-                            f"{', '.join(self.names())}")
+                            f"{', '.join(self.option_names())}")
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
 
     def to_dict(self) -> dict:
         """Every option by name."""
-        return {k: getattr(self, k) for k in self.names()}
+        return {k: getattr(self, k) for k in self.option_names()}

@@ -43,10 +43,10 @@ DIRECTIONAL = Family(
     statistics=(
         StatisticSpec("A->T", "a_to_t", ("task_pred",), read_attribute("a_to_t"), (-1.0, 1.0), regular=True,
                       signed=True, scorer=Scorer("BiasAmp A->T", target="task", metadata="attr", request="attr",
-                                                 aliases=("BiasAmp-> A->T",))),
+                                                 aliases=("BiasAmp-> A->T",)), label="BiasAmp->", direction="A->T"),
         StatisticSpec("T->A", "t_to_a", ("attr_pred",), read_attribute("t_to_a"), (-1.0, 1.0), regular=True,
                       signed=True, scorer=Scorer("BiasAmp T->A", target="attr", metadata="task", request="task",
-                                                 aliases=("BiasAmp-> T->A",))),
+                                                 aliases=("BiasAmp-> T->A",)), label="BiasAmp->", direction="T->A"),
     ),
     call=truth_call,
     plan=_directional_plan,
@@ -63,7 +63,8 @@ MALS = Family(
     roles=("attr_train", "task_train", "attr_pred", "task_pred", "sample_weight"),
     statistics=(
         StatisticSpec("MALS", "mals", ("attr_pred", "task_pred"),
-                      lambda res: (float(res.value), int(res.n_undefined)), (-1.0, 1.0), regular=True, signed=True),
+                      lambda res: (float(res.value), int(res.n_undefined)), (-1.0, 1.0), regular=True, signed=True,
+                      label="BiasAmp_MALS"),
     ),
     call=_mals_call,
     plan=_mals_plan,
