@@ -74,6 +74,8 @@ def test_a_generator_seed_is_drawn_once_for_an_integer_seed():
     assert isinstance(a.random_state, int) and a.random_state == b.random_state
     assert a.replace(n_boot=30).random_state == a.random_state  # replace keeps the drawn seed
     assert a.seed("fairness") == b.seed("fairness") != a.seed("directional")
+    numpy_int = AuditConfig(random_state=np.int64(5))  # a numpy integer is that integer, not a drawn seed
+    assert type(numpy_int.random_state) is int and numpy_int.random_state == 5
 
 
 def test_keywords_are_sugar_over_the_config(demo):

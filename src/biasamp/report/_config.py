@@ -30,17 +30,7 @@ from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THR
 from biasamp._core.policy_options import MISSING
 from biasamp._core.progress import progress_mode
 from biasamp._core.results import to_builtin
-from biasamp._core.validation import (
-    NONE,
-    Checked,
-    InstanceOf,
-    Interval,
-    OneOf,
-    Validated,
-    check,
-    constraints_of,
-    option,
-)
+from biasamp._core.validation import NONE, Checked, InstanceOf, Interval, OneOf, Validated, constraints_of, option
 from biasamp._engine.options import CI_METHOD, LEVEL, RANDOM_STATE
 from biasamp._engine.runs import _check_n_boot
 from biasamp.fairness._options import TOLERANCE
@@ -253,11 +243,12 @@ class AuditConfig(Validated):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, _check_audit_n_boot(value))
-        check("random_state", self.random_state, RANDOM_STATE)
-        if not isinstance(self.random_state, (int, type(None))):  # a Generator etc.: drawn once for an int seed
-            from biasamp._engine.resample import seed_sequence
+        from biasamp._engine.resample import check_random_state, seed_sequence
 
-            object.__setattr__(self, "random_state", int(seed_sequence(self.random_state).generate_state(1)[0]))
+        seed = check_random_state(self.random_state)  # a numpy integer: the same int
+        if not isinstance(seed, (int, type(None))):  # a Generator etc.: drawn once for an int seed
+            seed = int(seed_sequence(seed).generate_state(1)[0])
+        object.__setattr__(self, "random_state", seed)
 
     # ---- keywords as sugar ---------------------------------------------------- #
     @classmethod
