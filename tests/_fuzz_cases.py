@@ -235,6 +235,10 @@ def _from_dict_arrays(d: Data) -> dict:
                                        "sections-none": {**obj, "sections": None}})}
 
 
+#: bad n_boot values of the audit, whose n_boot=0 means "no interval"
+_AUDIT_N_BOOT = (1, -5, 2.5, "10", True, float("nan"))
+
+
 def _section_arrays(d: Data) -> dict:
     key = json.loads(_report_json())["sections"][0]["key"]
     return {"key": Arg(key, "custom", rows=None, custom_nasty={"numpy-str": np.str_(key)},
@@ -577,8 +581,17 @@ CASES: list[Case] = [
         "task_pred": L(d.task_pred, family="task", pred=True, required=False)},
          lambda attr, task, **kw: b.audit(attr, task, n_iter=2, attacker="tabular", progress=False,
                                           errors="raise", **kw),
-         scalars={"n_boot": (20, "n_boot"), "level": (0.9, "level"), "random_state": (0, "seed")},
+         # n_boot=0 is valid in an audit (no interval)
+         scalars={"n_boot": (20, _AUDIT_N_BOOT), "level": (0.9, "level"), "random_state": (0, "seed")},
          order=False, examples=5, sweep=False),
+    Case("AuditConfig", ("AuditConfig",), lambda d: {
+        "title": Arg("t", "custom", rows=None, custom_nasty={"numpy-str": np.str_("t")},
+                     custom_invalid={"int": 3, "list": ["t"], "bytes": b"t"})},
+         lambda title, **kw: b.AuditConfig(title=title, **kw),
+         scalars={"n_boot": (20, _AUDIT_N_BOOT), "level": (0.9, "level"), "random_state": (0, "seed"),
+                  "threshold": (0.5, (1.0, -0.1, "0.5", None, float("nan"), True)),
+                  "min_group_size": (30, (-1, 2.5, "30", None, True))},
+         order=False, examples=4),
     Case("Report.from_json", ("Report",), _from_json_arrays, lambda text: b.Report.from_json(text),
          order=False, examples=6, names={"text": ("not a biasamp report",)}),
     Case("Report.from_dict", ("Report",), _from_dict_arrays, lambda obj: b.Report.from_dict(obj),

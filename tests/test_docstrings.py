@@ -24,7 +24,7 @@ docscrape = pytest.importorskip("numpydoc.docscrape")  # the [dev] and [docs] ex
 OWNED_ELSEWHERE: set = set()
 # Names that compute no number of their own, so have no formula: the audit and
 # its report gather the other metrics; a warning class is a warning.
-NO_FORMULA = {"audit", "Report", "UndefinedPairWarning", "BiasampWarning"}
+NO_FORMULA = {"audit", "AuditConfig", "Report", "UndefinedPairWarning", "BiasampWarning"}
 
 FUNCTION_SECTIONS = ("Parameters", "Returns", "Raises", "Notes", "References", "Examples")
 CLASS_SECTIONS = ("Notes", "References", "Examples")

@@ -3,8 +3,8 @@
 The public API (the vocabulary: :ref:`def-vocabulary`):
 
 * :func:`audit`: every applicable metric with confidence intervals in one
-  :class:`Report` (terminal summary, JSON, self-contained HTML); the
-  ``biasamp`` command line wraps it;
+  :class:`Report` (terminal summary, JSON, self-contained HTML), its options
+  in one :class:`AuditConfig`; the ``biasamp`` command line wraps it;
 
 * :func:`bias_amp_mals`, :func:`bias_amp_directional`: co-occurrence bias
   amplification (Zhao et al. 2017; Wang & Russakovsky 2021);
@@ -66,7 +66,7 @@ _MODULE_OF = {
         "MultiAttributeAccumulator",
     ], "biasamp.accumulators"),
     **dict.fromkeys([
-        "Report", "audit",
+        "AuditConfig", "Report", "audit",
     ], "biasamp.report"),
     **dict.fromkeys([
         "AttentionScoreResult", "GradCAM", "SubsampleResult", "attention_iou",
@@ -215,6 +215,7 @@ if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
         leakage_amplification,
     )
     from .report import (
+        AuditConfig,
         Report,
         audit,
     )

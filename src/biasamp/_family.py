@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from biasamp._core.validation import Validated
+
 if TYPE_CHECKING:  # an annotation only: the declaration module stays free of numpy
     from biasamp._engine.sweep import ThresholdSweep
 
@@ -72,6 +74,13 @@ class StatisticSpec:
     simultaneous band); ``signed``: an amplification that can be negative
     ("reduced"), not a disparity ≥ 0; ``headline``: one of the values the
     family reports first (the curves draw the headline statistics).
+
+    How the audit's summary shows it (one row per statistic, in declaration
+    order): ``label`` and ``direction`` fill its ``metric`` and ``direction``
+    columns (default: the name, and none); ``reading`` says how an interval
+    is read: ``"amp"`` (amplified above 0, reduced below; the default of a
+    signed statistic), ``"disparity"`` (the default of an unsigned one) or
+    ``"distortion"`` (an unsigned distance from the training associations).
     """
 
     name: str
@@ -83,6 +92,14 @@ class StatisticSpec:
     signed: bool
     scorer: Scorer | None = None
     headline: bool = True
+    label: str = ""
+    direction: str = ""
+    reading: str = ""
+
+    @property
+    def reading_kind(self) -> str:
+        """How the report reads its interval: ``reading``, else ``"amp"`` when signed, ``"disparity"`` otherwise."""
+        return self.reading or ("amp" if self.signed else "disparity")
 
 
 def read_attribute(path: str) -> Callable[[Any], tuple[float, int]]:
@@ -240,6 +257,12 @@ class Family:
     stream : Streaming, optional
         How it is counted batch by batch (the accumulators, Dask,
         torchmetrics, the streamed audit).
+    options : type, optional
+        Its options: a frozen dataclass (``biasamp/<family>/_options.py``,
+        a :class:`biasamp._core.validation.Validated`) whose fields are the
+        function's keyword options with their defaults and declared
+        constraints. Layers that forward options by name (the audit) read
+        which options the family takes from it.
     """
 
     key: str
@@ -256,6 +279,7 @@ class Family:
     section: str | None = None
     task_labels: str = "multilabel"
     stream: Streaming | None = None
+    options: type[Validated] | None = None
 
     @property
     def name(self) -> str:

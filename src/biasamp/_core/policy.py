@@ -15,33 +15,40 @@ readings, and every result says which one was used (docs/definitions.md,
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from biasamp._core.labels import LabelMatrix
+from biasamp._core.validation import BOOL, Interval, OneOf, check
 
-__all__ = ["SOFT_CHOICES", "check_include_small_groups", "check_min_group_size", "check_soft", "check_threshold",
-           "class_index", "harden", "harden_maybe", "harden_roles", "joined", "left_out_mask", "small_groups",
-           "warn_small_groups"]
+__all__ = ["INCLUDE_SMALL_GROUPS", "MIN_GROUP_SIZE", "SOFT", "SOFT_CHOICES", "THRESHOLD",
+           "check_include_small_groups", "check_min_group_size", "check_soft", "check_threshold", "class_index",
+           "harden", "harden_maybe", "harden_roles", "joined", "left_out_mask", "small_groups", "warn_small_groups"]
 
 SOFT_CHOICES = ("threshold", "expected")
+
+# the declared constraints of the policy's options (biasamp._core.validation): the checkers below and the
+# families' options dataclasses both read them
+#: ``threshold``: a probability strictly above it counts as a positive prediction
+THRESHOLD = (Interval(Real, 0, 1, closed="left"),)
+#: ``soft``: threshold probabilities, or count them as expected rates
+SOFT = (OneOf(*SOFT_CHOICES),)
+#: ``min_group_size``: groups with fewer (weighted) test members are small
+MIN_GROUP_SIZE = (Interval(Integral, 0, None),)
+#: ``include_small_groups``: keep small groups in the headline
+INCLUDE_SMALL_GROUPS = (BOOL,)
 
 
 def check_threshold(threshold: Any) -> float:
     """``threshold`` as a float in [0, 1), else a named error."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
-        raise TypeError(f"threshold must be a number in [0, 1), got {threshold!r}")
-    if not 0 <= float(threshold) < 1:
-        raise ValueError(f"threshold must be in [0, 1), got {threshold!r}")
-    return float(threshold)
+    return float(check("threshold", threshold, THRESHOLD))
 
 
 def check_soft(soft: Any) -> str:
     """``soft`` if it is one of :data:`SOFT_CHOICES`, else ``ValueError``."""
-    if not isinstance(soft, str) or soft not in SOFT_CHOICES:
-        raise ValueError(f"soft must be one of {SOFT_CHOICES}, got {soft!r}")
-    return soft
+    return check("soft", soft, SOFT)
 
 
 def class_index(classes: tuple, pos_label: Any) -> int | None:
@@ -122,16 +129,13 @@ def harden_roles(encoded: dict, pairs: tuple, soft: str, threshold: float) -> tu
 # small groups: one rule in every family
 # --------------------------------------------------------------------------- #
 def check_min_group_size(min_group_size: Any) -> int:
-    """``min_group_size`` as a non-negative int, else ``ValueError``."""
-    if isinstance(min_group_size, bool) or not isinstance(min_group_size, (int, np.integer)) or min_group_size < 0:
-        raise ValueError(f"min_group_size must be a non-negative integer, got {min_group_size!r}")
-    return int(min_group_size)
+    """``min_group_size`` as a non-negative int, else a named ``TypeError``/``ValueError``."""
+    return int(check("min_group_size", min_group_size, MIN_GROUP_SIZE))
 
 
 def check_include_small_groups(include_small_groups: Any) -> bool:
-    if not isinstance(include_small_groups, (bool, np.bool_)):
-        raise TypeError(f"include_small_groups must be True or False, got {include_small_groups!r}")
-    return bool(include_small_groups)
+    """``include_small_groups`` as a bool, else ``TypeError``."""
+    return bool(check("include_small_groups", include_small_groups, INCLUDE_SMALL_GROUPS))
 
 
 def small_groups(n: np.ndarray, min_group_size: int, include_small_groups: bool) -> tuple[np.ndarray, np.ndarray]:

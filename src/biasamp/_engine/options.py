@@ -1,43 +1,56 @@
-"""The options of a bootstrap, validated in one place.
+"""The options of a bootstrap, declared and validated in one place.
 
 Every layer that resamples (:func:`biasamp.bootstrap`, the accumulators' and
 Dask's streamed bootstrap, the curves' per-point intervals, the audit) builds a
 :class:`BootstrapOptions`, so ``n_boot``, ``level``, ``ci_method``,
-``p_adjust`` and ``random_state`` are checked by one function each and a bad
-value is the same named error everywhere.
+``p_adjust`` and ``random_state`` are checked by one declaration each
+(:mod:`biasamp._core.validation`) and a bad value is the same named error
+everywhere. The audit's configuration (:class:`biasamp.report.AuditConfig`)
+declares its bootstrap options with the same constraints.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
+from biasamp._core.validation import Checked, Interval, OneOf, Validated, check, option
 from biasamp._engine.intervals import CI_METHODS
 from biasamp._engine.resample import check_random_state
-from biasamp._engine.runs import _check_level, _check_n_boot
+from biasamp._engine.runs import _check_n_boot
 
-__all__ = ["P_ADJUST", "BootstrapOptions", "check_ci_method", "check_p_adjust"]
+__all__ = ["CI_METHOD", "LEVEL", "N_BOOT", "P_ADJUST", "P_ADJUST_CHOICE", "RANDOM_STATE", "BootstrapOptions",
+           "check_ci_method", "check_p_adjust"]
 
 #: multiplicity adjustments of the per-unit p-values
 P_ADJUST = ("holm", "bh")
 
+# the declared constraints (BootstrapOptions and the audit's configuration read them)
+#: ``n_boot``: an integer >= 2, bounded (the checker of every bootstrap, reused: its bound has its own words)
+N_BOOT = (Checked(_check_n_boot, "an integer >= 2"),)
+#: ``level``: the confidence level
+LEVEL = (Interval(Real, 0, 1, closed="neither"),)
+#: ``ci_method``: the interval method
+CI_METHOD = (OneOf(*CI_METHODS),)
+#: ``p_adjust``: the multiplicity adjustment
+P_ADJUST_CHOICE = (OneOf(*P_ADJUST),)
+#: ``random_state``: None, a non-negative int or a numpy Generator/SeedSequence/RandomState (the one seed checker)
+RANDOM_STATE = (Checked(check_random_state, "None, a non-negative integer or a numpy Generator"),)
+
 
 def check_ci_method(ci_method: Any) -> str:
     """``ci_method`` if it is one of :data:`~biasamp._engine.intervals.CI_METHODS`, else ``ValueError``."""
-    if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
-        raise ValueError(f"ci_method must be one of {CI_METHODS}, got {ci_method!r}")
-    return ci_method
+    return check("ci_method", ci_method, CI_METHOD)
 
 
 def check_p_adjust(p_adjust: Any) -> str:
     """``p_adjust`` if it is one of :data:`P_ADJUST`, else ``ValueError``."""
-    if not isinstance(p_adjust, str) or p_adjust not in P_ADJUST:
-        raise ValueError(f"p_adjust must be one of {P_ADJUST}, got {p_adjust!r}")
-    return p_adjust
+    return check("p_adjust", p_adjust, P_ADJUST_CHOICE)
 
 
 @dataclass(frozen=True)
-class BootstrapOptions:
+class BootstrapOptions(Validated):
     """Validated bootstrap options (the keywords of :func:`biasamp.bootstrap` are sugar for this object).
 
     Attributes
@@ -54,15 +67,13 @@ class BootstrapOptions:
         ``"holm"`` or ``"bh"``.
     """
 
-    n_boot: int = 1000
-    level: float = 0.95
-    ci_method: str = "auto"
-    random_state: Any = None
-    p_adjust: str = "holm"
+    n_boot: int = option(1000, *N_BOOT)
+    level: float = option(0.95, *LEVEL)
+    ci_method: str = option("auto", *CI_METHOD)
+    random_state: Any = option(None, *RANDOM_STATE)
+    p_adjust: str = option("holm", *P_ADJUST_CHOICE)
 
-    def __post_init__(self) -> None:
+    def _normalise(self) -> None:
         object.__setattr__(self, "n_boot", _check_n_boot(self.n_boot))
-        object.__setattr__(self, "level", _check_level(self.level))
-        check_ci_method(self.ci_method)
-        check_p_adjust(self.p_adjust)
-        check_random_state(self.random_state)
+        check("level", self.level, LEVEL)
+        object.__setattr__(self, "level", float(self.level))

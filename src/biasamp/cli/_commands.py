@@ -38,9 +38,10 @@ Streaming (``--stream``; by default when the Parquet input is larger than
 ``--max-memory``, estimated from the file footers): the Parquet data is read
 in record batches, one file at a time, and counted by the streaming
 accumulators in bounded memory (:mod:`biasamp.report._stream`). The report has the
-same sections and values, without the bootstrap intervals of the
-count-based metrics; DPA and LA run on a uniform random sample of
-``--dpa-rows`` test rows.
+same sections, values and options (one :class:`~biasamp.report.AuditConfig`
+is built from the command's options for either path), with Poisson-bootstrap
+intervals for the count-based metrics; DPA and LA run on a uniform random
+sample of ``--dpa-rows`` test rows.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ from biasamp.cli._data import (
     _task_names,
     read_table,
 )
+from biasamp.report._config import AuditConfig
 from biasamp.report._model import _write_atomic, audit, section_builders
 
 __all__ = ["main"]
@@ -263,11 +265,10 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
 # commands
 # --------------------------------------------------------------------------- #
 _SECTIONS = [b.key for b in section_builders()]
+_DEFAULT = AuditConfig()
+"""The audit's defaults: the options' defaults below are read from it (one set of defaults)."""
 _MAX_N_BOOT = 100_000  # beyond this the intervals do not change, and the replicates take minutes and GBs
 _USUAL_N_BOOT = 10_000  # more rarely moves an interval endpoint by more than its Monte Carlo error
-_FAIRNESS_OPTIONS = ("average", "pos_label", "threshold", "soft", "min_group_size", "include_small_groups",
-                     "reference_group", "tolerance")
-"""The options of the group fairness metrics (``fairness=`` of a streamed audit)."""
 _COMMON_VALUES = ("json_path", "html_path", "markdown_path", "latex_path", "model_card_path", "no_plots", "n_boot",
                   "n_iter", "attacker", "exclude", "random_state", "progress", "quiet")
 """The values of :func:`_common_options`: one dict ``common`` of the command, the keywords of :func:`_run`."""
@@ -286,34 +287,35 @@ def _common_options(func):
                      help="Write a Hugging Face model card (model-index metadata + Markdown) here."),
         click.option("--no-plots", is_flag=True, help="HTML without plots (tables only)."),
         click.option("--n-boot", type=click.IntRange(2, _MAX_N_BOOT), default=None,
-                     help="Bootstrap replicates of the count-based metrics, 2 to 100,000 [default: 1000; 200 with "
-                          "--stream, where each replicate costs a weight per row]."),
+                     help=f"Bootstrap replicates of the count-based metrics, 2 to 100,000 [default: "
+                          f"{_DEFAULT.n_boot}; with --stream each replicate costs a weight per row]."),
         click.option("--ci-method", type=click.Choice(["auto", "percentile", "basic", "bca", "band"]),
-                     default="auto", show_default=True, expose_value=False, callback=_remember,
+                     default=_DEFAULT.ci_method, show_default=True, expose_value=False, callback=_remember,
                      help="Interval method: auto = BCa for smooth metrics, a simultaneous band (valid at 0) for "
                           "max/min/absolute-value metrics; see docs/inference.md."),
-        click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+        click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=_DEFAULT.level,
                      show_default=True, expose_value=False, callback=_remember,
                      help="Confidence level of every interval."),
-        click.option("--n-iter", type=click.IntRange(2), default=10, show_default=True,
+        click.option("--n-iter", type=click.IntRange(2), default=_DEFAULT.n_iter, show_default=True,
                      help="Iterations of DPA and leakage amplification."),
         click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp_es", "mlp", "logistic"]),
-                     default="auto", show_default=True,
+                     default=_DEFAULT.attacker, show_default=True,
                      help="Attacker of DPA/LA; auto = tabular for discrete inputs with well-filled cells, "
                           "else mlp_es."),
         # group fairness (audit(average=..., ...)); passed only when given, so the audit's defaults apply
-        click.option("--average", type=click.Choice(["auto", "binary", "macro"]), default="auto",
+        click.option("--average", type=click.Choice(["auto", "binary", "macro"]), default=_DEFAULT.average,
                      show_default=True, expose_value=False, callback=_remember_given,
                      help="Group fairness over classes: binary = the positive class (--pos-label) only, macro = "
                           "the mean over classes (Qian et al.); auto = binary for a two-class task, else macro."),
-        click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+        click.option("--threshold", type=click.FloatRange(0, 1), default=_DEFAULT.threshold, show_default=True,
                      expose_value=False, callback=_remember_given,
                      help="Probabilities given as task predictions (<column>_score) are thresholded here."),
-        click.option("--soft", type=click.Choice(["threshold", "expected"]), default="threshold", show_default=True,
+        click.option("--soft", type=click.Choice(["threshold", "expected"]), default=_DEFAULT.soft, show_default=True,
                      expose_value=False, callback=_remember_given,
                      help="Probabilities as task predictions: threshold them (--threshold), or use them as "
                           "expected rates."),
-        click.option("--min-group-size", type=click.IntRange(0), default=30, show_default=True, expose_value=False,
+        click.option("--min-group-size", type=click.IntRange(0), default=_DEFAULT.min_group_size, show_default=True,
+                     expose_value=False,
                      callback=_remember_given,
                      help="Groups with fewer rows are flagged and left out of the headline fairness numbers."),
         click.option("--include-small-groups", is_flag=True, expose_value=False, callback=_remember_given,
@@ -322,24 +324,25 @@ def _common_options(func):
                      callback=_remember_given,
                      help="Reference of the disparity ratios: largest, best, a group name, or ATTR=GROUP for one "
                           "attribute (repeatable) [default: largest]."),
-        click.option("--tolerance", metavar="LOW,HIGH", default="0.8,1.25", show_default=True, expose_value=False,
-                     callback=_tolerance,
+        click.option("--tolerance", metavar="LOW,HIGH", default=",".join(map(str, _DEFAULT.tolerance)),
+                     show_default=True, expose_value=False, callback=_tolerance,
                      help="Disparity ratios inside [LOW, HIGH] pass (one number r: [r, 1/r]); 0.8,1.25 is the "
                           "four-fifths rule."),
         # multi-attribute metrics
-        click.option("--combinations", type=click.Choice(["observed", "all"]), default="observed",
+        click.option("--combinations", type=click.Choice(["observed", "all"]), default=_DEFAULT.combinations,
                      show_default=True, expose_value=False, callback=_remember_given,
                      help="Multi-attribute metrics: the task combinations seen in the data, or all of them."),
         click.option("--max-size", type=click.IntRange(1), default=None, expose_value=False,
                      callback=_remember_given,
                      help="Multi-attribute metrics: largest combination of task labels [default: no limit]."),
-        click.option("--min-support", type=click.IntRange(1), default=10, show_default=True, expose_value=False,
+        click.option("--min-support", type=click.IntRange(1), default=_DEFAULT.min_support, show_default=True,
+                     expose_value=False,
                      callback=_remember_given,
                      help="Multi-attribute metrics: leave out task combinations contained in fewer rows of the "
                           "training set (--train), or of the test set without one; 1 keeps every combination."),
         click.option("--exclude", multiple=True, type=click.Choice(_SECTIONS),
                      help="Do not compute this section (repeatable); audit(exclude=...)."),
-        click.option("--random-state", type=int, default=0, show_default=True,
+        click.option("--random-state", type=int, default=_DEFAULT.random_state, show_default=True,
                      help="Seed of every random draw; audit(random_state=...)."),
         # the 0.1 spellings, hidden: accepted until 0.3.0 with a warning on stderr
         click.option("--skip", "skip_alias", multiple=True, type=click.Choice(_SECTIONS), hidden=True,
@@ -485,10 +488,17 @@ def _terminal(report: Any) -> str:
     return summary_by_attribute(report, width=max(100, shutil.get_terminal_size((120, 24)).columns))
 
 
+#: what a command passes to :func:`_run` besides the labels: options of the audit's configuration
+_CONFIG_ARGUMENTS = ("title", "names", "missing", "pos_label", "batch_size", "dpa_rows")
+
+
 def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
          progress, quiet, protect, auditor=audit, markdown_path=None, latex_path=None, model_card_path=None,
          columns: dict | None = None, attrs: dict | None = None) -> None:
+    """Build one :class:`AuditConfig` from the command's options, run ``auditor(**labels, config=...)``, write."""
     options = dict(click.get_current_context().meta.get("biasamp_audit_options", {}))
+    report_kwargs = dict(report_kwargs)
+    options.update({k: report_kwargs.pop(k) for k in _CONFIG_ARGUMENTS if k in report_kwargs})
     attr = report_kwargs.get("attr")
     if attrs is None:  # attribute name -> its labels, to match --reference-group names
         attrs = dict(attr) if isinstance(attr, dict) else {str(getattr(attr, "name", None) or "attr"): attr}
@@ -501,20 +511,24 @@ def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter,
     if quiet and progress is None:  # --quiet silences progress too, unless --progress asks for it
         progress = False
     columns = columns or {}
+    try:  # one configuration for the in-memory and the streamed audit: every option checked before any work
+        config = AuditConfig(**options, n_iter=n_iter, attacker=attacker, exclude=exclude,
+                             random_state=random_state, progress=progress)
+    except (ValueError, TypeError) as exc:
+        raise click.ClickException(_name_columns(str(exc), columns)) from None
     said = set()
     if not quiet:  # before the audit runs (minutes, perhaps): an attribute with few rows per level
         from biasamp.report._inputs import level_size_warning
 
         for name, labels in attrs.items():
-            few = level_size_warning(labels, name, int(options.get("min_group_size", 30)))
+            few = level_size_warning(labels, name, config.min_group_size)
             if few is not None:
                 said.add(f"SmallGroupWarning: {few}")
                 click.echo(f"warning: {terminal(few)}", err=True)
     try:
         with warnings.catch_warnings(record=True) as caught:  # those not in a section's notes: one line each
             warnings.simplefilter("default")
-            report = auditor(**report_kwargs, **options, n_iter=n_iter, attacker=attacker, exclude=exclude,
-                             random_state=random_state, progress=progress)
+            report = auditor(**report_kwargs, config=config)
     except (ValueError, TypeError, OSError, ImportError) as exc:  # OSError: a file unreadable while streaming
         raise click.ClickException(_name_columns(str(exc), columns)) from None
     for message in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught
@@ -595,22 +609,20 @@ def _intersections(values: tuple[str, ...]) -> list[list[str]]:
 
 
 def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: Any) -> Callable:
-    """The auditor of a streamed audit: one :func:`stream_audit` per attribute, merged; fairness options as a dict."""
+    """The auditor of a streamed audit: one :func:`stream_audit` per attribute, merged (one configuration)."""
 
-    def auditor(**kwargs: Any) -> Any:
-        fairness = {k: kwargs.pop(k) for k in _FAIRNESS_OPTIONS if k in kwargs}
+    def auditor(*, config: AuditConfig) -> Any:
         reports = {}
         for name, columns in per_attr.items():
-            opts = dict(kwargs, names=dict(kwargs.get("names") or {}, attr=name))
-            fair = dict(fairness)
-            if isinstance(fair.get("reference_group"), dict):
-                fair["reference_group"] = fair["reference_group"].get(name, "largest")
-            reports[name] = stream_audit(dataset, columns, **fixed, **opts, **({"fairness": fair} if fair else {}))
+            ref = config.reference_group
+            one = config.replace(names=dict(config.names or {}, attr=name),
+                                 reference_group=ref.get(name, "largest") if isinstance(ref, dict) else ref)
+            reports[name] = stream_audit(dataset, columns, **fixed, config=one)
         if len(reports) == 1:
             return next(iter(reports.values()))
         from biasamp.report._attributes import merge_reports
 
-        return merge_reports(reports, title=kwargs.get("title"))
+        return merge_reports(reports, title=config.title)
 
     return auditor
 
@@ -635,7 +647,7 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
 @click.option("--pos-label", default=None, metavar="LABEL",
               help="Positive class of a two-class task, as written in the task column [default: 1 or True].")
 @click.option("--weight", default=None, metavar="COLUMN", help="Column of per-row sample weights (>= 0).")
-@click.option("--missing", type=click.Choice(["raise", "drop", "group"]), default="raise", show_default=True,
+@click.option("--missing", type=click.Choice(["raise", "drop", "group"]), default=_DEFAULT.missing, show_default=True,
               help="A missing value: stop naming its column and row; drop its row (per attribute); or, in an "
                    "attribute column, make it a group 'missing'.")
 @click.option("--title", default=None, help="Report title.")
@@ -643,9 +655,9 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
               help="Read Parquet in batches, in bounded memory [default: when larger than --max-memory].")
 @click.option("--max-memory", default="1G", show_default=True, callback=_parse_size, metavar="SIZE",
               help="Stream Parquet input larger than this uncompressed (from the file footers), e.g. 500M, 4G.")
-@click.option("--batch-size", type=click.IntRange(1), default=65_536, show_default=True,
+@click.option("--batch-size", type=click.IntRange(1), default=_DEFAULT.batch_size, show_default=True,
               help="Rows per batch when streaming.")
-@click.option("--dpa-rows", type=click.IntRange(0), default=200_000, show_default=True,
+@click.option("--dpa-rows", type=click.IntRange(0), default=_DEFAULT.dpa_rows, show_default=True,
               help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
 @_common_options
 def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, task_pred, pos_label, weight, missing,
@@ -667,9 +679,10 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
 
     \b
     Streaming (--stream, or Parquet larger than --max-memory): the data is read
-    in batches, one file at a time, in bounded memory. Same metrics and values;
-    Poisson-bootstrap intervals for the count-based metrics (--n-boot 200 by
-    default); DPA and LA run on a random sample of --dpa-rows test rows.
+    in batches, one file at a time, in bounded memory. Same metrics, values and
+    options; Poisson-bootstrap intervals for the count-based metrics (--n-boot
+    200 halves the time on large data); DPA and LA run on a random sample of
+    --dpa-rows test rows.
 
     \b
     Examples:
@@ -697,10 +710,10 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         per_attr, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred),
                                          weight)
         _check_task_count(cols["task"])
-        auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path),
-                                  batch_size=batch_size, dpa_rows=dpa_rows)
+        auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path))
         sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
-        _run({"title": title, "names": _display_names(cols, sources)}, **common, protect=[data, train_path],
+        _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows},
+             **common, protect=[data, train_path],
              auditor=auditor, attrs=dict.fromkeys(per_attr))
         return
     frame = read_table(data)

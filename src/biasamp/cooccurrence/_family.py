@@ -8,6 +8,7 @@ from typing import Any
 from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
+from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
 from biasamp.cooccurrence._stream import DIRECTIONAL_STREAM, MALS_STREAM
 from biasamp.cooccurrence._sweep import directional_sweep, mals_sweep
@@ -45,14 +46,15 @@ DIRECTIONAL = Family(
     statistics=(
         StatisticSpec("A->T", "a_to_t", ("task_pred",), read_attribute("a_to_t"), (-1.0, 1.0), regular=True,
                       signed=True, scorer=Scorer("BiasAmp A->T", target="task", metadata="attr", request="attr",
-                                                 aliases=("BiasAmp-> A->T",))),
+                                                 aliases=("BiasAmp-> A->T",)), label="BiasAmp->", direction="A->T"),
         StatisticSpec("T->A", "t_to_a", ("attr_pred",), read_attribute("t_to_a"), (-1.0, 1.0), regular=True,
                       signed=True, scorer=Scorer("BiasAmp T->A", target="attr", metadata="task", request="task",
-                                                 aliases=("BiasAmp-> T->A",))),
+                                                 aliases=("BiasAmp-> T->A",)), label="BiasAmp->", direction="T->A"),
     ),
     call=truth_call,
     plan=_directional_plan,
     sweep=ThresholdSweep(directional_sweep),
+    options=DirectionalOptions,
     section="directional",
     stream=DIRECTIONAL_STREAM,
 )
@@ -66,11 +68,13 @@ MALS = Family(
     roles=("attr_train", "task_train", "attr_pred", "task_pred", "sample_weight"),
     statistics=(
         StatisticSpec("MALS", "mals", ("attr_pred", "task_pred"),
-                      lambda res: (float(res.value), int(res.n_undefined)), (-1.0, 1.0), regular=True, signed=True),
+                      lambda res: (float(res.value), int(res.n_undefined)), (-1.0, 1.0), regular=True, signed=True,
+                      label="BiasAmp_MALS"),
     ),
     call=_mals_call,
     plan=_mals_plan,
     sweep=ThresholdSweep(mals_sweep),
+    options=MALSOptions,
     section="mals",
     stream=MALS_STREAM,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.differential._metrics import df_bias_amplification
+from biasamp.differential._options import DifferentialOptions
 from biasamp.differential._plan import _df_plan
 from biasamp.differential._stream import DIFFERENTIAL_STREAM
 from biasamp.fairness._family import fairness_call
@@ -35,4 +36,5 @@ DIFFERENTIAL = Family(
     task_labels="binary",
     plan=_df_plan,
     stream=DIFFERENTIAL_STREAM,
+    options=DifferentialOptions,
 )

@@ -8,6 +8,7 @@ from typing import Any
 from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.fairness import _metrics as _f
+from biasamp.fairness._options import FairnessOptions
 from biasamp.fairness._plan import _fairness_plan
 from biasamp.fairness._stream import FAIRNESS_STREAM
 from biasamp.fairness._sweep import OPTIONS as _SWEEP_OPTIONS
@@ -61,6 +62,7 @@ FAIRNESS = Family(
     task_labels="single",
     plan=_fairness_plan,
     sweep=ThresholdSweep(fairness_sweep, options=_SWEEP_OPTIONS),
+    options=FairnessOptions,
     aliases={f: (m,) for f, m in _SINGLE.items()},
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),
     section="fairness",

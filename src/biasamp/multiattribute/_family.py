@@ -5,6 +5,7 @@ from __future__ import annotations
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.cooccurrence._family import truth_call
 from biasamp.multiattribute._metrics import multi_bias_amp
+from biasamp.multiattribute._options import MultiOptions
 from biasamp.multiattribute._plan import _multi_plan
 from biasamp.multiattribute._stream import MULTI_STREAM
 
@@ -21,6 +22,7 @@ def _read(field: str, raw: bool = False):
 
 _NEEDS = {"mals": ("attr_pred", "task_pred"), "g_to_m": ("task_pred",), "m_to_g": ("attr_pred",)}
 _NAMES = {"mals": "Multi_MALS", "g_to_m": "G->M", "m_to_g": "M->G"}
+_LABELS = {"mals": ("Multi_MALS", ""), "g_to_m": ("Multi->", "G->M"), "m_to_g": ("Multi->", "M->G")}  # the report's
 _SCORERS = {
     "g_to_m": Scorer("Multi G->M", target="task", metadata="attr", request="attr", aliases=("Multi-> G->M",),
                      switches={"raw": "G->M raw"}),
@@ -34,14 +36,18 @@ MULTI = Family(
     function=multi_bias_amp,
     citation='D. Zhao, J. Andrews, A. Xiang. "Men Also Do Laundry: Multi-Attribute Bias Amplification". ICML 2023.',
     roles=("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight"),
-    statistics=(
-        *(StatisticSpec(_NAMES[f], "multi_mals" if f == "mals" else f, _NEEDS[f], _read(f), (0.0, 1.0),
-                        regular=False, signed=False, scorer=_SCORERS.get(f)) for f in _NAMES),
-        *(StatisticSpec(f"{_NAMES[f]} raw", f"{'multi_mals' if f == 'mals' else f}_raw", _NEEDS[f], _read(f, True),
-                        (-1.0, 1.0), regular=True, signed=True, headline=False) for f in _NAMES),
-    ),
+    # in report order: each mean |Delta| (a distance from the training associations) before its signed "raw" mean
+    statistics=tuple(spec for f in _NAMES for spec in (
+        StatisticSpec(_NAMES[f], "multi_mals" if f == "mals" else f, _NEEDS[f], _read(f), (0.0, 1.0),
+                      regular=False, signed=False, scorer=_SCORERS.get(f), label=_LABELS[f][0],
+                      direction=_LABELS[f][1], reading="distortion"),
+        StatisticSpec(f"{_NAMES[f]} raw", f"{'multi_mals' if f == 'mals' else f}_raw", _NEEDS[f], _read(f, True),
+                      (-1.0, 1.0), regular=True, signed=True, headline=False, label=_LABELS[f][0],
+                      direction=f"{_LABELS[f][1]} raw".strip()),
+    )),
     call=truth_call,
     plan=_multi_plan,
+    options=MultiOptions,
     section="multi",
     stream=MULTI_STREAM,
 )

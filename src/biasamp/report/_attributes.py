@@ -179,7 +179,7 @@ def _per_attribute(value: Any, what: str, names: Sequence[str]) -> dict:
 
 def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: Any = None,
                      attr_train: Any = None, task_train: Any = None, attr_val_scores: Any = None,
-                     title: str = "biasamp audit", names: dict | None = None, **options: Any) -> Any:
+                     config: Any = None, **data: Any) -> Any:
     """:func:`~biasamp.report.audit` of several protected attributes and their intersections, in one report.
 
     Parameters
@@ -196,17 +196,25 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
         An intersection gets the combined predictions / training labels when
         every component has them (predictions only when they are hard
         classes, not scores).
-    title, names, **options
-        As in :func:`~biasamp.report.audit` (``names["attr"]`` is replaced by
-        each attribute's name). ``reference_group`` may also be a mapping
-        attribute name -> group (``"largest"`` for an attribute not in it).
+    config : AuditConfig, optional
+        The options, as in :func:`~biasamp.report.audit` (``names["attr"]``
+        is replaced by each attribute's name). ``reference_group`` may also be
+        a mapping attribute name -> group (``"largest"`` for an attribute not
+        in it).
+    **data
+        The other label arguments of :func:`~biasamp.report.audit`
+        (``task_pred``, ``task_val_scores``, ``sample_weight``), shared by
+        every attribute.
 
     Returns
     -------
     Report
         The sections of every attribute, keyed ``"<section>[<attribute>]"``.
     """
+    from biasamp.report._config import AuditConfig
     from biasamp.report._model import audit
+
+    config = AuditConfig.of(config, {}, "audit")
 
     if not isinstance(attr, Mapping):
         raise TypeError("intersect= needs attr as a mapping of attribute name -> labels, e.g. "
@@ -232,7 +240,7 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
         lacking = [k for k, v in trains.items() if v is None]
         if lacking:
             raise ValueError(f"task_train is given but attr_train has no labels for {lacking}")
-    missing = options.get("missing", "raise")
+    missing = config.missing
     for combo in combos:
         name = INTERSECTION_SEP.join(combo)
         if name in attr:
@@ -243,7 +251,7 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
         trains[name] = (intersection_labels({c: trains[c] for c in combo}, missing=missing)
                         if all(trains[c] is not None for c in combo) else None)
         vals[name] = None  # scores of a combination are not defined
-    reference = options.pop("reference_group", "largest")
+    reference = config.reference_group
     if isinstance(reference, Mapping):
         unknown = [k for k in reference if k not in attr]
         if unknown:
@@ -253,13 +261,14 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
         ref = reference.get(name, "largest") if isinstance(reference, Mapping) else reference
         try:
             reports[name] = audit(labels, task, attr_pred=preds[name], attr_train=trains[name],
-                                  task_train=task_train, attr_val_scores=vals[name], title=title,
-                                  names=dict(names or {}, attr=name), reference_group=ref, **options)
+                                  task_train=task_train, attr_val_scores=vals[name], **data,
+                                  config=config.replace(names=dict(config.names or {}, attr=name),
+                                                        reference_group=ref))
         except ValueError as exc:
             if type(exc) is ValueError and "attr" in str(exc):  # which attribute an input error is about
                 raise ValueError(f"attribute {name!r}: {exc}") from exc
             raise
-    return merge_reports(reports, title=title, intersections={INTERSECTION_SEP.join(c): list(c) for c in combos})
+    return merge_reports(reports, title=config.title, intersections={INTERSECTION_SEP.join(c): list(c) for c in combos})
 
 
 # --------------------------------------------------------------------------- #

@@ -2,62 +2,82 @@
 
 :class:`AuditInputs` holds the validated labels (predictions possibly replaced
 by calibrated hard predictions, rows with missing values or zero weights
-dropped) and :class:`AuditOptions` the options of :func:`biasamp.audit`.
+dropped); the options of :func:`biasamp.audit` are an
+:class:`~biasamp.report.AuditConfig` (``biasamp.report._config``).
 ``_prepare`` turns the arguments of :func:`~biasamp.audit` into an
 :class:`AuditInputs` (one named error for a bad argument, threshold
 calibration on validation scores, the row selection of ``missing=`` and
-``sample_weight=``), ``_fairness_options`` checks the fairness options before
-any work, and ``_describe`` writes the :attr:`Report.inputs
-<biasamp.Report.inputs>` entries. Both types are re-exported by
+``sample_weight=``), :func:`family_options` picks the options a family
+declares, and ``_describe`` writes the :attr:`Report.inputs
+<biasamp.Report.inputs>` entries. :class:`AuditInputs` is re-exported by
 :mod:`biasamp.report`.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from biasamp._core.labels import _as_array, _as_pandas, _check_finite, _from_tensor, to_numpy
-from biasamp._core.results import to_builtin
+from biasamp._core.batch import Batch, length
+from biasamp._core.batch import to_host as _to_host
+from biasamp._core.labels import to_numpy
+from biasamp._core.policy_options import GroupOptions, PolicyOptions
+from biasamp.report._config import AuditOptions
 
 __all__ = ["AuditInputs", "AuditOptions"]
 
 
-@dataclass(eq=False)
-class AuditInputs:
-    """The validated inputs every section builder sees.
+def _role(role: str, doc: str) -> property:
+    def get(self: Batch) -> Any:
+        return self.labels.get(role)
 
-    Label attributes hold what the user passed (numpy arrays, pandas objects)
-    with predictions possibly replaced by calibrated hard predictions;
+    return property(get, doc=doc)
+
+
+@dataclass(eq=False)
+class AuditInputs(Batch):
+    """The validated inputs every section builder sees: a :class:`~biasamp._core.batch.Batch` of the audit.
+
+    The labels by role (``labels``; ``attr``, ``task``, ``attr_pred``,
+    ``task_pred``, ``attr_train``, ``task_train`` and ``weight`` read them)
+    hold what the user passed (numpy arrays, pandas objects), validated once
+    and with the rows of ``missing=`` / ``sample_weight=`` selected, with
+    predictions possibly replaced by calibrated hard predictions;
     ``thresholds`` holds the calibration tables (label -> threshold) by role.
+    A count-based family reads the roles it declares (:meth:`family_roles`).
 
     A streamed audit holds only a uniform random sample of the test rows in
-    the label attributes (``n_rows`` of the ``n`` rows counted; no training
-    rows): the count-based families come as
-    :class:`~biasamp.report.SectionResult` objects in ``results`` (by section
-    key), and ``description`` holds the entries of :attr:`Report.inputs
-    <biasamp.Report.inputs>` found while streaming (class lists, soft
-    predictions, sizes), which the held rows alone would not give.
+    the labels (``n_rows`` of the ``n`` rows counted; no training rows): the
+    count-based families come as :class:`~biasamp.report.SectionResult`
+    objects in ``results`` (by section key), and ``description`` holds the
+    entries of :attr:`Report.inputs <biasamp.Report.inputs>` found while
+    streaming (class lists, soft predictions, sizes), which the held rows
+    alone would not give.
     """
 
-    attr: Any
-    task: Any
-    attr_pred: Any = None
-    task_pred: Any = None
-    attr_train: Any = None
-    task_train: Any = None
-    n: int = 0
-    n_train: int | None = None
     thresholds: dict = field(default_factory=dict)
     results: dict = field(default_factory=dict)
     description: dict = field(default_factory=dict)
-    weight: Any = None
-    rows: Any = None
+
+    attr = _role("attr", "Test ground truth of the protected attribute.")
+    task = _role("task", "Test ground truth of the task.")
+    attr_pred = _role("attr_pred", "Predictions of the attribute (None when not given).")
+    task_pred = _role("task_pred", "Predictions of the task (None when not given).")
+    attr_train = _role("attr_train", "Training ground truth of the attribute (None when not given).")
+    task_train = _role("task_train", "Training ground truth of the task (None when not given).")
+    weight = _role("sample_weight", "Weights of the test rows (None when unweighted).")
+
+    def family_roles(self, family: Any) -> dict:
+        """The roles ``family`` (a ``Family``) reads, and the test ground truth: what its ``call`` takes.
+
+        The test ground truth is always there: BiasAmp_MALS takes it as its
+        training labels when none are given.
+        """
+        return self.roles((*family.roles, "attr", "task"))
 
     @property
     def has_train(self) -> bool:
@@ -67,7 +87,7 @@ class AuditInputs:
     @property
     def n_rows(self) -> int:
         """Number of test rows held in the label attributes (``n``, except in a streamed audit)."""
-        return _length(self.attr)
+        return length(self.attr)
 
     @property
     def task_is_multilabel(self) -> bool:
@@ -83,42 +103,6 @@ class AuditInputs:
         return arr is not None and bool(np.any((arr != 0) & (arr != 1)))
 
 
-@dataclass(eq=False)
-class AuditOptions:
-    """Options of :func:`~biasamp.audit` passed to every section builder (see :func:`~biasamp.audit`)."""
-
-    n_boot: int = 1000
-    n_boot_multi: int | None = None
-    level: float = 0.95
-    ci_method: str = "auto"
-    random_state: int | None = 0
-    attacker: Any = "auto"
-    dpa_quality: str = "inv_ce"
-    leakage_quality: str = "accuracy"
-    n_iter: int = 10
-    combinations: str = "observed"
-    min_size: int = 1
-    max_size: int | None = None
-    min_support: int = 10  # the audit's default (docs/report.md): readable top-combination charts
-    top_k: int = 10
-    progress: bool | str = False  # a mode of progress_mode ("bar", "lines", "off") in the audit
-    fairness: dict = field(default_factory=dict)
-    missing: str = "raise"
-
-    def seed(self, key: str) -> int | None:
-        """A seed for section ``key``, derived from ``random_state`` (None stays None)."""
-        if self.random_state is None:
-            return None
-        ss = np.random.SeedSequence([int(self.random_state), zlib.crc32(key.encode())])
-        return int(ss.generate_state(1)[0])
-
-    def to_dict(self) -> dict:
-        out = {k: to_builtin(v) for k, v in self.__dict__.items() if k != "progress"}
-        if not isinstance(out["attacker"], (str, type(None))):
-            out["attacker"] = type(self.attacker).__name__
-        return out
-
-
 def _numeric(x: Any) -> np.ndarray | None:
     """``x`` as a float array, or None when it holds non-numbers (class names)."""
     try:
@@ -128,23 +112,6 @@ def _numeric(x: Any) -> np.ndarray | None:
     if arr.dtype.kind not in "biuf":
         return None
     return arr.astype(np.float64, copy=False)
-
-
-def _length(x: Any) -> int:
-    return len(x) if hasattr(x, "__len__") else int(np.shape(x)[0])
-
-
-def _to_host(x: Any) -> Any:
-    """Lists become arrays and torch tensors numpy arrays; pandas pass unchanged, numpy in native byte order.
-
-    polars and pyarrow tables and columns become the pandas objects with the same names (``_as_pandas``).
-    """
-    x = _as_pandas(x)
-    if isinstance(x, np.ndarray) and not x.dtype.isnative:
-        return x.astype(x.dtype.newbyteorder("="))
-    if x is None or isinstance(x, (pd.Series, pd.DataFrame, np.ndarray)):
-        return x
-    return np.asarray(_from_tensor(x))
 
 
 # --------------------------------------------------------------------------- #
@@ -178,61 +145,26 @@ def _calibrate(role: str, val_scores: Any, test_scores: Any, labels: Any) -> tup
 
 def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores, *,
              sample_weight=None, missing="raise"):
-    from biasamp._core.rows import select_rows
-
     if attr is None or task is None:
         raise ValueError("audit needs the test ground truth of both the attribute (attr) and the task (task)")
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
-    labels = {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred,
-              "attr_train": attr_train, "task_train": task_train}
     # every label argument through the input layer before any section runs: a bad argument is one
     # named error, not a failure inside each section (missing values are checked after the row selection)
-    for name, x in (*labels.items(), ("attr_val_scores", attr_val_scores), ("task_val_scores", task_val_scores)):
-        if x is not None:
-            arr = _as_array(x, name)[0]
-            if missing == "raise" or name.endswith("val_scores"):
-                _check_finite(arr, name)
-    labels = {k: _to_host(v) for k, v in labels.items()}
-    n = _length(labels["attr"])
-    for name in ("task", "attr_pred", "task_pred"):
-        x = labels[name]
-        if x is not None and _length(x) != n:
-            raise ValueError(f"{name} has {_length(x)} rows but attr has {n}: every test argument needs one row "
-                             "per test instance")
-    # rows: missing values and zero weights, test and training rows each on their own
-    rows = (None, None)
-    if missing != "raise" or sample_weight is not None:
-        test, weight, test_rows = select_rows({k: labels[k] for k in ("attr", "task", "attr_pred", "task_pred")},
-                                              missing=missing, group_args=("attr",), sample_weight=sample_weight)
-        labels.update(test)
-        train_rows = None
-        if labels["attr_train"] is not None:
-            train, _, train_rows = select_rows({k: labels[k] for k in ("attr_train", "task_train")},
-                                               missing=missing, group_args=("attr_train",))
-            labels.update(train)
-        rows = (test_rows, train_rows)
-        for name, x in labels.items():
-            if x is not None:
-                _check_finite(_as_array(x, name)[0], name)
-    else:
-        weight = None
-    attr, task, attr_pred, task_pred, attr_train, task_train = labels.values()
-    n = _length(attr)
-    n_train = None
-    if attr_train is not None:
-        n_train = _length(attr_train)
-        if _length(task_train) != n_train:
-            raise ValueError(f"task_train has {_length(task_train)} rows but attr_train has {n_train}")
-    thresholds = {}
+    batch = Batch.validated({"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred,
+                             "attr_train": attr_train, "task_train": task_train},
+                            checked={"attr_val_scores": attr_val_scores, "task_val_scores": task_val_scores},
+                            sample_weight=sample_weight, missing=missing)
+    inp = AuditInputs(batch.labels, batch.n, batch.n_train, batch.rows)
+    truth = {"task": inp.task_train if inp.task_train is not None else inp.task,
+             "attr": inp.attr_train if inp.attr_train is not None else inp.attr}
     if task_val_scores is not None:
-        task_pred, thresholds["task"] = _calibrate("task", task_val_scores, task_pred,
-                                                   task_train if task_train is not None else task)
+        inp.labels["task_pred"], inp.thresholds["task"] = _calibrate("task", task_val_scores, inp.task_pred,
+                                                                     truth["task"])
     if attr_val_scores is not None:
-        attr_pred, thresholds["attr"] = _calibrate("attr", attr_val_scores, attr_pred,
-                                                   attr_train if attr_train is not None else attr)
-    return AuditInputs(attr, task, attr_pred, task_pred, attr_train, task_train, n, n_train, thresholds,
-                       weight=weight, rows=rows)
+        inp.labels["attr_pred"], inp.thresholds["attr"] = _calibrate("attr", attr_val_scores, inp.attr_pred,
+                                                                     truth["attr"])
+    return inp
 
 
 def _classes(x: Any) -> list:
@@ -306,14 +238,24 @@ def _rows_notes(inp: AuditInputs) -> list[str]:
     return out
 
 
-#: the audit's options that every count-based family applies: the probability policy and the small-group rule
-POLICY_OPTIONS = ("threshold", "soft")
-GROUP_OPTIONS = ("min_group_size", "include_small_groups")
+#: the audit's options that every count-based family applies, as the shared option groups declare them: the
+#: probability policy and the small-group rule (biasamp._core.policy_options)
+POLICY_OPTIONS = PolicyOptions.option_names()
+GROUP_OPTIONS = GroupOptions.option_names()
 
 
-def family_options(options: dict, names: tuple) -> dict:
-    """The audit options ``names`` that were given (the fairness options hold them for every family)."""
-    return {k: options[k] for k in names if k in options}
+def family_options(options: Mapping[str, Any], key: str) -> dict:
+    """The entries of ``options`` (a mapping) that family ``key`` declares (``Family.options``), None left out.
+
+    :meth:`AuditConfig.family_options <biasamp.report.AuditConfig.family_options>` does the same from the
+    audit's configuration; this form takes options already resolved for a section (e.g. the fairness options
+    after :func:`resolve_fairness_options`).
+    """
+    from biasamp._families import REGISTRY
+
+    declared = REGISTRY[key].options
+    names = () if declared is None else declared.option_names()
+    return {k: v for k, v in options.items() if k in names and v is not None}
 
 
 def resolve_fairness_options(options: dict, classes: Sequence, multilabel: bool) -> tuple[dict, list[str]]:
@@ -339,29 +281,3 @@ def resolve_fairness_options(options: dict, classes: Sequence, multilabel: bool)
         notes.append("The task's two classes include neither 1 nor True: the headline is the mean over both "
                      "classes; pass pos_label (--pos-label) to report one class")
     return out, notes
-
-
-def _fairness_options(**options: Any) -> dict:
-    """The fairness section's options, checked now (one named error before any work)."""
-    from biasamp.fairness._groups import check_tolerance
-    from biasamp.fairness._metrics import (
-        AVERAGES,
-        SOFT_CHOICES,
-        _check_min_group_size,
-        _check_threshold,
-    )
-
-    if options["average"] not in AVERAGES or options["average"] is None:
-        raise ValueError(f"average must be 'auto', 'binary' or 'macro' in an audit, got {options['average']!r}")
-    if options["soft"] not in SOFT_CHOICES:
-        raise ValueError(f"soft must be one of {SOFT_CHOICES}, got {options['soft']!r}")
-    _check_threshold(options["threshold"])
-    _check_min_group_size(options["min_group_size"])
-    check_tolerance(options["tolerance"])
-    if not isinstance(options["include_small_groups"], (bool, np.bool_)):
-        raise TypeError(f"include_small_groups must be True or False, got {options['include_small_groups']!r}")
-    if options["pos_label"] is None:
-        del options["pos_label"]
-    if isinstance(options["tolerance"], tuple):
-        options["tolerance"] = list(options["tolerance"])
-    return options

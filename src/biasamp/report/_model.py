@@ -39,15 +39,14 @@ import pandas as pd
 
 from biasamp._core.atomic import _write_atomic
 from biasamp._core.escape import terminal
-from biasamp._core.progress import progress_bar, progress_mode
+from biasamp._core.progress import progress_bar
 from biasamp._core.results import signed, to_builtin
 from biasamp._core.rows import RowFilter
 from biasamp.exceptions import UnknownKeyError
+from biasamp.report._config import AuditConfig, AuditOptions
 from biasamp.report._inputs import (
     AuditInputs,
-    AuditOptions,
     _describe,
-    _fairness_options,
     _prepare,
     _rows_notes,
     level_size_warning,
@@ -73,6 +72,7 @@ from biasamp.report._sections import (
 
 __all__ = [
     "SUMMARY_COLUMNS",
+    "AuditConfig",
     "AuditInputs",
     "AuditOptions",
     "FigureSpec",
@@ -187,33 +187,9 @@ def audit(
     attr_val_scores: Any = None,
     task_val_scores: Any = None,
     intersect: Any = None,
-    sections: Iterable[str] | None = None,
-    exclude: Iterable[str] = (),
-    n_boot: int = 1000,
-    n_boot_multi: int | None = None,
-    level: float = 0.95,
-    ci_method: str = "auto",
-    random_state: int | None = 0,
-    attacker: Any = "auto",
-    n_iter: int = 10,
-    combinations: str = "observed",
-    max_size: int | None = None,
-    min_support: int = 10,
-    top_k: int = 10,
-    title: str = "biasamp audit",
-    names: dict | None = None,
-    progress: bool | None = None,
-    errors: str = "report",
-    average: Any = "auto",
-    pos_label: Any = None,
-    threshold: float = 0.5,
-    soft: str = "threshold",
-    min_group_size: int = 30,
-    include_small_groups: bool = False,
-    reference_group: Any = "largest",
-    tolerance: Any = (0.8, 1.25),
     sample_weight: Any = None,
-    missing: str = "raise",
+    config: AuditConfig | None = None,
+    **keywords: Any,
 ) -> Report:
     r"""Compute every applicable bias and bias-amplification metric, with confidence intervals.
 
@@ -253,6 +229,18 @@ def audit(
         Intersectional groups, with ``attr`` a mapping: ``[("race", "sex")]``
         adds the attribute ``"race x sex"`` whose groups are the observed
         combinations (``"race=Black, sex=Male"``), audited like the others.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weight of every test row: every count of the count-based
+        sections becomes a weighted count and the bootstrap resamples rows
+        with their weights (:ref:`def-weights`); DPA and LA ignore weights
+        and say so.
+    config : AuditConfig, optional
+        Every option below in one object (:class:`~biasamp.report.AuditConfig`,
+        its defaults when None); options given as keywords replace those of
+        ``config``.
+    **keywords
+        The options of :class:`~biasamp.report.AuditConfig`, by name
+        (checked before any work; an unknown name is a ``TypeError``):
     sections : iterable of str, optional
         Keys of the sections to compute (default: all); see
         ``biasamp.report.section_builders()``.
@@ -260,7 +248,8 @@ def audit(
         Keys of sections not to compute (e.g. ``["dpa", "leakage"]``).
     n_boot : int, default 1000
         Bootstrap replicates for the count-based metrics (multinomial
-        resampling of the count tables, :func:`~biasamp.bootstrap`).
+        resampling of the count tables, :func:`~biasamp.bootstrap`); 0: no
+        interval.
     n_boot_multi : int, optional
         Replicates for the multi-attribute section (default: ``n_boot``).
     level : float, default 0.95
@@ -310,11 +299,6 @@ def audit(
         The positive class of a binary task. ``None``: 1/``True`` when it is a
         class; otherwise the fairness section averages over both classes and
         says so (pass ``pos_label`` to report one class).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weight of every test row: every count of the count-based
-        sections becomes a weighted count and the bootstrap resamples rows
-        with their weights (:ref:`def-weights`); DPA and LA ignore weights
-        and say so.
     missing : {"raise", "drop", "group"}, default "raise"
         Rows with a missing value (:ref:`def-missing`): raise naming the
         argument and rows, drop them (training and test rows separately), or
@@ -379,56 +363,26 @@ def audit(
     >>> bool(row.ci_low > 0), row.reading
     (True, 'amplified')
     """
+    # every option before any work: a bad value is one named error, not a report of failed sections
+    config = AuditConfig.of(config, keywords, "audit")
     if isinstance(attr, Mapping) or intersect is not None:  # several attributes: one audit each, merged
-        arguments = dict(locals())
         from biasamp.report._attributes import audit_attributes
 
-        return audit_attributes(**arguments)
-    from biasamp._engine.options import BootstrapOptions
-    from biasamp._engine.resample import check_random_state, seed_sequence
-    from biasamp.multiattribute._metrics import _MODES, _check_int
-
-    # every option before any work: a bad value is one named error, not a report of failed sections
-    chosen = _chosen_builders(sections, exclude, errors)
-    boot = BootstrapOptions(n_boot, level, ci_method, random_state)  # the bootstrap options, checked in one place
-    n_boot, level = boot.n_boot, boot.level
-    if n_boot_multi is not None:
-        n_boot_multi = BootstrapOptions(n_boot_multi, level, ci_method, random_state).n_boot
-    if not isinstance(check_random_state(random_state), (int, type(None))):  # a Generator etc.: one int seed
-        random_state = int(seed_sequence(random_state).generate_state(1)[0])
-    n_iter = _check_int(n_iter, "n_iter", 2)  # DPA and LA report an interval over the iterations
-    top_k = _check_int(top_k, "top_k", 1)
-    min_support = _check_int(min_support, "min_support", 1)
-    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
-    if combinations not in _MODES:
-        raise ValueError(f"combinations must be one of {_MODES}, got {combinations!r}")
-    if isinstance(attacker, str) or attacker is None:
-        from biasamp.predictability._attackers import _ATTACKERS
-
-        if attacker not in _ATTACKERS:
-            raise ValueError(f"attacker must be one of {_ATTACKERS} or an estimator instance, got {attacker!r}")
-    if not isinstance(title, str):
-        raise TypeError(f"title must be a str, got {type(title).__name__}")
-    if names is not None and not isinstance(names, dict):
-        raise TypeError(f"names must be a dict such as {{'attr': 'gender'}}, got {type(names).__name__}")
-    fairness = _fairness_options(average=average, pos_label=pos_label, threshold=threshold, soft=soft,
-                                 min_group_size=min_group_size, include_small_groups=include_small_groups,
-                                 reference_group=reference_group, tolerance=tolerance)
+        return audit_attributes(attr, task, intersect=intersect, attr_pred=attr_pred, task_pred=task_pred,
+                                attr_train=attr_train, task_train=task_train, attr_val_scores=attr_val_scores,
+                                task_val_scores=task_val_scores, sample_weight=sample_weight, config=config)
+    chosen = _chosen_builders(config.sections, config.exclude, config.errors)
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores,
-                   sample_weight=sample_weight, missing=missing)
+                   sample_weight=sample_weight, missing=config.missing)
     # before any work: an attribute with few rows per level (an identifier?) is said up front, not after minutes
-    few = level_size_warning(inp.attr, (names or {}).get("attr") or getattr(inp.attr, "name", None) or "attr",
-                             int(fairness.get("min_group_size", 30)))
+    names = config.names or {}
+    few = level_size_warning(inp.attr, names.get("attr") or getattr(inp.attr, "name", None) or "attr",
+                             config.min_group_size)
     if few is not None:
         from biasamp.exceptions import SmallGroupWarning
 
         warnings.warn(few, SmallGroupWarning, stacklevel=2)
-    opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
-                       random_state=random_state,
-                       attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=progress_mode(progress),
-                       fairness=fairness, missing=missing)
-    report = _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
+    report = _build_report(inp, config, chosen)
     if few is not None:
         report.inputs["warnings"] = [few]
     return report
@@ -448,8 +402,7 @@ def _chosen_builders(sections: Iterable[str] | None, exclude: Iterable[str], err
     return [b for b in builders if b.key in wanted]
 
 
-def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionBuilder], *, title: str,
-                  names: dict | None, errors: str) -> Report:
+def _build_report(inp: AuditInputs, opt: AuditConfig, chosen: Sequence[SectionBuilder]) -> Report:
     """Run the ``chosen`` builders on ``inp`` and assemble the :class:`Report` (the core of :func:`audit`).
 
     A streamed audit calls it with precomputed results in ``inp.results``.
@@ -458,6 +411,7 @@ def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionB
     says so in a note.
     """
     out = []
+    names, errors = opt.names or {}, opt.errors
     bar = progress_bar(chosen, desc="audit", progress=opt.progress, unit="sections")
     for b in bar:
         bar.set_postfix_str(b.key)
@@ -492,8 +446,8 @@ def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionB
         out.append(section)
     from biasamp._core.version import __version__
 
-    return Report(out, _describe(inp, names or {}), opt.to_dict(), title=title, version=__version__,
-                  source=(names or {}).get("source", ""))
+    return Report(out, _describe(inp, names), opt.report_options(), title=opt.title, version=__version__,
+                  source=names.get("source", ""))
 
 
 # --------------------------------------------------------------------------- #

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from biasamp.report._inputs import AuditInputs, AuditOptions
+from biasamp.report._config import AuditConfig
+from biasamp.report._inputs import AuditInputs
 
 __all__ = ["FigureSpec", "SectionBuilder", "SectionData", "register_section", "section_builders"]
 
@@ -110,7 +111,7 @@ class SectionBuilder:
     applicable : callable
         ``applicable(inputs: AuditInputs) -> bool``.
     compute : callable
-        ``compute(inputs: AuditInputs, options: AuditOptions) -> SectionData``.
+        ``compute(inputs: AuditInputs, options: AuditConfig) -> SectionData``.
     order : float
         Position in the report (ascending).
     """
@@ -121,7 +122,7 @@ class SectionBuilder:
     how_to_read: str
     needs: str
     applicable: Callable[[AuditInputs], bool]
-    compute: Callable[[AuditInputs, AuditOptions], SectionData]
+    compute: Callable[[AuditInputs, AuditConfig], SectionData]
     order: float = 100.0
 
 
@@ -169,7 +170,7 @@ def register_section(
     >>> from biasamp.report import _BUILDERS; del _BUILDERS["example"]  # clean up
     """
 
-    def deco(compute: Callable[[AuditInputs, AuditOptions], SectionData]) -> Callable:
+    def deco(compute: Callable[[AuditInputs, AuditConfig], SectionData]) -> Callable:
         _BUILDERS[key] = SectionBuilder(key, title, citation, how_to_read, needs, applicable, compute, order)
         return compute
 

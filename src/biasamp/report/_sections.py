@@ -23,14 +23,8 @@ from biasamp._core.labels import to_numpy
 from biasamp._core.results import top_rows
 from biasamp._engine.bootstrap import REPLICATES_WARNING
 from biasamp.exceptions import UndefinedPairWarning
-from biasamp.report._inputs import (
-    GROUP_OPTIONS,
-    POLICY_OPTIONS,
-    AuditInputs,
-    AuditOptions,
-    family_options,
-    resolve_fairness_options,
-)
+from biasamp.report._config import AuditConfig
+from biasamp.report._inputs import AuditInputs, family_options, resolve_fairness_options
 from biasamp.report._registry import FigureSpec, SectionData, register_section
 
 # --------------------------------------------------------------------------- #
@@ -148,44 +142,89 @@ def _ci_note(level: float) -> str:
     return f"{round(100 * level)}%"
 
 
-def _computed(inp: AuditInputs, key: str, compute: Callable[[], Any],
-              boot: Callable[[], Any]) -> tuple[Any, Any, list]:
-    """``(result, bootstrap result or None, notes)`` of a count-based family.
+#: the note of a count-based section computed without interval (``n_boot=0``)
+NO_INTERVAL = "no interval: n_boot=0"
 
-    From the rows held: ``boot()`` (a :class:`~biasamp.BootstrapResult`, which
-    counts the labels once and carries the metric's result), or ``compute()``
-    when the bootstrap raises a ``ValueError`` (it becomes a note); or, when
-    the family was computed elsewhere (``inp.results[key]``, a
-    streamed audit), from that :class:`~biasamp.report.SectionResult`.
+
+def _family_result(inp: AuditInputs, opt: AuditConfig, key: str, options: dict | None = None,
+                   n_boot: int | None = None) -> tuple[Any, Any, list]:
+    """``(result, bootstrap result or None, notes)`` of the registered count-based family ``key``.
+
+    From the rows held: the family's function is called as its declaration
+    says (``Family.call`` on the roles it reads from the batch, with the
+    audit's options it declares, or ``options``), through
+    :func:`~biasamp.bootstrap`, which counts the labels once and carries the
+    metric's result; the function alone when the bootstrap raises a
+    ``ValueError`` (it becomes a note) or ``n_boot`` is 0. When the family was
+    computed elsewhere (``inp.results[key]``, a streamed audit): from that
+    :class:`~biasamp.report.SectionResult`.
     """
+    from biasamp._families import REGISTRY
+    from biasamp.stats import bootstrap
+
     given = inp.results.get(key)
     if given is not None:
         return given.compute(), given.bootstrap, list(given.notes)
+    family = REGISTRY[key]
+    args, kwargs = family.call(inp.family_roles(family), opt.family_options(key) if options is None else options)
+    replicates = opt.n_boot if n_boot is None else n_boot
+    if replicates == 0:
+        return family.function(*args, **kwargs), None, [NO_INTERVAL]
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            booted = boot()
+            booted = bootstrap(family.function, *args, **kwargs, **_boot_kwargs(opt, key, replicates))
     except ValueError as exc:
-        return compute(), None, [f"no bootstrap interval: {exc}"]
+        return family.function(*args, **kwargs), None, [f"no bootstrap interval: {exc}"]
     # the bootstrap counted the labels and computed the metric's result on them: count once, and pass on
     # the warnings of that computation (those of the replicates are the bootstrap's own, summarised in its notes)
     for w in caught:
         if not (issubclass(w.category, UndefinedPairWarning) and str(w.message).startswith(REPLICATES_WARNING)):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return (booted.result if booted.result is not None else compute()), booted, []
+    return (booted.result if booted.result is not None else family.function(*args, **kwargs)), booted, []
 
 
-def _boot_kwargs(opt: AuditOptions, key: str, n_boot: int | None = None) -> dict:
+def _declared_rows(inp: AuditInputs, key: str, res: Any, boot: Any, *, note: Callable[[Any], str] = lambda s: "",
+                   undefined: Callable[[Any], str | None] = lambda s: None,
+                   options: dict | None = None) -> list[dict]:
+    """The summary rows of a registered family: one per statistic it computed, in declaration order.
+
+    Read from its declaration (``StatisticSpec``): the statistics whose
+    prediction roles (``needs``) the inputs hold (and, for a family whose
+    options select statistics, those ``options`` select); the value from
+    ``read``; the metric and direction columns from ``label`` and
+    ``direction``; the reading from ``reading_kind`` (amplification,
+    disparity or distortion); the interval, method and p-value from the
+    bootstrap. ``note(spec)`` and ``undefined(spec)`` (the reason a statistic
+    is undefined, or None) are what the family's section adds.
+    """
+    from biasamp._families import REGISTRY
+
+    family = REGISTRY[key]
+    rows = []
+    for s in family.statistics_of(family.function, options):
+        if not all(inp.get(role) is not None for role in s.needs):
+            continue
+        label, reason = s.label or s.name, undefined(s)
+        if reason is not None:
+            rows.append(_row(label, s.direction, None, None, None, inp.n, f"undefined: {reason}",
+                             reading="undefined"))
+            continue
+        rows.append(_boot_row(boot, s.name, label, s.direction, s.read(res)[0], inp.n, note(s), kind=s.reading_kind))
+    return rows
+
+
+def _boot_kwargs(opt: AuditConfig, key: str, n_boot: int | None = None) -> dict:
     return {"n_boot": opt.n_boot if n_boot is None else n_boot, "level": opt.level, "ci_method": opt.ci_method,
             "random_state": opt.seed(key)}
 
 
-def _min_group_size(opt: AuditOptions) -> int:
+def _min_group_size(opt: AuditConfig) -> int:
     """The size below which a group (or the support of a pair) is flagged small in the charts."""
-    return int(opt.fairness.get("min_group_size", 30))
+    return int(opt.min_group_size)
 
 
-def _sized_bars(facet: str, labels: list, values: np.ndarray, n: np.ndarray, opt: AuditOptions) -> pd.DataFrame:
+def _sized_bars(facet: str, labels: list, values: np.ndarray, n: np.ndarray, opt: AuditConfig) -> pd.DataFrame:
     """Bars of an ``"hbar"`` figure with their support ``n`` (NaN: unknown), flagged ``small`` below the minimum."""
     return pd.DataFrame({"facet": facet, "label": labels, "value": values, "n": n,
                          "small": np.nan_to_num(n, nan=np.inf) < _min_group_size(opt)})
@@ -226,7 +265,7 @@ def _has_pred(inp: AuditInputs) -> bool:
     applicable=lambda inp: bool(inp.thresholds),
     order=5,
 )
-def _calibration_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+def _calibration_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     tables = {}
     for role, th in inp.thresholds.items():
         tables[f"thresholds {role}"] = pd.DataFrame({"label": [str(k) for k in th.index],
@@ -250,35 +289,31 @@ def _calibration_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     applicable=_has_pred,
     order=10,
 )
-def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
-    from biasamp.cooccurrence._metrics import bias_amp_directional
-    from biasamp.stats import bootstrap
-
-    kw = {"attr_pred": inp.attr_pred, "task_pred": inp.task_pred, "attr_train": inp.attr_train,
-          "task_train": inp.task_train, **_weight_kwargs(inp), **_policy_kwargs(opt), **_group_kwargs(opt)}
-    res, boot, notes = _computed(
-        inp, "directional", lambda: bias_amp_directional(inp.attr, inp.task, **kw),
-        lambda: bootstrap(bias_amp_directional, inp.attr, inp.task, **kw, **_boot_kwargs(opt, "directional")))
+def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
+    res, boot, notes = _family_result(inp, opt, "directional")
     out = SectionData(notes=_predictions_note(res) + notes)
     if res.train_source == "test":
         out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
+    parts = {d.direction: d for d in (res.a_to_t, res.t_to_a) if d is not None}
+
+    def pairs_note(s: Any) -> str:
+        d = parts[s.name]
+        return f"{d.n_pairs} pairs" + (f", {d.n_undefined} undefined" if d.n_undefined else "")
+
+    out.summary = _declared_rows(inp, "directional", res, boot, note=pairs_note,
+                                 undefined=lambda s: parts[s.name].reason if parts[s.name].undefined else None)
+    rows = {r["direction"]: r for r in out.summary}
     bars = []
-    for d in (res.a_to_t, res.t_to_a):
-        if d is None:
-            continue
+    for d in parts.values():
         if getattr(d, "undefined", False):
-            out.summary.append(_row("BiasAmp->", d.direction, None, None, None, inp.n,
-                                    f"undefined: {d.reason}", reading="undefined"))
             continue
-        extra = f", {d.n_undefined} undefined" if d.n_undefined else ""
         if "y" in d.pairs.columns and len(d.pairs) and (d.pairs["y"].to_numpy(dtype=np.float64) == 0).all():
             # every pair has sign y_at = 0: the value is 0 by construction, whatever the model does
-            row = _boot_row(boot, d.direction, "BiasAmp->", d.direction, d.value, inp.n, "")
+            row = rows[d.direction]
             row["reading"] = "not measurable"
             row["note"] = (f"{d.n_pairs} pairs, every y_at = 0: the attribute and the task are independent in the "
                            "data the signs come from (balanced), so BiasAmp-> is 0 by construction and cannot measure "
                            "amplification here; read DPA, which needs no correlation sign")
-            out.summary.append(row)
             out.notes.append(
                 f"BiasAmp-> {d.direction}: every (attribute, task) pair has the correlation sign y_at = 0 "
                 "(P(a, t) = P(a) P(t) in the data the signs come from), so every term y_at * Delta is 0 and the "
@@ -286,9 +321,6 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
                 "[0, 0] says nothing about the model; differences between the model and the data in single "
                 "pairs (the per-pair test) are not amplification of a training correlation here. DPA "
                 "(directional predictability amplification) measures amplification on balanced data")
-        else:
-            out.summary.append(_boot_row(boot, d.direction, "BiasAmp->", d.direction, d.value, inp.n,
-                                         f"{d.n_pairs} pairs{extra}"))
         pairs = _with_intervals(d.pairs, boot, d.direction, ["attr", "task"])
         out.tables[f"pairs {d.direction}"] = pairs
         chart = _one_of_mirrored(pairs, "task") if d.direction == "T->A" and _binary_attr(inp) else pairs
@@ -337,25 +369,14 @@ def _directional_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     applicable=lambda inp: inp.attr_pred is not None and inp.task_pred is not None,
     order=20,
 )
-def _mals_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
-    from biasamp.cooccurrence._metrics import bias_amp_mals
-    from biasamp.stats import bootstrap
-
+def _mals_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     out = SectionData()
-    attr_train, task_train = (inp.attr_train, inp.task_train) if inp.has_train else (inp.attr, inp.task)
-    if not inp.has_train:
+    if not inp.has_train:  # the family's call takes the test rows (with their weights) as the training rows
         out.notes.append("no training labels were given: bias_train comes from the test ground truth")
-    wk = {**_weight_kwargs(inp), **_policy_kwargs(opt), **_group_kwargs(opt)}
-    if wk and not inp.has_train:  # the test rows stand in for the training rows, with their weights
-        wk["train_sample_weight"] = inp.weight
-    res, boot, notes = _computed(
-        inp, "mals", lambda: bias_amp_mals(attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
-                                           **wk),
-        lambda: bootstrap(bias_amp_mals, attr_train, task_train, attr_pred=inp.attr_pred, task_pred=inp.task_pred,
-                          **wk, **_boot_kwargs(opt, "mals")))
+    res, boot, notes = _family_result(inp, opt, "mals")
     out.notes.extend(_predictions_note(res) + notes)
     extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
-    out.summary.append(_boot_row(boot, "MALS", "BiasAmp_MALS", "", res.value, inp.n, f"{res.n_tasks} tasks{extra}"))
+    out.summary = _declared_rows(inp, "mals", res, boot, note=lambda s: f"{res.n_tasks} tasks{extra}")
     pairs = _with_intervals(res.pairs, boot, "MALS", ["attr", "task"])
     out.tables["pairs"] = pairs
     counted = pairs[pairs["indicator"].to_numpy(dtype=np.float64) > 0] if "indicator" in pairs.columns else pairs
@@ -390,36 +411,10 @@ def _one_of_mirrored(table: pd.DataFrame, key: str) -> pd.DataFrame:
     return table.iloc[order].drop_duplicates(key).sort_index()
 
 
-def _multi_kwargs(inp: AuditInputs, opt: AuditOptions) -> dict:
-    return dict(
-        attr_pred=inp.attr_pred, task_pred=inp.task_pred,
-        attr_train=inp.attr_train if inp.has_train else None,
-        task_train=inp.task_train if inp.has_train else None,
-        combinations=opt.combinations, min_size=opt.min_size, max_size=opt.max_size, min_support=opt.min_support,
-        **_weight_kwargs(inp), **{k: v for k, v in _policy_kwargs(opt).items() if k == "threshold"},
-        **_group_kwargs(opt),
-    )
-
-
-def _policy_kwargs(opt: AuditOptions) -> dict:
-    """``threshold`` / ``soft`` of the audit: one probability policy for every count-based section."""
-    return family_options(opt.fairness, POLICY_OPTIONS)
-
-
-def _group_kwargs(opt: AuditOptions) -> dict:
-    """``min_group_size`` / ``include_small_groups`` of the audit, for the families that leave small groups out."""
-    return family_options(opt.fairness, GROUP_OPTIONS)
-
-
 def _predictions_note(res: Any) -> list:
     """What the probability policy did, when predictions were probabilities (every family says it alike)."""
     said = getattr(res, "predictions", "hard")
     return [] if said == "hard" else [f"Predictions: {said}"]
-
-
-def _weight_kwargs(inp: AuditInputs) -> dict:
-    """``sample_weight`` for the count-based sections when the audit is weighted (the test rows' weights)."""
-    return {} if inp.weight is None else {"sample_weight": inp.weight}
 
 
 _MULTI_PARTS = (("mals", "Multi_MALS", "", "Multi_MALS"), ("g_to_m", "Multi->", "G->M", "G->M"),
@@ -447,23 +442,19 @@ def _multi_parts(res: Any) -> list:
     applicable=lambda inp: inp.task_is_multilabel and _has_pred(inp),
     order=30,
 )
-def _multi_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
-    from biasamp.multiattribute._metrics import multi_bias_amp
-    from biasamp.stats import bootstrap
-
-    kw = _multi_kwargs(inp, opt)
-    res, boot, notes = _computed(
-        inp, "multi", lambda: multi_bias_amp(inp.attr, inp.task, **kw),
-        lambda: bootstrap(multi_bias_amp, inp.attr, inp.task, **kw,
-                          **_boot_kwargs(opt, "multi", opt.n_boot_multi)))
+def _multi_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
+    res, boot, notes = _family_result(inp, opt, "multi", n_boot=opt.n_boot_multi)
     out = SectionData(notes=_predictions_note(res) + notes)
+    found = {stat: m for _, _, _, stat, m in _multi_parts(res)}
+
+    def note(s: Any) -> str:
+        if s.name in found:
+            return f"mean |Delta|; var {found[s.name].variance:.3g}, {len(res.combinations)} combinations"
+        return "signed mean Delta" if s.direction == "raw" else "mean y*Delta (signed)"
+
+    out.summary = _declared_rows(inp, "multi", res, boot, note=note)
     tops = []
     for _, metric, direction, stat, m in _multi_parts(res):
-        note = f"mean |Delta|; var {m.variance:.3g}, {len(res.combinations)} combinations"
-        out.summary.append(_boot_row(boot, stat, metric, direction, m.value, inp.n, note, kind="distortion"))
-        raw_dir = f"{direction} raw".strip()
-        out.summary.append(_boot_row(boot, f"{stat} raw", metric, raw_dir, m.raw, inp.n,
-                                     "mean y*Delta (signed)" if direction else "signed mean Delta"))
         name = f"{metric} {direction}".strip()
         col = "contribution" if m.metric == "Multi_MALS" else "delta"
         table = m.table
@@ -509,15 +500,6 @@ _FAIR_READ = {
 }
 
 
-def _declared_rows(key: str, res: Any, boot: Any, n: int) -> list:
-    """Summary rows of a registered family, one per headline statistic, read as its declaration says."""
-    from biasamp._families import REGISTRY
-
-    family = REGISTRY[key]
-    return [_boot_row(boot, s.name, s.name, "", s.read(res)[0], n, kind="amp" if s.signed else "disparity")
-            for s in family.statistics if s.headline]
-
-
 def _binary_task(inp: AuditInputs) -> bool:
     if "differential" in inp.results:  # a streamed audit counted it (it held a binary task)
         return True
@@ -540,19 +522,10 @@ def _binary_task(inp: AuditInputs) -> bool:
     applicable=_binary_task,
     order=45,
 )
-def _differential_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
-    from biasamp.differential._metrics import df_bias_amplification
-    from biasamp.stats import bootstrap
-
+def _differential_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     fopt, _ = resolve_fairness_options(opt.fairness, _uniques(inp.task), False)
-    kw = family_options(fopt, ("pos_label", *POLICY_OPTIONS, *GROUP_OPTIONS))
-    if inp.weight is not None:
-        kw["sample_weight"] = inp.weight
-    res, boot, notes = _computed(
-        inp, "differential", lambda: df_bias_amplification(inp.task, inp.task_pred, sensitive_features=inp.attr, **kw),
-        lambda: bootstrap(df_bias_amplification, inp.task, inp.task_pred, sensitive_features=inp.attr, **kw,
-                          **_boot_kwargs(opt, "differential")))
-    out = SectionData(summary=_declared_rows("differential", res, boot, inp.n), notes=notes)
+    res, boot, notes = _family_result(inp, opt, "differential", options=family_options(fopt, "differential"))
+    out = SectionData(summary=_declared_rows(inp, "differential", res, boot), notes=notes)
     for name, att in (("epsilon_true", res.attained_true), ("epsilon_pred", res.attained_pred)):
         y, hi, lo = att
         if hi != lo:
@@ -588,32 +561,23 @@ def _uniques(labels: Any) -> list:
     applicable=lambda inp: inp.task_pred is not None,
     order=40,
 )
-def _fairness_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
-    from biasamp.fairness._metrics import fairness_metrics
-    from biasamp.stats import bootstrap
-
+def _fairness_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     multilabel = np.ndim(inp.task) != 1
     fopt, first = resolve_fairness_options(opt.fairness, () if multilabel else _uniques(inp.task), multilabel)
-    if inp.weight is not None:
-        fopt["sample_weight"] = inp.weight
-    res, boot, notes = _computed(
-        inp, "fairness", lambda: fairness_metrics(inp.task, inp.task_pred, sensitive_features=inp.attr, **fopt),
-        lambda: bootstrap(fairness_metrics, inp.task, inp.task_pred, sensitive_features=inp.attr, **fopt,
-                          **_boot_kwargs(opt, "fairness")))
+    res, boot, notes = _family_result(inp, opt, "fairness", options=fopt)
     notes = first + notes
     out = SectionData(notes=notes)
     if res.settings is not None:
         out.notes[:0] = [line[0].upper() + line[1:] for line in res.settings.describe()]
     which = (f", class {res.settings.pos_label!r}" if res.settings is not None and res.settings.average == "binary"
              else ", mean over classes")
-    for name, value in res.overall.items():
-        if name in res.undefined_reasons:
-            out.summary.append(_row(name, "", None, None, None, inp.n,
-                                    f"undefined: {res.undefined_reasons[name]}", reading="undefined"))
-            continue
-        extra = f"; {res.n_undefined[name]} classes undefined" if res.n_undefined.get(name) else ""
-        out.summary.append(_boot_row(boot, name, name, "", value, inp.n,
-                                     _FAIR_READ.get(name, "") + which + extra, kind="disparity"))
+
+    def note(s: Any) -> str:
+        extra = f"; {res.n_undefined[s.name]} classes undefined" if res.n_undefined.get(s.name) else ""
+        return _FAIR_READ.get(s.name, "") + which + extra
+
+    out.summary = _declared_rows(inp, "fairness", res, boot, note=note, undefined=lambda s: res.undefined_reasons.get(
+        s.name), options=fopt)
     if boot is not None and boot.test_methods:
         out.notes.append(
             "p-values: per class, a test that the prediction is independent of the group (G-test; Fisher's "
@@ -736,7 +700,7 @@ def _predictability():
     applicable=lambda inp: _has_pred(inp) and hasattr(_predictability(), "dpa"),
     order=50,
 )
-def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+def _dpa_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     pred = _predictability()
     attacker = opt.attacker  # "auto" is resolved per direction by dpa, which records which attacker ran and why
     res = pred.dpa(inp.attr, inp.task, attr_pred=inp.attr_pred, task_pred=inp.task_pred, attacker=attacker,
@@ -782,7 +746,7 @@ def _dpa_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     applicable=lambda inp: inp.task_pred is not None and hasattr(_predictability(), "leakage_amplification"),
     order=60,
 )
-def _leakage_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
+def _leakage_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     pred = _predictability()
     attacker = opt.attacker  # "auto" is resolved by leakage_amplification, which records its choice
     res = pred.leakage_amplification(

@@ -44,8 +44,8 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   one entry per row for multi-label tasks, so it is not bounded. A stream
   instead gives every row, in every replicate, a Poisson(1) weight (a hash
   of its position, the replicate and the seed) and sums the weighted
-  replicate tables batch by batch (``n_boot`` replicates, 200 by default:
-  each costs about one weight and one table update per row). Smooth
+  replicate tables batch by batch (``n_boot`` replicates, 1,000 by default as
+  in memory: each costs about one weight and one table update per row). Smooth
   statistics get percentile intervals (BCa needs the distinct rows); the
   max/min/absolute-value ones the same simultaneous band as in memory; the
   tests of no effect, from the counts, are those of the in-memory audit.
@@ -71,7 +71,7 @@ pyarrow is imported only when data is read.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,16 +80,17 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from biasamp._core.progress import progress_bar, progress_mode
-from biasamp.report._inputs import GROUP_OPTIONS, POLICY_OPTIONS, family_options, resolve_fairness_options
+from biasamp._core.progress import progress_bar
+from biasamp.report._config import AuditConfig
+from biasamp.report._inputs import family_options, resolve_fairness_options
 from biasamp.report._model import (
     AuditInputs,
-    AuditOptions,
     Report,
     SectionResult,
     _build_report,
     _chosen_builders,
 )
+from biasamp.report._sections import NO_INTERVAL
 
 __all__ = ["ParquetDataset", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
 
@@ -97,7 +98,6 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows (each row weighted by a Poisson(1) draw "
                    "per replicate, replicate tables summed batch by batch); smooth statistics get percentile "
                    "intervals (BCa needs the distinct rows, which a stream does not keep)")
-NO_INTERVAL = "no interval: n_boot=0"
 _COUNTED = ("directional", "mals", "multi", "fairness", "differential")  # the sections the accumulators compute
 _NO_ROWS = ("calibration",)  # needs validation scores: skipped in a streamed audit
 
@@ -505,28 +505,11 @@ def stream_audit(
     columns: StreamColumns,
     *,
     train: ParquetDataset | None = None,
-    batch_size: int = 65_536,
-    dpa_rows: int = 200_000,
     attr_classes: Sequence | None = None,
     task_classes: Sequence | None = None,
-    sections: Iterable[str] | None = None,
-    exclude: Iterable[str] = (),
-    n_boot: int = 200,
-    n_boot_multi: int | None = None,
-    level: float = 0.95,
-    ci_method: str = "auto",
-    random_state: int | None = 0,
-    attacker: Any = "auto",
-    n_iter: int = 10,
-    combinations: str = "observed",
-    max_size: int | None = None,
-    min_support: int = 10,
-    top_k: int = 10,
-    title: str = "biasamp audit",
-    names: dict | None = None,
-    progress: bool | None = None,
-    errors: str = "report",
-    fairness: dict | None = None,
+    config: AuditConfig | None = None,
+    fairness: Mapping[str, Any] | None = None,
+    **keywords: Any,
 ) -> Report:
     """The report of :func:`biasamp.report.audit`, computed from Parquet data read batch by batch.
 
@@ -538,40 +521,31 @@ def stream_audit(
         Which columns are the attribute, the task and the predictions.
     train : ParquetDataset, optional
         Training ground truth (the attribute and task columns).
-    batch_size : int, default 65536
-        Rows per record batch.
-    dpa_rows : int, default 200000
-        Size of the uniform random sample of test rows on which DPA and
-        leakage amplification run (all rows when there are fewer), and any
-        other section that needs rows (one added with
-        :func:`~biasamp.report.register_section`); 0 leaves those sections
-        out.
     attr_classes, task_classes : sequence, optional
         Class lists of the attribute and of a single-label task: skip the
         pass that finds them. Every family then uses them (the in-memory
         audit infers, per family, the classes of the test and/or training
         data).
-    sections, exclude, level, random_state, attacker, n_iter, combinations, max_size, min_support, top_k
-        As in :func:`biasamp.report.audit`.
-    n_boot, n_boot_multi : int
-        Replicates of the Poisson bootstrap of the count-based sections (the
-        replicate tables are summed batch by batch; 0: no interval). Each
-        replicate costs about one weight per row: 1,000 replicates add a few
-        seconds per million rows.
-    ci_method : str, default "auto"
-        As in :func:`biasamp.report.audit` (``"bca"`` is not available on a
-        stream and falls back to ``"auto"``).
-    title, names, errors
-        As in :func:`biasamp.report.audit`.
-    progress : bool or None
-        One bar per pass over the data on stderr, its total the rows of the
-        pass (from the file footers); ``None``: bars when stderr is a
-        terminal, otherwise a plain progress line every 10 s.
+    config : AuditConfig, optional
+        The options, as in :func:`biasamp.report.audit` (the same
+        :class:`~biasamp.report.AuditConfig` and defaults); keywords replace
+        options of ``config``. Streaming reads ``batch_size`` (rows per
+        record batch) and ``dpa_rows`` (size of the uniform random sample of
+        test rows on which DPA and leakage amplification run, all rows when
+        there are fewer, and any other section that needs rows; 0 leaves
+        those sections out). ``n_boot`` / ``n_boot_multi`` are the
+        replicates of the Poisson bootstrap of the count-based sections (the
+        replicate tables are summed batch by batch; 0: no interval; each
+        replicate costs about one weight per row). ``ci_method="bca"`` is
+        not available on a stream and falls back to ``"auto"``. ``progress``:
+        one bar per pass over the data on stderr, its total the rows of the
+        pass (from the file footers).
     fairness : dict, optional
-        Options of the group fairness section (``average``, ``pos_label``,
-        ``threshold``, ``soft``, ``min_group_size``, ``include_small_groups``,
-        ``reference_group``, ``tolerance``), as the keyword arguments of
-        :func:`biasamp.report.audit`.
+        The former spelling of the group fairness options (``average``,
+        ``pos_label``, ``threshold``, ...): the same as passing them as
+        keywords.
+    **keywords
+        Options of :class:`~biasamp.report.AuditConfig`, by name.
 
     Returns
     -------
@@ -617,11 +591,15 @@ def stream_audit(
     (True, True)
     >>> tmp.cleanup()
     """
-    chosen = _chosen_builders(sections, exclude, errors)
-    if int(batch_size) < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if int(dpa_rows) < 0:
-        raise ValueError(f"dpa_rows must be >= 0, got {dpa_rows}")
+    if fairness is not None:  # the former spelling of the fairness options: keywords like the others
+        twice = sorted(set(fairness) & set(keywords))
+        if twice:
+            raise TypeError(f"{', '.join(twice)} given both in fairness= and as keyword(s); pass them as keywords")
+        keywords = {**fairness, **keywords}
+    config = AuditConfig.of(config, keywords, "stream_audit")
+    opt = config
+    chosen = _chosen_builders(config.sections, config.exclude, config.errors)
+    batch_size, dpa_rows = config.batch_size, config.dpa_rows
     if dpa_rows == 0:  # the sections that need rows are left out
         chosen = [b for b in chosen if b.key in _COUNTED + _NO_ROWS]
     for ds, cols, what in ((data, columns.test_columns(), "test"), (train, columns.truth_columns(), "training")):
@@ -631,13 +609,7 @@ def stream_audit(
             raise ValueError(f"{what} file {f} lacks the column(s) {lacking}; its columns: {', '.join(available)}")
     if data.num_rows == 0:
         raise ValueError(f"{data.path} holds no rows")
-    opt = AuditOptions(n_boot=n_boot, n_boot_multi=n_boot_multi, level=level, ci_method=ci_method,
-                       random_state=random_state,
-                       attacker=attacker, n_iter=n_iter, combinations=combinations, max_size=max_size,
-                       min_support=min_support, top_k=top_k, progress=progress_mode(progress),
-                       fairness=dict(fairness or {}))
     keys = {b.key for b in chosen}
-    batch_size = int(batch_size)
     train_rows = train.num_rows if train is not None else 0  # from the footers, for the progress bars
 
     # ---- pass 1: the classes of the 1-D ground truths --------------------- #
@@ -684,16 +656,14 @@ def stream_audit(
         n = opt.n_boot_multi if key == "multi" and opt.n_boot_multi is not None else opt.n_boot
         return {"n_boot": int(n), "random_state": opt.seed(key)}
 
-    # one probability policy for every family (the audit's threshold / soft)
-    policy = family_options(opt.fairness, POLICY_OPTIONS)
-    groups_opt = family_options(opt.fairness, GROUP_OPTIONS)
-
+    # every family's options from the one configuration (those its Family.options declares)
+    errors = config.errors
     if "directional" in keys:
-        fam["directional"] = _Family(lambda: CooccurrenceAccumulator(attr_all, task_all, **policy, **groups_opt,
-                                                                     **boot("directional")), errors, opt)
+        fam["directional"] = _Family(lambda: CooccurrenceAccumulator(
+            attr_all, task_all, **config.family_options("directional"), **boot("directional")), errors, opt)
     if "mals" in keys and has_ap and has_tp:
-        fam["mals"] = _Family(lambda: CooccurrenceAccumulator(attr_mals, task_mals, metric="mals", **policy,
-                                                              **groups_opt, **boot("mals")), errors, opt)
+        fam["mals"] = _Family(lambda: CooccurrenceAccumulator(
+            attr_mals, task_mals, metric="mals", **config.family_options("mals"), **boot("mals")), errors, opt)
     if "fairness" in keys and has_tp:
         fopt, _ = resolve_fairness_options(opt.fairness, task_test, columns.multilabel)
         fair_classes = task_test
@@ -705,14 +675,12 @@ def stream_audit(
                                   errors, opt)
     if "differential" in keys and has_tp and not columns.multilabel and len(task_test) == 2:
         dopt, _ = resolve_fairness_options(opt.fairness, task_test, False)
-        dopt = family_options(dopt, ("pos_label", *POLICY_OPTIONS, *GROUP_OPTIONS))
+        dopt = family_options(dopt, "differential")
         fam["differential"] = _Family(lambda: DifferentialAccumulator(task_test, attr_test, **dopt,
                                                                       **boot("differential")), errors, opt)
     if "multi" in keys and columns.multilabel:
         fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
-            attr_all, list(columns.task_names), combinations=opt.combinations, min_size=opt.min_size,
-            max_size=opt.max_size, min_support=opt.min_support, threshold=policy.get("threshold", 0.5),
-            **groups_opt, **boot("multi")), errors, opt)
+            attr_all, list(columns.task_names), **config.family_options("multi"), **boot("multi")), errors, opt)
 
     # ---- pass 2: the combinations of the multi-attribute metrics ---------- #
     multi = fam.get("multi")
@@ -770,7 +738,7 @@ def stream_audit(
 
     # ---- the report --------------------------------------------------------- #
     held = _sample_inputs(sample.sample(), columns)
-    names = dict(names or {})
+    names = dict(config.names or {})
     description = {
         "n_test": n_test,
         "n_train": n_train,
@@ -796,6 +764,6 @@ def stream_audit(
         description["weighted"] = True
         held_frame = sample.sample()
         weight = held_frame[columns.weight].reset_index(drop=True).to_numpy(dtype=np.float64)
-    inp = AuditInputs(**held, n=n_test, n_train=n_train, results={k: f.result() for k, f in fam.items()},
-                      description=description, weight=weight)
-    return _build_report(inp, opt, chosen, title=title, names=names, errors=errors)
+    inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train,
+                      results={k: f.result() for k, f in fam.items()}, description=description)
+    return _build_report(inp, config, chosen)

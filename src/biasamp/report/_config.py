@@ -1,0 +1,307 @@
+"""One configuration of an audit, in memory or streamed: :class:`AuditConfig`.
+
+Every option of :func:`biasamp.report.audit` and of the streamed audit
+(``biasamp audit --stream``) is a field of one frozen dataclass, with one
+default and its declared constraints (:mod:`biasamp._core.validation`); the
+keywords of both functions are sugar over it, and the command line builds one
+from its options. The options a metric family takes are not re-listed here:
+the fields marked ``forward`` (the probability policy, the small-group rule,
+the fairness and multi-attribute options) reach every family whose options
+dataclass (``Family.options``) declares them, with the family's own
+constraints (:meth:`AuditConfig.family_options`).
+
+Section builders receive the configuration as their ``options`` argument
+(``AuditOptions`` is its former name): they read ``n_boot``, ``level``,
+``seed(key)``, :meth:`~AuditConfig.family_options` and the other fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THRESHOLD
+from biasamp._core.policy_options import MISSING
+from biasamp._core.progress import progress_mode
+from biasamp._core.results import to_builtin
+from biasamp._core.validation import NONE, Checked, InstanceOf, Interval, OneOf, Validated, constraints_of, option
+from biasamp._engine.options import CI_METHOD, LEVEL, RANDOM_STATE
+from biasamp._engine.runs import _check_n_boot
+from biasamp.fairness._options import TOLERANCE
+from biasamp.multiattribute._options import MultiOptions
+
+__all__ = ["AuditConfig", "AuditOptions"]
+
+
+def _check_audit_n_boot(n_boot: Any) -> int:
+    """0 (no interval) or the bootstrap's own rule (an integer >= 2, bounded)."""
+    if isinstance(n_boot, (int, np.integer)) and not isinstance(n_boot, bool) and n_boot == 0:
+        return 0
+    return _check_n_boot(n_boot)
+
+
+def _check_attacker(attacker: Any) -> Any:
+    if isinstance(attacker, str) or attacker is None:
+        from biasamp.predictability._attackers import _ATTACKERS
+
+        if attacker not in _ATTACKERS:
+            raise ValueError(f"attacker must be one of {_ATTACKERS} or an estimator instance, got {attacker!r}")
+    return attacker
+
+
+def _check_quality(name: str) -> Checked:
+    def checker(quality: Any) -> Any:
+        from biasamp.predictability._metrics import _QUALITIES
+
+        if not callable(quality) and quality not in _QUALITIES:
+            raise ValueError(f"{name} must be one of {_QUALITIES} or a callable, got {quality!r}")
+        return quality
+
+    return Checked(checker, "a quality name or a callable")
+
+
+def _check_keys(name: str) -> Checked:
+    def checker(keys: Any) -> Any:
+        if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
+            raise TypeError(f"{name} must be a list of section keys (str), got {keys!r}")
+        return keys
+
+    return Checked(checker, "a list of section keys")
+
+
+def _check_progress(progress: Any) -> Any:
+    progress_mode(progress)  # ValueError naming progress for an unknown mode
+    return progress
+
+
+#: the keys of :attr:`Report.options <biasamp.Report.options>` (its JSON schema), in order; "fairness" holds the
+#: options the group fairness family declares
+_REPORTED = ("n_boot", "n_boot_multi", "level", "ci_method", "random_state", "attacker", "dpa_quality",
+             "leakage_quality", "n_iter", "combinations", "min_size", "max_size", "min_support", "top_k", "fairness",
+             "missing")
+
+
+def _multi(name: str) -> tuple:
+    """The constraints the multi-attribute family declares for option ``name``."""
+    return constraints_of(MultiOptions.field(name))
+
+
+def _forward(default: Any, *constraints: Any, doc: str = "") -> Any:
+    """An option the audit forwards to every family that declares it (``Family.options``)."""
+    return option(default, *constraints, doc=doc, forward=True)
+
+
+@dataclass(frozen=True)
+class AuditConfig(Validated):
+    """Every option of an audit (:func:`~biasamp.audit` and the streamed audit), with one set of defaults.
+
+    Options are checked when the configuration is made (or
+    :meth:`replace`\\ d): a bad value is one ``ValueError``/``TypeError``
+    naming the option, before any work. The keywords of
+    :func:`~biasamp.audit` are sugar over it: ``audit(attr, task, ...,
+    n_boot=200)`` is ``audit(attr, task, ..., config=AuditConfig(n_boot=200))``,
+    and a keyword given with ``config`` replaces that option of ``config``.
+
+    Attributes
+    ----------
+    sections : tuple of str, optional
+        Keys of the sections to compute (default: every registered section).
+    exclude : tuple of str
+        Keys of sections not to compute.
+    errors : {"report", "raise"}, default "report"
+        A section whose computation fails: kept with its error, or re-raised.
+    n_boot : int, default 1000
+        Bootstrap replicates of the count-based sections (multinomial in
+        memory, Poisson when streamed); 0: no interval.
+    n_boot_multi : int, optional
+        Replicates of the multi-attribute section (default: ``n_boot``).
+    level : float, default 0.95
+        Confidence level of every interval.
+    ci_method : {"auto", "percentile", "basic", "bca", "band"}, default "auto"
+        Interval method of the count-based sections (a streamed audit has no
+        BCa: ``"bca"`` falls back to ``"auto"``).
+    random_state : None, int or numpy Generator, default 0
+        Seed; each section derives its own seed from it (a Generator is drawn
+        once, when the configuration is made, for an integer seed).
+    attacker : str or estimator, default "auto"
+        Attacker of DPA and LA.
+    n_iter : int, default 10
+        Iterations of DPA and LA (at least 2: their interval is over them).
+    dpa_quality, leakage_quality : str or callable
+        Attacker quality of DPA (default ``"inv_ce"``) and of LA (default
+        ``"accuracy"``).
+    average, pos_label, threshold, soft, min_group_size, include_small_groups, reference_group, tolerance
+        Options of the count-based families that declare them (the group
+        fairness metrics take all of them; the probability policy
+        ``threshold``/``soft`` and the small-group rule reach every family):
+        as in :func:`~biasamp.fairness_metrics`. ``pos_label=None``: 1/True
+        when it is a class, otherwise the mean over both classes (the note
+        says so). ``reference_group`` may be a mapping attribute -> group
+        when several attributes are audited.
+    combinations, min_size, max_size, min_support
+        Candidate combinations of the multi-attribute metrics. The audit's
+        ``min_support`` defaults to 10 (:func:`~biasamp.multi_bias_amp`: 1).
+    top_k : int, default 10
+        Rows of the "top contributors" tables and charts.
+    title : str, default "biasamp audit"
+    names : dict, optional
+        Display names of the inputs (``{"attr": "gender", "task":
+        "objects", "source": ...}``).
+    progress : bool or None
+        ``None``: bars on a terminal, otherwise a line every 10 s.
+    missing : {"raise", "drop", "group"}, default "raise"
+        Rows with a missing value (in memory only; a streamed audit reads
+        complete columns).
+    batch_size : int, default 65536
+        Rows per record batch of a streamed audit.
+    dpa_rows : int, default 200000
+        A streamed audit runs DPA and LA on a uniform sample of this many
+        test rows (0 leaves them out).
+
+    Notes
+    -----
+    The in-memory and the streamed audit share these defaults; before 0.2 the
+    streamed audit drew 200 bootstrap replicates by default (pass
+    ``n_boot=200`` for its former, faster intervals). ``AuditOptions`` is
+    the former name of this class, which section builders receive.
+
+    References
+    ----------
+    .. [1] F. Pedregosa et al. "Scikit-learn: Machine Learning in Python".
+       JMLR 12, 2011 (``validate_params``: options declared with their
+       constraints).
+
+    Examples
+    --------
+    >>> from biasamp.report import AuditConfig
+    >>> config = AuditConfig(n_boot=200, exclude=("dpa", "leakage"))
+    >>> config.replace(threshold=0.3).threshold, config.n_boot
+    (0.3, 200)
+    >>> config.family_options("multi")["min_support"]
+    10
+    >>> AuditConfig(level=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: level must be a number in (0, 1), got 1.5
+    """
+
+    # what runs
+    sections: Any = option(None, NONE, _check_keys("sections"), doc="keys of the sections to compute")
+    exclude: Any = option((), _check_keys("exclude"), doc="keys of sections not to compute")
+    errors: str = option("report", OneOf("report", "raise"), doc="a failing section: 'report' it, or 'raise'")
+    # intervals
+    n_boot: int = option(1000, Checked(_check_audit_n_boot, "0 or an integer >= 2"), doc="bootstrap replicates")
+    n_boot_multi: int | None = option(None, NONE, Checked(_check_audit_n_boot, "0 or an integer >= 2"),
+                                      doc="replicates of the multi-attribute section")
+    level: float = option(0.95, *LEVEL, doc="confidence level")
+    ci_method: str = option("auto", *CI_METHOD, doc="interval method")
+    random_state: Any = option(0, *RANDOM_STATE, doc="seed")
+    # DPA and LA
+    attacker: Any = option("auto", Checked(_check_attacker, "an attacker name or an estimator"), doc="attacker")
+    n_iter: int = option(10, Interval(Integral, 2, None), doc="iterations of DPA and LA")
+    dpa_quality: Any = option("inv_ce", _check_quality("dpa_quality"), doc="DPA's attacker quality")
+    leakage_quality: Any = option("accuracy", _check_quality("leakage_quality"), doc="LA's attacker quality")
+    # the families' options (each family receives those its options dataclass declares)
+    average: Any = _forward("auto", OneOf("auto", "binary", "macro"), doc="fairness: positive class or mean")
+    pos_label: Any = _forward(None, doc="positive class of a binary task (None: 1/True, else the mean)")
+    threshold: float = _forward(0.5, *THRESHOLD, doc="probabilities above it are positive predictions")
+    soft: str = _forward("threshold", *SOFT, doc="'threshold' probabilities, or 'expected' rates")
+    min_group_size: int = _forward(30, *MIN_GROUP_SIZE, doc="smaller groups are flagged and left out")
+    include_small_groups: bool = _forward(False, *INCLUDE_SMALL_GROUPS, doc="keep small groups in headlines")
+    reference_group: Any = _forward("largest", doc="reference of the disparity ratios (or per attribute)")
+    tolerance: Any = _forward((0.8, 1.25), *TOLERANCE, doc="disparity ratios inside it pass")
+    combinations: str = _forward("observed", *_multi("combinations"), doc="multi-attribute combinations")
+    min_size: int = _forward(1, *_multi("min_size"), doc="smallest combination")
+    max_size: int | None = _forward(None, *_multi("max_size"), doc="largest combination")
+    min_support: int = _forward(10, *_multi("min_support"), doc="rows a combination must be in")
+    # the report
+    top_k: int = option(10, Interval(Integral, 1, None), doc="rows of the top-contributor tables and charts")
+    title: str = option("biasamp audit", InstanceOf(str), doc="report title")
+    names: dict | None = option(None, NONE, InstanceOf(dict, description="a dict such as {'attr': 'gender'}"),
+                                doc="display names of the inputs")
+    progress: Any = option(None, Checked(_check_progress, "True, False or None"), doc="progress on stderr")
+    # the inputs
+    missing: str = option("raise", *MISSING, doc="rows with a missing value")
+    # the streamed audit
+    batch_size: int = option(65_536, Interval(Integral, 1, None), doc="rows per record batch when streaming")
+    dpa_rows: int = option(200_000, Interval(Integral, 0, None), doc="rows of the DPA/LA sample when streaming")
+
+    def _normalise(self) -> None:
+        for name in ("sections", "exclude"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, (str, tuple)) and isinstance(value, Iterable):
+                object.__setattr__(self, name, tuple(value))
+        if isinstance(self.tolerance, list):
+            object.__setattr__(self, "tolerance", tuple(self.tolerance))
+        for name in ("n_boot", "n_boot_multi"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _check_audit_n_boot(value))
+        from biasamp._engine.resample import check_random_state, seed_sequence
+
+        seed = check_random_state(self.random_state)  # a numpy integer: the same int
+        if not isinstance(seed, (int, type(None))):  # a Generator etc.: drawn once for an int seed
+            seed = int(seed_sequence(seed).generate_state(1)[0])
+        object.__setattr__(self, "random_state", seed)
+
+    # ---- keywords as sugar ---------------------------------------------------- #
+    @classmethod
+    def of(cls, config: AuditConfig | None, keywords: Mapping[str, Any], where: str) -> AuditConfig:
+        """``config`` (default: the defaults) with the options given as ``keywords`` to ``where``."""
+        if config is not None and not isinstance(config, AuditConfig):
+            raise TypeError(f"config must be an AuditConfig, got {type(config).__name__}")
+        unknown = [k for k in keywords if k not in cls.option_names()]
+        if unknown:
+            raise TypeError(f"{where}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+                            f"its options are those of AuditConfig: {', '.join(cls.option_names())}")
+        if config is None:
+            return cls(**keywords)
+        return config.replace(**keywords) if keywords else config
+
+    # ---- what the sections read ------------------------------------------------ #
+    @classmethod
+    def forwarded(cls) -> tuple[str, ...]:
+        """The options the audit forwards to the families that declare them."""
+        return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("forward"))
+
+    def family_options(self, key: str) -> dict:
+        """The forwarded options that family ``key`` declares (``Family.options``), as the audit applies them.
+
+        ``None`` means "the family's default" and is left out (``pos_label``,
+        ``max_size``); a ``reference_group`` mapping (several attributes) is
+        left to the per-attribute audits.
+        """
+        from biasamp._families import REGISTRY
+
+        declared = REGISTRY[key].options
+        names = () if declared is None else declared.option_names()
+        return {k: getattr(self, k) for k in self.forwarded() if k in names and getattr(self, k) is not None}
+
+    @property
+    def fairness(self) -> dict:
+        """The group fairness section's options (:meth:`family_options` of ``"fairness"``)."""
+        return self.family_options("fairness")
+
+    def seed(self, key: str) -> int | None:
+        """A seed for section ``key``, derived from ``random_state`` (None stays None)."""
+        if self.random_state is None:
+            return None
+        ss = np.random.SeedSequence([int(self.random_state), zlib.crc32(key.encode())])
+        return int(ss.generate_state(1)[0])
+
+    def report_options(self) -> dict:
+        """The options a :class:`~biasamp.report.Report` records (``Report.options``; its JSON schema)."""
+        out = {k: to_builtin(self.fairness if k == "fairness" else getattr(self, k)) for k in _REPORTED}
+        if not isinstance(self.attacker, (str, type(None))):
+            out["attacker"] = type(self.attacker).__name__
+        return out
+
+
+#: the former name of :class:`AuditConfig` (what section builders receive as their ``options``)
+AuditOptions = AuditConfig
