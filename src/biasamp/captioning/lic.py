@@ -301,8 +301,8 @@ def lic(
     chosen = check_text_attacker(attacker, encoder)
     masked, mask_label = _mask_words(mask)
     if is_train is not None:
-        for side, rows in (("training", is_train), ("scored", ~is_train)):
-            present = np.bincount(codes[rows], minlength=k) > 0
+        for side, on_side in (("training", is_train), ("scored", ~is_train)):
+            present = np.bincount(codes[on_side], minlength=k) > 0
             if balanced and not present.all():
                 missing = [classes[i] for i in np.flatnonzero(~present)]
                 raise ValueError(f"split: the {side} images have no image of class {missing}; balanced=True needs "

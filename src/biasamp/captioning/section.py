@@ -36,9 +36,11 @@ NEEDS = "a model caption column (caption_pred) and the attribute; human captions
 
 
 def _row(metric: str, direction: str, value: Any, ci: Any, n: Any, note: str = "", kind: str = "amp") -> dict:
-    low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
+    low: float | None = None
+    high: float | None = None
     reading = ""
     if ci is not None:
+        low, high = float(ci[0]), float(ci[1])
         if kind == "amp":
             reading = "amplified" if low > 0 else "reduced" if high < 0 else "no evidence"
         elif kind == "level":
