@@ -84,10 +84,15 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def seeds(random_state: Any, n_iter: int) -> list[np.ndarray]:
-    """Two 32-bit seeds per iteration (split/subsample, attacker), fixed before anything runs."""
+def seeds(random_state: Any, n_iter: int) -> tuple[list[np.ndarray], np.random.SeedSequence]:
+    """Two 32-bit seeds per iteration (split/subsample, attacker), and the caption bootstrap's seed.
+
+    All fixed before anything runs, from one root: the iterations' seeds are
+    its first ``n_iter`` children, the bootstrap's the next one.
+    """
     root = seed_sequence(random_state)
-    return [child.generate_state(2, dtype=np.uint32) for child in root.spawn(n_iter)]
+    states = [child.generate_state(2, dtype=np.uint32) for child in root.spawn(n_iter)]
+    return states, root.spawn(1)[0]
 
 
 def random_split(strata: np.ndarray | None, n: int, test_size: float, rng: np.random.Generator
