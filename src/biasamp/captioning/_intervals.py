@@ -150,4 +150,5 @@ def table(rows: list[dict]) -> pd.DataFrame:
 
 def headline(frame: pd.DataFrame, quantity: str, ci_over: str) -> tuple[float, float]:
     """The interval ``ci_over`` of ``quantity`` from the intervals table."""
-    return (float(frame.at[quantity, f"{ci_over}_low"]), float(frame.at[quantity, f"{ci_over}_high"]))
+    low, high = frame.loc[quantity, [f"{ci_over}_low", f"{ci_over}_high"]].to_numpy(dtype=np.float64)
+    return (float(low), float(high))

@@ -115,6 +115,10 @@ class DBACDirectionResult(ResultMixin):
     ci_over: str = "both"
     n_boot: int = 0
 
+    def to_frame(self) -> pd.DataFrame:
+        """The per-iteration table."""
+        return self.iterations.copy()
+
     def __repr__(self) -> str:
         return (f"DBAC {self.direction} = {fmt(self.value)}{fmt_ci(self.ci, self.level)} (sd {self.std:.4f}; "
                 f"Psi_D {self.psi_data:.4g}, Psi_M {self.psi_model:.4g}; absolute {fmt(self.absolute)}; "
@@ -566,7 +570,7 @@ def dbac(
     test_size = check_test_size(test_size)
     chosen = check_text_attacker(attacker, encoder)
     aw = _text.word_set(_text.resolve_words(attr_words, "attr_words"))
-    tw = _text.word_set(_task_words(task_words, t.classes)) - aw
+    tw = _text.word_set(_task_words(task_words, t.classes)) - aw if "A->T" in directions else frozenset()
 
     human_tok, model_tok = _text.tokenize_all(human), _text.tokenize_all(model)
     states, boot_seed = seeds(random_state, n_iter)

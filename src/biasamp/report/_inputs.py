@@ -58,6 +58,7 @@ class AuditInputs:
     description: dict = field(default_factory=dict)
     weight: Any = None
     rows: Any = None
+    captions: Any = None  # biasamp.captioning.section.caption_inputs of audit(captions=...)
 
     @property
     def has_train(self) -> bool:
@@ -233,6 +234,19 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
                                                    attr_train if attr_train is not None else attr)
     return AuditInputs(attr, task, attr_pred, task_pred, attr_train, task_train, n, n_train, thresholds,
                        weight=weight, rows=rows)
+
+
+def _caption_inputs(captions: Any, inp: AuditInputs) -> dict | None:
+    """``audit(captions=...)`` checked (``caption_inputs``); the captioning section needs every test row."""
+    if captions is None:
+        return None
+    from biasamp.captioning.section import caption_inputs
+
+    test_rows = inp.rows[0] if inp.rows else None
+    if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight):
+        raise ValueError(f"captions: {test_rows.describe()}, but the captioning section needs every test row; drop "
+                         "those rows before the audit")
+    return caption_inputs(captions, inp.n)
 
 
 def _classes(x: Any) -> list:

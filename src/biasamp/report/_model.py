@@ -46,6 +46,7 @@ from biasamp.exceptions import UnknownKeyError
 from biasamp.report._inputs import (
     AuditInputs,
     AuditOptions,
+    _caption_inputs,
     _describe,
     _fairness_options,
     _prepare,
@@ -214,6 +215,7 @@ def audit(
     tolerance: Any = (0.8, 1.25),
     sample_weight: Any = None,
     missing: str = "raise",
+    captions: Any = None,
 ) -> Report:
     r"""Compute every applicable bias and bias-amplification metric, with confidence intervals.
 
@@ -321,6 +323,14 @@ def audit(
         (``"group"``) make a missing protected attribute its own group
         ``"missing"`` (other missing values are then dropped). The number of
         rows affected is in the report's ``inputs`` and every section's notes.
+    captions : DataFrame or mapping of str -> sequence of str, optional
+        Image captions, one row per test row, in the columns of
+        ``biasamp.captioning.CAPTION_COLUMNS``: ``caption_pred`` (the
+        model's caption), ``caption`` or ``caption_1``, ``caption_2``, ...
+        (human captions, optional) and ``split`` (``train`` / ``val``: the
+        attackers' training and scored images, optional). Adds the
+        captioning section (LIC, DBAC, caption gender statistics;
+        docs/captioning.md); without it the section is left out.
 
     Returns
     -------
@@ -416,6 +426,7 @@ def audit(
                                  reference_group=reference_group, tolerance=tolerance)
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores,
                    sample_weight=sample_weight, missing=missing)
+    inp.captions = _caption_inputs(captions, inp)
     # before any work: an attribute with few rows per level (an identifier?) is said up front, not after minutes
     few = level_size_warning(inp.attr, (names or {}).get("attr") or getattr(inp.attr, "name", None) or "attr",
                              int(fairness.get("min_group_size", 30)))
@@ -463,6 +474,8 @@ def _build_report(inp: AuditInputs, opt: AuditOptions, chosen: Sequence[SectionB
         bar.set_postfix_str(b.key)
         section = Section(b.key, b.title, b.citation, b.how_to_read)
         if not b.applicable(inp):
+            if b.omit_when_skipped:
+                continue
             section.status, section.message = "skipped", f"not computed: needs {b.needs}"
             out.append(section)
             continue

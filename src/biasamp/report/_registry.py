@@ -113,6 +113,10 @@ class SectionBuilder:
         ``compute(inputs: AuditInputs, options: AuditOptions) -> SectionData``.
     order : float
         Position in the report (ascending).
+    omit_when_skipped : bool
+        Leave the section out of the report, instead of listing it as
+        skipped, when its inputs are absent (an optional input such as the
+        captions).
     """
 
     key: str
@@ -123,6 +127,7 @@ class SectionBuilder:
     applicable: Callable[[AuditInputs], bool]
     compute: Callable[[AuditInputs, AuditOptions], SectionData]
     order: float = 100.0
+    omit_when_skipped: bool = False
 
 
 _BUILDERS: dict[str, SectionBuilder] = {}
@@ -137,6 +142,7 @@ def register_section(
     needs: str,
     applicable: Callable[[AuditInputs], bool],
     order: float = 100.0,
+    omit_when_skipped: bool = False,
 ) -> Callable:
     """Decorator registering ``compute(inputs, options) -> SectionData`` as a report section.
 
@@ -146,10 +152,11 @@ def register_section(
 
     Parameters
     ----------
-    key, title, citation, how_to_read, needs, applicable, order
+    key, title, citation, how_to_read, needs, applicable, order, omit_when_skipped
         The section's key, its title, citation, "how to read" text and what it
-        needs, a predicate ``applicable(inputs)``, and its place in the
-        report (sections are sorted by ``order``); see
+        needs, a predicate ``applicable(inputs)``, its place in the report
+        (sections are sorted by ``order``), and whether it is left out rather
+        than listed as skipped when not applicable; see
         ``biasamp.report.SectionBuilder``.
 
     Returns
@@ -170,7 +177,8 @@ def register_section(
     """
 
     def deco(compute: Callable[[AuditInputs, AuditOptions], SectionData]) -> Callable:
-        _BUILDERS[key] = SectionBuilder(key, title, citation, how_to_read, needs, applicable, compute, order)
+        _BUILDERS[key] = SectionBuilder(key, title, citation, how_to_read, needs, applicable, compute, order,
+                                        omit_when_skipped)
         return compute
 
     return deco
