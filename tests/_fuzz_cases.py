@@ -783,7 +783,7 @@ def CAPS(v: np.ndarray, required: bool = True, columns: bool = False, alone: boo
 
 
 _CAPTION_SCALARS = {"random_state": (0, "seed"), "n_iter": (2, "n_iter"), "level": (0.9, "level"),
-                    "test_size": (0.25, "probability")}
+                    "test_size": (0.25, "probability"), "n_boot": (20, "n_boot")}
 
 CASES += [
     Case("lic", ("lic",), lambda d: {"attr": L(d.attr, family="attr"), "captions_pred": CAPS(_captions(d, "model")),

@@ -367,4 +367,327 @@ def test_results_do_not_depend_on_thread_settings():
         b = lic(g, captions_pred=model, captions=human, **kw)
         e = dbac(g, caption_labels(human, words), captions=human, captions_pred=model, **kw)
     pd.testing.assert_frame_equal(a.iterations, b.iterations)
+    pd.testing.assert_frame_equal(a.intervals, b.intervals)
     pd.testing.assert_frame_equal(d.to_frame(), e.to_frame())
+    pd.testing.assert_frame_equal(d.a_to_t.intervals, e.a_to_t.intervals)
+
+
+# --------------------------------------------------------------------------- #
+# intervals over the captions (issue 22, item 5)
+# --------------------------------------------------------------------------- #
+PLACES = np.array(["kitchen", "street", "beach", "office"])
+
+
+def _place_captions(rng: np.random.Generator, g: np.ndarray, strength: float) -> list[str]:
+    """'a person <activity> in a <place>' (no gender word): the place depends on the gender by ``strength``."""
+    tilt = np.array([1, 1, -1, -1]) * strength / 4
+    p = np.where(g[:, None] == 0, 0.25 + tilt, 0.25 - tilt)
+    place = (rng.random(len(g))[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    act = np.array(["standing", "sitting", "walking"])[rng.integers(0, 3, len(g))]
+    return [f"a person {a} in a {pl}" for a, pl in zip(act, PLACES[place])]
+
+
+def _fixed_split_data(n: int = 600, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 2, n)
+    human, model = _place_captions(rng, g, 0.3), _place_captions(rng, g, 0.8)
+    is_train = np.arange(n) < 400
+    return g, human, model, is_train
+
+
+def _own_attacker_proba(texts, y, is_train):
+    """The built-in 'tfidf' attacker, fitted here with scikit-learn (captions without gender words: no masking)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    texts = np.asarray(texts, dtype=object)
+    est = make_pipeline(TfidfVectorizer(sublinear_tf=True, token_pattern=r"\S+", lowercase=False, ngram_range=(1, 2)),
+                        LogisticRegression(C=1.0, max_iter=1000))
+    est.fit(list(texts[is_train]), y[is_train])
+    return est.predict_proba(list(texts[~is_train]))
+
+
+def test_caption_interval_of_lic_by_hand():
+    """Fixed split, no subsample: LIC is the mean of per-image score differences of one attacker per side; the
+    caption bootstrap (within classes) has the standard error of a stratified mean of those differences."""
+    g, human, model, is_train = _fixed_split_data()
+    res = lic(g, captions_pred=model, captions=human, split=is_train, balanced=False, n_iter=3, n_boot=4000,
+              random_state=0, progress=False)
+    y = g[~is_train]
+    scores = []
+    for caps in (model, human):
+        p = _own_attacker_proba(caps, g, is_train)
+        right = p.argmax(axis=1) == y
+        scores.append(np.where(right, p[np.arange(len(y)), y], 0.0))
+    d = scores[0] - scores[1]
+    assert res.value == pytest.approx(d.mean(), abs=1e-12)
+    assert res.lic_m == pytest.approx(scores[0].mean(), abs=1e-12)
+    m = len(y)
+    se = np.sqrt(sum((np.sum(y == c) / m) ** 2 * d[y == c].var() / np.sum(y == c) for c in (0, 1)))
+    iv = res.intervals
+    assert iv.at["lic", "se_captions"] == pytest.approx(se, rel=0.05)
+    # identical iterations (the built-in attacker on the same rows): no spread over them, the captions' interval only
+    assert (res.iterations["lic"] == res.value).all() and iv.at["lic", "se_iterations"] == 0
+    assert iv.at["lic", "iterations_low"] == iv.at["lic", "iterations_high"] == res.value
+    assert res.ci == (iv.at["lic", "both_low"], iv.at["lic", "both_high"])
+    assert res.ci == pytest.approx((iv.at["lic", "captions_low"], iv.at["lic", "captions_high"]), abs=1e-15)
+    assert res.ci == pytest.approx((d.mean() - 1.959964 * iv.at["lic", "se_captions"],
+                                    d.mean() + 1.959964 * iv.at["lic", "se_captions"]), abs=1e-6)
+
+
+def test_caption_interval_of_dbac_by_hand():
+    """Fixed split: DBAC of one attacker per side; the image bootstrap's standard error is the delta method's
+    for (Psi_M - Psi_D)/(Psi_M + Psi_D) of the paired per-image probabilities of the true class."""
+    g, human, model, is_train = _fixed_split_data(800, seed=3)
+    res = dbac(g, np.zeros(len(g), dtype=int) + (np.arange(len(g)) % 2), captions=human, captions_pred=model,
+               split=is_train, directions="T->A", n_iter=2, n_boot=4000, random_state=0, progress=False)
+    y = g[~is_train]
+    r = [_own_attacker_proba(c, g, is_train)[np.arange(len(y)), y] for c in (human, model)]
+    psi_d, psi_m = r[0].mean(), r[1].mean()
+    t = res.t_to_a
+    assert t.psi_data == pytest.approx(psi_d, abs=1e-12) and t.psi_model == pytest.approx(psi_m, abs=1e-12)
+    assert t.value == pytest.approx((psi_m - psi_d) / (psi_m + psi_d), abs=1e-12)
+    grad = np.array([-2 * psi_m, 2 * psi_d]) / (psi_m + psi_d) ** 2
+    se = np.sqrt(grad @ np.cov(np.vstack(r), ddof=0) @ grad / len(y))
+    assert t.intervals.at["dbac", "se_captions"] == pytest.approx(se, rel=0.08)
+    assert t.intervals.at["absolute", "se_captions"] == pytest.approx(np.std(r[1] - r[0]) / np.sqrt(len(y)), rel=0.05)
+
+
+def test_interval_over_iterations_is_the_t_interval_of_the_iterations():
+    g, c = _gender()
+    caps = [f"a {w} {x}" for w, x in zip(WHO[g], CONTEXT[c])]
+    human = [f"a {w} outside" for w in WHO[g]]
+    res = lic(g, captions_pred=caps, captions=human, n_iter=4, random_state=2, ci_over="iterations", progress=False)
+    assert res.ci == biasamp.confidence_interval(res.iterations["lic"], bounds=(-1, 1))
+    assert res.ci_m == biasamp.confidence_interval(res.iterations["lic_m"], bounds=(0, 1))
+    both = lic(g, captions_pred=caps, captions=human, n_iter=4, random_state=2, progress=False)
+    pd.testing.assert_frame_equal(res.intervals, both.intervals)  # the option picks the headline, nothing else
+    iv = both.intervals.loc["lic"]
+    # the combined interval is the widest: its variance is the sum of the other two's
+    assert iv.both_high - iv.both_low >= max(iv.captions_high - iv.captions_low, 0.0) - 1e-12
+    assert iv.se_iterations == pytest.approx(res.iterations["lic"].std(ddof=1) / 2)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.sampled_from(["a man riding", "a woman riding", "a person at home", "she smiles", "his dog",
+                                 "a kitchen", "a street"]), min_size=16, max_size=40),
+       st.integers(0, 2**32 - 1), st.sampled_from(["both", "captions", "iterations"]))
+def test_caption_interval_properties(caps, seed, ci_over):
+    """Identical captions: LIC = 0 and every interval of it is [0, 0]; every interval holds its estimate."""
+    attr = np.arange(len(caps)) % 2
+    rng = np.random.default_rng(seed)
+    model = list(np.asarray(caps, dtype=object)[rng.permutation(len(caps))])
+    same = lic(attr, captions_pred=caps, captions=caps, n_iter=2, n_boot=50, random_state=seed, ci_over=ci_over,
+               progress=False)
+    assert same.value == 0.0 and same.ci == (0.0, 0.0)
+    assert (same.intervals.loc["lic", ["se_captions", "se_iterations"]] == 0).all()
+    assert (same.intervals.loc["lic"].drop(["se_captions", "se_iterations"]) == 0).all()
+    res = lic(attr, captions_pred=model, captions=caps, n_iter=2, n_boot=50, random_state=seed, ci_over=ci_over,
+              progress=False)
+    for q, row in res.intervals.iterrows():
+        for kind in ("iterations", "captions", "both"):
+            assert row[f"{kind}_low"] <= row["estimate"] <= row[f"{kind}_high"], (q, kind)
+    assert -1 <= res.ci[0] <= res.value <= res.ci[1] <= 1
+    d = dbac(attr, attr[::-1].copy(), captions=caps, captions_pred=caps, n_iter=2, n_boot=50, random_state=seed,
+             ci_over=ci_over, task_words=["riding", "home"], progress=False)
+    for di in (d.a_to_t, d.t_to_a):
+        assert di.value == 0.0 and di.ci == (0.0, 0.0) and (di.intervals.drop(columns="estimate") == 0).all().all()
+
+
+def test_dbac_intervals_with_priors_and_inv_ce_hold_their_estimate():
+    g, human, model, words = _knife_data(300)
+    for kw in (dict(priors=True), dict(quality="inv_ce"), dict(quality="accuracy")):
+        res = dbac(g, caption_labels(human, words), captions=human, captions_pred=model,
+                   task_pred=caption_labels(model, words), n_iter=3, n_boot=200, random_state=0, progress=False, **kw)
+        for d in (res.a_to_t, res.t_to_a):
+            for q, row in d.intervals.iterrows():
+                assert row.both_low <= row.estimate <= row.both_high, (kw, d.direction, q)
+                # accuracy: the human and model attackers are right on the same images for T->A (DBAC 0 exactly)
+                assert row.se_captions > 0 or (d.iterations[q] == 0).all(), (kw, d.direction, q)
+        assert res.a_to_t.ci[0] > 0  # the model that adds gendered objects: A->T amplified whatever the quality
+
+
+def test_dbac_reuses_identical_fits_and_gives_the_0_2_values():
+    """With a fixed split the built-in attacker is fitted once per side; the same attacker as an estimator (fitted
+    again every iteration, what 0.2 did) gives the same numbers."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    g, human, model, words = _knife_data(200)
+    split = np.arange(200) < 140
+    kw = dict(captions=human, captions_pred=model, task_pred=caption_labels(model, words), split=split, n_iter=3,
+              random_state=0, progress=False)
+    fast = dbac(g, caption_labels(human, words), **kw)
+    same = make_pipeline(TfidfVectorizer(sublinear_tf=True, token_pattern=r"\S+", lowercase=False,
+                                         ngram_range=(1, 2)), LogisticRegression(C=1.0, max_iter=1000))
+    slow = dbac(g, caption_labels(human, words), attacker=same, n_jobs=1, **kw)
+    cols = ["psi_data", "psi_model", "dbac", "absolute", "n_train", "n_test"]
+    pd.testing.assert_frame_equal(fast.to_frame()[cols], slow.to_frame()[cols])
+    assert (fast.to_frame().groupby("direction")["dbac"].nunique() == 1).all()  # identical iterations
+
+
+def test_dbac_does_not_depend_on_n_jobs():
+    g, human, model, words = _knife_data(160)
+    kw = dict(captions=human, captions_pred=model, n_iter=3, random_state=9, n_boot=100, progress=False)
+    one = dbac(g, caption_labels(human, words), n_jobs=1, **kw)
+    two = dbac(g, caption_labels(human, words), n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(one.to_frame(), two.to_frame())
+    pd.testing.assert_frame_equal(one.t_to_a.intervals, two.t_to_a.intervals)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_boot=1), "n_boot"), (dict(n_boot=True), "n_boot"), (dict(ci_over="images"), "ci_over"),
+])
+def test_interval_options_raise_named_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        lic(["m", "f"] * 5, captions_pred=["a"] * 10, progress=False, **kwargs)
+    with pytest.raises(ValueError, match=match):
+        dbac(["m", "f"] * 5, ["cup", "knife"] * 5, captions=["a"] * 10, captions_pred=["a"] * 10, progress=False,
+             **kwargs)
+    with pytest.raises(ValueError, match="n_jobs"):
+        dbac(["m", "f"] * 5, ["cup", "knife"] * 5, captions=["a"] * 10, captions_pred=["a"] * 10, n_jobs=0)
+
+
+def test_intervals_are_reproducible_and_seeded():
+    g, human, model, _ = _knife_data(200)
+    a = lic(g, captions_pred=model, captions=human, n_iter=2, random_state=11, progress=False)
+    b = lic(g, captions_pred=model, captions=human, n_iter=2, random_state=11, progress=False)
+    pd.testing.assert_frame_equal(a.intervals, b.intervals)
+    c = lic(g, captions_pred=model, captions=human, n_iter=2, random_state=12, progress=False)
+    assert a.intervals.at["lic_m", "se_captions"] != c.intervals.at["lic_m", "se_captions"]
+
+
+# --------------------------------------------------------------------------- #
+# audit() and `biasamp audit` with caption columns
+# --------------------------------------------------------------------------- #
+def _caption_table(n: int = 240) -> pd.DataFrame:
+    g, human, model, words = _knife_data(n, seed=5)
+    task, pred = caption_labels(human, words), caption_labels(model, words)  # the objects each caption mentions
+    return pd.DataFrame({"gender": np.where(g == 0, "female", "male"), "task_cup": task["cup"].to_numpy(),
+                         "task_knife": task["knife"].to_numpy(), "task_cup_pred": pred["cup"].to_numpy(),
+                         "task_knife_pred": pred["knife"].to_numpy(), "caption_pred": model, "caption": human,
+                         "split": np.where(np.arange(n) < 170, "train", "val")})
+
+
+def test_audit_with_captions_has_a_captioning_section():
+    from biasamp import audit
+    from biasamp.report import Report
+
+    t = _caption_table()
+    task = t[["task_cup", "task_knife"]].rename(columns=lambda c: c[5:])
+    caps = t[["caption_pred", "caption", "split"]]
+    rep = audit(t["gender"], task, captions=caps, n_boot=100, n_iter=2, progress=False)
+    sec = rep.section("captioning")
+    assert sec.status == "ok", sec.message
+    rows = sec.summary.set_index(["metric", "direction"])
+    own = lic(t["gender"], captions_pred=t["caption_pred"], captions=t["caption"], split=t["split"], n_iter=2,
+              n_boot=100, random_state=0, progress=False)
+    assert rows.loc[("LIC_M", "A"), "value"] == pytest.approx(own.lic_m)  # the audit's LIC is lic()'s
+    stats = caption_gender_stats(t["gender"], captions_pred=t["caption_pred"], level=None)
+    assert rows.loc[("gender error", ""), "value"] == stats.error
+    assert rows.loc[("gender ratio", ""), "value"] == stats.ratio
+    assert {("DBAC", "A->T"), ("DBAC", "T->A"), ("LIC", "A"), ("LIC_D", "A")} <= set(rows.index)
+    assert rows.loc[("LIC", "A"), "ci_method"] == "caption bootstrap (100) + t over 2 iterations"
+    assert "lic_intervals" in sec.tables and sec.figures[0].kind == "hbar"
+    assert any("masked: the gender words" in n for n in sec.notes)
+    # JSON round trip and HTML
+    again = Report.from_json(rep.to_json())
+    pd.testing.assert_frame_equal(again.section("captioning").summary, sec.summary)
+    html = rep.to_html()
+    assert "Bias amplification in captions" in html and "LIC_M" in html and "DBAC" in html
+    jsonschema = pytest.importorskip("jsonschema")
+    import json
+
+    from biasamp.report import REPORT_JSON_SCHEMA
+
+    jsonschema.validate(json.loads(rep.to_json()), REPORT_JSON_SCHEMA)
+    # the model's objects as task_pred: A->T sees the objects the model ties to the gender
+    pred = caption_labels(t["caption_pred"], {"cup": ["cup"], "knife": ["knife"]})
+    rep2 = audit(t["gender"], task, task_pred=pred, captions=caps, n_boot=100, n_iter=2, progress=False,
+                 sections=["captioning"])
+    a_to_t = rep2.section("captioning").summary.set_index(["metric", "direction"]).loc[("DBAC", "A->T")]
+    assert a_to_t["value"] > 0.2 and a_to_t["reading"] == "amplified"
+
+
+def test_audit_without_captions_is_unchanged():
+    from biasamp import audit
+
+    t = _caption_table(120)
+    task = t[["task_cup", "task_knife"]]
+    rep = audit(t["gender"], task, n_boot=50, n_iter=2, progress=False)
+    assert "captioning" not in [s.key for s in rep.sections]  # left out, not listed as skipped
+    assert "caption" not in rep.to_json().lower()
+    # other attributes' audits get their own captioning section (race words masked for a non-gender attribute)
+    skin = np.where(np.arange(120) % 3 == 0, "Dark", "Light")
+    multi = audit({"gender": t["gender"], "skin": skin}, task, captions=t[["caption_pred"]], n_boot=50, n_iter=2,
+                  progress=False, sections=["captioning"])
+    assert [s.key for s in multi.sections] == ["captioning[gender]", "captioning[skin]"]
+    assert any("race words" in n for n in multi.section("captioning[skin]").notes)
+    assert "gender error" not in multi.section("captioning[skin]").summary["metric"].tolist()
+
+
+@pytest.mark.parametrize("captions, error, match", [
+    (["a man"] * 120, TypeError, "captions must be a DataFrame"),
+    (pd.DataFrame({"caption": ["a man"] * 120}), ValueError, "no 'caption_pred' column"),
+    (pd.DataFrame({"caption_pred": ["a man"] * 100}), ValueError, "captions has 100 rows but attr has 120"),
+])
+def test_audit_bad_captions_raise_named_errors(captions, error, match):
+    from biasamp import audit
+
+    t = _caption_table(120)
+    with pytest.raises(error, match=match):
+        audit(t["gender"], t["task_cup"], captions=captions, progress=False)
+
+
+def test_audit_captions_need_every_test_row():
+    from biasamp import audit
+
+    t = _caption_table(120)
+    weight = np.ones(120)
+    weight[:3] = 0
+    with pytest.raises(ValueError, match="captions: .*needs every test row"):
+        audit(t["gender"], t["task_cup"], captions=t[["caption_pred"]], sample_weight=weight, progress=False)
+
+
+def test_cli_audit_with_caption_columns(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from biasamp.cli import main
+
+    t = _caption_table()
+    path = tmp_path / "captions.csv"
+    t.to_csv(path, index=False)
+    out, page = tmp_path / "report.json", tmp_path / "report.html"
+    res = CliRunner().invoke(main, ["audit", str(path), "--attr", "gender", "--n-boot", "50", "--n-iter", "2",
+                                    "--json", str(out), "--html", str(page), "-q"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(out.read_text())
+    sec = next(s for s in report["sections"] if s["key"] == "captioning")
+    assert sec["status"] == "ok"
+    cols = sec["summary"]["columns"]
+    rows = {(r[cols.index("metric")], r[cols.index("direction")]): dict(zip(cols, r)) for r in sec["summary"]["rows"]}
+    assert {("LIC", "A"), ("LIC_M", "A"), ("DBAC", "A->T"), ("gender error", "")} <= set(rows)
+    # the task_*_pred columns (the objects the model's captions mention) are DBAC's model side
+    assert rows[("DBAC", "A->T")]["value"] > 0.2
+    assert any(s["key"] == "directional" and s["status"] == "ok" for s in report["sections"])
+    assert "Bias amplification in captions" in page.read_text()
+    # named columns; a missing one is a usage error naming it
+    renamed = t.rename(columns={"caption_pred": "model_caption", "caption": "human"})
+    renamed.to_csv(path, index=False)
+    res = CliRunner().invoke(main, ["audit", str(path), "--attr", "gender", "--captions-pred", "model_caption",
+                                    "--captions", "human", "--n-boot", "50", "--n-iter", "2", "--json", str(out),
+                                    "-q"])
+    assert res.exit_code == 0, res.output
+    assert any(s["key"] == "captioning" and s["status"] == "ok" for s in json.loads(out.read_text())["sections"])
+    res = CliRunner().invoke(main, ["audit", str(path), "--attr", "gender", "--captions-pred", "nope", "-q"])
+    assert res.exit_code == 2 and "caption column 'nope' not found" in res.output
+    # without caption columns: no captioning section
+    t.drop(columns=["caption_pred", "caption"]).to_csv(path, index=False)
+    res = CliRunner().invoke(main, ["audit", str(path), "--attr", "gender", "--n-boot", "50", "--n-iter", "2",
+                                    "--json", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    assert all(s["key"] != "captioning" for s in json.loads(out.read_text())["sections"])

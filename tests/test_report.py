@@ -69,7 +69,8 @@ def _has_predictability() -> bool:
 # --------------------------------------------------------------------------- #
 def test_sections_and_statuses(report):
     status = {s.key: s.status for s in report.sections}
-    assert [s.key for s in report.sections] == [b.key for b in section_builders()]
+    # every section but those left out when their optional input is absent (the captioning section: captions=)
+    assert [s.key for s in report.sections] == [b.key for b in section_builders() if not b.omit_when_skipped]
     for key in ("directional", "mals", "multi", "fairness"):
         assert status[key] == "ok", report.section(key).message
     assert status["calibration"] == "skipped"
@@ -127,7 +128,7 @@ def test_missing_predictions_skip_what_needs_them(demo):
     directions = rep.section("directional").summary.direction.tolist()
     assert directions == ["A->T"]
     assert any("test ground truth" in n for n in rep.section("directional").notes)
-    assert {s.key for s in rep.sections} == {b.key for b in section_builders()} - {"dpa", "leakage"}
+    assert {s.key for s in rep.sections} == {b.key for b in section_builders()} - {"dpa", "leakage", "captioning"}
 
 
 def test_single_label_task_skips_multi(demo):

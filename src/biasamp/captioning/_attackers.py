@@ -20,6 +20,8 @@ one thread (by the caller), so results do not depend on thread settings.
 
 from __future__ import annotations
 
+import numbers
+import time
 import warnings
 from typing import Any
 
@@ -27,7 +29,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from ._deps import _check_attacker
+from ._deps import _PARALLEL_MIN_SECONDS, _check_attacker, _idle_cores, single_threaded
 
 TEXT_ATTACKERS = ("auto", "tfidf", "bow", "logistic")
 
@@ -158,3 +160,66 @@ def encode_texts(encoder: Any, texts: list[str]) -> np.ndarray:
     if not np.isfinite(vec).all():
         raise ValueError("encoder returned NaN or infinite values")
     return vec[np.asarray(inv).reshape(-1)]
+
+
+def deterministic(attacker: Any) -> bool:
+    """Whether a fit depends only on its rows: the built-in attackers (L-BFGS logistic regressions, no seed)."""
+    return isinstance(attacker, str)
+
+
+def check_n_jobs(n_jobs: Any) -> int | None:
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or int(n_jobs) == 0 or int(n_jobs) < -1:
+        raise ValueError(f"n_jobs must be None, -1 (all cores) or a positive integer, got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def _fit_task(attacker: Any, x: Any, y: np.ndarray, train: np.ndarray, test: np.ndarray, k: int,
+              seed: int) -> np.ndarray:
+    """:func:`fit_proba` with BLAS/OpenMP limited to one thread (in a worker process)."""
+    with single_threaded():
+        return fit_proba(attacker, x, y, train, test, k, seed)
+
+
+def run_fits(tasks: list[tuple], n_jobs: int | None, bar: Any) -> list[np.ndarray]:
+    """:func:`fit_proba` of every task ``(attacker, x, y, train, test, k, seed)``, in order.
+
+    Every fit runs with one BLAS/OpenMP thread, here or in a worker process,
+    so the probabilities do not depend on ``n_jobs``. ``n_jobs=None``: the
+    first fit runs here, timed; the others go to one worker per idle core
+    when they would take more than ``_PARALLEL_MIN_SECONDS`` here (starting
+    the workers costs seconds) and more than one core is idle; ``1``: all
+    here; ``-1`` or ``k > 1``: all in workers (joblib).
+    """
+    out: list[np.ndarray] = []
+    first = len(tasks) if n_jobs == 1 else 0 if n_jobs is not None else min(1, len(tasks))
+    start = time.perf_counter()
+    with single_threaded():
+        for task in tasks[:first]:
+            out.append(fit_proba(*task))
+            bar.update()
+    rest = tasks[first:]
+    if not rest:
+        return out
+    workers = n_jobs
+    if n_jobs is None:
+        estimate = (time.perf_counter() - start) * len(rest) / max(first, 1)
+        workers = min(_idle_cores(), len(rest)) if estimate > _PARALLEL_MIN_SECONDS else 1
+    if workers == 1:
+        with single_threaded():
+            for task in rest:
+                out.append(fit_proba(*task))
+                bar.update()
+        return out
+    from joblib import Parallel, delayed
+
+    calls = (delayed(_fit_task)(*task) for task in rest)
+    try:
+        results = Parallel(n_jobs=workers, return_as="generator")(calls)
+    except TypeError:  # joblib < 1.3: no generator output
+        results = Parallel(n_jobs=workers)(calls)
+    for p in results:
+        out.append(p)
+        bar.update()
+    return out

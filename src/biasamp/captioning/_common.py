@@ -19,6 +19,8 @@ def encode_single(values: Any, name: str) -> tuple[np.ndarray, tuple]:
     if raw.ndim != 1:
         raise ValueError(f"{name} must be 1-D class labels (one per image), got shape {raw.shape}")
     m = encode_labels({name: values})[name]
+    if m.codes is None:
+        raise ValueError(f"{name} must be class labels (one per image), not a 0/1 indicator matrix")
     if m.n_classes < 2:
         raise ValueError(f"{name} has {m.n_classes} class ({list(m.classes)}); leakage needs at least 2")
     return m.codes.astype(np.intp), tuple(m.classes)
@@ -60,18 +62,18 @@ def check_split(split: Any, n: int) -> np.ndarray | None:
 
 
 def check_n_iter(n_iter: Any, level: Any) -> int:
-    if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
+    if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or int(n_iter) < 1:
         raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
     if level is not None:
-        if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+        if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < float(level) < 1:
             raise ValueError(f"level must be in (0, 1) or None (no confidence interval), got {level!r}")
-        if n_iter < 2:
+        if int(n_iter) < 2:
             raise ValueError(f"n_iter={n_iter}: a confidence interval needs n_iter >= 2; pass level=None to skip it")
     return int(n_iter)
 
 
 def check_test_size(test_size: Any) -> float:
-    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
+    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < float(test_size) < 1:
         raise ValueError(f"test_size must be a fraction in (0, 1), got {test_size!r}")
     return float(test_size)
 
@@ -82,10 +84,15 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def seeds(random_state: Any, n_iter: int) -> list[np.ndarray]:
-    """Two 32-bit seeds per iteration (split/subsample, attacker), fixed before anything runs."""
+def seeds(random_state: Any, n_iter: int) -> tuple[list[np.ndarray], np.random.SeedSequence]:
+    """Two 32-bit seeds per iteration (split/subsample, attacker), and the caption bootstrap's seed.
+
+    All fixed before anything runs, from one root: the iterations' seeds are
+    its first ``n_iter`` children, the bootstrap's the next one.
+    """
     root = seed_sequence(random_state)
-    return [child.generate_state(2, dtype=np.uint32) for child in root.spawn(n_iter)]
+    states = [child.generate_state(2, dtype=np.uint32) for child in root.spawn(n_iter)]
+    return states, root.spawn(1)[0]
 
 
 def random_split(strata: np.ndarray | None, n: int, test_size: float, rng: np.random.Generator
@@ -103,10 +110,10 @@ def random_split(strata: np.ndarray | None, n: int, test_size: float, rng: np.ra
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n) - starts[s[order]]
-        n_test = np.ceil(test_size * counts).astype(np.int64)
-        n_test = np.where(counts >= 2, np.clip(n_test, 1, counts - 1), 0)
+        per_class = np.ceil(test_size * counts).astype(np.int64)
+        per_class = np.where(counts >= 2, np.clip(per_class, 1, counts - 1), 0)
         test = np.zeros(n, dtype=bool)
-        test[perm] = rank < n_test[s]
+        test[perm] = rank < per_class[s]
         if not test.any():  # every class a singleton: an unstratified split
             return random_split(None, n, test_size, rng)
     return np.flatnonzero(~test), np.flatnonzero(test)
@@ -141,6 +148,6 @@ def std(x: np.ndarray) -> float:
 def fmt_ci(ci: tuple[float, float] | None, level: float | None) -> str:
     from ._deps import fmt
 
-    if ci is None:
+    if ci is None or level is None:
         return ""
     return f" [{round(100 * level):d}% CI {fmt(ci[0])}, {fmt(ci[1])}]"

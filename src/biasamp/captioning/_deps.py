@@ -13,11 +13,14 @@ from biasamp._core.results import ResultMixin, fmt
 from biasamp._engine.resample import check_random_state, seed_sequence
 from biasamp._engine.runs import confidence_interval
 from biasamp.predictability._attackers import _check_attacker, single_threaded
+from biasamp.predictability._metrics import _PARALLEL_MIN_SECONDS, _idle_cores
 
 __all__ = [
+    "_PARALLEL_MIN_SECONDS",
     "ResultMixin",
     "_as_array",
     "_check_attacker",
+    "_idle_cores",
     "check_consistent_length",
     "check_random_state",
     "confidence_interval",

@@ -164,10 +164,10 @@ def check_captions(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
     if arr.ndim == 0:
         raise TypeError(f"{name} must be a sequence of captions, got {type(x).__name__}")
     if arr.ndim > 2 or (arr.ndim == 2 and not allow_2d):
-        shape = "1-D" if not allow_2d else "1-D or 2-D"
-        raise ValueError(f"{name} must be {shape} (one caption per image{'' if not allow_2d else ', or k per image'}),"
-                         f" got shape {arr.shape}")
-    if arr.ndim == 2 and arr.shape[1] == 0:
+        allowed = "1-D or 2-D (one caption per image, or k per image)" if allow_2d else "1-D (one caption per image)"
+        raise ValueError(f"{name} must be {allowed}, got shape {arr.shape}")
+    shape: tuple[int, ...] = arr.shape
+    if len(shape) == 2 and shape[1] == 0:
         raise ValueError(f"{name} has no caption column")
     if arr.size:
         flat = arr.reshape(-1)
@@ -175,11 +175,11 @@ def check_captions(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
         if not is_str.all():
             bad = int(np.flatnonzero(~is_str)[0])
             value = flat[bad]
-            row = bad // (arr.shape[1] if arr.ndim == 2 else 1)
+            row = bad // (shape[1] if len(shape) == 2 else 1)
             if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
                 raise ValueError(f"{name}: caption of row {row} is missing ({value!r}); every image needs a caption")
             raise TypeError(f"{name}: captions must be strings, row {row} holds {type(value).__name__} {value!r}")
-        arr = np.array([str(v) for v in flat], dtype=object).reshape(arr.shape)  # np.str_ -> str
+        return np.array([str(v) for v in flat], dtype=object).reshape(shape)  # np.str_ -> str
     return arr
 
 
@@ -362,8 +362,8 @@ def substitute(tokens: list[list[str]], target_vocab: set, *, contextual: bool, 
     the word of ``target_vocab`` of highest cosine similarity when it is at
     least ``threshold``, else :data:`UNK_TOKEN`. Vectors come from
     ``word_vectors`` (a mapping or a callable) or, when ``None``, from
-    :func:`corpus_vectors` over ``corpora``. Returns the tokens and the
-    number of words replaced.
+    :func:`corpus_vectors` over ``corpora`` (default: ``tokens`` alone).
+    Returns the tokens and the number of words replaced.
     """
     missing = sorted(vocabulary(tokens) - target_vocab - _SPECIAL)
     if not missing:
@@ -372,7 +372,7 @@ def substitute(tokens: list[list[str]], target_vocab: set, *, contextual: bool, 
     targets = sorted(target_vocab - _SPECIAL)
     if contextual and targets:
         if word_vectors is None:
-            words, vec = corpus_vectors(corpora, seed=seed)
+            words, vec = corpus_vectors(corpora if corpora is not None else [tokens], seed=seed)
             pos = {w: i for i, w in enumerate(words)}
             lookup = {w: vec[pos[w]] for w in words}
             mv, mk = _lookup_vectors(lookup, missing)

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _intervals as _iv
 from . import _text
-from ._attackers import attacker_name, check_text_attacker, encode_texts, fit_proba
+from ._attackers import attacker_name, check_n_jobs, check_text_attacker, deterministic, encode_texts, run_fits
 from ._common import (
     check_bool,
     check_n,
@@ -18,7 +19,6 @@ from ._common import (
     check_split,
     check_test_size,
     fmt_ci,
-    interval,
     random_split,
     seeds,
     std,
@@ -29,7 +29,6 @@ from ._deps import (
     encode_labels,
     fmt,
     progress_bar,
-    single_threaded,
 )
 
 __all__ = ["DBACDirectionResult", "DBACResult", "dbac"]
@@ -52,18 +51,33 @@ class DBACDirectionResult(ResultMixin):
     std : float
         Sample standard deviation (ddof=1) over the iterations.
     ci : (float, float) or None
-        t-interval of the mean, clipped to [-1, 1]; ``None`` when ``level=None``.
+        Interval of ``value`` over what ``ci_over`` says (default: the
+        captions and the iterations together), clipped to [-1, 1]; ``None``
+        when ``level=None``.
     psi_data, psi_model : float
         Means of :math:`\Psi_D` (human captions) and :math:`\Psi_M` (model captions).
     absolute : float
         Mean of :math:`\Psi_M - \Psi_D` (unbounded), for comparison with LIC.
     absolute_ci : (float, float) or None
+        The same for ``absolute``.
     iterations : pandas.DataFrame
         ``iteration, psi_data, psi_model, dbac, absolute, n_train, n_test``.
     level : float or None
     n_substituted : (int, int)
         Words replaced in the human and in the model captions by the
         vocabulary substitution.
+    intervals : pandas.DataFrame or None
+        Per quantity (index ``dbac``, ``absolute``): ``estimate``,
+        ``se_iterations``, ``se_captions`` and the intervals
+        ``iterations_low/high`` (t over the iterations),
+        ``captions_low/high`` (the caption bootstrap, attackers held fixed)
+        and ``both_low/high`` (the variances added), as in
+        :attr:`LICResult.intervals <biasamp.captioning.LICResult>`;
+        ``None`` when ``level=None``.
+    ci_over : {"both", "captions", "iterations"}
+        Which of them ``ci`` and ``absolute_ci`` are.
+    n_boot : int
+        Caption-bootstrap replicates (0 when ``level=None``).
 
     Notes
     -----
@@ -97,6 +111,13 @@ class DBACDirectionResult(ResultMixin):
     iterations: pd.DataFrame
     level: float | None
     n_substituted: tuple[int, int] = (0, 0)
+    intervals: pd.DataFrame | None = None
+    ci_over: str = "both"
+    n_boot: int = 0
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-iteration table."""
+        return self.iterations.copy()
 
     def __repr__(self) -> str:
         return (f"DBAC {self.direction} = {fmt(self.value)}{fmt_ci(self.ci, self.level)} (sd {self.std:.4f}; "
@@ -245,6 +266,69 @@ def _psi(y: np.ndarray, p: np.ndarray, quality: str, other: np.ndarray | None) -
     return float(r.mean())
 
 
+def _ratio(psi_d: np.ndarray, psi_m: np.ndarray) -> np.ndarray:
+    """DBAC = (Psi_M - Psi_D)/(Psi_M + Psi_D), 0 where both are 0, clipped to [-1, 1] (any shape)."""
+    total = psi_d + psi_m
+    return np.clip(np.where(total > 0, (psi_m - psi_d) / np.where(total > 0, total, 1.0), 0.0), -1.0, 1.0)
+
+
+def _group_ids(m: np.ndarray) -> np.ndarray:
+    """Each row's value (label or label vector) as an integer id ``0..U-1``."""
+    _, inv = np.unique(m.reshape(len(m), -1), axis=0, return_inverse=True)
+    return np.asarray(inv).reshape(-1)
+
+
+def _group_totals(w: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``(b, U)`` sums of the weights ``w`` (``(b, m)``) of the rows of each id."""
+    from scipy import sparse
+
+    m = len(ids)
+    onehot = sparse.csr_matrix((np.ones(m), (np.arange(m), ids)), shape=(m, int(ids.max()) + 1 if m else 0))
+    return np.asarray((onehot.T @ w.T).T)
+
+
+def _replicates(scored: dict, n: int, n_boot: int, seed: np.random.SeedSequence, quality: str) -> dict:
+    r"""Caption-bootstrap replicates of each direction's DBAC and Psi_M - Psi_D, the attackers held fixed.
+
+    ``scored``: per direction, per distinct iteration, its scored images, the
+    per-row quality of the human and the model side, the prior groups (or
+    None) and how many iterations it stands for. A replicate redraws the
+    scored images with replacement (one draw for both directions); every
+    iteration's :math:`\Psi_D` and :math:`\Psi_M` are recomputed over the
+    drawn images (human and model captions of an image together; with the
+    fixed priors, the label frequencies too), then its DBAC, then the mean
+    over the iterations (an iteration none of whose scored images was drawn
+    is left out).
+    """
+    parts = [(d, *part) for d, entries in scored.items() for part in entries]
+    rows = [te for _, te, _, _, _ in parts]
+    out: dict = {d: {"dbac": [], "absolute": []} for d in scored}
+    for counts in _iv.scored_counts(rows, np.zeros(n, dtype=np.int64), n_boot, seed):
+        per_dir: dict = {d: ([], [], [], []) for d in scored}
+        for w, (d, _, per_row, groups, times) in zip(counts, parts):
+            tot = w.sum(axis=1)
+            ok = tot > 0
+            psi = []
+            for r, g in zip(per_row, groups):
+                if g is None:
+                    mean = w @ r
+                else:  # the fixed priors: r_i P(x_i) / P(y_i), frequencies among the drawn scored images
+                    go, gy = g
+                    num, den = _group_totals(w, go)[:, go], _group_totals(w, gy)[:, gy]
+                    mean = np.sum(w * r * np.divide(num, den, out=np.zeros_like(num), where=den > 0), axis=1)
+                mean = mean / np.where(ok, tot, 1.0)
+                psi.append(1.0 / np.maximum(mean, _EPS) if quality == "inv_ce" else mean)
+            ratios, diffs, oks, ts = per_dir[d]
+            ratios.append(_ratio(psi[0], psi[1]))
+            diffs.append(psi[1] - psi[0])
+            oks.append(ok)
+            ts.append(times)
+        for d, (ratios, diffs, oks, ts) in per_dir.items():
+            out[d]["dbac"].append(_iv.mean_over_iterations(ratios, oks, ts))
+            out[d]["absolute"].append(_iv.mean_over_iterations(diffs, oks, ts))
+    return {d: {k: np.concatenate(v) for k, v in q.items()} for d, q in out.items()}
+
+
 # --------------------------------------------------------------------------- #
 # the function
 # --------------------------------------------------------------------------- #
@@ -300,7 +384,10 @@ def dbac(
     n_iter: int = 10,
     random_state: Any = None,
     level: float | None = 0.95,
+    n_boot: int = 1000,
+    ci_over: str = "both",
     test_size: float = 0.2,
+    n_jobs: int | None = None,
     progress: bool | None = None,
 ) -> DBACResult:
     r"""DBAC, directional bias amplification in captioning (Nair, Tokas & Kerner 2025), both directions.
@@ -375,6 +462,17 @@ def dbac(
         As in :func:`lic`; multi-label targets get one classifier per label.
     n_iter, random_state, level, test_size, progress
         As in :func:`lic`.
+    n_boot, ci_over
+        The caption bootstrap and the interval reported, as in :func:`lic`;
+        a replicate redraws the images with replacement (not within
+        classes) and recomputes every iteration's :math:`\Psi_D`,
+        :math:`\Psi_M` (and, with ``priors``, the label frequencies) and
+        DBAC over the drawn scored images.
+    n_jobs : int or None, default None
+        Worker processes for the attacker fits (joblib; ``-1``: all cores;
+        ``1``: none). ``None``: the first fit runs here, and the others are
+        spread over the idle cores when they would take more than 5 s. Each
+        fit uses one thread; the result does not depend on ``n_jobs``.
 
     Returns
     -------
@@ -405,6 +503,11 @@ def dbac(
       read captions, not labels with the model's errors.
     * The attacker is scored on held-out images (the authors' code scores it
       on its own training captions).
+    * A built-in attacker is deterministic (an L-BFGS logistic regression):
+      an iteration that fits it on the same rows as an earlier one (every
+      iteration, with a fixed ``split``) reuses that fit. Its iterations are
+      then identical and the interval over them has width 0: the caption
+      bootstrap measures the uncertainty.
 
     References
     ----------
@@ -457,6 +560,9 @@ def dbac(
     if word_vectors is not None and substitute != "contextual":
         raise ValueError("word_vectors given, but only substitute='contextual' uses them")
     priors = check_bool(priors, "priors")
+    n_boot = _iv.check_n_boot(n_boot)
+    ci_over = _iv.check_ci_over(ci_over)
+    n_jobs = check_n_jobs(n_jobs)
     if priors and quality != "proba":
         raise ValueError(f"priors=True reweights probabilities; it needs quality='proba', got {quality!r}")
     is_train = check_split(split, n)
@@ -464,10 +570,10 @@ def dbac(
     test_size = check_test_size(test_size)
     chosen = check_text_attacker(attacker, encoder)
     aw = _text.word_set(_text.resolve_words(attr_words, "attr_words"))
-    tw = _text.word_set(_task_words(task_words, t.classes)) - aw
+    tw = _text.word_set(_task_words(task_words, t.classes)) - aw if "A->T" in directions else frozenset()
 
     human_tok, model_tok = _text.tokenize_all(human), _text.tokenize_all(model)
-    states = seeds(random_state, n_iter)
+    states, boot_seed = seeds(random_state, n_iter)
     sub_seed = int(states[0][1])
     jobs = []  # (direction, target, other, inputs (human, model), n_substituted)
     for d in _DIRECTIONS:
@@ -481,39 +587,75 @@ def dbac(
             h, m = encode_texts(encoder, h), encode_texts(encoder, m)
         jobs.append((d, tgt, other, (h, m), nsub))
 
-    runs: dict[str, list] = {d: [] for d, *_ in jobs}
-    bar = progress_bar(total=n_iter * len(jobs), desc="DBAC", progress=progress, unit="iterations")
+    # the fits: two per iteration and direction (human, model captions); a deterministic attacker (the built-in
+    # ones) fitted on the same rows as an earlier iteration is not fitted again: with a fixed split every
+    # iteration is the first one
+    plans = []  # (direction index, training rows, scored rows, fit index per side)
+    tasks: list[tuple] = []
+    done: dict = {}
+    same = deterministic(chosen)
+    for split_seed, att_seed in states:
+        for j, (_d, tgt, _other, inputs, _) in enumerate(jobs):
+            rng = np.random.default_rng(int(split_seed))
+            if is_train is None:
+                tr, te = random_split(None if tgt.multilabel else tgt.y, n, test_size, rng)
+            else:
+                tr, te = np.flatnonzero(is_train), np.flatnonzero(~is_train)
+            fits = []
+            for side, (x, y) in enumerate(zip(inputs, (tgt.y, tgt.y_pred))):
+                key = (j, side, tr.tobytes(), te.tobytes()) if same else len(tasks)
+                if key not in done:
+                    done[key] = len(tasks)
+                    tasks.append((chosen, x, y, tr, te, len(tgt.classes), int(att_seed)))
+                fits.append(done[key])
+            plans.append((j, tr, te, fits))
+    bar = progress_bar(total=len(tasks), desc="DBAC", progress=progress, unit="fits")
     bar.set_postfix_str(attacker_name(chosen))
-    with bar, single_threaded():
-        for split_seed, att_seed in states:
-            for d, tgt, other, (h, m), _ in jobs:
-                rng = np.random.default_rng(int(split_seed))
-                if is_train is None:
-                    tr, te = random_split(None if tgt.multilabel else tgt.y, n, test_size, rng)
-                else:
-                    tr, te = np.flatnonzero(is_train), np.flatnonzero(~is_train)
-                k = len(tgt.classes)
-                psis = []
-                for x, y, o in ((h, tgt.y, other.y), (m, tgt.y_pred, other.y_pred)):
-                    p = fit_proba(chosen, x, y, tr, te, k, int(att_seed))
-                    psis.append(_psi(y[te], p, quality, o[te] if priors else None))
-                runs[d].append((psis[0], psis[1], len(tr), len(te)))
-                bar.update()
+    with bar:
+        probas = run_fits(tasks, n_jobs, bar)
+
+    runs: dict[str, list] = {d: [] for d, *_ in jobs}
+    # per direction and distinct iteration (the same fits): scored rows, per-row quality, prior groups, times seen
+    scored: dict[str, dict] = {d: {} for d, *_ in jobs}
+    for j, tr, te, fits in plans:
+        d, tgt, other, _, _ = jobs[j]
+        key = tuple(fits)
+        if key in scored[d]:
+            runs[d].append(scored[d][key][4])
+            scored[d][key][3] += 1
+            continue
+        psis, per_row, groups = [], [], []
+        for side, (y, o) in enumerate(((tgt.y, other.y), (tgt.y_pred, other.y_pred))):
+            p = probas[fits[side]]
+            psis.append(_psi(y[te], p, quality, o[te] if priors else None))
+            per_row.append(_per_row(y[te], p, quality))
+            groups.append((_group_ids(o[te]), _group_ids(y[te])) if priors else None)
+        runs[d].append((psis[0], psis[1], len(tr), len(te)))
+        scored[d][key] = [te, per_row, groups, 1, runs[d][-1]]
+    if level is not None:
+        reps = _replicates({d: [e[:4] for e in v.values()] for d, v in scored.items()}, n, n_boot, boot_seed,
+                           quality)
     out = {}
     for d, _tgt, _other, _, nsub in jobs:
         r = np.array(runs[d], dtype=np.float64)
         psi_d, psi_m = r[:, 0], r[:, 1]
-        total = psi_d + psi_m
-        ratio = np.clip(np.where(total > 0, (psi_m - psi_d) / np.where(total > 0, total, 1.0), 0.0), -1.0, 1.0)
+        ratio = _ratio(psi_d, psi_m)
         absolute = psi_m - psi_d
         table = pd.DataFrame({"iteration": np.arange(n_iter), "psi_data": psi_d, "psi_model": psi_m, "dbac": ratio,
                               "absolute": absolute, "n_train": r[:, 2].astype(np.int64),
                               "n_test": r[:, 3].astype(np.int64)})
+        frame = ci = absolute_ci = None
+        if level is not None:
+            frame = _iv.table([_iv.intervals("dbac", float(ratio.mean()), ratio, reps[d]["dbac"], level, (-1.0, 1.0)),
+                               _iv.intervals("absolute", float(absolute.mean()), absolute, reps[d]["absolute"], level,
+                                             None)])
+            ci, absolute_ci = _iv.headline(frame, "dbac", ci_over), _iv.headline(frame, "absolute", ci_over)
         out[d] = DBACDirectionResult(
-            direction=d, value=float(ratio.mean()), std=std(ratio), ci=interval(ratio, level, (-1.0, 1.0)),
+            direction=d, value=float(ratio.mean()), std=std(ratio), ci=ci,
             psi_data=float(psi_d.mean()), psi_model=float(psi_m.mean()), absolute=float(absolute.mean()),
-            absolute_ci=interval(absolute, level, None), iterations=table, level=level,
-            n_substituted=(int(nsub[0]), int(nsub[1])),
+            absolute_ci=absolute_ci, iterations=table, level=level,
+            n_substituted=(int(nsub[0]), int(nsub[1])), intervals=frame, ci_over=ci_over,
+            n_boot=n_boot if level is not None else 0,
         )
     return DBACResult(a_to_t=out.get("A->T"), t_to_a=out.get("T->A"), attacker=attacker_name(chosen),
                       quality=quality, substitute=substitute, priors=priors, n_iter=n_iter)

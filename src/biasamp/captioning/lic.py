@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _intervals as _iv
 from . import _text
-from ._attackers import attacker_name, check_text_attacker, encode_texts, fit_proba
+from ._attackers import attacker_name, check_text_attacker, deterministic, encode_texts, fit_proba
 from ._common import (
     balance,
     check_bool,
@@ -19,7 +20,6 @@ from ._common import (
     check_test_size,
     encode_single,
     fmt_ci,
-    interval,
     random_split,
     seeds,
     std,
@@ -46,9 +46,10 @@ class LICResult(ResultMixin):
         Mean dataset leakage :math:`\mathrm{LIC}_D` on the human captions
         (``None`` without them).
     ci, ci_m, ci_d : (float, float) or None
-        t-intervals over the iterations of ``value`` (clipped to [-1, 1]),
-        ``lic_m`` and ``lic_d`` (clipped to [0, 1]); ``None`` when
-        ``level=None`` or the quantity is undefined.
+        Intervals of ``value`` (clipped to [-1, 1]), ``lic_m`` and ``lic_d``
+        (clipped to [0, 1]) over what ``ci_over`` says (default: the
+        captions and the iterations together); ``None`` when ``level=None``
+        or the quantity is undefined. All three kinds are in ``intervals``.
     std : float or None
         Sample standard deviation (ddof=1) of the per-iteration LIC.
     iterations : pandas.DataFrame
@@ -73,6 +74,18 @@ class LICResult(ResultMixin):
         iteration.
     reason : str
         Why ``value`` is undefined ("" when it is defined).
+    intervals : pandas.DataFrame or None
+        Per quantity (index ``lic``, ``lic_m``, ``lic_d``): ``estimate``,
+        the standard errors ``se_iterations`` (:math:`s_{it}/\sqrt J`) and
+        ``se_captions`` (of the caption bootstrap), and the intervals
+        ``iterations_low/high`` (t over the iterations, the captions held
+        fixed), ``captions_low/high`` (the bootstrap of the images, the
+        attackers held fixed) and ``both_low/high`` (the two variances
+        added); ``None`` when ``level=None``.
+    ci_over : {"both", "captions", "iterations"}
+        Which of them ``ci``, ``ci_m``, ``ci_d`` are.
+    n_boot : int
+        Caption-bootstrap replicates (0 when ``level=None``).
 
     Notes
     -----
@@ -119,6 +132,9 @@ class LICResult(ResultMixin):
     n_unknown: int
     balanced: bool
     reason: str = ""
+    intervals: pd.DataFrame | None = None
+    ci_over: str = "both"
+    n_boot: int = 0
 
     def to_frame(self) -> pd.DataFrame:
         """The per-iteration table."""
@@ -169,6 +185,8 @@ def lic(
     n_iter: int = 10,
     random_state: Any = None,
     level: float | None = 0.95,
+    n_boot: int = 1000,
+    ci_over: str = "both",
     test_size: float = 0.2,
     balanced: bool = True,
     align_vocab: bool = True,
@@ -228,7 +246,18 @@ def lic(
         Seed; results are identical for the same seed whatever the thread
         settings.
     level : float or None, default 0.95
-        Level of the t-intervals over the iterations; ``None`` for none.
+        Level of the intervals; ``None`` for none.
+    n_boot : int, default 1000
+        Replicates of the caption bootstrap: the images are redrawn with
+        replacement within each attribute class, model and human captions of
+        an image together, and every iteration's per-image scores are
+        re-averaged over the drawn images (the attackers are not refitted).
+    ci_over : {"both", "captions", "iterations"}, default "both"
+        What ``ci`` / ``ci_m`` / ``ci_d`` cover: the sampling of the
+        captions (the bootstrap), the iterations' randomness (split,
+        subsample, attacker seed; a t-interval, the captions held fixed), or
+        both (their variances added, Welch-Satterthwaite degrees of
+        freedom). ``intervals`` holds all three.
     test_size : float, default 0.2
         Fraction of images scored when ``split`` is not given.
     balanced : bool, default True
@@ -251,7 +280,8 @@ def lic(
     ValueError
         Lengths that disagree, fewer than two attribute classes, a missing
         caption, bad ``split`` values, an unknown ``mask`` or ``attacker``,
-        bad ``n_iter`` / ``level`` / ``test_size``.
+        bad ``n_iter`` / ``level`` / ``n_boot`` / ``ci_over`` /
+        ``test_size``.
     TypeError
         Captions that are not strings, an ``attacker`` that is not an
         estimator instance, a non-callable ``encoder``.
@@ -264,7 +294,14 @@ def lic(
     Notes
     -----
     * Identical human and model captions give LIC = 0 exactly: both sides
-      share the images, the split, the subsample and the attacker seed.
+      share the images, the split, the subsample and the attacker seed; and
+      every interval of LIC is [0, 0].
+    * The caption interval covers the sampling of the scored captions, not
+      how the attacker would differ had it been trained on other captions;
+      with a fixed ``split``, ``balanced=False`` and a deterministic
+      attacker (the built-in ones) every iteration is the same, so the
+      interval over the iterations has width 0 and only the captions'
+      interval measures uncertainty. Coverage: docs/captioning.md.
     * LIC is an absolute difference of two leakages, so it depends on the
       attacker's capacity; compare models under one attacker.
     * Chance level: with ``balanced=True`` and two classes an attacker that
@@ -295,14 +332,16 @@ def lic(
         raise ValueError(f"attr: need at least 4 images to split into attacker training and scored images, got {n}")
     is_train = check_split(split, n)
     n_iter = check_n_iter(n_iter, level)
+    n_boot = _iv.check_n_boot(n_boot)
+    ci_over = _iv.check_ci_over(ci_over)
     test_size = check_test_size(test_size)
     balanced = check_bool(balanced, "balanced")
     align_vocab = check_bool(align_vocab, "align_vocab")
     chosen = check_text_attacker(attacker, encoder)
     masked, mask_label = _mask_words(mask)
     if is_train is not None:
-        for side, rows in (("training", is_train), ("scored", ~is_train)):
-            present = np.bincount(codes[rows], minlength=k) > 0
+        for side, on_side in (("training", is_train), ("scored", ~is_train)):
+            present = np.bincount(codes[on_side], minlength=k) > 0
             if balanced and not present.all():
                 missing = [classes[i] for i in np.flatnonzero(~present)]
                 raise ValueError(f"split: the {side} images have no image of class {missing}; balanced=True needs "
@@ -323,10 +362,14 @@ def lic(
             sides.append(_text.join(tok))
     inputs = sides if encoder is None else [encode_texts(encoder, s) for s in sides]
 
-    states = seeds(random_state, n_iter)
+    states, boot_seed = seeds(random_state, n_iter)
     rows = []
     per_class = np.zeros((n_iter, len(inputs), k))
     n_class = np.zeros((n_iter, k))
+    scored: list[list] = []  # per distinct iteration: scored images, scores (model; human mean), times seen
+    seen: dict = {}  # a deterministic attacker on the same rows as an earlier iteration: that iteration's fit
+    same = deterministic(chosen)
+    scored_key: Any = None
     bar = progress_bar(total=n_iter, desc="LIC", progress=progress, unit="iterations")
     bar.set_postfix_str(attacker_name(chosen))
     with bar, single_threaded():
@@ -341,13 +384,24 @@ def lic(
             y_te = codes[te]
             counts = np.bincount(y_te, minlength=k)
             n_class[it] = counts
-            lic_vals, acc_vals = [], []
-            for s, x in enumerate(inputs):
-                p = fit_proba(chosen, x, codes, tr, te, k, int(att_seed))
+            lic_vals, acc_vals, side_scores = [], [], []
+            key = (tr.tobytes(), te.tobytes()) if same else it
+            fitted = seen.get(key)
+            if fitted is None:
+                fitted = seen[key] = [fit_proba(chosen, x, codes, tr, te, k, int(att_seed)) for x in inputs]
+            for s, p in enumerate(fitted):
                 sc = _scores(p, y_te)
+                side_scores.append(sc)
                 lic_vals.append(float(sc.mean()))
                 acc_vals.append(float(np.mean(_hits(p, y_te))))
                 per_class[it, s] = np.bincount(y_te, weights=sc, minlength=k) / np.maximum(counts, 1)
+            if it > 0 and key == scored_key:
+                scored[-1][2] += 1
+            else:
+                per_image = np.stack([side_scores[0], np.mean(side_scores[1:], axis=0)] if human is not None
+                                     else side_scores[:1])
+                scored.append([te, per_image, 1])
+            scored_key = key
             row = {"iteration": it, "lic_m": lic_vals[0], "accuracy_m": acc_vals[0]}
             if human is not None:
                 row.update(lic_d=float(np.mean(lic_vals[1:])), accuracy_d=float(np.mean(acc_vals[1:])))
@@ -362,17 +416,54 @@ def lic(
         by_class["lic"] = by_class["lic_m"] - by_class["lic_d"]
     by_class["n_test"] = n_class.mean(axis=0)
     lm = table["lic_m"].to_numpy()
+    quantities = [("lic_m", lm, (0.0, 1.0))]
     if human is None:
-        value = lic_d = ci = ci_d = sd = None
+        value = lic_d = sd = None
         reason = "no human captions given (captions=None): LIC_D, hence LIC = LIC_M - LIC_D, needs them"
     else:
         ld, la = table["lic_d"].to_numpy(), table["lic"].to_numpy()
         value, lic_d, sd = float(la.mean()), float(ld.mean()), std(la)
-        ci, ci_d = interval(la, level, (-1.0, 1.0)), interval(ld, level, (0.0, 1.0))
+        quantities += [("lic_d", ld, (0.0, 1.0)), ("lic", la, (-1.0, 1.0))]
         reason = ""
+    frame = None
+    ci = ci_m = ci_d = None
+    if level is not None:
+        reps = _replicates(scored, codes, n_boot, boot_seed, human is not None)
+        frame = _iv.table([_iv.intervals(q, float(v.mean()), v, reps[q], level, b) for q, v, b in quantities])
+        ci_m = _iv.headline(frame, "lic_m", ci_over)
+        if human is not None:
+            ci, ci_d = _iv.headline(frame, "lic", ci_over), _iv.headline(frame, "lic_d", ci_over)
     return LICResult(
-        value=value, lic_m=float(lm.mean()), lic_d=lic_d, ci=ci, ci_m=interval(lm, level, (0.0, 1.0)), ci_d=ci_d,
+        value=value, lic_m=float(lm.mean()), lic_d=lic_d, ci=ci, ci_m=ci_m, ci_d=ci_d,
         std=sd, iterations=table, by_class=by_class, level=level, attacker=attacker_name(chosen),
         masked=mask_label, align_vocab=align_vocab and human is not None, n_unknown=int(n_unknown),
-        balanced=balanced, reason=reason,
+        balanced=balanced, reason=reason, intervals=frame, ci_over=ci_over, n_boot=n_boot if level is not None else 0,
     )
+
+
+def _replicates(scored: list, codes: np.ndarray, n_boot: int, seed: np.random.SeedSequence,
+                paired: bool) -> dict[str, np.ndarray]:
+    """Caption-bootstrap replicates of LIC_M (and LIC_D, LIC): the scored images redrawn within each class.
+
+    ``scored``: per distinct iteration, its scored images, their scores
+    (model; human) and how many iterations it stands for. Every iteration's
+    per-image scores are re-averaged with the replicate's image counts
+    (model and human scores of an image together), then averaged over the
+    iterations; an iteration none of whose scored images was drawn is left
+    out of that replicate's mean.
+    """
+    blocks = []
+    for counts in _iv.scored_counts([te for te, _, _ in scored], codes, n_boot, seed):
+        values, ok = [], []
+        for w, (_, per_image, _) in zip(counts, scored):
+            tot = w.sum(axis=1)
+            ok.append(tot > 0)
+            values.append((w @ per_image.T) / np.where(tot > 0, tot, 1.0)[:, None])
+        times = [t for _, _, t in scored]
+        blocks.append(np.stack([_iv.mean_over_iterations([v[:, c] for v in values], ok, times)
+                                for c in range(values[0].shape[1])], axis=1))
+    reps = np.concatenate(blocks)
+    out = {"lic_m": reps[:, 0]}
+    if paired:
+        out.update(lic_d=reps[:, 1], lic=reps[:, 0] - reps[:, 1])
+    return out

@@ -9,13 +9,18 @@ so the report can call it from a registered builder.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
+from ._text import GENDER_WORDS
 from .dbac import DBACResult
 from .lic import LICResult
 from .stats import CaptionGenderStats
 
-__all__ = ["CAPTION_COLUMNS", "caption_section"]
+__all__ = ["CAPTION_COLUMNS", "audit_section", "caption_frame", "caption_inputs", "caption_section"]
 
 #: The column names ``audit`` / ``biasamp audit`` read captions from: the model's caption is required,
 #: the human caption(s) optional (several: ``caption``, ``caption_1``, ... ).
@@ -35,17 +40,28 @@ HOW_TO_READ = (
 NEEDS = "a model caption column (caption_pred) and the attribute; human captions (caption) for LIC and DBAC"
 
 
-def _row(metric: str, direction: str, value: Any, ci: Any, n: Any, note: str = "", kind: str = "amp") -> dict:
-    low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
+def _row(metric: str, direction: str, value: Any, ci: Any, n: Any, note: str = "", kind: str = "amp",
+         method: str = "", chance: float = 0.25) -> dict:
+    low: float | None = None
+    high: float | None = None
     reading = ""
     if ci is not None:
+        low, high = float(ci[0]), float(ci[1])
         if kind == "amp":
             reading = "amplified" if low > 0 else "reduced" if high < 0 else "no evidence"
         elif kind == "level":
-            reading = "leaks" if low > 0.25 else "no evidence"
+            reading = "leaks" if low > chance else "no evidence"
     return {"metric": metric, "direction": direction, "value": None if value is None else float(value),
-            "ci_low": low, "ci_high": high, "ci_method": "t" if ci is not None else "", "p_value": None,
+            "ci_low": low, "ci_high": high, "ci_method": method if ci is not None else "", "p_value": None,
             "n": None if n is None else int(n), "reading": reading, "note": note}
+
+
+def _method(res: Any, n_iter: int) -> str:
+    """The report's words for the interval of a LIC or DBAC result (``ci_method`` of its rows)."""
+    over = getattr(res, "ci_over", "iterations")
+    boot = f"caption bootstrap ({res.n_boot})"
+    it = f"t over {n_iter} iterations"
+    return {"both": f"{boot} + {it}", "captions": boot, "iterations": it}[over]
 
 
 def caption_section(lic: LICResult | None = None, dbac: DBACResult | None = None,
@@ -53,29 +69,46 @@ def caption_section(lic: LICResult | None = None, dbac: DBACResult | None = None
     """Report-section data for the captioning results given (any of them).
 
     Returns ``{"key", "title", "citation", "how_to_read", "needs", "summary",
-    "tables", "notes"}``; ``summary`` holds one row per headline number with
-    the report's summary columns (``metric, direction, value, ci_low,
-    ci_high, ci_method, p_value, n, reading, note``).
+    "tables", "notes", "figures"}``; ``summary`` holds one row per headline
+    number with the report's summary columns (``metric, direction, value,
+    ci_low, ci_high, ci_method, p_value, n, reading, note``); ``figures``
+    the data of the report's plots (dicts with the fields of
+    ``biasamp.report.FigureSpec``).
     """
-    summary, tables, notes = [], {}, []
+    summary, tables, notes, bars = [], {}, [], []
     if lic is not None:
         n_test = int(lic.iterations["n_test"].iloc[0]) if len(lic.iterations) else None
+        method = _method(lic, len(lic.iterations))
+        k = len(lic.by_class)
+        chance = 1.0 / k ** 2 if lic.balanced else 0.25
         if lic.value is None:
             summary.append(_row("LIC", "A", None, None, n_test, note=f"undefined: {lic.reason}"))
         else:
-            summary.append(_row("LIC", "A", lic.value, lic.ci, n_test))
+            summary.append(_row("LIC", "A", lic.value, lic.ci, n_test, method=method))
         summary.append(_row("LIC_M", "A", lic.lic_m, lic.ci_m, n_test, note=f"{lic.attacker} attacker, masked "
-                            f"{lic.masked}; an attacker that learns nothing scores about 0.25 (two balanced classes)",
-                            kind="level"))
+                            f"{lic.masked}; an attacker that learns nothing scores about {chance:.2g} ({k} "
+                            f"{'balanced ' if lic.balanced else ''}classes)", kind="level", method=method,
+                            chance=chance))
         if lic.lic_d is not None:
-            summary.append(_row("LIC_D", "A", lic.lic_d, lic.ci_d, n_test, kind="level"))
+            summary.append(_row("LIC_D", "A", lic.lic_d, lic.ci_d, n_test, kind="level", method=method, chance=chance))
         tables["lic_iterations"] = lic.iterations
         tables["lic_by_class"] = lic.by_class.reset_index()
+        if lic.intervals is not None:
+            tables["lic_intervals"] = lic.intervals.reset_index()
+        for metric, value, ci, facet in (("LIC_M", lic.lic_m, lic.ci_m, "leakage"),
+                                         ("LIC_D", lic.lic_d, lic.ci_d, "leakage"),
+                                         ("LIC", lic.value, lic.ci, "amplification")):
+            if value is not None:
+                bars.append((metric, value, ci, facet))
     if dbac is not None:
         for d in (dbac.a_to_t, dbac.t_to_a):
             if d is not None:
                 summary.append(_row("DBAC", d.direction, d.value, d.ci, int(d.iterations["n_test"].iloc[0]),
-                                    note=f"Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}; {dbac.quality}"))
+                                    note=f"Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}; {dbac.quality}",
+                                    method=_method(d, dbac.n_iter)))
+                if d.intervals is not None:
+                    tables[f"dbac_intervals {d.direction}"] = d.intervals.reset_index()
+                bars.append((f"DBAC {d.direction}", d.value, d.ci, "amplification"))
         tables["dbac_iterations"] = dbac.to_frame()
     if stats is not None:
         n = int(stats.by_class["n"].sum())
@@ -90,5 +123,153 @@ def caption_section(lic: LICResult | None = None, dbac: DBACResult | None = None
         tables["caption_gender_confusion"] = stats.confusion.reset_index()
     if not summary:
         notes.append("no captioning result given")
+    figures = []
+    if bars:
+        data = pd.DataFrame({"label": [b[0] for b in bars], "value": [float(b[1]) for b in bars],
+                             "low": [np.nan if b[2] is None else float(b[2][0]) for b in bars],
+                             "high": [np.nan if b[2] is None else float(b[2][1]) for b in bars],
+                             "facet": [b[3] for b in bars]})
+        figures.append({"key": "captioning", "title": "LIC and DBAC", "kind": "hbar", "data": data,
+                        "caption": "Leakage of the masked captions (LIC_M: the model's, LIC_D: the human ones) and "
+                                   "its amplification (LIC = LIC_M - LIC_D; DBAC per direction), with their "
+                                   "intervals (over the captions and the iterations)."})
     return {"key": "captioning", "title": TITLE, "citation": CITATION, "how_to_read": HOW_TO_READ, "needs": NEEDS,
-            "summary": summary, "tables": tables, "notes": notes}
+            "summary": summary, "tables": tables, "notes": notes, "figures": figures}
+
+
+# --------------------------------------------------------------------------- #
+# the audit's caption inputs and section
+# --------------------------------------------------------------------------- #
+def _human_columns(columns: Any) -> list[str]:
+    """The human caption columns by the convention: ``caption``, else ``caption_1``, ``caption_2``, ..."""
+    base = CAPTION_COLUMNS["captions"]
+    cols = [str(c) for c in columns]
+    if base in cols:
+        return [base]
+    numbered = [c for c in cols if c.startswith(base + "_") and c[len(base) + 1:].isdigit()]
+    return sorted(numbered, key=lambda c: int(c[len(base) + 1:]))
+
+
+def caption_inputs(captions: Any, n: int) -> dict | None:
+    """The ``captions=`` argument of :func:`~biasamp.audit`, checked: ``{"captions_pred", "captions", "split"}``.
+
+    ``captions`` is a DataFrame (or a mapping column name -> values) with the
+    columns of :data:`CAPTION_COLUMNS`: ``caption_pred`` (the model's
+    caption of each test row, required), ``caption`` or ``caption_1``,
+    ``caption_2``, ... (human captions, optional), ``split`` (``train`` /
+    ``val``: the attackers' training and scored images, optional); one row
+    per test row. ``None`` stays ``None``.
+    """
+    if captions is None:
+        return None
+    if isinstance(captions, Mapping) and not isinstance(captions, pd.DataFrame):
+        try:
+            captions = pd.DataFrame(dict(captions))
+        except ValueError as exc:
+            raise ValueError(f"captions: its columns must have one value per test row ({exc})") from None
+    if not isinstance(captions, pd.DataFrame):
+        raise TypeError("captions must be a DataFrame (or a mapping column -> values) with a 'caption_pred' column "
+                        f"(the model's caption of each test row), got {type(captions).__name__}")
+    pred_col = CAPTION_COLUMNS["captions_pred"]
+    if pred_col not in captions.columns:
+        raise ValueError(f"captions has no {pred_col!r} column (the model's caption of each test row); its columns: "
+                         f"{[str(c) for c in captions.columns]}")
+    if len(captions) != n:
+        raise ValueError(f"captions has {len(captions)} rows but attr has {n}: one caption row per test row")
+    human = _human_columns(captions.columns)
+    split_col = CAPTION_COLUMNS["split"]
+    return {"captions_pred": captions[pred_col].to_numpy(dtype=object),
+            "captions": (None if not human else captions[human[0]].to_numpy(dtype=object) if len(human) == 1
+                         else captions[human].to_numpy(dtype=object)),
+            "split": captions[split_col].to_numpy() if split_col in captions.columns else None,
+            "human_columns": human}
+
+
+def caption_frame(frame: pd.DataFrame, captions_pred: str | None = None, captions: Any = ()) -> pd.DataFrame | None:
+    """The caption columns of a table (``biasamp audit``), renamed to :data:`CAPTION_COLUMNS`; None when absent.
+
+    ``captions_pred`` / ``captions`` name the model's and the human caption
+    columns; by default ``caption_pred`` and ``caption`` (or ``caption_1``,
+    ``caption_2``, ...) when the table has them. A ``split`` column goes
+    with them. ``ValueError`` for a named column the table lacks.
+    """
+    cols = [str(c) for c in frame.columns]
+    captions = [c for c in captions if c]
+    for c in [captions_pred, *captions]:
+        if c is not None and c not in cols:
+            raise ValueError(f"caption column {c!r} not found; columns: {cols}")
+    pred = captions_pred or (CAPTION_COLUMNS["captions_pred"] if CAPTION_COLUMNS["captions_pred"] in cols else None)
+    if pred is None:
+        if captions:
+            raise ValueError("human caption columns given without the model's captions: name the model's caption "
+                             f"column (--captions-pred) or call it {CAPTION_COLUMNS['captions_pred']!r}")
+        return None
+    human = list(captions) or _human_columns(cols)
+    out = pd.DataFrame({CAPTION_COLUMNS["captions_pred"]: frame[pred].to_numpy(dtype=object)})
+    base = CAPTION_COLUMNS["captions"]
+    for i, c in enumerate(human, start=1):
+        out[base if len(human) == 1 else f"{base}_{i}"] = frame[c].to_numpy(dtype=object)
+    if CAPTION_COLUMNS["split"] in cols:
+        out[CAPTION_COLUMNS["split"]] = frame[CAPTION_COLUMNS["split"]].to_numpy()
+    return out
+
+
+def _is_gender(attr: Any) -> bool:
+    values = {str(v).lower() for v in pd.unique(np.asarray(attr, dtype=object).reshape(-1))}
+    return values <= set(GENDER_WORDS)
+
+
+def audit_section(attr: Any, task: Any, inputs: dict, *, task_pred: Any = None, n_iter: int = 10,
+                  n_boot: int = 1000, level: float = 0.95, random_state: Any = None, progress: Any = None) -> dict:
+    """The audit's captioning section: LIC, DBAC (with human captions) and caption gender statistics.
+
+    ``inputs`` is :func:`caption_inputs`' result. The words masked are the
+    gender words when the attribute's classes are ``male`` / ``female``, the
+    race words otherwise. DBAC reads the first human caption column and
+    predicts ``task`` from the human captions and ``task_pred`` (hard
+    labels, e.g. ``caption_labels(captions_pred)``: the objects the model
+    mentions), else ``task`` too, from the model's; the task's class names
+    give the masked task words, and DBAC is left out, with a note, when they
+    cannot be derived. Returns :func:`caption_section`'s data, with notes on
+    these choices.
+    """
+    from .dbac import dbac
+    from .lic import lic
+    from .stats import caption_gender_stats
+
+    gender = _is_gender(attr)
+    mask = "gender" if gender else "race"
+    pred, human, split = inputs["captions_pred"], inputs["captions"], inputs["split"]
+    kw: dict[str, Any] = dict(n_iter=n_iter, random_state=random_state, level=level, n_boot=n_boot, progress=progress)
+    res_l = lic(attr, captions_pred=pred, captions=human, split=split, mask=mask, **kw)
+    notes = [f"masked: the {mask} words (biasamp.captioning.{mask.upper()}_WORDS)"
+             + ("" if gender else ", because the attribute's classes are not male/female; call lic(mask=...) "
+                "for other words")]
+    res_d = None
+    if human is not None:
+        first = human if human.ndim == 1 else human[:, 0]
+        try:
+            res_d = dbac(attr, task, captions=first, captions_pred=pred, task_pred=task_pred, split=split,
+                         attr_words=mask, **kw)
+        except ValueError as exc:
+            if "task_words" not in str(exc):
+                raise
+            notes.append(f"DBAC not computed: {exc}")
+        else:
+            notes.append("DBAC A->T: the model side predicts " + ("task_pred" if task_pred is not None else
+                         "the task labels (pass task_pred, e.g. caption_labels(captions_pred), for the objects the "
+                         "model mentions)"))
+            if human.ndim == 2:
+                notes.append(f"DBAC reads the first human caption column ({inputs['human_columns'][0]}); LIC_D "
+                             "averages over all of them")
+    else:
+        notes.append("no human caption column (caption): LIC = LIC_M - LIC_D and DBAC need one; LIC_M is reported")
+    res_s = caption_gender_stats(attr, captions_pred=pred, random_state=random_state, level=level, n_boot=n_boot) \
+        if gender else None
+    out = caption_section(res_l, res_d, res_s)
+    if level is not None:
+        notes.append("Intervals of LIC and DBAC: a bootstrap of the scored images (model and human captions of an "
+                     "image together, the attackers held fixed) combined with the t-interval over the iterations; "
+                     "they do not cover how the attackers vary with their training captions (docs/captioning.md)")
+    out["notes"] = notes + out["notes"]
+    return out

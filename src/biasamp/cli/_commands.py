@@ -63,6 +63,7 @@ import pandas as pd
 from click.core import ParameterSource
 
 from biasamp._core.escape import terminal
+from biasamp.captioning.section import caption_frame
 from biasamp.cli._data import (
     PRED_SUFFIX,
     SCORE_SUFFIX,
@@ -659,9 +660,13 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
               help="Rows per batch when streaming.")
 @click.option("--dpa-rows", type=click.IntRange(0), default=_DEFAULT.dpa_rows, show_default=True,
               help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
+@click.option("--captions-pred", default=None, metavar="COLUMN",
+              help="The model's image captions: adds the captioning section (LIC, DBAC) [default: caption_pred].")
+@click.option("--captions", multiple=True, metavar="COLUMN",
+              help="Human caption column(s), repeatable [default: caption, or caption_1, caption_2, ...].")
 @_common_options
 def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, task_pred, pos_label, weight, missing,
-                  title, stream, max_memory, batch_size, dpa_rows, common):
+                  title, stream, max_memory, batch_size, dpa_rows, captions_pred, captions, common):
     """Audit the predictions in DATA (CSV, Parquet, or a folder of Parquet files; one row per test instance).
 
     \b
@@ -671,6 +676,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
       predictions  <column>_pred (hard), else <column>_score (probabilities)
       calibration  with --val: thresholds from the validation <column>_score
                    columns, applied to the test <column>_score columns
+      captions     caption_pred (the model's), caption or caption_1, ... (human),
+                   split (train/val of the attackers): the captioning section
 
     \b
     CSV files may be separated by , ; tab or | (detected). True/False columns
@@ -703,7 +710,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         from biasamp.report._stream import stream_audit
 
         unsupported = [o for o, given in (("--intersect", combos), ("--missing", missing != "raise"),
-                                          ("--pos-label", pos_label)) if given]
+                                          ("--pos-label", pos_label), ("--captions-pred", captions_pred)) if given]
         if unsupported:
             raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
                                    "load the data in memory")
@@ -769,6 +776,10 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         kwargs["task_train"] = _task_frame(train, cols["task"], names)
     if weight is not None:
         kwargs["sample_weight"] = frame[weight].reset_index(drop=True)
+    try:  # the caption columns (biasamp.captioning.CAPTION_COLUMNS): the captioning section
+        kwargs["captions"] = caption_frame(frame, captions_pred, _split(captions))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     if missing != "raise":
         kwargs["missing"] = missing
     if pos_label is not None:

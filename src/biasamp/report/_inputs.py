@@ -62,6 +62,7 @@ class AuditInputs(Batch):
     thresholds: dict = field(default_factory=dict)
     results: dict = field(default_factory=dict)
     description: dict = field(default_factory=dict)
+    captions: Any = None  # biasamp.captioning.section.caption_inputs of audit(captions=...)
 
     attr = _role("attr", "Test ground truth of the protected attribute.")
     task = _role("task", "Test ground truth of the task.")
@@ -165,6 +166,19 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
         inp.labels["attr_pred"], inp.thresholds["attr"] = _calibrate("attr", attr_val_scores, inp.attr_pred,
                                                                      truth["attr"])
     return inp
+
+
+def _caption_inputs(captions: Any, inp: AuditInputs) -> dict | None:
+    """``audit(captions=...)`` checked (``caption_inputs``); the captioning section needs every test row."""
+    if captions is None:
+        return None
+    from biasamp.captioning.section import caption_inputs
+
+    test_rows = inp.rows[0] if inp.rows else None
+    if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight):
+        raise ValueError(f"captions: {test_rows.describe()}, but the captioning section needs every test row; drop "
+                         "those rows before the audit")
+    return caption_inputs(captions, inp.n)
 
 
 def _classes(x: Any) -> list:

@@ -46,6 +46,7 @@ from biasamp.exceptions import UnknownKeyError
 from biasamp.report._config import AuditConfig, AuditOptions
 from biasamp.report._inputs import (
     AuditInputs,
+    _caption_inputs,
     _describe,
     _prepare,
     _rows_notes,
@@ -188,6 +189,7 @@ def audit(
     task_val_scores: Any = None,
     intersect: Any = None,
     sample_weight: Any = None,
+    captions: Any = None,
     config: AuditConfig | None = None,
     **keywords: Any,
 ) -> Report:
@@ -305,6 +307,14 @@ def audit(
         (``"group"``) make a missing protected attribute its own group
         ``"missing"`` (other missing values are then dropped). The number of
         rows affected is in the report's ``inputs`` and every section's notes.
+    captions : DataFrame or mapping of str -> sequence of str, optional
+        Image captions, one row per test row, in the columns of
+        ``biasamp.captioning.CAPTION_COLUMNS``: ``caption_pred`` (the
+        model's caption), ``caption`` or ``caption_1``, ``caption_2``, ...
+        (human captions, optional) and ``split`` (``train`` / ``val``: the
+        attackers' training and scored images, optional). Adds the
+        captioning section (LIC, DBAC, caption gender statistics;
+        docs/captioning.md); without it the section is left out.
 
     Returns
     -------
@@ -370,10 +380,12 @@ def audit(
 
         return audit_attributes(attr, task, intersect=intersect, attr_pred=attr_pred, task_pred=task_pred,
                                 attr_train=attr_train, task_train=task_train, attr_val_scores=attr_val_scores,
-                                task_val_scores=task_val_scores, sample_weight=sample_weight, config=config)
+                                task_val_scores=task_val_scores, sample_weight=sample_weight, captions=captions,
+                                config=config)
     chosen = _chosen_builders(config.sections, config.exclude, config.errors)
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores,
                    sample_weight=sample_weight, missing=config.missing)
+    inp.captions = _caption_inputs(captions, inp)
     # before any work: an attribute with few rows per level (an identifier?) is said up front, not after minutes
     names = config.names or {}
     few = level_size_warning(inp.attr, names.get("attr") or getattr(inp.attr, "name", None) or "attr",
@@ -417,6 +429,8 @@ def _build_report(inp: AuditInputs, opt: AuditConfig, chosen: Sequence[SectionBu
         bar.set_postfix_str(b.key)
         section = Section(b.key, b.title, b.citation, b.how_to_read)
         if not b.applicable(inp):
+            if b.omit_when_skipped:
+                continue
             section.status, section.message = "skipped", f"not computed: needs {b.needs}"
             out.append(section)
             continue

@@ -114,6 +114,10 @@ class SectionBuilder:
         ``compute(inputs: AuditInputs, options: AuditConfig) -> SectionData``.
     order : float
         Position in the report (ascending).
+    omit_when_skipped : bool
+        Leave the section out of the report, instead of listing it as
+        skipped, when its inputs are absent (an optional input such as the
+        captions).
     """
 
     key: str
@@ -124,6 +128,7 @@ class SectionBuilder:
     applicable: Callable[[AuditInputs], bool]
     compute: Callable[[AuditInputs, AuditConfig], SectionData]
     order: float = 100.0
+    omit_when_skipped: bool = False
 
 
 _BUILDERS: dict[str, SectionBuilder] = {}
@@ -138,6 +143,7 @@ def register_section(
     needs: str,
     applicable: Callable[[AuditInputs], bool],
     order: float = 100.0,
+    omit_when_skipped: bool = False,
 ) -> Callable:
     """Decorator registering ``compute(inputs, options) -> SectionData`` as a report section.
 
@@ -147,10 +153,11 @@ def register_section(
 
     Parameters
     ----------
-    key, title, citation, how_to_read, needs, applicable, order
+    key, title, citation, how_to_read, needs, applicable, order, omit_when_skipped
         The section's key, its title, citation, "how to read" text and what it
-        needs, a predicate ``applicable(inputs)``, and its place in the
-        report (sections are sorted by ``order``); see
+        needs, a predicate ``applicable(inputs)``, its place in the report
+        (sections are sorted by ``order``), and whether it is left out rather
+        than listed as skipped when not applicable; see
         ``biasamp.report.SectionBuilder``.
 
     Returns
@@ -171,7 +178,8 @@ def register_section(
     """
 
     def deco(compute: Callable[[AuditInputs, AuditConfig], SectionData]) -> Callable:
-        _BUILDERS[key] = SectionBuilder(key, title, citation, how_to_read, needs, applicable, compute, order)
+        _BUILDERS[key] = SectionBuilder(key, title, citation, how_to_read, needs, applicable, compute, order,
+                                        omit_when_skipped)
         return compute
 
     return deco
