@@ -183,6 +183,17 @@ def test_hbar_one_axis_per_direction_and_readable_labels():
     assert any(t.endswith("(n=3, small)") for t in texts)
 
 
+def test_hbar_panel_without_negative_values_starts_at_zero():
+    # a leakage panel (values and intervals in [0, 1]) is drawn from 0; a signed panel keeps a symmetric axis
+    data = pd.DataFrame({"label": ["LIC_M", "LIC_D", "LIC", "DBAC A->T"], "value": [0.62, 0.55, 0.07, -0.1],
+                         "low": [0.58, 0.5, 0.01, -0.2], "high": [0.66, 0.6, 0.13, 0.02],
+                         "facet": ["leakage", "leakage", "amplification", "amplification"]})
+    leak, amp = _draw(FigureSpec("captioning", "LIC", "hbar", data)).axes
+    lo, hi = leak.get_xlim()
+    assert -0.05 * hi <= lo < 0 and hi == pytest.approx(0.66 * 1.15)
+    assert amp.get_xlim() == pytest.approx((-0.2 * 1.15, 0.2 * 1.15))
+
+
 def test_labels_are_plain_text():
     data = pd.DataFrame({"label": ["$x$ costs $5", "y" * 80], "value": [0.2, -0.1]})
     texts = _texts(_plots.figure_svg(FigureSpec("pairs", "P", "hbar", data)))

@@ -272,19 +272,22 @@ def _hbar(fig, panels: list[_Panel]) -> None:
             ax.barh(y[~small], np.nan_to_num(vals[~small]), color=list(colors[~small]))
         for yy, v, c in zip(y[small], vals[small], colors[small]):  # flagged small (rare pair, small group)
             ax.barh([yy], [np.nan_to_num(v)], **_small_style(c))
-        extent = np.abs(vals[np.isfinite(vals)])
+        shown = vals[np.isfinite(vals)]
         err = _interval(part, vals)
         if err is not None:  # simultaneous interval of each bar
             ok, e = err
             ax.errorbar(vals[ok], y[ok], xerr=e[:, ok], fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
-            extent = np.concatenate([extent, np.abs(_num(part["low"])[ok]), np.abs(_num(part["high"])[ok])])
+            shown = np.concatenate([shown, _num(part["low"])[ok], _num(part["high"])[ok]])
+        extent = np.abs(shown)
         lim = float(extent.max()) if extent.size else 1.0  # one x-axis per facet (direction)
         lim = lim * 1.15 if lim > 0 else 1.0
+        # a panel with nothing below 0 (a leakage, a rate) starts at 0 instead of leaving its left half empty
+        left = -0.04 * lim if shown.size and float(shown.min()) >= 0 else -lim
         ax.set_yticks(y)
         ax.set_yticklabels([_txt(v) + _n_suffix(part.iloc[r]) for r, v in enumerate(part.index)], fontsize=8)
         ax.set_ylim(len(part) - 0.4, -0.6)  # the largest at the top
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_xlim(-lim, lim)
+        ax.set_xlim(left, lim)
         ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
         ax.set_axisbelow(True)
