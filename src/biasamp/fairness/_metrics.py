@@ -54,7 +54,7 @@ from biasamp._core.labels import (
     factorize,
     to_numpy,
 )
-from biasamp._core.policy import SOFT_CHOICES
+from biasamp._core.policy import SOFT_CHOICES, check_include_small_groups
 from biasamp._core.policy import check_min_group_size as _check_min_group_size
 from biasamp._core.policy import check_threshold as _check_threshold
 from biasamp._core.policy import class_index as _class_index
@@ -1072,6 +1072,7 @@ def _from_counts(full: ConfusionCounts, metrics: tuple, *, average: str, pos_lab
 
     tolerance = check_tolerance(tolerance)
     min_group_size = _check_min_group_size(min_group_size)
+    include_small_groups = check_include_small_groups(include_small_groups)
     small, excluded = _small_groups(np.asarray(full.n, dtype=np.float64), min_group_size, include_small_groups)
     counts = full.restrict_groups(~excluded) if excluded.any() else full
     excluded_names = tuple(g for g, e in zip(full.groups, excluded) if e)
