@@ -133,6 +133,10 @@ class Family:
         The task labels it reads: a multi-label indicator matrix (co-occurrence
         and multi-attribute families), one class per row, or a binary outcome
         (the common tests generate examples of this kind).
+    cross_fit : bool
+        Whether, without a training set, its signs (or indicators) come from
+        the test rows and are cross-fitted by default (``cross_fit`` and
+        ``cross_fit_random_state`` options; :mod:`biasamp._core.crossfit`).
     """
 
     key: str
@@ -148,6 +152,7 @@ class Family:
     threshold_curve: bool = True
     section: str | None = None
     task_labels: str = "multilabel"
+    cross_fit: bool = False
 
     @property
     def name(self) -> str:

@@ -43,4 +43,5 @@ MULTI = Family(
     plan=_multi_plan,
     threshold_curve=False,
     section="multi",
+    cross_fit=True,
 )
