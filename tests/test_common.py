@@ -161,6 +161,53 @@ def test_scorers_equal_the_function_and_forward_every_option(family):
             statistic_score(y_true, y_pred, statistic=sc.name, no_such_option=1, **{sc.request: roles[sc.metadata]})
 
 
+CROSS_FIT = [f for f in FAMILIES if f.cross_fit]
+
+
+@pytest.mark.parametrize("family", CROSS_FIT, ids=[f.key for f in CROSS_FIT])
+def test_signs_from_the_test_rows_are_cross_fitted_by_default(family):
+    """Without a training set the function and ``bootstrap`` cross-fit (issue 21 item 1), reproducibly."""
+    roles = _example(family, seed=19)
+    args, kwargs = family.call(roles, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        res = family.function(*args, **kwargs)
+        boot = biasamp.bootstrap(family.function, *args, n_boot=50, random_state=0, **kwargs)
+    assert res.cross_fit
+    default = _values(family, roles)
+    assert default == _values(family, roles, cross_fit=True)
+    assert default != _values(family, roles, cross_fit=False)  # the plug-in, a different estimate
+    assert boot.estimate == {s.name: default[s.name] for s in family.statistics}
+    assert any("cross-fitted" in note for note in boot.notes)
+    # another seed draws another split (a valid one: the same statistics, in range), the same seed the same one
+    other = _values(family, roles, cross_fit_random_state=7)
+    assert other == _values(family, roles, cross_fit_random_state=7) and other != default
+    for spec in family.statistics:
+        assert spec.range[0] <= other[spec.name] <= spec.range[1]
+    # row order and the names of the attribute's classes change nothing, for any seed
+    perm = np.random.default_rng(20).permutation(len(roles["attr"]))
+    assert _values(family, _take(roles, perm), cross_fit_random_state=7) == other
+    names = np.array(["zeta", "alpha", "mid"])
+    renamed = {**roles, "attr": names[roles["attr"]]}
+    if "attr_pred" in roles:
+        renamed["attr_pred"] = names[roles["attr_pred"]]
+    assert _values(family, renamed, cross_fit_random_state=7) == pytest.approx(other, abs=1e-12)
+
+
+@pytest.mark.parametrize("family", CROSS_FIT, ids=[f.key for f in CROSS_FIT])
+def test_with_a_training_set_the_signs_are_the_training_sets(family):
+    roles = _example(family, seed=21)
+    train = _example(family, seed=22, n=500)
+    with_train = {**roles, "attr_train": train["attr"], "task_train": train["task"]}
+    args, kwargs = family.call(with_train, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        res = family.function(*args, **kwargs)
+        assert not res.cross_fit
+        with pytest.raises(ValueError, match="cross_fit=True"):  # nothing to cross-fit: the training set's signs
+            family.function(*args, **{**kwargs, "cross_fit": True})
+
+
 def test_registry_indexes_are_consistent():
     names = set()
     for fam in REGISTRY:

@@ -643,7 +643,7 @@ def test_results_print_and_convert():
     assert "signs from the test rows" in text and not res.cross_fit
     crossfit = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr)
     assert crossfit.cross_fit and "signs cross-fitted (2 folds)" in repr(crossfit)
-    assert {"y_fold0", "y_fold1", "delta_fold0", "delta_fold1"} <= set(crossfit.a_to_t.pairs.columns)
+    assert {"y_fold0", "y_fold1"} <= set(crossfit.a_to_t.pairs.columns)
     d = res.to_dict()
     assert d["a_to_t"]["value"] == pytest.approx(0.17777, abs=1e-4)
     assert len(d["a_to_t"]["pairs"]) == 6 and d["train_source"] == "test"

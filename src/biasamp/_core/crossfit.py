@@ -34,8 +34,10 @@ truth, predictions, the weight):
   every respect up to swapping them share a signature; the rows they tell
   apart are then ordered by their labels' positions, so the split still
   ignores the order of the rows;
-* **rows, not weights, are split**: a weighted row goes to one fold with its
-  whole weight (the weight is part of the row's content).
+* **integer weights split as repeated rows**: a row of integer weight w is
+  w units, dealt like w rows (its weight may then be shared by the folds);
+  a non-integer weight is part of a row's content and the row goes to one
+  fold whole.
 
 Within a class, the rows ordered by their hash are dealt alternately to fold
 0 and fold 1 (positions 0, 2, 4, ... to fold 0). The split of one seed is
@@ -57,8 +59,8 @@ import numpy as np
 
 from biasamp._core.labels import LabelMatrix
 
-__all__ = ["DEFAULT_SPLIT_SEED", "N_FOLDS", "align_splits", "check_cross_fit", "crossfit_folds", "crossfit_splits",
-           "describe", "fold_sizes", "split_seed"]
+__all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "align_splits", "check_cross_fit", "crossfit_folds",
+           "crossfit_splits", "describe", "fold_weights", "split_seed", "weight_units"]
 
 #: the seed of the split when ``cross_fit_random_state`` is None: the same data always give the same value
 DEFAULT_SPLIT_SEED = 0
@@ -176,8 +178,11 @@ class _Stats:
     cross: dict
 
 
-def _stats(roles: dict, sides: tuple) -> _Stats:
-    """The counts of :class:`_Stats` for the roles ``roles`` (name -> LabelMatrix), in one pass over row blocks."""
+def _stats(roles: dict, sides: tuple, units: np.ndarray | None = None) -> _Stats:
+    """The counts of :class:`_Stats` for the roles ``roles`` (name -> LabelMatrix), in one pass over row blocks.
+
+    ``units``: integer weights, every row counted that many times (as its repeated rows would be).
+    """
     names = list(roles)
     width = sum(roles[r].n_classes for r in names)
     step = min(1 << 22, max(1024, _CHUNK_BYTES // max(4 * width, 1)))  # a block's sums stay below 2**24
@@ -194,12 +199,16 @@ def _stats(roles: dict, sides: tuple) -> _Stats:
         for a in range(0, n, step):
             blocks = {r: next(_indicator_blocks(_rows(roles[r], a, a + step), step))[2] for r in names}
             # float32 blocks: every block's sums are integers below 2**24 (exact); the totals are float64
+            # (with integer weights: float64 blocks, every sum an integer below 2**53)
+            w = None if units is None else units[a:a + step].astype(np.float64)[:, None]
             for r, x in blocks.items():
-                count[r] += x.sum(axis=0, dtype=np.float64)
+                count[r] += (x if w is None else x * w).sum(axis=0, dtype=np.float64)
             for r1, r2 in same:
-                diag[(r1, r2)] += (blocks[r1] * blocks[r2]).sum(axis=0, dtype=np.float64)
+                both = blocks[r1] * blocks[r2]
+                diag[(r1, r2)] += (both if w is None else both * w).sum(axis=0, dtype=np.float64)
             for ra, rt in cross:
-                cross[(ra, rt)] += blocks[ra].T @ blocks[rt]
+                left = blocks[ra] if w is None else blocks[ra] * w
+                cross[(ra, rt)] += left.T @ (blocks[rt] if w is None else blocks[rt].astype(np.float64))
     return _Stats(count, diag, cross)
 
 
@@ -255,10 +264,12 @@ def _tied(sig: np.ndarray, empty: np.ndarray) -> bool:
     return len(np.unique(held)) < len(held)
 
 
-def _column_hash(m: LabelMatrix, g: np.ndarray) -> np.ndarray:
-    """Per class: ``Σ_i [m_ij ≠ 0] g_i`` mod 2^64 (exact: 16-bit limbs summed in float64)."""
+def _column_hash(m: LabelMatrix, g: np.ndarray, units: np.ndarray | None = None) -> np.ndarray:
+    """Per class: ``Σ_i [m_ij ≠ 0] units_i g_i`` mod 2^64 (exact: 16-bit limbs summed in float64)."""
     k = m.n_classes
     limbs = np.stack([((g >> np.uint64(16 * i)) & np.uint64(0xFFFF)).astype(np.float64) for i in range(4)], axis=1)
+    if units is not None:  # integer weights below 2**24 in all: every sum stays below 2**53
+        limbs *= units.astype(np.float64)[:, None]
     sums = np.zeros((k, 4))
     step = max(1, _CHUNK_BYTES // max(8 * k, 1))
     from threadpoolctl import threadpool_limits
@@ -273,7 +284,8 @@ def _column_hash(m: LabelMatrix, g: np.ndarray) -> np.ndarray:
     return out
 
 
-def _refine(used: dict, sides: tuple, sigs: tuple, weights_hash: np.ndarray | None) -> tuple:
+def _refine(used: dict, sides: tuple, sigs: tuple, weights_hash: np.ndarray | None,
+            units: np.ndarray | None = None) -> tuple:
     """Classes that the counts cannot tell apart, told apart by the rows that hold them (rounds over the rows).
 
     Run only when some classes share a signature: a row is hashed from the
@@ -290,7 +302,7 @@ def _refine(used: dict, sides: tuple, sigs: tuple, weights_hash: np.ndarray | No
         for side, x in zip(sides, sig):
             y = x
             for i, r in enumerate(side):
-                y = _combine(y, _column_hash(used[r], _mix(h ^ np.uint64(i + 1))))
+                y = _combine(y, _column_hash(used[r], _mix(h ^ np.uint64(i + 1)), units))
             new.append(y)
         sig = new
     return tuple(sig)
@@ -369,9 +381,24 @@ def _canonical(names: Iterable[str]) -> list[str]:
     return sorted(names, key=lambda r: (_ROLE_ORDER.index(r) if r in _ROLE_ORDER else len(_ROLE_ORDER), r))
 
 
+#: integer weights count as that many rows (units) while their total stays below this; else whole rows are split
+MAX_UNITS = 1 << 24
+
+
+def weight_units(weights: np.ndarray | None) -> np.ndarray | None:
+    """The weights as numbers of units (int64) when they are small integers (:data:`MAX_UNITS`), else None."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    r = np.rint(w)
+    if not np.array_equal(r, w) or float(r.sum()) > MAX_UNITS:
+        return None
+    return r.astype(np.int64)
+
+
 def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.ndarray | None = None,
                     random_state: Any = None) -> list[np.ndarray]:
-    """One split per statistic: the fold (0 or 1) of every row, each attribute class halved.
+    """One split per statistic: every row's share of fold 0, each attribute class halved.
 
     Parameters
     ----------
@@ -384,35 +411,45 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
         "task_pred")``); each gets its own split, drawn from those roles only,
         so that a statistic's value does not depend on the other roles given.
     weights : ndarray, optional
-        One positive weight per row (part of a row's content).
+        One positive weight per row. Integer weights count as that many rows
+        ("units": a row of weight 3 is split like three rows, so integer
+        weights split exactly as repeated rows do); other weights make the
+        weight part of a row's content, and a row goes to one fold whole.
     random_state : None, int or numpy Generator
         The seed (:func:`split_seed`; None: the fixed default). One seed draws
         every split.
 
     Returns
     -------
-    list of ndarray of int8
-        Per statistic, 0 or 1 per row: every attribute class has
-        ``ceil(n_c / 2)`` rows in fold 0 and ``floor(n_c / 2)`` in fold 1.
+    list of ndarray
+        Per statistic, every row's weight in fold 0 (its weight in fold 1 is
+        the rest): 0 or 1 without weights (int8), 0 or its weight with
+        non-integer weights, from 0 to its weight with integer weights
+        (float64). Every attribute class has ``ceil(n_c / 2)`` rows (units) in
+        fold 0 and ``floor(n_c / 2)`` in fold 1.
 
     Notes
     -----
     The classes of each side are put in a canonical order computed from the
-    data (:func:`_class_signatures`, :func:`_refine`), and a row's content ``k_i`` is a hash of
-    its labels in that order and of its weight; ``j_i`` counts the rows of the
-    same class and content before it. The key ``u_i = H(seed, k_i, j_i)``
-    orders the rows of a class, and positions 0, 2, 4, ... go to fold 0. Rows
-    with the same content are interchangeable, so the fold tables depend on
-    the multiset of rows only: not on their order, nor on the classes' names.
+    data (:func:`_class_signatures`, :func:`_refine`), and a row's content
+    ``k_i`` is a hash of its labels in that order (and of a non-integer
+    weight); ``j_i`` counts the rows (units) of the same class and content
+    before it. The key ``u_i = H(seed, k_i, j_i)`` orders the rows of a
+    class, and positions 0, 2, 4, ... go to fold 0. Rows with the same
+    content are interchangeable, so the fold tables depend on the multiset
+    of rows only: not on their order, nor on the classes' names.
     """
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
     n = attr.n_rows
     strata = _strata(attr)
-    wbits = None if weights is None else _mix(_float_bits(weights) ^ _SALT_WEIGHT)
+    units = weight_units(weights)
+    # a non-integer weight is part of a row's content; an integer weight is a number of rows
+    wbits = None if weights is None or units is not None else \
+        np.where(np.asarray(weights) == 1, np.uint64(0), _mix(_float_bits(weights) ^ _SALT_WEIGHT))
     every = {r: roles[r] for r in _canonical({r for read in reads for r in read if roles.get(r) is not None})}
     every_sides = (tuple(r for r in every if r in _ATTR_ROLES), tuple(r for r in every if r not in _ATTR_ROLES))
-    counted = _stats(every, every_sides)  # one pass: every statistic's counts are among them
+    counted = _stats(every, every_sides, units)  # one pass: every statistic's counts are among them
     out = []
     with np.errstate(over="ignore"):
         for read in reads:
@@ -427,49 +464,65 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
                      for side, k in zip(sides, sizes)]
             tied = any(_tied(x, e) for x, e in zip(sigs, empty))
             if tied:  # classes the counts cannot tell apart: look at the rows that hold them
-                sigs = _refine(used, sides, sigs, wbits)
+                sigs = _refine(used, sides, sigs, wbits, units)
                 tied = any(_tied(x, e) for x, e in zip(sigs, empty))
             key = np.zeros(n, dtype=np.uint64) if wbits is None else wbits
             for r in used:  # every class named by its signature: a renaming changes nothing
                 sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
                 key = _combine(key, _positional(used[r], sig, _role_salt(r)))
-            # occurrence of each row among the rows of its class with the same content
-            order = _sort_by(key, strata)
-            ks, ss = key[order], strata[order]
-            same = (ks[1:] == ks[:-1]) & (ss[1:] == ss[:-1])
-            if tied and same.any():
-                # equal keys of different labels (classes the data cannot tell apart): order them by the labels'
-                # positions, so that the split still ignores the order of the rows
+            tie = None
+            if tied:  # equal keys of different labels (classes the data cannot tell apart): their positions
                 tie = np.zeros(n, dtype=np.uint64) if wbits is None else wbits
                 for r in used:
                     tie = _combine(tie, _positional(used[r], np.arange(used[r].n_classes, dtype=np.uint64),
                                                     _role_salt(r)))
-                if (tie[order][1:][same] != tie[order][:-1][same]).any():
-                    order = _sort_by(key, strata, tie)
-            ks, ss = key[order], strata[order]
-            new = np.ones(n, dtype=bool)
-            new[1:] = (ks[1:] != ks[:-1]) | (ss[1:] != ss[:-1])
-            starts = np.flatnonzero(new)
-            occurrence = np.empty(n, dtype=np.uint64)
-            occurrence[order] = (np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))).astype(np.uint64)
-            u = _combine(_mix(seed), _combine(key, occurrence ^ _SALT_OCCURRENCE))
-            # deal each class's rows, in the order of their keys, alternately to fold 0 and fold 1
-            order = _sort_by(u, strata)
-            ss = strata[order]
-            new = np.ones(n, dtype=bool)
-            new[1:] = ss[1:] != ss[:-1]
-            starts = np.flatnonzero(new)
-            position = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
-            folds = np.empty(n, dtype=np.int8)
-            folds[order] = (position & 1).astype(np.int8)
-            out.append(folds)
+            if units is None:
+                out.append(_deal(key, strata, tie, seed))
+                continue
+            row_of = np.repeat(np.arange(n), units)  # every unit of weight is dealt like a row
+            in_fold0 = _deal(key[row_of], strata[row_of], None if tie is None else tie[row_of], seed) == 0
+            out.append(np.bincount(row_of[in_fold0], minlength=n).astype(np.float64))
+    if weights is not None and units is None:  # a row goes whole: its weight, or nothing
+        w = np.asarray(weights, dtype=np.float64)
+        out = [np.where(f == 0, w, 0.0) for f in out]
+    elif weights is None:
+        out = [(f == 0).astype(np.int8) for f in out]
     return out
+
+
+def _deal(key: np.ndarray, strata: np.ndarray, tie: np.ndarray | None, seed: np.ndarray) -> np.ndarray:
+    """The fold (0 or 1) of every item: within each class, ordered by ``H(seed, key, occurrence)``, alternately."""
+    n = len(key)
+    with np.errstate(over="ignore"):
+        # occurrence of each item among the items of its class with the same content
+        order = _sort_by(key, strata)
+        ks, ss = key[order], strata[order]
+        same = (ks[1:] == ks[:-1]) & (ss[1:] == ss[:-1])
+        if tie is not None and same.any() and (tie[order][1:][same] != tie[order][:-1][same]).any():
+            order = _sort_by(key, strata, tie)  # equal keys of different labels: ordered by their labels
+            ks, ss = key[order], strata[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (ks[1:] != ks[:-1]) | (ss[1:] != ss[:-1])
+        starts = np.flatnonzero(new)
+        occurrence = np.empty(n, dtype=np.uint64)
+        occurrence[order] = (np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))).astype(np.uint64)
+        u = _combine(_mix(seed), _combine(key, occurrence ^ _SALT_OCCURRENCE))
+    # deal each class's items, in the order of their keys, alternately to fold 0 and fold 1
+    order = _sort_by(u, strata)
+    ss = strata[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = ss[1:] != ss[:-1]
+    starts = np.flatnonzero(new)
+    position = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    folds = np.empty(n, dtype=np.int8)
+    folds[order] = (position & 1).astype(np.int8)
+    return folds
 
 
 def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *,
                    attr_pred: LabelMatrix | None = None, weights: np.ndarray | None = None,
                    random_state: Any = None) -> np.ndarray:
-    """The fold (0 or 1) of every row of one statistic: :func:`crossfit_splits` with the roles given.
+    """Every row's share of fold 0 for one statistic: :func:`crossfit_splits` with the roles given.
 
     ``attr`` is the protected attribute's ground truth (the strata),
     ``task_side`` the task-side matrices the statistic reads (None entries
@@ -484,10 +537,11 @@ def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *
     return crossfit_splits(roles, [tuple(roles)], weights=weights, random_state=random_state)[0]
 
 
-def fold_sizes(folds: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float]:
-    """Rows (total weight) of fold 0 and fold 1."""
-    w = np.ones(len(folds)) if weights is None else np.asarray(weights, dtype=np.float64)
-    return float(w[folds == 0].sum()), float(w[folds == 1].sum())
+def fold_weights(share0: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's weight in fold 0 and in fold 1, from its share of fold 0 (:func:`crossfit_splits`)."""
+    w0 = np.asarray(share0, dtype=np.float64)
+    total = np.ones(len(w0)) if weights is None else np.asarray(weights, dtype=np.float64)
+    return w0, total - w0
 
 
 def align_splits(splits: Sequence[np.ndarray], groups: Sequence[np.ndarray], content: np.ndarray) -> list[np.ndarray]:

@@ -75,12 +75,12 @@ def _label_cells(left: list, right: list, weights: np.ndarray | None = None,
         cells = Cells(lrows, right_rows, counts, weights=cell_weights)
     else:
         blocks = [lrows] if empty is None else [lrows, sparse.csr_matrix(empty[rep].astype(np.float64)[:, None])]
-        one = sparse.hstack(blocks, format="csr")
-        cells = Cells(sparse.hstack([per_fold(one, split[rep]) for split in folds], format="csr"), right_rows, counts,
-                      weights=cell_weights)
-    del rep
+        laid_out, cell_weights = fold_layout(sparse.hstack(blocks, format="csr"), [s[rep] for s in folds],
+                                             cell_weights)
+        cells = Cells(laid_out, right_rows, counts, weights=cell_weights)
     # the three-way counts: unweighted cell rows, each cell counted (rows x weight) times
-    w = cells.counts if cell_weights is None else cells.counts * cell_weights
+    w = cells.counts if weights is None else cells.counts * weights[rep]
+    del rep
     return cells, _agree(lrows, right_rows, w, left, right)
 
 
@@ -94,14 +94,37 @@ def content_ids(matrices: list, extra: tuple = (), weights: np.ndarray | None = 
     return canonical_ids(cols)
 
 
-def per_fold(rows: sparse.csr_matrix, folds: np.ndarray) -> sparse.csr_matrix:
-    """``[rows·1[fold 0] | rows·1[fold 1]]``: each row's vector in the block of its fold, zeros in the other."""
+def per_fold(rows: sparse.csr_matrix, share0: np.ndarray, share1: np.ndarray) -> sparse.csr_matrix:
+    """``[rows·share0 | rows·share1]``: each row's vector in the block of each fold, scaled by its share of it."""
     parts = []
-    for f in (0, 1):
-        part = sparse.csr_matrix(sparse.diags((folds == f).astype(np.float64)) @ rows)
+    for share in (share0, share1):
+        part = sparse.csr_matrix(sparse.diags(np.asarray(share, dtype=np.float64)) @ rows)
         part.eliminate_zeros()
         parts.append(part)
     return sparse.hstack(parts, format="csr")
+
+
+def fold_layout(rows: sparse.csr_matrix, splits: list, weights: np.ndarray | None) -> tuple:
+    """Cells' left rows laid out per split and fold, and the cells' weights for :class:`Cells`.
+
+    ``splits`` hold every cell's share of fold 0 (:func:`biasamp._core.crossfit.crossfit_splits`).
+    Without weights, or with weights that are not integers (a row in one fold
+    whole), the blocks hold ``1[fold]`` and :class:`Cells` scales them by the
+    weight; with integer weights (shared by the folds, in units) the blocks hold
+    each fold's share of the weight, and the cells are passed unweighted.
+    """
+    units = weights is not None and all(np.array_equal(s, np.rint(s)) for s in splits) and \
+        np.array_equal(weights, np.rint(weights)) and any(((s > 0) & (s < weights)).any() for s in splits)
+    blocks = []
+    for share in splits:
+        share = np.asarray(share, dtype=np.float64)
+        if weights is None:
+            blocks.append(per_fold(rows, share, 1.0 - share))
+        elif units:
+            blocks.append(per_fold(rows, share, weights - share))
+        else:
+            blocks.append(per_fold(rows, share > 0, share <= 0))
+    return sparse.hstack(blocks, format="csr"), (None if units else weights)
 
 
 def _agree(lrows: sparse.csr_matrix, rrows: sparse.csr_matrix, w: np.ndarray, left: list, right: list) -> dict:
@@ -159,10 +182,12 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full
     ``folds`` = ``(width, empty, directions)``: cross-fitted signs. The
     tables (``full`` included) then hold the folds' tables side by side, one
     split per direction in the order of ``directions`` (see
-    :func:`fold_tables`); every replicate recomputes both folds' signs and the
-    cross-fitted value, while the parts (Δ per pair), the per-pair tables and
-    the McNemar tests are on every row (``y`` is not used).
+    :func:`fold_tables`); the folds' signs are those of the estimate, held
+    fixed, and every replicate recomputes each fold's Δ and the cross-fitted
+    value, while the parts (Δ per pair), the per-pair tables and the McNemar
+    tests are on every row (``y`` is not used).
     """
+    ka, kt = len(classes[0]), len(classes[1])
     if folds is not None:
         width, with_empty, splits = folds
 
@@ -170,8 +195,14 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full
             t0, t1, _ = fold_tables(tables, width, with_empty)
             return t0 + t1
 
+        def fold_signs(tables: np.ndarray, split: int) -> list:
+            t0, t1, empty = fold_tables(tables, width, with_empty, split)
+            return [_c.sign_of(t[..., 0, 0] - e, t[..., 1:1 + ka, 1:1 + kt], t[..., 1:1 + ka, 0], t[..., 0, 1:1 + kt])
+                    for t, e in ((t0, empty[0]), (t1, empty[1]))]
+
+        # the estimate's fold signs, held fixed in every replicate (as a training set's would be)
+        signs = {d: fold_signs(full, splits.index(d)) for d in splits}
         full = merged(full)
-    ka, kt = len(classes[0]), len(classes[1])
     given = [d for d in (point.a_to_t, point.t_to_a) if d is not None]
     directions = [d for d in given if not d.undefined]
     # the pairs of small attribute classes: in the per-pair tables, out of the means (as in the estimate)
@@ -183,13 +214,11 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full
 
     def values(tables: np.ndarray) -> dict:
         out = {}
-        if folds is not None:  # both folds' signs and the cross-fitted value, in every replicate
+        if folds is not None:  # the cross-fitted value: the folds' fixed signs, each fold's Delta resampled
             for d in directions:
-                t0, t1, empty = fold_tables(tables, width, with_empty, splits.index(d.direction))
-                signs = [_c.sign_of(t[..., 0, 0] - e, t[..., 1:1 + ka, 1:1 + kt], t[..., 1:1 + ka, 0],
-                                    t[..., 0, 1:1 + kt]) for t, e in ((t0, empty[0]), (t1, empty[1]))]
-                *_, contribution, undefined = _c.crossfit_direction(d.direction, signs[0], signs[1], t0, t1, ka, kt,
-                                                                    roles)
+                t0, t1, _ = fold_tables(tables, width, with_empty, splits.index(d.direction))
+                y0, y1 = signs[d.direction]
+                *_, contribution, undefined = _c.crossfit_direction(d.direction, y0, y1, t0, t1, ka, kt, roles)
                 out[d.direction] = _c._mean_defined(contribution, undefined | left_out)
             return out
         for d in directions:
@@ -241,8 +270,8 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full
     notes = [f"{d.direction} undefined, no interval: {d.reason}" for d in given if d.undefined]
     if folds is not None:
         notes.append("no training set: the signs y_at are cross-fitted over two folds of the test rows (signs from "
-                     "one fold, Delta from the other, both ways); every replicate resamples the rows with their fold "
-                     "and recomputes both folds' signs; the per-pair intervals and tests are of Delta on every row")
+                     "one fold, Delta from the other, both ways); every replicate resamples the rows with their fold, "
+                     "the folds' signs held fixed; the per-pair intervals and tests are of Delta on every row")
     elif point.train_source == "test":
         notes.append("no training set: the signs y_at come from the test ground truth and stay fixed")
     if soft:
@@ -308,12 +337,17 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
     ``at`` holds exact integers unless non-integer training weights were given.
     ``folds`` = the width of one fold's ``[1|A|Â]``: the indicator is
     cross-fitted, the tables hold both folds' ``[1|A|Â]ᵀ[1|T|T̂]`` side by
-    side (:func:`fold_tables`), and every replicate recomputes both folds'
-    indicators, changes and ``|T|`` (``at`` is not used).
+    side (:func:`fold_tables`); the estimate's fold indicators and ``|T|``
+    (set by ``statistics``) are held fixed, and every replicate recomputes
+    each fold's change ``b_pred − b_train`` (``at`` is not used).
     """
     ka, kt = len(classes[0]), len(classes[1])
     # the pairs of small attribute classes: in the per-pair tables, out of the sum (as in the estimate)
     left_out = np.broadcast_to(left_out_mask(classes[0], point.small_groups)[:, None], (ka, kt))
+
+    a_true, a_pred = slice(1, 1 + ka), slice(1 + ka, 1 + 2 * ka)
+    t_true, t_pred = slice(1, 1 + kt), slice(1 + kt, 1 + 2 * kt)
+    fixed: tuple | None = None  # the estimate's fold indicators and |T|, held fixed in every replicate
 
     def terms(tables: np.ndarray):
         if folds is None:
@@ -321,11 +355,10 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
             *_, contribution, _, n_tasks = _c._mals_arrays(at, tables[..., 1:, 1:])
             return contribution, n_tasks
         t0, t1, _ = fold_tables(tables, folds)
-        a_true, a_pred = slice(1, 1 + ka), slice(1 + ka, 1 + 2 * ka)
-        t_true, t_pred = slice(1, 1 + kt), slice(1 + kt, 1 + 2 * kt)
-        _, _, contribution, _, n_tasks = _c.mals_crossfit_arrays(t0[..., a_true, t_true], t1[..., a_true, t_true],
-                                                                 t0[..., a_pred, t_pred], t1[..., a_pred, t_pred])
-        return contribution, n_tasks
+        _, _, contribution, _, n_tasks = _c.mals_crossfit_arrays(
+            t0[..., a_true, t_true], t1[..., a_true, t_true], t0[..., a_pred, t_pred], t1[..., a_pred, t_pred],
+            indicators=None if fixed is None else fixed[0])
+        return contribution, (n_tasks if fixed is None else fixed[1])
 
     def values(tables: np.ndarray) -> dict:
         contribution, n_tasks = terms(tables)
@@ -338,8 +371,12 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
         return {"MALS": contribution.reshape(len(tables), -1)}
 
     def statistics(full: np.ndarray) -> list:
+        nonlocal fixed
         _, n_tasks = terms(full)
         n_tasks = int(np.ravel(n_tasks)[0])
+        if folds is not None:
+            t0, t1, _ = fold_tables(full[0], folds)
+            fixed = ((t0[a_true, t_true], t1[a_true, t_true]), n_tasks)
         est = parts(full)["MALS"][0]
         p = Parts(
             estimate=est, replicates=None, units=_pairs_index(*classes), unit_estimate=est, to_units=_identity,
@@ -353,7 +390,7 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
     if folds is not None:
         notes.append("no training set: the indicator 1[bias_train > 1/|A|] is cross-fitted over two folds of the "
                      "rows (indicator from one fold, bias_pred - bias_train from the other, both ways); every "
-                     "replicate resamples the rows with their fold and recomputes both folds' indicators")
+                     "replicate resamples the rows with their fold, the folds' indicators held fixed")
     return Plan(None, values, parts, statistics, None, notes)
 
 

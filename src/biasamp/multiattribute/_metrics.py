@@ -45,7 +45,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import pandas as pd
 
-from biasamp._core.crossfit import check_cross_fit, crossfit_splits, describe
+from biasamp._core.crossfit import check_cross_fit, crossfit_splits, describe, fold_weights
 from biasamp._core.deprecation import renamed_arguments
 from biasamp._core.labels import (
     LabelMatrix,
@@ -728,7 +728,7 @@ class MultiMetricResult(ResultMixin):
     >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
     ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
     >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
-    >>> g_to_m = multi_bias_amp(attr, task, task_pred=task_pred).g_to_m
+    >>> g_to_m = multi_bias_amp(attr, task, task_pred=task_pred, attr_train=attr, task_train=task).g_to_m
     >>> g_to_m
     Multi_G->M = +0.0625 (raw +0.0312, variance 0.01172; 4 combinations)
     >>> g_to_m.top(2)[["attr", "combination", "delta"]]
@@ -825,7 +825,7 @@ class MultiBiasAmpResult(ResultMixin):
         ``indicator_fold0 · (b_pred − b_train)`` on fold 1 and
         ``indicator_fold1 · (b_pred − b_train)`` on fold 0), and its value,
         raw and variance come from it. The tables add ``y_fold0``,
-        ``y_fold1``, ``delta_fold0``, ``delta_fold1`` (Multi→) or
+        ``y_fold1`` (Multi→) or
         ``indicator_fold0``, ``indicator_fold1`` (Multi_MALS).
 
     Notes
@@ -849,7 +849,7 @@ class MultiBiasAmpResult(ResultMixin):
     >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
     ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
     >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
-    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred)
+    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred, attr_train=attr, task_train=task)
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), round(res.m_to_g.value, 4)
     (0.0833, 0.0625, 0.0)
     >>> sorted(res.to_frame()["metric"].unique())
@@ -1139,7 +1139,7 @@ def _directional_crossfit(counts: MultiAttributeCounts, folds: tuple, direction:
     d, c = delta[~undefined & ~out], contribution[~undefined & ~out]
     table = _frame(
         counts, y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
-        y_fold0=signs[0], y_fold1=signs[1], delta_fold0=d0, delta_fold1=d1,
+        y_fold0=signs[0], y_fold1=signs[1],
         n_attr=counts.test_attr[:, None], n_comb=both.sum(axis=0)[None, :], n_both=both, n_predicted=predicted,
         small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
     )
@@ -1284,10 +1284,10 @@ def _combination_index(counts: MultiAttributeCounts) -> tuple[np.ndarray, np.nda
     return _padded(member)
 
 
-def _subset(prep: _Prepared, rows: np.ndarray, roles: tuple) -> _Prepared:
+def _subset(prep: _Prepared, rows: np.ndarray, roles: tuple, weights: np.ndarray | None = None) -> _Prepared:
     """The prepared test rows ``rows`` with the prediction ``roles`` only (no training set: the training side is
-    the same rows)."""
-    w = None if prep.weights is None else prep.weights[rows]
+    the same rows), weighted by ``weights`` (a fold's share of each row's weight) when given."""
+    w = weights if weights is not None else (None if prep.weights is None else prep.weights[rows])
     keep = {"attr", "task", *roles}
     columns = None if prep.attr_pred_columns is None or "attr_pred" not in roles else prep.attr_pred_columns[rows]
     return _Prepared({k: take_rows(m, rows) for k, m in prep.g.items() if k in keep},
@@ -1328,7 +1328,7 @@ def _count_fixed(prep: _Prepared, idx: np.ndarray, sizes: np.ndarray,
 def _count_folds(prep: _Prepared, counts: MultiAttributeCounts, random_state: Any) -> dict:
     """Per metric: the rows it reads split in two folds, and the kept combinations counted on each.
 
-    Returns ``{metric: (fold of every row, fold 0 counts, fold 1 counts)}`` for
+    Returns ``{metric: (every row's share of fold 0, fold 0 counts, fold 1 counts)}`` for
     the metrics whose predictions were given (Multi_MALS: both, G→M:
     ``task_pred``, M→G: ``attr_pred``).
     """
@@ -1338,9 +1338,15 @@ def _count_folds(prep: _Prepared, counts: MultiAttributeCounts, random_state: An
     keys = [key for key, roles in _METRIC_ROLES.items() if all(r in by_role for r in roles)]
     splits = crossfit_splits(by_role, [("attr", "task", *_METRIC_ROLES[key]) for key in keys], weights=prep.weights,
                              random_state=random_state)
-    return {key: (of_rows, *(_count_fixed(_subset(prep, np.flatnonzero(of_rows == f), _METRIC_ROLES[key]), idx, sizes,
-                                          counts) for f in (0, 1)))
-            for key, of_rows in zip(keys, splits)}
+    out = {}
+    for key, of_rows in zip(keys, splits):
+        folds = []
+        for share in fold_weights(of_rows, prep.weights):
+            rows = np.flatnonzero(share > 0)
+            folds.append(_count_fixed(_subset(prep, rows, _METRIC_ROLES[key], None if prep.weights is None
+                                              else share[rows]), idx, sizes, counts))
+        out[key] = (of_rows, *folds)
+    return out
 
 
 # --------------------------------------------------------------------------- #
@@ -1674,7 +1680,8 @@ def multi_bias_amp(
     ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
     >>> task_pred = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
     ...                           [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
-    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred)
+    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred,
+    ...                      attr_train=attr, task_train=task)  # the constructed data are the training set
     >>> res.combinations
     (('a',), ('b',), ('c',), ('a', 'b'))
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value

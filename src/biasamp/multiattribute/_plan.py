@@ -30,7 +30,7 @@ from biasamp._core.policy import left_out_mask
 from biasamp._engine.intervals import Parts, Plan, Statistic, abs_range
 from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
 from biasamp.cooccurrence import _metrics as _c
-from biasamp.cooccurrence._plan import content_ids, fold_tables, per_fold
+from biasamp.cooccurrence._plan import content_ids, fold_layout, fold_tables
 from biasamp.multiattribute import _metrics as _m
 
 _CHUNK = 8 << 20  # bytes of one dense containment chunk
@@ -157,11 +157,12 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
                                         shape=(len(rep), n_attr)) for r in ("attr", "attr_pred") if r in codes],
                      len(rep))
     width = left.shape[1]
+    cell_weights = None if prep.weights is None else prep.weights[rep]
     if splits is not None:  # each cell's left vector in the block of its fold, one pair of blocks per metric's split
-        left = sparse.hstack([per_fold(left, split[rep]) for split in splits.values()], format="csr")
+        left, cell_weights = fold_layout(left, [split[rep] for split in splits.values()], cell_weights)
     right = augmented([containment_rows(label_rows(m, rep), counts.task_classes, counts.combinations)
                        for m in task_mats], len(rep))
-    cells = Cells(left, right, cell_counts, weights=None if prep.weights is None else prep.weights[rep])
+    cells = Cells(left, right, cell_counts, weights=cell_weights)
     plan = multi_evaluator(point, folds=None if splits is None else (width, list(splits)))
     plan.cells = cells
     plan.result = point
@@ -177,9 +178,9 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None) -> Plan:
     splits the tables hold, in order: the signs and Multi_MALS's indicator
     are cross-fitted, the tables hold each metric's two folds' tables side by
     side (see :func:`biasamp.cooccurrence._plan.fold_tables`), and every replicate
-    recomputes both folds' signs and indicators: Multi→'s raw values and
-    Multi_MALS (abs and raw) are cross-fitted, Multi→'s abs values use Δ on
-    every row.
+    holds the estimate's fold signs and indicators fixed: Multi→'s raw values
+    and Multi_MALS (abs and raw) are cross-fitted, Multi→'s abs values use Δ
+    on every row.
     """
     counts = point.counts
     n_attr, n_comb = len(counts.attr_classes), len(counts.combinations)
@@ -220,23 +221,31 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None) -> Plan:
                 out[key] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
         return out
 
+    fixed: dict = {}  # the estimate's fold signs and indicators, held fixed in every replicate
+
     def crossfit_deltas(tables: np.ndarray) -> dict:
         assert folds is not None
         width, splits = folds
         t0, t1, _ = fold_tables(tables, width)
         full = t0 + t1
+        if not fixed:  # the first call is on the estimate's table
+            for key in splits:
+                f0, f1, _ = fold_tables(tables[:1], width, split=splits.index(key))
+                fixed[key] = [_c.sign_of(t[:, 0, 0], t[:, g_rows, m_cols], t[:, g_rows, 0],
+                                         t[:, g_rows, m_cols].sum(axis=1)) for t in (f0, f1)] \
+                    if key != "Multi_MALS" else (f0[:, g_rows, m_cols], f1[:, g_rows, m_cols])
         out = {}
         if use["Multi_MALS"]:
             t0, t1, _ = fold_tables(tables, width, split=splits.index("Multi_MALS"))
             *_, contribution, _, _ = _c.mals_crossfit_arrays(t0[:, g_rows, m_cols], t1[:, g_rows, m_cols],
-                                                             t0[:, gh_rows, mh_cols], t1[:, gh_rows, mh_cols])
+                                                             t0[:, gh_rows, mh_cols], t1[:, gh_rows, mh_cols],
+                                                             indicators=fixed["Multi_MALS"])
             contribution = np.where(left_out, np.nan, contribution)
             out["Multi_MALS"] = (contribution, contribution)
         for key in ("G->M", "M->G"):
             if use[key]:
                 t0, t1, _ = fold_tables(tables, width, split=splits.index(key))
-                signs = [_c.sign_of(t[:, 0, 0], t[:, g_rows, m_cols], t[:, g_rows, 0],
-                                    t[:, g_rows, m_cols].sum(axis=1)) for t in (t0, t1)]
+                signs = fixed[key]
                 d, _, undefined = change(full, key)
                 d0, _, u0 = change(t0, key)
                 d1, _, u1 = change(t1, key)
@@ -300,7 +309,7 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None) -> Plan:
     if folds is not None:
         notes.append("no training set: the combinations come from the test ground truth and stay fixed; the signs "
                      "y_gm and Multi_MALS's indicator are cross-fitted over two folds of the test rows (from one "
-                     "fold, applied to Delta on the other, both ways), recomputed in every replicate")
+                     "fold, applied to Delta on the other, both ways), held fixed in every replicate")
     elif point.train_source != "train":
         notes.append("no training set: the combinations, signs and training bias scores come from the test ground "
                      "truth and stay fixed")
