@@ -52,7 +52,8 @@ Scenarios (rows per test sample in brackets):
   otherwise. Every sign and indicator of the population is 0, so A->T, T->A,
   MALS and the raw Multi values are exactly 0 (issue 21's reproducer: the
   plug-in signs read A->T at about -0.045). ``--plug-in`` runs them with
-  ``cross_fit=False`` (the signs of the same test rows), for comparison.
+  ``cross_fit=False`` (the signs of the same test rows), for comparison;
+  ``--include-small-groups`` with ``include_small_groups=True``.
 
 Populations of the co-occurrence scenarios: the (attribute, tasks) part of the
 population *is* the empirical distribution of the fixed training set (drawn
@@ -70,7 +71,8 @@ unless ``--no-truth-check``, against the label-level metric on one large
 sample (``--check-rows``, default 5,000,000).
 
 Run: ``python benchmarks/bench_coverage.py [--quick] [--n-samples N] [--n-boot B]
-[--only KEY ...] [--methods M ...] [--seed S] [--n-jobs J] [--groups G]``
+[--only KEY ...] [--methods M ...] [--seed S] [--n-jobs J] [--groups G] [--plug-in]
+[--include-small-groups]``
 
 ``--groups G`` forces the grouped bootstrap (the scheme ``biasamp.bootstrap``
 switches to on large data: rows split at random into G groups, replicates
@@ -122,7 +124,7 @@ class Scenario:
 
     key: str
     title: str
-    family: str  # "fairness" | "directional" | "mals" | "multi"
+    family: str  # "fairness" | "directional" | "mals" | "multi" | "differential" | "noise-dir" | ...
     index: int  # the scenario's number in every seed (its creation order in build_scenarios)
     n: int
     stats: tuple
@@ -204,7 +206,7 @@ def _values_multi(sc, s):
 
 
 # without a training set (the noise scenarios): the signs come from the test rows, cross-fitted unless
-# PLUG_IN["cross_fit"] is False (--plug-in)
+# PLUG_IN["cross_fit"] is False (--plug-in); --include-small-groups adds include_small_groups=True
 PLUG_IN: dict = {}
 
 
@@ -941,6 +943,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plug-in", action="store_true",
                         help="the no-training-set scenarios (noise-*) with cross_fit=False: the signs of the same "
                              "test rows (the biased plug-in), for comparison with the default cross-fitted signs")
+    parser.add_argument("--include-small-groups", action="store_true",
+                        help="the no-training-set scenarios (noise-*) with include_small_groups=True (their 200 "
+                             "groups of about 30 rows are otherwise about half 'small', out of the headlines)")
     parser.add_argument("--groups", type=int, default=None, metavar="G",
                         help="force the grouped bootstrap with G groups of rows (the scheme biasamp.bootstrap "
                              "uses on large data) instead of the exact multinomial one; needs --n-jobs 1")
@@ -951,10 +956,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from biasamp._engine import resample
 
         resample._EXACT_WORK, resample._GROUPS, resample._MIN_GROUP_ROWS = 0, args.groups, 1
-    if args.plug_in:
+    if args.plug_in or args.include_small_groups:
         if args.n_jobs != 1:
-            parser.error("--plug-in needs --n-jobs 1 (the setting is made in this process)")
-        PLUG_IN["cross_fit"] = False
+            parser.error("--plug-in and --include-small-groups need --n-jobs 1 (the setting is made in this process)")
+        if args.plug_in:
+            PLUG_IN["cross_fit"] = False
+        if args.include_small_groups:
+            PLUG_IN["include_small_groups"] = True
     n_samples = args.n_samples or (100 if args.quick else 400)
     n_boot = args.n_boot or (300 if args.quick else 1000)
     check_rows = args.check_rows or (1_000_000 if args.quick else 5_000_000)
@@ -970,7 +978,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("resampling: " + (f"grouped bootstrap forced, {args.groups} groups of rows" if args.groups else
                             "the default (exact multinomial at these sizes)"))
     print("signs without a training set (noise-*): " + ("the plug-in (cross_fit=False)" if args.plug_in else
-                                                        "cross-fitted (the default)"))
+                                                        "cross-fitted (the default)")
+          + (", include_small_groups=True" if args.include_small_groups else ""))
     print(f"targets: coverage >= {TARGET_AWAY} where the truth is away from 0, >= {TARGET_ZERO} at 0; "
           f"every interval holds its estimate. Monte Carlo SE of a coverage of 0.95: "
           f"{math.sqrt(0.95 * 0.05 / n_samples):.3f}\n")

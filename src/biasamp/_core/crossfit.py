@@ -10,13 +10,11 @@ the signs estimated on one fold are applied to the changes measured on the
 other, both ways, and the two ways are averaged (docs/definitions.md,
 "No training set"). This module holds the option (:func:`check_cross_fit`),
 the seed of the split (:func:`split_seed`) and the split itself
-(:func:`crossfit_folds`); the families count each fold with their ordinary
+(:func:`crossfit_splits`); the families count each fold with their ordinary
 counting code and combine the two count tables with a pure function.
 
-The split
----------
-One rule for every family, applied to the rows the call reads (every role:
-truth, predictions, the weight):
+The split: one rule for every family, one split per statistic, drawn from the
+roles the statistic reads (truth, predictions, the weight):
 
 * **stratified by attribute class**: the rows of every class of the
   protected attribute (its exact set of groups, for an indicator matrix)
@@ -44,8 +42,10 @@ Within a class, the rows ordered by their hash are dealt alternately to fold
 one random halving; ``split_seed(None)`` is the fixed seed 0, so the same
 data always give the same value.
 
-The function works on any batch of rows (:func:`crossfit_folds` returns the
-fold of every row), which is what a streaming layer needs to count a fold.
+The functions work on any batch of rows (:func:`crossfit_splits` /
+:func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
+each fold's weight of every row), which is what a streaming layer needs to count
+a fold (a batch-wise split halves each class within the batch).
 """
 
 from __future__ import annotations
