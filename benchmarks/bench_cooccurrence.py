@@ -262,8 +262,8 @@ def run_competitor(data, res, args, t_biasamp: float) -> None:
     dba_ta = float(out["TtoA"][0])
     if m < n:
         data = {key: value[sub] for key, value in data.items()}
-        res = biasamp.bias_amp_directional(
-            data["attr"], data["task"], attr_pred=data["attr_pred"], task_pred=data["task_pred"]
+        res = biasamp.bias_amp_directional(  # DBA's signs are those of the same rows: cross_fit=False
+            data["attr"], data["task"], attr_pred=data["attr_pred"], task_pred=data["task_pred"], cross_fit=False
         )
         print(f"  (values below: both libraries on the same first {m:,} rows)")
     print()
@@ -330,7 +330,7 @@ def independence_demo(dba) -> str:
     task = np.array([[1, 1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0]]).T
     attr_pred = attr.copy()
     attr_pred[0] = 1
-    ours = biasamp.bias_amp_directional(attr, task, attr_pred=attr_pred).t_to_a.value
+    ours = biasamp.bias_amp_directional(attr, task, attr_pred=attr_pred, cross_fit=False).t_to_a.value
     theirs = dba.computeBiasAmp(
         torch.from_numpy(task.astype(np.float32)),
         torch.from_numpy(one_hot(attr, 3)),
@@ -403,9 +403,9 @@ def main(argv: list[str] | None = None) -> int:
           f"generated in {time.perf_counter() - t0:.1f} s with default_rng(0)")
 
     # -- biasamp -------------------------------------------------------------
-    def run_biasamp():
+    def run_biasamp():  # the signs of the test rows (the per-pair loops' plug-in), not cross-fitted
         return biasamp.bias_amp_directional(
-            data["attr"], data["task"], attr_pred=data["attr_pred"], task_pred=data["task_pred"]
+            data["attr"], data["task"], attr_pred=data["attr_pred"], task_pred=data["task_pred"], cross_fit=False
         )
 
     run_biasamp()  # warm-up (imports, first-touch allocations)

@@ -44,6 +44,16 @@ Scenarios (rows per test sample in brackets):
   "abs" and "raw"), two groups x three attributes (the seven non-empty
   attribute sets are the combinations), fixed training set; amplifying model
   and a model with no amplification (every Delta exactly 0).
+* ``noise-dir`` / ``noise-mals`` / ``noise-multi`` [6000]: **no training set**
+  (the signs, the MALS indicator and Multi->'s y come from the test rows,
+  cross-fitted by default): an attribute of 200 equally likely levels,
+  independent of a binary task (P(T=1) = .45); T^ is T flipped with
+  probability .3, A^ is A with probability .8 and a uniformly drawn level
+  otherwise. Every sign and indicator of the population is 0, so A->T, T->A,
+  MALS and the raw Multi values are exactly 0 (issue 21's reproducer: the
+  plug-in signs read A->T at about -0.045). ``--plug-in`` runs them with
+  ``cross_fit=False`` (the signs of the same test rows), for comparison;
+  ``--include-small-groups`` with ``include_small_groups=True``.
 
 Populations of the co-occurrence scenarios: the (attribute, tasks) part of the
 population *is* the empirical distribution of the fixed training set (drawn
@@ -61,7 +71,8 @@ unless ``--no-truth-check``, against the label-level metric on one large
 sample (``--check-rows``, default 5,000,000).
 
 Run: ``python benchmarks/bench_coverage.py [--quick] [--n-samples N] [--n-boot B]
-[--only KEY ...] [--methods M ...] [--seed S] [--n-jobs J] [--groups G]``
+[--only KEY ...] [--methods M ...] [--seed S] [--n-jobs J] [--groups G] [--plug-in]
+[--include-small-groups]``
 
 ``--groups G`` forces the grouped bootstrap (the scheme ``biasamp.bootstrap``
 switches to on large data: rows split at random into G groups, replicates
@@ -113,7 +124,7 @@ class Scenario:
 
     key: str
     title: str
-    family: str  # "fairness" | "directional" | "mals" | "multi"
+    family: str  # "fairness" | "directional" | "mals" | "multi" | "differential" | "noise-dir" | ...
     index: int  # the scenario's number in every seed (its creation order in build_scenarios)
     n: int
     stats: tuple
@@ -194,10 +205,55 @@ def _values_multi(sc, s):
             "Multi_MALS raw": r.mals.raw, "G->M raw": r.g_to_m.raw, "M->G raw": r.m_to_g.raw}
 
 
+# without a training set (the noise scenarios): the signs come from the test rows, cross-fitted unless
+# PLUG_IN["cross_fit"] is False (--plug-in); --include-small-groups adds include_small_groups=True
+PLUG_IN: dict = {}
+
+
+def _labels(s: dict) -> tuple:
+    return (s["attr"], s["task"]), {"attr_pred": s["attr_pred"], "task_pred": s["task_pred"]}
+
+
+def _call_noise_dir(sc, s, **kw):
+    args, preds = _labels(s)
+    return biasamp.bootstrap(biasamp.bias_amp_directional, *args, **preds, **PLUG_IN, **kw)
+
+
+def _call_noise_mals(sc, s, **kw):  # the test rows stand in for the training set, as the audit does
+    args, preds = _labels(s)
+    return biasamp.bootstrap(biasamp.bias_amp_mals, *args, **preds, **{"cross_fit": True, **PLUG_IN}, **kw)
+
+
+def _call_noise_multi(sc, s, **kw):
+    args, preds = _labels(s)
+    return biasamp.bootstrap(biasamp.multi_bias_amp, *args, **preds, **PLUG_IN, **kw)
+
+
+def _values_noise_dir(sc, s):
+    args, preds = _labels(s)
+    r = biasamp.bias_amp_directional(*args, **preds, **PLUG_IN)
+    return {"A->T": r.a_to_t.value, "T->A": r.t_to_a.value}
+
+
+def _values_noise_mals(sc, s):
+    args, preds = _labels(s)
+    return {"MALS": biasamp.bias_amp_mals(*args, **preds, **{"cross_fit": True, **PLUG_IN}).value}
+
+
+def _values_noise_multi(sc, s):
+    args, preds = _labels(s)
+    r = biasamp.multi_bias_amp(*args, **preds, **PLUG_IN)
+    return {"Multi_MALS raw": r.mals.raw, "G->M raw": r.g_to_m.raw, "M->G raw": r.m_to_g.raw}
+
+
 _CALLS: dict[str, Callable] = {"fairness": _call_fairness, "directional": _call_directional,
-                               "mals": _call_mals, "multi": _call_multi, "differential": _call_differential}
+                               "mals": _call_mals, "multi": _call_multi, "differential": _call_differential,
+                               "noise-dir": _call_noise_dir, "noise-mals": _call_noise_mals,
+                               "noise-multi": _call_noise_multi}
 _VALUES: dict[str, Callable] = {"fairness": _values_fairness, "directional": _values_directional,
-                                "mals": _values_mals, "multi": _values_multi, "differential": _values_differential}
+                                "mals": _values_mals, "multi": _values_multi, "differential": _values_differential,
+                                "noise-dir": _values_noise_dir, "noise-mals": _values_noise_mals,
+                                "noise-multi": _values_noise_multi}
 
 
 def _snap(truth: dict) -> dict:
@@ -455,6 +511,35 @@ def cooc_scenario(key, title, family, index, n, train, kernel_fn) -> Scenario:
 
 
 # --------------------------------------------------------------------------- #
+# no training set: a noise attribute (cells (a, T, Â, T̂), 1-D labels)
+# --------------------------------------------------------------------------- #
+NOISE_STATS = {"noise-dir": DIRECTIONAL_STATS, "noise-mals": MALS_STATS,
+               "noise-multi": ("Multi_MALS raw", "G->M raw", "M->G raw")}
+
+
+def noise_scenario(key, title, family, index, n, levels=200, base=0.45, flip=0.3, attr_noise=0.2) -> Scenario:
+    """An attribute of ``levels`` equally likely levels independent of a binary task; noisy predictions.
+
+    P(a, t, â, t̂) = 1/levels · P(t) · P(â | a) · P(t̂ | t), with t̂ = t flipped
+    with probability ``flip`` and â = a with probability ``1 - attr_noise``,
+    else a uniformly drawn level. A and T are independent, so every sign
+    y_at, every MALS indicator (bias_train = 1/|A| exactly, and the comparison
+    is strict) and every y_gm is 0: the statistics of ``NOISE_STATS`` are 0.
+    """
+    p_t = np.array([1 - base, base])
+    p_that = np.array([[1 - flip, flip], [flip, 1 - flip]])  # [t, t̂]
+    p_ahat = np.full((levels, levels), attr_noise / levels) + np.eye(levels) * (1 - attr_noise)  # [a, â]
+    q = (np.full(levels, 1 / levels)[:, None, None, None] * p_t[None, :, None, None]
+         * p_ahat[:, None, :, None] * p_that[None, :, None, :])
+    assert np.isclose(q.sum(), 1.0)
+    a, t, ah, th = (x.ravel() for x in np.indices(q.shape))
+    cells = {"attr": a, "task": t, "attr_pred": ah, "task_pred": th}
+    stats = NOISE_STATS[family]
+    return Scenario(key, title, family, index, n, stats, cells, q.ravel(), dict.fromkeys(stats, 0.0),
+                    detail={"q": q})
+
+
+# --------------------------------------------------------------------------- #
 # the scenarios
 # --------------------------------------------------------------------------- #
 # P(task t | group): task 0 goes with group 0, tasks 1 and 2 with group 1, clearly enough that the
@@ -527,6 +612,10 @@ def build_scenarios(seed: int = 0) -> list[Scenario]:
         confusion=[bin_conf(0.75, 0.10), bin_conf(0.85, 0.12), bin_conf(0.95, 0.20)])
     add(df_scenario, "df-none", "differential fairness, 3 groups, no disparity", n=2000,
         pi=[0.5, 0.3, 0.2], base=[[0.6, 0.4]] * 3, confusion=[bin_conf(0.8, 0.15)] * 3)
+    # no training set: a noise attribute (issue 21's reproducer), created last to keep the other seeds
+    for family, what in (("noise-dir", "BiasAmp->"), ("noise-mals", "BiasAmp_MALS"), ("noise-multi", "Multi raw")):
+        add(noise_scenario, family, f"{what}, no training set, 200-level noise attribute x binary task", family,
+            n=6000)
     return scenarios
 
 
@@ -554,6 +643,23 @@ def truth_from_library_counts(sc: Scenario, total: float = 1e6) -> dict:
                 r = biasamp.df_from_counts(counts, concentration=1e-9)
                 return {"DF amplification": r.value, "epsilon_true": r.epsilon_true, "epsilon_pred": r.epsilon_pred}
             return dict(biasamp.fairness_from_counts(counts, **extra).overall)
+    if sc.family.startswith("noise"):  # the plug-in on the population itself: its signs are those of the truth
+        w = sc.prob * total
+        c = sc.cells
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if sc.family == "noise-multi":
+                r = biasamp.multi_bias_amp(c["attr"], c["task"], attr_pred=c["attr_pred"], task_pred=c["task_pred"],
+                                           sample_weight=w, cross_fit=False, include_small_groups=True)
+                return {"Multi_MALS raw": r.mals.raw, "G->M raw": r.g_to_m.raw, "M->G raw": r.m_to_g.raw}
+            test = biasamp.CooccurrenceCounts.from_labels(c["attr"], c["task"], attr_pred=c["attr_pred"],
+                                                          task_pred=c["task_pred"], sample_weight=w)
+            train = test.restrict(["attr"], ["task"])
+            if sc.family == "noise-mals":
+                return {"MALS": biasamp.mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]),
+                                                         include_small_groups=True).value}
+            r = biasamp.directional_from_counts(train, test, include_small_groups=True)
+            return {"A->T": r.a_to_t.value, "T->A": r.t_to_a.value}
     q, table = sc.detail["q"] * total, sc.detail["table"]
     n_attr, n_sets = table.shape
     k = int(round(math.log2(n_sets)))
@@ -834,6 +940,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-truth-check", action="store_true", help="skip the large-sample truth check")
     parser.add_argument("--n-jobs", type=int, default=1,
                         help="worker processes over the samples (same results for any value; default 1)")
+    parser.add_argument("--plug-in", action="store_true",
+                        help="the no-training-set scenarios (noise-*) with cross_fit=False: the signs of the same "
+                             "test rows (the biased plug-in), for comparison with the default cross-fitted signs")
+    parser.add_argument("--include-small-groups", action="store_true",
+                        help="the no-training-set scenarios (noise-*) with include_small_groups=True (their 200 "
+                             "groups of about 30 rows are otherwise about half 'small', out of the headlines)")
     parser.add_argument("--groups", type=int, default=None, metavar="G",
                         help="force the grouped bootstrap with G groups of rows (the scheme biasamp.bootstrap "
                              "uses on large data) instead of the exact multinomial one; needs --n-jobs 1")
@@ -844,6 +956,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from biasamp._engine import resample
 
         resample._EXACT_WORK, resample._GROUPS, resample._MIN_GROUP_ROWS = 0, args.groups, 1
+    if args.plug_in or args.include_small_groups:
+        if args.n_jobs != 1:
+            parser.error("--plug-in and --include-small-groups need --n-jobs 1 (the setting is made in this process)")
+        if args.plug_in:
+            PLUG_IN["cross_fit"] = False
+        if args.include_small_groups:
+            PLUG_IN["include_small_groups"] = True
     n_samples = args.n_samples or (100 if args.quick else 400)
     n_boot = args.n_boot or (300 if args.quick else 1000)
     check_rows = args.check_rows or (1_000_000 if args.quick else 5_000_000)
@@ -858,6 +977,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"per scenario, n_boot={n_boot}, seed={args.seed}, methods {', '.join(args.methods)}, n_jobs={args.n_jobs}")
     print("resampling: " + (f"grouped bootstrap forced, {args.groups} groups of rows" if args.groups else
                             "the default (exact multinomial at these sizes)"))
+    print("signs without a training set (noise-*): " + ("the plug-in (cross_fit=False)" if args.plug_in else
+                                                        "cross-fitted (the default)")
+          + (", include_small_groups=True" if args.include_small_groups else ""))
     print(f"targets: coverage >= {TARGET_AWAY} where the truth is away from 0, >= {TARGET_ZERO} at 0; "
           f"every interval holds its estimate. Monte Carlo SE of a coverage of 0.95: "
           f"{math.sqrt(0.95 * 0.05 / n_samples):.3f}\n")

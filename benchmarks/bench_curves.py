@@ -42,7 +42,8 @@ def main() -> None:
 
     t_curve, curve = best_of(lambda: threshold_curve(bias_amp_directional, attr, task, task_scores=scores,
                                                      thresholds=grid), args.repeat)
-    t_loop, loop = best_of(lambda: [bias_amp_directional(attr, task, task_pred=(scores > g).astype(np.int8)).a_to_t.value
+    t_loop, loop = best_of(lambda: [bias_amp_directional(attr, task, task_pred=(scores > g).astype(np.int8),
+                                                         cross_fit=False).a_to_t.value  # the sweep's plug-in signs
                                     for g in grid], 1)
     assert np.allclose(curve.values["a_to_t"], loop, atol=1e-12)
     print(f"BiasAmp-> A->T, n={args.n:,}, {args.tasks} tasks, {args.points} thresholds:")

@@ -122,7 +122,8 @@ def run_memory(files: list[str]) -> dict:
     del tables
     task = np.column_stack([cols.pop(name) for name in TASKS])
     task_pred = np.column_stack([cols.pop(name) for name in PREDS])
-    res = biasamp.bias_amp_directional(cols["group"], task, attr_pred=cols["group_pred"], task_pred=task_pred)
+    res = biasamp.bias_amp_directional(cols["group"], task, attr_pred=cols["group_pred"], task_pred=task_pred,
+                                       cross_fit=False)  # as the Dask layer reads them (it cross-fits next)
     return {"seconds": time.perf_counter() - t0, "rows": len(task), "a_to_t": res.a_to_t.value,
             "t_to_a": res.t_to_a.value}
 

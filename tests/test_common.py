@@ -76,12 +76,19 @@ def test_renaming_the_attribute_classes_changes_nothing(family):
     assert _values(family, renamed) == pytest.approx(_values(family, roles), abs=1e-12)
 
 
+def _plug_in(family) -> dict:
+    """The option that makes a family read its signs from every test row (the plug-in of the streamed layers)."""
+    return {"cross_fit": False} if family.cross_fit else {}
+
+
 @pytest.mark.parametrize("family", FAMILIES, ids=IDS)
 def test_integer_weights_equal_repeated_rows(family):
     roles = _example(family, seed=4, n=300)
     w = np.random.default_rng(5).integers(0, 4, 300)
-    weighted = _values(family, {**roles, "sample_weight": w.astype(float)})
-    repeated = _values(family, _take(roles, np.repeat(np.arange(300), w)))
+    # cross-fitting splits rows, not weights (a row of weight 3 goes to one fold whole, three rows are split): the
+    # property holds for the counts, so for the plug-in; the cross-fitted split of weighted rows is tested below
+    weighted = _values(family, {**roles, "sample_weight": w.astype(float)}, **_plug_in(family))
+    repeated = _values(family, _take(roles, np.repeat(np.arange(300), w)), **_plug_in(family))
     assert weighted == pytest.approx(repeated, abs=1e-12)
 
 
@@ -126,7 +133,7 @@ def test_checkpoint_curve_of_one_checkpoint_equals_the_function(family):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         curve = biasamp.checkpoint_curve(family.function, roles["attr"], roles["task"], **kwargs)
-    point = _values(family, roles)
+    point = _values(family, roles)  # a checkpoint curve calls the function: cross-fitted alike
     for s in family.statistics:
         if s.headline:
             assert curve.values[s.column].iloc[0] == pytest.approx(point[s.name], abs=1e-12), s.name
@@ -154,6 +161,53 @@ def test_scorers_equal_the_function_and_forward_every_option(family):
         # and an option the function does not take is not dropped silently
         with pytest.raises(TypeError, match="no_such_option"):
             statistic_score(y_true, y_pred, statistic=sc.name, no_such_option=1, **{sc.request: roles[sc.metadata]})
+
+
+CROSS_FIT = [f for f in FAMILIES if f.cross_fit]
+
+
+@pytest.mark.parametrize("family", CROSS_FIT, ids=[f.key for f in CROSS_FIT])
+def test_signs_from_the_test_rows_are_cross_fitted_by_default(family):
+    """Without a training set the function and ``bootstrap`` cross-fit (issue 21 item 1), reproducibly."""
+    roles = _example(family, seed=19)
+    args, kwargs = family.call(roles, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        res = family.function(*args, **kwargs)
+        boot = biasamp.bootstrap(family.function, *args, n_boot=50, random_state=0, **kwargs)
+    assert res.cross_fit
+    default = _values(family, roles)
+    assert default == _values(family, roles, cross_fit=True)
+    assert default != _values(family, roles, cross_fit=False)  # the plug-in, a different estimate
+    assert boot.estimate == {s.name: default[s.name] for s in family.statistics}
+    assert any("cross-fitted" in note for note in boot.notes)
+    # another seed draws another split (a valid one: the same statistics, in range), the same seed the same one
+    other = _values(family, roles, cross_fit_random_state=7)
+    assert other == _values(family, roles, cross_fit_random_state=7) and other != default
+    for spec in family.statistics:
+        assert spec.range[0] <= other[spec.name] <= spec.range[1]
+    # row order and the names of the attribute's classes change nothing, for any seed
+    perm = np.random.default_rng(20).permutation(len(roles["attr"]))
+    assert _values(family, _take(roles, perm), cross_fit_random_state=7) == other
+    names = np.array(["zeta", "alpha", "mid"])
+    renamed = {**roles, "attr": names[roles["attr"]]}
+    if "attr_pred" in roles:
+        renamed["attr_pred"] = names[roles["attr_pred"]]
+    assert _values(family, renamed, cross_fit_random_state=7) == pytest.approx(other, abs=1e-12)
+
+
+@pytest.mark.parametrize("family", CROSS_FIT, ids=[f.key for f in CROSS_FIT])
+def test_with_a_training_set_the_signs_are_the_training_sets(family):
+    roles = _example(family, seed=21)
+    train = _example(family, seed=22, n=500)
+    with_train = {**roles, "attr_train": train["attr"], "task_train": train["task"]}
+    args, kwargs = family.call(with_train, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        res = family.function(*args, **kwargs)
+        assert not res.cross_fit
+        with pytest.raises(ValueError, match="cross_fit=True"):  # nothing to cross-fit: the training set's signs
+            family.function(*args, **{**kwargs, "cross_fit": True})
 
 
 def test_registry_indexes_are_consistent():
@@ -201,7 +255,7 @@ def _stats(family, res) -> dict:
 @pytest.mark.parametrize("family", FAMILIES, ids=IDS)
 def test_accumulator_batches_equal_one_shot_and_merge_equals_concatenation(family):
     roles = _example(family, seed=12)
-    point = _values(family, roles)
+    point = _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         acc, batches = _accumulated(family, roles, 3)
@@ -228,7 +282,8 @@ def test_torchmetrics_class_equals_the_function(family):
         warnings.simplefilter("ignore", UndefinedPairWarning)
         for b in batches:
             metric._count("update_roles", b)
-        assert _stats(family, metric.result()) == pytest.approx(_values(family, roles), abs=1e-12)
+        # streamed layers cross-fit in the next step
+        assert _stats(family, metric.result()) == pytest.approx(_values(family, roles, **_plug_in(family)), abs=1e-12)
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=IDS)
@@ -239,10 +294,12 @@ def test_dask_function_equals_the_function(family):
     roles = _example(family, seed=14, n=400)
     chunked = {k: da.from_array(v, chunks=(150,) + np.shape(v)[1:]) for k, v in roles.items()}
     args, kwargs = family.call(chunked, {})
+    kwargs.pop("cross_fit", None)  # the Dask layer reads the plug-in signs (it cross-fits in the next step)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         res = getattr(bdask, family.name)(*args, **kwargs)
-    assert _stats(family, res) == pytest.approx(_values(family, roles), abs=1e-12)
+    # streamed layers cross-fit in the next step
+    assert _stats(family, res) == pytest.approx(_values(family, roles, **_plug_in(family)), abs=1e-12)
 
 
 def _as_scores(labels: np.ndarray, kind: str, k: int) -> np.ndarray:
@@ -271,7 +328,8 @@ def test_probabilities_are_thresholded_by_default_in_every_layer(family):
         acc, batches = _accumulated(family, scored, 2, classes=_classes(family, roles))
         for b in batches:
             acc.update_roles(b)
-        assert _stats(family, acc.compute()) == hard  # the accumulator
+        # the accumulator (streamed layers cross-fit in the next step: compared with the plug-in)
+        assert _stats(family, acc.compute()) == _values(family, roles, **_plug_in(family))
     # expected rates are one option away, where the family defines them
     if family.key == "multi":
         with pytest.raises(ValueError, match="soft='expected' is not defined"):
@@ -366,7 +424,7 @@ def test_every_count_based_family_declares_its_streamed_counting():
 @pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
 def test_generic_accumulator_equals_the_function_and_the_named_class(family):
     roles = _example(family, seed=20)
-    point = _values(family, roles)
+    point = _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         generic, batches = _generic(family, roles, 4)
@@ -420,7 +478,7 @@ def test_generic_accumulator_pickles_copies_resets_and_syncs(family):
         clone = pickle.loads(pickle.dumps(acc))  # mid-stream
         for b in batches[1:]:
             clone.update_roles(b)
-        assert _stats(family, clone.compute()) == _values(family, roles)
+        assert _stats(family, clone.compute()) == _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
         synced = clone.sync()  # no process group: a copy
         assert synced is not clone and _stats(family, synced.compute()) == _stats(family, clone.compute())
     clone.reset()
@@ -490,7 +548,7 @@ def test_a_declared_prepass_comes_before_counting(family):
 @pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
 def test_generic_streamed_bootstrap_holds_its_estimate(family):
     roles = _example(family, seed=25)
-    point = _values(family, roles)
+    point = _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         one, _ = _generic(family, roles, 1, n_boot=60, random_state=0)
@@ -516,7 +574,7 @@ def test_generic_torchmetrics_class_equals_the_function(family):
     acc, batches = _generic(family, roles, 2)
     assert issubclass(metric_for(family.key), _AccumulatorMetric)  # the named class (or the generic one)
     metric = AccumulatorMetric(acc)
-    point = _values(family, roles)
+    point = _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         for b in batches:

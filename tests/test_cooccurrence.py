@@ -51,7 +51,8 @@ def test_paper_shortcoming_examples(example, expected, as_column):
     attr, task, task_pred = example()
     if as_column:
         task, task_pred = task[:, None], task_pred[:, None]
-    res = bias_amp_directional(attr, task, attr_pred=attr, task_pred=task_pred)
+    # the constructed data are the training set: the plug-in signs of the paper (cross_fit=False)
+    res = bias_amp_directional(attr, task, attr_pred=attr, task_pred=task_pred, cross_fit=False)
     assert round(res.a_to_t.value, 4) == expected
     assert res.t_to_a.value == 0.0
     assert res.train_source == "test"
@@ -111,9 +112,10 @@ def _compas_rows(table: pd.DataFrame, setting: str, direction: str):
 def test_compas_table7_ba_directional(shared_data, setting, a_to_t, t_to_a):
     table = pd.read_csv(shared_data / "dpa_tokas2025" / "compas_table6_counts.csv")
     attr, task, task_pred = _compas_rows(table, setting, "A->T")
-    got_at = bias_amp_directional(attr, task, task_pred=task_pred).a_to_t.value
+    # DPA App. E computes BA-> with the test labels as the training statistics: the plug-in (cross_fit=False)
+    got_at = bias_amp_directional(attr, task, task_pred=task_pred, cross_fit=False).a_to_t.value
     attr, task, attr_pred = _compas_rows(table, setting, "T->A")
-    got_ta = bias_amp_directional(attr, task, attr_pred=attr_pred).t_to_a.value
+    got_ta = bias_amp_directional(attr, task, attr_pred=attr_pred, cross_fit=False).t_to_a.value
     assert round(got_at, 3) == a_to_t
     assert round(got_ta, 3) == t_to_a
     if setting == "balanced":  # exactly independent: every y_at is 0, so exactly 0
@@ -155,7 +157,7 @@ def test_exactly_independent_pair_counts_in_mean_with_zero():
     # group 0 and 1 each have the task at rate 1/2: y = 0 for every pair.
     attr = np.array([0, 0, 1, 1])
     task = np.array([[1], [0], [1], [0]])
-    res = bias_amp_directional(attr, task, task_pred=np.ones((4, 1), dtype=int))
+    res = bias_amp_directional(attr, task, task_pred=np.ones((4, 1), dtype=int), cross_fit=False)
     assert (res.a_to_t.pairs["y"] == 0).all()
     assert res.a_to_t.value == 0.0 and res.a_to_t.n_pairs == 2
 
@@ -168,7 +170,7 @@ def test_sign_is_exact_where_floats_would_not_be():
     task = np.zeros((15, 1), dtype=int)
     task[:3] = 1  # 3 of the 5 group-1 rows
     task[5:11] = 1  # 6 of the 10 group-0 rows
-    res = bias_amp_directional(attr, task, task_pred=1 - task)
+    res = bias_amp_directional(attr, task, task_pred=1 - task, cross_fit=False)
     assert (res.a_to_t.pairs["y"] == 0).all()
     assert res.a_to_t.value == 0.0
 
@@ -177,13 +179,14 @@ def test_soft_predictions_are_thresholded_unless_expected():
     attr = np.array([0, 0, 1, 1])
     task = np.array([[1], [0], [0], [0]])
     task_pred = np.array([[0.9], [0.3], [0.2], [0.6]])
-    res = bias_amp_directional(attr, task, task_pred=task_pred)
+    plug_in = {"cross_fit": False}  # hand computations with the signs of every row
+    res = bias_amp_directional(attr, task, task_pred=task_pred, **plug_in)
     # thresholded at 0.5 (strictly above): predictions [1, 0, 0, 1]; y(a0)=+1, y(a1)=-1;
     # Δ(a0) = 0.5 - 0.5 = 0, Δ(a1) = 0.5 - 0 = 0.5 -> (0 - 0.5) / 2
     assert res.a_to_t.value == pytest.approx(-0.25)
     assert res.predictions == "task_pred: thresholded at 0.5 (per label)"
-    assert bias_amp_directional(attr, task, task_pred=task_pred, threshold=0.85).a_to_t.value == 0.0
-    expected = bias_amp_directional(attr, task, task_pred=task_pred, soft="expected")
+    assert bias_amp_directional(attr, task, task_pred=task_pred, threshold=0.85, **plug_in).a_to_t.value == 0.0
+    expected = bias_amp_directional(attr, task, task_pred=task_pred, soft="expected", **plug_in)
     # expected rates: Δ(a0) = 0.6 - 0.5 = 0.1, Δ(a1) = 0.4 - 0 = 0.4 -> (0.1 - 0.4) / 2
     assert expected.a_to_t.value == pytest.approx(-0.15)
     assert expected.a_to_t.pairs["p_pred"].tolist() == pytest.approx([0.6, 0.4])
@@ -383,8 +386,8 @@ def labelled_data(draw, soft=False):
 @given(labelled_data())
 def test_directional_matches_reference(data):
     attr, task, attr_pred, task_pred, ka = data
-    res = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred)
-    ref = directional_reference(one_hot(attr, ka), task, one_hot(attr_pred, ka), task_pred)
+    res = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, cross_fit=False)
+    ref = directional_reference(one_hot(attr, ka), task, one_hot(attr_pred, ka), task_pred)  # the plug-in
     assert res.a_to_t.value == pytest.approx(ref[0], abs=1e-12)
     assert res.t_to_a.value == pytest.approx(ref[1], abs=1e-12)
 
@@ -393,9 +396,9 @@ def test_directional_matches_reference(data):
 @given(labelled_data(soft=True))
 def test_soft_directional_matches_reference(data):
     attr, task, attr_pred, task_pred, ka = data
-    res = bias_amp_directional(attr, task, task_pred=task_pred, soft="expected")
+    res = bias_amp_directional(attr, task, task_pred=task_pred, soft="expected", cross_fit=False)
     ref = directional_reference(one_hot(attr, ka), task, None, task_pred)
-    hard = bias_amp_directional(attr, task, task_pred=task_pred)  # the default policy: thresholded at 0.5
+    hard = bias_amp_directional(attr, task, task_pred=task_pred, cross_fit=False)  # thresholded at 0.5 by default
     assert hard.a_to_t.value == pytest.approx(
         directional_reference(one_hot(attr, ka), task, None, (task_pred > 0.5).astype(float))[0], abs=1e-12)
     assert res.a_to_t.value == pytest.approx(ref[0], abs=1e-12)
@@ -429,7 +432,7 @@ def test_multilabel_attribute_matches_reference(seed):
     T[0] = 1
     A_hat = np.where(rng.random((n, ka)) < 0.2, 1 - A, A)
     T_hat = np.where(rng.random((n, kt)) < 0.2, 1 - T, T)
-    res = bias_amp_directional(A, T, attr_pred=A_hat, task_pred=T_hat)
+    res = bias_amp_directional(A, T, attr_pred=A_hat, task_pred=T_hat, cross_fit=False)
     ref = directional_reference(A, T, A_hat, T_hat)
     assert (res.a_to_t.value, res.t_to_a.value) == pytest.approx(ref, abs=1e-12)
 
@@ -528,7 +531,8 @@ def test_every_input_kind_gives_the_same_result():
 def test_torch_tensors_are_accepted():
     torch = pytest.importorskip("torch")
     attr, task, task_pred = shortcoming_2()
-    res = bias_amp_directional(torch.tensor(attr), torch.tensor(task), task_pred=torch.tensor(task_pred))
+    res = bias_amp_directional(torch.tensor(attr), torch.tensor(task), task_pred=torch.tensor(task_pred),
+                               cross_fit=False)
     assert round(res.a_to_t.value, 4) == 0.3333
 
 
@@ -551,7 +555,7 @@ def test_batches_through_update_equal_one_shot(data, k, seed):
     np.testing.assert_array_equal(acc.gram, one.gram)
     train = one.restrict(["attr"], ["task"])
     r_acc = directional_from_counts(train, acc)
-    r_one = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+    r_one = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, cross_fit=False)
     assert r_acc.a_to_t.value == r_one.a_to_t.value and r_acc.t_to_a.value == r_one.t_to_a.value
 
 
@@ -633,9 +637,13 @@ def test_mals_bad_input():
 # --------------------------------------------------------------------------- #
 def test_results_print_and_convert():
     attr, task, task_pred = shortcoming_1()
-    res = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr)
+    res = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr, cross_fit=False)
     text = repr(res)
     assert "A->T = +0.1778" in text and "T->A = +0.0000" in text and "test ground truth" in text
+    assert "signs from the test rows" in text and not res.cross_fit
+    crossfit = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr)
+    assert crossfit.cross_fit and "signs cross-fitted (2 folds)" in repr(crossfit)
+    assert {"y_fold0", "y_fold1"} <= set(crossfit.a_to_t.pairs.columns)
     d = res.to_dict()
     assert d["a_to_t"]["value"] == pytest.approx(0.17777, abs=1e-4)
     assert len(d["a_to_t"]["pairs"]) == 6 and d["train_source"] == "test"
@@ -666,8 +674,9 @@ def test_drop_empty_train_rows_flips_the_sign_by_hand():
     attr, task, attr_pred, task_pred = _empty_rows_case()
     # n = 6, #a = 3, #t = 3, #(a,t) = 2: sign(6*2 - 3*3) = +1; without the 2 empty rows n = 4:
     # sign(4*2 - 9) = -1. Delta A->T = P(T^|A) - P(T|A) = 1 - 2/3; Delta T->A = P(A^|T) - P(A|T) = 1 - 2/3
-    kept = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred)
-    dropped = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, drop_empty_train_rows=True)
+    kept = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, cross_fit=False)
+    dropped = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, drop_empty_train_rows=True,
+                                   cross_fit=False)
     assert kept.a_to_t.value == pytest.approx(1 / 3) and kept.t_to_a.value == pytest.approx(1 / 3)
     assert dropped.a_to_t.value == pytest.approx(-1 / 3) and dropped.t_to_a.value == pytest.approx(-1 / 3)
     assert kept.a_to_t.pairs["y"].tolist() == [1] and dropped.a_to_t.pairs["y"].tolist() == [-1]
@@ -680,7 +689,7 @@ def test_drop_empty_train_rows_flips_the_sign_by_hand():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)  # replicates without a female row
         boot = bootstrap(bias_amp_directional, attr, task, task_pred=task_pred, drop_empty_train_rows=True,
-                         n_boot=50, random_state=0)
+                         n_boot=50, random_state=0, cross_fit=False)
     assert boot.estimate["A->T"] == pytest.approx(-1 / 3)
     with pytest.raises(TypeError, match="drop_empty_train_rows"):
         bias_amp_directional(attr, task, task_pred=task_pred, drop_empty_train_rows="yes")
@@ -699,7 +708,7 @@ def test_drop_empty_train_rows_matches_the_authors_filter(seed):
         return  # every class needs a member for the conditionals of the reference
     keep = attr.any(axis=1) | task.any(axis=1)
     ref, _ = directional_reference(attr, task, None, task_pred, A_train=attr[keep], T_train=task[keep])
-    res = bias_amp_directional(attr, task, task_pred=task_pred, drop_empty_train_rows=True)
+    res = bias_amp_directional(attr, task, task_pred=task_pred, drop_empty_train_rows=True, cross_fit=False)
     assert res.a_to_t.value == pytest.approx(ref, abs=1e-12)
     # single-label (1-D) labels have no empty rows: the option changes nothing
     a1, t1 = rng.integers(0, 2, n), np.arange(n) % 3

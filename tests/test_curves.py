@@ -89,8 +89,10 @@ def test_directional_equals_the_metric_at_every_threshold(seed, k_attr, k_task):
                    attr_scores=attr_scores, thresholds=grid)
     for j, tau in enumerate(grid):
         try:
+            # the threshold sweep's kernel reads the signs of the test rows (streamed layers cross-fit in the next
+            # step)
             ref = _quiet(bias_amp_directional, attr, task, task_pred=(task_scores > tau).astype(int),
-                         attr_pred=(attr_scores > tau).astype(int))
+                         attr_pred=(attr_scores > tau).astype(int), cross_fit=False)
         except ValueError:  # every pair undefined: the curve is NaN there
             assert np.isnan(curve.values.iloc[j]).all()
             continue
@@ -262,7 +264,10 @@ def test_checkpoint_curve_equals_the_metric_per_checkpoint():
     assert multi.statistics == ("multi_mals", "g_to_m", "m_to_g")
     assert multi.values.iloc[1].tolist() == [ref.mals.value, ref.g_to_m.value, ref.m_to_g.value]
     mals = checkpoint_curve(bias_amp_mals, attr, task, task_preds=epochs, attr_preds=attr_epochs)
-    assert mals.values["mals"][2] == bias_amp_mals(attr, task, attr_pred=attr_epochs[2], task_pred=epochs[2]).value
+    # a checkpoint curve calls the function as the family does: the test rows stand in for the training set, the
+    # indicator cross-fitted
+    assert mals.values["mals"][2] == bias_amp_mals(attr, task, attr_pred=attr_epochs[2], task_pred=epochs[2],
+                                                   cross_fit=True).value
     fair = checkpoint_curve(fairness_metrics, attr, task[:, 0], task_preds=[e[:, 0] for e in epochs], metrics=["DP"],
                             n_boot=50, random_state=0)
     boot = bootstrap(fairness_metrics, task[:, 0], epochs[2][:, 0], sensitive_features=attr, metrics=["DP"],

@@ -33,7 +33,7 @@ BAD = {
     "max_size": (0, ValueError), "min_support": (0, ValueError), "max_combinations": (0, ValueError),
     "support": ("both", ValueError), "attr_pred_rule": ("first", ValueError), "average": ("weighted", ValueError),
     "tolerance": (2.0, ValueError), "concentration": (0.0, ValueError), "metrics": (["XY"], ValueError),
-    "group_metrics": ("DP", TypeError),
+    "group_metrics": ("DP", TypeError), "cross_fit": ("yes", TypeError), "cross_fit_random_state": (-1, ValueError),
 }
 
 

@@ -582,18 +582,19 @@ def test_attr_pred_argmax_by_hand():
     attr = [0, 0, 1, 1]
     task = np.array([[1, 0], [1, 1], [1, 0], [1, 1]])
     scores = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8], [0.7, 0.3]])  # argmax: 0, 1, 1, 0
-    res = multi_bias_amp(attr, task, attr_pred=scores, attr_pred_rule="argmax")
-    same = multi_bias_amp(attr, task, attr_pred=[0, 1, 1, 0])
+    plug_in = {"cross_fit": False}  # 4 rows, by hand: the signs of every row
+    res = multi_bias_amp(attr, task, attr_pred=scores, attr_pred_rule="argmax", **plug_in)
+    same = multi_bias_amp(attr, task, attr_pred=[0, 1, 1, 0], **plug_in)
     pd.testing.assert_frame_equal(res.to_frame(), same.to_frame())
     # the default policy thresholds P(class 1) at 0.5: the same groups for two classes
-    pd.testing.assert_frame_equal(multi_bias_amp(attr, task, attr_pred=scores).to_frame(), same.to_frame())
+    pd.testing.assert_frame_equal(multi_bias_amp(attr, task, attr_pred=scores, **plug_in).to_frame(), same.to_frame())
     # M->G by hand: combination {0}: 4 rows, P(g=0|m) = 1/2 = P(g^=0|m) -> 0; {0,1}: rows 1 and 3,
     # P(g=0|m) = 1/2, P(g^=0|m) = P(row 1 -> 1, row 3 -> 0) = 1/2 -> 0
     assert res.m_to_g.value == 0.0
     # 0/1 rows with none or two classes: M->G counts each thresholded column on its own (the authors'
     # calculate_mba_mg), a row in both columns in both, a row in none in neither
     hard = np.array([[1, 1], [0, 0], [0, 1], [1, 0]])
-    res = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax")
+    res = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax", **plug_in)
     table = res.m_to_g.table.set_index(["attr", "combination"])["p_pred"]
     # P(g^ = g | m): m = {0} holds the 4 rows, column 0 holds rows 0, 3 and column 1 rows 0, 2;
     # m = {0,1} holds rows 1 and 3: column 0 row 3 only, column 1 none
@@ -632,7 +633,8 @@ def test_attr_pred_argmax_reproduces_the_authors_m_to_g_by_hand():
     attr = [0, 0, 1, 1]
     task = np.array([[1], [1], [1], [0]])  # the combination {0} holds rows 0, 1, 2
     hard = np.array([[1, 1], [0, 0], [0, 1], [1, 0]])  # row 0 in both groups, row 1 in none
-    res = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax")
+    plug_in = {"cross_fit": False}  # 4 rows, by hand: the signs of every row
+    res = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax", **plug_in)
     # P(g|m) = 2/3, 1/3; P(g^|m) by columns: column 0 row 0 -> 1/3, column 1 rows 0, 2 -> 2/3
     # y: P(g=0, m) = 1/2 > P(g=0) P(m) = 3/8 -> +1; g=1: 1/4 < 3/8 -> -1
     # raw = mean(y * delta) = mean(+1 * (1/3 - 2/3), -1 * (2/3 - 1/3)) = -1/3; abs = 1/3
@@ -640,15 +642,16 @@ def test_attr_pred_argmax_reproduces_the_authors_m_to_g_by_hand():
     assert res.m_to_g.value == pytest.approx(1 / 3, abs=1e-15)
     assert res.counts.joint_ghat_m.tolist() == [[1], [2]]
     # the argmax rows (0, 0, 1, 0) would give P(g^|m) = 2/3, 1/3 = P(g|m): 0, the number the issue reported
-    argmax_rows = multi_bias_amp(attr, task, attr_pred=hard.argmax(axis=1))
+    argmax_rows = multi_bias_amp(attr, task, attr_pred=hard.argmax(axis=1), **plug_in)
     assert argmax_rows.m_to_g.value == 0.0
     # weighted: rows weigh 1, 2, 1, 3; P(g|m) = 3/4, 1/4; columns: 1/4, 2/4; y = +1, -1 -> raw -3/8
-    weighted = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax", sample_weight=[1, 2, 1, 3])
+    weighted = multi_bias_amp(attr, task, attr_pred=hard, attr_pred_rule="argmax", sample_weight=[1, 2, 1, 3],
+                              **plug_in)
     assert weighted.m_to_g.raw == pytest.approx(-3 / 8, abs=1e-15)
     # probabilities are thresholded at 0.5 (the authors' np.round), logits at 0
-    assert multi_bias_amp(attr, task, attr_pred=hard * 0.8 + 0.1, attr_pred_rule="argmax").m_to_g.raw == \
+    assert multi_bias_amp(attr, task, attr_pred=hard * 0.8 + 0.1, attr_pred_rule="argmax", **plug_in).m_to_g.raw == \
         pytest.approx(-1 / 3, abs=1e-15)
-    assert multi_bias_amp(attr, task, attr_pred=hard * 4.0 - 2.0, attr_pred_rule="argmax").m_to_g.raw == \
+    assert multi_bias_amp(attr, task, attr_pred=hard * 4.0 - 2.0, attr_pred_rule="argmax", **plug_in).m_to_g.raw == \
         pytest.approx(-1 / 3, abs=1e-15)
     # Multi_MALS still uses the argmax rows (the authors' create_bog): equal to the one-hot argmax input
     with_task = multi_bias_amp(attr, task, attr_pred=hard, task_pred=task, attr_pred_rule="argmax")

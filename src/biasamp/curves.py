@@ -717,7 +717,8 @@ def checkpoint_curve(
     >>> attr = np.array([0, 0, 0, 1, 1, 1])
     >>> task = np.array([1, 1, 0, 1, 0, 0])
     >>> epochs = [task, np.array([1, 1, 1, 1, 0, 0]), np.array([1, 0, 0, 1, 0, 0])]
-    >>> curve = checkpoint_curve(bias_amp_directional, attr, task, task_preds=epochs, checkpoints=[1, 5, 10])
+    >>> curve = checkpoint_curve(bias_amp_directional, attr, task, task_preds=epochs, checkpoints=[1, 5, 10],
+    ...                          attr_train=attr, task_train=task)  # the signs of these labels, not cross-fitted
     >>> curve.to_frame().round(4)
        checkpoint  a_to_t
     0           1  0.0000

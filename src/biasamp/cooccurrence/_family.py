@@ -27,13 +27,15 @@ def _mals_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tu
     if roles.get("attr_pred") is None or roles.get("task_pred") is None:
         raise ValueError("BiasAmp_MALS needs both predictions: Â (attr_pred or attr_scores) and T̂ "
                          "(task_pred or task_scores)")
-    train = (roles["attr"], roles["task"]) if roles.get("attr_train") is None else \
-        (roles["attr_train"], roles["task_train"])
-    kwargs = {"attr_pred": roles["attr_pred"], "task_pred": roles["task_pred"]}
+    no_train = roles.get("attr_train") is None
+    train = (roles["attr"], roles["task"]) if no_train else (roles["attr_train"], roles["task_train"])
+    kwargs: dict = {"attr_pred": roles["attr_pred"], "task_pred": roles["task_pred"]}
     if roles.get("sample_weight") is not None:
         kwargs["sample_weight"] = roles["sample_weight"]
-        if roles.get("attr_train") is None:  # the test rows are the training rows: the same weights
+        if no_train:  # the test rows are the training rows: the same weights
             kwargs["train_sample_weight"] = roles["sample_weight"]
+    if no_train:  # the test rows stand in for the training rows: the indicator is cross-fitted (unless told not to)
+        kwargs["cross_fit"] = True
     return train, {**kwargs, **options}
 
 
@@ -57,6 +59,7 @@ DIRECTIONAL = Family(
     options=DirectionalOptions,
     section="directional",
     stream=DIRECTIONAL_STREAM,
+    cross_fit=True,
 )
 
 MALS = Family(
@@ -77,4 +80,5 @@ MALS = Family(
     options=MALSOptions,
     section="mals",
     stream=MALS_STREAM,
+    cross_fit=True,
 )

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasamp._core.crossfit import check_cross_fit, crossfit_folds, crossfit_splits, describe, fold_weights
 from biasamp._core.deprecation import keyword_only_since
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
 from biasamp._core.policy import (
@@ -154,6 +155,21 @@ class DirectionalBiasAmpResult(ResultMixin):
     weighted : bool
         Whether ``sample_weight`` (or ``train_sample_weight``) was given:
         every count is then a sum of weights.
+    predictions : str
+        What the probability policy did to the predictions (``"hard"`` when
+        they were labels).
+    small_groups : tuple
+        Attribute classes left out of the means (fewer than
+        ``min_group_size`` test members).
+    cross_fit : bool
+        Whether the signs were cross-fitted over two folds of the test rows
+        (no training set, ``cross_fit`` None or True; docs/definitions.md,
+        "No training set"). The per-pair tables then add the folds' signs
+        ``y_fold0`` and ``y_fold1`` (``y``, ``p_true``, ``p_pred`` and
+        ``delta`` stay those of every row), and ``contribution`` is the mean
+        of the two ways, ``y_fold0`` times Δ on fold 1 and ``y_fold1`` times Δ
+        on fold 0 (one way where the other fold has no member of the
+        conditioning event).
 
     Notes
     -----
@@ -194,6 +210,7 @@ class DirectionalBiasAmpResult(ResultMixin):
     weighted: bool = False
     predictions: str = "hard"
     small_groups: tuple = ()  # attribute classes left out of the means (fewer than min_group_size test members)
+    cross_fit: bool = False
 
     @property
     def undefined_reasons(self) -> dict:
@@ -219,7 +236,8 @@ class DirectionalBiasAmpResult(ResultMixin):
         lines += _rows_lines(self.rows, self.train_rows, self.weighted)
         if self.predictions != "hard":
             lines.append(f"  predictions: {self.predictions},")
-        lines.append(f"  y_at from: {self.train_source} ground truth)")
+        lines.append(f"  y_at from: {self.train_source} ground truth"
+                     + ("" if self.train_source == "train" else f", {describe(self.cross_fit, 'test')}") + ")")
         return "\n".join(lines)
 
 
@@ -262,6 +280,18 @@ class MALSResult(ResultMixin):
         before counting (``missing=``, rows dropped, grouped, zero weights).
     weighted : bool
         Whether sample weights were given.
+    predictions : str
+        What the probability policy did to the predictions.
+    small_groups : tuple
+        Attribute classes left out of the sum (fewer than ``min_group_size``
+        predicted rows).
+    cross_fit : bool
+        Whether the indicator was cross-fitted over two folds of the rows
+        (the training rows were the prediction rows, ``cross_fit=True``;
+        docs/definitions.md, "No training set"). ``pairs`` then adds
+        ``indicator_fold0`` and ``indicator_fold1``, and ``contribution`` is the
+        mean of the ways ``indicator_fold0 · (b_pred − b_train)`` on fold 1 and
+        ``indicator_fold1 · (b_pred − b_train)`` on fold 0.
 
     Notes
     -----
@@ -305,6 +335,7 @@ class MALSResult(ResultMixin):
     weighted: bool = False
     predictions: str = "hard"
     small_groups: tuple = ()  # attribute classes left out of the sum (fewer than min_group_size)
+    cross_fit: bool = False
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|contribution|``."""
@@ -314,6 +345,7 @@ class MALSResult(ResultMixin):
         if self.undefined:
             return f"BiasAmp_MALS = undefined: {self.reason}"
         extra = f", {self.n_undefined} undefined pairs" if self.n_undefined else ""
+        extra += ", indicator cross-fitted (2 folds)" if self.cross_fit else ""
         lines = [line.strip(" ,") for line in _rows_lines(self.rows, self.train_rows, self.weighted)]
         tail = "".join(f"; {line}" for line in lines)
         return f"BiasAmp_MALS = {fmt(self.value)} ({self.n_tasks} tasks{extra}{tail})"
@@ -397,21 +429,32 @@ def correlation_sign(train: CooccurrenceCounts) -> np.ndarray:
     are not integers (non-integer ``sample_weight``) are compared in float64
     with a relative tolerance of 1e-12 (differences below it are 0).
     """
-    n = _as_count(train.n)
-    at = _as_count(train.cross("attr", "task"))
-    a = _as_count(train.total("attr"))[:, None]
-    t = _as_count(train.total("task"))[None, :]
+    return sign_of(train.n, train.cross("attr", "task"), train.total("attr"), train.total("task"))
+
+
+def sign_of(n: Any, both: Any, attr: Any, task: Any) -> np.ndarray:
+    """``sign(n·#(a,t) − #a·#t)`` over any leading axes, exactly (see :func:`correlation_sign`).
+
+    ``n`` has shape ``(...)``, ``both`` ``(..., K_A, K_T)``, ``attr``
+    ``(..., K_A)`` and ``task`` ``(..., K_T)`` (stacked replicate tables
+    included). Integral counts are compared in integers; others in float64
+    with a relative tolerance of 1e-12.
+    """
+    n = _as_count(n)
+    at = _as_count(both)
+    a = _as_count(attr)[..., :, None]
+    t = _as_count(task)[..., None, :]
     if all(x.dtype.kind == "i" for x in (n, at, a, t)):
-        n = int(n)
-        if n > 2**31:  # n * #(a,t) could overflow int64: use Python integers
-            at, a, t = at.astype(object), a.astype(object), t.astype(object)
+        n = n[..., None, None]
+        if n.size and int(n.max()) > 2**31:  # n * #(a,t) could overflow int64: use Python integers
+            n, at, a, t = n.astype(object), at.astype(object), a.astype(object), t.astype(object)
         return np.sign(n * at - a * t).astype(np.int8)
-    x = float(n) * at.astype(np.float64)
+    x = np.asarray(n, dtype=np.float64)[..., None, None] * at.astype(np.float64)
     y = a.astype(np.float64) * t.astype(np.float64)
     return (_greater(x, y).astype(np.int8) - _greater(y, x).astype(np.int8)).astype(np.int8)
 
 
-def _direction_arrays(y: np.ndarray, both: np.ndarray, support: np.ndarray, predicted: np.ndarray):
+def _direction_arrays(y: np.ndarray | int, both: np.ndarray, support: np.ndarray, predicted: np.ndarray):
     """``(p_true, p_pred, delta, contribution, undefined)`` of one direction, over any leading axes.
 
     ``both`` = #(a, t), ``support`` = #a (A→T) or #t (T→A) broadcast to the
@@ -574,6 +617,139 @@ def directional_from_counts(
                                     small_groups=tuple(c for c, e in zip(test.attr_classes, excluded) if e))
 
 
+# --------------------------------------------------------------------------- #
+# cross-fitted signs (no training set): two folds of the test rows
+# --------------------------------------------------------------------------- #
+def crossfit_mean(term0: np.ndarray, term1: np.ndarray, undefined0: np.ndarray,
+                  undefined1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair, the mean of its defined ways: ``(value, undefined)`` (value NaN exactly where neither is defined).
+
+    ``term0`` is the way "signs from fold 0, change on fold 1", ``term1`` the
+    reverse; a pair whose two ways are defined gets their average, a pair with
+    one defined way gets that one (docs/definitions.md, "No training set").
+    """
+    ways = (~undefined0).astype(np.int64) + (~undefined1).astype(np.int64)
+    total = np.where(undefined0, 0.0, term0) + np.where(undefined1, 0.0, term1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(ways > 0, total / np.maximum(ways, 1), np.nan) + 0.0  # + 0.0: no -0.0
+    return value, ways == 0
+
+
+def crossfit_direction(direction: str, y0: np.ndarray, y1: np.ndarray, gram0: np.ndarray, gram1: np.ndarray,
+                       ka: int, kt: int, roles: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One direction of cross-fitted BiasAmp→ from two folds' test tables (any leading axes).
+
+    ``y_f`` are the signs of fold f, ``gram_f`` its test Gram table of layout
+    ``roles``. Way 0 is ``y0 · Δ`` on fold 1, way 1 ``y1 · Δ`` on fold 0.
+    Returns ``(delta0, delta1, contribution, undefined)``: the folds' Δ (NaN
+    where undefined) and, per pair, the mean of its defined ways.
+    """
+    _, _, d0, _, u0 = _direction_arrays(1, *_direction_inputs(direction, gram0, ka, kt, roles))
+    _, _, d1, _, u1 = _direction_arrays(1, *_direction_inputs(direction, gram1, ka, kt, roles))
+    contribution, undefined = crossfit_mean(y0 * d1, y1 * d0, u1, u0)
+    return d0, d1, contribution, undefined
+
+
+def _one_direction_crossfit(direction: str, folds: tuple, signs: tuple, small: np.ndarray,
+                            excluded: np.ndarray) -> DirectionResult:
+    """One direction with cross-fitted signs; the per-pair table keeps ``y`` and Δ of every row."""
+    test = folds[0] + folds[1]
+    ka, kt = len(test.attr_classes), len(test.task_classes)
+    roles = (test.attr_roles, test.task_roles)
+    y = correlation_sign(signs[0] + signs[1])
+    y0, y1 = correlation_sign(signs[0]), correlation_sign(signs[1])
+    both, support, predicted = _direction_inputs(direction, test.gram, ka, kt, roles)
+    p_true, p_pred, delta, _, _ = _direction_arrays(y, both, support, predicted)
+    d0, d1, contribution, undefined = crossfit_direction(direction, y0, y1, folds[0].gram, folds[1].gram, ka, kt,
+                                                         roles)
+    n_undefined = int(undefined.sum())
+    all_undefined = bool(undefined.size) and n_undefined == undefined.size
+    reason = _DIRECTION_UNDEFINED[direction] if all_undefined else None
+    _warn_undefined(n_undefined, undefined.size, f"BiasAmp {direction}")
+    left_out = np.broadcast_to(excluded[:, None], undefined.shape) & ~undefined
+    value = float(_mean_defined(contribution, undefined | left_out))
+    pairs = _pair_frame(
+        test.attr_classes, test.task_classes,
+        y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
+        y_fold0=y0, y_fold1=y1,
+        n_attr=_as_count(test.total("attr"))[:, None], n_task=_as_count(test.total("task"))[None, :],
+        n_both=_as_count(both), small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
+    )
+    return DirectionResult(direction, value, pairs, int((~undefined & ~left_out).sum()), n_undefined, all_undefined,
+                           reason, int(left_out.sum()))
+
+
+_NEEDS = {"A->T": "task_pred", "T->A": "attr_pred"}
+
+
+def directional_from_folds(
+    folds: dict, *, sign_tables: dict | None = None, min_group_size: int = 30, include_small_groups: bool = False,
+) -> DirectionalBiasAmpResult:
+    r"""BiasAmp→ with cross-fitted signs, from the count tables of two folds of the test rows.
+
+    The pure function of cross-fitting (docs/definitions.md, "No training
+    set"): for each way f ∈ {0, 1}, the signs :math:`y^{(f)}` come from fold
+    f's ground truth and the change :math:`\Delta^{(1-f)}` from the other
+    fold; a pair's value is the mean of its defined ways,
+    :math:`\tilde c_{at} = \tfrac12\big(y^{(0)}_{at}\Delta^{(1)}_{at} +
+    y^{(1)}_{at}\Delta^{(0)}_{at}\big)`, and each direction is the mean of
+    :math:`\tilde c_{at}` over the defined pairs (small groups left out, their
+    sizes from both folds).
+
+    Parameters
+    ----------
+    folds : dict
+        ``{"A->T": (fold0, fold1), "T->A": (fold0, fold1)}`` (either key may
+        be absent): each direction's two folds as :class:`CooccurrenceCounts`
+        with the roles ``attr``, ``task`` and the prediction the direction
+        reads (``task_pred`` for A→T, ``attr_pred`` for T→A), counted with the
+        same classes. Each direction has its own split of the rows (drawn from
+        the rows it reads), so its value does not depend on whether the other
+        direction's predictions were given; a layer that splits once may pass
+        the same folds for both.
+    sign_tables : dict, optional
+        Per direction, the two tables its signs come from (default: each
+        fold's ground truth; ``drop_empty_train_rows`` passes them with the
+        empty rows left out).
+    min_group_size, include_small_groups : int, bool
+        The small-group rule (:ref:`def-small-groups`), on both folds together.
+
+    Returns
+    -------
+    DirectionalBiasAmpResult
+        With ``cross_fit=True``. Its per-pair tables keep ``y``, ``p_true``,
+        ``p_pred`` and ``delta`` of every row (fold 0 + fold 1), and add the
+        folds' signs ``y_fold0``, ``y_fold1``; ``contribution`` is the
+        cross-fitted :math:`\tilde c_{at}`.
+    """
+    if not isinstance(folds, dict) or not folds or set(folds) - set(_NEEDS):
+        raise ValueError(f"folds must map 'A->T' and/or 'T->A' to two count tables, got {folds!r}")
+    for direction, pair in folds.items():
+        if len(pair) != 2 or not all(isinstance(f, CooccurrenceCounts) for f in pair):
+            raise TypeError(f"folds[{direction!r}] must be two CooccurrenceCounts (fold 0, fold 1)")
+        if not (pair[0] + pair[1]).has("attr", "task", _NEEDS[direction]):
+            raise ValueError(f"folds[{direction!r}] need the roles 'attr', 'task' and {_NEEDS[direction]!r}")
+    signs = {d: (sign_tables or {}).get(d) or tuple(f.restrict(["attr"], ["task"]) for f in pair)
+             for d, pair in folds.items()}
+    test = next(iter(folds.values()))
+    test = test[0] + test[1]
+    small, excluded = small_attr_groups(test, min_group_size, include_small_groups)
+    out = {d: _one_direction_crossfit(d, folds[d], signs[d], small, excluded) if d in folds else None
+           for d in ("A->T", "T->A")}
+    warn_small_groups(excluded, test.attr_classes, test.total("attr"), min_group_size, "BiasAmp->", stacklevel=3)
+    given = [d for d in out.values() if d is not None]
+    if all(d.undefined for d in given):
+        raise _all_undefined_error([(f"BiasAmp {d.direction}", len(d.pairs), d.reason) for d in given])
+    _warn_undefined_statistics({f"BiasAmp {d.direction}": d.reason for d in given if d.undefined})
+    return DirectionalBiasAmpResult(out["A->T"], out["T->A"], "test", test.rows, None,
+                                    any(f.weighted for pair in folds.values() for f in pair),
+                                    small_groups=tuple(c for c, e in zip(test.attr_classes, excluded) if e),
+                                    cross_fit=True)
+
+
+# --------------------------------------------------------------------------- #
+# BiasAmp_MALS
+# --------------------------------------------------------------------------- #
 def _mals_arrays(at: np.ndarray, pp: np.ndarray):
     """BiasAmp_MALS terms from exact training counts ``at`` (K_A x K_T) and predicted counts ``pp`` (..., K_A, K_T).
 
@@ -681,6 +857,113 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts, *, min
 _MALS_UNDEFINED = "no task has a positive training instance, so no bias_train(a, t) is defined"
 
 
+def mals_crossfit_arrays(at0: np.ndarray, at1: np.ndarray, pp0: np.ndarray, pp1: np.ndarray,
+                         indicators: tuple | None = None):
+    """Cross-fitted BiasAmp_MALS terms from two folds' counts (any leading axes before ``(K_A, K_T)``).
+
+    ``at_f`` = #(a, t) of fold f's ground truth, ``pp_f`` = #(â, t̂) of its
+    predictions. Way f is ``1[b_train^(f) > 1/|A|] · (b_pred − b_train)`` of
+    the other fold: defined when fold f's task has a positive (its indicator
+    is defined) and, where the indicator is 1, the other fold's change is
+    defined. Returns ``(indicator0, indicator1, contribution, undefined,
+    n_tasks)``: ``contribution`` is the mean of a pair's defined ways (NaN
+    exactly where ``undefined``), ``n_tasks`` the tasks with a positive on both
+    folds together (``|T|``). ``indicators`` = ``(at0, at1)`` of other
+    tables: the indicators (and whether they are defined) come from these
+    instead (the bootstrap holds the estimate's indicators fixed).
+    """
+    n_attr = at0.shape[-2]
+
+    def indicator(at):
+        col = at.sum(axis=-2, keepdims=True)
+        return _greater(n_attr * at, col) & (col > 0), np.broadcast_to(col > 0, at.shape)
+
+    def change(at, pp):
+        col, pcol = at.sum(axis=-2, keepdims=True), pp.sum(axis=-2, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            bias_train = np.where(col > 0, at / np.where(col > 0, col, 1), np.nan)
+            bias_pred = np.where(pcol > 0, pp / np.where(pcol > 0, pcol, 1), np.nan)
+        return bias_pred - bias_train
+
+    sign0, sign1 = (at0, at1) if indicators is None else indicators
+    (i0, known0), (i1, known1) = indicator(sign0), indicator(sign1)
+    c1, c0 = change(at1, pp1), change(at0, pp0)  # way 0 reads fold 1's change, way 1 fold 0's
+    defined0 = known0 & (~i0 | np.isfinite(c1))
+    defined1 = known1 & (~i1 | np.isfinite(c0))
+    contribution, undefined = crossfit_mean(np.where(i0, c1, 0.0), np.where(i1, c0, 0.0), ~defined0, ~defined1)
+    n_tasks = ((at0 + at1).sum(axis=-2) > 0).sum(axis=-1)
+    return i0, i1, contribution, undefined, n_tasks
+
+
+def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *, min_group_size: int = 30,
+                    include_small_groups: bool = False) -> MALSResult:
+    r"""BiasAmp_MALS with a cross-fitted indicator, from the count tables of two folds of the same rows.
+
+    The rows are both the "training" rows (their ground truth gives
+    :math:`b_\text{train}`) and the prediction rows (no training set). For
+    each way f ∈ {0, 1} the indicator comes from fold f and the change
+    :math:`b_\text{pred} - b_\text{train}` from the other fold; a pair's term
+    is the mean of its defined ways,
+
+    .. math::
+
+        \tilde\Delta_{at} = \tfrac12\sum_{f}\mathbb 1\big[b^{(f)}_\text{train}(a,t) > 1/|\mathcal A|\big]
+            \big(b^{(1-f)}_\text{pred}(a,t) - b^{(1-f)}_\text{train}(a,t)\big),
+
+    and BiasAmp_MALS is :math:`\frac{1}{|\mathcal T|}\sum_{a,t}\tilde\Delta_{at}`
+    (docs/definitions.md, "No training set").
+
+    Parameters
+    ----------
+    fold0, fold1 : CooccurrenceCounts
+        Counts of each fold with the roles ``attr``, ``attr_pred`` (attribute
+        side) and ``task``, ``task_pred`` (task side): ``#(a, t)`` of the ground
+        truth and ``#(â, t̂)`` of the predictions.
+    min_group_size, include_small_groups : int, bool
+        The small-group rule (:ref:`def-small-groups`), on the predicted
+        groups of both folds together.
+
+    Returns
+    -------
+    MALSResult
+        With ``cross_fit=True``; its ``pairs`` keep ``bias_train``,
+        ``bias_pred``, ``indicator`` and ``delta`` of every row and add
+        ``indicator_fold0``, ``indicator_fold1``; ``contribution`` is
+        :math:`\tilde\Delta_{at}`.
+    """
+    test = fold0 + fold1
+    at = [_as_count(f.cross("attr", "task")) for f in (fold0, fold1)]
+    pp = [_as_count(f.cross("attr_pred", "task_pred")) for f in (fold0, fold1)]
+    i0, i1, contribution, undefined, n_tasks = mals_crossfit_arrays(at[0], at[1], pp[0], pp[1])
+    n_tasks = int(n_tasks)
+    at_all, pp_all = _as_count(test.cross("attr", "task")), test.cross("attr_pred", "task_pred")
+    bias_train, bias_pred, indicator, delta, _, _, _ = _mals_arrays(at_all, pp_all)
+    n_undefined = int(undefined.sum())
+    if n_undefined == undefined.size:
+        raise _all_undefined_error([("BiasAmp_MALS", undefined.size, _MALS_UNDEFINED_CROSSFIT)])
+    _warn_undefined(n_undefined, undefined.size, "BiasAmp_MALS")
+    small, excluded = small_groups(test.total("attr_pred"), check_min_group_size(min_group_size),
+                                   check_include_small_groups(include_small_groups))
+    warn_small_groups(excluded, test.attr_classes, test.total("attr_pred"), min_group_size, "BiasAmp_MALS",
+                      stacklevel=4)
+    value = float(_mals_value(np.where(excluded[:, None], np.nan, contribution), n_tasks))
+    pairs = _pair_frame(
+        test.attr_classes, test.task_classes,
+        bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta, contribution=contribution,
+        indicator_fold0=i0, indicator_fold1=i1, n_train=at_all,
+        n_pred=pp_all if test.soft_roles else _as_count(pp_all),
+        small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
+    )
+    return MALSResult(value, pairs, n_tasks, n_undefined, rows=test.rows, train_rows=test.rows,
+                      weighted=bool(test.weighted),
+                      small_groups=tuple(c for c, e in zip(test.attr_classes, excluded) if e),
+                      cross_fit=True)
+
+
+_MALS_UNDEFINED_CROSSFIT = ("no pair has a defined term in either fold (a task needs a positive in one fold for its "
+                            "indicator, and, where the indicator is 1, a positive and a prediction in the other)")
+
+
 # --------------------------------------------------------------------------- #
 # label-level API
 # --------------------------------------------------------------------------- #
@@ -700,6 +983,8 @@ def bias_amp_directional(
     soft: Soft = "threshold",
     min_group_size: int = 30,
     include_small_groups: bool = False,
+    cross_fit: bool | None = None,
+    cross_fit_random_state: Any = None,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
 
@@ -727,8 +1012,9 @@ def bias_amp_directional(
         Predicted task T̂ (hard 0/1 or probabilities). Needed for A→T.
     attr_train, task_train : labels, optional
         Training ground truth, used only for the signs :math:`y_{at}`. Give
-        both or neither; when neither, the test ground truth is used and the
-        result records ``train_source="test"``.
+        both or neither; when neither, the signs come from the test ground
+        truth, cross-fitted (``cross_fit``), and the result records
+        ``train_source="test"``.
     drop_empty_train_rows : bool, default False
         Leave out of the signs the training rows with no attribute class and
         no task label (possible with indicator matrices), as Wang &
@@ -764,6 +1050,20 @@ def bias_amp_directional(
         (:ref:`def-small-groups`; the rule of the fairness metrics).
     include_small_groups : bool, default False
         Keep the small classes' pairs in the means.
+    cross_fit : bool or None, default None
+        How the signs are estimated without a training set. ``None``: cross-fit
+        exactly when no training set is given. ``True``: the test rows are split
+        in two folds (stratified by attribute class); the signs of one fold are
+        applied to the Δ of the other, both ways, and a pair's value is the
+        mean of the two ways (see Notes). ``False``: the signs come from every
+        test row and are applied to the same rows (the plug-in of the papers'
+        examples, biased toward "reduced"). ``True`` with a training set raises
+        ``ValueError``: the training set fixes the signs.
+    cross_fit_random_state : None, int or numpy Generator, default None
+        The seed of the split. ``None`` is a fixed split (seed 0), so the same
+        data always give the same value; another seed draws another split.
+        (Named apart from :func:`biasamp.bootstrap`'s own ``random_state``, the
+        seed of its replicates.)
 
     Returns
     -------
@@ -810,36 +1110,76 @@ def bias_amp_directional(
       columns of pairs (:ref:`def-inputs`).
     * Soft predictions turn every probability into an expected rate.
     * Values are fractions, not percentages.
+    * **No training set** (:ref:`def-no-train`): signs estimated on the very
+      rows they are applied to bias the value toward "reduced" (a task
+      frequent in a group by chance gets :math:`y = +1`, and its rate then
+      regresses): an attribute of 200 random levels reads about −0.045 with
+      95% intervals excluding 0. The default therefore cross-fits: the test
+      rows are split in two folds :math:`F_0, F_1` (every attribute class
+      halved; rows of the same content interchangeable, so neither the order
+      of the rows nor the names of the classes matter), and
+
+      .. math::
+
+          \tilde c_{at} = \tfrac12\big(y^{(F_0)}_{at}\,\Delta^{(F_1)}_{at}
+              + y^{(F_1)}_{at}\,\Delta^{(F_0)}_{at}\big)
+
+      (one way alone where the other is undefined); each direction is the
+      mean of :math:`\tilde c_{at}`. A test set balanced *by design* (every
+      sign 0 on all rows) has its folds' chance imbalance read as signs: pass
+      the design as the training set, or ``cross_fit=False``.
 
     References
     ----------
     .. [1] A. Wang, O. Russakovsky. "Directional Bias Amplification". ICML 2021, Eq. 2.
+    .. [2] V. Chernozhukov et al. "Double/debiased machine learning for treatment
+       and structural parameters". The Econometrics Journal 21(1), 2018
+       (cross-fitting).
 
     Examples
     --------
     The "shortcoming 2" example of Wang & Russakovsky (§3.2): a model that
-    predicts T̂ = 0 for every member of group 1 and T̂ = 1 for group 2.
+    predicts T̂ = 0 for every member of group 1 and T̂ = 1 for group 2; the
+    constructed data are also the training set the signs come from.
 
     >>> import numpy as np
     >>> from biasamp import bias_amp_directional
     >>> attr = np.repeat([1, 2], [90, 30])
     >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
     >>> task_pred = (attr == 2).astype(int)
-    >>> res = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr)
+    >>> res = bias_amp_directional(attr, task, task_pred=task_pred, attr_pred=attr, attr_train=attr, task_train=task)
     >>> round(res.a_to_t.value, 4), res.t_to_a.value
     (0.3333, 0.0)
+
+    Without a training set the signs are cross-fitted; ``cross_fit=False``
+    gives the plug-in, whose bias shows on an attribute that is pure noise:
+
+    >>> rng = np.random.default_rng(3)
+    >>> g, y = rng.integers(0, 200, 6000), rng.random(6000) < 0.45
+    >>> p = y ^ (rng.random(6000) < 0.3)
+    >>> round(bias_amp_directional(g, y, task_pred=p, cross_fit=False).a_to_t.value, 3)
+    -0.046
+    >>> round(bias_amp_directional(g, y, task_pred=p).a_to_t.value, 3)
+    -0.007
 
     Integer sample weights count like repeated rows:
 
     >>> w = np.where(attr == 2, 2, 1)
-    >>> weighted = bias_amp_directional(attr, task, task_pred=task_pred, sample_weight=w)
+    >>> weighted = bias_amp_directional(attr, task, task_pred=task_pred, sample_weight=w, cross_fit=False)
     >>> rows = np.repeat(np.arange(len(attr)), w)
-    >>> weighted.a_to_t.value == bias_amp_directional(attr[rows], task[rows], task_pred=task_pred[rows]).a_to_t.value
+    >>> weighted.a_to_t.value == bias_amp_directional(attr[rows], task[rows], task_pred=task_pred[rows],
+    ...                                               cross_fit=False).a_to_t.value
     True
     """
+    cross_fit = check_cross_fit(cross_fit, attr_train is not None or task_train is not None)
     train, test, _, source, predictions = _count_directional(
         attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
-        train_sample_weight, missing, threshold, soft)
+        train_sample_weight, missing, threshold, soft, cross_fit, cross_fit_random_state)
+    if cross_fit:
+        res = directional_from_folds({d: f.tests for d, f in train.items()},
+                                     sign_tables={d: f.signs for d, f in train.items()},
+                                     min_group_size=min_group_size, include_small_groups=include_small_groups)
+        return dataclasses.replace(res, predictions=predictions, rows=test.rows)
     return dataclasses.replace(directional_from_counts(train, test, train_source=source, min_group_size=min_group_size,
                                                        include_small_groups=include_small_groups),
                                predictions=predictions)
@@ -849,7 +1189,8 @@ def bias_amp_directional(
 def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, task_pred: Labels,
                   sample_weight: Weights | None = None, train_sample_weight: Weights | None = None,
                   missing: Missing = "raise", threshold: float = 0.5, soft: Soft = "threshold",
-                  min_group_size: int = 30, include_small_groups: bool = False) -> MALSResult:
+                  min_group_size: int = 30, include_small_groups: bool = False, cross_fit: bool | None = None,
+                  cross_fit_random_state: Any = None) -> MALSResult:
     r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
 
     .. math::
@@ -896,6 +1237,18 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
         than two larger classes would remain (:ref:`def-small-groups`).
     include_small_groups : bool, default False
         Keep the small classes' pairs in the sum.
+    cross_fit : bool or None, default None
+        ``True``: ``attr_train`` / ``task_train`` are the ground truth of the
+        prediction rows themselves (no separate training set: the test rows
+        stand in for it, as :func:`biasamp.audit` and the family's call do
+        without ``attr_train``). The rows are split in two folds (stratified by
+        attribute class) and the indicator of one fold is applied to the change
+        ``b_pred − b_train`` of the other, both ways (see Notes); the four
+        arguments must then have the same rows, weighted by ``sample_weight``.
+        ``None`` / ``False``: the training rows are a training set of their own
+        (the function cannot tell that they are the test rows), the plug-in.
+    cross_fit_random_state : None, int or numpy Generator, default None
+        The seed of the split (``None``: a fixed split, seed 0).
 
     Returns
     -------
@@ -928,6 +1281,17 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
       zeros (:ref:`def-mals`).
     * The metric needs no test ground truth; it cannot tell the direction of
       amplification (use :func:`bias_amp_directional`).
+    * Without a training set (the test ground truth passed as
+      ``attr_train``/``task_train``), an indicator estimated on the rows it
+      is applied to selects the pairs whose ratio is high by chance, and the
+      predictions then regress: the value is biased toward "reduced".
+      ``cross_fit=True`` removes that selection (:ref:`def-no-train`):
+
+      .. math::
+
+          \tilde\Delta_{at} = \tfrac12\sum_{f \in \{0,1\}}
+              \mathbb 1\big[b^{(f)}_{\text{train}}(a,t) > \tfrac{1}{|\mathcal{A}|}\big]
+              \big(b^{(1-f)}_{\text{pred}}(a,t) - b^{(1-f)}_{\text{train}}(a,t)\big)
 
     References
     ----------
@@ -947,8 +1311,14 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
     >>> round(bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
     0.2
     """
+    cross_fit = check_cross_fit(cross_fit, False, default=False)
     train, pred, _, predictions = _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight,
-                                              train_sample_weight, missing, threshold, soft)
+                                              train_sample_weight, missing, threshold, soft, cross_fit,
+                                              cross_fit_random_state)
+    if cross_fit:
+        return dataclasses.replace(mals_from_folds(*train.tests, min_group_size=min_group_size,
+                                                   include_small_groups=include_small_groups),
+                                   predictions=predictions, rows=pred.rows, train_rows=pred.rows)
     return dataclasses.replace(mals_from_counts(train, pred, min_group_size=min_group_size,
                                                 include_small_groups=include_small_groups), predictions=predictions)
 
@@ -1000,9 +1370,70 @@ def select_train_test(test: dict, train: dict | None, *, sample_weight: Any, tra
     return test, weights, rows, train, train_weights, train_rows
 
 
+def take_rows(m: LabelMatrix, rows: np.ndarray) -> LabelMatrix:
+    """The rows ``rows`` of an encoded label matrix (same classes)."""
+    if m.codes is not None:
+        return replace(m, codes=m.codes[rows])
+    return replace(m, dense=m._dense()[rows])
+
+
+@dataclass(frozen=True, eq=False)
+class Folds:
+    """The two folds of a cross-fitted call: the fold of every row and each fold's count tables.
+
+    ``of_rows``: every (selected) row's share of fold 0 (:func:`biasamp._core.crossfit.crossfit_splits`);
+    ``tests``: each fold's test table;
+    ``signs``: each fold's table of the signs (its ground truth, without the
+    empty rows when ``drop_empty_train_rows``); ``empty``: per row, whether it
+    is an empty row left out of the signs (None when none is).
+    """
+
+    of_rows: np.ndarray
+    tests: tuple
+    signs: tuple
+    empty: np.ndarray | None = None
+
+
+def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows: RowFilter | None,
+                       drop_empty_train_rows: bool, random_state: Any) -> dict:
+    """Per direction, the rows it reads split in two folds (:func:`biasamp._core.crossfit.crossfit_splits`), counted.
+
+    A→T reads ``attr``, ``task``, ``task_pred``; T→A ``attr``, ``task``,
+    ``attr_pred``: each direction's split is drawn from its own roles, so its
+    value does not change when the other direction's predictions are given.
+    """
+    by_role = {m.name: m for m in (*left, *right)}
+    empty: np.ndarray | None = None
+    if drop_empty_train_rows and by_role["attr"].codes is None and by_role["task"].codes is None:
+        empty = (~np.asarray(by_role["attr"].dense != 0).any(axis=1)
+                 & ~np.asarray(by_role["task"].dense != 0).any(axis=1))
+    out = {}
+    reads = {"A->T": (["attr"], ["task", "task_pred"]), "T->A": (["attr", "attr_pred"], ["task"])}
+    given = [d for d, pred in _NEEDS.items() if pred in by_role]
+    splits = crossfit_splits(by_role, [tuple(reads[d][0] + reads[d][1]) for d in given], weights=weights,
+                             random_state=random_state)
+    for direction, of_rows in zip(given, splits):
+        lroles, rroles = reads[direction]
+        tests, signs = [], []
+        for share in fold_weights(of_rows, weights):
+            idx = np.flatnonzero(share > 0)
+            lf, rf = [take_rows(by_role[r], idx) for r in lroles], [take_rows(by_role[r], idx) for r in rroles]
+            wf = None if weights is None else share[idx]
+            test = CooccurrenceCounts.from_encoded(lf, rf, pairs=_DIRECTIONAL_PAIRS & {(a, t) for a in lroles
+                                                                                      for t in rroles},
+                                                   weights=wf)
+            sign = test.restrict(["attr"], ["task"])
+            if empty is not None:
+                sign = _without_empty_rows(sign, float(empty[idx].sum()) if wf is None else float(wf[empty[idx]].sum()))
+            tests.append(test)
+            signs.append(sign)
+        out[direction] = Folds(of_rows, tuple(tests), tuple(signs), empty)
+    return out
+
+
 def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False,
                        sample_weight=None, train_sample_weight=None, missing="raise", threshold=0.5,
-                       soft="threshold"):
+                       soft="threshold", cross_fit=False, cross_fit_random_state=None):
     """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_directional`.
 
     Returns ``(train, test, (left, right, weights), train_source, predictions)``
@@ -1010,7 +1441,9 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
     task side), ``weights`` the test rows' weights (or None) and
     ``predictions`` what the probability policy did (:mod:`biasamp._core.policy`).
     ``drop_empty_train_rows``: the training counts leave out the rows with no
-    attribute class and no task label.
+    attribute class and no task label. With ``cross_fit`` (the resolved
+    option: no training set) ``train`` maps each direction to its
+    :class:`Folds` and ``test`` is the sum of the first direction's folds.
     """
     threshold, soft = check_threshold(threshold), check_soft(soft)
     if not isinstance(drop_empty_train_rows, (bool, np.bool_)):
@@ -1034,6 +1467,10 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
     left = [a[r] for r in ("attr", "attr_pred") if r in a]
     right = [t[r] for r in ("task", "task_pred") if r in t]
     check_consistent_length(**{m.name: m for m in (*left, *right)})
+    if cross_fit:  # signs from one fold applied to the other: each fold counted on its own rows
+        folds = _directional_folds(left, right, w, rows, drop_empty_train_rows, cross_fit_random_state)
+        first = next(iter(folds.values()))
+        return folds, replace(first.tests[0] + first.tests[1], rows=rows), (left, right, w), "test", predictions
     # BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂): #(â,t̂) is not counted
     test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS, weights=w, rows=rows)
     if attr_train is None:
@@ -1050,13 +1487,17 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
 
 
 def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None, train_sample_weight=None,
-                missing="raise", threshold=0.5, soft="threshold"):
+                missing="raise", threshold=0.5, soft="threshold", cross_fit=False, cross_fit_random_state=None):
     """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_mals`.
 
     Returns ``(train, pred, (left, right, weights), predictions)`` with the
     encoded prediction matrices, the prediction rows' weights (or None) and
-    what the probability policy did.
+    what the probability policy did. With ``cross_fit`` the training rows are
+    the prediction rows: see :func:`_count_mals_crossfit`.
     """
+    if cross_fit:
+        return _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight,
+                                    missing, threshold, soft, cross_fit_random_state)
     threshold, soft = check_threshold(threshold), check_soft(soft)
     pr, w, rows, tr, tw, train_rows = select_train_test(
         {"attr_pred": attr_pred, "task_pred": task_pred}, {"attr_train": attr_train, "task_train": task_train},
@@ -1073,3 +1514,48 @@ def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None
     return (train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows), (left, right, w),
             joined(said_a, said_t))
 
+
+_MALS_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task_pred")})
+
+
+def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight, missing,
+                         threshold, soft, random_state):
+    """:func:`_count_mals` when the training rows are the prediction rows (``cross_fit=True``).
+
+    The four arguments are one set of rows (selected together: ``missing``
+    drops a row from all of them), weighted by ``sample_weight``. Returns
+    ``(folds, pred, (left, right, weights), predictions)``: ``folds`` a
+    :class:`Folds` whose tables hold ``[1|A|Â]ᵀ[1|T|T̂]`` of each fold, ``pred``
+    their sum; ``left`` = ``[A, Â]`` and ``right`` = ``[T, T̂]`` (roles
+    ``attr``, ``attr_pred``, ``task``, ``task_pred``).
+    """
+    threshold, soft = check_threshold(threshold), check_soft(soft)
+    if train_sample_weight is not None and (sample_weight is None or not np.array_equal(
+            np.asarray(train_sample_weight, dtype=np.float64), np.asarray(sample_weight, dtype=np.float64))):
+        raise ValueError("cross_fit=True: the training rows are the prediction rows, so they have one weight each: "
+                         "pass sample_weight only (train_sample_weight, if given, must equal it)")
+    lengths = {name: len(x) for name, x in (("attr_train", attr_train), ("attr_pred", attr_pred))
+               if hasattr(x, "__len__")}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"cross_fit=True: the training rows must be the prediction rows (the test rows standing in "
+                         f"for a training set), but attr_train has {lengths['attr_train']} rows and attr_pred "
+                         f"{lengths['attr_pred']}; with a separate training set leave cross_fit=None")
+    te, w, rows = select_rows({"attr_train": attr_train, "task_train": task_train, "attr_pred": attr_pred,
+                               "task_pred": task_pred}, missing=missing, group_args=("attr_train",),
+                              sample_weight=sample_weight, group_columns=False)
+    a = encode_labels({"attr_train": te["attr_train"]}, {"attr_pred": te["attr_pred"]}, allow_soft=True)
+    t = encode_labels({"task_train": te["task_train"]}, {"task_pred": te["task_pred"]}, allow_soft=True)
+    a, said_a = harden_roles(a, (("attr_train", "attr_pred"),), soft, threshold)
+    t, said_t = harden_roles(t, (("task_train", "task_pred"),), soft, threshold)
+    left = [_as_role(a["attr_train"], "attr"), a["attr_pred"]]
+    right = [_as_role(t["task_train"], "task"), t["task_pred"]]
+    check_consistent_length(attr_train=left[0], task_train=right[0], attr_pred=left[1], task_pred=right[1])
+    of_rows = crossfit_folds(left[0], right, attr_pred=left[1], weights=w, random_state=random_state)
+    tests = []
+    for share in fold_weights(of_rows, w):
+        idx = np.flatnonzero(share > 0)
+        tests.append(CooccurrenceCounts.from_encoded([take_rows(m, idx) for m in left],
+                                                     [take_rows(m, idx) for m in right], pairs=_MALS_PAIRS,
+                                                     weights=None if w is None else share[idx]))
+    folds = Folds(of_rows, tuple(tests), tuple(tests))
+    return folds, replace(tests[0] + tests[1], rows=rows), (left, right, w), joined(said_a, said_t)

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from biasamp._core.crossfit import align_splits, check_cross_fit
 from biasamp._core.policy import left_out_mask
 from biasamp._engine.intervals import (
     Parts,
@@ -39,7 +40,7 @@ from biasamp._engine.intervals import (
     UnitTests,
     mean_of,
 )
-from biasamp._engine.resample import Cells, augmented_rows, cells_of
+from biasamp._engine.resample import Cells, augmented_rows, canonical_ids, cells_of, key_columns
 from biasamp.cooccurrence import _metrics as _c
 
 
@@ -55,15 +56,79 @@ def _identity(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _label_cells(left: list, right: list, weights: np.ndarray | None = None) -> tuple[Cells, dict]:
-    """The cells of the test labels and the three-way counts of the McNemar tests (from the same cells)."""
-    rep, counts = cells_of([*left, *right], weights=weights)
+def _label_cells(left: list, right: list, weights: np.ndarray | None = None,
+                 folds: list | None = None, empty: np.ndarray | None = None) -> tuple[Cells, dict]:
+    """The cells of the test labels and the three-way counts of the McNemar tests (from the same cells).
+
+    With ``folds`` (cross-fitted signs: a list of splits, each the fold of
+    every row) a cell is (content, folds) and its left vector is laid out per
+    split and fold, ``[l·1[split 0 fold 0] | l·1[split 0 fold 1] | l·1[split 1
+    fold 0] | ...]`` (``l = [1 | A | Â]``, with a last column ``1[empty row]``
+    when ``empty`` is given), so every table holds every fold's table side by
+    side (:func:`fold_tables`); the three-way counts are over every row.
+    """
+    rep, counts = cells_of([*left, *right], extra=() if folds is None else tuple(folds), weights=weights)
     cell_weights = None if weights is None else weights[rep]
-    cells = Cells(augmented_rows(left, rep), augmented_rows(right, rep), counts, weights=cell_weights)
-    del rep
+    lrows = augmented_rows(left, rep)
+    right_rows = augmented_rows(right, rep)
+    if folds is None:
+        cells = Cells(lrows, right_rows, counts, weights=cell_weights)
+    else:
+        blocks = [lrows] if empty is None else [lrows, sparse.csr_matrix(empty[rep].astype(np.float64)[:, None])]
+        laid_out, cell_weights = fold_layout(sparse.hstack(blocks, format="csr"), [s[rep] for s in folds],
+                                             cell_weights)
+        cells = Cells(laid_out, right_rows, counts, weights=cell_weights)
     # the three-way counts: unweighted cell rows, each cell counted (rows x weight) times
-    lrows = cells.left if cell_weights is None else cells.unweighted_left()
-    w = cells.counts if cell_weights is None else cells.counts * cell_weights
+    w = cells.counts if weights is None else cells.counts * weights[rep]
+    del rep
+    return cells, _agree(lrows, right_rows, w, left, right)
+
+
+def content_ids(matrices: list, extra: tuple = (), weights: np.ndarray | None = None) -> np.ndarray:
+    """Per row, the id of its content (every matrix, the ``extra`` key columns, the weight)."""
+    cols = list(extra)
+    for m in matrices:
+        cols.extend(key_columns(m))
+    if weights is not None:
+        cols.append(np.asarray(weights, dtype=np.float64))
+    return canonical_ids(cols)
+
+
+def per_fold(rows: sparse.csr_matrix, share0: np.ndarray, share1: np.ndarray) -> sparse.csr_matrix:
+    """``[rows·share0 | rows·share1]``: each row's vector in the block of each fold, scaled by its share of it."""
+    parts = []
+    for share in (share0, share1):
+        part = sparse.csr_matrix(sparse.diags(np.asarray(share, dtype=np.float64)) @ rows)
+        part.eliminate_zeros()
+        parts.append(part)
+    return sparse.hstack(parts, format="csr")
+
+
+def fold_layout(rows: sparse.csr_matrix, splits: list, weights: np.ndarray | None) -> tuple:
+    """Cells' left rows laid out per split and fold, and the cells' weights for :class:`Cells`.
+
+    ``splits`` hold every cell's share of fold 0 (:func:`biasamp._core.crossfit.crossfit_splits`).
+    Without weights, or with weights that are not integers (a row in one fold
+    whole), the blocks hold ``1[fold]`` and :class:`Cells` scales them by the
+    weight; with integer weights (shared by the folds, in units) the blocks hold
+    each fold's share of the weight, and the cells are passed unweighted.
+    """
+    units = weights is not None and all(np.array_equal(s, np.rint(s)) for s in splits) and \
+        np.array_equal(weights, np.rint(weights)) and any(((s > 0) & (s < weights)).any() for s in splits)
+    blocks = []
+    for share in splits:
+        share = np.asarray(share, dtype=np.float64)
+        if weights is None:
+            blocks.append(per_fold(rows, share, 1.0 - share))
+        elif units:
+            blocks.append(per_fold(rows, share, weights - share))
+        else:
+            blocks.append(per_fold(rows, share > 0, share <= 0))
+    return sparse.hstack(blocks, format="csr"), (None if units else weights)
+
+
+def _agree(lrows: sparse.csr_matrix, rrows: sparse.csr_matrix, w: np.ndarray, left: list, right: list) -> dict:
+    """``{"A->T": #(a, t∧t̂), "T->A": #(a∧â, t)}`` from the cells' (unweighted) rows counted ``w`` times."""
     ka, kt = left[0].n_classes, right[0].n_classes
     a_roles, t_roles = [m.name for m in left], [m.name for m in right]
 
@@ -71,12 +136,12 @@ def _label_cells(left: list, right: list, weights: np.ndarray | None = None) -> 
         j = roles.index(role)
         return matrix[:, 1 + j * k:1 + (j + 1) * k]
 
-    agree = {}
+    agree: dict = {}
     if "attr" not in a_roles or "task" not in t_roles:
-        return cells, agree
+        return agree
     step = 1 << 16  # chunks of cells: column slices of a whole side would copy every non-zero
-    for a in range(0, cells.n_cells, step):
-        lc, rc, wc = lrows[a:a + step], cells.right[a:a + step], w[a:a + step, None]
+    for a in range(0, lrows.shape[0], step):
+        lc, rc, wc = lrows[a:a + step], rrows[a:a + step], w[a:a + step, None]
         attr_rows = sparse.csr_matrix(block(lc, a_roles, "attr", ka).multiply(wc))
         task_rows = block(rc, t_roles, "task", kt)
         parts = {}
@@ -86,19 +151,58 @@ def _label_cells(left: list, right: list, weights: np.ndarray | None = None) -> 
             parts["T->A"] = sparse.csr_matrix(attr_rows.multiply(block(lc, a_roles, "attr_pred", ka))).T @ task_rows
         for key, value in parts.items():
             agree[key] = agree.get(key, 0.0) + np.asarray(value.todense(), dtype=np.float64)
-    return cells, agree
+    return agree
 
 
-def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.ndarray, roles: tuple,
-                          agree: dict | None, soft: bool) -> Plan:
+def fold_tables(tables: np.ndarray, width: int, empty: bool = False,
+                split: int = 0) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """``(fold 0, fold 1, (n_empty_0, n_empty_1))`` of one split of stacked tables laid out per fold.
+
+    ``width`` is the width of one fold's ``[1 | A | Â]``; with ``empty`` each
+    fold block has one more column, ``1[empty row]``, whose count is returned;
+    ``split`` picks the split (:func:`_label_cells`).
+    """
+    step = width + (1 if empty else 0)
+    base = 2 * step * split
+    t0, t1 = tables[..., base:base + width, :], tables[..., base + step:base + step + width, :]
+    if not empty:
+        return t0, t1, (0, 0)
+    return t0, t1, (tables[..., base + width, 0], tables[..., base + step + width, 0])
+
+
+def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full: np.ndarray, roles: tuple,
+                          agree: dict | None, soft: bool, *, folds: tuple | None = None) -> Plan:
     """Statistics, parts and McNemar tests of BiasAmp→ on Gram tables of layout ``roles`` (no cells).
 
     ``full`` is the test table ``[1|A|Â]ᵀ[1|T|T̂]`` (roles present),
     ``classes`` = (attr classes, task classes), ``agree`` the three-way counts
     ``{"A->T": #(a, t∧t̂), "T->A": #(a∧â, t)}`` (None: no tests). A
     direction undefined in ``point`` gets no statistic (a note says why).
+
+    ``folds`` = ``(width, empty, directions)``: cross-fitted signs. The
+    tables (``full`` included) then hold the folds' tables side by side, one
+    split per direction in the order of ``directions`` (see
+    :func:`fold_tables`); the folds' signs are those of the estimate, held
+    fixed, and every replicate recomputes each fold's Δ and the cross-fitted
+    value, while the parts (Δ per pair), the per-pair tables and the McNemar
+    tests are on every row (``y`` is not used).
     """
     ka, kt = len(classes[0]), len(classes[1])
+    if folds is not None:
+        width, with_empty, splits = folds
+
+        def merged(tables: np.ndarray) -> np.ndarray:
+            t0, t1, _ = fold_tables(tables, width, with_empty)
+            return t0 + t1
+
+        def fold_signs(tables: np.ndarray, split: int) -> list:
+            t0, t1, empty = fold_tables(tables, width, with_empty, split)
+            return [_c.sign_of(t[..., 0, 0] - e, t[..., 1:1 + ka, 1:1 + kt], t[..., 1:1 + ka, 0], t[..., 0, 1:1 + kt])
+                    for t, e in ((t0, empty[0]), (t1, empty[1]))]
+
+        # the estimate's fold signs, held fixed in every replicate (as a training set's would be)
+        signs = {d: fold_signs(full, splits.index(d)) for d in splits}
+        full = merged(full)
     given = [d for d in (point.a_to_t, point.t_to_a) if d is not None]
     directions = [d for d in given if not d.undefined]
     # the pairs of small attribute classes: in the per-pair tables, out of the means (as in the estimate)
@@ -106,10 +210,17 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
     integral = agree is not None and all(np.array_equal(x, np.rint(x)) for x in (full, *agree.values()))
 
     def arrays(tables: np.ndarray, direction: str):
-        return _c._direction_arrays(y, *_c._direction_inputs(direction, tables, ka, kt, roles))
+        return _c._direction_arrays(1 if y is None else y, *_c._direction_inputs(direction, tables, ka, kt, roles))
 
     def values(tables: np.ndarray) -> dict:
         out = {}
+        if folds is not None:  # the cross-fitted value: the folds' fixed signs, each fold's Delta resampled
+            for d in directions:
+                t0, t1, _ = fold_tables(tables, width, with_empty, splits.index(d.direction))
+                y0, y1 = signs[d.direction]
+                *_, contribution, undefined = _c.crossfit_direction(d.direction, y0, y1, t0, t1, ka, kt, roles)
+                out[d.direction] = _c._mean_defined(contribution, undefined | left_out)
+            return out
         for d in directions:
             _, _, _, contribution, undefined = arrays(tables, d.direction)
             out[d.direction] = _c._mean_defined(contribution, undefined | left_out)
@@ -117,6 +228,8 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
 
     def parts(tables: np.ndarray) -> dict:
         out = {}
+        if folds is not None:
+            tables = merged(tables)
         for d in directions:
             _, _, delta, _, undefined = arrays(tables, d.direction)
             out[d.direction] = np.where(undefined, np.nan, delta).reshape(len(tables), -1)
@@ -155,7 +268,11 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray, full: np.nd
         return out
 
     notes = [f"{d.direction} undefined, no interval: {d.reason}" for d in given if d.undefined]
-    if point.train_source == "test":
+    if folds is not None:
+        notes.append("no training set: the signs y_at are cross-fitted over two folds of the test rows (signs from "
+                     "one fold, Delta from the other, both ways); every replicate resamples the rows with their fold, "
+                     "the folds' signs held fixed; the per-pair intervals and tests are of Delta on every row")
+    elif point.train_source == "test":
         notes.append("no training set: the signs y_at come from the test ground truth and stay fixed")
     if soft:
         notes.append("soft predictions: the McNemar tests need hard predictions, none computed")
@@ -170,51 +287,96 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
                       task_pred: Any = None, attr_train: Any = None, task_train: Any = None,
                       drop_empty_train_rows: bool = False, sample_weight: Any = None,
                       train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
-                      soft: str = "threshold", min_group_size: int = 30, include_small_groups: bool = False) -> Plan:
+                      soft: str = "threshold", min_group_size: int = 30, include_small_groups: bool = False,
+                      cross_fit: bool | None = None, cross_fit_random_state: Any = None) -> Plan:
     if args:
         raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("bias_amp_directional needs attr and task")
+    cross_fit = check_cross_fit(cross_fit, attr_train is not None or task_train is not None)
     train, test, (left, right, weights), source, predictions = _c._count_directional(
         attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
-        train_sample_weight, missing, threshold, soft)
+        train_sample_weight, missing, threshold, soft, cross_fit, cross_fit_random_state)
+    roles = (tuple(m.name for m in left), tuple(m.name for m in right))
+    expected_rates = any(m.soft for m in (*left, *right))  # probabilities left soft (soft="expected")
+    classes = (test.attr_classes, test.task_classes)
+    if cross_fit:
+        point = dataclasses.replace(_c.directional_from_folds({d: f.tests for d, f in train.items()},
+                                                              sign_tables={d: f.signs for d, f in train.items()},
+                                                              min_group_size=min_group_size,
+                                                              include_small_groups=include_small_groups),
+                                    predictions=predictions, rows=test.rows)
+        empty = next(iter(train.values())).empty
+        by_role = {m.name: m for m in (*left, *right)}
+        reads = {"A->T": ("attr", "task", "task_pred"), "T->A": ("attr", "attr_pred", "task")}
+        splits = align_splits([f.of_rows for f in train.values()],
+                              [content_ids([by_role[r] for r in reads[d]], weights=weights) for d in train],
+                              content_ids([*left, *right], weights=weights))
+        cells, agree = _label_cells(left, right, weights, folds=splits, empty=empty)
+        width = 1 + sum(m.n_classes for m in left)
+        plan = directional_evaluator(point, classes, None, cells.table(), roles, agree, expected_rates,
+                                     folds=(width, empty is not None, list(train)))
+        plan.cells = cells
+        plan.result = point
+        return plan
     point = dataclasses.replace(_c.directional_from_counts(train, test, train_source=source,
                                                            min_group_size=min_group_size,
                                                            include_small_groups=include_small_groups),
                                 predictions=predictions)
     cells, agree = _label_cells(left, right, weights)
-    roles = (tuple(m.name for m in left), tuple(m.name for m in right))
-    expected_rates = any(m.soft for m in (*left, *right))  # probabilities left soft (soft="expected")
-    plan = directional_evaluator(point, (test.attr_classes, test.task_classes), _c.correlation_sign(train),
-                                 cells.table(), roles, agree, expected_rates)
+    plan = directional_evaluator(point, classes, _c.correlation_sign(train), cells.table(), roles, agree,
+                                 expected_rates)
     plan.cells = cells
     plan.result = point
     return plan
 
 
-def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
+def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: int | None = None) -> Plan:
     """BiasAmp_MALS on tables ``[1|Â]ᵀ[1|T̂]`` with the training counts ``at`` fixed (no cells).
 
     ``at`` holds exact integers unless non-integer training weights were given.
+    ``folds`` = the width of one fold's ``[1|A|Â]``: the indicator is
+    cross-fitted, the tables hold both folds' ``[1|A|Â]ᵀ[1|T|T̂]`` side by
+    side (:func:`fold_tables`); the estimate's fold indicators and ``|T|``
+    (set by ``statistics``) are held fixed, and every replicate recomputes
+    each fold's change ``b_pred − b_train`` (``at`` is not used).
     """
-
+    ka, kt = len(classes[0]), len(classes[1])
     # the pairs of small attribute classes: in the per-pair tables, out of the sum (as in the estimate)
-    left_out = np.broadcast_to(left_out_mask(classes[0], point.small_groups)[:, None],
-                               (len(classes[0]), len(classes[1])))
+    left_out = np.broadcast_to(left_out_mask(classes[0], point.small_groups)[:, None], (ka, kt))
+
+    a_true, a_pred = slice(1, 1 + ka), slice(1 + ka, 1 + 2 * ka)
+    t_true, t_pred = slice(1, 1 + kt), slice(1 + kt, 1 + 2 * kt)
+    fixed: tuple | None = None  # the estimate's fold indicators and |T|, held fixed in every replicate
 
     def terms(tables: np.ndarray):
-        return _c._mals_arrays(at, tables[..., 1:, 1:])
+        if folds is None:
+            assert at is not None
+            *_, contribution, _, n_tasks = _c._mals_arrays(at, tables[..., 1:, 1:])
+            return contribution, n_tasks
+        t0, t1, _ = fold_tables(tables, folds)
+        _, _, contribution, _, n_tasks = _c.mals_crossfit_arrays(
+            t0[..., a_true, t_true], t1[..., a_true, t_true], t0[..., a_pred, t_pred], t1[..., a_pred, t_pred],
+            indicators=None if fixed is None else fixed[0])
+        return contribution, (n_tasks if fixed is None else fixed[1])
 
     def values(tables: np.ndarray) -> dict:
-        *_, contribution, _, n_tasks = terms(tables)
-        return {"MALS": _c._mals_value(np.where(left_out, np.nan, contribution), n_tasks)}
+        contribution, n_tasks = terms(tables)
+        total = np.where(np.isnan(contribution) | left_out, 0.0, contribution).sum(axis=(-2, -1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return {"MALS": np.where(n_tasks > 0, total / np.maximum(n_tasks, 1), np.nan)}
 
     def parts(tables: np.ndarray) -> dict:
-        *_, contribution, _, _ = terms(tables)
+        contribution, _ = terms(tables)
         return {"MALS": contribution.reshape(len(tables), -1)}
 
     def statistics(full: np.ndarray) -> list:
-        *_, n_tasks = terms(full)
+        nonlocal fixed
+        _, n_tasks = terms(full)
+        n_tasks = int(np.ravel(n_tasks)[0])
+        if folds is not None:
+            t0, t1, _ = fold_tables(full[0], folds)
+            fixed = ((t0[a_true, t_true], t1[a_true, t_true]), n_tasks)
         est = parts(full)["MALS"][0]
         p = Parts(
             estimate=est, replicates=None, units=_pairs_index(*classes), unit_estimate=est, to_units=_identity,
@@ -225,17 +387,34 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray) -> Plan:
 
     notes = ["weighted rows: every replicate resamples rows together with their sample weights"] \
         if getattr(point, "weighted", False) else []
+    if folds is not None:
+        notes.append("no training set: the indicator 1[bias_train > 1/|A|] is cross-fitted over two folds of the "
+                     "rows (indicator from one fold, bias_pred - bias_train from the other, both ways); every "
+                     "replicate resamples the rows with their fold, the folds' indicators held fixed")
     return Plan(None, values, parts, statistics, None, notes)
 
 
 def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_pred: Any = None,
                task_pred: Any = None, sample_weight: Any = None, train_sample_weight: Any = None,
                missing: str = "raise", threshold: float = 0.5, soft: str = "threshold", min_group_size: int = 30,
-               include_small_groups: bool = False) -> Plan:
+               include_small_groups: bool = False, cross_fit: bool | None = None,
+               cross_fit_random_state: Any = None) -> Plan:
     if args or any(x is None for x in (attr_train, task_train, attr_pred, task_pred)):
         raise TypeError("bias_amp_mals takes attr_train, task_train and the keyword arguments attr_pred, task_pred")
+    cross_fit = check_cross_fit(cross_fit, False, default=False)
     train, pred, (left, right, weights), predictions = _c._count_mals(
-        attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight, missing, threshold, soft)
+        attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight, missing, threshold, soft,
+        cross_fit, cross_fit_random_state)
+    if cross_fit:
+        point = dataclasses.replace(_c.mals_from_folds(*train.tests, min_group_size=min_group_size,
+                                                       include_small_groups=include_small_groups),
+                                    predictions=predictions, rows=pred.rows, train_rows=pred.rows)
+        cells, _ = _label_cells(left, right, weights, folds=[train.of_rows])
+        plan = mals_evaluator(point, (pred.attr_classes, pred.task_classes), None,
+                              folds=1 + sum(m.n_classes for m in left))
+        plan.cells = cells
+        plan.result = point
+        return plan
     point = dataclasses.replace(_c.mals_from_counts(train, pred, min_group_size=min_group_size,
                                                     include_small_groups=include_small_groups),
                                 predictions=predictions)
@@ -244,5 +423,3 @@ def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_
     plan.cells = cells
     plan.result = point
     return plan
-
-

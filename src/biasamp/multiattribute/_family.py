@@ -50,4 +50,5 @@ MULTI = Family(
     options=MultiOptions,
     section="multi",
     stream=MULTI_STREAM,
+    cross_fit=True,
 )

@@ -45,6 +45,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import pandas as pd
 
+from biasamp._core.crossfit import check_cross_fit, crossfit_splits, describe, fold_weights
 from biasamp._core.deprecation import renamed_arguments
 from biasamp._core.labels import (
     LabelMatrix,
@@ -77,7 +78,10 @@ from biasamp.cooccurrence._metrics import (
     _warn_undefined,
     _warn_undefined_statistics,
     correlation_sign,
+    crossfit_mean,
+    mals_crossfit_arrays,
     select_train_test,
+    take_rows,
 )
 
 __all__ = [
@@ -724,7 +728,7 @@ class MultiMetricResult(ResultMixin):
     >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
     ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
     >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
-    >>> g_to_m = multi_bias_amp(attr, task, task_pred=task_pred).g_to_m
+    >>> g_to_m = multi_bias_amp(attr, task, task_pred=task_pred, attr_train=attr, task_train=task).g_to_m
     >>> g_to_m
     Multi_G->M = +0.0625 (raw +0.0312, variance 0.01172; 4 combinations)
     >>> g_to_m.top(2)[["attr", "combination", "delta"]]
@@ -806,6 +810,23 @@ class MultiBiasAmpResult(ResultMixin):
         ``missing=`` choice, rows given, dropped, grouped or of weight 0).
     weighted : bool
         Whether sample weights were given (every count is a sum of weights).
+    predictions : str
+        What the probability policy did to the predictions.
+    small_groups : tuple
+        Groups left out of the headlines (fewer than ``min_group_size`` test
+        members).
+    cross_fit : bool
+        Whether the signs ``y_gm`` and Multi_MALS's indicator were
+        cross-fitted over two folds of the test rows (no training set;
+        docs/definitions.md, "No training set"). Multi→'s ``raw`` is then the
+        mean of the cross-fitted ``y·Δ`` (its ``value`` and ``variance``, which
+        use no sign, stay on every row); Multi_MALS's ``Δ_gm`` is the
+        cross-fitted ``contribution`` (the mean of the two ways
+        ``indicator_fold0 · (b_pred − b_train)`` on fold 1 and
+        ``indicator_fold1 · (b_pred − b_train)`` on fold 0), and its value,
+        raw and variance come from it. The tables add ``y_fold0``,
+        ``y_fold1`` (Multi→) or
+        ``indicator_fold0``, ``indicator_fold1`` (Multi_MALS).
 
     Notes
     -----
@@ -828,7 +849,7 @@ class MultiBiasAmpResult(ResultMixin):
     >>> task = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1],
     ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
     >>> task_pred = task.assign(b=[0, 1, 0, 0, 1, 1, 0, 0])
-    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred)
+    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred, attr_train=attr, task_train=task)
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), round(res.m_to_g.value, 4)
     (0.0833, 0.0625, 0.0)
     >>> sorted(res.to_frame()["metric"].unique())
@@ -847,6 +868,7 @@ class MultiBiasAmpResult(ResultMixin):
     weighted: bool = False
     predictions: str = "hard"
     small_groups: tuple = ()  # groups left out of the headlines (fewer than min_group_size)
+    cross_fit: bool = False
 
     @property
     def undefined_reasons(self) -> dict:
@@ -878,7 +900,8 @@ class MultiBiasAmpResult(ResultMixin):
         lines.append(
             f"  combinations={s['mode']!r}: {len(self.combinations)} kept of {s['n_candidates']} candidates, "
             f"sizes {s['min_size']}..{s['max_size']}, min_support={s['min_support']}; "
-            f"training statistics from: {self.train_source} ground truth)"
+            f"training statistics from: {self.train_source} ground truth"
+            + ("" if self.train_source == "train" else f", {describe(self.cross_fit, 'test')}") + ")"
         )
         return "\n".join(lines)
 
@@ -1083,6 +1106,250 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
 
 
 # --------------------------------------------------------------------------- #
+# cross-fitted signs (no training set)
+# --------------------------------------------------------------------------- #
+def _change(counts: MultiAttributeCounts, direction: str):
+    """``(both, support, predicted, p_true, p_pred, delta, undefined)`` of Multi→ on one table (NaN: undefined)."""
+    both = counts.test_joint
+    if direction == "G->M":
+        support = np.broadcast_to(counts.test_attr[:, None], both.shape)
+        predicted = counts.joint_g_mhat
+    else:
+        support = np.broadcast_to(both.sum(axis=0)[None, :], both.shape)
+        predicted = counts.joint_ghat_m
+    undefined = support <= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_true = np.where(undefined, np.nan, both / np.where(undefined, 1, support))
+        p_pred = np.where(undefined, np.nan, predicted / np.where(undefined, 1, support))
+    return both, support, predicted, p_true, p_pred, p_pred - p_true, undefined
+
+
+def _directional_crossfit(counts: MultiAttributeCounts, folds: tuple, direction: str, y: np.ndarray, signs: tuple,
+                          small: np.ndarray, left_out: np.ndarray) -> MultiMetricResult:
+    """Multi→ with cross-fitted signs: ``raw`` from the folds, ``value`` and ``variance`` (no sign) from every row."""
+    both, support, predicted, p_true, p_pred, delta, undefined = _change(counts, direction)
+    *_, d0, u0 = _change(folds[0], direction)
+    *_, d1, u1 = _change(folds[1], direction)
+    contribution, undefined_cf = crossfit_mean(signs[0] * d1, signs[1] * d0, u1, u0)
+    undefined = undefined | undefined_cf  # the same pairs: a pair with a member on every row has one in a fold
+    n_undefined = int(undefined.sum())
+    reason = _MULTI_UNDEFINED[direction] if n_undefined == undefined.size else None
+    _warn_undefined(n_undefined, undefined.size, f"Multi_{direction}")
+    out = np.broadcast_to(left_out[:, None], undefined.shape)
+    d, c = delta[~undefined & ~out], contribution[~undefined & ~out]
+    table = _frame(
+        counts, y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
+        y_fold0=signs[0], y_fold1=signs[1],
+        n_attr=counts.test_attr[:, None], n_comb=both.sum(axis=0)[None, :], n_both=both, n_predicted=predicted,
+        small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
+    )
+    if reason is not None:
+        return MultiMetricResult(f"Multi_{direction}", np.nan, np.nan, np.nan, table, len(counts.combinations), 0,
+                                 n_undefined, True, reason)
+    return MultiMetricResult(f"Multi_{direction}", float(np.abs(d).mean()), float(c.mean()), float(d.var()),
+                             table, len(counts.combinations), int(d.size), n_undefined)
+
+
+def _mals_crossfit(counts: MultiAttributeCounts, folds: tuple, small: np.ndarray,
+                   left_out: np.ndarray) -> MultiMetricResult:
+    """Multi_MALS with a cross-fitted indicator: Δ̃_gm is the mean of the ways, value/raw/variance from it."""
+    n_groups, n_comb = len(counts.attr_classes), len(counts.combinations)
+    joint = _as_count(counts.train_joint)
+    col = joint.sum(axis=0)
+    indicator = _greater(n_groups * joint, col[None, :])
+    pp = counts.joint_ghat_mhat
+    pcol = pp.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bias_train = joint / col[None, :]
+        bias_pred = np.where(pcol[None, :] > 0, pp / np.where(pcol > 0, pcol, 1)[None, :], np.nan)
+    i0, i1, contribution, undefined, _ = mals_crossfit_arrays(
+        _as_count(folds[0].train_joint), _as_count(folds[1].train_joint), folds[0].joint_ghat_mhat,
+        folds[1].joint_ghat_mhat)
+    n_undefined = int(undefined.sum())
+    reason = _MULTI_UNDEFINED_CROSSFIT if n_undefined == undefined.size else None
+    _warn_undefined(n_undefined, undefined.size, "Multi_MALS")
+    out = np.broadcast_to(left_out[:, None], undefined.shape)
+    defined = contribution[~undefined & ~out]
+    table = _frame(
+        counts, bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=bias_pred - bias_train,
+        contribution=contribution, indicator_fold0=i0, indicator_fold1=i1, n_train=joint,
+        n_train_comb=col[None, :], n_pred=pp, n_pred_comb=pcol[None, :],
+        small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
+    )
+    if reason is not None:
+        return MultiMetricResult("Multi_MALS", np.nan, np.nan, np.nan, table, n_comb, 0, n_undefined, True, reason)
+    return MultiMetricResult("Multi_MALS", float(np.abs(defined).sum() / n_comb), float(defined.sum() / n_comb),
+                             float(defined.var()), table, n_comb, int(defined.size), n_undefined)
+
+
+_MULTI_UNDEFINED_CROSSFIT = ("no (group, combination) pair has a defined term in either fold (an indicator-1 pair "
+                             "needs its combination predicted in the other fold)")
+
+
+_METRIC_ROLES = {"Multi_MALS": ("attr_pred", "task_pred"), "G->M": ("task_pred",), "M->G": ("attr_pred",)}
+
+
+def multi_from_folds(folds: dict, *, counts: MultiAttributeCounts | None = None, selection: dict | None = None,
+                     min_group_size: int = 30, include_small_groups: bool = False) -> MultiBiasAmpResult:
+    r"""Multi_MALS and Multi→ with cross-fitted signs, from the count tables of two folds of the test rows.
+
+    Without a training set the "training" counts of each fold are its own
+    test ground truth. For each way f ∈ {0, 1}, the signs
+    :math:`y^{(f)}_{gm}` (and Multi_MALS's indicator) come from fold f and
+    :math:`\Delta^{(1-f)}_{gm}` from the other fold; a pair's cross-fitted
+    term is the mean of its defined ways (docs/definitions.md, "No training
+    set"). Multi→: ``raw`` is the mean of :math:`\tfrac12(y^{(0)}\Delta^{(1)} +
+    y^{(1)}\Delta^{(0)})`, while ``value`` (mean :math:`|\Delta|`) and
+    ``variance``, which use no sign, are computed on every row. Multi_MALS:
+    :math:`\tilde\Delta_{gm} = \tfrac12\sum_f \mathbb 1[b^{(f)}_\text{train} > 1/|G|]
+    (b_\text{pred} - b_\text{train})^{(1-f)}`, and its value, raw and variance
+    come from :math:`\tilde\Delta`.
+
+    Parameters
+    ----------
+    folds : dict
+        ``{"Multi_MALS": (fold0, fold1), "G->M": (...), "M->G": (...)}`` (a
+        metric without predictions may be absent): each metric's two folds of
+        the test rows, as :class:`MultiAttributeCounts` of the same
+        combinations (training side = the fold's test ground truth). Each
+        metric has its own split, drawn from the rows it reads (Multi_MALS:
+        both predictions, G→M: ``task_pred``, M→G: ``attr_pred``), so that
+        G→M equals BiasAmp→ A→T when M holds the single labels; a layer that
+        splits once may pass the same folds for every metric.
+    counts : MultiAttributeCounts, optional
+        The counts of every row (default: the sum of the first metric's
+        folds); its combinations must all occur in the test ground truth.
+    selection : dict, optional
+        Recorded in the result.
+    min_group_size, include_small_groups : int, bool
+        The small-group rule, on every row (:ref:`def-small-groups`).
+
+    Returns
+    -------
+    MultiBiasAmpResult
+        With ``train_source="test"`` and ``cross_fit=True``.
+    """
+    if not isinstance(folds, dict) or not folds or set(folds) - set(_METRIC_ROLES):
+        raise ValueError(f"folds must map some of {list(_METRIC_ROLES)} to two count tables, got {folds!r}")
+    for key, pair in folds.items():
+        if len(pair) != 2 or not all(isinstance(f, MultiAttributeCounts) for f in pair):
+            raise TypeError(f"folds[{key!r}] must be two MultiAttributeCounts (fold 0, fold 1)")
+    if counts is None:
+        first = next(iter(folds.values()))
+        counts = first[0] + first[1]
+    for part in ("train_joint", "test_joint"):
+        absent = np.flatnonzero(np.asarray(getattr(counts, part)).sum(axis=0) <= 0)
+        if absent.size:
+            raise ValueError(f"counts.{part}: every combination of the count table must occur in the ground truth, "
+                             f"but {absent.size} never do (e.g. {[counts.combinations[i] for i in absent[:5]]!r})")
+    y = _train_sign(counts)
+    n_groups = np.asarray(counts.test_attr, dtype=np.float64)
+    small, left_out = small_groups(n_groups, check_min_group_size(min_group_size),
+                                   check_include_small_groups(include_small_groups))
+    warn_small_groups(left_out, counts.attr_classes, n_groups, min_group_size, "multi-attribute bias amplification",
+                      stacklevel=4)
+
+    def signs(pair):
+        return _train_sign(pair[0]), _train_sign(pair[1])
+
+    mals = _mals_crossfit(counts, folds["Multi_MALS"], small, left_out) \
+        if counts.joint_ghat_mhat is not None and "Multi_MALS" in folds else None
+    g_to_m = _directional_crossfit(counts, folds["G->M"], "G->M", y, signs(folds["G->M"]), small, left_out) \
+        if counts.joint_g_mhat is not None and "G->M" in folds else None
+    m_to_g = _directional_crossfit(counts, folds["M->G"], "M->G", y, signs(folds["M->G"]), small, left_out) \
+        if counts.joint_ghat_m is not None and "M->G" in folds else None
+    if mals is None and g_to_m is None and m_to_g is None:
+        raise ValueError("the count table holds no predicted counts")
+    given = [r for r in (mals, g_to_m, m_to_g) if r is not None]
+    if all(r.undefined for r in given):
+        raise _all_undefined_error([(r.metric, len(r.table), r.reason) for r in given])
+    _warn_undefined_statistics({r.metric: r.reason for r in given if r.undefined})
+    sel = dict(selection) if selection else {
+        "mode": "given", "min_size": int(counts.sizes.min()), "max_size": int(counts.sizes.max()),
+        "min_support": None, "n_candidates": len(counts.combinations),
+        "removed_min_support": 0, "removed_not_in_test": 0,
+    }
+    return MultiBiasAmpResult(mals, g_to_m, m_to_g, counts.combinations, sel, "test", counts, counts.rows, None,
+                              counts.weighted,
+                              small_groups=tuple(c for c, e in zip(counts.attr_classes, left_out) if e),
+                              cross_fit=True)
+
+
+def _combination_index(counts: MultiAttributeCounts) -> tuple[np.ndarray, np.ndarray]:
+    """The kept combinations as (padded task-index array, sizes), in the table's order."""
+    position = {name: j for j, name in enumerate(counts.task_classes)}
+    member = np.zeros((len(counts.combinations), len(counts.task_classes)), dtype=bool)
+    for i, m in enumerate(counts.combinations):  # one row per combination (|M|, not rows)
+        member[i, [position[name] for name in m]] = True
+    return _padded(member)
+
+
+def _subset(prep: _Prepared, rows: np.ndarray, roles: tuple, weights: np.ndarray | None = None) -> _Prepared:
+    """The prepared test rows ``rows`` with the prediction ``roles`` only (no training set: the training side is
+    the same rows), weighted by ``weights`` (a fold's share of each row's weight) when given."""
+    w = weights if weights is not None else (None if prep.weights is None else prep.weights[rows])
+    keep = {"attr", "task", *roles}
+    columns = None if prep.attr_pred_columns is None or "attr_pred" not in roles else prep.attr_pred_columns[rows]
+    return _Prepared({k: take_rows(m, rows) for k, m in prep.g.items() if k in keep},
+                     {k: take_rows(m, rows) for k, m in prep.a.items() if k in keep},
+                     {k: c[rows] for k, c in prep.codes.items() if k in keep}, w, w, prep.rows, None, "test", columns,
+                     prep.predictions)
+
+
+def _count_fixed(prep: _Prepared, idx: np.ndarray, sizes: np.ndarray,
+                 counts: MultiAttributeCounts) -> MultiAttributeCounts:
+    """The counts of the combinations ``idx``/``sizes`` on the rows of ``prep`` (no training set), like ``counts``."""
+    g, a, codes, w = prep.g, prep.a, prep.codes, prep.weights
+    n_groups, n_tasks, n = g["attr"].n_classes, a["task"].n_classes, g["attr"].n_rows
+    weighted = counts.weighted
+    bits = _column_bitsets(_label_blocks(a["task"]), n, n_tasks)
+    grouping = _Grouping([codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else []), n_groups, w)
+    test_counts = grouping.counts(bits, idx, sizes)
+    if prep.attr_pred_columns is not None:
+        test_counts[1] = _column_joint_counts(bits, prep.attr_pred_columns, w, idx, sizes)
+    g_mhat = ghat_mhat = None
+    if "task_pred" in a:
+        pred_counts = grouping.counts(_column_bitsets(_label_blocks(a["task_pred"]), n, n_tasks), idx, sizes)
+        g_mhat = pred_counts[0]
+        ghat_mhat = pred_counts[1] if "attr_pred" in codes else None
+    as_float = (lambda x: None if x is None else np.asarray(x, dtype=np.float64)) if weighted else (lambda x: x)
+    total = float(w.sum()) if w is not None else (float(n) if weighted else int(n))
+    attr_totals = as_float(_group_totals(codes["attr"], n_groups, w))
+    return MultiAttributeCounts(
+        counts.attr_classes, counts.task_classes, counts.combinations,
+        n_train=total, train_attr=attr_totals, train_joint=as_float(test_counts[0]),
+        n_test=total, test_attr=attr_totals, test_joint=as_float(test_counts[0]),
+        pred_attr=as_float(_group_totals(codes["attr_pred"], n_groups, w)) if "attr_pred" in codes else None,
+        joint_g_mhat=as_float(g_mhat), joint_ghat_m=as_float(test_counts[1]) if "attr_pred" in codes else None,
+        joint_ghat_mhat=as_float(ghat_mhat), weighted=weighted, rows=prep.rows, train_rows=prep.rows,
+    )
+
+
+def _count_folds(prep: _Prepared, counts: MultiAttributeCounts, random_state: Any) -> dict:
+    """Per metric: the rows it reads split in two folds, and the kept combinations counted on each.
+
+    Returns ``{metric: (every row's share of fold 0, fold 0 counts, fold 1 counts)}`` for
+    the metrics whose predictions were given (Multi_MALS: both, G→M:
+    ``task_pred``, M→G: ``attr_pred``).
+    """
+    idx, sizes = _combination_index(counts)
+    by_role = {"attr": prep.g["attr"], "task": prep.a["task"], **{r: m for r, m in (*prep.g.items(), *prep.a.items())
+                                                                  if r in ("attr_pred", "task_pred")}}
+    keys = [key for key, roles in _METRIC_ROLES.items() if all(r in by_role for r in roles)]
+    splits = crossfit_splits(by_role, [("attr", "task", *_METRIC_ROLES[key]) for key in keys], weights=prep.weights,
+                             random_state=random_state)
+    out = {}
+    for key, of_rows in zip(keys, splits):
+        folds = []
+        for share in fold_weights(of_rows, prep.weights):
+            rows = np.flatnonzero(share > 0)
+            folds.append(_count_fixed(_subset(prep, rows, _METRIC_ROLES[key], None if prep.weights is None
+                                              else share[rows]), idx, sizes, counts))
+        out[key] = (of_rows, *folds)
+    return out
+
+
+# --------------------------------------------------------------------------- #
 # input checking
 # --------------------------------------------------------------------------- #
 def _group_codes(m: LabelMatrix) -> np.ndarray:
@@ -1185,6 +1452,8 @@ def multi_bias_amp(
     soft: Soft = "threshold",
     min_group_size: int = 30,
     include_small_groups: bool = False,
+    cross_fit: bool | None = None,
+    cross_fit_random_state: Any = None,
 ) -> MultiBiasAmpResult:
     r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
 
@@ -1296,6 +1565,19 @@ def multi_bias_amp(
         two larger groups would remain (:ref:`def-small-groups`).
     include_small_groups : bool, default False
         Keep the small groups' pairs in the headlines.
+    cross_fit : bool or None, default None
+        How the signs ``y_gm`` and Multi_MALS's indicator are estimated
+        without a training set. ``None``: cross-fit exactly when no training
+        set is given: the test rows are split in two folds (stratified by
+        group), the signs/indicators of one fold are applied to the Δ of the
+        other, both ways, and a pair's term is the mean of the two ways (see
+        Notes). ``False``: the plug-in (signs from every test row, applied to
+        the same rows; biased toward "reduced"). ``True`` with a training set
+        raises ``ValueError``. The combinations M are chosen on every row either
+        way.
+    cross_fit_random_state : None, int or numpy Generator, default None
+        The seed of the split (``None``: a fixed split, seed 0, so the same
+        data give the same value).
 
     Returns
     -------
@@ -1371,6 +1653,13 @@ def multi_bias_amp(
       so it is opt-in.
     * The empty set is never a combination (``min_size >= 1``).
     * Values are fractions, not percentages (the paper scales by 100).
+    * Without a training set the signs and indicators are cross-fitted by
+      default (:ref:`def-no-train`): Multi→'s ``raw`` is the mean of
+      :math:`\tfrac12(y^{(0)}_{gm}\Delta^{(1)}_{gm} + y^{(1)}_{gm}\Delta^{(0)}_{gm})`
+      over two folds of the test rows (``value`` and ``variance`` use no sign:
+      every row), and Multi_MALS's :math:`\Delta_{gm}` is the mean over the
+      folds of :math:`\mathbb 1[b^{(f)}_{\text{train}} > 1/|G|]\,
+      (b_{\text{pred}} - b_{\text{train}})^{(1-f)}`.
 
     References
     ----------
@@ -1391,7 +1680,8 @@ def multi_bias_amp(
     ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
     >>> task_pred = pd.DataFrame([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
     ...                           [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]], columns=list("abc"))
-    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred)
+    >>> res = multi_bias_amp(attr, task, attr_pred=attr, task_pred=task_pred,
+    ...                      attr_train=attr, task_train=task)  # the constructed data are the training set
     >>> res.combinations
     (('a',), ('b',), ('c',), ('a', 'b'))
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
@@ -1401,6 +1691,7 @@ def multi_bias_amp(
     7    1      (a, b)    0.666667        1.0
     """
     mode = _check_options(combinations, support, attr_pred_rule)
+    cross_fit = check_cross_fit(cross_fit, attr_train is not None or task_train is not None)
     min_size = _check_int(min_size, "min_size", 1)
     max_size = _check_int(max_size, "max_size", 1, allow_none=True)
     min_support = _check_int(min_support, "min_support", 1)
@@ -1412,6 +1703,12 @@ def multi_bias_amp(
                     threshold=threshold, soft=soft)
     counts, selection = _count(prep, mode=mode, min_size=min_size, max_size=max_size, min_support=min_support,
                                max_combinations=max_combinations, support=support)
+    if cross_fit:
+        folds = {key: (f0, f1) for key, (_, f0, f1) in _count_folds(prep, counts, cross_fit_random_state).items()}
+        return dataclasses.replace(multi_from_folds(folds, counts=counts, selection=selection,
+                                                    min_group_size=min_group_size,
+                                                    include_small_groups=include_small_groups),
+                                   predictions=prep.predictions)
     return dataclasses.replace(multi_from_counts(counts, selection=selection, train_source=prep.source,
                                                  min_group_size=min_group_size,
                                                  include_small_groups=include_small_groups),

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from numbers import Integral
 
 from biasamp._core.policy import THRESHOLD
-from biasamp._core.policy_options import MISSING, GroupOptions
+from biasamp._core.policy_options import MISSING, CrossFitOptions, GroupOptions
 from biasamp._core.validation import NONE, Interval, OneOf, Validated, option
 from biasamp.multiattribute._metrics import _ATTR_PRED_RULES, _MODES, _SUPPORTS
 
@@ -14,7 +14,7 @@ __all__ = ["MultiOptions"]
 
 
 @dataclass(frozen=True)
-class MultiOptions(GroupOptions, Validated):
+class MultiOptions(GroupOptions, CrossFitOptions, Validated):
     """Options of :func:`~biasamp.multi_bias_amp`.
 
     No ``soft``: the multi-attribute metrics threshold probabilities (the

@@ -25,10 +25,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from biasamp._core.crossfit import align_splits, check_cross_fit
 from biasamp._core.policy import left_out_mask
 from biasamp._engine.intervals import Parts, Plan, Statistic, abs_range
 from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
 from biasamp.cooccurrence import _metrics as _c
+from biasamp.cooccurrence._plan import content_ids, fold_layout, fold_tables
 from biasamp.multiattribute import _metrics as _m
 
 _CHUNK = 8 << 20  # bytes of one dense containment chunk
@@ -85,7 +87,7 @@ def _mean_defined(x: np.ndarray) -> float:
 
 
 _MULTI_OPTIONS = ("combinations", "min_size", "max_size", "min_support", "max_combinations", "support",
-                  "threshold", "soft", "min_group_size", "include_small_groups")
+                  "threshold", "soft", "min_group_size", "include_small_groups", "cross_fit", "cross_fit_random_state")
 
 
 def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
@@ -102,7 +104,8 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
     # the point estimate, from the same prepared rows as the cells
     opts = {"combinations": "observed", "min_size": 1, "max_size": None, "min_support": 1,
             "max_combinations": 200_000, "support": "containment", "threshold": 0.5, "soft": "threshold",
-            "min_group_size": 30, "include_small_groups": False, **options}
+            "min_group_size": 30, "include_small_groups": False, "cross_fit": None, "cross_fit_random_state": None,
+            **options}
     mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
     checked = {name: _m._check_int(opts[name], name, 1, allow_none=name == "max_size")
                for name in ("min_size", "max_size", "min_support", "max_combinations")}
@@ -121,32 +124,63 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
             "in every column, which the resampled tables do not hold): compute the point estimate with "
             "multi_bias_amp, or pass one-hot attr_pred")
     counts, selection = _m._count(prep, mode=mode, support=opts["support"], **checked)
-    point = dataclasses.replace(_m.multi_from_counts(counts, selection=selection, train_source=prep.source,
-                                                     min_group_size=opts["min_group_size"],
-                                                     include_small_groups=opts["include_small_groups"]),
-                                predictions=prep.predictions)
+    cross_fit = check_cross_fit(opts["cross_fit"], attr_train is not None or task_train is not None)
+    splits = None
+    if cross_fit:
+        counted = _m._count_folds(prep, counts, opts["cross_fit_random_state"])
+        splits = {key: of_rows for key, (of_rows, _, _) in counted.items()}
+        point = dataclasses.replace(_m.multi_from_folds({key: (f0, f1) for key, (_, f0, f1) in counted.items()},
+                                                        counts=counts, selection=selection,
+                                                        min_group_size=opts["min_group_size"],
+                                                        include_small_groups=opts["include_small_groups"]),
+                                    predictions=prep.predictions)
+    else:
+        point = dataclasses.replace(_m.multi_from_counts(counts, selection=selection, train_source=prep.source,
+                                                         min_group_size=opts["min_group_size"],
+                                                         include_small_groups=opts["include_small_groups"]),
+                                    predictions=prep.predictions)
     codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}
     task_mats = [prep.a[r] for r in ("task", "task_pred") if r in prep.a]
-    rep, cell_counts = cells_of(task_mats, extra=[codes[r] for r in ("attr", "attr_pred") if r in codes],
-                                weights=prep.weights)
+    extra = [codes[r] for r in ("attr", "attr_pred") if r in codes]
+    if splits is not None:  # one canonical deal of each metric's split among the rows it cannot tell apart
+        def reads(key: str) -> np.ndarray:
+            roles = ("attr", "task", *_m._METRIC_ROLES[key])
+            return content_ids([prep.a[r] for r in ("task", "task_pred") if r in roles],
+                               tuple(codes[r] for r in ("attr", "attr_pred") if r in roles), prep.weights)
+
+        splits = dict(zip(splits, align_splits(list(splits.values()), [reads(k) for k in splits],
+                                               content_ids(task_mats, tuple(extra), prep.weights))))
+        extra += list(splits.values())
+    rep, cell_counts = cells_of(task_mats, extra=extra, weights=prep.weights)
     n_attr = len(counts.attr_classes)
     left = augmented([sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), codes[r][rep])),
                                         shape=(len(rep), n_attr)) for r in ("attr", "attr_pred") if r in codes],
                      len(rep))
+    width = left.shape[1]
+    cell_weights = None if prep.weights is None else prep.weights[rep]
+    if splits is not None:  # each cell's left vector in the block of its fold, one pair of blocks per metric's split
+        left, cell_weights = fold_layout(left, [split[rep] for split in splits.values()], cell_weights)
     right = augmented([containment_rows(label_rows(m, rep), counts.task_classes, counts.combinations)
                        for m in task_mats], len(rep))
-    cells = Cells(left, right, cell_counts, weights=None if prep.weights is None else prep.weights[rep])
-    plan = multi_evaluator(point)
+    cells = Cells(left, right, cell_counts, weights=cell_weights)
+    plan = multi_evaluator(point, folds=None if splits is None else (width, list(splits)))
     plan.cells = cells
     plan.result = point
     return plan
 
 
-def multi_evaluator(point: Any) -> Plan:
+def multi_evaluator(point: Any, *, folds: tuple | None = None) -> Plan:
     """Multi_MALS and Multi→ (abs and raw) on tables ``[1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)]`` (no cells).
 
     The training side of ``point.counts`` (signs, training bias scores and
-    indicators, the combinations) stays fixed.
+    indicators, the combinations) stays fixed. ``folds`` = ``(width,
+    metrics)``, the width of one fold's ``[1|G|Ĝ]`` and the metrics whose
+    splits the tables hold, in order: the signs and Multi_MALS's indicator
+    are cross-fitted, the tables hold each metric's two folds' tables side by
+    side (see :func:`biasamp.cooccurrence._plan.fold_tables`), and every replicate
+    holds the estimate's fold signs and indicators fixed: Multi→'s raw values
+    and Multi_MALS (abs and raw) are cross-fitted, Multi→'s abs values use Δ
+    on every row.
     """
     counts = point.counts
     n_attr, n_comb = len(counts.attr_classes), len(counts.combinations)
@@ -160,24 +194,64 @@ def multi_evaluator(point: Any) -> Plan:
     left_out = left_out_mask(counts.attr_classes, point.small_groups)[None, :, None]
     names = [n for key in ("Multi_MALS", "G->M", "M->G") if use[key] for n in (key, key + " raw")]
 
+    def change(tables: np.ndarray, direction: str, signs: Any = 1):
+        both = tables[:, g_rows, m_cols]
+        if direction == "G->M":
+            support = np.broadcast_to(tables[:, g_rows, 0:1], both.shape)
+            predicted = tables[:, g_rows, mh_cols]
+        else:
+            support = np.broadcast_to(both.sum(axis=1, keepdims=True), both.shape)
+            predicted = tables[:, gh_rows, m_cols]
+        _, _, d, contribution, undefined = _c._direction_arrays(signs, both, support, predicted)
+        return d, contribution, undefined
+
     def deltas(tables: np.ndarray) -> dict:
         """Per-(group, combination) Δ of each metric, (B, G, M) with NaN where undefined, and y·Δ."""
+        if folds is not None:
+            return crossfit_deltas(tables)
         out = {}
-        both = tables[:, g_rows, m_cols]
         if use["Multi_MALS"]:
             *_, contribution, _, _ = _c._mals_arrays(train_joint, tables[:, gh_rows, mh_cols])
             contribution = np.where(left_out, np.nan, contribution)
             out["Multi_MALS"] = (contribution, contribution)
-        if use["G->M"]:
-            support = np.broadcast_to(tables[:, g_rows, 0:1], both.shape)
-            _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, g_rows, mh_cols])
-            undefined = undefined | left_out
-            out["G->M"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
-        if use["M->G"]:
-            support = np.broadcast_to(both.sum(axis=1, keepdims=True), both.shape)
-            _, _, d, contribution, undefined = _c._direction_arrays(y, both, support, tables[:, gh_rows, m_cols])
-            undefined = undefined | left_out
-            out["M->G"] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
+        for key in ("G->M", "M->G"):
+            if use[key]:
+                d, contribution, undefined = change(tables, key, y)
+                undefined = undefined | left_out
+                out[key] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
+        return out
+
+    fixed: dict = {}  # the estimate's fold signs and indicators, held fixed in every replicate
+
+    def crossfit_deltas(tables: np.ndarray) -> dict:
+        assert folds is not None
+        width, splits = folds
+        t0, t1, _ = fold_tables(tables, width)
+        full = t0 + t1
+        if not fixed:  # the first call is on the estimate's table
+            for key in splits:
+                f0, f1, _ = fold_tables(tables[:1], width, split=splits.index(key))
+                fixed[key] = [_c.sign_of(t[:, 0, 0], t[:, g_rows, m_cols], t[:, g_rows, 0],
+                                         t[:, g_rows, m_cols].sum(axis=1)) for t in (f0, f1)] \
+                    if key != "Multi_MALS" else (f0[:, g_rows, m_cols], f1[:, g_rows, m_cols])
+        out = {}
+        if use["Multi_MALS"]:
+            t0, t1, _ = fold_tables(tables, width, split=splits.index("Multi_MALS"))
+            *_, contribution, _, _ = _c.mals_crossfit_arrays(t0[:, g_rows, m_cols], t1[:, g_rows, m_cols],
+                                                             t0[:, gh_rows, mh_cols], t1[:, gh_rows, mh_cols],
+                                                             indicators=fixed["Multi_MALS"])
+            contribution = np.where(left_out, np.nan, contribution)
+            out["Multi_MALS"] = (contribution, contribution)
+        for key in ("G->M", "M->G"):
+            if use[key]:
+                t0, t1, _ = fold_tables(tables, width, split=splits.index(key))
+                signs = fixed[key]
+                d, _, undefined = change(full, key)
+                d0, _, u0 = change(t0, key)
+                d1, _, u1 = change(t1, key)
+                contribution, _ = _c.crossfit_mean(signs[0] * d1, signs[1] * d0, u1, u0)
+                undefined = undefined | left_out
+                out[key] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
         return out
 
     def values(tables: np.ndarray) -> dict:
@@ -198,10 +272,12 @@ def multi_evaluator(point: Any) -> Plan:
 
     def parts(tables: np.ndarray) -> dict:
         out = {}
-        for name, (d, _) in deltas(tables).items():
+        for name, (d, signed) in deltas(tables).items():
             flat = d.reshape(len(tables), -1)
             out[name] = flat
-            out[name + " raw"] = flat
+            # cross-fitted Multi->: the raw value's parts are its own (cross-fitted y * Delta)
+            out[name + " raw"] = signed.reshape(len(tables), -1) if folds is not None and name != "Multi_MALS" \
+                else flat
         return out
 
     def statistics(full: np.ndarray) -> list:
@@ -211,8 +287,8 @@ def multi_evaluator(point: Any) -> Plan:
         out = []
         for name in names:
             base = name.replace(" raw", "")
-            d = est[base][0]
-            defined = np.isfinite(d)
+            d = est[name][0]
+            defined = np.isfinite(est[base][0])
             if base == "Multi_MALS":
                 def agg(v, _ok=defined):
                     return float(np.sum(v[_ok]) / n_comb)
@@ -221,19 +297,22 @@ def multi_evaluator(point: Any) -> Plan:
                     return float(np.mean(v[_ok])) if _ok.any() else float("nan")
             raw = name.endswith(" raw")
             p = Parts(estimate=d, replicates=None, units=index, unit_estimate=d,
-                      to_units=(lambda lo, hi: (lo, hi)) if raw else abs_range, aggregate=agg, unit_name="delta")
-            rng = (-np.inf, np.inf) if raw else (0.0, np.inf)
+                      to_units=(lambda lo, hi: (lo, hi)) if raw else abs_range, aggregate=agg,
+                      unit_name="contribution" if raw and folds is not None and base != "Multi_MALS" else "delta")
+            rng = (-1.0, 1.0) if raw else (0.0, 1.0)  # the declared ranges: intervals are clipped to them
             out.append(Statistic(name, float(val[name][0]), None, regular=raw, range=rng, parts=p))
         return out
 
     notes = [f"{key} undefined, no interval: {r.reason}"
              for key, r in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g))
              if r is not None and r.undefined]
-    if point.train_source != "train":
+    if folds is not None:
+        notes.append("no training set: the combinations come from the test ground truth and stay fixed; the signs "
+                     "y_gm and Multi_MALS's indicator are cross-fitted over two folds of the test rows (from one "
+                     "fold, applied to Delta on the other, both ways), held fixed in every replicate")
+    elif point.train_source != "train":
         notes.append("no training set: the combinations, signs and training bias scores come from the test ground "
                      "truth and stay fixed")
     if getattr(point, "weighted", False):
         notes.append("weighted rows: every replicate resamples rows together with their sample weights")
     return Plan(None, values, parts, statistics, None, notes)
-
-

@@ -292,8 +292,12 @@ def _calibration_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
 def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     res, boot, notes = _family_result(inp, opt, "directional")
     out = SectionData(notes=_predictions_note(res) + notes)
+    crossfit = getattr(res, "cross_fit", False)
     if res.train_source == "test":
-        out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth")
+        out.notes.append("no training labels were given: the correlation signs y_at come from the test ground truth"
+                         + (", signs cross-fitted (2 folds): the signs of one half of the test rows are applied to "
+                            "Delta on the other half, both ways, so that chance correlations in the test rows do not "
+                            "read as 'reduced' (docs/definitions.md, 'No training set')" if crossfit else ""))
     parts = {d.direction: d for d in (res.a_to_t, res.t_to_a) if d is not None}
 
     def pairs_note(s: Any) -> str:
@@ -312,8 +316,11 @@ def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
             row = rows[d.direction]
             row["reading"] = "not measurable"
             row["note"] = (f"{d.n_pairs} pairs, every y_at = 0: the attribute and the task are independent in the "
-                           "data the signs come from (balanced), so BiasAmp-> is 0 by construction and cannot measure "
-                           "amplification here; read DPA, which needs no correlation sign")
+                           "data the signs come from (balanced), so BiasAmp-> "
+                           + ("only reads the chance imbalance of the two halves the signs are cross-fitted over "
+                              "(give a design balanced on purpose as the training set: every sign is then 0)"
+                              if crossfit else "is 0 by construction")
+                           + " and cannot measure amplification here; read DPA, which needs no correlation sign")
             out.notes.append(
                 f"BiasAmp-> {d.direction}: every (attribute, task) pair has the correlation sign y_at = 0 "
                 "(P(a, t) = P(a) P(t) in the data the signs come from), so every term y_at * Delta is 0 and the "
@@ -330,7 +337,7 @@ def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
             if {"n_attr", "n_task"} <= set(top.columns) else np.full(len(top), np.nan)
         bar = _sized_bars(d.direction, [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
                           top["contribution"].to_numpy(dtype=np.float64), n_cond, opt)
-        if "ci_low" in top.columns:  # y * delta: the interval of delta, flipped where y = -1
+        if "ci_low" in top.columns and not crossfit:  # y * delta: the interval of delta, flipped where y = -1
             y = top["y"].to_numpy(dtype=np.float64)
             lo, hi = top["ci_low"].to_numpy(dtype=np.float64), top["ci_high"].to_numpy(dtype=np.float64)
             bar["low"] = np.where(y < 0, -hi, y * lo)
@@ -372,7 +379,8 @@ def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
 def _mals_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     out = SectionData()
     if not inp.has_train:  # the family's call takes the test rows (with their weights) as the training rows
-        out.notes.append("no training labels were given: bias_train comes from the test ground truth")
+        out.notes.append("no training labels were given: bias_train comes from the test ground truth, its indicator "
+                         "cross-fitted (2 folds: the indicator of one half of the test rows applied to the other)")
     res, boot, notes = _family_result(inp, opt, "mals")
     out.notes.extend(_predictions_note(res) + notes)
     extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
@@ -483,7 +491,9 @@ def _multi_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
                                       + (" With two groups, a combination's M->G pairs are mirror images: one is "
                                          "drawn." if _binary_attr(inp) else "")))
     if getattr(res, "train_source", "train") == "test":
-        out.notes.append("no training labels were given: training statistics come from the test ground truth")
+        out.notes.append("no training labels were given: training statistics come from the test ground truth"
+                         + ("; the signs y_gm and Multi_MALS's indicator are cross-fitted (2 folds), the raw rows "
+                            "read them" if getattr(res, "cross_fit", False) else ""))
     out.notes.append("intervals of the |Delta| means come from a simultaneous band on the per-(attr, combination) "
                      "Delta, so they are valid when nothing is distorted (0); the raw rows read amplified/reduced")
     return out

@@ -586,7 +586,7 @@ def stream_audit(
     >>> rep = stream_audit(ParquetDataset.open(tmp.name), columns, batch_size=128, sections=["directional"],
     ...                    progress=False)
     >>> ref = audit(d.attr, d.task, attr_pred=d.attr_pred, task_pred=d.task_pred, sections=["directional"],
-    ...             progress=False)
+    ...             progress=False, attr_train=d.attr, task_train=d.task)  # signs of these rows, as the stream reads
     >>> rep.table["value"].tolist() == ref.table["value"].tolist(), bool(rep.table["ci_low"].notna().all())
     (True, True)
     >>> tmp.cleanup()
