@@ -102,7 +102,7 @@ def _version() -> str:
 # arguments and outputs
 # --------------------------------------------------------------------------- #
 def _split(values: tuple[str, ...]) -> list[str]:
-    out = []
+    out: list[str] = []
     for v in values:
         out.extend(c.strip() for c in v.split(",") if c.strip())
     return out
@@ -128,7 +128,7 @@ def _check_outputs(common: dict, inputs: list[str | None]) -> None:
     """
     from biasamp._core.atomic import _check_target, _input_clash
 
-    seen = {}
+    seen: dict[Path, str] = {}
     for name, option in _OUTPUT_OPTIONS.items():
         path = common[name]
         if path is None:
@@ -178,11 +178,12 @@ def _parse_size(ctx: Any, param: Any, value: Any) -> int | None:
 
 
 def _fmt_size(n: int) -> str:
+    size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
 
 
 def _open_dataset(path: str | os.PathLike) -> Any:
@@ -582,7 +583,9 @@ class _Main(click.Group):
                                        else ": nothing written"), err=True)
             raise click.exceptions.Exit(130 if isinstance(exc, KeyboardInterrupt) else 143) from None
         except click.ClickException as exc:  # names from the data: no escape sequence reaches the terminal
-            exc.message = terminal(exc.message, newlines=True)
+            # click declares ``message`` Final (set in __init__, read by format_message); every command's messages
+            # are made safe here, once, so the instance's attribute is replaced where it is stored
+            vars(exc)["message"] = terminal(exc.message, newlines=True)
             raise
         finally:
             if previous is not None:
