@@ -91,6 +91,7 @@ pyarrow is imported only when data is read.
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -616,6 +617,7 @@ class _Family:
         self.error: Exception | None = None
         self.stage: tuple = ()
         self.error_stage: tuple = ()
+        self.rebuild = False
         try:
             self.acc = make()
         except Exception as exc:
@@ -633,6 +635,23 @@ class _Family:
             if self.errors == "raise":
                 raise
             self.acc, self.error, self.error_stage = None, _located(exc, where), self.stage
+
+    def shipped(self) -> _Family:
+        """A copy to count other rows with (in a worker): its accumulator, which has counted nothing yet, travels
+        without its zero tables (the replicate tables are ``n_boot`` x the cells), rebuilt by :meth:`unpacked`."""
+        out = copy.copy(self)
+        if self.acc is not None and self.acc.phase == "count":
+            acc = copy.copy(self.acc)
+            acc.state, acc.boot = acc.state.shell(), None
+            out.acc, out.rebuild = acc, True
+        return out
+
+    def unpacked(self) -> _Family:
+        """This family ready to count: the zero tables of a :meth:`shipped` accumulator rebuilt; returns ``self``."""
+        if self.rebuild:
+            self.acc.reset()
+            self.rebuild = False
+        return self
 
     def merge(self, other: _Family) -> _Family:
         """Add the counts of ``other`` (the same family over other rows); keep the error met first."""
@@ -810,6 +829,7 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
     to its range, so ranges counted apart add up to one pass over all rows.
     """
     columns, has_train = reading.columns, reading.train is not None
+    fam = {key: family.unpacked() for key, family in fam.items()}
     reservoir = _Reservoir(*sample, offset=test.offset if test is not None else 0)
     soft = {"attr_pred": False, "task_pred": False}
     n_test = n_train = 0
@@ -1063,7 +1083,9 @@ def stream_audit(
     needs_rows = bool(keys - set(_COUNTED + _NO_ROWS))  # DPA, LA, any registered section
     sample = (dpa_rows if needs_rows else 0, opt.seed("stream sample"))
     with _bar(data.num_rows + train_rows, "counting", opt.progress) as bar:
-        counts = _run_parts(_count_part, [(reading, fam, sample, *job) for job in jobs], job_rows, workers, bar)
+        shipped = {key: family.shipped() for key, family in fam.items()}
+        del fam  # the empty tables: each part rebuilds its own
+        counts = _run_parts(_count_part, [(reading, shipped, sample, *job) for job in jobs], job_rows, workers, bar)
         counted = next(counts)
         for part in counts:
             counted.merge(part)
