@@ -1,31 +1,55 @@
-"""Benchmark: BiasAmp→ on a Parquet dataset larger than one pass of memory (issue #8).
+"""Benchmark: the whole streamed audit of a Parquet dataset, on 1 and 2 worker processes (issue 24 item 4).
 
 Data: a generated Parquet dataset, by default 50,000,000 rows x (a 2-group
-protected attribute, 80 binary tasks at ~5% density, and a model's predictions
-of both): 162 boolean/int8 columns in files of ``--rows-per-file`` rows,
-cached under ``--data`` (generated once; ~1.3 GB for 50M rows).
+protected attribute and its prediction, 10 binary tasks at prevalences
+10%..40% and a model's predictions of them): the rows of the 1M x 10 audit
+of ``bench_audit.py`` / case 6 of ``bench_bootstrap.py`` (the same
+generator, file by file), 22 int8 columns in files of ``--rows-per-file``
+rows, row groups of 250,000, cached under ``--data`` (generated once; about
+3 MB per million rows on disk, 22 MB per million rows in memory). 10 tasks because that is the audit issue 24
+measures (1M rows x 10 tasks); with 80 tasks the multi-attribute section's
+combinations, not the rows, would dominate. No training set.
 
-Measured, each mode in its own process, with the peak resident memory of the
-whole process tree (workers included) sampled every 50 ms:
+Measured, each mode in its own process, with the resident memory of every
+process of its tree (workers included) sampled every 50 ms:
 
-* ``chunks``: ``pyarrow.parquet`` record batches, file by file -> numpy ->
-  :class:`biasamp.accumulators.CooccurrenceAccumulator` ``.update`` (one
-  process, bounded memory: one batch at a time);
-* ``dask``: ``dask.dataframe.read_parquet`` -> :func:`biasamp.dask.bias_amp_directional`
-  on a ``dask.distributed`` ``LocalCluster`` of worker processes (one thread
-  each), once per count in ``--workers`` (default ``1,2``), with the peak
-  resident memory of the largest single worker process as well;
-* ``in-memory`` (where it fits, ``--in-memory-rows``): every file read into
-  one numpy array, then :func:`biasamp.bias_amp_directional` once;
+* ``stream`` (``--workers``, default ``1,2``): :func:`biasamp.report._stream.stream_audit`
+  (``biasamp audit --stream --jobs N``) with ``n_jobs=N``: the classes pass,
+  the multi-attribute pre-pass and the counting pass split into N ranges,
+  counted in N loky worker processes (N=1: in the process itself), then
+  the report (1,000 Poisson replicates per count-based section, DPA and LA
+  on a 200,000-row sample, ``--dpa-rows``);
+* ``dask`` (``--dask-workers``, default ``2``): the same call inside
+  ``joblib.parallel_config(backend="dask")`` with a ``dask.distributed``
+  ``LocalCluster`` of N worker processes of one thread (``n_jobs=-1``: every
+  worker; with one worker the audit runs in the calling process, so 1 is
+  the ``stream`` mode), the cluster's start-up not timed. distributed
+  starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which turns
+  off glibc's adaptive ``mmap`` threshold: every large temporary of the
+  Poisson bootstrap is then a fresh ``mmap`` (page faults), measured at
+  +40-50% CPU for the same counting. The benchmark unsets it
+  (``dask.config`` ``distributed.nanny.pre-spawn-environ``); ``--dask-trim``
+  keeps it;
+* ``memory`` (when the dataset has at most ``--in-memory-rows`` rows,
+  default 2,000,000): every file read with pyarrow into pandas, then
+  :func:`biasamp.audit` on all the rows (multinomial bootstrap; DPA and LA on
+  every row), as ``biasamp audit --no-stream`` runs it.
 
-and, for the chunked mode, time against rows over ``--fractions`` of the
-dataset, with the fitted exponent ``b`` of ``time ~ rows^b`` (1 = linear).
-Both modes must agree with each other exactly (integer counts).
+Printed per mode: wall seconds (imports and cluster start-up excluded),
+rows/s, the seconds of the report step (DPA/LA on the sample, the intervals:
+what workers do not share), the CPU seconds of all processes, of the main
+process and of the busiest worker (imports included; on a machine shared
+with other jobs these say how evenly the work was split when the wall time
+cannot), the peak memory of all processes together, of the main process and
+of the largest worker process. Checked in the script:
+every streamed mode writes the same report JSON, byte for byte (hard
+labels: the counts are exact integers); the in-memory audit has the same
+values of the count-based metrics (its intervals are multinomial, and DPA/LA
+ran on every row, not the sample).
 
-Targets (issue #8): peak memory under 2 GB; linear time in rows.
-
-Run: ``python benchmarks/bench_scale.py [--rows N] [--data DIR] [--workers 1,2] [--skip-dask]
-[--in-memory-rows N]``
+Run: ``python benchmarks/bench_scale.py [--rows N] [--data DIR] [--workers 1,2] [--dask-workers 2]
+[--in-memory-rows N] [--n-boot B] [--skip-dask] [--dask-trim]``; ``--rows 50000000`` is the issue's size (see
+docs/scale.md for the expected time).
 """
 
 from __future__ import annotations
@@ -35,21 +59,36 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-N_TASKS = 80
-GROUPS = [0, 1]
-TASKS = [f"t{j}" for j in range(N_TASKS)]
-PREDS = [f"p{j}" for j in range(N_TASKS)]
+N_TASKS = 10
+TASKS = [f"task_{j}" for j in range(N_TASKS)]
+PREDS = [f"task_{j}_pred" for j in range(N_TASKS)]
+COUNTED = ("directional", "mals", "multi", "fairness")
 
 
 # --------------------------------------------------------------------------- #
 # data
 # --------------------------------------------------------------------------- #
+def _rows(n: int, seed: int):
+    """``bench_bootstrap._wide(n, 10, seed)``: prevalences 10%..40% tilted by group; 15% misses, 2-3% false
+    positives."""
+    rng = np.random.default_rng(seed)
+    base = 0.1 + 0.3 * np.linspace(0, 1, N_TASKS)
+    tilt = np.where(np.arange(N_TASKS) % 2 == 0, 1.5, 0.6)
+    attr = rng.integers(0, 2, n)
+    task = rng.random((n, N_TASKS)) < np.where(attr[:, None] == 1, base * tilt, base)
+    flip = rng.random((n, N_TASKS))
+    task_pred = np.where(task, flip >= 0.15, flip < np.where(attr[:, None] == 1, 0.02 * tilt, 0.02))
+    attr_pred = np.where(rng.random(n) < 0.9, attr, 1 - attr)
+    return attr.astype(np.int8), task.astype(np.int8), attr_pred.astype(np.int8), task_pred.astype(np.int8)
+
+
 def generate(path: Path, rows: int, rows_per_file: int) -> list[Path]:
     """Write (or reuse) ``ceil(rows / rows_per_file)`` Parquet files; returns their paths in order."""
     import pyarrow as pa
@@ -58,28 +97,21 @@ def generate(path: Path, rows: int, rows_per_file: int) -> list[Path]:
     path.mkdir(parents=True, exist_ok=True)
     n_files = -(-rows // rows_per_file)
     files = [path / f"part-{i:05d}.parquet" for i in range(n_files)]
+    sizes = [min(rows_per_file, rows - i * rows_per_file) for i in range(n_files)]
+    stale = [f for f, n in zip(files, sizes) if f.exists() and pq.read_metadata(f).num_rows != n]
+    for f in stale:  # a last file of another --rows
+        f.unlink()
     todo = [i for i, f in enumerate(files) if not f.exists()]
     if todo:
-        print(f"generating {len(todo)} of {n_files} files of {rows_per_file:,} rows in {path} ...", flush=True)
+        print(f"generating {len(todo)} of {n_files} files of up to {rows_per_file:,} rows in {path} ...", flush=True)
     t0 = time.perf_counter()
-    base = 0.03 + 0.04 * np.linspace(0, 1, N_TASKS, dtype=np.float32)  # task prevalences 3%..7%
-    tilt = np.where(np.arange(N_TASKS) % 2 == 0, 1.5, 0.6).astype(np.float32)  # group-1 prevalence factor
     for i in todo:
-        n = min(rows_per_file, rows - i * rows_per_file)
-        rng = np.random.default_rng(i)
-        group = rng.integers(0, 2, n, dtype=np.int8)
-        prob = np.where(group[:, None] == 1, base * tilt, base).astype(np.float32)
-        task = rng.random((n, N_TASKS), dtype=np.float32) < prob
-        flip = rng.random((n, N_TASKS), dtype=np.float32)
-        # the model amplifies: more false positives on tilted tasks for group 1
-        fp_rate = np.where(group[:, None] == 1, 0.02 * tilt, 0.02).astype(np.float32)
-        task_pred = np.where(task, flip >= 0.15, flip < fp_rate)
-        group_pred = np.where(rng.random(n, dtype=np.float32) < 0.9, group, 1 - group).astype(np.int8)
-        cols = {"group": group, "group_pred": group_pred}
+        attr, task, attr_pred, task_pred = _rows(sizes[i], seed=1000 + i)
+        cols = {"attr": attr, "attr_pred": attr_pred}
         cols.update({name: task[:, j] for j, name in enumerate(TASKS)})
         cols.update({name: task_pred[:, j] for j, name in enumerate(PREDS)})
         tmp = files[i].with_suffix(".tmp")
-        pq.write_table(pa.table(cols), tmp, row_group_size=min(n, 500_000))
+        pq.write_table(pa.table(cols), tmp, row_group_size=250_000)
         tmp.rename(files[i])
     if todo:
         print(f"  done in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -87,101 +119,113 @@ def generate(path: Path, rows: int, rows_per_file: int) -> list[Path]:
 
 
 # --------------------------------------------------------------------------- #
-# the two modes (each run in a child process)
+# the modes (each run in a child process)
 # --------------------------------------------------------------------------- #
-def run_chunks(files: list[str], batch_rows: int) -> dict:
-    import pyarrow.parquet as pq
-
-    from biasamp.accumulators import CooccurrenceAccumulator
-
-    t0 = time.perf_counter()
-    acc = CooccurrenceAccumulator(GROUPS, TASKS)
-    names = ["group", "group_pred", *TASKS, *PREDS]
-    # one file at a time: pyarrow.dataset's scanner reads ahead across files, which on a fast
-    # disk holds memory proportional to the dataset (measured: ~13 MB per 1M-row file)
-    for path in files:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=names):
-            cols = [batch.column(i).to_numpy(zero_copy_only=False) for i in range(batch.num_columns)]
-            task = np.column_stack(cols[2: 2 + N_TASKS])
-            task_pred = np.column_stack(cols[2 + N_TASKS:])
-            acc.update(cols[0], task, attr_pred=cols[1], task_pred=task_pred)
-    res = acc.compute()
-    return {"seconds": time.perf_counter() - t0, "rows": int(acc.n),
-            "a_to_t": res.a_to_t.value, "t_to_a": res.t_to_a.value}
+def _config(args) -> dict:
+    return {"n_boot": args.n_boot, "dpa_rows": args.dpa_rows, "batch_size": args.batch_size, "progress": False,
+            "names": {"attr": "attr", "task": "task"}}
 
 
-def run_memory(files: list[str]) -> dict:
+def _timed_report(stream_mod) -> list:
+    """Seconds spent building the report (after the passes over the data), recorded in the returned list."""
+    spent: list = []
+    build = stream_mod._build_report
+
+    def timed(*a, **k):
+        t0 = time.perf_counter()
+        out = build(*a, **k)
+        spent.append(time.perf_counter() - t0)
+        return out
+
+    stream_mod._build_report = timed
+    return spent
+
+
+def run_stream(args, workers: int, dask: bool) -> dict:
+    import biasamp.report._stream as stream_mod
+    from biasamp.report._stream import ParquetDataset, StreamColumns
+
+    columns = StreamColumns("attr", tuple(TASKS), tuple(TASKS), "attr_pred", tuple(PREDS))
+    report_seconds = _timed_report(stream_mod)
+    data = ParquetDataset.open(args.data)
+
+    def audit(n_jobs):
+        return stream_mod.stream_audit(data, columns, n_jobs=n_jobs, **_config(args))
+
+    if not dask:
+        t0 = time.perf_counter()
+        rep = audit(workers)
+        seconds = time.perf_counter() - t0
+    else:
+        import warnings
+
+        import dask
+        from distributed import Client, LocalCluster
+        from joblib import parallel_config
+
+        if not args.dask_trim:  # distributed's MALLOC_TRIM_THRESHOLD_=65536 costs the counting 40% more CPU
+            dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   host="127.0.0.1", memory_limit=0)
+        with cluster, Client(cluster), parallel_config(backend="dask"):
+            t0 = time.perf_counter()
+            rep = audit(-1)
+            seconds = time.perf_counter() - t0
+    Path(args.out).write_text(rep.to_json(), encoding="utf-8")
+    return {"seconds": seconds, "report_seconds": sum(report_seconds), "rows": rep.inputs["n_test"]}
+
+
+def run_memory(args) -> dict:
+    import pandas as pd
     import pyarrow.parquet as pq
 
     import biasamp
 
     t0 = time.perf_counter()
-    names = ["group", "group_pred", *TASKS, *PREDS]
-    tables = [pq.read_table(path, columns=names) for path in files]
-    cols = {name: np.concatenate([t.column(name).to_numpy() for t in tables]) for name in names}
-    del tables
-    task = np.column_stack([cols.pop(name) for name in TASKS])
-    task_pred = np.column_stack([cols.pop(name) for name in PREDS])
-    res = biasamp.bias_amp_directional(cols["group"], task, attr_pred=cols["group_pred"], task_pred=task_pred,
-                                       cross_fit=False)  # as the Dask layer reads them (it cross-fits next)
-    return {"seconds": time.perf_counter() - t0, "rows": len(task), "a_to_t": res.a_to_t.value,
-            "t_to_a": res.t_to_a.value}
-
-
-def run_dask(files: list[str], workers: int) -> dict:
-    import dask.dataframe as dd
-    from distributed import Client, LocalCluster
-
-    import biasamp.dask as bdask
-
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      host="127.0.0.1", memory_limit=0) as cluster, Client(cluster):
-        t0 = time.perf_counter()
-        ddf = dd.read_parquet(files, columns=["group", "group_pred", *TASKS, *PREDS], split_row_groups=True)
-        res = bdask.bias_amp_directional(
-            ddf["group"], ddf[TASKS], attr_pred=ddf["group_pred"],
-            task_pred=ddf[PREDS].rename(columns=dict(zip(PREDS, TASKS))),
-            attr_classes=GROUPS, task_classes=TASKS,
-        )
-        seconds = time.perf_counter() - t0
-    rows = int(res.a_to_t.pairs["n_attr"].iloc[0] + res.a_to_t.pairs["n_attr"].iloc[N_TASKS])
-    return {"seconds": seconds, "rows": rows, "a_to_t": res.a_to_t.value, "t_to_a": res.t_to_a.value}
+    frame = pd.concat([pq.read_table(f).to_pandas() for f in sorted(Path(args.data).glob("*.parquet"))],
+                      ignore_index=True)
+    read = time.perf_counter() - t0
+    kw = {k: v for k, v in _config(args).items() if k not in ("dpa_rows", "batch_size")}
+    rep = biasamp.audit(frame["attr"], frame[TASKS], attr_pred=frame["attr_pred"].rename("attr"),
+                        task_pred=frame[PREDS].set_axis(TASKS, axis=1), **kw)
+    seconds = time.perf_counter() - t0
+    Path(args.out).write_text(rep.to_json(), encoding="utf-8")
+    return {"seconds": seconds, "report_seconds": seconds - read, "rows": len(frame)}
 
 
 # --------------------------------------------------------------------------- #
-# orchestration: one child per measurement, peak RSS of its process tree
+# orchestration: one child per measurement, peak RSS of every process of its tree
 # --------------------------------------------------------------------------- #
-def _tree_rss(proc) -> tuple[int, int]:
-    """(resident memory of the process tree, of its largest descendant process) in bytes."""
-    total, largest = 0, 0
-    try:
-        members = [proc, *proc.children(recursive=True)]
-    except Exception:  # noqa: BLE001 - the child has exited
-        return 0, 0
-    for i, p in enumerate(members):
-        try:
-            rss = p.memory_info().rss
-        except Exception:  # noqa: BLE001 - a child that just exited
-            continue
-        total += rss
-        if i:
-            largest = max(largest, rss)
-    return total, largest
-
-
 def measure(args: list[str]) -> dict:
     import psutil
 
     child = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
     proc = psutil.Process(child.pid)
-    peak, peak_worker = 0, 0
+    peaks: dict[int, int] = {}
+    cpu: dict[int, float] = {}  # CPU seconds (user + system) of every process, last seen
+    total_peak = 0
     done = threading.Event()
 
     def sample():
-        nonlocal peak, peak_worker
+        nonlocal total_peak
         while not done.is_set():
-            total, largest = _tree_rss(proc)
-            peak, peak_worker = max(peak, total), max(peak_worker, largest)
+            try:
+                members = [proc, *proc.children(recursive=True)]
+            except psutil.Error:  # the child has exited
+                members = []
+            total = 0
+            for p in members:
+                try:
+                    rss = p.memory_info().rss
+                    times = p.cpu_times()
+                except psutil.Error:  # a process that just exited
+                    continue
+                total += rss
+                peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
+                cpu[p.pid] = max(cpu.get(p.pid, 0.0), times.user + times.system)
+            total_peak = max(total_peak, total)
             time.sleep(0.05)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -192,8 +236,11 @@ def measure(args: list[str]) -> dict:
     if child.returncode != 0:
         raise RuntimeError(f"benchmark child {args} failed with exit code {child.returncode}")
     result = json.loads(out.strip().splitlines()[-1])
-    result["peak_mb"] = peak / 2**20
-    result["worker_mb"] = peak_worker / 2**20
+    main_mb = peaks.pop(child.pid, 0) / 2**20
+    result.update(peak_mb=total_peak / 2**20, main_mb=main_mb,
+                  worker_mb=max(peaks.values(), default=0) / 2**20 if peaks else main_mb,
+                  cpu_s=sum(cpu.values()), main_cpu_s=cpu.pop(child.pid, 0.0))
+    result["worker_cpu_s"] = max(cpu.values(), default=0.0) if cpu else result["main_cpu_s"]
     return result
 
 
@@ -201,65 +248,89 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--rows-per-file", type=int, default=1_000_000)
-    parser.add_argument("--batch-rows", type=int, default=500_000)
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "biasamp_bench_scale")
-    parser.add_argument("--workers", default="1,2", help="Dask worker processes, one run per count (e.g. 1,2)")
-    parser.add_argument("--in-memory-rows", type=int, default=10_000_000,
-                        help="also run the in-memory mode when the dataset has at most this many rows")
-    parser.add_argument("--fractions", default="0.125,0.25,0.5,1")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="dataset folder [default: $TMPDIR/biasamp_bench_scale_10tasks_<rows>]")
+    parser.add_argument("--workers", default="1,2", help="loky worker processes, one run per count ('' for none)")
+    parser.add_argument("--dask-workers", default="2",
+                        help="LocalCluster worker processes, one run per count (1 worker: the audit runs in-process)")
     parser.add_argument("--skip-dask", action="store_true")
-    parser.add_argument("--child", choices=["chunks", "dask", "memory"], help=argparse.SUPPRESS)
-    parser.add_argument("--files", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--dask-trim", action="store_true",
+                        help="keep distributed's MALLOC_TRIM_THRESHOLD_=65536 in the Dask workers (default: unset)")
+    parser.add_argument("--in-memory-rows", type=int, default=2_000_000,
+                        help="also run the in-memory audit when the dataset has at most this many rows")
+    parser.add_argument("--n-boot", type=int, default=1000)
+    parser.add_argument("--dpa-rows", type=int, default=200_000)
+    parser.add_argument("--batch-size", type=int, default=65_536)
+    parser.add_argument("--child", choices=["stream", "dask", "memory"], help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.data is None:
+        args.data = Path(os.environ.get("TMPDIR", "/tmp")) / f"biasamp_bench_scale_{N_TASKS}tasks_{args.rows}"
 
-    files = generate(args.data, args.rows, args.rows_per_file)
     if args.child:
-        chosen = [str(f) for f in files[: args.files]]
-        out = (run_chunks(chosen, args.batch_rows) if args.child == "chunks" else run_memory(chosen)
-               if args.child == "memory" else run_dask(chosen, int(args.workers)))
+        out = run_memory(args) if args.child == "memory" else run_stream(args, args.n, args.child == "dask")
         print(json.dumps(out))
         return
 
-    common = ["--rows", str(args.rows), "--rows-per-file", str(args.rows_per_file), "--data", str(args.data),
-              "--batch-rows", str(args.batch_rows)]
-    print(f"dataset: {args.rows:,} rows x (2 groups, {N_TASKS} tasks, predictions) in {len(files)} Parquet files "
-          f"({sum(f.stat().st_size for f in files) / 2**30:.2f} GiB); {os.cpu_count()} cores")
-    load = os.getloadavg()
-    print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    print(f"{'mode':<26}{'rows':>12}{'seconds':>10}{'rows/s':>14}{'peak MB':>10}{'worker MB':>10}  "
-          "BiasAmp A->T / T->A")
-    scaling = []
-    results = {}
-    for frac in sorted(float(f) for f in args.fractions.split(",")):
-        k = max(1, round(frac * len(files)))
-        r = measure(["--child", "chunks", "--files", str(k), *common])
-        scaling.append((r["rows"], r["seconds"]))
-        results["chunks"] = r
-        print(f"{'streamed chunks':<26}{r['rows']:>12,}{r['seconds']:>10.1f}{r['rows'] / r['seconds']:>14,.0f}"
-              f"{r['peak_mb']:>10.0f}{'':>10}  {r['a_to_t']:+.6f} / {r['t_to_a']:+.6f}", flush=True)
-    if args.rows <= args.in_memory_rows:
-        r = measure(["--child", "memory", "--files", str(len(files)), *common])
-        results["memory"] = r
-        print(f"{'in memory (one array)':<26}{r['rows']:>12,}{r['seconds']:>10.1f}{r['rows'] / r['seconds']:>14,.0f}"
-              f"{r['peak_mb']:>10.0f}{'':>10}  {r['a_to_t']:+.6f} / {r['t_to_a']:+.6f}", flush=True)
+    files = generate(args.data, args.rows, args.rows_per_file)
+    common = ["--data", str(args.data), "--n-boot", str(args.n_boot), "--dpa-rows", str(args.dpa_rows),
+              "--batch-size", str(args.batch_size), *(["--dask-trim"] if args.dask_trim else [])]
+    runs = [("stream", int(w)) for w in args.workers.split(",") if w.strip()]
     if not args.skip_dask:
-        for workers in (int(w) for w in str(args.workers).split(",")):
-            r = measure(["--child", "dask", "--files", str(len(files)), "--workers", str(workers), *common])
-            results[f"dask{workers}"] = r
-            print(f"{f'dask LocalCluster ({workers}x1)':<26}{r['rows']:>12,}{r['seconds']:>10.1f}"
-                  f"{r['rows'] / r['seconds']:>14,.0f}{r['peak_mb']:>10.0f}{r['worker_mb']:>10.0f}  "
-                  f"{r['a_to_t']:+.6f} / {r['t_to_a']:+.6f}", flush=True)
-    others = [k for k in results if k != "chunks"]
-    if others:
-        same = all((results[k]["a_to_t"], results[k]["t_to_a"]) == (results["chunks"]["a_to_t"],
-                                                                    results["chunks"]["t_to_a"]) for k in others)
-        print(f"every mode's result identical to the streamed one: {same}")
-    if len(scaling) >= 2:
-        rows, secs = np.log([s[0] for s in scaling]), np.log([s[1] for s in scaling])
-        slope = np.polyfit(rows, secs, 1)[0]
-        print(f"time ~ rows^{slope:.3f} (fitted over {len(scaling)} sizes; 1 = linear)")
-    peak = max(r["peak_mb"] for k, r in results.items() if k != "memory")  # the streamed modes
-    print(f"peak memory of the streamed modes: {peak:.0f} MB ({'under' if peak < 2048 else 'OVER'} the 2 GB target)")
+        runs += [("dask", int(w)) for w in args.dask_workers.split(",") if w.strip()]
+    if args.rows <= args.in_memory_rows:
+        runs.append(("memory", 1))
+    load = os.getloadavg()
+    print(f"dataset: {args.rows:,} rows x (2 groups, {N_TASKS} tasks, predictions) in {len(files)} Parquet files "
+          f"({sum(f.stat().st_size for f in files) / 2**20:.0f} MiB); n_boot {args.n_boot}, DPA/LA sample "
+          f"{args.dpa_rows:,} rows; {os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}",
+          flush=True)
+    print(f"{'mode':<34}{'rows':>12}{'seconds':>9}{'rows/s':>10}{'report s':>9}{'CPU s':>8}{'main CPU':>9}"
+          f"{'worker CPU':>11}{'all MB':>8}{'main MB':>8}{'worker MB':>10}", flush=True)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode, n in runs:
+            out = Path(tmp) / f"{mode}{n}.json"
+            r = measure(["--child", mode, "--n", str(n), "--out", str(out), *common])
+            r["json"] = out.read_text(encoding="utf-8")
+            results[mode, n] = r
+            label = {"stream": f"streamed, {n} worker processes" if n > 1 else "streamed, 1 process",
+                     "dask": f"streamed, dask LocalCluster {n}x1", "memory": "in memory (audit)"}[mode]
+            print(f"{label:<34}{r['rows']:>12,}{r['seconds']:>9.1f}{r['rows'] / r['seconds']:>10,.0f}"
+                  f"{r['report_seconds']:>9.1f}{r['cpu_s']:>8.0f}{r['main_cpu_s']:>9.0f}{r['worker_cpu_s']:>11.0f}"
+                  f"{r['peak_mb']:>8.0f}{r['main_mb']:>8.0f}{r['worker_mb']:>10.0f}", flush=True)
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    streamed = [k for k in results if k[0] != "memory"]
+    if len(streamed) >= 2:
+        same = all(results[k]["json"] == results[streamed[0]]["json"] for k in streamed)
+        print(f"every streamed mode wrote the same report (JSON byte for byte): {same}")
+        if not same:
+            raise SystemExit(1)
+    if ("memory", 1) in results and streamed:
+        same = _compare(results["memory", 1]["json"], results[streamed[0]]["json"])
+        print(f"in-memory audit, count-based values: {same}")
+    serial = results.get(("stream", 1))
+    for k in streamed:
+        if serial is not None and k != ("stream", 1):
+            print(f"speed-up of {k[0]} x{k[1]} over one process: {serial['seconds'] / results[k]['seconds']:.2f}")
+
+
+def _compare(memory_json: str, stream_json: str) -> str:
+    """Largest difference between the count-based summary values of two reports."""
+    import pandas as pd
+
+    from biasamp.report import Report
+
+    a, b = (Report.from_json(j).table for j in (memory_json, stream_json))
+    keys = ["section", "metric", "direction"]
+    a, b = (t[t["section"].isin(COUNTED)].set_index(keys)["value"].astype(float) for t in (a, b))
+    joined = pd.concat([a, b], axis=1, keys=["memory", "stream"]).dropna()
+    if len(joined) != len(a):
+        return f"DIFFERENT rows ({len(a)} in memory, {len(b)} streamed)"
+    diff = float((joined["memory"] - joined["stream"]).abs().max())
+    return f"{'same' if diff <= 1e-12 else 'DIFFERENT'} (largest difference {diff:.1e} over {len(joined)} values)"
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ accumulators in bounded memory (:mod:`biasamp.report._stream`). The report has t
 same sections, values and options (one :class:`~biasamp.report.AuditConfig`
 is built from the command's options for either path), with Poisson-bootstrap
 intervals for the count-based metrics; DPA and LA run on a uniform random
-sample of ``--dpa-rows`` test rows.
+sample of ``--dpa-rows`` test rows. ``--jobs N`` splits every pass into N
+contiguous ranges of rows counted in worker processes (joblib) and merged in
+order: the same report as one process.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def _version() -> str:
 # arguments and outputs
 # --------------------------------------------------------------------------- #
 def _split(values: tuple[str, ...]) -> list[str]:
-    out = []
+    out: list[str] = []
     for v in values:
         out.extend(c.strip() for c in v.split(",") if c.strip())
     return out
@@ -128,7 +130,7 @@ def _check_outputs(common: dict, inputs: list[str | None]) -> None:
     """
     from biasamp._core.atomic import _check_target, _input_clash
 
-    seen = {}
+    seen: dict[Path, str] = {}
     for name, option in _OUTPUT_OPTIONS.items():
         path = common[name]
         if path is None:
@@ -177,12 +179,20 @@ def _parse_size(ctx: Any, param: Any, value: Any) -> int | None:
     return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
 
 
+def _check_jobs(ctx: Any, param: Any, value: int) -> int:
+    """``--jobs``: -1 (one worker per core) or a positive number of workers."""
+    if value == 0 or value < -1:
+        raise click.BadParameter(f"{value} is not a number of workers: give -1 (one per core) or N >= 1")
+    return value
+
+
 def _fmt_size(n: int) -> str:
+    size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
 
 
 def _open_dataset(path: str | os.PathLike) -> Any:
@@ -490,7 +500,7 @@ def _terminal(report: Any) -> str:
 
 
 #: what a command passes to :func:`_run` besides the labels: options of the audit's configuration
-_CONFIG_ARGUMENTS = ("title", "names", "missing", "pos_label", "batch_size", "dpa_rows")
+_CONFIG_ARGUMENTS = ("title", "names", "missing", "pos_label", "batch_size", "dpa_rows", "n_jobs")
 
 
 def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
@@ -582,7 +592,9 @@ class _Main(click.Group):
                                        else ": nothing written"), err=True)
             raise click.exceptions.Exit(130 if isinstance(exc, KeyboardInterrupt) else 143) from None
         except click.ClickException as exc:  # names from the data: no escape sequence reaches the terminal
-            exc.message = terminal(exc.message, newlines=True)
+            # click declares ``message`` Final (set in __init__, read by format_message); every command's messages
+            # are made safe here, once, so the instance's attribute is replaced where it is stored
+            vars(exc)["message"] = terminal(exc.message, newlines=True)
             raise
         finally:
             if previous is not None:
@@ -660,13 +672,16 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
               help="Rows per batch when streaming.")
 @click.option("--dpa-rows", type=click.IntRange(0), default=_DEFAULT.dpa_rows, show_default=True,
               help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
+@click.option("--jobs", "n_jobs", type=int, default=_DEFAULT.n_jobs, show_default=True, callback=_check_jobs,
+              metavar="N", help="When streaming: worker processes counting the rows (-1: one per core); the "
+                                "report is the same for any N.")
 @click.option("--captions-pred", default=None, metavar="COLUMN",
               help="The model's image captions: adds the captioning section (LIC, DBAC) [default: caption_pred].")
 @click.option("--captions", multiple=True, metavar="COLUMN",
               help="Human caption column(s), repeatable [default: caption, or caption_1, caption_2, ...].")
 @_common_options
 def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, task_pred, pos_label, weight, missing,
-                  title, stream, max_memory, batch_size, dpa_rows, captions_pred, captions, common):
+                  title, stream, max_memory, batch_size, dpa_rows, n_jobs, captions_pred, captions, common):
     """Audit the predictions in DATA (CSV, Parquet, or a folder of Parquet files; one row per test instance).
 
     \b
@@ -689,7 +704,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     in batches, one file at a time, in bounded memory. Same metrics, values and
     options; Poisson-bootstrap intervals for the count-based metrics (--n-boot
     200 halves the time on large data); DPA and LA run on a random sample of
-    --dpa-rows test rows.
+    --dpa-rows test rows. --jobs N counts N ranges of the rows in N worker
+    processes (the same report as --jobs 1).
 
     \b
     Examples:
@@ -719,7 +735,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         _check_task_count(cols["task"])
         auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path))
         sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
-        _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows},
+        _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows,
+              "n_jobs": n_jobs},
              **common, protect=[data, train_path],
              auditor=auditor, attrs=dict.fromkeys(per_attr))
         return

@@ -155,7 +155,7 @@ def _open_text(path: Path | bytes) -> TextIO | None:
     return importlib.import_module(opener).open(path, "rt", encoding="utf-8", errors="replace", newline="")
 
 
-def _sniff_csv(path: str | os.PathLike, default: str = ",") -> dict[str, str]:
+def _sniff_csv(path: str | os.PathLike | bytes, default: str = ",") -> dict[str, str]:
     """``read_csv`` options of a text table: ``sep`` (``,``, ``;``, tab or ``|``) and ``decimal``.
 
     :class:`csv.Sniffer` on the first :data:`_SNIFF_BYTES` characters (whole
@@ -167,9 +167,8 @@ def _sniff_csv(path: str | os.PathLike, default: str = ",") -> dict[str, str]:
     split by counting (:func:`_count_delimiter`, linear time).
     ``path`` may be the bytes of a pipe.
     """
-    path = path if isinstance(path, bytes) else Path(path)
     try:
-        fh = _open_text(path)
+        fh = _open_text(path if isinstance(path, bytes) else Path(path))
         if fh is None:
             return {"sep": default}
         with fh:
@@ -234,7 +233,8 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
                 shown = {"\t": "tab"}.get(options["sep"], repr(options["sep"]))
                 click.echo(f"reading {terminal(path.name)} as {shown}-separated" + (" with decimal commas" if
                            options.get("decimal") == "," else "") + " (detected)", err=True)
-            frame = pd.read_csv(path if source is None else io.BytesIO(source), engine="c", **options)
+            frame = pd.read_csv(path if source is None else io.BytesIO(source), engine="c", sep=options["sep"],
+                                decimal=options.get("decimal", "."))
     except click.ClickException:
         raise
     except pd.errors.EmptyDataError:
@@ -321,11 +321,12 @@ def _resolve_columns(frame: pd.DataFrame, file: str, attr: list[str], task: list
         task = [c for c in frame.columns if str(c).startswith(TASK_PREFIX)
                 and not str(c).endswith((PRED_SUFFIX, SCORE_SUFFIX))]
         if not task:
-            task = [next((c for c in TASK_NAMES if c in frame.columns), None)]
-            if task[0] is None:
+            single = next((c for c in TASK_NAMES if c in frame.columns), None)
+            if single is None:
                 raise click.UsageError(
                     f"no task column in {file}: pass --task or name the columns {TASK_PREFIX}* "
                     f"(or one column {', '.join(TASK_NAMES)}); available columns: {_available(frame)}")
+            task = [single]
     _require(frame, task, file, "task")
     clash = [c for c in task if c in attrs]
     if clash:
@@ -601,8 +602,8 @@ def _argument_columns(cols: dict[str, Any], weight: str | None, train_path: str 
     ``columns`` of :func:`_name_columns`.
     """
     task = _columns_text(cols["task"], limit=4)
-    out = {"task": task, "y_true": task,
-           "sample_weight": _columns_text([weight]) if weight else "sample_weight"}
+    out: dict[str, Any] = {"task": task, "y_true": task,
+                           "sample_weight": _columns_text([weight]) if weight else "sample_weight"}
     if cols["task_pred"]:
         out["task_pred"] = out["y_pred"] = _columns_text(cols["task_pred"], limit=4)
     if train_path:

@@ -9,7 +9,8 @@ JSON and HTML renderings are those of the in-memory report.
 
 Reading. One file at a time, with
 ``pyarrow.parquet.ParquetFile(f).iter_batches(batch_size, columns=...)``,
-only the columns the audit needs. (``pyarrow.dataset`` scanners read ahead
+only the columns the audit needs, in batches of ``batch_size`` rows counted
+from the start of each file (a file's last batch shorter). (``pyarrow.dataset`` scanners read ahead
 across files, which was measured to grow memory by about one file per file
 not yet read.) A directory is searched recursively for ``*.parquet`` /
 ``*.pq`` files, in sorted path order, skipping names that start with ``.``
@@ -43,7 +44,9 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   in-memory audit bootstraps the table of distinct rows, which has up to
   one entry per row for multi-label tasks, so it is not bounded. A stream
   instead gives every row, in every replicate, a Poisson(1) weight (a hash
-  of its position, the replicate and the seed) and sums the weighted
+  of its position in the dataset, the replicate and the seed: passed as
+  ``row_ids``, so a row of weight 0, which the families drop, does not
+  shift the weights of the rows after it) and sums the weighted
   replicate tables batch by batch (``n_boot`` replicates, 1,000 by default as
   in memory: each costs about one weight and one table update per row). Smooth
   statistics get percentile intervals (BCa needs the distinct rows); the
@@ -63,6 +66,24 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   ``O(|A|·|T|)`` for BiasAmp→, ``O(|G|·|M|)`` for the multi-attribute
   metrics, whose pass 1 also keeps one row per distinct training attribute
   set.
+* **Several workers** (``n_jobs``). Each pass is split into contiguous
+  ranges of rows (:meth:`ParquetDataset.ranges`, from the footers' row
+  counts), cut only where a batch of the whole pass starts, so a range's
+  batches, and the ``where`` of its errors, are those of one pass. Worker
+  ``i`` reads test range ``i`` and training range ``i`` (joblib: loky
+  processes by default, or whatever backend is active, e.g. a
+  ``dask.distributed`` cluster under ``joblib.parallel_config(backend=
+  "dask")``), with one BLAS/OpenMP thread and no pyarrow decoding threads.
+  It counts from its range's row offset: the rows' Poisson weights are
+  keyed by their dataset positions and the sample's generator is advanced
+  to the range's first row, so the parts, merged in row order (the class
+  lists' first-seen order, the pre-pass' distinct sets, the accumulators,
+  the bottom-k samples, the error met first), give the report of one
+  process: identical for hard labels and for weights whose sums are exact,
+  to rounding (1e-15) where floating-point sums are reordered. Every worker
+  returns its count tables (the replicate tables included), so the parent
+  holds about one set per worker; the progress bars advance as each part
+  is merged.
 * Threshold calibration (validation scores) is not streamed.
 
 pyarrow is imported only when data is read.
@@ -70,8 +91,9 @@ pyarrow is imported only when data is read.
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,7 +114,7 @@ from biasamp.report._model import (
 )
 from biasamp.report._sections import NO_INTERVAL
 
-__all__ = ["ParquetDataset", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
+__all__ = ["ParquetDataset", "RowRange", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows (each row weighted by a Poisson(1) draw "
@@ -252,23 +274,62 @@ class ParquetDataset:
                 return f, lacking, cols
         return None
 
-    def batches(self, columns: Sequence[str], batch_size: int, bar: Any = None) -> Iterator[tuple[Any, str]]:
+    def ranges(self, n: int, batch_size: int) -> list[RowRange]:
+        """The rows split into at most ``n`` contiguous ranges of about equal size, in order.
+
+        A range is cut only where a batch of the whole run starts (a file's
+        start, or a multiple of ``batch_size`` rows into a file), so the
+        batches of the ranges are the batches of one pass over all the rows.
+        Always at least one range (with no rows when the dataset has none).
+        """
+        rows = np.asarray(self.file_rows, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        total = int(starts[-1])
+        cuts = {0, total}
+        for i in range(1, max(1, int(n))):  # one cut per range boundary (n is a worker count, not rows)
+            target = total * i // n
+            f = min(int(np.searchsorted(starts, target, side="right")) - 1, len(rows) - 1)
+            into = target - int(starts[f])  # the nearest batch start of file f (its end counts as one)
+            down = into // batch_size * batch_size
+            up = min(down + batch_size, int(rows[f]))
+            cuts.add(int(starts[f]) + (down if into - down <= up - into else up))
+        bounds = sorted(cuts)
+        out: list[RowRange] = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            first, last = np.maximum(starts[:-1], lo), np.minimum(starts[1:], hi)
+            files = np.flatnonzero(first < last)
+            pieces = tuple((int(f), int(first[f] - starts[f]), int(last[f] - starts[f])) for f in files)
+            out.append(RowRange(len(out), lo, pieces))
+        return out or [RowRange(0, 0, ())]
+
+    def batches(self, columns: Sequence[str], batch_size: int, bar: Any = None, rows: RowRange | None = None,
+                threads: bool = True) -> Iterator[tuple[Any, str]]:
         """``(pyarrow.RecordBatch, where)`` of ``columns``, file by file; ``where`` names the file and rows.
 
-        ``bar`` (a tqdm bar) is advanced by the rows of each batch.
+        Every batch holds ``batch_size`` rows counted from the start of its
+        file (a file's last batch fewer), whichever ``rows`` are read: the
+        batches of a :class:`RowRange` are those of a pass over every row.
+        ``rows``: the range to read (default: every row); ``bar`` (a tqdm
+        bar) is advanced by the rows of each batch; ``threads``: pyarrow's
+        decoding threads (off in worker processes).
         """
         pq = _pq()
-        for f in self.files:
+        part = rows if rows is not None else self.ranges(1, batch_size)[0]
+        for index, lo, hi in part.pieces:
+            f = self.files[index]
             try:
                 handle = pq.ParquetFile(f)
             except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
                 raise StreamReadError(f"cannot read {f}: {type(exc).__name__}: {exc}") from None
             try:
-                start, reader = 0, None
+                groups, skip = _row_groups(handle.metadata, lo, hi)
+                start, reader = lo, None
                 while True:
                     try:
                         if reader is None:
-                            reader = handle.iter_batches(batch_size=batch_size, columns=list(columns))
+                            reader = _rechunk(handle.iter_batches(batch_size=batch_size, row_groups=groups,
+                                                                  columns=list(columns), use_threads=threads),
+                                              skip, hi - lo, batch_size)
                         batch = next(reader)
                     except StopIteration:
                         break
@@ -281,6 +342,84 @@ class ParquetDataset:
                         bar.update(batch.num_rows)
             finally:
                 handle.close()
+
+
+@dataclass(frozen=True)
+class RowRange:
+    """Contiguous rows of a :class:`ParquetDataset`, the part of a pass one worker reads.
+
+    Attributes
+    ----------
+    index : int
+        Its place among the ranges of the dataset.
+    offset : int
+        The dataset row (0-based, over the files in reading order) of its
+        first row: the position from which the rows' Poisson bootstrap
+        weights and sample keys continue.
+    pieces : tuple of (int, int, int)
+        ``(file index, first row, stop row)`` of each file it covers, rows
+        counted from the file's start.
+    """
+
+    index: int
+    offset: int
+    pieces: tuple
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the range."""
+        return sum(hi - lo for _, lo, hi in self.pieces)
+
+
+def _row_groups(meta: Any, lo: int, hi: int) -> tuple[list[int] | None, int]:
+    """The row groups holding rows ``[lo, hi)`` of a file (None: all of them) and the rows before ``lo`` in them."""
+    sizes = np.array([meta.row_group(i).num_rows for i in range(meta.num_row_groups)], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    if lo == 0 and hi == starts[-1]:
+        return None, 0
+    first = int(np.searchsorted(starts, lo, side="right")) - 1
+    stop = int(np.searchsorted(starts, hi, side="left"))
+    return list(range(first, stop)), lo - int(starts[first])
+
+
+def _rechunk(batches: Iterator[Any], skip: int, count: int, size: int) -> Iterator[Any]:
+    """Batches of ``size`` rows (the last fewer) of the ``count`` rows after the first ``skip`` of ``batches``.
+
+    A batch already of ``size`` rows passes unchanged (no copy); smaller
+    pieces are joined.
+    """
+    pending: list = []
+    held = 0
+    for batch in batches:
+        if skip:
+            if batch.num_rows <= skip:
+                skip -= batch.num_rows
+                continue
+            batch, skip = batch.slice(skip), 0
+        if batch.num_rows > count:
+            batch = batch.slice(0, count)
+        count -= batch.num_rows
+        while batch.num_rows:
+            k = min(size - held, batch.num_rows)
+            pending.append(batch if k == batch.num_rows else batch.slice(0, k))
+            held += k
+            batch = batch.slice(k)
+            if held == size:
+                yield _joined(pending)
+                pending, held = [], 0
+        if not count:
+            break
+    if held:
+        yield _joined(pending)
+
+
+def _joined(batches: list) -> Any:
+    """One record batch of consecutive batches (the batch itself when there is one)."""
+    if len(batches) == 1:
+        return batches[0]
+    import pyarrow as pa
+
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
 @dataclass(frozen=True)
@@ -377,44 +516,66 @@ class _Reservoir:
     Every row gets a uniform key from one seeded generator, drawn in row
     order, and the ``size`` rows with the smallest keys are kept (bottom-k
     sampling): the sample depends on the seed and the row order only, not on
-    the batch size.
+    the batch size. A reservoir of the rows from ``offset`` on starts the
+    generator ``offset`` draws in (one 64-bit draw per key), so its keys are
+    those of one reservoir over every row, and the sample of ranges merged in
+    order (:meth:`merge`) is the sample of the whole stream.
     """
 
-    def __init__(self, size: int, seed: Any) -> None:
+    def __init__(self, size: int, seed: Any, offset: int = 0) -> None:
         self.size = int(size)
-        self.rng = np.random.default_rng(seed)
+        bits = np.random.PCG64(seed)  # numpy.random.default_rng(seed)'s generator
+        if offset:
+            bits.advance(int(offset))  # random() takes one 64-bit draw per float64
+        self.rng = np.random.Generator(bits)
         self.keys = np.empty(0)
         self.rows = np.empty(0, dtype=np.int64)
-        self.table = None
-        self.seen = 0
+        self.table: Any = None
+        self.seen = int(offset)
 
     def add(self, batch: Any) -> None:
         import pyarrow as pa
 
         n = batch.num_rows
-        keys = self.rng.random(n) if self.size else None
         rows = np.arange(self.seen, self.seen + n, dtype=np.int64)
         self.seen += n
         if self.table is None:
             self.table = pa.Table.from_batches([batch.slice(0, 0)])
         if not self.size or not n:
             return
+        keys = self.rng.random(n)
         take = np.flatnonzero(keys < self.keys.max()) if len(self.keys) >= self.size else np.arange(n)
         if not len(take):
             return
         part = batch if len(take) == n else batch.take(pa.array(take))
-        self.table = pa.concat_tables([self.table, pa.Table.from_batches([part])], promote_options="permissive")
-        self.keys = np.concatenate([self.keys, keys[take]])
-        self.rows = np.concatenate([self.rows, rows[take]])
+        self._append(pa.Table.from_batches([part]), keys[take], rows[take])
+
+    def _append(self, table: Any, keys: np.ndarray, rows: np.ndarray) -> None:
+        """Add rows that follow those held, then keep the ``size`` of smallest keys (in row order)."""
+        import pyarrow as pa
+
+        self.table = table if self.table is None else pa.concat_tables([self.table, table],
+                                                                        promote_options="permissive")
+        self.keys = np.concatenate([self.keys, keys])
+        self.rows = np.concatenate([self.rows, rows])
         if len(self.keys) > self.size:
             keep = np.sort(np.argpartition(self.keys, self.size - 1)[: self.size])
             self.table = self.table.take(pa.array(keep))
             self.keys, self.rows = self.keys[keep], self.rows[keep]
 
+    def merge(self, other: _Reservoir) -> _Reservoir:
+        """Add the sample of the rows that follow (``other``: a reservoir of the next range); returns ``self``."""
+        if other.table is not None:
+            self._append(other.table, other.keys, other.rows)
+        self.seen = max(self.seen, other.seen)
+        return self
+
     def sample(self) -> pd.DataFrame:
         """The sampled rows, in stream order, as pandas (the dtypes ``pandas.read_parquet`` gives)."""
         import pyarrow as pa
 
+        if self.table is None:
+            raise ValueError("no rows were added to the sample")
         order = np.argsort(self.rows, kind="stable")
         return self.table.take(pa.array(order)).to_pandas()
 
@@ -442,10 +603,21 @@ def _sample_inputs(frame: pd.DataFrame, columns: StreamColumns) -> dict:
 # one accumulator per metric family
 # --------------------------------------------------------------------------- #
 class _Family:
-    """An accumulator fed batch by batch; the first exception stops it and becomes the section's error."""
+    """An accumulator fed batch by batch; the first exception stops it and becomes the section's error.
 
-    def __init__(self, make: Any, errors: str, opt: Any = None) -> None:
-        self.errors, self.acc, self.error, self.opt = errors, None, None, opt
+    ``stage`` orders the parts of a pass that workers count separately
+    (``(0, i)``: test range ``i``, ``(1, i)``: training range ``i``); an
+    error remembers the stage it happened in, so that merged families keep
+    the error a single pass over every row would have met first.
+    """
+
+    def __init__(self, make: Any, errors: str) -> None:
+        self.errors = errors
+        self.acc: Any = None
+        self.error: Exception | None = None
+        self.stage: tuple = ()
+        self.error_stage: tuple = ()
+        self.rebuild = False
         try:
             self.acc = make()
         except Exception as exc:
@@ -462,9 +634,34 @@ class _Family:
         except Exception as exc:
             if self.errors == "raise":
                 raise
-            self.acc, self.error = None, _located(exc, where)
+            self.acc, self.error, self.error_stage = None, _located(exc, where), self.stage
 
-    def result(self) -> SectionResult:
+    def shipped(self) -> _Family:
+        """A copy to count other rows with (in a worker): its accumulator, which has counted nothing yet, travels
+        without its zero tables (the replicate tables are ``n_boot`` x the cells), rebuilt by :meth:`unpacked`."""
+        out = copy.copy(self)
+        if self.acc is not None and self.acc.phase == "count":
+            acc = copy.copy(self.acc)
+            acc.state, acc.boot = acc.state.shell(), None
+            out.acc, out.rebuild = acc, True
+        return out
+
+    def unpacked(self) -> _Family:
+        """This family ready to count: the zero tables of a :meth:`shipped` accumulator rebuilt; returns ``self``."""
+        if self.rebuild:
+            self.acc.reset()
+            self.rebuild = False
+        return self
+
+    def merge(self, other: _Family) -> _Family:
+        """Add the counts of ``other`` (the same family over other rows); keep the error met first."""
+        if other.error is not None and (self.error is None or other.error_stage < self.error_stage):
+            self.acc, self.error, self.error_stage = None, other.error, other.error_stage
+        elif self.acc is not None and other.acc is not None:
+            self.acc.merge(other.acc)
+        return self
+
+    def result(self, opt: AuditConfig) -> SectionResult:
         error, acc = self.error, self.acc
 
         def compute():
@@ -474,9 +671,9 @@ class _Family:
 
         if error is not None or acc is None or not acc.n_boot:
             return SectionResult(compute, notes=[NO_INTERVAL] if acc is not None and not acc.n_boot else [])
-        method = "auto" if self.opt.ci_method == "bca" else self.opt.ci_method
+        method = "auto" if opt.ci_method == "bca" else opt.ci_method
         try:
-            boot = acc.bootstrap(level=self.opt.level, ci_method=method)
+            boot = acc.bootstrap(level=opt.level, ci_method=method)
         except ValueError as exc:
             return SectionResult(compute, notes=[f"no bootstrap interval: {exc}"])
         return SectionResult(compute, notes=[STREAM_INTERVAL], bootstrap=boot)
@@ -498,6 +695,188 @@ def _located(exc: Exception, where: str) -> Exception:
 # --------------------------------------------------------------------------- #
 def _bar(total: int | None, desc: str, progress: Any) -> Any:
     return progress_bar(total=total, desc=desc, progress=progress, unit="rows", unit_scale=True, tqdm_class=tqdm)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What every part of a pass reads: the datasets, the columns and the batch size."""
+
+    data: ParquetDataset
+    train: ParquetDataset | None
+    columns: StreamColumns
+    batch_size: int
+    threads: bool = True  # pyarrow's decoding threads: off in worker processes (one core each)
+
+
+def _workers(n_jobs: int) -> int:
+    """Worker processes for ``n_jobs`` under the active joblib backend (1: none, the passes run here)."""
+    if n_jobs == 1:
+        return 1
+    from joblib import effective_n_jobs
+
+    return max(1, int(effective_n_jobs(n_jobs)))
+
+
+def _in_worker(func: Callable[..., Any], job: tuple) -> tuple[bool, Any]:
+    """``func(*job)`` in a worker process, BLAS/OpenMP on one thread: ``(False, result)`` or ``(True, exception)``.
+
+    An exception is returned, not raised, so that the parent raises the one
+    of the first part in row order, whichever worker ends first.
+    """
+    from threadpoolctl import threadpool_limits
+
+    try:
+        with threadpool_limits(limits=1):
+            return False, func(*job)
+    except Exception as exc:  # noqa: BLE001 - re-raised by the parent, in order
+        return True, exc
+
+
+def _run_parts(func: Callable[..., Any], jobs: list[tuple], rows: list[int], workers: int, bar: Any) -> Iterator[Any]:
+    """``func(*job)`` for every job, results in order.
+
+    One job: here, ``bar`` advanced batch by batch. Several: in ``workers``
+    processes of the active joblib backend (loky by default, or a
+    ``dask.distributed`` cluster under ``joblib.parallel_config(backend="dask")``),
+    ``bar`` advanced by each job's ``rows`` as its result arrives; the first
+    failed job, in order, raises its exception here.
+    """
+    if len(jobs) == 1:
+        yield func(*jobs[0], bar=bar)
+        return
+    from joblib import Parallel, delayed
+
+    calls = [delayed(_in_worker)(func, job) for job in jobs]
+    try:
+        results = Parallel(n_jobs=min(workers, len(jobs)), return_as="generator")(calls)
+    except TypeError:  # joblib < 1.3: no generator output
+        results = Parallel(n_jobs=min(workers, len(jobs)))(calls)
+    for n, (failed, value) in zip(rows, results):
+        if failed:
+            raise value
+        bar.update(n)
+        yield value
+
+
+def _jobs(test: list[RowRange], train: list[RowRange]) -> list[tuple[RowRange | None, RowRange | None]]:
+    """Range ``i`` of the test rows with range ``i`` of the training rows, one worker's part of a pass."""
+    return [(test[i] if i < len(test) else None, train[i] if i < len(train) else None)
+            for i in range(max(len(test), len(train)))]
+
+
+def _part_rows(*ranges: RowRange | None) -> int:
+    return sum(r.num_rows for r in ranges if r is not None)
+
+
+# ---- pass 1: the classes ------------------------------------------------------ #
+def _classes_part(reading: _Reading, find: list[str], test: RowRange | None, train: RowRange | None,
+                  bar: Any = None) -> dict:
+    """The distinct values of the columns ``find`` in ``test`` and ``train`` rows, by ``(source, column)``."""
+    uniques: dict = {}
+    for source, ds, rows in (("test", reading.data, test), ("train", reading.train, train)):
+        if ds is None or rows is None:
+            continue
+        for batch, _ in ds.batches(find, reading.batch_size, bar, rows, reading.threads):
+            for name, arr in _arrays(batch, find).items():
+                uniques[source, name] = _uniques(uniques.get((source, name)), arr)
+    return uniques
+
+
+# ---- pass 2: the combinations of the multi-attribute metrics ------------------ #
+def _collect_part(reading: _Reading, multi: _Family, rows: RowRange, bar: Any = None) -> _Family:
+    """The multi-attribute family's pre-pass over ``rows`` of the training data (the test data without it)."""
+    columns, has_train = reading.columns, reading.train is not None
+    source = reading.train if reading.train is not None else reading.data
+    weight = None if has_train else columns.weight
+    cols = [*columns.task, *([weight] if weight else [])]
+    multi.stage = (0, rows.index)
+    for batch, where in source.batches(cols, reading.batch_size, bar, rows, reading.threads):
+        arrays = _arrays(batch, cols)
+        multi.feed(where, "collect", _task(arrays, columns.task), sample_weight=arrays[weight] if weight else None)
+        if multi.acc is None:
+            break
+    return multi
+
+
+# ---- pass 3: counting ------------------------------------------------------------ #
+@dataclass
+class _Counted:
+    """What the counting pass over some rows found: the families' counts, the sample, the rows."""
+
+    families: dict[str, _Family]
+    sample: _Reservoir
+    soft: dict[str, bool]
+    n_test: int
+    n_train: int
+
+    def merge(self, other: _Counted) -> _Counted:
+        """Add the counts of the rows that follow (``other``); returns ``self``."""
+        for key, family in self.families.items():
+            family.merge(other.families[key])
+        self.sample.merge(other.sample)
+        self.soft = {role: self.soft[role] or other.soft[role] for role in self.soft}
+        self.n_test += other.n_test
+        self.n_train += other.n_train
+        return self
+
+
+def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, Any], test: RowRange | None,
+                train: RowRange | None, bar: Any = None) -> _Counted:
+    """Count ``test`` rows, then ``train`` rows: every family's accumulator, and the sample of test rows.
+
+    Every test row's Poisson bootstrap weights are fixed by its position in
+    the dataset (``row_ids``) and its sample key by the generator advanced
+    to its range, so ranges counted apart add up to one pass over all rows.
+    """
+    columns, has_train = reading.columns, reading.train is not None
+    fam = {key: family.unpacked() for key, family in fam.items()}
+    reservoir = _Reservoir(*sample, offset=test.offset if test is not None else 0)
+    soft = {"attr_pred": False, "task_pred": False}
+    n_test = n_train = 0
+    if test is not None:
+        for family in fam.values():
+            family.stage = (0, test.index)
+        position = test.offset
+        for batch, where in reading.data.batches(columns.test_columns(), reading.batch_size, bar, test,
+                                                 reading.threads):
+            arrays = _arrays(batch, columns.test_columns())
+            attr, task = arrays[columns.attr], _task(arrays, columns.task)
+            attr_pred = arrays[columns.attr_pred] if columns.attr_pred is not None else None
+            task_pred = _task(arrays, columns.task_pred) if columns.task_pred is not None else None
+            w = arrays[columns.weight] if columns.weight else None
+            ids = np.arange(position, position + batch.num_rows, dtype=np.int64)  # the rows' Poisson weights
+            position += batch.num_rows
+            n_test += batch.num_rows
+            for role, x in (("attr_pred", attr_pred), ("task_pred", task_pred)):
+                if x is not None and not soft[role]:
+                    soft[role] = _soft(x)
+            if "directional" in fam:
+                fam["directional"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
+                                        sample_weight=w, row_ids=ids)
+            if "mals" in fam:  # the test ground truth (with its weights) stands in for a missing training set
+                truth = (None, None) if has_train else (attr, task)
+                fam["mals"].feed(where, "update", *truth, attr_pred=attr_pred, task_pred=task_pred,
+                                 sample_weight=w, row_ids=ids)
+            for key in ("fairness", "differential"):  # the families of per-group confusion counts
+                if key in fam:
+                    fam[key].feed(where, "update", task, task_pred, sample_weight=w, row_ids=ids,
+                                  sensitive_features=pd.Series(attr, name=columns.attr))
+            if "multi" in fam:
+                fam["multi"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
+                                  sample_weight=w, row_ids=ids)
+            reservoir.add(batch)
+    if train is not None and reading.train is not None:
+        for family in fam.values():
+            family.stage = (1, train.index)
+        for batch, where in reading.train.batches(columns.truth_columns(), reading.batch_size, bar, train,
+                                                  reading.threads):
+            arrays = _arrays(batch, columns.truth_columns())
+            attr, task = arrays[columns.attr], _task(arrays, columns.task)
+            n_train += batch.num_rows
+            for key in ("directional", "mals", "multi"):
+                if key in fam:
+                    fam[key].feed(where, "update_train", attr, task)
+    return _Counted(fam, reservoir, soft, n_test, n_train)
 
 
 def stream_audit(
@@ -611,6 +990,13 @@ def stream_audit(
         raise ValueError(f"{data.path} holds no rows")
     keys = {b.key for b in chosen}
     train_rows = train.num_rows if train is not None else 0  # from the footers, for the progress bars
+    # the parts of every pass: range i of the test rows and range i of the training rows, one per worker
+    workers = _workers(config.n_jobs)
+    reading = _Reading(data, train, columns, batch_size, threads=workers == 1)
+    test_ranges = data.ranges(workers, batch_size)
+    train_ranges = train.ranges(workers, batch_size) if train is not None else []
+    jobs = _jobs(test_ranges, train_ranges)
+    job_rows = [_part_rows(*job) for job in jobs]
 
     # ---- pass 1: the classes of the 1-D ground truths --------------------- #
     uniques: dict = {}
@@ -619,12 +1005,9 @@ def stream_audit(
         find.append(columns.task[0])
     if find:
         with _bar(data.num_rows + train_rows, "classes", opt.progress) as bar:
-            for source, ds in (("test", data), ("train", train)):
-                if ds is None:
-                    continue
-                for batch, _ in ds.batches(find, batch_size, bar):
-                    for name, arr in _arrays(batch, find).items():
-                        uniques[source, name] = _uniques(uniques.get((source, name)), arr)
+            for part in _run_parts(_classes_part, [(reading, find, *job) for job in jobs], job_rows, workers, bar):
+                for key, values in part.items():  # in row order: the first-seen order of one pass
+                    uniques[key] = _uniques(uniques.get(key), values)
 
     def classes(column: str, given: Sequence | None, *sources: str) -> list:
         if given is not None:
@@ -652,6 +1035,7 @@ def stream_audit(
 
     has_ap, has_tp = columns.attr_pred is not None, columns.task_pred is not None
     fam: dict[str, _Family] = {}
+
     def boot(key: str) -> dict:
         n = opt.n_boot_multi if key == "multi" and opt.n_boot_multi is not None else opt.n_boot
         return {"n_boot": int(n), "random_state": opt.seed(key)}
@@ -660,10 +1044,10 @@ def stream_audit(
     errors = config.errors
     if "directional" in keys:
         fam["directional"] = _Family(lambda: CooccurrenceAccumulator(
-            attr_all, task_all, **config.family_options("directional"), **boot("directional")), errors, opt)
+            attr_all, task_all, **config.family_options("directional"), **boot("directional")), errors)
     if "mals" in keys and has_ap and has_tp:
         fam["mals"] = _Family(lambda: CooccurrenceAccumulator(
-            attr_mals, task_mals, metric="mals", **config.family_options("mals"), **boot("mals")), errors, opt)
+            attr_mals, task_mals, metric="mals", **config.family_options("mals"), **boot("mals")), errors)
     if "fairness" in keys and has_tp:
         fopt, _ = resolve_fairness_options(opt.fairness, task_test, columns.multilabel)
         fair_classes = task_test
@@ -672,72 +1056,45 @@ def stream_audit(
 
             fair_classes = _complete_one_class(task_test[0], fopt.get("pos_label", 1)) or task_test
         fam["fairness"] = _Family(lambda: FairnessAccumulator(fair_classes, attr_test, **fopt, **boot("fairness")),
-                                  errors, opt)
+                                  errors)
     if "differential" in keys and has_tp and not columns.multilabel and len(task_test) == 2:
         dopt, _ = resolve_fairness_options(opt.fairness, task_test, False)
         dopt = family_options(dopt, "differential")
         fam["differential"] = _Family(lambda: DifferentialAccumulator(task_test, attr_test, **dopt,
-                                                                      **boot("differential")), errors, opt)
+                                                                      **boot("differential")), errors)
     if "multi" in keys and columns.multilabel:
         fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
-            attr_all, list(columns.task_names), **config.family_options("multi"), **boot("multi")), errors, opt)
+            attr_all, list(columns.task_names), **config.family_options("multi"), **boot("multi")), errors)
 
     # ---- pass 2: the combinations of the multi-attribute metrics ---------- #
     multi = fam.get("multi")
     if multi is not None and multi.acc is not None and multi.acc.phase == "collect":
-        source = train if has_train else data
-        with _bar(source.num_rows, "combinations", opt.progress) as bar:
-            cols = columns.task if has_train or not columns.weight else (*columns.task, columns.weight)
-            for batch, where in source.batches(list(cols), batch_size, bar):
-                arrays = _arrays(batch, cols)
-                w = None if has_train or not columns.weight else arrays[columns.weight]
-                multi.feed(where, "collect", _task(arrays, columns.task), sample_weight=w)
-                if multi.acc is None:
-                    break
+        source_ranges = train_ranges if has_train else test_ranges
+        with _bar((train if train is not None else data).num_rows, "combinations", opt.progress) as bar:
+            parts = _run_parts(_collect_part, [(reading, multi, r) for r in source_ranges],
+                               [r.num_rows for r in source_ranges], workers, bar)
+            collected = next(parts)
+            for part in parts:
+                collected.merge(part)
+        fam["multi"] = multi = collected
         multi.feed("", "freeze")
 
     # ---- pass 3: counting --------------------------------------------------- #
     needs_rows = bool(keys - set(_COUNTED + _NO_ROWS))  # DPA, LA, any registered section
-    sample = _Reservoir(dpa_rows if needs_rows else 0, opt.seed("stream sample"))
-    soft = {"attr_pred": False, "task_pred": False}
-    n_test, n_train = 0, (0 if has_train else None)
+    sample = (dpa_rows if needs_rows else 0, opt.seed("stream sample"))
     with _bar(data.num_rows + train_rows, "counting", opt.progress) as bar:
-        for batch, where in data.batches(columns.test_columns(), batch_size, bar):
-            arrays = _arrays(batch, columns.test_columns())
-            attr, task = arrays[columns.attr], _task(arrays, columns.task)
-            attr_pred = arrays[columns.attr_pred] if has_ap else None
-            task_pred = _task(arrays, columns.task_pred) if has_tp else None
-            w = arrays[columns.weight] if columns.weight else None
-            n_test += batch.num_rows
-            for role, x in (("attr_pred", attr_pred), ("task_pred", task_pred)):
-                if x is not None and not soft[role]:
-                    soft[role] = _soft(x)
-            if "directional" in fam:
-                fam["directional"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
-                                        sample_weight=w)
-            if "mals" in fam:  # the test ground truth (with its weights) stands in for a missing training set
-                truth = (None, None) if has_train else (attr, task)
-                fam["mals"].feed(where, "update", *truth, attr_pred=attr_pred, task_pred=task_pred,
-                                 sample_weight=w)
-            for key in ("fairness", "differential"):  # the families of per-group confusion counts
-                if key in fam:
-                    fam[key].feed(where, "update", task, task_pred,
-                                  sensitive_features=pd.Series(attr, name=columns.attr), sample_weight=w)
-            if "multi" in fam:
-                fam["multi"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
-                                  sample_weight=w)
-            sample.add(batch)
-        if has_train:
-            for batch, where in train.batches(columns.truth_columns(), batch_size, bar):
-                arrays = _arrays(batch, columns.truth_columns())
-                attr, task = arrays[columns.attr], _task(arrays, columns.task)
-                n_train += batch.num_rows
-                for key in ("directional", "mals", "multi"):
-                    if key in fam:
-                        fam[key].feed(where, "update_train", attr, task)
+        shipped = {key: family.shipped() for key, family in fam.items()}
+        del fam  # the empty tables: each part rebuilds its own
+        counts = _run_parts(_count_part, [(reading, shipped, sample, *job) for job in jobs], job_rows, workers, bar)
+        counted = next(counts)
+        for part in counts:
+            counted.merge(part)
+    fam, soft = counted.families, counted.soft
+    n_test, n_train = counted.n_test, (counted.n_train if has_train else None)
 
     # ---- the report --------------------------------------------------------- #
-    held = _sample_inputs(sample.sample(), columns)
+    held_frame = counted.sample.sample()
+    held = _sample_inputs(held_frame, columns)
     names = dict(config.names or {})
     description = {
         "n_test": n_test,
@@ -753,7 +1110,7 @@ def stream_audit(
         "calibrated": [],
         "streamed": {
             "files": len(data.files),
-            "train_files": len(train.files) if has_train else 0,
+            "train_files": len(train.files) if train is not None else 0,
             "batch_size": batch_size,
             "dpa_rows": int(dpa_rows),
             "rows_sampled": len(held["attr"]),
@@ -762,8 +1119,7 @@ def stream_audit(
     weight = None
     if columns.weight:
         description["weighted"] = True
-        held_frame = sample.sample()
         weight = held_frame[columns.weight].reset_index(drop=True).to_numpy(dtype=np.float64)
     inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train,
-                      results={k: f.result() for k, f in fam.items()}, description=description)
+                      results={k: f.result(config) for k, f in fam.items()}, description=description)
     return _build_report(inp, config, chosen)
