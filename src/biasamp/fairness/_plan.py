@@ -145,7 +145,8 @@ def _parts(metric: str, n, pos, pred, tp, gbar: np.ndarray) -> np.ndarray:
 
 
 def _deviation_se_floor(metric: str, full: np.ndarray) -> np.ndarray | None:
-    """Standard errors of SPSF's / FPSF's parts Pr[g]·(r − r_g) at the pooled rate r (None for other metrics).
+    """Standard errors of the parts at the pooled rate r: SPSF's / FPSF's Pr[g]·(r − r_g), and the group rates r_g
+    that are the parts of DP / EOTP / EOFP above ``PAIRWISE_MAX_GROUPS`` groups (r(1 − r)/n_g); None for the others.
 
     With counts n_g (all rows for SPSF, the negatives for FPSF) and the pooled
     rate r, Var(r − r_g) = r(1 − r)(1/n_g − 1/n) when every group has rate r.
@@ -157,21 +158,25 @@ def _deviation_se_floor(metric: str, full: np.ndarray) -> np.ndarray | None:
     (:attr:`Parts.se_floor`). Counts must be frequencies (hard labels,
     whole-number weights).
     """
-    if metric not in ("SPSF", "FPSF"):
-        return None
     k = (full.shape[-1] - 1) // 3
     n, pos, pred, tp = _split(full, k)
-    if metric == "SPSF":
+    rates = metric in ("DP", "EOTP", "EOFP") and n.shape[-1] > PAIRWISE_MAX_GROUPS  # the parts are the group rates
+    if metric not in ("SPSF", "FPSF") and not rates:
+        return None
+    if metric in ("SPSF", "DP"):
         size, one = np.broadcast_to(n[:, None], pos.shape), pred
+    elif metric == "EOTP":
+        size, one = pos, tp
     else:
         size, one = n[:, None] - pos, pred - tp
     total = size.sum(axis=0)
     n_all = n.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(total > 0, one.sum(axis=0) / np.where(total > 0, total, 1), np.nan)
-        inv = np.where(size > 0, 1.0 / np.where(size > 0, size, 1) - 1.0 / np.where(total > 0, total, 1)[None, :],
-                       np.nan)
-        weight = n[:, None] / n_all if n_all > 0 else np.full_like(size, np.nan)
+        inv = np.where(size > 0, 1.0 / np.where(size > 0, size, 1), np.nan)
+        if not rates:  # r − r_g: r includes the group's own rows
+            inv = inv - 1.0 / np.where(total > 0, total, 1)[None, :]
+        weight = 1.0 if rates else (n[:, None] / n_all if n_all > 0 else np.full_like(size, np.nan))
     se = weight * np.sqrt(rate[None, :] * (1.0 - rate[None, :]) * np.maximum(inv, 0.0))  # (G, K)
     return np.swapaxes(se, 0, 1).reshape(-1)  # class-major, as the parts
 
