@@ -124,6 +124,32 @@ def test_weighted_without_training_set(dataset):
     _assert_close(two, one)
 
 
+def test_weighted_with_classes_given(dataset, parts):
+    """No classes pass: the workers' offsets among the rows of positive weight come from a pass over the weights."""
+    kw = {"batch_size": 100, "dpa_rows": 0, "attr_classes": ["man", "woman"]}
+    one = _run(dataset / "test", _columns("w"), 1, **kw)
+    parts.clear()
+    two = _run(dataset / "test", _columns("w"), 2, **kw)
+    assert [name for name, *_ in parts] == ["_classes_part", "_collect_part", "_count_part"]
+    assert two.to_json() == one.to_json()
+
+
+def test_rows_of_weight_zero_change_nothing(tmp_path, demo):
+    """Rows of weight 0 inserted anywhere leave every count-based value and interval as they were, on 1 or 2
+    workers: the Poisson weights are keyed by a row's position among the rows of positive weight."""
+    frame = _test_frame(demo)
+    frame["w"] = frame["w"].where(frame["w"] > 0, 0.5)  # no zero weight
+    padded = pd.concat([frame.iloc[:1], frame.iloc[[3, 9, 400]].assign(w=0.0), frame.iloc[1:700],
+                        frame.iloc[[5]].assign(w=0.0), frame.iloc[700:]], ignore_index=True)
+    _write(frame, tmp_path / "plain", [500, 500])
+    _write(padded, tmp_path / "padded", [300, 704])
+    cols = ["section", "metric", "direction", "value", "ci_low", "ci_high", "p_value"]
+    kw = {"batch_size": 64, "dpa_rows": 0, "sections": ["directional", "mals", "multi", "fairness"]}
+    ref = _run(tmp_path / "plain", _columns("w"), 1, **kw).table[cols]
+    for k in (1, 2):
+        pd.testing.assert_frame_equal(_run(tmp_path / "padded", _columns("w"), k, **kw).table[cols], ref)
+
+
 def _assert_close(a: Report, b: Report) -> None:
     cols = ["section", "metric", "direction", "n", "note", "reading"]
     pd.testing.assert_frame_equal(a.table[cols], b.table[cols])

@@ -44,9 +44,9 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   in-memory audit bootstraps the table of distinct rows, which has up to
   one entry per row for multi-label tasks, so it is not bounded. A stream
   instead gives every row, in every replicate, a Poisson(1) weight (a hash
-  of its position in the dataset, the replicate and the seed: passed as
-  ``row_ids``, so a row of weight 0, which the families drop, does not
-  shift the weights of the rows after it) and sums the weighted
+  of its position among the rows counted, the replicate and the seed; rows
+  of sample weight 0, which every family drops, are not counted, so they
+  change nothing) and sums the weighted
   replicate tables batch by batch (``n_boot`` replicates, 1,000 by default as
   in memory: each costs about one weight and one table update per row). Smooth
   statistics get percentile intervals (BCa needs the distinct rows); the
@@ -75,8 +75,11 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   ``dask.distributed`` cluster under ``joblib.parallel_config(backend=
   "dask")``), with one BLAS/OpenMP thread and no pyarrow decoding threads.
   It counts from its range's row offset: the rows' Poisson weights are
-  keyed by their dataset positions and the sample's generator is advanced
-  to the range's first row, so the parts, merged in row order (the class
+  keyed by their positions among the rows counted (passed as ``row_ids``;
+  with sample weights, the classes pass also counts each range's rows of
+  positive weight, the offsets of the ranges after it) and the sample's
+  generator is advanced to the range's first row, so the parts, merged in
+  row order (the class
   lists' first-seen order, the pre-pass' distinct sets, the accumulators,
   the bottom-k samples, the error met first), give the report of one
   process: identical for hard labels and for weights whose sums are exact,
@@ -355,7 +358,7 @@ class RowRange:
     offset : int
         The dataset row (0-based, over the files in reading order) of its
         first row: the position from which the rows' Poisson bootstrap
-        weights and sample keys continue.
+        weights (unweighted data) and sample keys continue.
     pieces : tuple of (int, int, int)
         ``(file index, first row, stop row)`` of each file it covers, rows
         counted from the file's start.
@@ -769,17 +772,26 @@ def _part_rows(*ranges: RowRange | None) -> int:
 
 
 # ---- pass 1: the classes ------------------------------------------------------ #
-def _classes_part(reading: _Reading, find: list[str], test: RowRange | None, train: RowRange | None,
-                  bar: Any = None) -> dict:
-    """The distinct values of the columns ``find`` in ``test`` and ``train`` rows, by ``(source, column)``."""
+def _classes_part(reading: _Reading, find: list[str], weights: bool, test: RowRange | None, train: RowRange | None,
+                  bar: Any = None) -> tuple[dict, int]:
+    """The distinct values of the columns ``find`` in ``test`` and ``train`` rows, by ``(source, column)``, and,
+    with ``weights``, the number of ``test`` rows of positive weight."""
     uniques: dict = {}
+    weight = reading.columns.weight if weights else None
+    positive = 0
     for source, ds, rows in (("test", reading.data, test), ("train", reading.train, train)):
         if ds is None or rows is None:
             continue
-        for batch, _ in ds.batches(find, reading.batch_size, bar, rows, reading.threads):
-            for name, arr in _arrays(batch, find).items():
-                uniques[source, name] = _uniques(uniques.get((source, name)), arr)
-    return uniques
+        read = [*find, *([weight] if weight and source == "test" else [])]
+        if not read:
+            continue
+        for batch, _ in ds.batches(read, reading.batch_size, bar, rows, reading.threads):
+            arrays = _arrays(batch, read)
+            for name in find:
+                uniques[source, name] = _uniques(uniques.get((source, name)), arrays[name])
+            if weight and source == "test":
+                positive += int(np.count_nonzero(np.asarray(arrays[weight]) > 0))
+    return uniques, positive
 
 
 # ---- pass 2: the combinations of the multi-attribute metrics ------------------ #
@@ -821,12 +833,14 @@ class _Counted:
 
 
 def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, Any], test: RowRange | None,
-                train: RowRange | None, bar: Any = None) -> _Counted:
+                train: RowRange | None, kept: int = 0, bar: Any = None) -> _Counted:
     """Count ``test`` rows, then ``train`` rows: every family's accumulator, and the sample of test rows.
 
-    Every test row's Poisson bootstrap weights are fixed by its position in
-    the dataset (``row_ids``) and its sample key by the generator advanced
-    to its range, so ranges counted apart add up to one pass over all rows.
+    Every test row's Poisson bootstrap weights are fixed by its ``row_ids``:
+    its position among the test rows the families count (those of positive
+    weight, which are all of them without weights; ``kept``: how many come
+    before ``test``), and its sample key by the generator advanced to its
+    range, so ranges counted apart add up to one pass over all rows.
     """
     columns, has_train = reading.columns, reading.train is not None
     fam = {key: family.unpacked() for key, family in fam.items()}
@@ -836,7 +850,7 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
     if test is not None:
         for family in fam.values():
             family.stage = (0, test.index)
-        position = test.offset
+        position = test.offset if columns.weight is None else kept
         for batch, where in reading.data.batches(columns.test_columns(), reading.batch_size, bar, test,
                                                  reading.threads):
             arrays = _arrays(batch, columns.test_columns())
@@ -844,8 +858,13 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             attr_pred = arrays[columns.attr_pred] if columns.attr_pred is not None else None
             task_pred = _task(arrays, columns.task_pred) if columns.task_pred is not None else None
             w = arrays[columns.weight] if columns.weight else None
-            ids = np.arange(position, position + batch.num_rows, dtype=np.int64)  # the rows' Poisson weights
-            position += batch.num_rows
+            if w is None:  # the rows' Poisson weights: keyed by their position among the rows counted
+                ids = np.arange(position, position + batch.num_rows, dtype=np.int64)
+                position += batch.num_rows
+            else:  # rows of weight 0 are dropped by every family: they do not move the rows after them
+                counted = np.asarray(w) > 0
+                ids = position + np.cumsum(counted, dtype=np.int64) - 1
+                position += int(np.count_nonzero(counted))
             n_test += batch.num_rows
             for role, x in (("attr_pred", attr_pred), ("task_pred", task_pred)):
                 if x is not None and not soft[role]:
@@ -999,15 +1018,23 @@ def stream_audit(
     job_rows = [_part_rows(*job) for job in jobs]
 
     # ---- pass 1: the classes of the 1-D ground truths --------------------- #
+    # (and, with sample weights and several parts, each part's test rows of positive weight: the rows the
+    # families count, whose positions key the Poisson weights)
     uniques: dict = {}
     find = [columns.attr] if attr_classes is None else []
     if task_classes is None and not columns.multilabel:
         find.append(columns.task[0])
-    if find:
-        with _bar(data.num_rows + train_rows, "classes", opt.progress) as bar:
-            for part in _run_parts(_classes_part, [(reading, find, *job) for job in jobs], job_rows, workers, bar):
+    positives = [0] * len(jobs)
+    count_weights = columns.weight is not None and len(jobs) > 1
+    if find or count_weights:
+        with _bar(data.num_rows + (train_rows if find else 0), "classes" if find else "weights", opt.progress) as bar:
+            parts = _run_parts(_classes_part, [(reading, find, count_weights, *job) for job in jobs],
+                               [_part_rows(test, train if find else None) for test, train in jobs], workers, bar)
+            for i, (part, positive) in enumerate(parts):
+                positives[i] = positive
                 for key, values in part.items():  # in row order: the first-seen order of one pass
                     uniques[key] = _uniques(uniques.get(key), values)
+    kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
 
     def classes(column: str, given: Sequence | None, *sources: str) -> list:
         if given is not None:
@@ -1085,7 +1112,8 @@ def stream_audit(
     with _bar(data.num_rows + train_rows, "counting", opt.progress) as bar:
         shipped = {key: family.shipped() for key, family in fam.items()}
         del fam  # the empty tables: each part rebuilds its own
-        counts = _run_parts(_count_part, [(reading, shipped, sample, *job) for job in jobs], job_rows, workers, bar)
+        counts = _run_parts(_count_part, [(reading, shipped, sample, *job, before) for job, before in zip(jobs, kept)],
+                            job_rows, workers, bar)
         counted = next(counts)
         for part in counts:
             counted.merge(part)
