@@ -1335,8 +1335,13 @@ def _empty_rows(attr: LabelMatrix, task: LabelMatrix, weights: np.ndarray | None
     """Number (total weight) of rows with no attribute class and no task label (only indicator matrices have them)."""
     if attr.codes is not None or task.codes is not None:
         return 0
-    empty = ~np.asarray(attr.dense != 0).any(axis=1) & ~np.asarray(task.dense != 0).any(axis=1)
+    empty = _empty_row_mask(attr, task)
     return int(empty.sum()) if weights is None else float(weights[empty].sum())
+
+
+def _empty_row_mask(attr: LabelMatrix, task: LabelMatrix) -> np.ndarray:
+    """Per row: no attribute class and no task label (two indicator matrices, neither held as ``codes``)."""
+    return np.asarray(~(attr._dense() != 0).any(axis=1) & ~(task._dense() != 0).any(axis=1))
 
 
 def _without_empty_rows(train: CooccurrenceCounts, n_empty: float) -> CooccurrenceCounts:
@@ -1405,8 +1410,7 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
     by_role = {m.name: m for m in (*left, *right)}
     empty: np.ndarray | None = None
     if drop_empty_train_rows and by_role["attr"].codes is None and by_role["task"].codes is None:
-        empty = (~np.asarray(by_role["attr"].dense != 0).any(axis=1)
-                 & ~np.asarray(by_role["task"].dense != 0).any(axis=1))
+        empty = _empty_row_mask(by_role["attr"], by_role["task"])
     out = {}
     reads = {"A->T": (["attr"], ["task", "task_pred"]), "T->A": (["attr", "attr_pred"], ["task"])}
     given = [d for d, pred in _NEEDS.items() if pred in by_role]

@@ -139,17 +139,18 @@ def _column_bitsets(get_block, n: int, k: int) -> np.ndarray:
 def _label_blocks(m: LabelMatrix):
     """Row-block reader of a hard 0/1 label matrix as booleans."""
     if m.codes is not None:
-        k = m.n_classes
+        k, codes = m.n_classes, m.codes
 
         def get(start: int, stop: int) -> np.ndarray:
             block = np.zeros((stop - start, k), dtype=bool)
-            block[np.arange(stop - start), m.codes[start:stop]] = True
+            block[np.arange(stop - start), codes[start:stop]] = True
             return block
 
     else:
+        dense = m._dense()
 
         def get(start: int, stop: int) -> np.ndarray:
-            return m.dense[start:stop] != 0
+            return dense[start:stop] != 0
 
     return get
 
@@ -253,7 +254,10 @@ class _Grouping:
 
     def __init__(self, codes_list: Sequence[np.ndarray], n_groups: int, weights: np.ndarray | None = None) -> None:
         self.n_groups, self.n_tables, self.weights = n_groups, len(codes_list), weights
-        self.bits = self.planes = self.onehot = None
+        # exactly one of these is set: bitsets (no weights), bit planes (small integer weights), weighted one-hot
+        self.bits: list[np.ndarray] | None = None
+        self.planes: list[np.ndarray] | None = None
+        self.onehot: np.ndarray | None = None
         if weights is None:
             self.bits = [_code_bitsets(c, n_groups) for c in codes_list]
             return
@@ -288,7 +292,8 @@ class _Grouping:
                         group, plane = divmod(j, self.n_planes)
                         res[group, sl] += _popcount(bits & table[j]) * scale[plane]
             return out
-        n = len(self.weights)  # other weights: unpack a few combinations' bits, one product (BLAS)
+        assert self.onehot is not None  # the weights are neither absent nor small integers (__init__)
+        n = self.onehot.shape[0]  # other weights: unpack a few combinations' bits, one product (BLAS)
         step = max(1, (4 * _CHUNK_BYTES) // (8 * max(n, 1)))
         for start in range(0, k, step):
             sl = slice(start, min(k, start + step))
@@ -366,8 +371,8 @@ def _observed_sets(train: LabelMatrix, min_size: int, max_size: int) -> tuple[np
         new = np.ones(n, dtype=bool)
         new[1:] = (sorted_keys[1:] != sorted_keys[:-1]).any(axis=1)
         distinct = sorted_keys[new]
-    distinct = np.ascontiguousarray(distinct).view(np.uint8)
-    member = np.unpackbits(distinct, axis=1, count=a, bitorder="little").astype(bool)
+    distinct_bytes = np.ascontiguousarray(distinct).view(np.uint8)
+    member = np.unpackbits(distinct_bytes, axis=1, count=a, bitorder="little").astype(bool)
     return _sized_combinations(member, min_size, max_size)
 
 
@@ -526,9 +531,9 @@ class MultiAttributeCounts:
         the task labels (the paper's attributes).
     combinations : tuple of tuple
         The combinations M, each a tuple of task names (sorted by task index).
-    n_train, train_attr, train_joint : int, ndarray, ndarray
+    n_train, train_attr, train_joint : int or float, ndarray, ndarray
         Training ground truth: rows, #g, and #(g, m ⊆ S).
-    n_test, test_attr, test_joint : int, ndarray, ndarray
+    n_test, test_attr, test_joint : int or float, ndarray, ndarray
         Test ground truth: rows, #g, and #(g, m ⊆ S).
     pred_attr : ndarray or None
         #ĝ on the test set (when ``attr_pred`` was given).
@@ -575,10 +580,10 @@ class MultiAttributeCounts:
     attr_classes: tuple
     task_classes: tuple
     combinations: tuple
-    n_train: int
+    n_train: int | float
     train_attr: np.ndarray
     train_joint: np.ndarray
-    n_test: int
+    n_test: int | float
     test_attr: np.ndarray
     test_joint: np.ndarray
     pred_attr: np.ndarray | None = None
@@ -610,7 +615,8 @@ class MultiAttributeCounts:
         for what in ("n_train", "n_test"):
             v = getattr(self, what)
             if self.weighted and isinstance(v, numbers.Real) and not isinstance(v, bool):
-                if not (np.isfinite(v) and v >= 0):
+                total = np.asarray(v)  # numbers.Real declares no comparison with int nor a numpy conversion
+                if not (np.isfinite(total) and total >= 0):
                     raise ValueError(f"MultiAttributeCounts: {what} must be a finite non-negative total weight, "
                                      f"got {v!r}")
             elif isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
@@ -650,15 +656,17 @@ class MultiAttributeCounts:
         for what in ("attr_classes", "task_classes", "combinations"):
             if getattr(self, what) != getattr(other, what):
                 raise ValueError(f"cannot add multi-attribute counts with different {what}")
-        sums = {}
-        for name in self._ARRAYS:
+        optional: dict[str, np.ndarray | None] = {}
+        for name in self._ARRAYS[4:]:  # the prediction tables; the four ground-truth ones are required
             x, y = getattr(self, name), getattr(other, name)
             if (x is None) != (y is None):
                 raise ValueError(f"cannot add multi-attribute counts: only one of them has {name}")
-            sums[name] = None if x is None else x + y
+            optional[name] = None if x is None else x + y
         return MultiAttributeCounts(
             self.attr_classes, self.task_classes, self.combinations,
-            n_train=self.n_train + other.n_train, n_test=self.n_test + other.n_test, **sums,
+            n_train=self.n_train + other.n_train, n_test=self.n_test + other.n_test,
+            train_attr=self.train_attr + other.train_attr, train_joint=self.train_joint + other.train_joint,
+            test_attr=self.test_attr + other.test_attr, test_joint=self.test_joint + other.test_joint, **optional,
             weighted=self.weighted or other.weighted, rows=add_filters(self.rows, other.rows),
             train_rows=add_filters(self.train_rows, other.train_rows),
         )
@@ -928,6 +936,7 @@ def _mals(counts: MultiAttributeCounts, small: np.ndarray, left_out: np.ndarray)
     col = joint.sum(axis=0)  # #(m ⊆ S) in train: > 0 for every kept m
     indicator = _greater(n_groups * joint, col[None, :])  # bias_train > 1/|G|, exactly in integers
     pp = counts.joint_ghat_mhat
+    assert pp is not None  # the callers compute Multi_MALS only from a table with #(ĝ, m ⊆ Ŝ)
     pcol = pp.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         bias_train = joint / col[None, :]
@@ -972,6 +981,7 @@ def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray, sm
     else:
         support = np.broadcast_to(n_comb, both.shape)
         predicted = counts.joint_ghat_m
+    assert predicted is not None  # a direction is computed only from a table with its predictions
     undefined = support <= 0
     with np.errstate(invalid="ignore", divide="ignore"):
         p_true = np.where(undefined, np.nan, both / support)
@@ -1158,6 +1168,7 @@ def _mals_crossfit(counts: MultiAttributeCounts, folds: tuple, small: np.ndarray
     col = joint.sum(axis=0)
     indicator = _greater(n_groups * joint, col[None, :])
     pp = counts.joint_ghat_mhat
+    assert pp is not None  # the callers compute Multi_MALS only from a table with #(ĝ, m ⊆ Ŝ)
     pcol = pp.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         bias_train = joint / col[None, :]
@@ -1312,7 +1323,9 @@ def _count_fixed(prep: _Prepared, idx: np.ndarray, sizes: np.ndarray,
         pred_counts = grouping.counts(_column_bitsets(_label_blocks(a["task_pred"]), n, n_tasks), idx, sizes)
         g_mhat = pred_counts[0]
         ghat_mhat = pred_counts[1] if "attr_pred" in codes else None
-    as_float = (lambda x: None if x is None else np.asarray(x, dtype=np.float64)) if weighted else (lambda x: x)
+    def as_float(x: np.ndarray) -> np.ndarray:
+        return np.asarray(x, dtype=np.float64) if weighted else x
+
     total = float(w.sum()) if w is not None else (float(n) if weighted else int(n))
     attr_totals = as_float(_group_totals(codes["attr"], n_groups, w))
     return MultiAttributeCounts(
@@ -1320,8 +1333,10 @@ def _count_fixed(prep: _Prepared, idx: np.ndarray, sizes: np.ndarray,
         n_train=total, train_attr=attr_totals, train_joint=as_float(test_counts[0]),
         n_test=total, test_attr=attr_totals, test_joint=as_float(test_counts[0]),
         pred_attr=as_float(_group_totals(codes["attr_pred"], n_groups, w)) if "attr_pred" in codes else None,
-        joint_g_mhat=as_float(g_mhat), joint_ghat_m=as_float(test_counts[1]) if "attr_pred" in codes else None,
-        joint_ghat_mhat=as_float(ghat_mhat), weighted=weighted, rows=prep.rows, train_rows=prep.rows,
+        joint_g_mhat=None if g_mhat is None else as_float(g_mhat),
+        joint_ghat_m=as_float(test_counts[1]) if "attr_pred" in codes else None,
+        joint_ghat_mhat=None if ghat_mhat is None else as_float(ghat_mhat), weighted=weighted, rows=prep.rows,
+        train_rows=prep.rows,
     )
 
 
@@ -1356,7 +1371,8 @@ def _group_codes(m: LabelMatrix) -> np.ndarray:
     """Class index per row of an ``attr`` label (the paper's group), which must be one-hot."""
     if m.codes is not None:
         return m.codes
-    per_row = np.count_nonzero(m.dense, axis=1)
+    dense = m._dense()
+    per_row = np.count_nonzero(dense, axis=1)
     bad = np.flatnonzero(per_row != 1)
     if bad.size:
         counts = sorted({int(c) for c in per_row[bad]})
@@ -1364,7 +1380,7 @@ def _group_codes(m: LabelMatrix) -> np.ndarray:
             f"{m.name} must be one-hot (exactly one class per row), but rows {_fmt_rows(bad)} have "
             f"{' or '.join(map(str, counts))} classes"
         )
-    return np.argmax(m.dense, axis=1).astype(np.intp)
+    return np.argmax(dense, axis=1).astype(np.intp)
 
 
 def _argmax_attr_pred(attr: Any, attr_train: Any, attr_pred: Any) -> Any:
@@ -1881,7 +1897,9 @@ def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, m
 
     names = a["task"].classes
     combos = tuple(tuple(names[j] for j in row[:s]) for row, s in zip(idx.tolist(), sizes.tolist()))
-    as_float = (lambda x: None if x is None else x.astype(np.float64)) if weighted else (lambda x: x)
+    def as_float(x: np.ndarray) -> np.ndarray:
+        return x.astype(np.float64) if weighted else x
+
     counts = MultiAttributeCounts(
         attr_classes=g["attr"].classes,
         task_classes=names,
@@ -1893,9 +1911,9 @@ def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, m
         test_attr=as_float(_group_totals(codes["attr"], n_groups, w)),
         test_joint=as_float(test_counts[0]),
         pred_attr=as_float(_group_totals(codes["attr_pred"], n_groups, w)) if "attr_pred" in codes else None,
-        joint_g_mhat=as_float(joint_g_mhat),
+        joint_g_mhat=None if joint_g_mhat is None else as_float(joint_g_mhat),
         joint_ghat_m=as_float(test_counts[1]) if "attr_pred" in codes else None,
-        joint_ghat_mhat=as_float(joint_ghat_mhat),
+        joint_ghat_mhat=None if joint_ghat_mhat is None else as_float(joint_ghat_mhat),
         weighted=weighted,
         rows=prep.rows,
         train_rows=prep.train_rows if prep.source == "train" else prep.rows,

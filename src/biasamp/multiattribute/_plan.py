@@ -107,10 +107,12 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
             "min_group_size": 30, "include_small_groups": False, "cross_fit": None, "cross_fit_random_state": None,
             **options}
     mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
-    checked = {name: _m._check_int(opts[name], name, 1, allow_none=name == "max_size")
-               for name in ("min_size", "max_size", "min_support", "max_combinations")}
-    if checked["max_size"] is not None and checked["max_size"] < checked["min_size"]:
-        raise ValueError(f"max_size ({checked['max_size']}) must be >= min_size ({checked['min_size']})")
+    min_size = _m._check_int(opts["min_size"], "min_size", 1)
+    max_size = _m._check_int(opts["max_size"], "max_size", 1, allow_none=True)
+    min_support = _m._check_int(opts["min_support"], "min_support", 1)
+    max_combinations = _m._check_int(opts["max_combinations"], "max_combinations", 1)
+    if max_size is not None and max_size < min_size:
+        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
     prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
                        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing,
                        threshold=opts["threshold"], soft=opts["soft"])
@@ -123,7 +125,8 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
             "predicted group after thresholding (some rows have none or several; the authors' M->G counts them "
             "in every column, which the resampled tables do not hold): compute the point estimate with "
             "multi_bias_amp, or pass one-hot attr_pred")
-    counts, selection = _m._count(prep, mode=mode, support=opts["support"], **checked)
+    counts, selection = _m._count(prep, mode=mode, support=opts["support"], min_size=min_size, max_size=max_size,
+                                  min_support=min_support, max_combinations=max_combinations)
     cross_fit = check_cross_fit(opts["cross_fit"], attr_train is not None or task_train is not None)
     splits = None
     if cross_fit:
