@@ -510,6 +510,16 @@ def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts, smal
     both, support, predicted = _direction_inputs(
         direction, test.gram, len(test.attr_classes), len(test.task_classes), (test.attr_roles, test.task_roles))
     p_true, p_pred, delta, contribution, undefined = _direction_arrays(y, both, support, predicted)
+    return _direction_result(direction, test, both, contribution, undefined, small, excluded,
+                             {"y": y, "p_true": p_true, "p_pred": p_pred, "delta": delta})
+
+
+def _direction_result(direction: str, test: CooccurrenceCounts, both: np.ndarray, contribution: np.ndarray,
+                      undefined: np.ndarray, small: np.ndarray, excluded: np.ndarray, columns: dict,
+                      after: dict | None = None) -> DirectionResult:
+    """The result of one direction from its per-pair ``contribution`` (y·Δ, plug-in or cross-fitted): the mean
+    over the defined pairs of the groups kept in the headline, and the per-pair table (``columns``, the
+    contribution, ``after``, the supports)."""
     n_undefined = int(undefined.sum())
     all_undefined = bool(undefined.size) and n_undefined == undefined.size
     reason = _DIRECTION_UNDEFINED[direction] if all_undefined else None
@@ -517,8 +527,7 @@ def _one_direction(direction: str, y: np.ndarray, test: CooccurrenceCounts, smal
     left_out = np.broadcast_to(excluded[:, None], undefined.shape) & ~undefined
     value = float(_mean_defined(contribution, undefined | left_out))
     pairs = _pair_frame(
-        test.attr_classes, test.task_classes,
-        y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
+        test.attr_classes, test.task_classes, **columns, contribution=contribution, **(after or {}),
         n_attr=_as_count(test.total("attr"))[:, None], n_task=_as_count(test.total("task"))[None, :],
         n_both=_as_count(both), small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
     )
@@ -662,21 +671,9 @@ def _one_direction_crossfit(direction: str, folds: tuple, signs: tuple, small: n
     p_true, p_pred, delta, _, _ = _direction_arrays(y, both, support, predicted)
     d0, d1, contribution, undefined = crossfit_direction(direction, y0, y1, folds[0].gram, folds[1].gram, ka, kt,
                                                          roles)
-    n_undefined = int(undefined.sum())
-    all_undefined = bool(undefined.size) and n_undefined == undefined.size
-    reason = _DIRECTION_UNDEFINED[direction] if all_undefined else None
-    _warn_undefined(n_undefined, undefined.size, f"BiasAmp {direction}")
-    left_out = np.broadcast_to(excluded[:, None], undefined.shape) & ~undefined
-    value = float(_mean_defined(contribution, undefined | left_out))
-    pairs = _pair_frame(
-        test.attr_classes, test.task_classes,
-        y=y, p_true=p_true, p_pred=p_pred, delta=delta, contribution=contribution,
-        y_fold0=y0, y_fold1=y1,
-        n_attr=_as_count(test.total("attr"))[:, None], n_task=_as_count(test.total("task"))[None, :],
-        n_both=_as_count(both), small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
-    )
-    return DirectionResult(direction, value, pairs, int((~undefined & ~left_out).sum()), n_undefined, all_undefined,
-                           reason, int(left_out.sum()))
+    return _direction_result(direction, test, both, contribution, undefined, small, excluded,
+                             {"y": y, "p_true": p_true, "p_pred": p_pred, "delta": delta},
+                             {"y_fold0": y0, "y_fold1": y1})
 
 
 _NEEDS = {"A->T": "task_pred", "T->A": "attr_pred"}
