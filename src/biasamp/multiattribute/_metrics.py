@@ -1099,6 +1099,13 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
     mals = _mals(counts, small, left_out) if counts.joint_ghat_mhat is not None else None
     g_to_m = _directional(counts, "G->M", y, small, left_out) if counts.joint_g_mhat is not None else None
     m_to_g = _directional(counts, "M->G", y, small, left_out) if counts.joint_ghat_m is not None else None
+    return _assembled(counts, mals, g_to_m, m_to_g, selection, train_source, left_out)
+
+
+def _assembled(counts: MultiAttributeCounts, mals: Any, g_to_m: Any, m_to_g: Any, selection: dict | None,
+               train_source: str, left_out: np.ndarray, cross_fit: bool = False) -> MultiBiasAmpResult:
+    """The result from its three metrics (None where not computed): the all-undefined error, the warnings and the
+    selection record shared by the plug-in and the cross-fitted paths."""
     if mals is None and g_to_m is None and m_to_g is None:
         raise ValueError("the count table holds no predicted counts")
     given = [r for r in (mals, g_to_m, m_to_g) if r is not None]
@@ -1112,7 +1119,8 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
     }
     return MultiBiasAmpResult(mals, g_to_m, m_to_g, counts.combinations, sel, train_source, counts, counts.rows,
                               counts.train_rows if train_source == "train" else None, counts.weighted,
-                              small_groups=tuple(c for c, e in zip(counts.attr_classes, left_out) if e))
+                              small_groups=tuple(c for c, e in zip(counts.attr_classes, left_out) if e),
+                              cross_fit=cross_fit)
 
 
 # --------------------------------------------------------------------------- #
@@ -1269,21 +1277,7 @@ def multi_from_folds(folds: dict, *, counts: MultiAttributeCounts | None = None,
         if counts.joint_g_mhat is not None and "G->M" in folds else None
     m_to_g = _directional_crossfit(counts, folds["M->G"], "M->G", y, signs(folds["M->G"]), small, left_out) \
         if counts.joint_ghat_m is not None and "M->G" in folds else None
-    if mals is None and g_to_m is None and m_to_g is None:
-        raise ValueError("the count table holds no predicted counts")
-    given = [r for r in (mals, g_to_m, m_to_g) if r is not None]
-    if all(r.undefined for r in given):
-        raise _all_undefined_error([(r.metric, len(r.table), r.reason) for r in given])
-    _warn_undefined_statistics({r.metric: r.reason for r in given if r.undefined})
-    sel = dict(selection) if selection else {
-        "mode": "given", "min_size": int(counts.sizes.min()), "max_size": int(counts.sizes.max()),
-        "min_support": None, "n_candidates": len(counts.combinations),
-        "removed_min_support": 0, "removed_not_in_test": 0,
-    }
-    return MultiBiasAmpResult(mals, g_to_m, m_to_g, counts.combinations, sel, "test", counts, counts.rows, None,
-                              counts.weighted,
-                              small_groups=tuple(c for c, e in zip(counts.attr_classes, left_out) if e),
-                              cross_fit=True)
+    return _assembled(counts, mals, g_to_m, m_to_g, selection, "test", left_out, cross_fit=True)
 
 
 def _combination_index(counts: MultiAttributeCounts) -> tuple[np.ndarray, np.ndarray]:
