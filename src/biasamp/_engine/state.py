@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.rows import add_filters
+from biasamp._core.labels import check_consistent_length, encode_labels
+from biasamp._core.rows import add_filters, select_rows
 
 __all__ = [
     "CountState",
@@ -237,3 +238,22 @@ class ReplicateRows:
     right: Any
     n: int
     row_ids: Any = None
+
+
+def train_batch(roles: Any, missing: str, attr_classes: Any, task_classes: Any) -> tuple[Any, Any, Any, Any]:
+    """A batch of training ground truth (``attr_train``, ``task_train``, ``train_sample_weight`` of ``roles``):
+    its rows selected (``missing``, zero weights) and encoded on the fixed class lists.
+
+    Returns ``(attr, task, weights, rows)``: the two encoded label matrices, the weights of the kept rows (None
+    when unweighted) and the row filter (what was dropped). The counting of every family that takes a
+    training set (``count_train`` of its streaming declaration) starts here.
+    """
+    attr, task = roles.get("attr_train"), roles.get("task_train")
+    if attr is None or task is None:
+        raise ValueError("update_train needs both attr and task (training ground truth)")
+    arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=missing, group_args=("attr",),
+                                        sample_weight=roles.get("train_sample_weight"), group_columns=False)
+    enc_a = encode_labels({"attr_train": arrays["attr"]}, classes=attr_classes)["attr_train"]
+    enc_t = encode_labels({"task_train": arrays["task"]}, classes=task_classes)["task_train"]
+    check_consistent_length(attr_train=enc_a, task_train=enc_t)
+    return enc_a, enc_t, weights, rows

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import (
     check_include_small_groups,
     check_min_group_size,
@@ -37,6 +36,7 @@ from biasamp._engine.state import (
     setting,
     sum_filters,
     table,
+    train_batch,
 )
 from biasamp._family import ClassList, Streaming
 from biasamp.cooccurrence._counts import ATTR_ROLES, TASK_ROLES, CooccurrenceCounts, _encode_side, _layout
@@ -231,14 +231,7 @@ def count_train(settings: CooccurrenceSettings, roles: Mapping[str, Any]) -> Coo
     """One batch of training ground truth (``attr_train``, ``task_train``): the table ``[1|A]ᵀ [1|T]``."""
     if settings.train is not None:
         raise ValueError("this accumulator was given fixed train counts; update_train() would add to them")
-    attr, task = roles.get("attr_train"), roles.get("task_train")
-    if attr is None or task is None:
-        raise ValueError("update_train needs both attr and task (training ground truth)")
-    arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=settings.missing, group_args=("attr",),
-                                        sample_weight=roles.get("train_sample_weight"), group_columns=False)
-    enc_a = encode_labels({"attr_train": arrays["attr"]}, classes=settings.attr_classes)["attr_train"]
-    enc_t = encode_labels({"task_train": arrays["task"]}, classes=settings.task_classes)["task_train"]
-    check_consistent_length(attr_train=enc_a, task_train=enc_t)
+    enc_a, enc_t, weights, rows = train_batch(roles, settings.missing, settings.attr_classes, settings.task_classes)
     counts = CooccurrenceCounts.from_encoded([replace(enc_a, name="attr")], [replace(enc_t, name="task")],
                                              weights=weights)
     state = start(settings)

@@ -31,6 +31,7 @@ from biasamp._engine.state import (
     setting,
     sum_filters,
     table,
+    train_batch,
 )
 from biasamp._family import ClassList, Prepass, Streaming
 from biasamp.multiattribute._metrics import (
@@ -339,14 +340,7 @@ def _bits(settings: MultiSettings, m: Any) -> np.ndarray:
 
 def count_train(settings: MultiSettings, roles: Mapping[str, Any]) -> MultiState:
     """A batch of training ground truth: ``b_train`` and ``y_gm``'s counts."""
-    attr, task = roles.get("attr_train"), roles.get("task_train")
-    if attr is None or task is None:
-        raise ValueError("update_train needs both attr and task (training ground truth)")
-    arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=settings.missing, group_args=("attr",),
-                                        sample_weight=roles.get("train_sample_weight"), group_columns=False)
-    g = encode_labels({"attr_train": arrays["attr"]}, classes=settings.attr_classes)["attr_train"]
-    a = encode_labels({"task_train": arrays["task"]}, classes=settings.task_classes)["task_train"]
-    check_consistent_length(attr_train=g, task_train=a)
+    g, a, weights, rows = train_batch(roles, settings.missing, settings.attr_classes, settings.task_classes)
     codes = _group_codes(g)
     ng = len(settings.attr_classes)
     (joint,) = _counts_by_group(_bits(settings, a), [codes], ng, weights, *fixed_of(settings))
