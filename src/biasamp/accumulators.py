@@ -13,7 +13,7 @@ bit-identical results; soft predictions (expected counts) agree to rounding
 (1e-12).
 
 One class does the work for every registered family: :class:`Accumulator`,
-built from the family's declaration (:class:`biasamp._family.Streaming`: its
+built from the family's declaration (``biasamp._family.Streaming``: its
 settings, its empty count state, its counting pass, the function of the
 counts, the streamed bootstrap's plan and an optional pre-pass). The named
 classes are that accumulator with the family fixed and the keyword names of
@@ -151,11 +151,11 @@ class Accumulator:
         C(B_1 \cup \dots \cup B_k) = \sum_{i=1}^k C(B_i), \qquad
         \text{metric} = f\Big(\sum_i C(B_i)\Big)
 
-    so :meth:`update` per batch, :meth:`merge` across processes and
+    so :meth:`update_roles` per batch, :meth:`merge` across processes and
     :meth:`sync` across ranks all give the metric of every row counted; the
     pure function :math:`f` is the family's ``*_from_counts``. Everything
     here reads only the family's declaration
-    (:class:`biasamp._family.Streaming`); the named classes
+    (``biasamp._family.Streaming``); the named classes
     (:class:`CooccurrenceAccumulator`, ...) fix the family and keep the
     keyword names of the functional API.
 
