@@ -271,6 +271,10 @@ def test_the_audit_reads_the_noise_attribute_as_neither_amplified_nor_reduced():
     rows = report.table[report.table["section"] == "directional"]
     assert set(rows["reading"]) & {"amplified", "reduced"} == set(), rows[["direction", "value", "reading"]]
     assert any("cross-fitted" in n for n in report.section("directional").notes)
+    # the per-pair chart draws the cross-fitted terms without error bars, and its caption says so
+    (fig,) = [f for f in report.section("directional").figures if f.key == "pairs"]
+    assert "cross-fitted terms (no per-pair interval" in fig.caption and "with simultaneous" not in fig.caption
+    assert "low" not in fig.data.columns or fig.data["low"].isna().all()
 
 
 def test_a_test_set_balanced_by_design_needs_its_design_as_the_training_set():

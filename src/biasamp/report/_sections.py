@@ -352,8 +352,10 @@ def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
         out.figures.append(FigureSpec(
             "pairs", "Per-pair amplification y_at * delta, sorted by magnitude", "hbar",
             pd.concat(bars, ignore_index=True),
-            f"The {opt.top_k} (attribute / task) pairs contributing most in each direction, with simultaneous "
-            f"{_ci_note(opt.level)} intervals; bars right of 0 amplify the training correlation, bars left of 0 "
+            f"The {opt.top_k} (attribute / task) pairs contributing most in each direction, "
+            + ("their cross-fitted terms (no per-pair interval: the tables' intervals are those of Delta, not of the "
+               "cross-fitted term); " if crossfit else f"with simultaneous {_ci_note(opt.level)} intervals; ")
+            + "bars right of 0 amplify the training correlation, bars left of 0 "
             "weaken it. Each direction has its own axis. n: the test instances the pair's rate rests on (members "
             "of the group for A->T, positives of the task for T->A); hatched when fewer than "
             f"{_min_group_size(opt)}."
