@@ -1431,6 +1431,18 @@ def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) ->
     return int(value)
 
 
+def _check_sizes(min_size: Any, max_size: Any, min_support: Any,
+                 max_combinations: Any) -> tuple[int, int | None, int, int]:
+    """The combination options checked (integers >= 1, ``max_size`` None or >= ``min_size``), in that order."""
+    min_size = _check_int(min_size, "min_size", 1)
+    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
+    min_support = _check_int(min_support, "min_support", 1)
+    max_combinations = _check_int(max_combinations, "max_combinations", 1)
+    if max_size is not None and max_size < min_size:
+        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    return min_size, max_size, min_support, max_combinations
+
+
 # --------------------------------------------------------------------------- #
 # label-level API
 # --------------------------------------------------------------------------- #
@@ -1702,12 +1714,8 @@ def multi_bias_amp(
     """
     mode = _check_options(combinations, support, attr_pred_rule)
     cross_fit = check_cross_fit(cross_fit, attr_train is not None or task_train is not None)
-    min_size = _check_int(min_size, "min_size", 1)
-    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
-    min_support = _check_int(min_support, "min_support", 1)
-    max_combinations = _check_int(max_combinations, "max_combinations", 1)
-    if max_size is not None and max_size < min_size:
-        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    min_size, max_size, min_support, max_combinations = _check_sizes(min_size, max_size, min_support,
+                                                                      max_combinations)
     prep = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
                     sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing,
                     threshold=threshold, soft=soft)

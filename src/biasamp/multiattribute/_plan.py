@@ -107,12 +107,8 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
             "min_group_size": 30, "include_small_groups": False, "cross_fit": None, "cross_fit_random_state": None,
             **options}
     mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
-    min_size = _m._check_int(opts["min_size"], "min_size", 1)
-    max_size = _m._check_int(opts["max_size"], "max_size", 1, allow_none=True)
-    min_support = _m._check_int(opts["min_support"], "min_support", 1)
-    max_combinations = _m._check_int(opts["max_combinations"], "max_combinations", 1)
-    if max_size is not None and max_size < min_size:
-        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    min_size, max_size, min_support, max_combinations = _m._check_sizes(
+        opts["min_size"], opts["max_size"], opts["min_support"], opts["max_combinations"])
     prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
                        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing,
                        threshold=opts["threshold"], soft=opts["soft"])

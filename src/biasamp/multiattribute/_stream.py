@@ -39,7 +39,7 @@ from biasamp.multiattribute._metrics import (
     _MODES,
     MultiAttributeCounts,
     MultiBiasAmpResult,
-    _check_int,
+    _check_sizes,
     _column_bitsets,
     _containment,
     _counts_by_group,
@@ -139,12 +139,8 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
                      "include_small_groups": check_include_small_groups(include_small_groups)}
     missing = check_missing(missing)
     attr_classes, task_classes = classes["attr"], classes["task"]
-    min_size = _check_int(min_size, "min_size", 1)
-    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
-    min_support = _check_int(min_support, "min_support", 1)
-    max_combinations = _check_int(max_combinations, "max_combinations", 1)
-    if max_size is not None and max_size < min_size:
-        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
+    min_size, max_size, min_support, max_combinations = _check_sizes(min_size, max_size, min_support,
+                                                                      max_combinations)
     max_size = len(task_classes) if max_size is None else max_size
     fixed, selection = None, None
     if isinstance(combinations, str):
