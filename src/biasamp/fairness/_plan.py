@@ -144,7 +144,7 @@ def _parts(metric: str, n, pos, pred, tp, gbar: np.ndarray) -> np.ndarray:
     return x.reshape(*lead, -1)
 
 
-def _deviation_se_floor(metric: str, full: np.ndarray) -> np.ndarray | None:
+def _se_floor(metric: str, full: np.ndarray) -> np.ndarray | None:
     """Standard errors of the parts at the pooled rate r: SPSF's / FPSF's Pr[g]·(r − r_g), and the group rates r_g
     that are the parts of DP / EOTP / EOFP above ``PAIRWISE_MAX_GROUPS`` groups (r(1 − r)/n_g); None for the others.
 
@@ -283,7 +283,7 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
                 units=_unit_index(m, classes, groups).iloc[hidx].reset_index(drop=True),
                 unit_estimate=by_class[hidx], to_units=_headline_units(_to_units(m, k, n_groups), hidx),
                 aggregate=mean_of(defined[hidx]), unit_name=m,
-                se_floor=None if fractional else _deviation_se_floor(m, full),
+                se_floor=None if fractional else _se_floor(m, full),
             )
             out.append(Statistic(m, float(point.overall[m]), None, regular=False, range=(0.0, 1.0), parts=p))
         return out
