@@ -51,7 +51,8 @@ def test_directional_threshold_curve_by_hand():
     tau = 1: nothing positive: Delta(a0,t1) = -2/3, (a0,t0) = +2/3, (a1,t1) = -1/3, (a1,t0) = +1/3 ->
     (-2/3 - 2/3 + 1/3 + 1/3) / 4 = -1/6.
     """
-    curve = threshold_curve(bias_amp_directional, ATTR, TASK, task_scores=SCORES, thresholds=[0.35, 0.5, 0.65, 1.0])
+    curve = threshold_curve(bias_amp_directional, ATTR, TASK, task_scores=SCORES, thresholds=[0.35, 0.5, 0.65, 1.0],
+                            attr_train=ATTR, task_train=TASK)  # the signs of these labels (not cross-fitted)
     np.testing.assert_allclose(curve.values["a_to_t"], [1 / 6, 0, -1 / 6, -1 / 6], atol=1e-15)
     assert curve.statistics == ("a_to_t",) and curve.grid == "threshold"
     assert list(curve.to_frame().columns) == ["threshold", "a_to_t"]
@@ -59,7 +60,8 @@ def test_directional_threshold_curve_by_hand():
 
 
 def test_rate_grid_uses_the_calibration_rule():
-    curve = threshold_curve(bias_amp_directional, ATTR, TASK, task_scores=SCORES, rates=[2 / 6, 3 / 6, 4 / 6])
+    curve = threshold_curve(bias_amp_directional, ATTR, TASK, task_scores=SCORES, rates=[2 / 6, 3 / 6, 4 / 6],
+                            attr_train=ATTR, task_train=TASK)
     # rate 1/2: the 3 highest scores (0.9, 0.7, 0.6) positive -> threshold 0.4, predictions = truth
     np.testing.assert_allclose(curve.to_frame()["threshold"], [0.6, 0.4, 0.3])
     np.testing.assert_allclose(curve.values["a_to_t"], [-1 / 6, 0, 1 / 6], atol=1e-15)
@@ -85,12 +87,12 @@ def test_directional_equals_the_metric_at_every_threshold(seed, k_attr, k_task):
     task_scores = np.round(rng.random((n, k_task)), 1)  # rounded: many ties
     attr_scores = np.round(rng.random((n, k_attr)), 1)
     grid = _grid(rng, task_scores)
+    # cross_fit=False: the one-sort kernel (plug-in signs of the test rows); the cross-fitted default is the
+    # function at every point (test_every_declared_sweep_equals_the_function_at_every_threshold)
     curve = _quiet(threshold_curve, bias_amp_directional, attr, task, task_scores=task_scores,
-                   attr_scores=attr_scores, thresholds=grid)
+                   attr_scores=attr_scores, thresholds=grid, cross_fit=False)
     for j, tau in enumerate(grid):
         try:
-            # the threshold sweep's kernel reads the signs of the test rows (streamed layers cross-fit in the next
-            # step)
             ref = _quiet(bias_amp_directional, attr, task, task_pred=(task_scores > tau).astype(int),
                          attr_pred=(attr_scores > tau).astype(int), cross_fit=False)
         except ValueError:  # every pair undefined: the curve is NaN there
@@ -133,7 +135,9 @@ def test_binary_1d_scores_mals_and_a_training_set(seed):
     mals = _quiet(threshold_curve, bias_amp_mals, attr, task, attr_scores=a_scores, task_pred=task, thresholds=grid)
     for j, tau in enumerate(grid):
         try:
-            m = _quiet(bias_amp_mals, attr, task, attr_pred=(a_scores > tau).astype(int), task_pred=task).value
+            # no training set: the test rows stand in, the indicator cross-fitted (as the family's call does)
+            m = _quiet(bias_amp_mals, attr, task, attr_pred=(a_scores > tau).astype(int), task_pred=task,
+                       cross_fit=True).value
         except ValueError:
             continue
         assert mals.values["mals"].iloc[j] == pytest.approx(m, abs=1e-12)
@@ -189,17 +193,20 @@ def test_every_declared_sweep_equals_the_function_at_every_threshold(family):
             threshold_curve(family.function, attr, task, task_scores=scores, **extra)
         return
     grid = [0.25, 0.5, 0.75]
-    curve = _quiet(threshold_curve, family.function, attr, task, task_scores=scores, thresholds=grid, **extra)
-    assert curve.statistics and curve.thresholds is not None and curve.thresholds.shape == (3, k)
-    for j, tau in enumerate(grid):
-        # the sweep kernels read the plug-in signs without a training set (they cross-fit in a next step)
-        plug_in = {"cross_fit": False} if family.cross_fit else {}
-        args, kwargs = family.call({"attr": attr, "task": task, "task_pred": (scores > tau).astype(int), **extra},
-                                   plug_in)
-        res = _quiet(family.function, *args, **kwargs)
-        for spec in family.statistics:
-            if spec.column in curve.statistics:
-                assert curve.values[spec.column].iloc[j] == pytest.approx(spec.read(res)[0], abs=1e-12, nan_ok=True)
+    # without a training set: the cross-fitted function at every threshold (the default), and the one-sort
+    # sweep of the plug-in signs with cross_fit=False
+    for options in ([{}, {"cross_fit": False}] if family.cross_fit else [{}]):
+        curve = _quiet(threshold_curve, family.function, attr, task, task_scores=scores, thresholds=grid,
+                       **extra, **options)
+        assert curve.statistics and curve.thresholds is not None and curve.thresholds.shape == (3, k)
+        for j, tau in enumerate(grid):
+            args, kwargs = family.call({"attr": attr, "task": task, "task_pred": (scores > tau).astype(int),
+                                        **extra}, options)
+            res = _quiet(family.function, *args, **kwargs)
+            for spec in family.statistics:
+                if spec.column in curve.statistics:
+                    assert curve.values[spec.column].iloc[j] == pytest.approx(spec.read(res)[0], abs=1e-12,
+                                                                             nan_ok=True)
 
 
 def test_one_sort_per_score_column_and_no_recount(monkeypatch):
@@ -320,7 +327,7 @@ def test_curve_errors():
 def test_plot_and_report():
     pytest.importorskip("matplotlib")
     curve = threshold_curve(bias_amp_directional, ATTR, TASK, task_scores=SCORES, attr_scores=SCORES,
-                            thresholds=[0.35, 0.5, 0.65], n_boot=50, random_state=0)
+                            thresholds=[0.35, 0.5, 0.65], n_boot=50, random_state=0, attr_train=ATTR, task_train=TASK)
     fig = curve.plot()
     ax = fig.axes[0]
     assert [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")] == \

@@ -115,7 +115,8 @@ class CurveResult(ResultMixin):
     >>> attr = np.array([0, 0, 0, 1, 1, 1])
     >>> task = np.array([1, 1, 0, 1, 0, 0])
     >>> scores = np.array([0.9, 0.6, 0.4, 0.7, 0.3, 0.2])
-    >>> curve = threshold_curve(bias_amp_directional, attr, task, task_scores=scores, thresholds=[0.35, 0.65])
+    >>> curve = threshold_curve(bias_amp_directional, attr, task, task_scores=scores, thresholds=[0.35, 0.65],
+    ...                         attr_train=attr, task_train=task)  # the signs of these labels
     >>> curve.to_frame().round(4)
        threshold  a_to_t
     0       0.35  0.1667
@@ -347,7 +348,7 @@ def _intervals(family: _Curve, metric: Any, statistics: tuple, calls: list, n_bo
             warnings.simplefilter("ignore", UndefinedPairWarning)
             try:
                 boot = bootstrap(metric, *args, n_boot=n_boot, level=level, ci_method=ci_method,
-                                 random_state=random_state, **kw, **metric_kwargs)
+                                 random_state=random_state, **{**kw, **metric_kwargs})
             except ValueError:  # every statistic undefined at this point: no interval there
                 continue
         for j, s in enumerate(statistics):
@@ -371,6 +372,22 @@ def _warn_points(name: str, n_undefined: np.ndarray, total: int) -> None:
             f"{name}: at {bad} of {len(n_undefined)} grid points some pairs or classes are undefined and were "
             f"excluded (at most {int(n_undefined.max())} of {total}); see the result's n_undefined. A statistic "
             "is NaN where all are", UndefinedPairWarning, stacklevel=4)
+
+
+def _points(family: _Curve, metric: Any, calls: list, statistics: tuple, metric_kwargs: dict,
+            where: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The metric's function at every point (one call each): values and numbers undefined, ``(points, stats)``."""
+    values = np.full((len(calls), len(statistics)), np.nan)
+    n_undef = np.zeros((len(calls), len(statistics)), dtype=np.int64)
+    for k, (args, kw) in enumerate(calls):
+        try:
+            res = metric(*args, **{**kw, **metric_kwargs})  # the caller's options win (e.g. cross_fit=False)
+        except ValueError as exc:
+            raise ValueError(f"{where[k]}: {exc}") from None
+        got = family.read(res, statistics)
+        values[k] = [got[s][0] for s in statistics]
+        n_undef[k] = [got[s][1] for s in statistics]
+    return values, n_undef
 
 
 def _collect(results: dict, statistics: tuple, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -533,7 +550,7 @@ def threshold_curve(
     >>> task = np.array([1, 1, 0, 1, 0, 0])
     >>> scores = np.array([0.9, 0.6, 0.4, 0.7, 0.3, 0.2])
     >>> curve = threshold_curve(bias_amp_directional, attr, task, task_scores=scores,
-    ...                         thresholds=[0.35, 0.5, 0.65])
+    ...                         thresholds=[0.35, 0.5, 0.65], attr_train=attr, task_train=task)
     >>> curve.to_frame().round(4)
        threshold  a_to_t
     0       0.35  0.1667
@@ -558,7 +575,9 @@ def threshold_curve(
     if metrics is not None and family.family.selected is None:
         selecting = [fam.name for fam in REGISTRY if fam.selected is not None]
         raise ValueError(f"metrics= selects among a family's statistics; it applies to {', '.join(selecting)} only")
-    unknown = sorted(set(metric_kwargs) - {"metrics"} - set(sweep.options))
+    # without a training set, a family whose signs are cross-fitted takes its cross-fitting options here too
+    crossfit_options = ("cross_fit", "cross_fit_random_state") if family.family.cross_fit else ()
+    unknown = sorted(set(metric_kwargs) - {"metrics"} - set(sweep.options) - set(crossfit_options))
     if unknown:
         taking = [fam.name for fam in REGISTRY if fam.sweep is not None and fam.sweep.options]
         raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown}: {family.name} takes "
@@ -581,7 +600,17 @@ def threshold_curve(
     options = {k: v for k, v in metric_kwargs.items() if k in sweep.options}
     curve = sweep.kernel(SweepInputs(attr, task, task_scores, attr_scores, thresholds, rates, attr_pred, task_pred,
                                      attr_train, task_train, statistics, options))
-    values_frame, n_undef = _collect(curve.results, statistics, family.name)
+    if crossfit_options and attr_train is None and metric_kwargs.get("cross_fit") is not False:
+        # cross-fitted signs: a row's fold depends on its predicted labels, hence on the threshold, so the
+        # one-sort sweep (plug-in signs) cannot give them; the function runs at every grid point instead
+        calls = [family.call(attr, task, curve.predictions(j), None, None) for j in range(len(curve.values))]
+        values, nund = _points(family, metric, calls, statistics, metric_kwargs,
+                               [f"{curve.grid} {v:g}" for v in curve.values])
+        total = {s: curve.results[s][2] for s in statistics}
+        values_frame, n_undef = _collect({s: (values[:, j], nund[:, j], total[s]) for j, s in enumerate(statistics)},
+                                         statistics, family.name)
+    else:
+        values_frame, n_undef = _collect(curve.results, statistics, family.name)
     thresholds_df = pd.DataFrame(curve.thresholds) if curve.thresholds else None
     low = high = None
     method = ""
@@ -750,16 +779,8 @@ def checkpoint_curve(
         calls.append(family.call(attr, task, preds, attr_train, task_train))
     statistics = family.statistics({"task_pred": None if t_seq is None else 1,
                                     "attr_pred": None if a_seq is None else 1})
-    values = np.full((n, len(statistics)), np.nan)
-    n_undef = np.zeros((n, len(statistics)), dtype=np.int64)
-    for k, (args, kw) in enumerate(calls):
-        try:
-            res = metric(*args, **kw, **metric_kwargs)
-        except ValueError as exc:
-            raise ValueError(f"checkpoint {labels[k]!r}: {exc}") from None
-        got = family.read(res, statistics)
-        values[k] = [got[s][0] for s in statistics]
-        n_undef[k] = [got[s][1] for s in statistics]
+    values, n_undef = _points(family, metric, calls, statistics, metric_kwargs,
+                              [f"checkpoint {label!r}" for label in labels])
     for j, s in enumerate(statistics):  # as threshold_curve: a statistic with no value anywhere is an error
         if not np.isfinite(values[:, j]).any():
             raise ValueError(f"{family.name}: {s} is undefined at every checkpoint (docs/definitions.md, "

@@ -397,8 +397,8 @@ def weight_units(weights: np.ndarray | None) -> np.ndarray | None:
 
 
 def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.ndarray | None = None,
-                    random_state: Any = None) -> list[np.ndarray]:
-    """One split per statistic: every row's share of fold 0, each attribute class halved.
+                    random_state: Any = None, stratified: bool | Sequence[bool] = True) -> list[np.ndarray]:
+    """One split per statistic: every row's share of fold 0, each attribute class halved (when stratified).
 
     Parameters
     ----------
@@ -418,6 +418,13 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     random_state : None, int or numpy Generator
         The seed (:func:`split_seed`; None: the fixed default). One seed draws
         every split.
+    stratified : bool or sequence of bool
+        Per statistic (one value: every statistic), whether each attribute
+        class is halved (True, the default) or the rows are halved as one
+        stratum, so that a class's rows fall in the two folds as at random
+        (False: the statistics whose term reads a group's *share* of a task,
+        BiasAmp_MALS and Multi_MALS, whose indicator and change would
+        otherwise share the sample's group sizes; docs/definitions.md).
 
     Returns
     -------
@@ -425,8 +432,9 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
         Per statistic, every row's weight in fold 0 (its weight in fold 1 is
         the rest): 0 or 1 without weights (int8), 0 or its weight with
         non-integer weights, from 0 to its weight with integer weights
-        (float64). Every attribute class has ``ceil(n_c / 2)`` rows (units) in
-        fold 0 and ``floor(n_c / 2)`` in fold 1.
+        (float64). Stratified, every attribute class has ``ceil(n_c / 2)``
+        rows (units) in fold 0 and ``floor(n_c / 2)`` in fold 1; unstratified,
+        all the rows together do.
 
     Notes
     -----
@@ -442,7 +450,11 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
     n = attr.n_rows
-    strata = _strata(attr)
+    flags = [stratified] * len(reads) if isinstance(stratified, (bool, np.bool_)) else list(stratified)
+    if len(flags) != len(reads):
+        raise ValueError(f"stratified: one flag per statistic ({len(reads)}), got {len(flags)}")
+    by_class = _strata(attr) if any(flags) else None
+    one_class = np.zeros(n, dtype=np.int64)
     units = weight_units(weights)
     # a non-integer weight is part of a row's content; an integer weight is a number of rows
     wbits = None if weights is None or units is not None else \
@@ -452,7 +464,8 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     counted = _stats(every, every_sides, units)  # one pass: every statistic's counts are among them
     out = []
     with np.errstate(over="ignore"):
-        for read in reads:
+        for read, flag in zip(reads, flags):
+            strata = by_class if flag and by_class is not None else one_class
             used = {r: roles[r] for r in _canonical([r for r in read if roles.get(r) is not None])}
             sides = (tuple(r for r in used if r in _ATTR_ROLES), tuple(r for r in used if r not in _ATTR_ROLES))
             sizes = (attr.n_classes, next((used[r].n_classes for r in sides[1]), 0))
@@ -521,7 +534,7 @@ def _deal(key: np.ndarray, strata: np.ndarray, tie: np.ndarray | None, seed: np.
 
 def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *,
                    attr_pred: LabelMatrix | None = None, weights: np.ndarray | None = None,
-                   random_state: Any = None) -> np.ndarray:
+                   random_state: Any = None, stratified: bool = True) -> np.ndarray:
     """Every row's share of fold 0 for one statistic: :func:`crossfit_splits` with the roles given.
 
     ``attr`` is the protected attribute's ground truth (the strata),
@@ -534,7 +547,8 @@ def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *
         raise ValueError("crossfit_folds: at most two task-side matrices (the ground truth and the predictions)")
     roles = {"attr": attr, **({"attr_pred": attr_pred} if attr_pred is not None else {}),
              **dict(zip(("task", "task_pred"), task))}
-    return crossfit_splits(roles, [tuple(roles)], weights=weights, random_state=random_state)[0]
+    return crossfit_splits(roles, [tuple(roles)], weights=weights, random_state=random_state,
+                           stratified=stratified)[0]
 
 
 def fold_weights(share0: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

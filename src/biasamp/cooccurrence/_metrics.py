@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -855,7 +856,7 @@ _MALS_UNDEFINED = "no task has a positive training instance, so no bias_train(a,
 
 
 def mals_crossfit_arrays(at0: np.ndarray, at1: np.ndarray, pp0: np.ndarray, pp1: np.ndarray,
-                         indicators: tuple | None = None):
+                         indicators: tuple | None = None, keep: tuple | None = None):
     """Cross-fitted BiasAmp_MALS terms from two folds' counts (any leading axes before ``(K_A, K_T)``).
 
     ``at_f`` = #(a, t) of fold f's ground truth, ``pp_f`` = #(â, t̂) of its
@@ -867,7 +868,10 @@ def mals_crossfit_arrays(at0: np.ndarray, at1: np.ndarray, pp0: np.ndarray, pp1:
     exactly where ``undefined``), ``n_tasks`` the tasks with a positive on both
     folds together (``|T|``). ``indicators`` = ``(at0, at1)`` of other
     tables: the indicators (and whether they are defined) come from these
-    instead (the bootstrap holds the estimate's indicators fixed).
+    instead (the bootstrap holds the estimate's indicators fixed). ``keep`` =
+    ``(keep0, keep1)``, boolean and broadcastable to the tables: whether way f
+    counts a pair (its group is large enough *in fold f*, :func:`fold_keep`); a
+    pair left out of a way adds 0 to it, its way still counted in the mean.
     """
     n_attr = at0.shape[-2]
 
@@ -885,11 +889,29 @@ def mals_crossfit_arrays(at0: np.ndarray, at1: np.ndarray, pp0: np.ndarray, pp1:
     sign0, sign1 = (at0, at1) if indicators is None else indicators
     (i0, known0), (i1, known1) = indicator(sign0), indicator(sign1)
     c1, c0 = change(at1, pp1), change(at0, pp0)  # way 0 reads fold 1's change, way 1 fold 0's
-    defined0 = known0 & (~i0 | np.isfinite(c1))
-    defined1 = known1 & (~i1 | np.isfinite(c0))
-    contribution, undefined = crossfit_mean(np.where(i0, c1, 0.0), np.where(i1, c0, 0.0), ~defined0, ~defined1)
+    on0, on1 = (i0, i1) if keep is None else (i0 & keep[0], i1 & keep[1])
+    defined0 = known0 & (~on0 | np.isfinite(c1))
+    defined1 = known1 & (~on1 | np.isfinite(c0))
+    contribution, undefined = crossfit_mean(np.where(on0, c1, 0.0), np.where(on1, c0, 0.0), ~defined0, ~defined1)
     n_tasks = ((at0 + at1).sum(axis=-2) > 0).sum(axis=-1)
     return i0, i1, contribution, undefined, n_tasks
+
+
+def fold_keep(sizes: Sequence[np.ndarray], min_group_size: int,
+              include_small_groups: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per way f, the groups it counts: those not small *in fold f* (at least ``min_group_size / 2`` members).
+
+    The small-group rule of a cross-fitted share statistic (BiasAmp_MALS,
+    Multi_MALS) is read, like its indicator, from the fold that gives the
+    indicator, never from the rows the change is measured on: a group kept
+    because the sample happened to give it many rows would carry that excess
+    into its change (docs/definitions.md, "No training set"). Each fold holds
+    half the rows, hence half the threshold: the rule :func:`small_groups` on
+    twice each fold's sizes (``sizes``: the two folds' group sizes).
+    """
+    keep0, keep1 = (~small_groups(2 * np.asarray(fold, dtype=np.float64), min_group_size, include_small_groups)[1]
+                    for fold in sizes)
+    return keep0, keep1
 
 
 def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *, min_group_size: int = 30,
@@ -904,8 +926,14 @@ def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *, min
 
     .. math::
 
-        \tilde\Delta_{at} = \tfrac12\sum_{f}\mathbb 1\big[b^{(f)}_\text{train}(a,t) > 1/|\mathcal A|\big]
+        \tilde\Delta_{at} = \tfrac12\sum_{f} k^{(f)}_a\,\mathbb 1\big[b^{(f)}_\text{train}(a,t) > 1/|\mathcal A|\big]
             \big(b^{(1-f)}_\text{pred}(a,t) - b^{(1-f)}_\text{train}(a,t)\big),
+
+    where :math:`k^{(f)}_a` is 1 when group a is not small in fold f (at
+    least ``min_group_size / 2`` predicted members there, :func:`fold_keep`)
+    or small groups are included. The folds are drawn without stratifying
+    by attribute class: a group's share in one fold then does not carry the
+    sample's group size into the other (docs/definitions.md).
 
     and BiasAmp_MALS is :math:`\frac{1}{|\mathcal T|}\sum_{a,t}\tilde\Delta_{at}`
     (docs/definitions.md, "No training set").
@@ -917,21 +945,27 @@ def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *, min
         side) and ``task``, ``task_pred`` (task side): ``#(a, t)`` of the ground
         truth and ``#(â, t̂)`` of the predictions.
     min_group_size, include_small_groups : int, bool
-        The small-group rule (:ref:`def-small-groups`), on the predicted
-        groups of both folds together.
+        The small-group rule (:ref:`def-small-groups`), per way on the
+        predicted groups of the indicator's fold; the ``small`` flag of the
+        table is the rule on both folds together, and a group small in both
+        folds is out of the headline (``small_groups``).
 
     Returns
     -------
     MALSResult
         With ``cross_fit=True``; its ``pairs`` keep ``bias_train``,
         ``bias_pred``, ``indicator`` and ``delta`` of every row and add
-        ``indicator_fold0``, ``indicator_fold1``; ``contribution`` is
-        :math:`\tilde\Delta_{at}`.
+        ``indicator_fold0``, ``indicator_fold1``, ``small_fold0``,
+        ``small_fold1``; ``contribution`` is :math:`\tilde\Delta_{at}`.
     """
     test = fold0 + fold1
     at = [_as_count(f.cross("attr", "task")) for f in (fold0, fold1)]
     pp = [_as_count(f.cross("attr_pred", "task_pred")) for f in (fold0, fold1)]
-    i0, i1, contribution, undefined, n_tasks = mals_crossfit_arrays(at[0], at[1], pp[0], pp[1])
+    min_group_size = check_min_group_size(min_group_size)
+    include_small_groups = check_include_small_groups(include_small_groups)
+    keep = fold_keep((fold0.total("attr_pred"), fold1.total("attr_pred")), min_group_size, include_small_groups)
+    i0, i1, contribution, undefined, n_tasks = mals_crossfit_arrays(at[0], at[1], pp[0], pp[1],
+                                                                    keep=(keep[0][:, None], keep[1][:, None]))
     n_tasks = int(n_tasks)
     at_all, pp_all = _as_count(test.cross("attr", "task")), test.cross("attr_pred", "task_pred")
     bias_train, bias_pred, indicator, delta, _, _, _ = _mals_arrays(at_all, pp_all)
@@ -939,17 +973,20 @@ def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *, min
     if n_undefined == undefined.size:
         raise _all_undefined_error([("BiasAmp_MALS", undefined.size, _MALS_UNDEFINED_CROSSFIT)])
     _warn_undefined(n_undefined, undefined.size, "BiasAmp_MALS")
-    small, excluded = small_groups(test.total("attr_pred"), check_min_group_size(min_group_size),
-                                   check_include_small_groups(include_small_groups))
+    # small on every row (the flag), left out of the headline where small in both folds (the ways' rule)
+    small = small_groups(test.total("attr_pred"), min_group_size, include_small_groups)[0]
+    excluded = ~keep[0] & ~keep[1]
     warn_small_groups(excluded, test.attr_classes, test.total("attr_pred"), min_group_size, "BiasAmp_MALS",
                       stacklevel=4)
     value = float(_mals_value(np.where(excluded[:, None], np.nan, contribution), n_tasks))
+    shape = undefined.shape
     pairs = _pair_frame(
         test.attr_classes, test.task_classes,
         bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=delta, contribution=contribution,
         indicator_fold0=i0, indicator_fold1=i1, n_train=at_all,
         n_pred=pp_all if test.soft_roles else _as_count(pp_all),
-        small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
+        small=np.broadcast_to(small[:, None], shape), small_fold0=np.broadcast_to(~keep[0][:, None], shape),
+        small_fold1=np.broadcast_to(~keep[1][:, None], shape), undefined=undefined,
     )
     return MALSResult(value, pairs, n_tasks, n_undefined, rows=test.rows, train_rows=test.rows,
                       weighted=bool(test.weighted),
@@ -1551,7 +1588,9 @@ def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_we
     left = [_as_role(a["attr_train"], "attr"), a["attr_pred"]]
     right = [_as_role(t["task_train"], "task"), t["task_pred"]]
     check_consistent_length(attr_train=left[0], task_train=right[0], attr_pred=left[1], task_pred=right[1])
-    of_rows = crossfit_folds(left[0], right, attr_pred=left[1], weights=w, random_state=random_state)
+    # unstratified: the indicator's fold and the change's fold must not share the sample's group sizes
+    of_rows = crossfit_folds(left[0], right, attr_pred=left[1], weights=w, random_state=random_state,
+                             stratified=False)
     tests = []
     for share in fold_weights(of_rows, w):
         idx = np.flatnonzero(share > 0)

@@ -331,7 +331,8 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
     return plan
 
 
-def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: int | None = None) -> Plan:
+def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: int | None = None,
+                   keep: tuple | None = None) -> Plan:
     """BiasAmp_MALS on tables ``[1|Â]ᵀ[1|T̂]`` with the training counts ``at`` fixed (no cells).
 
     ``at`` holds exact integers unless non-integer training weights were given.
@@ -339,7 +340,8 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
     cross-fitted, the tables hold both folds' ``[1|A|Â]ᵀ[1|T|T̂]`` side by
     side (:func:`fold_tables`); the estimate's fold indicators and ``|T|``
     (set by ``statistics``) are held fixed, and every replicate recomputes
-    each fold's change ``b_pred − b_train`` (``at`` is not used).
+    each fold's change ``b_pred − b_train`` (``at`` is not used); ``keep``, the
+    estimate's groups counted by each way (:func:`biasamp.cooccurrence._metrics.fold_keep`), is held fixed too.
     """
     ka, kt = len(classes[0]), len(classes[1])
     # the pairs of small attribute classes: in the per-pair tables, out of the sum (as in the estimate)
@@ -357,7 +359,8 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
         t0, t1, _ = fold_tables(tables, folds)
         _, _, contribution, _, n_tasks = _c.mals_crossfit_arrays(
             t0[..., a_true, t_true], t1[..., a_true, t_true], t0[..., a_pred, t_pred], t1[..., a_pred, t_pred],
-            indicators=None if fixed is None else fixed[0])
+            indicators=None if fixed is None else fixed[0],
+            keep=None if keep is None else (keep[0][:, None], keep[1][:, None]))
         return contribution, (n_tasks if fixed is None else fixed[1])
 
     def values(tables: np.ndarray) -> dict:
@@ -410,8 +413,9 @@ def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_
                                                        include_small_groups=include_small_groups),
                                     predictions=predictions, rows=pred.rows, train_rows=pred.rows)
         cells, _ = _label_cells(left, right, weights, folds=[train.of_rows])
+        keep = _c.fold_keep([f.total("attr_pred") for f in train.tests], min_group_size, include_small_groups)
         plan = mals_evaluator(point, (pred.attr_classes, pred.task_classes), None,
-                              folds=1 + sum(m.n_classes for m in left))
+                              folds=1 + sum(m.n_classes for m in left), keep=keep)
         plan.cells = cells
         plan.result = point
         return plan

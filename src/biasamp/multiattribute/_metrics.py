@@ -79,6 +79,7 @@ from biasamp.cooccurrence._metrics import (
     _warn_undefined_statistics,
     correlation_sign,
     crossfit_mean,
+    fold_keep,
     mals_crossfit_arrays,
     select_train_test,
     take_rows,
@@ -1169,8 +1170,11 @@ def _directional_crossfit(counts: MultiAttributeCounts, folds: tuple, direction:
 
 
 def _mals_crossfit(counts: MultiAttributeCounts, folds: tuple, small: np.ndarray,
-                   left_out: np.ndarray) -> MultiMetricResult:
-    """Multi_MALS with a cross-fitted indicator: Δ̃_gm is the mean of the ways, value/raw/variance from it."""
+                   keep: tuple) -> MultiMetricResult:
+    """Multi_MALS with a cross-fitted indicator: Δ̃_gm is the mean of the ways, value/raw/variance from it.
+
+    ``keep`` = the groups each way counts (:func:`fold_keep`, on each fold's group sizes); a group counted by
+    neither way is out of the headline, its pairs in the table."""
     n_groups, n_comb = len(counts.attr_classes), len(counts.combinations)
     joint = _as_count(counts.train_joint)
     col = joint.sum(axis=0)
@@ -1183,17 +1187,19 @@ def _mals_crossfit(counts: MultiAttributeCounts, folds: tuple, small: np.ndarray
         bias_pred = np.where(pcol[None, :] > 0, pp / np.where(pcol > 0, pcol, 1)[None, :], np.nan)
     i0, i1, contribution, undefined, _ = mals_crossfit_arrays(
         _as_count(folds[0].train_joint), _as_count(folds[1].train_joint), folds[0].joint_ghat_mhat,
-        folds[1].joint_ghat_mhat)
+        folds[1].joint_ghat_mhat, keep=(keep[0][:, None], keep[1][:, None]))
     n_undefined = int(undefined.sum())
     reason = _MULTI_UNDEFINED_CROSSFIT if n_undefined == undefined.size else None
     _warn_undefined(n_undefined, undefined.size, "Multi_MALS")
-    out = np.broadcast_to(left_out[:, None], undefined.shape)
+    out = np.broadcast_to((~keep[0] & ~keep[1])[:, None], undefined.shape)
     defined = contribution[~undefined & ~out]
     table = _frame(
         counts, bias_train=bias_train, bias_pred=bias_pred, indicator=indicator, delta=bias_pred - bias_train,
         contribution=contribution, indicator_fold0=i0, indicator_fold1=i1, n_train=joint,
         n_train_comb=col[None, :], n_pred=pp, n_pred_comb=pcol[None, :],
-        small=np.broadcast_to(small[:, None], undefined.shape), undefined=undefined,
+        small=np.broadcast_to(small[:, None], undefined.shape),
+        small_fold0=np.broadcast_to(~keep[0][:, None], out.shape),
+        small_fold1=np.broadcast_to(~keep[1][:, None], out.shape), undefined=undefined,
     )
     if reason is not None:
         return MultiMetricResult("Multi_MALS", np.nan, np.nan, np.nan, table, n_comb, 0, n_undefined, True, reason)
@@ -1271,7 +1277,9 @@ def multi_from_folds(folds: dict, *, counts: MultiAttributeCounts | None = None,
     def signs(pair):
         return _train_sign(pair[0]), _train_sign(pair[1])
 
-    mals = _mals_crossfit(counts, folds["Multi_MALS"], small, left_out) \
+    mals = _mals_crossfit(counts, folds["Multi_MALS"], small,
+                          fold_keep([np.asarray(f.test_attr) for f in folds["Multi_MALS"]], min_group_size,
+                                    include_small_groups)) \
         if counts.joint_ghat_mhat is not None and "Multi_MALS" in folds else None
     g_to_m = _directional_crossfit(counts, folds["G->M"], "G->M", y, signs(folds["G->M"]), small, left_out) \
         if counts.joint_g_mhat is not None and "G->M" in folds else None
@@ -1345,8 +1353,9 @@ def _count_folds(prep: _Prepared, counts: MultiAttributeCounts, random_state: An
     by_role = {"attr": prep.g["attr"], "task": prep.a["task"], **{r: m for r, m in (*prep.g.items(), *prep.a.items())
                                                                   if r in ("attr_pred", "task_pred")}}
     keys = [key for key, roles in _METRIC_ROLES.items() if all(r in by_role for r in roles)]
+    # Multi_MALS reads shares of groups: its folds are not stratified by group (see crossfit_splits)
     splits = crossfit_splits(by_role, [("attr", "task", *_METRIC_ROLES[key]) for key in keys], weights=prep.weights,
-                             random_state=random_state)
+                             random_state=random_state, stratified=[key != "Multi_MALS" for key in keys])
     out = {}
     for key, of_rows in zip(keys, splits):
         folds = []
