@@ -467,7 +467,13 @@ def threshold_curve(
         same at every grid point.
     attr_train, task_train : labels, optional
         Training ground truth (the signs of BiasAmp→, the training bias of
-        BiasAmp_MALS); default: the test ground truth, as the metrics do.
+        BiasAmp_MALS); default: the test ground truth, as the metrics do,
+        with the signs cross-fitted over two folds of the test rows
+        (docs/definitions.md, "No training set"). A row's fold depends on its
+        predicted labels, so without a training set the curve runs the
+        function at every grid point; with a training set, or with
+        ``cross_fit=False`` (the plug-in signs of the test rows), one sort of
+        the scores gives every point.
     metrics : sequence of str, optional
         With :func:`~biasamp.fairness_metrics`: which of the seven metrics.
     n_boot : int, optional
