@@ -1,18 +1,24 @@
 """Every registered family declares its options (``Family.options``), and the declaration agrees with the function.
 
 Parametrised from the registry, like tests/test_common.py: a new family is
-checked by being declared.
+checked by being declared. The function builds its options object at entry
+(``Options.from_call(locals())``), so a constraint lives in one place: the
+tests below check that the function refuses a bad value with the very error
+of the declaration, and that it obeys a declaration changed under it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import types
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from biasamp._core.validation import Validated
+from biasamp._core.validation import Checked, OneOf, Validated
 from biasamp._families import REGISTRY
 
 FAMILIES = list(REGISTRY)
@@ -99,3 +105,110 @@ def test_the_shared_option_groups_are_declared_once(family):
             if name in names:  # the same declaration (default and constraints), not a copy
                 assert family.options.field(name).metadata["constraints"] == group.field(name).metadata["constraints"]
                 assert family.options.field(name).default == group.field(name).default
+
+
+def _declared_error(family, name, value):
+    with pytest.raises((TypeError, ValueError)) as direct:
+        family.options(**{name: value})
+    return direct
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.key)
+def test_the_function_refuses_a_bad_option_with_the_declarations_own_error(family):
+    roles = _example(family)
+    constrained = [n for n in family.options.option_names() if family.options.field(n).metadata["constraints"]]
+    assert set(constrained) <= set(BAD), "give BAD a value that each declared constraint refuses"
+    for name in constrained:
+        value, kind = BAD[name]
+        direct = _declared_error(family, name, value)
+        assert direct.type is kind and name in str(direct.value)
+        args, kwargs = family.call(roles, {name: value})
+        with pytest.raises(kind) as called:
+            family.function(*args, **kwargs)
+        assert str(called.value) == str(direct.value), name  # one constraint, one message
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.key)
+def test_the_function_obeys_its_declaration_for_every_option(family, monkeypatch):
+    """Make each declared option refuse every value: the function (called with its defaults) now refuses it.
+
+    Nothing but the options object checks through the dataclass field, so
+    this fails for an option the function does not pass through that object.
+    """
+    roles = _example(family)
+    args, kwargs = family.call(roles, {})
+    for name in family.options.option_names():
+        field = family.options.field(name)
+
+        def refuse(value, name=name):
+            raise ValueError(f"{name}: refused by the patched declaration")
+
+        with monkeypatch.context() as m:
+            m.setattr(field, "metadata", types.MappingProxyType({**field.metadata, "constraints": (Checked(refuse),)}))
+            with pytest.raises(ValueError, match=f"^{name}: refused by the patched declaration$"):
+                family.function(*args, **kwargs)
+    family.function(*args, **kwargs)  # the declaration restored: the call is fine again
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES if f.cross_fit], ids=lambda f: f.key)
+def test_checking_a_generator_seed_does_not_draw_from_it(family):
+    """``cross_fit_random_state=Generator`` draws the split's seed once: the options check must not draw first."""
+    rng = np.random.default_rng(11)
+    before = rng.bit_generator.state
+    family.options(cross_fit_random_state=rng)
+    assert rng.bit_generator.state == before
+    seed = int(np.random.default_rng(11).integers(0, 2**63))  # the seed split_seed draws from that generator
+    roles = _example(family)
+    args, kwargs = family.call(roles, {"cross_fit": True, "cross_fit_random_state": np.random.default_rng(11)})
+    by_generator = family.function(*args, **kwargs)
+    args, kwargs = family.call(roles, {"cross_fit": True, "cross_fit_random_state": seed})
+    by_seed = family.function(*args, **kwargs)
+    for stat in family.statistics_of(family.function):
+        if all(r in roles for r in stat.needs):
+            assert stat.read(by_generator) == stat.read(by_seed), stat.name
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.key)
+def test_a_numpy_string_is_a_string_for_the_choices(family):
+    roles = _example(family)
+    args, kwargs = family.call(roles, {"missing": np.str_("drop")})
+    as_numpy = family.function(*args, **kwargs)
+    args, kwargs = family.call(roles, {"missing": "drop"})
+    as_str = family.function(*args, **kwargs)
+    for stat in family.statistics_of(family.function):
+        if all(r in roles for r in stat.needs):
+            assert stat.read(as_numpy) == stat.read(as_str), stat.name
+
+
+@given(st.text(max_size=8), st.sampled_from([("raise", "drop", "group"), ("auto", "binary", "macro", None)]))
+def test_one_of_reads_a_numpy_string_as_its_str(text, choices):
+    c = OneOf(*choices)
+    assert c.is_satisfied_by(np.str_(text)) == c.is_satisfied_by(text) == (text in choices)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.key)
+def test_from_call_is_the_options_of_the_call(family):
+    opts = family.options
+    call = {"attr": object(), "sample_weight": None, **{n: opts.field(n).default for n in opts.option_names()}}
+    assert opts.from_call(call) == opts()  # label roles and weights are not options: ignored
+    first = opts.option_names()[0]
+    with pytest.raises(TypeError, match=f"from_call: the call has no argument '{first}'"):
+        opts.from_call({k: v for k, v in call.items() if k != first})
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"min_size": 3, "max_size": 2}, r"^max_size \(2\) must be >= min_size \(3\)$"),
+        ({"support": "exact", "combinations": "all"}, r"^support='exact' counts the training instances"),
+    ],
+)
+def test_the_multi_attribute_options_check_their_joint_rules(options, match):
+    family = REGISTRY["multi"]
+    with pytest.raises(ValueError, match=match):
+        family.options(**options)
+    args, kwargs = family.call(_example(family), options)
+    with pytest.raises(ValueError, match=match):
+        family.function(*args, **kwargs)
+    assert family.options(min_size=np.int64(2), max_size=np.int64(2)).sizes() == (2, 2, 1, 200_000)
+    assert all(type(v) is int for v in family.options(min_size=np.int64(2), max_size=np.int64(3)).sizes())

@@ -12,15 +12,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from biasamp._core.crossfit import split_seed
 from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THRESHOLD
 from biasamp._core.rows import MISSING_CHOICES
-from biasamp._core.validation import BOOL, NONE, Checked, OneOf, Validated, option
+from biasamp._core.validation import NONE, Checked, InstanceOf, OneOf, Validated, option
 
-__all__ = ["MISSING", "CrossFitOptions", "GroupOptions", "PolicyOptions"]
+__all__ = ["CROSS_FIT", "MISSING", "SPLIT_SEED", "CrossFitOptions", "GroupOptions", "PolicyOptions"]
 
 #: ``missing``: raise, drop the rows, or make a missing protected attribute its own group
 MISSING = (OneOf(*MISSING_CHOICES),)
+#: ``cross_fit``: None (cross-fit exactly when there is no training set), True or False
+CROSS_FIT = (InstanceOf(bool, np.bool_, type(None), description="None, True or False"),)
+#: ``cross_fit_random_state``: None, a random generator (accepted as it is: checking it must not draw from it), or
+#: what :func:`~biasamp._core.crossfit.split_seed` accepts (a non-negative int), with its named errors
+SPLIT_SEED = (NONE, InstanceOf(np.random.Generator, np.random.SeedSequence, np.random.RandomState,
+                               description="a numpy Generator"),
+              Checked(split_seed, "an int >= 0"))
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,7 @@ class GroupOptions(Validated):
 class CrossFitOptions(Validated):
     """Signs from the test rows (no training set): cross-fitted over two folds, or read from every row."""
 
-    cross_fit: bool | None = option(None, NONE, BOOL,
+    cross_fit: bool | None = option(None, *CROSS_FIT,
                                     doc="None: cross-fit exactly when no training set is given; False: plug-in")
-    cross_fit_random_state: object = option(None, Checked(split_seed, "None, an int >= 0 or a numpy Generator"),
+    cross_fit_random_state: object = option(None, *SPLIT_SEED,
                                             doc="the seed of the two-fold split (None: a fixed default)")

@@ -26,8 +26,10 @@ Constraints
 Options objects are frozen dataclasses deriving from :class:`Validated` whose
 fields are declared with :func:`option` (default and constraints): they are
 checked when the object is made or :meth:`~Validated.replace`\\ d, and
-:meth:`~Validated.names` lists them for the layers that forward options by
-name (docs/architecture.md).
+:meth:`~Validated.option_names` lists them for the layers that forward options
+by name (docs/architecture.md). A function whose keywords are the options of
+such a class builds it once at entry, ``opts = TheOptions.from_call(locals())``,
+and reads its options from it (docs/architecture.md, "Options").
 """
 
 from __future__ import annotations
@@ -118,9 +120,17 @@ class Interval(Constraint):
         return f"{noun} in {'[' if left_in else '('}{_fmt(self.left)}, {_fmt(self.right)}{']' if right_in else ')'}"
 
 
+def _same_kind(value: Any, choice: Any) -> bool:
+    """Same type, except that any string (``numpy.str_`` included) is a string."""
+    return type(value) is type(choice) or (isinstance(value, str) and isinstance(choice, str))
+
+
 @dataclass(frozen=True, init=False)
 class OneOf(Constraint):
-    """One of ``values`` (compared by type and value: ``1`` is not ``True``, ``"1"`` is not ``1``)."""
+    """One of ``values`` (compared by type and value: ``1`` is not ``True``, ``"1"`` is not ``1``).
+
+    Any ``str`` subclass (``numpy.str_``) counts as a string.
+    """
 
     values: tuple
 
@@ -129,7 +139,7 @@ class OneOf(Constraint):
 
     def is_satisfied_by(self, value: Any) -> bool:
         try:
-            return any(type(value) is type(v) and bool(value == v) for v in self.values)
+            return any(_same_kind(value, v) and bool(value == v) for v in self.values)
         except (TypeError, ValueError):  # an array compared element-wise
             return False
 
@@ -233,9 +243,29 @@ class Validated:
         self._normalise()
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             check(f.name, getattr(self, f.name), constraints_of(f))
+        self._check_jointly()
 
     def _normalise(self) -> None:
         """Hook: turn accepted spellings into the stored form before the checks (default: none)."""
+
+    def _check_jointly(self) -> None:
+        """Hook: rules between options (``max_size >= min_size``), after each option's own (default: none)."""
+
+    @classmethod
+    def from_call(cls: type[_V], arguments: Mapping[str, Any]) -> _V:
+        """The options of a call, from its arguments by name (``locals()`` at a function's entry), checked.
+
+        ``arguments`` must hold every option of ``cls`` (a function whose
+        keyword options are this class's; other arguments are ignored). An
+        option whose value meets none of its constraints raises the declared
+        ``TypeError``/``ValueError`` naming it, so a function that starts with
+        ``opts = TheOptions.from_call(locals())`` checks its options exactly as
+        ``TheOptions(**options)`` does.
+        """
+        absent = [k for k in cls.option_names() if k not in arguments]
+        if absent:
+            raise TypeError(f"{cls.__name__}.from_call: the call has no argument {', '.join(map(repr, absent))}")
+        return cls(**cls.pick(arguments))
 
     @classmethod
     def option_names(cls) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, select_rows
 from biasamp._core.typing import Labels, Missing, Soft, Weights
 from biasamp.cooccurrence._counts import CooccurrenceCounts
+from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 from biasamp.exceptions import UndefinedPairWarning, warn_outside
 
 __all__ = [
@@ -1205,17 +1206,19 @@ def bias_amp_directional(
     ...                                               cross_fit=False).a_to_t.value
     True
     """
-    cross_fit = check_cross_fit(cross_fit, attr_train is not None or task_train is not None)
+    opts = DirectionalOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
+    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
     train, test, _, source, predictions = _count_directional(
-        attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
-        train_sample_weight, missing, threshold, soft, cross_fit, cross_fit_random_state)
+        attr, task, attr_pred, task_pred, attr_train, task_train, opts.drop_empty_train_rows, sample_weight,
+        train_sample_weight, opts.missing, opts.threshold, opts.soft, cross_fit, opts.cross_fit_random_state)
     if cross_fit:
         res = directional_from_folds({d: f.tests for d, f in train.items()},
                                      sign_tables={d: f.signs for d, f in train.items()},
-                                     min_group_size=min_group_size, include_small_groups=include_small_groups)
+                                     min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)
         return dataclasses.replace(res, predictions=predictions, rows=test.rows)
-    return dataclasses.replace(directional_from_counts(train, test, train_source=source, min_group_size=min_group_size,
-                                                       include_small_groups=include_small_groups),
+    return dataclasses.replace(directional_from_counts(train, test, train_source=source,
+                                                       min_group_size=opts.min_group_size,
+                                                       include_small_groups=opts.include_small_groups),
                                predictions=predictions)
 
 
@@ -1345,16 +1348,18 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
     >>> round(bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
     0.2
     """
-    cross_fit = check_cross_fit(cross_fit, False, default=False)
+    opts = MALSOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
+    cross_fit = check_cross_fit(opts.cross_fit, False, default=False)
     train, pred, _, predictions = _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight,
-                                              train_sample_weight, missing, threshold, soft, cross_fit,
-                                              cross_fit_random_state)
+                                              train_sample_weight, opts.missing, opts.threshold, opts.soft, cross_fit,
+                                              opts.cross_fit_random_state)
     if cross_fit:
-        return dataclasses.replace(mals_from_folds(*train.tests, min_group_size=min_group_size,
-                                                   include_small_groups=include_small_groups),
+        return dataclasses.replace(mals_from_folds(*train.tests, min_group_size=opts.min_group_size,
+                                                   include_small_groups=opts.include_small_groups),
                                    predictions=predictions, rows=pred.rows, train_rows=pred.rows)
-    return dataclasses.replace(mals_from_counts(train, pred, min_group_size=min_group_size,
-                                                include_small_groups=include_small_groups), predictions=predictions)
+    return dataclasses.replace(mals_from_counts(train, pred, min_group_size=opts.min_group_size,
+                                                include_small_groups=opts.include_small_groups),
+                               predictions=predictions)
 
 
 def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:

@@ -28,7 +28,6 @@ them alike (docs/definitions.md, "Differential fairness").
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +42,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Labels, Missing, Soft, Weights
+from biasamp.differential._options import DifferentialOptions, _check_concentration
 from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
 
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
@@ -121,18 +121,6 @@ class DFBiasAmpResult(ResultMixin):
         return (f"DFBiasAmpResult(value={fmt(self.value)}, epsilon_true={fmt(self.epsilon_true)} "
                 f"[{pair(self.attained_true)}], epsilon_pred={fmt(self.epsilon_pred)} "
                 f"[{pair(self.attained_pred)}], {len(self.by_group)} groups, concentration={self.concentration:g})")
-
-
-def _check_concentration(concentration: Any) -> float:
-    if isinstance(concentration, bool) or not isinstance(concentration, numbers.Real):
-        raise TypeError(f"concentration must be a positive number, got {type(concentration).__name__}")
-    c = float(concentration)
-    if not (np.isfinite(c) and c > 0):
-        raise ValueError(
-            f"concentration must be a finite number > 0, got {concentration!r} (without smoothing, ε is infinite "
-            "as soon as one group never has an outcome; use a small concentration instead)"
-        )
-    return c
 
 
 def log_rates(n: np.ndarray, positives: np.ndarray, concentration: float) -> np.ndarray:
@@ -353,8 +341,8 @@ def df_bias_amplification(
     >>> res.attained_pred
     (1, 'a', 'b')
     """
-    c = _check_concentration(concentration)
-    prep = _prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label, threshold=threshold,
-                    soft=soft, sample_weight=sample_weight, missing=missing)
-    return df_from_counts(_counts_of(prep), concentration=c, pos_label=prep.pos_label, min_group_size=min_group_size,
-                          include_small_groups=include_small_groups)
+    opts = DifferentialOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
+    prep = _prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=opts.pos_label,
+                    threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing)
+    return df_from_counts(_counts_of(prep), concentration=opts.concentration, pos_label=prep.pos_label,
+                          min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)

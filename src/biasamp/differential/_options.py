@@ -1,15 +1,34 @@
-"""The options of the differential-fairness family, declared with their constraints (``Family.options``)."""
+"""The options of the differential-fairness family, declared with their constraints (``Family.options``).
+
+:func:`~biasamp.df_bias_amplification` builds :class:`DifferentialOptions`
+from its keywords at entry.
+"""
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from biasamp._core.policy_options import MISSING, GroupOptions, PolicyOptions
 from biasamp._core.validation import Checked, option
-from biasamp.differential._metrics import _check_concentration
 
 __all__ = ["DifferentialOptions"]
+
+
+def _check_concentration(concentration: Any) -> float:
+    """The Dirichlet concentration as a float, when it is a finite number > 0 (else a named error)."""
+    if isinstance(concentration, bool) or not isinstance(concentration, numbers.Real):
+        raise TypeError(f"concentration must be a positive number, got {type(concentration).__name__}")
+    c = float(concentration)
+    if not (np.isfinite(c) and c > 0):
+        raise ValueError(
+            f"concentration must be a finite number > 0, got {concentration!r} (without smoothing, ε is infinite "
+            "as soon as one group never has an outcome; use a small concentration instead)"
+        )
+    return c
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ from biasamp._core.policy import small_groups as _small_groups
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Average, Labels, Missing, Soft, Weights
 from biasamp.exceptions import SmallGroupWarning, UndefinedPairWarning, warn_outside
+from biasamp.fairness._options import AVERAGES, METRICS, FairnessOptions, _check_metrics
 
 __all__ = [
     "METRICS",
@@ -80,9 +81,6 @@ __all__ = [
     "normalized_disparate_impact",
     "statistical_parity_subgroup_fairness",
 ]
-
-#: The seven metrics of Qian et al. (2021), in the paper's order.
-METRICS = ("DP", "DI", "SPSF", "FPSF", "EOFP", "EOTP", "BA")
 
 _METRIC_NAMES = {
     "DP": "demographic parity",
@@ -602,7 +600,6 @@ def _group_table(counts: ConfusionCounts) -> pd.DataFrame:
 # --------------------------------------------------------------------------- #
 # settings: which classes make the headline, what was done to the predictions
 # --------------------------------------------------------------------------- #
-AVERAGES = ("auto", "binary", "macro", None)
 #: Options of :func:`fairness_from_counts` (what a count table cannot know) and of the labels' encoding.
 _FROM_COUNTS_OPTIONS = ("average", "pos_label", "min_group_size", "include_small_groups", "reference_group",
                         "tolerance")
@@ -946,16 +943,6 @@ class FairnessResult(ResultMixin):
             extra = f"  ({self.n_undefined[name]} classes undefined)" if self.n_undefined[name] else ""
             lines.append(f"  {name:<5}= {fmt(value)}{extra}")
         return "\n".join(lines)
-
-
-def _check_metrics(metrics: Sequence[str] | str) -> tuple[str, ...]:
-    if isinstance(metrics, str):
-        metrics = (metrics,)
-    metrics = tuple(metrics)
-    unknown = [m for m in metrics if m not in METRICS]
-    if unknown or not metrics:
-        raise ValueError(f"metrics must be a non-empty subset of {METRICS}, got {list(metrics)!r}")
-    return tuple(m for m in METRICS if m in metrics)
 
 
 def _headline_values(counts: ConfusionCounts, metrics: tuple, headline: tuple, per_class: bool):
@@ -1331,11 +1318,13 @@ def fairness_metrics(
     2  female   1.00        reference
     3    male   0.75  below tolerance
     """
-    metrics = _check_metrics(metrics)
-    prep = _prepare(y_true, y_pred, sensitive_features, average=average, pos_label=pos_label,
-                    threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing, classes=classes)
-    return _from_prepared(prep, metrics, min_group_size=min_group_size, include_small_groups=include_small_groups,
-                          reference_group=reference_group, tolerance=tolerance, group_metrics=group_metrics)
+    opts = FairnessOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
+    prep = _prepare(y_true, y_pred, sensitive_features, average=opts.average, pos_label=opts.pos_label,
+                    threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing,
+                    classes=opts.classes)
+    return _from_prepared(prep, opts.metric_names, min_group_size=opts.min_group_size,
+                          include_small_groups=opts.include_small_groups, reference_group=opts.reference_group,
+                          tolerance=opts.tolerance, group_metrics=opts.group_metrics)
 
 
 def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = 30, include_small_groups: bool = False,

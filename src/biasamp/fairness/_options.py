@@ -1,22 +1,39 @@
-"""The options of the group fairness family, declared with their constraints (``Family.options``)."""
+"""The options of the group fairness family, declared with their constraints (``Family.options``).
+
+:func:`~biasamp.fairness_metrics` (and through it each single-metric
+function) builds :class:`FairnessOptions` from its keywords at entry.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from biasamp._core.policy_options import MISSING, GroupOptions, PolicyOptions
 from biasamp._core.validation import NONE, Checked, InstanceOf, OneOf, option
 from biasamp.fairness._groups import check_tolerance
-from biasamp.fairness._metrics import AVERAGES, METRICS, _check_metrics
 
-__all__ = ["FairnessOptions"]
+__all__ = ["AVERAGES", "METRICS", "FairnessOptions"]
 
-#: ``average``: the positive class's value, the mean over classes, or (auto) the one that fits the task
+#: The seven metrics of Qian et al. (2021), in the paper's order.
+METRICS = ("DP", "DI", "SPSF", "FPSF", "EOFP", "EOTP", "BA")
+#: ``average``: the positive class's value, the mean over classes, per class (None), or the one that fits the task
+AVERAGES = ("auto", "binary", "macro", None)
 AVERAGE = (OneOf(*AVERAGES),)
 #: ``tolerance``: the band of disparity ratios that pass
 TOLERANCE = (Checked(check_tolerance, "a number in (0, 1] or a pair (low, high)"),)
+
+
+def _check_metrics(metrics: Sequence[str] | str) -> tuple[str, ...]:
+    """``metrics`` (one name or several) as the tuple of the names, in the order of :data:`METRICS`."""
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    metrics = tuple(metrics)
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown or not metrics:
+        raise ValueError(f"metrics must be a non-empty subset of {METRICS}, got {list(metrics)!r}")
+    return tuple(m for m in METRICS if m in metrics)
 
 
 @dataclass(frozen=True)
@@ -33,3 +50,12 @@ class FairnessOptions(PolicyOptions, GroupOptions):
     group_metrics: Any = option(None, NONE, InstanceOf(Mapping, description="a mapping name -> function"),
                                 doc="extra per-group metrics")
     classes: Any = option(None, doc="the task classes (default: inferred)")
+
+    def _normalise(self) -> None:
+        if not isinstance(self.metrics, (str, tuple)) and isinstance(self.metrics, Iterable):
+            object.__setattr__(self, "metrics", tuple(self.metrics))  # an iterator is read once, here
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """The metrics computed: ``metrics`` as a tuple in the order of :data:`METRICS`."""
+        return _check_metrics(self.metrics)

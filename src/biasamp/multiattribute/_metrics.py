@@ -40,7 +40,7 @@ import functools
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -84,6 +84,8 @@ from biasamp.cooccurrence._metrics import (
     select_train_test,
     take_rows,
 )
+from biasamp.multiattribute._options import _MODES as _MODES  # read by _stream
+from biasamp.multiattribute._options import MultiOptions
 
 __all__ = [
     "MultiAttributeCounts",
@@ -94,9 +96,6 @@ __all__ = [
 ]
 
 _CHUNK_BYTES = 8 << 20  # working-set target of one vectorized step
-_MODES = ("observed", "all")
-_SUPPORTS = ("containment", "exact")
-_ATTR_PRED_RULES = ("one_hot", "argmax")
 
 
 # --------------------------------------------------------------------------- #
@@ -1426,30 +1425,11 @@ def _thresholded_attr_columns(attr_pred: Any) -> np.ndarray | None:
     return arr > cut
 
 
-@overload
-def _check_int(value: Any, name: str, minimum: int, allow_none: Literal[False] = ...) -> int: ...
-@overload
-def _check_int(value: Any, name: str, minimum: int, allow_none: bool) -> int | None: ...
-def _check_int(value: Any, name: str, minimum: int, allow_none: bool = False) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
 def _check_sizes(min_size: Any, max_size: Any, min_support: Any,
                  max_combinations: Any) -> tuple[int, int | None, int, int]:
-    """The combination options checked (integers >= 1, ``max_size`` None or >= ``min_size``), in that order."""
-    min_size = _check_int(min_size, "min_size", 1)
-    max_size = _check_int(max_size, "max_size", 1, allow_none=True)
-    min_support = _check_int(min_support, "min_support", 1)
-    max_combinations = _check_int(max_combinations, "max_combinations", 1)
-    if max_size is not None and max_size < min_size:
-        raise ValueError(f"max_size ({max_size}) must be >= min_size ({min_size})")
-    return min_size, max_size, min_support, max_combinations
+    """The combination sizes checked by their declaration (:class:`MultiOptions`), as ints."""
+    return MultiOptions(min_size=min_size, max_size=max_size, min_support=min_support,
+                        max_combinations=max_combinations).sizes()
 
 
 # --------------------------------------------------------------------------- #
@@ -1721,39 +1701,29 @@ def multi_bias_amp(
       attr combination  bias_train  bias_pred
     7    1      (a, b)    0.666667        1.0
     """
-    mode = _check_options(combinations, support, attr_pred_rule)
-    cross_fit = check_cross_fit(cross_fit, attr_train is not None or task_train is not None)
-    min_size, max_size, min_support, max_combinations = _check_sizes(min_size, max_size, min_support,
-                                                                      max_combinations)
-    prep = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
-                    sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing,
-                    threshold=threshold, soft=soft)
-    counts, selection = _count(prep, mode=mode, min_size=min_size, max_size=max_size, min_support=min_support,
-                               max_combinations=max_combinations, support=support)
+    opts = MultiOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
+    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
+    min_size, max_size, min_support, max_combinations = opts.sizes()
+    prep = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=opts.attr_pred_rule,
+                    sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=opts.missing,
+                    threshold=opts.threshold, soft=soft)  # soft: not declared (only "threshold")
+    counts, selection = _count(prep, mode=opts.combinations, min_size=min_size, max_size=max_size,
+                               min_support=min_support, max_combinations=max_combinations, support=opts.support)
     if cross_fit:
-        folds = {key: (f0, f1) for key, (_, f0, f1) in _count_folds(prep, counts, cross_fit_random_state).items()}
+        folds = {key: (f0, f1) for key, (_, f0, f1) in _count_folds(prep, counts, opts.cross_fit_random_state).items()}
         return dataclasses.replace(multi_from_folds(folds, counts=counts, selection=selection,
-                                                    min_group_size=min_group_size,
-                                                    include_small_groups=include_small_groups),
+                                                    min_group_size=opts.min_group_size,
+                                                    include_small_groups=opts.include_small_groups),
                                    predictions=prep.predictions)
     return dataclasses.replace(multi_from_counts(counts, selection=selection, train_source=prep.source,
-                                                 min_group_size=min_group_size,
-                                                 include_small_groups=include_small_groups),
+                                                 min_group_size=opts.min_group_size,
+                                                 include_small_groups=opts.include_small_groups),
                                predictions=prep.predictions)
 
 
 def _check_options(combinations: Any, support: Any, attr_pred_rule: Any) -> str:
-    mode = combinations
-    if not isinstance(mode, str) or mode not in _MODES:
-        raise ValueError(f"combinations must be one of {_MODES}, got {mode!r}")
-    if not isinstance(support, str) or support not in _SUPPORTS:
-        raise ValueError(f"support must be one of {_SUPPORTS}, got {support!r}")
-    if support == "exact" and mode != "observed":
-        raise ValueError("support='exact' counts the training instances whose task set *is* m, which only "
-                         "combinations='observed' selects on; use support='containment' with combinations='all'")
-    if not isinstance(attr_pred_rule, str) or attr_pred_rule not in _ATTR_PRED_RULES:
-        raise ValueError(f"attr_pred_rule must be one of {_ATTR_PRED_RULES}, got {attr_pred_rule!r}")
-    return mode
+    """``combinations`` after the three choices are checked by their declaration (:class:`MultiOptions`)."""
+    return MultiOptions(combinations=combinations, support=support, attr_pred_rule=attr_pred_rule).combinations
 
 
 @dataclass(frozen=True, eq=False)
