@@ -161,10 +161,7 @@ class Scenario:
 # through the environment so that joblib's worker processes see it too.
 STREAM_PARTITIONS = int(os.environ.get("BIASAMP_BENCH_STREAM", "0"))
 STREAM_FAMILIES = ("fairness", "directional", "mals", "multi", "differential")  # noise-*: streams do not cross-fit
-if os.environ.get("BIASAMP_BENCH_STREAM_GROUPS"):  # --stream-groups G: the streamed bootstrap's number of groups
-    from biasamp._engine import resample as _resample
-
-    _resample.STREAM_GROUPS = int(os.environ["BIASAMP_BENCH_STREAM_GROUPS"])
+STREAM_GROUPS = int(os.environ.get("BIASAMP_BENCH_STREAM_GROUPS", "0"))  # --stream-groups G (0: the library's)
 
 
 def _to_dask(x: Any) -> Any:
@@ -182,6 +179,10 @@ def _boot(metric, *args, **kwargs):
     import dask
 
     import biasamp.dask as bdask
+    from biasamp._engine import resample
+
+    if STREAM_GROUPS:  # set here, in the process that counts (joblib's workers import biasamp afresh)
+        resample.STREAM_GROUPS = STREAM_GROUPS
 
     args = tuple(_to_dask(a) for a in args)  # every label array, the training set's too (its own partitions)
     kwargs = {k: (_to_dask(v) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
@@ -1001,14 +1002,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.stream is not None or args.stream_groups is not None:
         if args.stream is None or args.stream < 1 or (args.stream_groups is not None and args.stream_groups < 1):
             parser.error("--stream needs a positive number of partitions; --stream-groups needs --stream and G >= 1")
-        global STREAM_PARTITIONS
-        STREAM_PARTITIONS = args.stream
-        os.environ["BIASAMP_BENCH_STREAM"] = str(args.stream)  # joblib's workers read it at import
-        if args.stream_groups is not None:
-            from biasamp._engine import resample
-
-            resample.STREAM_GROUPS = args.stream_groups
-            os.environ["BIASAMP_BENCH_STREAM_GROUPS"] = str(args.stream_groups)
+        global STREAM_PARTITIONS, STREAM_GROUPS
+        STREAM_PARTITIONS, STREAM_GROUPS = args.stream, args.stream_groups or 0
+        os.environ["BIASAMP_BENCH_STREAM"] = str(args.stream)  # for joblib's workers, whichever way they load us
+        os.environ["BIASAMP_BENCH_STREAM_GROUPS"] = str(STREAM_GROUPS)
     if args.groups is not None:
         if args.n_jobs != 1:
             parser.error("--groups needs --n-jobs 1 (the setting is made in this process)")
@@ -1040,7 +1037,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from biasamp._engine import resample
 
         print(f"resampling: streamed (biasamp.dask.bootstrap, {STREAM_PARTITIONS} partitions): rows hashed into "
-              f"{resample.STREAM_GROUPS} groups, replicates resample the non-empty groups")
+              f"{STREAM_GROUPS or resample.STREAM_GROUPS} groups, replicates resample the non-empty groups")
     else:
         print("resampling: " + (f"grouped bootstrap forced, {args.groups} groups of rows" if args.groups else
                                 "the default (exact multinomial at these sizes)"))
