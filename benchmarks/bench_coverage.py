@@ -72,11 +72,18 @@ sample (``--check-rows``, default 5,000,000).
 
 Run: ``python benchmarks/bench_coverage.py [--quick] [--n-samples N] [--n-boot B]
 [--only KEY ...] [--methods M ...] [--seed S] [--n-jobs J] [--groups G] [--plug-in]
-[--include-small-groups]``
+[--include-small-groups] [--stream [P]] [--stream-groups G]``
 
 ``--groups G`` forces the grouped bootstrap (the scheme ``biasamp.bootstrap``
 switches to on large data: rows split at random into G groups, replicates
 resample the groups) at these small sizes, to measure its coverage.
+
+``--stream [P]`` measures the streamed bootstrap instead (the accumulators', Dask's and ``biasamp audit
+--stream``'s): the same calls through ``biasamp.dask.bootstrap`` with the label arrays cut into P Dask
+partitions (default 3; the training statistics stay fixed, as in memory), so every test row is hashed into one
+of 1,000 groups and the replicates resample the non-empty groups; ``--stream-groups G`` sets G (e.g. 50: groups
+of 20-80 rows at these sizes, the regime of large streams). The noise-* scenarios are left out (streams do not
+cross-fit the signs).
 
 ``--quick`` is 100 samples x 300 replicates, truth check on 1M rows. The
 simulation code is shared with ``tests/test_coverage.py`` (a small seeded run).
@@ -86,6 +93,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -148,33 +156,67 @@ class Scenario:
         return _VALUES[self.family](self, sample)
 
 
+# --stream: the same calls through biasamp.dask.bootstrap, the label arrays as Dask arrays of STREAM_PARTITIONS
+# partitions (the accumulators' streamed bootstrap: hashed group tables; the training statistics stay fixed). Set
+# through the environment so that joblib's worker processes see it too.
+STREAM_PARTITIONS = int(os.environ.get("BIASAMP_BENCH_STREAM", "0"))
+STREAM_FAMILIES = ("fairness", "directional", "mals", "multi", "differential")  # noise-*: streams do not cross-fit
+STREAM_GROUPS = int(os.environ.get("BIASAMP_BENCH_STREAM_GROUPS", "0"))  # --stream-groups G (0: the library's)
+
+
+def _to_dask(x: Any) -> Any:
+    import dask.array as da
+
+    x = np.asarray(x)
+    rows = -(-len(x) // STREAM_PARTITIONS)
+    return da.from_array(x, chunks=(rows,) + x.shape[1:])
+
+
+def _boot(metric, *args, **kwargs):
+    """``biasamp.bootstrap``, or with ``--stream`` ``biasamp.dask.bootstrap`` (test rows as Dask arrays)."""
+    if not STREAM_PARTITIONS:
+        return biasamp.bootstrap(metric, *args, **kwargs)
+    import dask
+
+    import biasamp.dask as bdask
+    from biasamp._engine import resample
+
+    if STREAM_GROUPS:  # set here, in the process that counts (joblib's workers import biasamp afresh)
+        resample.STREAM_GROUPS = STREAM_GROUPS
+
+    args = tuple(_to_dask(a) for a in args)  # every label array, the training set's too (its own partitions)
+    kwargs = {k: (_to_dask(v) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
+    with dask.config.set(scheduler="synchronous"):
+        return bdask.bootstrap(metric, *args, **kwargs)
+
+
 def _fairness_kwargs(sc) -> dict:
     """The average the scenario's truth uses: ``"macro"`` (mean over classes) or ``"binary"`` (class 1)."""
     return {"average": sc.detail.get("average", "macro")}
 
 
 def _call_fairness(sc, s, **kw):
-    return biasamp.bootstrap(biasamp.fairness_metrics, s["y"], s["y_pred"], sensitive_features=s["group"],
+    return _boot(biasamp.fairness_metrics, s["y"], s["y_pred"], sensitive_features=s["group"],
                              **_fairness_kwargs(sc), **kw)
 
 
 def _call_directional(sc, s, **kw):
-    return biasamp.bootstrap(biasamp.bias_amp_directional, s["attr"], s["task"], attr_pred=s["attr_pred"],
+    return _boot(biasamp.bias_amp_directional, s["attr"], s["task"], attr_pred=s["attr_pred"],
                              task_pred=s["task_pred"], attr_train=sc.train["attr"], task_train=sc.train["task"], **kw)
 
 
 def _call_mals(sc, s, **kw):
-    return biasamp.bootstrap(biasamp.bias_amp_mals, sc.train["attr"], sc.train["task"], attr_pred=s["attr_pred"],
+    return _boot(biasamp.bias_amp_mals, sc.train["attr"], sc.train["task"], attr_pred=s["attr_pred"],
                              task_pred=s["task_pred"], **kw)
 
 
 def _call_multi(sc, s, **kw):
-    return biasamp.bootstrap(biasamp.multi_bias_amp, s["attr"], s["task"], attr_pred=s["attr_pred"],
+    return _boot(biasamp.multi_bias_amp, s["attr"], s["task"], attr_pred=s["attr_pred"],
                              task_pred=s["task_pred"], attr_train=sc.train["attr"], task_train=sc.train["task"], **kw)
 
 
 def _call_differential(sc, s, **kw):
-    return biasamp.bootstrap(biasamp.df_bias_amplification, s["y"], s["y_pred"], sensitive_features=s["group"], **kw)
+    return _boot(biasamp.df_bias_amplification, s["y"], s["y_pred"], sensitive_features=s["group"], **kw)
 
 
 def _values_differential(sc, s):
@@ -949,7 +991,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--groups", type=int, default=None, metavar="G",
                         help="force the grouped bootstrap with G groups of rows (the scheme biasamp.bootstrap "
                              "uses on large data) instead of the exact multinomial one; needs --n-jobs 1")
+    parser.add_argument("--stream", type=int, nargs="?", const=3, default=None, metavar="P",
+                        help="the streamed bootstrap instead: biasamp.dask.bootstrap on the test rows cut into P Dask "
+                             "partitions (default 3), i.e. the accumulators' hashed-group bootstrap; the noise-* "
+                             "scenarios (no training set: streams do not cross-fit) are left out")
+    parser.add_argument("--stream-groups", type=int, default=None, metavar="G",
+                        help="with --stream: G hashed groups instead of the library's 1,000 (e.g. 50 for groups of "
+                             "20-80 rows at these sizes)")
     args = parser.parse_args(argv)
+    if args.stream is not None or args.stream_groups is not None:
+        if args.stream is None or args.stream < 1 or (args.stream_groups is not None and args.stream_groups < 1):
+            parser.error("--stream needs a positive number of partitions; --stream-groups needs --stream and G >= 1")
+        global STREAM_PARTITIONS, STREAM_GROUPS
+        STREAM_PARTITIONS, STREAM_GROUPS = args.stream, args.stream_groups or 0
+        os.environ["BIASAMP_BENCH_STREAM"] = str(args.stream)  # for joblib's workers, whichever way they load us
+        os.environ["BIASAMP_BENCH_STREAM_GROUPS"] = str(STREAM_GROUPS)
     if args.groups is not None:
         if args.n_jobs != 1:
             parser.error("--groups needs --n-jobs 1 (the setting is made in this process)")
@@ -973,10 +1029,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         scenarios = [sc for sc in scenarios if any(sc.key.startswith(p) for p in args.only)]
         if not scenarios:
             parser.error(f"--only {args.only} matches no scenario")
+    if STREAM_PARTITIONS:
+        scenarios = [sc for sc in scenarios if sc.family in STREAM_FAMILIES]
     print(f"biasamp {biasamp.__version__}: coverage of {LEVEL:.0%} bootstrap intervals; {n_samples} samples "
           f"per scenario, n_boot={n_boot}, seed={args.seed}, methods {', '.join(args.methods)}, n_jobs={args.n_jobs}")
-    print("resampling: " + (f"grouped bootstrap forced, {args.groups} groups of rows" if args.groups else
-                            "the default (exact multinomial at these sizes)"))
+    if STREAM_PARTITIONS:
+        from biasamp._engine import resample
+
+        print(f"resampling: streamed (biasamp.dask.bootstrap, {STREAM_PARTITIONS} partitions): rows hashed into "
+              f"{STREAM_GROUPS or resample.STREAM_GROUPS} groups, replicates resample the non-empty groups")
+    else:
+        print("resampling: " + (f"grouped bootstrap forced, {args.groups} groups of rows" if args.groups else
+                                "the default (exact multinomial at these sizes)"))
     print("signs without a training set (noise-*): " + ("the plug-in (cross_fit=False)" if args.plug_in else
                                                         "cross-fitted (the default)")
           + (", include_small_groups=True" if args.include_small_groups else ""))

@@ -17,7 +17,8 @@ process of its tree (workers included) sampled every 50 ms:
   (``biasamp audit --stream --jobs N``) with ``n_jobs=N``: the classes pass,
   the multi-attribute pre-pass and the counting pass split into N ranges,
   counted in N loky worker processes (N=1: in the process itself), then
-  the report (1,000 Poisson replicates per count-based section, DPA and LA
+  the report (1,000 bootstrap replicates per count-based section, drawn
+  from the hashed group tables the accumulators keep; DPA and LA
   on a 200,000-row sample, ``--dpa-rows``);
 * ``dask`` (``--dask-workers``, default ``2``): the same call inside
   ``joblib.parallel_config(backend="dask")`` with a ``dask.distributed``
@@ -25,9 +26,9 @@ process of its tree (workers included) sampled every 50 ms:
   worker; with one worker the audit runs in the calling process, so 1 is
   the ``stream`` mode), the cluster's start-up not timed. distributed
   starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which turns
-  off glibc's adaptive ``mmap`` threshold: every large temporary of the
-  Poisson bootstrap is then a fresh ``mmap`` (page faults), measured at
-  +40-50% CPU for the same counting. The benchmark unsets it
+  off glibc's adaptive ``mmap`` threshold: every large temporary is then a
+  fresh ``mmap`` (page faults), measured at +40-50% CPU for the same counting
+  (with the per-row Poisson bootstrap of earlier versions). The benchmark unsets it
   (``dask.config`` ``distributed.nanny.pre-spawn-environ``); ``--dask-trim``
   keeps it;
 * ``memory`` (when the dataset has at most ``--in-memory-rows`` rows,

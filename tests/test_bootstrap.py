@@ -12,7 +12,7 @@ from scipy import stats as sst
 
 import biasamp as b
 from biasamp._engine.intervals import Parts, acceleration, band
-from biasamp._engine.resample import Cells, canonical_ids, poisson_weights
+from biasamp._engine.resample import Cells, canonical_ids
 from biasamp.exceptions import UndefinedPairWarning
 
 
@@ -200,18 +200,6 @@ def test_band_holds_every_part_and_is_simultaneous():
     assert np.all(lo <= est) and np.all(est <= hi)
     # the max-t critical value of 5 independent normals: Φ⁻¹(1 − 0.05/10) ≈ 2.57 (Šidák ≈ 2.568)
     assert c == pytest.approx(sst.norm.ppf((1 + 0.95 ** (1 / 5)) / 2), abs=0.08)
-
-
-def test_poisson_weights_are_poisson_deterministic_and_split_free():
-    ids = np.arange(20000)
-    w = poisson_weights(ids, 50, seed=7)
-    assert w.shape == (50, 20000)
-    assert w.mean() == pytest.approx(1.0, abs=0.01)
-    assert w.var() == pytest.approx(1.0, abs=0.02)
-    # a row's weight depends on (row id, replicate, seed) only: batches agree with one shot
-    np.testing.assert_array_equal(np.hstack([poisson_weights(ids[:7000], 50, 7), poisson_weights(ids[7000:], 50, 7)]),
-                                  w)
-    assert not np.array_equal(poisson_weights(ids, 50, seed=8), w)
 
 
 # --------------------------------------------------------------------------- #

@@ -32,9 +32,11 @@ def test_replicates_add_over_batches_and_merges():
     left.update(a[:1000], t[:1000], attr_pred=ap[:1000], task_pred=tp[:1000], row_ids=ids[:1000])
     right.update(a[1000:], t[1000:], attr_pred=ap[1000:], task_pred=tp[1000:], row_ids=ids[1000:])
     np.testing.assert_allclose((left + right).boot, one.boot)
-    # replicates are weighted resamples: every replicate's row total is a Poisson(n) draw
-    totals = one.boot[:, 0, 0]
-    assert abs(totals.mean() - len(a)) < 4 * np.sqrt(len(a) / 50) * 3
+    # the state holds hashed group tables: they add up to the count table, and a group's rows are Binomial(n, 1/G)
+    sizes = one.boot[:, 0, 0]
+    assert sizes.sum() == len(a)
+    np.testing.assert_array_equal(one.boot.sum(axis=0)[:, :5], one.gram[:, :5])  # the [1|A|Â] x [1|T] block
+    assert abs(sizes.var() - len(a) / len(sizes)) < 0.2 * len(a) / len(sizes)
     with pytest.raises(ValueError, match="n_boot or random_state"):
         left.merge(CooccurrenceAccumulator(2, 4, n_boot=50, random_state=4))
 
@@ -55,8 +57,13 @@ def test_stream_tests_equal_in_memory_and_intervals_hold_estimates():
         assert streamed.methods[name] == "percentile"
         # both bootstraps estimate the same sampling distribution
         assert hi - lo == pytest.approx(memory.ci[name][1] - memory.ci[name][0], rel=0.3)
-    with pytest.raises(ValueError, match="bca"):
-        acc.bootstrap(ci_method="bca")
+    # BCa: the acceleration from the delete-one-group jackknife of the hashed groups
+    bca = acc.bootstrap(ci_method="bca")
+    memory_bca = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=0,
+                             cross_fit=False, ci_method="bca")
+    for name, (lo, hi) in bca.ci.items():
+        assert bca.methods[name] == "BCa" and lo <= bca.estimate[name] <= hi
+        assert hi - lo == pytest.approx(memory_bca.ci[name][1] - memory_bca.ci[name][0], rel=0.3)
     with pytest.raises(ValueError, match="n_boot"):
         CooccurrenceAccumulator(2, 4).update(a, t, task_pred=tp).bootstrap()
 

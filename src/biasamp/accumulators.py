@@ -169,12 +169,14 @@ class Accumulator:
         protected attribute; fairness' groups) and ``"task"`` (the task; the
         outcome classes). An int ``k`` means ``0..k-1``.
     n_boot : int, default 0
-        Poisson bootstrap replicates kept alongside the counts (0: none).
+        Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
+        the accumulator keeps 1,000 hashed group tables alongside the counts
+        (:meth:`~Accumulator.bootstrap`).
     random_state : int, optional
-        Seed of the Poisson bootstrap weights.
+        Seed of the streamed bootstrap (the rows' groups and the replicates).
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
-        bootstrap seed.
+        default id (which fixes its bootstrap group).
     **options
         The family's options (those of its named class, e.g. ``missing``,
         ``threshold``, ``metrics``, ``combinations``).
@@ -207,7 +209,8 @@ class Accumulator:
     ----------
     .. [1] N. Chamandy, O. Muralidharan, A. Najmi, S. Naidu. "Estimating
        uncertainty for massive data streams". Google technical report, 2012
-       (the streamed Poisson bootstrap).
+       (the streamed Poisson bootstrap, of which the hashed-group bootstrap
+       of :meth:`bootstrap` is the grouped form).
 
     Examples
     --------
@@ -268,7 +271,9 @@ class Accumulator:
         decl = self._declared
         self.state, self.collected = decl.start(self.settings), None
         if self.n_boot:
-            self.boot = np.zeros((self.n_boot, *decl.cells(self.settings)), dtype=np.float64)
+            from biasamp._engine.resample import STREAM_GROUPS
+
+            self.boot = np.zeros((STREAM_GROUPS, *decl.cells(self.settings)), dtype=np.float64)
 
     @property
     def phase(self) -> str:
@@ -371,14 +376,15 @@ class Accumulator:
         self.rows_seen = 0
 
     def _boot_update(self, rows: ReplicateRows) -> None:
-        """Add the Poisson replicate tables of one batch.
+        """Add one batch's rows to the hashed group tables ``boot`` ``(G, cells...)``.
 
-        Every row gets, in every replicate, a Poisson(1) weight that is a
-        function of (row id, replicate, seed) only, so replicate tables of
-        batches, partitions and ranks add like the count tables
-        (:func:`biasamp._engine.resample.poisson_weights`).
+        Every row goes to one of ``G`` groups by a hash of (row id, seed) only
+        and adds its table contribution to that group's table
+        (:func:`biasamp._engine.resample.add_group_tables`), so the group
+        tables of batches, partitions and ranks add like the count tables and
+        do not depend on the batching.
         """
-        from biasamp._engine.resample import poisson_tables
+        from biasamp._engine.resample import add_group_tables
 
         n_rows = rows.n
         if rows.row_ids is None:
@@ -390,17 +396,29 @@ class Accumulator:
                 raise ValueError(f"row_ids must be {n_rows} non-negative integers (one per row of the batch)")
             ids = ids.astype(np.uint64)
         assert self.boot_seed is not None  # set with n_boot > 0 by _init_bootstrap
-        self.boot = self.boot + poisson_tables(rows.left, rows.right, ids, self.n_boot, self.boot_seed)
+        if not (self.boot.flags.writeable and self.boot.flags.c_contiguous):
+            self.boot = np.array(self.boot, dtype=np.float64)
+        add_group_tables(self.boot, rows.left, rows.right, ids, self.boot_seed)
         self.rows_seen += n_rows
 
     def bootstrap(self, *, level: float = 0.95, ci_method: str = "auto", p_adjust: str = "holm") -> Any:
-        """Intervals and tests of the accumulated metric from the Poisson replicate tables.
+        r"""Intervals and tests of the accumulated metric: the grouped bootstrap of the hashed group tables.
 
-        Needs ``n_boot > 0`` at construction. ``ci_method`` as in
-        :func:`biasamp.bootstrap`, except ``"bca"`` (it needs the distinct rows,
-        which a stream does not keep): ``"auto"`` uses the max-t band for the
+        Needs ``n_boot > 0`` at construction. Every counted row is in one of
+        :math:`G` = 1,000 groups (a hash of its id and the seed), whose tables
+        :math:`T_g` add over batches, merges and ranks. With :math:`G'` the
+        non-empty groups, replicate :math:`b` draws :math:`G'` of them with
+        replacement, :math:`T^{*}_b = \sum_g m_{bg} T_g` with
+        :math:`m_b \sim \mathrm{Mult}(G', 1/G')`, exactly the grouped
+        bootstrap of :func:`biasamp.bootstrap` on large data: a group's
+        multiplicity is Binomial(:math:`G'`, :math:`1/G'`) :math:`\approx`
+        Poisson(1), so with few rows per group this is the row-level Poisson
+        bootstrap (Chamandy et al. 2012) and with many the cluster bootstrap of
+        random groups (docs/inference.md). ``ci_method`` as in
+        :func:`biasamp.bootstrap`; ``"bca"`` takes its acceleration from the
+        delete-one-group jackknife. ``"auto"`` uses the max-t band for the
         max/min/absolute-value statistics and the percentile interval for the
-        smooth ones.
+        smooth ones (no jackknife pass).
 
         Returns
         -------
@@ -408,6 +426,7 @@ class Accumulator:
         """
         from biasamp._engine.bootstrap import fill_replicates, summarize
         from biasamp._engine.options import check_ci_method, check_p_adjust
+        from biasamp._engine.resample import _group_jackknife, _group_replicates
         from biasamp._engine.runs import _check_level
 
         if not self.n_boot:
@@ -415,16 +434,30 @@ class Accumulator:
         level = _check_level(level)
         check_ci_method(ci_method)
         check_p_adjust(p_adjust)
-        if ci_method == "bca":
-            raise ValueError("ci_method='bca' needs the distinct rows (the jackknife), which a stream does not keep")
         self._check_counting()
+        boot = np.asarray(self.boot, dtype=np.float64)
+        kept = np.flatnonzero(boot.reshape(len(boot), -1).any(axis=1))  # the non-empty groups, in group order
+        seed = np.random.SeedSequence(self.boot_seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedPairWarning)
-            plan, full, reps = self._declared.resample(self.settings, self.state, self.boot)
+            # the family's selection of the table entries its plan reads, applied to every group table
+            plan, full, groups = self._declared.resample(self.settings, self.state, boot[kept])
+            if not len(kept):
+                raise ValueError("no row has been counted: there is nothing to resample")
+            groups = np.asarray(groups, dtype=np.float64)
+            shape = groups.shape[1:]
+            groups = np.ascontiguousarray(groups.reshape(len(kept), -1))
             stats = plan.statistics(full[None])
-            fill_replicates(plan, stats, [(slice(0, self.n_boot), reps)], self.n_boot)
+            fill_replicates(plan, stats, _group_replicates(groups, shape, self.n_boot, seed), self.n_boot)
+            if ci_method == "bca":
+                for s in stats:
+                    s.jackknife = np.full(len(kept), np.nan)
+                for sl, tables in _group_jackknife(groups, shape):
+                    values = plan.values(tables)
+                    for s in stats:
+                        s.jackknife[sl] = values[s.name]
         return summarize(plan, stats, n_boot=self.n_boot, level=level, ci_method=ci_method, p_adjust=p_adjust,
-                         seed=np.random.SeedSequence(self.boot_seed), stacklevel=3)
+                         seed=seed, cell_counts=np.ones(len(kept)) if ci_method == "bca" else None, stacklevel=3)
 
     # ---------------------------------------------------------- tables, merge
     def _tables(self) -> dict[str, Any]:
@@ -572,12 +605,14 @@ class CooccurrenceAccumulator(Accumulator):
         Without either, the test ground truth is used for the training
         statistics (``train_source="test"``, as in the functional API).
     n_boot : int, default 0
-        Poisson bootstrap replicates kept alongside the counts (0: none).
+        Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
+        the accumulator keeps 1,000 hashed group tables alongside the counts
+        (:meth:`~Accumulator.bootstrap`).
     random_state : int, optional
-        Seed of the Poisson bootstrap weights.
+        Seed of the streamed bootstrap (the rows' groups and the replicates).
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
-        bootstrap seed.
+        default id (which fixes its bootstrap group).
     missing : {"raise", "drop", "group"}, default "raise"
         Rows with a missing value in a batch: raise, drop them, or make a
         missing ``attr`` its own class ``"missing"`` (which must then be in
@@ -781,12 +816,14 @@ class FairnessAccumulator(Accumulator):
     metrics : sequence of str, default all seven
         What :meth:`compute` reports.
     n_boot : int, default 0
-        Poisson bootstrap replicates kept alongside the counts (0: none).
+        Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
+        the accumulator keeps 1,000 hashed group tables alongside the counts
+        (:meth:`~Accumulator.bootstrap`).
     random_state : int, optional
-        Seed of the Poisson bootstrap weights.
+        Seed of the streamed bootstrap (the rows' groups and the replicates).
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
-        bootstrap seed.
+        default id (which fixes its bootstrap group).
     **options
         Options of :func:`~biasamp.fairness_metrics`: ``threshold`` and
         ``soft`` (how probabilities are counted, at ``update``), and
@@ -995,12 +1032,14 @@ class MultiAttributeAccumulator(Accumulator):
         ignored for a fixed list; ``min_support`` applies to it at
         :meth:`compute`, on the training counts).
     n_boot : int, default 0
-        Poisson bootstrap replicates kept alongside the counts (0: none).
+        Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
+        the accumulator keeps 1,000 hashed group tables alongside the counts
+        (:meth:`~Accumulator.bootstrap`).
     random_state : int, optional
-        Seed of the Poisson bootstrap weights.
+        Seed of the streamed bootstrap (the rows' groups and the replicates).
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
-        bootstrap seed.
+        default id (which fixes its bootstrap group).
     missing : {"raise", "drop", "group"}, default "raise"
         Rows with a missing value in a batch: raise, drop them, or make a
         missing 1-D ``attr`` its own class ``"missing"`` (which must then be

@@ -211,7 +211,7 @@ def _frame_task(func, template, names, *parts, partition_info=None):
     return out
 
 
-# The Poisson bootstrap of :func:`bootstrap`: while it runs, the metric functions
+# The streamed bootstrap of :func:`bootstrap`: while it runs, the metric functions
 # below build accumulators with replicate tables and return the merged accumulator.
 _BOOT: contextvars.ContextVar = contextvars.ContextVar("biasamp_dask_bootstrap", default=None)
 
@@ -935,14 +935,15 @@ def multi_bias_amp(
 
 def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, ci_method: str = "auto",
               random_state: Any = None, p_adjust: str = "holm", **kwargs: Any):
-    r"""Intervals and tests of no effect of a count-based metric on Dask collections (Poisson bootstrap).
+    r"""Intervals and tests of no effect of a count-based metric on Dask collections (grouped Poisson bootstrap).
 
     The Dask counterpart of :func:`biasamp.bootstrap`. The multinomial
     bootstrap needs every distinct row of the evaluation set in one place;
-    here every partition instead gives each of its rows, in each replicate, a
-    Poisson(1) weight that depends only on (partition, row, replicate, seed),
-    counts its weighted replicate tables alongside its count tables, and the
-    replicate tables are summed by the same tree reduction. The training
+    here every partition instead puts each of its rows in one of 1,000 groups
+    by a hash of (partition, row, seed), counts the group tables alongside its
+    count tables, the group tables are summed by the same tree reduction, and
+    the replicates resample the groups (the accumulators'
+    :meth:`~biasamp.accumulators.Accumulator.bootstrap`). The training
     statistics stay fixed, as in :func:`biasamp.bootstrap`.
 
     Parameters
@@ -956,10 +957,10 @@ def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, 
     n_boot : int, default 1000
         Replicates (at least 2).
     level : float, default 0.95
-    ci_method : {"auto", "percentile", "basic", "band"}, default "auto"
-        As in :func:`biasamp.bootstrap`; ``"bca"`` needs the distinct rows and
-        is not available (``"auto"`` uses the percentile interval for the
-        smooth statistics, the max-t band for the others).
+    ci_method : {"auto", "percentile", "basic", "bca", "band"}, default "auto"
+        As in :func:`biasamp.bootstrap` (``"bca"``: acceleration from the
+        delete-one-group jackknife); ``"auto"`` uses the percentile interval
+        for the smooth statistics, the max-t band for the others.
     random_state : None, int or numpy Generator
         Seed (give an int for results reproducible across runs).
     p_adjust : {"holm", "bh"}, default "holm"
@@ -980,7 +981,10 @@ def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, 
     The Poisson bootstrap (Hanley & MacGibbon 2006; Chamandy et al. 2012)
     replaces the multinomial counts :math:`c^* \sim \mathrm{Mult}(n, 1/n)`
     by independent :math:`w_i \sim \mathrm{Poisson}(1)`; the two agree as
-    :math:`n` grows. Results depend on the partitioning (the row ids are
+    :math:`n` grows. Here it is grouped: a group's multiplicity is
+    :math:`\mathrm{Binomial}(G', 1/G') \approx \mathrm{Poisson}(1)` over the
+    :math:`G'` non-empty groups, shared by the group's rows
+    (docs/inference.md). Results depend on the partitioning (the row ids are
     partition-local), not on the scheduler or the number of workers.
 
     References

@@ -227,7 +227,7 @@ class _AccumulatorMetric(Metric):
             acc._zero_tables()
 
     def bootstrap(self, **kwargs: Any) -> Any:
-        """Intervals and tests from the Poisson replicate tables (a metric built from an accumulator with
+        """Intervals and tests from the bootstrap's hashed group tables (a metric built from an accumulator with
         ``n_boot > 0``, see :meth:`from_accumulator`); keyword arguments as in the accumulators' ``bootstrap``.
         """
         return self._counted().bootstrap(**kwargs)

@@ -32,9 +32,12 @@ rows) with their counts ``c``. Resampling the rows is resampling ``c``:
   acceleration leaves out one group at a time. Its cost no longer grows with
   the number of cells (which approaches the number of rows when there are
   many tasks);
-* :func:`poisson_weights` gives per-row Poisson(1) weights from a hash of
-  (row id, replicate, seed): replicate tables of batches, partitions and ranks
-  then add like every other table (the streaming bootstrap).
+* streams (accumulators, Dask, torch ranks) keep no cells: :func:`stream_groups`
+  puts every row in one of ``STREAM_GROUPS`` groups by a hash of (row id,
+  seed) and :func:`add_group_tables` adds the row into its group's table, so
+  the group tables of batches, partitions and ranks add like every other
+  table; the replicates then resample the (non-empty) groups exactly as the
+  grouped bootstrap above (:func:`_group_replicates`, :func:`_group_jackknife`).
 
 Definitions: docs/definitions.md, "Intervals".
 """
@@ -548,14 +551,14 @@ def _draw_block(counts: np.ndarray, totals: np.ndarray, rng: np.random.Generator
 
 
 # --------------------------------------------------------------------------- #
-# Poisson weights for streams
+# hashed groups for streams
 # --------------------------------------------------------------------------- #
+STREAM_GROUPS = 1000  # group tables of a streamed bootstrap (G x table width, float64: 1,000 replicates' memory)
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-# Poisson(1) CDF at 0..11, as thresholds on a uniform 53-bit integer
-_POISSON1_CDF = np.cumsum([np.exp(-1.0) / np.prod(np.arange(1, k + 1, dtype=np.float64)) for k in range(12)])
-_POISSON1_THRESHOLDS = (np.minimum(_POISSON1_CDF, 1.0) * 2.0**53).astype(np.uint64)
+_GROUP_SALT = np.uint64(0x5DEECE66D)
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
@@ -565,46 +568,48 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def poisson_weights(row_ids: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
-    """Poisson(1) weight of every row in every replicate, shape ``(n_boot, n)`` (uint8).
+def stream_groups(row_ids: np.ndarray, n_groups: int, seed: int) -> np.ndarray:
+    """The group of every row of a streamed bootstrap, in ``[0, n_groups)``: a function of (row id, seed) only.
 
-    The weight of row ``i`` in replicate ``b`` is a function of
-    ``(row_ids[i], b, seed)`` only: a 64-bit hash of the row (SplitMix64), one
-    of the replicate, mixed (a Murmur3-style finaliser) into a uniform 53-bit
-    integer, turned into a Poisson(1) draw by inversion (truncated at 9, an
-    event of probability 1e-7). Batches, partitions and ranks can therefore
-    weight their rows independently and their replicate tables add.
+    A 64-bit SplitMix64 hash of the row id xor a hash of the seed; its high 32
+    bits are mapped to ``[0, n_groups)`` by a multiply-shift (Lemire), so every
+    row falls in each group with probability ``1 / n_groups`` (to 2⁻³²),
+    independently of the other rows. Batches, partitions and ranks therefore
+    put a row in the same group whatever the batching.
     """
-    seeds = _splitmix64(np.array([seed, seed ^ 0x5DEECE66D], dtype=np.uint64))
-    h = _splitmix64(np.asarray(row_ids, dtype=np.uint64) ^ seeds[0])
-    r = _splitmix64(np.arange(n_boot, dtype=np.uint64) ^ seeds[1])
-    out = np.zeros((n_boot, len(h)), dtype=np.uint8)
-    step = max(1, (1 << 18) // max(n_boot, 1))  # cache-sized chunks
-    for a in range(0, len(h), step):
-        z = h[None, a:a + step] ^ r[:, None]
-        z *= _M1
-        z ^= z >> np.uint64(29)
-        z *= _M2
-        z ^= z >> np.uint64(32)
-        z >>= np.uint64(11)
-        block = out[:, a:a + step]
-        for threshold in _POISSON1_THRESHOLDS[:9]:
-            block += z >= threshold
-    return out
+    if not 1 <= n_groups < 2**31:
+        raise ValueError(f"n_groups must be in [1, 2**31), got {n_groups}")
+    key = _splitmix64(np.array([seed], dtype=np.uint64) ^ _GROUP_SALT)
+    h = _splitmix64(np.asarray(row_ids, dtype=np.uint64) ^ key)
+    return ((h >> np.uint64(32)) * np.uint64(n_groups) >> np.uint64(32)).astype(np.int64)
 
 
-def poisson_tables(left: sparse.csr_matrix, right: sparse.csr_matrix, row_ids: np.ndarray,
-                   n_boot: int, seed: int) -> np.ndarray:
-    """Replicate tables ``Σ_i w_bi vec(l_i ⊗ r_i)`` of one batch of rows, shape ``(n_boot, wl, wr)``."""
+def add_group_tables(out: np.ndarray, left: sparse.spmatrix, right: sparse.spmatrix, row_ids: np.ndarray,
+                     seed: int) -> None:
+    """Add one batch of rows to the hashed group tables ``out`` ``(G, wl, wr)`` of a streamed bootstrap, in place.
+
+    Row ``i`` goes to group ``g_i = stream_groups(row_ids, G, seed)[i]`` and
+    adds ``left[i]ᵀ right[i]`` to ``out[g_i]``. All the groups' tables are one
+    sparse product: the left rows spread over ``G x wl`` columns (row ``i``'s
+    entries shifted to the block of its group), transposed, times the right
+    rows, so the cost is that of one count table of the batch (no Kronecker
+    design, no per-row loop).
+    """
+    n_groups, wl, wr = out.shape
     left = sparse.csr_matrix(left, dtype=np.float64)
     right = sparse.csr_matrix(right, dtype=np.float64)
-    wl, wr = left.shape[1], right.shape[1]
     n = left.shape[0]
-    out = np.zeros((n_boot, wl * wr), dtype=np.float64)
-    chunk = max(1, min(n, _TABLE_BYTES // (8 * max(n_boot, 1))))
-    for a in range(0, n, chunk):
-        b = min(n, a + chunk)
-        w = poisson_weights(row_ids[a:b], n_boot, seed).astype(np.float64)
-        design = rowwise_kron(left[a:b], right[a:b])
-        out += np.asarray((design.T @ w.T).T)
-    return out.reshape(n_boot, wl, wr)
+    if left.shape[1] != wl or right.shape != (n, wr) or len(row_ids) != n:
+        raise ValueError(f"a batch of {n} rows needs left ({n}, {wl}), right ({n}, {wr}) and {n} row ids, got "
+                         f"{left.shape}, {right.shape} and {len(row_ids)}")
+    if n == 0:
+        return
+    group = stream_groups(row_ids, n_groups, seed)
+    shift = np.repeat(group * wl, np.diff(left.indptr))  # the block of every stored entry's row
+    spread = sparse.csr_matrix((left.data, left.indices.astype(np.int64) + shift, left.indptr),
+                               shape=(n, n_groups * wl))
+    part = (spread.T.tocsr() @ right).tocoo()  # (G*wl, wr); a product has no duplicate entries
+    if not (out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError("the group tables must be a writeable C-contiguous array (they are updated in place)")
+    flat = out.reshape(n_groups * wl, wr)  # a view
+    flat[part.row, part.col] += part.data

@@ -43,13 +43,12 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
 * **Poisson-bootstrap intervals for the count-based metrics.** The
   in-memory audit bootstraps the table of distinct rows, which has up to
   one entry per row for multi-label tasks, so it is not bounded. A stream
-  instead gives every row, in every replicate, a Poisson(1) weight (a hash
-  of its position among the rows counted, the replicate and the seed; rows
-  of sample weight 0, which every family drops, are not counted, so they
-  change nothing) and sums the weighted
-  replicate tables batch by batch (``n_boot`` replicates, 1,000 by default as
-  in memory: each costs about one weight and one table update per row). Smooth
-  statistics get percentile intervals (BCa needs the distinct rows); the
+  instead puts every row in one of 1,000 groups (a hash of its position
+  among the rows counted and the seed; rows of sample weight 0, which every
+  family drops, are not counted, so they change nothing), sums the group
+  tables batch by batch, and draws ``n_boot`` replicates (1,000 by default
+  as in memory) by resampling the groups: the grouped form of the Poisson
+  bootstrap (docs/inference.md). Smooth statistics get percentile intervals; the
   max/min/absolute-value ones the same simultaneous band as in memory; the
   tests of no effect, from the counts, are those of the in-memory audit.
   The rows carry intervals and readings like the in-memory report's; with
@@ -120,9 +119,10 @@ from biasamp.report._sections import NO_INTERVAL
 __all__ = ["ParquetDataset", "RowRange", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
-STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows (each row weighted by a Poisson(1) draw "
-                   "per replicate, replicate tables summed batch by batch); smooth statistics get percentile "
-                   "intervals (BCa needs the distinct rows, which a stream does not keep)")
+STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows, grouped (each row hashed into one of "
+                   "1,000 groups whose tables are summed batch by batch; a replicate draws the groups with "
+                   "replacement, so each row's weight is about Poisson(1)); smooth statistics get percentile "
+                   "intervals")
 _COUNTED = ("directional", "mals", "multi", "fairness", "differential")  # the sections the accumulators compute
 _NO_ROWS = ("calibration",)  # needs validation scores: skipped in a streamed audit
 
