@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from biasamp._core import crossfit as cf
-from biasamp._core.crossfit import crossfit_folds, crossfit_splits
+from biasamp._core.crossfit import align_splits, crossfit_folds, crossfit_splits
 from biasamp._core.labels import LabelMatrix
 
 
@@ -281,3 +281,31 @@ def test_empty_and_single_rows():
         assert crossfit_splits(roles, [("attr", "task")])[0].tolist() == [1] * n
         _check(roles, [("attr", "task")], np.full(n, 2.0), 0)
         _check(roles, [("attr", "task")], np.full(n, 0.5), 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 300), st.sampled_from(["int8", "int64", "bool", "float", "negative"]))
+def test_order_by_is_a_lexicographic_sort(seed, n, kind):
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, 1 + n // 10, n) * (1 if rng.random() < 0.5 else 2**40)  # ids, some wide
+    then = {"int8": lambda: rng.integers(0, 2, n).astype(np.int8), "int64": lambda: rng.integers(0, 50, n),
+            "bool": lambda: rng.random(n) < 0.5, "float": lambda: rng.choice([0.0, -0.0, 0.5, 1.0, 2.5, np.inf], n),
+            "negative": lambda: rng.choice([-1.0, 0.0, 1.0], n)}[kind]()
+    np.testing.assert_array_equal(cf._order_by(first, then), np.lexsort((then, first)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.booleans())
+def test_align_splits_redeals_each_group_in_content_order(seed, n, weighted):
+    rng = np.random.default_rng(seed)
+    content = rng.integers(0, 12, n)
+    group = content // 3  # the split's roles see less than the whole content
+    split = (rng.random(n) < 0.5).astype(np.int8) if not weighted else rng.integers(0, 3, n) * 0.5
+    (dealt,) = align_splits([split], [group], content)
+    expected = np.empty_like(split)
+    expected[np.lexsort((content, group))] = split[np.lexsort((split, group))]
+    np.testing.assert_array_equal(dealt, expected)
+    for g in np.unique(group):  # each group keeps its folds, dealt in content order
+        at = group == g
+        np.testing.assert_array_equal(np.sort(dealt[at]), np.sort(split[at]))
+        assert (np.diff(dealt[at][np.argsort(content[at], kind="stable")]) >= 0).all()

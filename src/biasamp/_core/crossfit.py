@@ -428,16 +428,22 @@ def _join(c: np.ndarray | None, cbits: int, d: np.ndarray, dbits: int, positions
 
 
 def _packed_rows(dense: np.ndarray) -> np.ndarray:
-    """Per row of an ``N x w`` matrix (w <= 64): the integer whose bit j is ``[x_ij != 0]`` (uint64)."""
+    """Per row of an ``N x w`` matrix (w <= 64): the integer whose bit j is ``[x_ij != 0]`` (8 to 64 bits).
+
+    The rows, padded to a word, are packed as one flat bit string (numpy's
+    ``packbits`` is fast on a flat array, slow row by row) and read as words.
+    """
     n, w = dense.shape
-    out = np.zeros(n, dtype=np.uint64)
-    step = max(1, _CHUNK_BYTES // max(w, 1))
+    dtype = _uint(w).newbyteorder("<")
+    pad = 8 * dtype.itemsize
+    out = np.empty(n, dtype=dtype)
+    step = max(1, _CHUNK_BYTES // pad)
+    bits = np.zeros((min(n, step), pad), dtype=bool)
     for a in range(0, n, step):
-        octets = np.packbits(np.asarray(dense[a:a + step]) != 0, axis=1, bitorder="little")
-        word = out[a:a + step]
-        for b in range(octets.shape[1]):
-            word |= octets[:, b].astype(np.uint64) << np.uint64(8 * b)
-    return out
+        b = min(n, a + step)
+        np.not_equal(dense[a:b], 0, out=bits[:b - a, :w])
+        out[a:b] = np.packbits(bits[:b - a].ravel(), bitorder="little").view(dtype)
+    return out.astype(_uint(w), copy=False)
 
 
 def _role_digit(m: LabelMatrix, positions: np.ndarray) -> tuple[np.ndarray, int]:
@@ -724,6 +730,28 @@ def _deal(mult: np.ndarray, key: np.ndarray, strata: np.ndarray, tie: np.ndarray
     return _alternate(u, np.append(0, np.cumsum(counts)), positions, alternating, scratch)
 
 
+def _order_by(first: np.ndarray, then: np.ndarray) -> np.ndarray:
+    """``np.lexsort((then, first))`` (ties by position) for non-negative ids ``first`` and non-negative ``then``.
+
+    Both renumbered as small integers and joined in one (:func:`_join`), the
+    order is one sort of packed words (:func:`_group`); other inputs: ``np.lexsort``.
+    """
+    first, then = np.asarray(first), np.asarray(then)
+    positions = np.arange(len(first), dtype=np.uint64)
+    digits = []
+    for x in (first, then):
+        if x.dtype.kind in "biu" and (len(x) == 0 or (x.min() >= 0 and x.max() < 2**62)):
+            bits = int(x.max(initial=0)).bit_length()
+            digits.append((x.astype(_uint(bits)), bits))
+        elif x.dtype.kind == "f" and (len(x) == 0 or x.min() >= 0):  # non-negative: the bits keep the order
+            digits.append(_compress(_float_bits(x), 64, positions))
+        else:
+            return np.lexsort((then, first))
+    (a, a_bits), (b, b_bits) = digits
+    joined, bits = _join(a, a_bits, b, b_bits, positions)
+    return _group(joined, bits, positions)[0]
+
+
 def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *,
                    attr_pred: LabelMatrix | None = None, weights: np.ndarray | None = None,
                    random_state: Any = None) -> np.ndarray:
@@ -767,6 +795,6 @@ def align_splits(splits: Sequence[np.ndarray], groups: Sequence[np.ndarray], con
     for split, group in zip(splits, groups):
         group = np.asarray(group)
         dealt = np.empty_like(split)
-        dealt[np.lexsort((content, group))] = split[np.lexsort((split, group))]
+        dealt[_order_by(group, content)] = split[_order_by(group, split)]
         out.append(dealt)
     return out
