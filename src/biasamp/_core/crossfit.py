@@ -631,7 +631,7 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     alternating = np.zeros(n_items, dtype=np.int8)
     alternating[1::2] = 1
     digits: dict = {}  # per role: every row's labels as one integer (equal rows, equal integers), and its bits
-    if real:
+    if weights is not None and units is None:
         digits[None] = _compress(_float_bits(weights), 64, positions[:n])
     out = []
     with np.errstate(over="ignore"):
