@@ -181,10 +181,15 @@ def _check(roles, reads, weights, seed):
         np.testing.assert_array_equal(g, e)
 
 
-@settings(max_examples=250, deadline=None)
+@pytest.mark.parametrize("few", [None, 0, 10**9], ids=["default", "per-content", "per-row"])
+@settings(max_examples=150, deadline=None)
 @given(split_inputs())
-def test_the_split_equals_the_rule_row_by_row(data):
-    _check(*data)
+def test_the_split_equals_the_rule_row_by_row(few, data):
+    """Hashing one row of each distinct content, or every row (then taken at each content), gives the rule's split."""
+    with pytest.MonkeyPatch.context() as mp:
+        if few is not None:
+            mp.setattr(cf, "_FEW_CONTENTS", few)
+        _check(*data)
 
 
 @settings(max_examples=40, deadline=None)

@@ -561,6 +561,9 @@ def _canonical(names: Iterable[str]) -> list[str]:
     return sorted(names, key=lambda r: (_ROLE_ORDER.index(r) if r in _ROLE_ORDER else len(_ROLE_ORDER), r))
 
 
+#: fewer distinct contents than rows / this: count and hash one row of each content, else every row
+_FEW_CONTENTS = 4
+
 #: integer weights count as that many rows (units) while their total stays below this; else whole rows are split
 MAX_UNITS = 1 << 24
 
@@ -633,6 +636,10 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     digits: dict = {}  # per role: every row's labels as one integer (equal rows, equal integers), and its bits
     if weights is not None and units is None:
         digits[None] = _compress(_float_bits(weights), 64, positions[:n])
+    every = {r: roles[r] for r in _canonical({r for read in reads for r in read if roles.get(r) is not None})}
+    every_sides = (tuple(r for r in every if r in _ATTR_ROLES), tuple(r for r in every if r not in _ATTR_ROLES))
+    counted: _Stats | None = None
+    every_w: np.ndarray | None = None
     out = []
     with np.errstate(over="ignore"):
         for read in reads:
@@ -654,26 +661,40 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
             del content
             mult = np.diff(np.append(starts, n_items))  # the items (rows or units) of each content
             rep = order[starts] if row_of is None else row_of[order[starts]]  # a row of each content
-            few = {r: _take(m, rep) for r, m in used.items()}
-            stats = _stats(few, sides, mult)
+            by_row = len(rep) * _FEW_CONTENTS > n
+            if not by_row:  # the counts and hashes of one row of each content, counted mult times
+                labels = {r: _take(m, rep) for r, m in used.items()}
+                stats = _stats(labels, sides, mult)
+                count_units, w_hash = mult, (_weight_hash(np.asarray(weights)[rep]) if real else None)
+            else:  # about as many contents as rows: those of every row (every read's counts at once), as before
+                if counted is None:
+                    counted = _stats(every, every_sides, units)
+                    every_w = _weight_hash(np.asarray(weights)) if real else None
+                stats = _Stats({r: counted.count[r] for r in used},
+                               {p: v for p, v in counted.diag.items() if set(p) <= set(used)},
+                               {p: v for p, v in counted.cross.items() if set(p) <= set(used)})
+                labels, count_units, w_hash = used, units, every_w
             sigs = _class_signatures(stats, sides, sizes)
             empty = [np.all([stats.count[r] == 0 for r in side], axis=0) if side else np.ones(k, dtype=bool)
                      for side, k in zip(sides, sizes)]
             tied = any(_tied(x, e) for x, e in zip(sigs, empty))
-            w_few = _weight_hash(np.asarray(weights)[rep]) if real else None
             if tied:  # classes the counts cannot tell apart: look at the rows that hold them
-                sigs = _refine(few, sides, sigs, w_few, mult)
+                sigs = _refine(labels, sides, sigs, w_hash, count_units)
                 tied = any(_tied(x, e) for x, e in zip(sigs, empty))
-            key = np.zeros(len(rep), dtype=np.uint64) if w_few is None else w_few
-            for r in few:  # every class named by its signature: a renaming changes nothing
+            size = next(iter(labels.values())).n_rows
+            key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
+            for r in labels:  # every class named by its signature: a renaming changes nothing
                 sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
-                key = _combine(key, _positional(few[r], sig, _role_salt(r)))
+                key = _combine(key, _positional(labels[r], sig, _role_salt(r)))
             tie = None
             if tied:  # equal keys of different labels (classes the data cannot tell apart): their positions
-                tie = np.zeros(len(rep), dtype=np.uint64) if w_few is None else w_few
-                for r in few:
-                    tie = _combine(tie, _positional(few[r], np.arange(few[r].n_classes, dtype=np.uint64),
+                tie = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
+                for r in labels:
+                    tie = _combine(tie, _positional(labels[r], np.arange(labels[r].n_classes, dtype=np.uint64),
                                                     _role_salt(r)))
+            if by_row:  # hashed row by row: each content's
+                key = key[rep]
+                tie = None if tie is None else tie[rep]
             # the stratum of each content (an indicator matrix: its exact set of groups); the contents are
             # ordered by stratum first, so each stratum's items are consecutive
             strata = np.unique(digits["attr"][0][rep], return_inverse=True)[1].ravel()
