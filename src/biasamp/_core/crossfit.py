@@ -427,47 +427,75 @@ def _join(c: np.ndarray | None, cbits: int, d: np.ndarray, dbits: int, positions
     return out, cbits + dbits
 
 
-def _packed_rows(dense: np.ndarray) -> np.ndarray:
-    """Per row of an ``N x w`` matrix (w <= 64): the integer whose bit j is ``[x_ij != 0]`` (8 to 64 bits).
+def _row_bytes(dense: np.ndarray) -> np.ndarray:
+    """An ``N x K`` matrix as ``N x ceil(K / 8)`` bytes: bit ``j % 8`` of byte ``j // 8`` is ``[x_ij != 0]``.
 
-    The rows, padded to a word, are packed as one flat bit string (numpy's
-    ``packbits`` is fast on a flat array, slow row by row) and read as words.
+    The rows, padded to whole bytes, are packed as one flat bit string
+    (numpy's ``packbits`` is fast on a flat array, slow row by row).
     """
-    n, w = dense.shape
-    dtype = _uint(w).newbyteorder("<")
-    pad = 8 * dtype.itemsize
-    out = np.empty(n, dtype=dtype)
-    step = max(1, _CHUNK_BYTES // pad)
-    bits = np.zeros((min(n, step), pad), dtype=bool)
+    n, k = dense.shape
+    width = -(-k // 8)
+    out = np.empty((n, width), dtype=np.uint8)
+    step = max(1, _CHUNK_BYTES // max(8 * width, 1))
+    bits = np.zeros((min(n, step), 8 * width), dtype=bool)
     for a in range(0, n, step):
         b = min(n, a + step)
-        np.not_equal(dense[a:b], 0, out=bits[:b - a, :w])
-        out[a:b] = np.packbits(bits[:b - a].ravel(), bitorder="little").view(dtype)
-    return out.astype(_uint(w), copy=False)
+        np.not_equal(dense[a:b], 0, out=bits[:b - a, :k])
+        out[a:b] = np.packbits(bits[:b - a].ravel(), bitorder="little").reshape(b - a, width)
+    return out
 
 
-def _role_digit(m: LabelMatrix, positions: np.ndarray) -> tuple[np.ndarray, int]:
+def _set_hash(octets: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Per row, ``Σ_j [x_ij != 0] keys_j`` mod 2^64 from its bytes (:func:`_row_bytes`): a 256-entry table per byte.
+
+    The value of :func:`_positional` for a 0/1 matrix (there a float product
+    of the keys' limbs), with one look-up per byte of a row.
+    """
+    padded = np.zeros(8 * octets.shape[1], dtype=np.uint64)
+    padded[:len(keys)] = keys
+    members = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.uint64)  # the bits of every byte
+    out = np.zeros(len(octets), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for b in range(octets.shape[1]):
+            out += (members * padded[8 * b:8 * b + 8]).sum(axis=1, dtype=np.uint64)[octets[:, b]]
+    return out
+
+
+def _label_hash(m: LabelMatrix, octets: np.ndarray | None, rank: np.ndarray, salt: np.uint64) -> np.ndarray:
+    """:func:`_positional` of ``m``, from the rows' bytes when given (a 0/1 matrix)."""
+    if octets is None:
+        return _positional(m, rank, salt)
+    return _set_hash(octets, _mix(rank ^ salt))
+
+
+def _role_digit(m: LabelMatrix, octets: np.ndarray | None, positions: np.ndarray) -> tuple[np.ndarray, int]:
     """Every row's labels in ``m`` as one unsigned integer (equal exactly when the rows' labels are), and its bits.
 
-    Codes as they are; a 0/1 matrix as the bits of its rows (words of
-    columns joined by :func:`_join`); probabilities as the number of their
-    row among the distinct rows (the values' bits, ``-0.0`` as ``0.0``).
+    Codes as they are; a 0/1 matrix as the bits of its rows (``octets``,
+    :func:`_row_bytes`; words of whole bytes joined by :func:`_join`);
+    probabilities as the number of their row among the distinct rows (the
+    values' bits, ``-0.0`` as ``0.0``).
     """
     if m.codes is not None:
         bits = (m.n_classes - 1).bit_length()
         return np.asarray(m.codes).astype(_uint(bits)), bits
     dense = m._dense()
     n, k = dense.shape
-    if m.soft:
+    if octets is None:
         words = np.ascontiguousarray(_float_bits(dense).reshape(n, k))
         inverse = np.unique(words.view(np.dtype((np.void, 8 * k))).ravel(), return_inverse=True)[1].ravel()
         bits = int(inverse.max(initial=0)).bit_length()
         return inverse.astype(_uint(bits)), bits
-    width = max(1, min(64, 64 - _index_bits(n)))
+    per_word = max(1, (64 - _index_bits(n)) // 8)  # bytes per word: a word and a position fit in 64 bits
     digit: np.ndarray | None = None
     bits = 0
-    for a in range(0, k, width):
-        digit, bits = _join(digit, bits, _packed_rows(dense[:, a:a + width]), min(width, k - a), positions)
+    for a in range(0, octets.shape[1], per_word):
+        part = octets[:, a:a + per_word]
+        dtype = _uint(8 * part.shape[1])
+        word = part[:, 0].astype(dtype)
+        for i in range(1, part.shape[1]):
+            word |= part[:, i].astype(dtype) << dtype.type(8 * i)
+        digit, bits = _join(digit, bits, word, min(8 * part.shape[1], k - 8 * a), positions)
     return (np.zeros(n, dtype=np.uint8), 0) if digit is None else (digit, bits)
 
 
@@ -634,6 +662,9 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     alternating = np.zeros(n_items, dtype=np.int8)
     alternating[1::2] = 1
     digits: dict = {}  # per role: every row's labels as one integer (equal rows, equal integers), and its bits
+    # per 0/1 matrix: its rows as bytes (the content's digits and the hashes read them)
+    octets = {r: _row_bytes(m._dense()) for r, m in roles.items()
+              if m is not None and m.codes is None and not m.soft and any(r in read for read in reads)}
     if weights is not None and units is None:
         digits[None] = _compress(_float_bits(weights), 64, positions[:n])
     every = {r: roles[r] for r in _canonical({r for read in reads for r in read if roles.get(r) is not None})}
@@ -650,7 +681,7 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
             content, bits = None, 0
             for r in ("attr", *(r for r in used if r != "attr"), *((None,) if real else ())):
                 if r not in digits:
-                    digits[r] = _role_digit(roles[r], positions[:n])
+                    digits[r] = _role_digit(roles[r], octets.get(r), positions[:n])
                 digit, digit_bits = digits[r]
                 content, bits = _join(content, bits, digit, digit_bits, positions[:n])
             assert content is not None
@@ -662,8 +693,10 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
             mult = np.diff(np.append(starts, n_items))  # the items (rows or units) of each content
             rep = order[starts] if row_of is None else row_of[order[starts]]  # a row of each content
             by_row = len(rep) * _FEW_CONTENTS > n
+            count_units: np.ndarray | None
             if not by_row:  # the counts and hashes of one row of each content, counted mult times
                 labels = {r: _take(m, rep) for r, m in used.items()}
+                label_bytes = {r: x[rep] for r, x in octets.items() if r in used}
                 stats = _stats(labels, sides, mult)
                 count_units, w_hash = mult, (_weight_hash(np.asarray(weights)[rep]) if real else None)
             else:  # about as many contents as rows: those of every row (every read's counts at once), as before
@@ -674,6 +707,7 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
                                {p: v for p, v in counted.diag.items() if set(p) <= set(used)},
                                {p: v for p, v in counted.cross.items() if set(p) <= set(used)})
                 labels, count_units, w_hash = used, units, every_w
+                label_bytes = octets
             sigs = _class_signatures(stats, sides, sizes)
             empty = [np.all([stats.count[r] == 0 for r in side], axis=0) if side else np.ones(k, dtype=bool)
                      for side, k in zip(sides, sizes)]
@@ -685,13 +719,13 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
             key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
             for r in labels:  # every class named by its signature: a renaming changes nothing
                 sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
-                key = _combine(key, _positional(labels[r], sig, _role_salt(r)))
+                key = _combine(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
             tie = None
             if tied:  # equal keys of different labels (classes the data cannot tell apart): their positions
                 tie = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
                 for r in labels:
-                    tie = _combine(tie, _positional(labels[r], np.arange(labels[r].n_classes, dtype=np.uint64),
-                                                    _role_salt(r)))
+                    tie = _combine(tie, _label_hash(labels[r], label_bytes.get(r),
+                                                    np.arange(labels[r].n_classes, dtype=np.uint64), _role_salt(r)))
             if by_row:  # hashed row by row: each content's
                 key = key[rep]
                 tie = None if tie is None else tie[rep]
@@ -728,14 +762,17 @@ def _deal(mult: np.ndarray, key: np.ndarray, strata: np.ndarray, tie: np.ndarray
     if n_items == 0:
         return np.zeros(0, dtype=np.int8)
     assert (strata[1:] >= strata[:-1]).all(), "the contents must be ordered by stratum"
-    # the contents of one stratum and key, one after the other (by their labels' positions when they differ)
-    by_key = np.lexsort((key, strata)) if tie is None else np.lexsort((tie, key, strata))
-    ks, ss = key[by_key], strata[by_key]
-    new = np.ones(len(by_key), dtype=bool)
-    new[1:] = (ks[1:] != ks[:-1]) | (ss[1:] != ss[:-1])
-    before = np.cumsum(mult[by_key]) - mult[by_key]  # items of the contents before, in that order
-    offset = np.empty(len(by_key), dtype=np.int64)
-    offset[by_key] = before - np.maximum.accumulate(np.where(new, before, 0))
+    ordered = np.sort(key)
+    if (ordered[1:] == ordered[:-1]).any():  # contents of one stratum and key: one after the other
+        by_key = np.lexsort((key, strata)) if tie is None else np.lexsort((tie, key, strata))
+        ks, ss = key[by_key], strata[by_key]  # (by their labels' positions when they differ)
+        new = np.ones(len(by_key), dtype=bool)
+        new[1:] = (ks[1:] != ks[:-1]) | (ss[1:] != ss[:-1])
+        before = np.cumsum(mult[by_key]) - mult[by_key]  # items of the contents before, in that order
+        offset = np.empty(len(by_key), dtype=np.int64)
+        offset[by_key] = before - np.maximum.accumulate(np.where(new, before, 0))
+    else:  # every content its own key
+        offset = np.zeros(len(key), dtype=np.int64)
     first = np.cumsum(mult) - mult  # where each content's items start in the list
     with np.errstate(over="ignore"):  # u = H(seed, H(key, occurrence ^ salt)) as _combine computes it, in place
         u = np.repeat((offset - first).astype(np.uint64), mult)
