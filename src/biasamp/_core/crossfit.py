@@ -23,7 +23,8 @@ roles the statistic reads (truth, predictions, the weight):
   drawn from a 64-bit hash of the seed, of the row's *content* and of its
   occurrence among the rows of the same content, so identical rows are
   interchangeable, and the multiset of rows (not their order) fixes the
-  fold tables;
+  fold tables (of identical rows, the earlier ones take the earlier
+  occurrences);
 * **invariant to renaming classes** (the attribute's, the task's, or
   reordering an indicator matrix's columns): a class enters a row's content
   through a signature computed from the data (the rows that hold it, in
@@ -41,6 +42,13 @@ Within a class, the rows ordered by their hash are dealt alternately to fold
 0 and fold 1 (positions 0, 2, 4, ... to fold 0). The split of one seed is
 one random halving; ``split_seed(None)`` is the fixed seed 0, so the same
 data always give the same value.
+
+The computation (issue 24): every row's labels become one integer (codes
+as they are, a 0/1 row as its bits), the rows are grouped by that content
+with one sort of packed words, the class signatures and hashes are computed
+once per distinct content (or row by row when nearly every row is distinct),
+and each class is dealt with one more sort of packed ``(key, position)``
+words: about 0.1 s per million single-label rows for BiasAmp→'s two splits.
 
 The functions work on any batch of rows (:func:`crossfit_splits` /
 :func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
@@ -648,7 +656,9 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     before it. The key ``u_i = H(seed, k_i, j_i)`` orders the rows of a
     class, and positions 0, 2, 4, ... go to fold 0. Rows with the same
     content are interchangeable, so the fold tables depend on the multiset
-    of rows only: not on their order, nor on the classes' names.
+    of rows only: not on their order, nor on the classes' names. Of
+    identical rows, the earlier ones take the earlier occurrences, so the
+    share of every row is fixed too.
     """
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
