@@ -54,21 +54,23 @@ def _reference_deal(key, strata, tie, seed):
     return folds
 
 
-def _reference_splits(roles, reads, weights=None, random_state=None):
+def _reference_splits(roles, reads, weights=None, random_state=None, stratified=True):
     seed = np.array([cf.split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
     n = attr.n_rows
     if attr.codes is not None:
-        strata = np.asarray(attr.codes, dtype=np.int64)
+        by_class = np.asarray(attr.codes, dtype=np.int64)
     else:  # an indicator matrix: its exact set of groups
         h = cf._positional(attr, np.arange(attr.n_classes, dtype=np.uint64), cf._SALT_ATTR)
-        strata = np.unique(h, return_inverse=True)[1].astype(np.int64).ravel()
+        by_class = np.unique(h, return_inverse=True)[1].astype(np.int64).ravel()
+    flags = [stratified] * len(reads) if isinstance(stratified, bool) else list(stratified)
     units = cf.weight_units(weights)
     wbits = None if weights is None or units is not None else \
         np.where(np.asarray(weights) == 1, np.uint64(0), cf._mix(cf._float_bits(weights) ^ cf._SALT_WEIGHT))
     out = []
     with np.errstate(over="ignore"):
-        for read in reads:
+        for read, flag in zip(reads, flags):
+            strata = by_class if flag else np.zeros(n, dtype=np.int64)
             used = {r: roles[r] for r in cf._canonical([r for r in read if roles.get(r) is not None])}
             sides = (tuple(r for r in used if r in cf._ATTR_ROLES), tuple(r for r in used if r not in cf._ATTR_ROLES))
             sizes = (attr.n_classes, next((used[r].n_classes for r in sides[1]), 0))
@@ -141,6 +143,7 @@ READS = (
     [("attr", "task", "attr_pred", "task_pred")],  # Multi_MALS
     [("task", "task_pred")],  # the attribute not read: still the strata
     [("attr",)],
+    [("attr_pred", "task")],  # unstratified, neither the attribute nor its classes in the content
 )
 
 
@@ -169,12 +172,13 @@ def split_inputs(draw):
         weights[rng.random(n) < 0.1] = 0.0
     reads = draw(st.sampled_from(READS))
     seed = draw(st.one_of(st.none(), st.integers(0, 2**64 - 1)))
-    return roles, reads, weights, seed
+    stratified = draw(st.one_of(st.booleans(), st.lists(st.booleans(), min_size=len(reads), max_size=len(reads))))
+    return roles, reads, weights, seed, stratified
 
 
-def _check(roles, reads, weights, seed):
-    got = crossfit_splits(roles, reads, weights=weights, random_state=seed)
-    expected = _reference_splits(roles, reads, weights=weights, random_state=seed)
+def _check(roles, reads, weights, seed, stratified=True):
+    got = crossfit_splits(roles, reads, weights=weights, random_state=seed, stratified=stratified)
+    expected = _reference_splits(roles, reads, weights=weights, random_state=seed, stratified=stratified)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype

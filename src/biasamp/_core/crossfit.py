@@ -616,8 +616,8 @@ def weight_units(weights: np.ndarray | None) -> np.ndarray | None:
 
 
 def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.ndarray | None = None,
-                    random_state: Any = None) -> list[np.ndarray]:
-    """One split per statistic: every row's share of fold 0, each attribute class halved.
+                    random_state: Any = None, stratified: bool | Sequence[bool] = True) -> list[np.ndarray]:
+    """One split per statistic: every row's share of fold 0, each attribute class halved (when stratified).
 
     Parameters
     ----------
@@ -637,6 +637,13 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     random_state : None, int or numpy Generator
         The seed (:func:`split_seed`; None: the fixed default). One seed draws
         every split.
+    stratified : bool or sequence of bool
+        Per statistic (one value: every statistic), whether each attribute
+        class is halved (True, the default) or the rows are halved as one
+        stratum, so that a class's rows fall in the two folds as at random
+        (False: the statistics whose term reads a group's *share* of a task,
+        BiasAmp_MALS and Multi_MALS, whose indicator and change would
+        otherwise share the sample's group sizes; docs/definitions.md).
 
     Returns
     -------
@@ -644,8 +651,9 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
         Per statistic, every row's weight in fold 0 (its weight in fold 1 is
         the rest): 0 or 1 without weights (int8), 0 or its weight with
         non-integer weights, from 0 to its weight with integer weights
-        (float64). Every attribute class has ``ceil(n_c / 2)`` rows (units) in
-        fold 0 and ``floor(n_c / 2)`` in fold 1.
+        (float64). Stratified, every attribute class has ``ceil(n_c / 2)``
+        rows (units) in fold 0 and ``floor(n_c / 2)`` in fold 1; unstratified,
+        all the rows together do.
 
     Notes
     -----
@@ -663,6 +671,9 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
     n = attr.n_rows
+    flags = [stratified] * len(reads) if isinstance(stratified, (bool, np.bool_)) else list(stratified)
+    if len(flags) != len(reads):
+        raise ValueError(f"stratified: one flag per statistic ({len(reads)}), got {len(flags)}")
     units = weight_units(weights)
     # a non-integer weight is part of a row's content; an integer weight is a number of rows (units)
     real = weights is not None and units is None
@@ -683,18 +694,20 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     every_w: np.ndarray | None = None
     out = []
     with np.errstate(over="ignore"):
-        for read in reads:
+        for read, stratified_read in zip(reads, flags):
             used = {r: roles[r] for r in _canonical([r for r in read if roles.get(r) is not None])}
             sides = (tuple(r for r in used if r in _ATTR_ROLES), tuple(r for r in used if r not in _ATTR_ROLES))
             sizes = (attr.n_classes, next((used[r].n_classes for r in sides[1]), 0))
-            # the content of every row: its stratum first, its labels in the roles read, a non-integer weight
+            # the content of every row: its stratum first (the attribute's class when stratified), its labels in
+            # the roles read, a non-integer weight
+            first = ("attr",) if stratified_read or "attr" in used else ()
             content, bits = None, 0
-            for r in ("attr", *(r for r in used if r != "attr"), *((None,) if real else ())):
+            for r in (*first, *(r for r in used if r != "attr"), *((None,) if real else ())):
                 if r not in digits:
                     digits[r] = _role_digit(roles[r], octets.get(r), positions[:n])
                 digit, digit_bits = digits[r]
                 content, bits = _join(content, bits, digit, digit_bits, positions[:n])
-            assert content is not None
+            assert content is not None  # a statistic reads at least one role
             if row_of is not None:
                 content = content[row_of]
             # the items by content (then position): every hash below is computed once per distinct content
@@ -741,7 +754,8 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
                 tie = None if tie is None else tie[rep]
             # the stratum of each content (an indicator matrix: its exact set of groups); the contents are
             # ordered by stratum first, so each stratum's items are consecutive
-            strata = np.unique(digits["attr"][0][rep], return_inverse=True)[1].ravel()
+            strata = np.unique(digits["attr"][0][rep], return_inverse=True)[1].ravel() if stratified_read else \
+                np.zeros(len(rep), dtype=np.intp)  # unstratified: all the rows one stratum
             folds = np.empty(n_items, dtype=np.int8)
             folds[order] = _deal(mult, key, strata, tie, seed, positions[:n_items], alternating)
             if row_of is None:
@@ -822,7 +836,7 @@ def _order_by(first: np.ndarray, then: np.ndarray) -> np.ndarray:
 
 def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *,
                    attr_pred: LabelMatrix | None = None, weights: np.ndarray | None = None,
-                   random_state: Any = None) -> np.ndarray:
+                   random_state: Any = None, stratified: bool = True) -> np.ndarray:
     """Every row's share of fold 0 for one statistic: :func:`crossfit_splits` with the roles given.
 
     ``attr`` is the protected attribute's ground truth (the strata),
@@ -835,7 +849,8 @@ def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *
         raise ValueError("crossfit_folds: at most two task-side matrices (the ground truth and the predictions)")
     roles = {"attr": attr, **({"attr_pred": attr_pred} if attr_pred is not None else {}),
              **dict(zip(("task", "task_pred"), task))}
-    return crossfit_splits(roles, [tuple(roles)], weights=weights, random_state=random_state)[0]
+    return crossfit_splits(roles, [tuple(roles)], weights=weights, random_state=random_state,
+                           stratified=stratified)[0]
 
 
 def fold_weights(share0: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
