@@ -652,13 +652,16 @@ class CooccurrenceAccumulator(Accumulator):
         soft: str = "threshold",
         min_group_size: int = 30,
         include_small_groups: bool = False,
+        cross_fit: bool | None = None,
+        cross_fit_random_state: Any = None,
     ) -> None:
         if not isinstance(metric, str) or metric not in self.families:
             raise ValueError(f"metric must be one of {tuple(self.families)}, got {metric!r}")
         super().__init__(metric, {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
                          random_state=random_state, stream=stream, train=train, missing=missing,
                          threshold=threshold, soft=soft, min_group_size=min_group_size,
-                         include_small_groups=include_small_groups)
+                         include_small_groups=include_small_groups, cross_fit=cross_fit,
+                         cross_fit_random_state=cross_fit_random_state)
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
                task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> CooccurrenceAccumulator:
@@ -1074,12 +1077,15 @@ class MultiAttributeAccumulator(Accumulator):
         threshold: float = 0.5,
         min_group_size: int = 30,
         include_small_groups: bool = False,
+        cross_fit: bool | None = None,
+        cross_fit_random_state: Any = None,
     ) -> None:
         super().__init__("multi", {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
                          random_state=random_state, stream=stream, combinations=combinations, min_size=min_size,
                          max_size=max_size, min_support=min_support, max_combinations=max_combinations,
                          missing=missing, threshold=threshold, min_group_size=min_group_size,
-                         include_small_groups=include_small_groups)
+                         include_small_groups=include_small_groups, cross_fit=cross_fit,
+                         cross_fit_random_state=cross_fit_random_state)
 
     @property
     def combinations(self) -> tuple:
