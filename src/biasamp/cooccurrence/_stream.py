@@ -15,7 +15,7 @@ attribute class within each batch, an equally valid split that depends on the
 batching), and the state's ``folds`` table holds the Gram table of each fold,
 one split per statistic (BiasAmp→: A→T's, then T→A's; BiasAmp_MALS: one). The
 streamed bootstrap's replicate rows carry the fold: a row's left vector
-``[1|A|Â]`` sits in the block of its fold (:func:`_fold_rows`), so every
+``[1|A|Â]`` sits in the block of its fold (:func:`fold_rows`), so every
 replicate table holds every fold's table side by side, as the in-memory
 bootstrap's cells do.
 """
@@ -69,9 +69,9 @@ __all__ = ["DIRECTIONAL_STREAM", "MALS_STREAM", "CooccurrenceSettings", "Cooccur
 
 METRICS = ("directional", "mals")
 _MALS_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task_pred")})
-#: BiasAmp→'s splits, one per direction: the roles each reads (its split is drawn from them) and its prediction
+#: BiasAmp→'s splits, one per direction: the (attribute-side, task-side) roles each reads (its split is drawn from them)
 _SPLITS = {"A->T": (("attr",), ("task", "task_pred")), "T->A": (("attr", "attr_pred"), ("task",))}
-_NEEDS = {"A->T": "task_pred", "T->A": "attr_pred"}
+_NEEDS = {"A->T": "task_pred", "T->A": "attr_pred"}  # the prediction each direction needs
 
 
 def _same_train(a: CooccurrenceCounts | None, b: CooccurrenceCounts | None) -> bool:
@@ -294,7 +294,7 @@ def _three_way(settings: CooccurrenceSettings, agree: np.ndarray, a: dict, t: di
     """Add the three-way counts (for the tests) into ``agree``; the Poisson replicate rows when ``replicate``.
 
     With folds (``shares``) a row's left vector sits in the block of its fold
-    of every split (:func:`_fold_rows`).
+    of every split (:func:`fold_rows`).
     """
     from scipy import sparse
 
@@ -315,14 +315,14 @@ def _three_way(settings: CooccurrenceSettings, agree: np.ndarray, a: dict, t: di
     zero_a, zero_t = sparse.csr_matrix((n, ka)), sparse.csr_matrix((n, kt))
     left = augmented([rows.get(r, zero_a) for r in ATTR_ROLES], n)
     if settings.folds:
-        left = _fold_rows(left, shares, weights, missing_in_fold0=settings.metric == "mals")
+        left = fold_rows(left, shares, weights, missing_in_fold0=settings.metric == "mals")
     elif scale is not None:  # a row's replicate weight multiplies its sample weight
         left = sparse.csr_matrix(scale @ left)
     right = augmented([rows.get(r, zero_t) for r in TASK_ROLES], n)
     return left, right
 
 
-def _fold_rows(left: Any, shares: list, weights: np.ndarray | None, missing_in_fold0: bool) -> Any:
+def fold_rows(left: Any, shares: list, weights: np.ndarray | None, missing_in_fold0: bool) -> Any:
     """The replicate rows' left vectors laid out per split and fold: ``[l·w0 | l·w1]`` per split.
 
     ``w_f`` is a row's weight in fold f of the split (its share of the fold

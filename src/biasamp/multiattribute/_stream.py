@@ -453,9 +453,9 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
 
     left = augmented([onehot("attr"), onehot("attr_pred")], n)
     if settings.folds:  # a row's left vector in the block of its fold of every split (weighted by its share)
-        from biasamp.cooccurrence._stream import _fold_rows
+        from biasamp.cooccurrence._stream import fold_rows
 
-        left = _fold_rows(left, shares, weights, missing_in_fold0=False)
+        left = fold_rows(left, shares, weights, missing_in_fold0=False)
     elif weights is not None:  # a row's replicate weight multiplies its sample weight
         left = sparse.csr_matrix(sparse.diags(weights) @ left)
     right = augmented([contained("task"), contained("task_pred")], n)
