@@ -673,7 +673,8 @@ def _dask_arrays(d: Data, fairness: bool) -> dict:
 def _dask_directional(attr, task, attr_pred, task_pred):
     from biasamp import dask as bdask
 
-    return bdask.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+    # the plug-in: the chunking changes nothing (cross-fitted, every chunk is split on its own: the chunking is the split)
+    return bdask.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, cross_fit=False)
 
 
 def _dask_fairness(y_true, y_pred, sensitive_features):

@@ -94,10 +94,11 @@ def fair_data(n=3000, seed=2, soft=False):
 def test_directional_batches_equal_one_shot(with_train, k):
     d = cooc_data()
     kw = dict(attr_train=d["attr_train"], task_train=d["task_train"]) if with_train else {}
-    # streamed layers cross-fit in the next step
+    # the counts add, so k batches of the plug-in are the function's plug-in (cross-fitting splits each batch on its
+    # own: tests/test_common.py and tests/test_crossfit_stream.py)
     ref = bias_amp_directional(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"],
                                **{"cross_fit": False, **kw})
-    acc = CooccurrenceAccumulator(3, 6)
+    acc = CooccurrenceAccumulator(3, 6, cross_fit=False)
     rng = np.random.default_rng(k)
     for rows in splits(len(d["attr"]), k, rng):
         acc.update(d["attr"][rows], d["task"][rows], attr_pred=d["attr_pred"][rows], task_pred=d["task_pred"][rows])
@@ -128,10 +129,9 @@ def test_directional_fixed_train_counts_and_one_direction():
 def test_directional_soft_predictions_to_1e12():
     d = cooc_data(soft=True)
     for soft in ("expected", "threshold"):  # expected rates, and the default policy (thresholded at 0.5)
-        # streamed layers cross-fit in the next step
         ref = bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"], attr_pred=d["attr_pred"],
                                    soft=soft, cross_fit=False)
-        acc = CooccurrenceAccumulator(3, 6, soft=soft)
+        acc = CooccurrenceAccumulator(3, 6, soft=soft, cross_fit=False)  # the plug-in: counts of 9 batches add
         for rows in splits(4000, 9, np.random.default_rng(3)):
             acc.update(d["attr"][rows], d["task"][rows], task_pred=d["task_pred"][rows],
                        attr_pred=d["attr_pred"][rows])
@@ -156,10 +156,15 @@ def test_mals_batches_equal_one_shot(with_truth):
 
 def test_mals_without_train_uses_test_truth():
     d = cooc_data()
-    ref = bias_amp_mals(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
+    # the test rows stand in for the training set: the indicator is cross-fitted (one batch: the function's split)
+    ref = bias_amp_mals(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"], cross_fit=True)
     acc = CooccurrenceAccumulator(3, 6, metric="mals")
     acc.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
+    assert acc.compute().cross_fit
     assert_same(acc.compute(), ref)
+    plug = CooccurrenceAccumulator(3, 6, metric="mals", cross_fit=False)
+    plug.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
+    assert_same(plug.compute(), bias_amp_mals(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"]))
     only_pred = CooccurrenceAccumulator(3, 6, metric="mals").update(attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     with pytest.raises(ValueError, match="no training counts"):
         only_pred.compute()
@@ -169,9 +174,8 @@ def test_cooccurrence_torch_tensors_and_named_classes():
     torch = pytest.importorskip("torch")
     d = cooc_data(n=500)
     names = np.array(["x", "y", "z"])
-    # streamed layers cross-fit in the next step
     ref = bias_amp_directional(names[d["attr"]], d["task"], task_pred=d["task_pred"], cross_fit=False)
-    acc = CooccurrenceAccumulator(["x", "y", "z"], 6)
+    acc = CooccurrenceAccumulator(["x", "y", "z"], 6, cross_fit=False)  # the plug-in: the counts of 3 batches add
     for rows in np.array_split(np.arange(500), 3):
         acc.update(names[d["attr"][rows]], torch.as_tensor(d["task"][rows]),
                    task_pred=torch.as_tensor(d["task_pred"][rows], dtype=torch.float32))
@@ -253,10 +257,10 @@ def test_fairness_errors():
 def test_multi_two_pass_equals_one_shot(mode, extra, with_train):
     d = multi_data()
     kw = dict(attr_train=d["attr_train"], task_train=d["task_train"]) if with_train else {}
-    # streamed layers cross-fit in the next step
+    # the plug-in: the counts of k batches add (cross-fitting splits each batch on its own)
     ref = multi_bias_amp(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"],
                          combinations=mode, **kw, **extra, cross_fit=False)
-    acc = MultiAttributeAccumulator(2, 5, combinations=mode, **extra)
+    acc = MultiAttributeAccumulator(2, 5, combinations=mode, **extra, cross_fit=False)
     train_g = d["attr_train"] if with_train else d["attr"]
     train_a = d["task_train"] if with_train else d["task"]
     rng = np.random.default_rng(7)
@@ -301,9 +305,9 @@ def test_multi_fixed_combinations_one_pass():
     # the single-attribute reduction: M = the single attributes gives BiasAmp_MALS / BiasAmp->
     singles = MultiAttributeAccumulator(2, 5, combinations=[(a,) for a in range(5)])
     singles.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
-    # streamed layers cross-fit in the next step
-    single = bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"], attr_pred=d["attr_pred"],
-                                  cross_fit=False)
+    # (cross-fitted, one batch: G->M's split is drawn from the same rows as A->T's, so the reduction holds too)
+    single = bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"], attr_pred=d["attr_pred"])
+    assert singles.compute().cross_fit and single.cross_fit
     assert math.isclose(singles.compute().g_to_m.raw, single.a_to_t.value, rel_tol=1e-12)
 
 

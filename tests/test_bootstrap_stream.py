@@ -19,15 +19,20 @@ def _cooc(seed=0, n=3000):
 
 
 def test_replicates_add_over_batches_and_merges():
-    """Batches, merged partitions and one shot give the same replicate tables when the row ids agree."""
+    """Batches, merged partitions and one shot give the same replicate tables when the row ids agree.
+
+    (The plug-in, ``cross_fit=False``: cross-fitted, a row's replicate vector sits in the block of its fold, which
+    depends on its batch; tests/test_common.py checks that the folds of a split add up to these tables.)
+    """
     a, t, ap, tp = _cooc()
-    one = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3).update(a, t, attr_pred=ap, task_pred=tp)
-    batches = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3)
+    one = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3, cross_fit=False).update(a, t, attr_pred=ap,
+                                                                                            task_pred=tp)
+    batches = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3, cross_fit=False)
     for rows in np.array_split(np.arange(len(a)), 4):
         batches.update(a[rows], t[rows], attr_pred=ap[rows], task_pred=tp[rows])
     np.testing.assert_allclose(batches.boot, one.boot)
-    left = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3)
-    right = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3)
+    left = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3, cross_fit=False)
+    right = CooccurrenceAccumulator(2, 4, n_boot=50, random_state=3, cross_fit=False)
     ids = np.arange(len(a))
     left.update(a[:1000], t[:1000], attr_pred=ap[:1000], task_pred=tp[:1000], row_ids=ids[:1000])
     right.update(a[1000:], t[1000:], attr_pred=ap[1000:], task_pred=tp[1000:], row_ids=ids[1000:])
@@ -38,16 +43,15 @@ def test_replicates_add_over_batches_and_merges():
     np.testing.assert_array_equal(one.boot.sum(axis=0)[:, :5], one.gram[:, :5])  # the [1|A|Â] x [1|T] block
     assert abs(sizes.var() - len(a) / len(sizes)) < 0.2 * len(a) / len(sizes)
     with pytest.raises(ValueError, match="n_boot or random_state"):
-        left.merge(CooccurrenceAccumulator(2, 4, n_boot=50, random_state=4))
+        left.merge(CooccurrenceAccumulator(2, 4, n_boot=50, random_state=4, cross_fit=False))
 
 
 def test_stream_tests_equal_in_memory_and_intervals_hold_estimates():
     a, t, ap, tp = _cooc(1)
-    acc = CooccurrenceAccumulator(2, 4, n_boot=300, random_state=0)
+    acc = CooccurrenceAccumulator(2, 4, n_boot=300, random_state=0, cross_fit=False)  # the plug-in: batches add
     for rows in np.array_split(np.arange(len(a)), 3):
         acc.update(a[rows], t[rows], attr_pred=ap[rows], task_pred=tp[rows])
     streamed = acc.bootstrap()
-    # streamed layers cross-fit in the next step
     memory = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=0,
                          cross_fit=False)
     assert streamed.estimate == memory.estimate
@@ -68,6 +72,30 @@ def test_stream_tests_equal_in_memory_and_intervals_hold_estimates():
         CooccurrenceAccumulator(2, 4).update(a, t, task_pred=tp).bootstrap()
 
 
+def test_cross_fitted_stream_bootstrap_agrees_with_the_in_memory_one():
+    """One batch without a training set: the streamed bootstrap holds the cross-fitted estimate, its exact tests are
+    the in-memory ones (on every row), and both bootstraps estimate the same sampling distribution."""
+    a, t, ap, tp = _cooc(5)
+    acc = CooccurrenceAccumulator(2, 4, n_boot=300, random_state=0).update(a, t, attr_pred=ap, task_pred=tp)
+    streamed = acc.bootstrap()
+    memory = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=0)
+    assert acc.compute().cross_fit and memory.result.cross_fit
+    assert streamed.estimate == memory.estimate
+    assert streamed.p_value == pytest.approx(memory.p_value, rel=1e-12)
+    assert any("cross-fitted" in note for note in streamed.notes)
+    for name, (lo, hi) in streamed.ci.items():
+        assert lo <= streamed.estimate[name] <= hi
+        assert hi - lo == pytest.approx(memory.ci[name][1] - memory.ci[name][0], rel=0.3)
+    mals = CooccurrenceAccumulator(2, 4, metric="mals", n_boot=300, random_state=0)
+    mals.update(a, t, attr_pred=ap, task_pred=tp)
+    mine = mals.bootstrap()
+    theirs = b.bootstrap(b.bias_amp_mals, a, t, attr_pred=ap, task_pred=tp, cross_fit=True, n_boot=300,
+                         random_state=0)
+    assert mine.estimate == theirs.estimate
+    lo, hi = mine.ci["MALS"]
+    assert hi - lo == pytest.approx(theirs.ci["MALS"][1] - theirs.ci["MALS"][0], rel=0.3)
+
+
 def test_fairness_and_multi_accumulators():
     rng = np.random.default_rng(2)
     n = 2000
@@ -82,13 +110,12 @@ def test_fairness_and_multi_accumulators():
     assert res.p_value == pytest.approx(mem.p_value)
     assert all(lo <= res.estimate[m] <= hi for m, (lo, hi) in res.ci.items())
     a, t, ap, tp = _cooc(3, 2000)
-    multi = MultiAttributeAccumulator(2, 4, n_boot=200, random_state=0)
+    multi = MultiAttributeAccumulator(2, 4, n_boot=200, random_state=0, cross_fit=False)  # the plug-in: batches add
     multi.collect(t)
     multi.freeze()
     for rows in np.array_split(np.arange(len(a)), 2):
         multi.update(a[rows], t[rows], attr_pred=ap[rows], task_pred=tp[rows])
     mres = multi.bootstrap()
-    # streamed layers cross-fit in the next step
     point = b.multi_bias_amp(a, t, attr_pred=ap, task_pred=tp, cross_fit=False)
     assert mres.estimate["G->M"] == pytest.approx(point.g_to_m.value)
     assert mres.estimate["Multi_MALS raw"] == pytest.approx(point.mals.raw)

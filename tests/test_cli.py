@@ -20,13 +20,6 @@ from biasamp.report import Report, audit
 FAST = ["--n-boot", "50", "--n-iter", "3", "--no-progress"]
 
 
-# streamed layers cross-fit in the next step: until then, without a training set, the streamed audit and the
-# in-memory one read different signs
-STREAMED_PLUG_IN = ("the streamed audit reads the signs of the test rows themselves (the plug-in) until the "
-                    "accumulators cross-fit (issue 21 item 1, next step); the in-memory audit cross-fits them "
-                    "without a training set")
-
-
 @pytest.fixture
 def runner():
     return CliRunner()
@@ -598,7 +591,6 @@ def test_sigint_subprocess(tmp_path, plain):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]  # no report, no temporary file
 
 
-@pytest.mark.xfail(strict=True, reason=STREAMED_PLUG_IN)
 def test_streamed_parquet_with_two_attributes(runner, tmp_path, plain):
     pytest.importorskip("pyarrow")
     frame = plain.assign(prediction=plain["prediction"].astype(int))
@@ -667,7 +659,6 @@ def test_audit_with_several_attributes_rejects_bad_input(plain):
         audit({"sex": plain["sex"], "race": plain["race"].iloc[:10]}, plain["label"], **kw)
 
 
-@pytest.mark.xfail(strict=True, reason=STREAMED_PLUG_IN)
 def test_streamed_weighted_audit_equals_the_in_memory_one(runner, tmp_path):
     pytest.importorskip("pyarrow")
     from biasamp.datasets import make_amplification_demo

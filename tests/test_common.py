@@ -77,7 +77,7 @@ def test_renaming_the_attribute_classes_changes_nothing(family):
 
 
 def _plug_in(family) -> dict:
-    """The option that makes a family read its signs from every test row (the plug-in of the streamed layers)."""
+    """The option that makes a family read its signs from every test row (the plug-in)."""
     return {"cross_fit": False} if family.cross_fit else {}
 
 
@@ -252,15 +252,35 @@ def _stats(family, res) -> dict:
     return {s.name: s.read(res)[0] for s in family.statistics if all(r is not None for r in s.needs)}
 
 
+def _batchwise(family, roles: dict, batches: list) -> dict:
+    """What an accumulator fed ``batches`` computes, derived without feeding it the batches in a row.
+
+    Without cross-fitting (or with one batch) the function of every row: the
+    counts add. A family that cross-fits splits each batch on its own (the
+    batch is the unit of the split), so k batches are the merge of k
+    accumulators fed one batch each, each of which equals the function on its
+    batch (``test_one_batch_equals_the_cross_fitted_function``).
+    """
+    if not family.cross_fit or len(batches) == 1:
+        return _values(family, roles)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        accs = []
+        for b in batches:
+            acc, _ = _accumulated(family, roles, 1)  # the pre-pass (if any) over every row, as the callers do
+            accs.append(acc.update_roles(b))
+        return _stats(family, sum(accs[1:], accs[0]).compute())
+
+
 @pytest.mark.parametrize("family", FAMILIES, ids=IDS)
 def test_accumulator_batches_equal_one_shot_and_merge_equals_concatenation(family):
     roles = _example(family, seed=12)
-    point = _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         acc, batches = _accumulated(family, roles, 3)
         for b in batches:
             acc.update_roles(b)
+        point = _batchwise(family, roles, batches)
         assert _stats(family, acc.compute()) == point  # bit-identical: the counts are integers
         left, _ = _accumulated(family, roles, 3)
         right = left.copy()
@@ -268,6 +288,60 @@ def test_accumulator_batches_equal_one_shot_and_merge_equals_concatenation(famil
         for b in batches[1:]:
             right.update_roles(b)
         assert _stats(family, (left + right).compute()) == point
+        if family.cross_fit:  # the plug-in (cross_fit=False): k batches are the function of every row
+            plug = accumulator_for_options(family, roles, cross_fit=False)
+            for b in batches:
+                plug.update_roles(b)
+            assert _stats(family, plug.compute()) == _values(family, roles, cross_fit=False)
+
+
+def accumulator_for_options(family, roles: dict, **options):
+    """The family's accumulator with ``options``, its pre-pass (if any) run over every row."""
+    from biasamp.accumulators import accumulator_for
+
+    acc = accumulator_for(family.key).for_family(family.key, _classes(family, roles), **options)
+    acc.prepass(roles)
+    return acc.end_prepass()
+
+
+@pytest.mark.parametrize("family", CROSS_FIT, ids=[f.key for f in CROSS_FIT])
+def test_one_batch_equals_the_cross_fitted_function(family):
+    """Without a training set an accumulator cross-fits: one batch is the function's split, bit for bit."""
+    roles = _example(family, seed=27)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        acc = accumulator_for_options(family, roles).update_roles(roles)
+        res = acc.compute()
+        assert res.cross_fit
+        assert _stats(family, res) == _values(family, roles)
+        seeded = accumulator_for_options(family, roles, cross_fit_random_state=7).update_roles(roles)
+        assert _stats(family, seeded.compute()) == _values(family, roles, cross_fit_random_state=7)
+        # k batches: another valid split (every group halved within each batch), reproducible whatever the order
+        bounds = np.linspace(0, len(roles["attr"]), 4).astype(int)
+        batches = [_take(roles, np.arange(a, b)) for a, b in zip(bounds, bounds[1:])]
+        once, again = accumulator_for_options(family, roles), accumulator_for_options(family, roles)
+        for b in batches:
+            once.update_roles(b)
+        for b in batches[::-1]:
+            again.update_roles(_take(b, np.random.default_rng(28).permutation(len(b["attr"]))))
+        assert _stats(family, once.compute()) == _stats(family, again.compute())
+        for spec in family.statistics:
+            lo, hi = spec.range
+            assert lo <= _stats(family, once.compute())[spec.name] <= hi
+        # the plug-in is one option away, and skips the fold tables
+        plug = accumulator_for_options(family, roles, cross_fit=False).update_roles(roles)
+        assert not plug.compute().cross_fit and _stats(family, plug.compute()) == _values(family, roles, cross_fit=False)
+        assert plug.state.folds.size == 0
+        # a training set gives the signs (the fold tables are left unread); cross_fit=True refuses one
+        train = _example(family, seed=29, n=500)
+        trained = accumulator_for_options(family, roles).update_roles(roles)
+        trained.update_roles({"attr_train": train["attr"], "task_train": train["task"]})
+        assert not trained.compute().cross_fit
+        strict = accumulator_for_options(family, roles, cross_fit=True)
+        with pytest.raises(ValueError, match="cross_fit=True"):
+            strict.update_roles({"attr_train": train["attr"], "task_train": train["task"]})
+        with pytest.raises(ValueError, match="cannot merge accumulators with different cross_fit_random_state"):
+            acc.merge(seeded)
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=IDS)
@@ -282,8 +356,7 @@ def test_torchmetrics_class_equals_the_function(family):
         warnings.simplefilter("ignore", UndefinedPairWarning)
         for b in batches:
             metric._count("update_roles", b)
-        # streamed layers cross-fit in the next step
-        assert _stats(family, metric.result()) == pytest.approx(_values(family, roles, **_plug_in(family)), abs=1e-12)
+        assert _stats(family, metric.result()) == pytest.approx(_batchwise(family, roles, batches), abs=1e-12)
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=IDS)
@@ -294,12 +367,18 @@ def test_dask_function_equals_the_function(family):
     roles = _example(family, seed=14, n=400)
     chunked = {k: da.from_array(v, chunks=(150,) + np.shape(v)[1:]) for k, v in roles.items()}
     args, kwargs = family.call(chunked, {})
-    kwargs.pop("cross_fit", None)  # the Dask layer reads the plug-in signs (it cross-fits in the next step)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         res = getattr(bdask, family.name)(*args, **kwargs)
-    # streamed layers cross-fit in the next step
-    assert _stats(family, res) == pytest.approx(_values(family, roles, **_plug_in(family)), abs=1e-12)
+    # every partition is a batch (of the split too, for the families that cross-fit)
+    partitions = [_take(roles, np.arange(a, min(a + 150, 400))) for a in range(0, 400, 150)]
+    assert _stats(family, res) == pytest.approx(_batchwise(family, roles, partitions), abs=1e-12)
+    if family.cross_fit:
+        assert res.cross_fit
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedPairWarning)
+            plug = getattr(bdask, family.name)(*args, **{**kwargs, "cross_fit": False})
+        assert _stats(family, plug) == pytest.approx(_values(family, roles, cross_fit=False), abs=1e-12)
 
 
 def _as_scores(labels: np.ndarray, kind: str, k: int) -> np.ndarray:
@@ -328,8 +407,9 @@ def test_probabilities_are_thresholded_by_default_in_every_layer(family):
         acc, batches = _accumulated(family, scored, 2, classes=_classes(family, roles))
         for b in batches:
             acc.update_roles(b)
-        # the accumulator (streamed layers cross-fit in the next step: compared with the plug-in)
-        assert _stats(family, acc.compute()) == _values(family, roles, **_plug_in(family))
+        # the accumulator: as if fed the hard labels (the split is drawn from the thresholded predictions)
+        hard_batches = [_take(roles, np.arange(a, b)) for a, b in ((0, 300), (300, 600))]
+        assert _stats(family, acc.compute()) == _batchwise(family, roles, hard_batches)
     # expected rates are one option away, where the family defines them
     if family.key == "multi":
         with pytest.raises(ValueError, match="soft='expected' is not defined"):
@@ -424,7 +504,6 @@ def test_every_count_based_family_declares_its_streamed_counting():
 @pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
 def test_generic_accumulator_equals_the_function_and_the_named_class(family):
     roles = _example(family, seed=20)
-    point = _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         generic, batches = _generic(family, roles, 4)
@@ -432,6 +511,7 @@ def test_generic_accumulator_equals_the_function_and_the_named_class(family):
         for b in batches:
             generic.update_roles(b)
             named.update_roles(b)
+        point = _batchwise(family, roles, batches)
         assert _stats(family, generic.compute()) == point  # bit-identical: the counts are integers
     assert type(generic).__name__ == "Accumulator" and generic.key == family.key
     mine, theirs = _table_values(generic), _table_values(named)
@@ -453,14 +533,17 @@ def test_generic_accumulator_merge_is_associative_with_an_identity(family, seed,
         whole, _ = _generic(family, roles, 1, classes)
         empty = whole.copy()
         whole.update_roles(roles)
-        parts = []
+        parts, in_a_row = [], empty.copy()
         for rows in (np.arange(0, lo), np.arange(lo, hi), np.arange(hi, 300)):
             part = empty.copy()
             parts.append(part.update_roles(_take(roles, rows)))
+            in_a_row.update_roles(_take(roles, rows))
     a, b, c = parts
     for merged in ((a + b) + c, a + (b + c), c + (b + a), sum([b, c, a]), empty.copy().merge(a + b + c)):
         for name, table in _table_values(whole).items():
-            np.testing.assert_array_equal(_table_values(merged)[name], table, err_msg=name)
+            # the fold tables (cross-fitting) split each batch on its own: those of the same batches fed in a row
+            expected = _table_values(in_a_row)[name] if name == "folds" else table
+            np.testing.assert_array_equal(_table_values(merged)[name], expected, err_msg=name)
     for name, table in _table_values(a.copy().merge(empty)).items():  # the empty accumulator is the identity
         np.testing.assert_array_equal(table, _table_values(a)[name], err_msg=name)
 
@@ -478,7 +561,7 @@ def test_generic_accumulator_pickles_copies_resets_and_syncs(family):
         clone = pickle.loads(pickle.dumps(acc))  # mid-stream
         for b in batches[1:]:
             clone.update_roles(b)
-        assert _stats(family, clone.compute()) == _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
+        assert _stats(family, clone.compute()) == _batchwise(family, roles, batches)
         synced = clone.sync()  # no process group: a copy
         assert synced is not clone and _stats(family, synced.compute()) == _stats(family, clone.compute())
     clone.reset()
@@ -548,7 +631,6 @@ def test_a_declared_prepass_comes_before_counting(family):
 @pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
 def test_generic_streamed_bootstrap_holds_its_estimate(family):
     roles = _example(family, seed=25)
-    point = _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         one, _ = _generic(family, roles, 1, n_boot=60, random_state=0)
@@ -556,13 +638,28 @@ def test_generic_streamed_bootstrap_holds_its_estimate(family):
         acc, batches = _generic(family, roles, 3, n_boot=60, random_state=0)
         for b in batches:
             acc.update_roles(b)
-        boot = acc.bootstrap()
-    np.testing.assert_allclose(acc.boot, one.boot, rtol=1e-12)  # the replicate tables add like the counts
-    for name, est in boot.estimate.items():
-        assert est == pytest.approx(point[name], abs=1e-12), name
-        lo, hi = boot.ci[name]
-        spec = family.statistic(name)
-        assert spec.range[0] <= lo <= est <= hi <= spec.range[1], (name, lo, est, hi)
+        boot, boot_one = acc.bootstrap(), one.bootstrap()
+        point = _batchwise(family, roles, batches)
+    # the replicate tables add like the counts (cross-fitting: a row's fold depends on its batch, the sum of a
+    # split's two folds does not)
+    np.testing.assert_allclose(_every_row(acc), _every_row(one), rtol=1e-12)
+    for result, expected in ((boot, point), (boot_one, _values(family, roles))):
+        for name, est in result.estimate.items():
+            assert est == pytest.approx(expected[name], abs=1e-12), name
+            lo, hi = result.ci[name]
+            spec = family.statistic(name)
+            assert spec.range[0] <= lo <= est <= hi <= spec.range[1], (name, lo, est, hi)
+    if family.cross_fit:
+        assert any("cross-fitted" in note for note in boot.notes)
+
+
+def _every_row(acc) -> np.ndarray:
+    """The replicate tables with the two folds of each split added (the tables as they are without folds)."""
+    splits = getattr(acc.settings, "n_splits", 0)
+    if not splits:
+        return acc.boot
+    b, rows, cols = acc.boot.shape
+    return acc.boot.reshape(b, splits, 2, rows // (2 * splits), cols).sum(axis=2)
 
 
 @pytest.mark.parametrize("family", STREAMED, ids=STREAMED_IDS)
@@ -574,7 +671,7 @@ def test_generic_torchmetrics_class_equals_the_function(family):
     acc, batches = _generic(family, roles, 2)
     assert issubclass(metric_for(family.key), _AccumulatorMetric)  # the named class (or the generic one)
     metric = AccumulatorMetric(acc)
-    point = _values(family, roles, **_plug_in(family))  # streamed layers cross-fit in the next step
+    point = _batchwise(family, roles, batches)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
         for b in batches:

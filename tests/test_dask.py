@@ -67,9 +67,10 @@ def test_directional_dask_arrays(scheduler):
 
 def test_directional_soft_and_mals(scheduler):
     d = cooc_data(n=2000, soft=True)
-    # streamed layers cross-fit in the next step
+    # the plug-in: the counts of the partitions add (cross-fitted, every partition is split on its own)
     ref = biasamp.bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"], cross_fit=False)
-    res = bdask.bias_amp_directional(arr(d["attr"], 300), arr(d["task"], 300), task_pred=arr(d["task_pred"], 300))
+    res = bdask.bias_amp_directional(arr(d["attr"], 300), arr(d["task"], 300), task_pred=arr(d["task_pred"], 300),
+                                     cross_fit=False)
     assert_same(res, ref, rtol=1e-12, atol=1e-12)
     d = cooc_data(n=2000)
     ref = biasamp.bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
@@ -85,10 +86,9 @@ def test_directional_dask_dataframes_with_names(scheduler):
     attr = pd.Series(names[d["attr"]], name="gender")
     task = pd.DataFrame(d["task"], columns=tasks)
     task_pred = pd.DataFrame(d["task_pred"].astype(int), columns=tasks)
-    # streamed layers cross-fit in the next step
     ref = biasamp.bias_amp_directional(attr, task, task_pred=task_pred, cross_fit=False)
     res = bdask.bias_amp_directional(dd.from_pandas(attr, npartitions=4), dd.from_pandas(task, npartitions=4),
-                                     task_pred=dd.from_pandas(task_pred, npartitions=4))
+                                     task_pred=dd.from_pandas(task_pred, npartitions=4), cross_fit=False)
     assert res.a_to_t.pairs["task"].tolist()[:6] == tasks
     assert_same(res, ref)
 
@@ -125,10 +125,9 @@ def test_multi_two_passes_on_dask(scheduler, mode):
 def test_multi_fixed_combinations_one_pass():
     d = multi_data(n=1200)
     combos = [(0,), (1,), (0, 1), (3, 4)]
-    # streamed layers cross-fit in the next step
     ref = biasamp.multi_bias_amp(d["attr"], d["task"], task_pred=d["task_pred"], max_size=2, cross_fit=False)
     res = bdask.multi_bias_amp(arr(d["attr"], 300), arr(d["task"], 300), task_pred=arr(d["task_pred"], 300),
-                               combinations=combos)
+                               combinations=combos, cross_fit=False)
     assert res.combinations == tuple(combos)
     table = ref.g_to_m.table.set_index(["attr", "combination"])
     mine = res.g_to_m.table.set_index(["attr", "combination"])
@@ -195,8 +194,7 @@ def test_parquet_columns_of_one_dataset(tmp_path, scheduler):
         frame.iloc[rows].to_parquet(tmp_path / f"part{i}.parquet", index=False)
     ddf = dd.read_parquet(str(tmp_path))
     preds = ddf[[f"p{j}" for j in range(6)]].rename(columns={f"p{j}": t for j, t in enumerate(tasks)})
-    res = bdask.bias_amp_directional(ddf["g"], ddf[tasks], attr_pred=ddf["gp"], task_pred=preds)
-    # streamed layers cross-fit in the next step
+    res = bdask.bias_amp_directional(ddf["g"], ddf[tasks], attr_pred=ddf["gp"], task_pred=preds, cross_fit=False)
     ref = biasamp.bias_amp_directional(d["attr"], pd.DataFrame(d["task"], columns=tasks), attr_pred=d["attr_pred"],
                                        task_pred=pd.DataFrame(d["task_pred"], columns=tasks), cross_fit=False)
     assert_same(res, ref)

@@ -175,3 +175,14 @@ def test_bootstrap_of_nothing_counted_raises():
     acc = FairnessAccumulator(2, 2, n_boot=10, random_state=0)
     with pytest.raises(ValueError, match="no batch was counted"):
         acc.bootstrap()
+
+
+def test_the_number_of_groups_bounds_the_memory_of_wide_tables():
+    """1,000 group tables while they fit in 128 MB; fewer for wide tables (within the budget), never below 256."""
+    from biasamp._engine.resample import stream_group_count
+
+    assert stream_group_count((3, 41)) == 1000  # a BiasAmp-> table of 20 tasks: 1,000 x 123 x 8 B = 1 MB
+    width = 30 * 2000  # a cross-fitted multi-attribute table of 2,000 combinations
+    g = stream_group_count((30, 2000))
+    assert 256 <= g < 1000 and g * width * 8 <= 128 << 20 < (g + 1) * width * 8
+    assert stream_group_count((100, 100_000)) == 256  # the floor, whatever the width

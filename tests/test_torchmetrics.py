@@ -61,7 +61,6 @@ def _t(x):
 
 def _directional_ref(d, train=True):
     kw = dict(attr_train=d["attr_train"], task_train=d["task_train"]) if train else {}
-    # streamed layers cross-fit in the next step
     return biasamp.bias_amp_directional(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"],
                                         **{"cross_fit": False, **kw})
 
@@ -97,7 +96,8 @@ def test_directional_batches_equal_functional(k):
     acc.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     assert a_to_t.directional_gram.dtype == torch.float64
     np.testing.assert_array_equal(a_to_t.directional_gram.numpy(), acc.gram)
-    assert set(a_to_t.metric_state) == {"directional_gram", "directional_train_gram", "directional_agree"}
+    assert set(a_to_t.metric_state) == {"directional_gram", "directional_train_gram", "directional_agree",
+                                        "directional_folds"}  # the fold tables (unread: a training set came)
     np.testing.assert_array_equal(a_to_t.directional_agree.numpy(), acc.agree)  # the McNemar three-way counts
 
 
@@ -112,11 +112,10 @@ def test_any_batching_is_bit_identical(seed, n, k):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", biasamp.UndefinedPairWarning)
         try:
-            # streamed layers cross-fit in the next step
             ref = biasamp.bias_amp_directional(attr, task, task_pred=task_pred, cross_fit=False)
         except ValueError:  # every pair undefined: the metric must say so too
             ref = None
-        metric = BiasAmpDirectional(2, 3)
+        metric = BiasAmpDirectional(2, 3, cross_fit=False)  # the plug-in: the counts of any batching add
         for rows in splits(n, min(k, n - 1) if n > 1 else 1, rng):
             metric.update(_t(attr[rows]), _t(task[rows]), task_pred=_t(task_pred[rows]))
         if ref is None:
@@ -219,19 +218,18 @@ def test_group_fairness_one_and_all_metrics(soft):
 
 def test_forward_returns_the_batch_value_and_accumulates():
     d = cooc_data()
-    metric = BiasAmpDirectional(3, 6)
+    metric = BiasAmpDirectional(3, 6, cross_fit=False)  # the plug-in: the counts of the batches add
     parts = np.array_split(np.arange(4000), 4)
     for rows in parts:
         batch = metric(_t(d["attr"][rows]), _t(d["task"][rows]), attr_pred=_t(d["attr_pred"][rows]),
                        task_pred=_t(d["task_pred"][rows]))
-        # streamed layers cross-fit in the next step
         one = biasamp.bias_amp_directional(d["attr"][rows], d["task"][rows], attr_pred=d["attr_pred"][rows],
                                            task_pred=d["task_pred"][rows], cross_fit=False)
         _exactly(batch, one.a_to_t.value)
     assert metric.update_count == 4
     _exactly(metric.compute(), _directional_ref(d, train=False).a_to_t.value)
     # torchmetrics' own forward (dist_sync_on_step): the same values, the roles of earlier batches kept
-    synced = BiasAmpDirectional(3, 6, dist_sync_on_step=True)
+    synced = BiasAmpDirectional(3, 6, dist_sync_on_step=True, cross_fit=False)
     for rows in parts:
         synced(d["attr"][rows], d["task"][rows], attr_pred=d["attr_pred"][rows], task_pred=d["task_pred"][rows])
     _exactly(synced.compute(), _directional_ref(d, train=False).a_to_t.value)
@@ -248,8 +246,7 @@ def test_reset_forgets_counts_and_roles():
     assert float(metric.directional_gram.abs().sum()) == 0.0
     # a new epoch may carry other arguments (here: no attr_pred), and sees only its own rows
     metric.update(e["attr"], e["task"], task_pred=e["task_pred"])
-    # streamed layers cross-fit in the next step
-    ref = biasamp.bias_amp_directional(e["attr"], e["task"], task_pred=e["task_pred"], cross_fit=False)
+    ref = biasamp.bias_amp_directional(e["attr"], e["task"], task_pred=e["task_pred"])  # one batch: cross-fitted
     _exactly(metric.compute(), ref.a_to_t.value)
     assert metric.result().t_to_a is None
     assert metric.compute().item() != first.item()
@@ -266,8 +263,7 @@ def test_errors_are_clear():
     with pytest.raises(ValueError, match="same arguments"):
         metric.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     # the failed batch left nothing behind: still the first batch's value
-    # streamed layers cross-fit in the next step
-    first = biasamp.bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"], cross_fit=False)
+    first = biasamp.bias_amp_directional(d["attr"], d["task"], task_pred=d["task_pred"])  # one batch: cross-fitted
     _exactly(metric.compute(), first.a_to_t.value)
     with pytest.raises(ValueError, match="not present"):
         BiasAmpDirectional(2, 6).update(d["attr"], d["task"], task_pred=d["task_pred"])
@@ -292,7 +288,7 @@ def test_errors_are_clear():
 def test_merge_state_clone_pickle():
     d = cooc_data()
     ref = _directional_ref(d, train=False)
-    a, b = BiasAmpDirectional(3, 6), BiasAmpDirectional(3, 6)
+    a, b = BiasAmpDirectional(3, 6, cross_fit=False), BiasAmpDirectional(3, 6, cross_fit=False)
     a.update(d["attr"][:1500], d["task"][:1500], attr_pred=d["attr_pred"][:1500], task_pred=d["task_pred"][:1500])
     b.update(d["attr"][1500:], d["task"][1500:], attr_pred=d["attr_pred"][1500:], task_pred=d["task_pred"][1500:])
     c = pickle.loads(pickle.dumps(a))
@@ -302,9 +298,9 @@ def test_merge_state_clone_pickle():
     assert_same(c.result(), ref)
     # a state dict adds the counts (the roles are this metric's own)
     e = copy.deepcopy(b)
-    e.merge_state({k: v.clone() for k, v in BiasAmpDirectional(3, 6).metric_state.items()})
+    e.merge_state({k: v.clone() for k, v in BiasAmpDirectional(3, 6, cross_fit=False).metric_state.items()})
     assert_same(e.result(), b.result())
-    other = BiasAmpDirectional(3, 6)
+    other = BiasAmpDirectional(3, 6, cross_fit=False)
     other.update(d["attr"], d["task"], task_pred=d["task_pred"])
     with pytest.raises(ValueError, match="roles"):
         a.merge_state(other)
@@ -415,7 +411,7 @@ def _training_loop(rank: int) -> dict:
     torch.manual_seed(0)
     model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(x.shape[1], 6))
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
-    metric = BiasAmpDirectional(3, 6)
+    metric = BiasAmpDirectional(3, 6, cross_fit=False)  # the plug-in: the function's value on both ranks' rows
     logged, predictions = [], []
     for _epoch in range(2):
         model.train()
@@ -474,8 +470,10 @@ def _worker(rank: int, port: int, outdir: str) -> None:
         out["fair"], out["fair_result"] = fair.compute(), fair.result()
         out["local_n"] = float(a_to_t.directional_gram[0, 0])  # compute() unsynced the states again
         # a collection, synchronised as a whole
-        coll = MetricCollection({"a_to_t": BiasAmpDirectional(3, 6), "t_to_a": BiasAmpDirectional(3, 6,
-                                                                                                   direction="T->A")})
+        # (the plug-in: the counts of both ranks' batches add to the function's; cross-fitted, every batch of every
+        # rank would be split on its own)
+        coll = MetricCollection({"a_to_t": BiasAmpDirectional(3, 6, cross_fit=False),
+                                 "t_to_a": BiasAmpDirectional(3, 6, direction="T->A", cross_fit=False)})
         for rows in _shard(4000, rank):
             coll.update(_t(d["attr"][rows]), _t(d["task"][rows]), attr_pred=_t(d["attr_pred"][rows]),
                         task_pred=_t(d["task_pred"][rows]))
@@ -563,7 +561,6 @@ def test_training_loop_logs_the_functional_value_on_both_ranks(ranks):
                 covered[rows] = True
         assert covered.all()  # the two ranks' shards cover the test set exactly once
         assert 0 < task_pred.mean() < 1  # the model predicts both labels
-        # streamed layers cross-fit in the next step
         ref = biasamp.bias_amp_directional(d["attr"], d["task"], task_pred=task_pred, cross_fit=False)
         for values in logged:
             _exactly(values[epoch], ref.a_to_t.value)

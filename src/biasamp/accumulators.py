@@ -10,7 +10,10 @@ ranks (``sync()``), and the metric is computed once at the end
 equal to it: for hard labels the counts are exact integers (sums of 0/1 in
 float64 or int64), so one shot, k batches and any merge order give
 bit-identical results; soft predictions (expected counts) agree to rounding
-(1e-12).
+(1e-12). Cross-fitted signs (BiasAmp→, BiasAmp_MALS and the multi-attribute
+metrics without a training set) split every batch in two folds on its own:
+one batch equals the function, k batches give another valid split that
+depends on the batching (and merging equals feeding the same batches).
 
 One class does the work for every registered family: :class:`Accumulator`,
 built from the family's declaration (``biasamp._family.Streaming``: its
@@ -271,9 +274,10 @@ class Accumulator:
         decl = self._declared
         self.state, self.collected = decl.start(self.settings), None
         if self.n_boot:
-            from biasamp._engine.resample import STREAM_GROUPS
+            from biasamp._engine.resample import stream_group_count
 
-            self.boot = np.zeros((STREAM_GROUPS, *decl.cells(self.settings)), dtype=np.float64)
+            cells = decl.cells(self.settings)
+            self.boot = np.zeros((stream_group_count(cells), *cells), dtype=np.float64)
 
     @property
     def phase(self) -> str:
@@ -626,6 +630,20 @@ class CooccurrenceAccumulator(Accumulator):
     min_group_size, include_small_groups : int, bool
         Small attribute classes (fewer weighted test members) are left out of
         BiasAmp→'s means, as :func:`~biasamp.bias_amp_directional` does.
+    cross_fit : bool or None, default None
+        Without a training set (no ``train``, no :meth:`update_train`) the
+        signs ``y_at`` (BiasAmp_MALS: the indicator) come from the test ground
+        truth, cross-fitted over two folds unless ``False`` (the plug-in), as
+        in :func:`~biasamp.bias_amp_directional` (docs/definitions.md, "No
+        training set"). **The batch is the unit of the split**: each batch is
+        split in two folds by the functional API's rule (every attribute class
+        halved within the batch) and the folds' tables add over batches, so
+        one batch gives the function's value exactly, and k batches an equally
+        valid split that depends on the batching (merging accumulators equals
+        feeding their batches to one). ``True`` refuses a training set.
+    cross_fit_random_state : None, int or numpy Generator, default None
+        The seed of the split (None: the fixed default). A ``Generator`` draws
+        one seed at construction; accumulators merge only with the same seed.
 
     Attributes
     ----------
@@ -646,7 +664,10 @@ class CooccurrenceAccumulator(Accumulator):
     float64), and the tables are added: for hard labels every entry is an
     exact integer, so the result does not depend on the batching, the merge
     order or the number of ranks. Soft predictions give expected counts,
-    equal up to floating-point rounding.
+    equal up to floating-point rounding. Cross-fitted signs (no training
+    set) are the exception: the folds are drawn within each batch, so the
+    value depends on where the batches are cut (not on their order, nor on
+    the merge order); one batch equals the function.
 
     References
     ----------
@@ -687,13 +708,16 @@ class CooccurrenceAccumulator(Accumulator):
         soft: str = "threshold",
         min_group_size: int = 30,
         include_small_groups: bool = False,
+        cross_fit: bool | None = None,
+        cross_fit_random_state: Any = None,
     ) -> None:
         if not isinstance(metric, str) or metric not in self.families:
             raise ValueError(f"metric must be one of {tuple(self.families)}, got {metric!r}")
         super().__init__(metric, {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
                          random_state=random_state, stream=stream, train=train, missing=missing,
                          threshold=threshold, soft=soft, min_group_size=min_group_size,
-                         include_small_groups=include_small_groups)
+                         include_small_groups=include_small_groups, cross_fit=cross_fit,
+                         cross_fit_random_state=cross_fit_random_state)
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
                task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> CooccurrenceAccumulator:
@@ -1050,6 +1074,13 @@ class MultiAttributeAccumulator(Accumulator):
     min_group_size, include_small_groups : int, bool
         Small groups are left out of the headlines, as
         :func:`~biasamp.multi_bias_amp` does.
+    cross_fit : bool or None, default None
+        Without a training set (no :meth:`update_train`) ``y_gm`` and
+        Multi_MALS's indicator are cross-fitted over two folds of every batch
+        unless ``False`` (the plug-in); ``True`` refuses training rows. See
+        :class:`CooccurrenceAccumulator` (the batch is the unit of the split).
+    cross_fit_random_state : None, int or numpy Generator, default None
+        The seed of the split.
 
     See Also
     --------
@@ -1062,7 +1093,11 @@ class MultiAttributeAccumulator(Accumulator):
     per instance); pass 2 keeps ``O(|G|·|M|)`` counts. Unweighted counts are
     exact integers (held in float64, exact below 2**53), so any batching and
     merge order gives identical results; with ``sample_weight`` every count
-    is a sum of weights.
+    is a sum of weights. Without a training set the signs and Multi_MALS's
+    indicator are cross-fitted (``cross_fit``, ``cross_fit_random_state``, as
+    in :class:`CooccurrenceAccumulator`: the batch is the unit of the split,
+    so the value depends on where the batches are cut; one batch equals
+    the function).
 
     References
     ----------
@@ -1088,9 +1123,15 @@ class MultiAttributeAccumulator(Accumulator):
     (('a',), ('b',), ('c',), ('a', 'b'))
     >>> for rows in (slice(0, 4), slice(4, 8)):
     ...     _ = acc.update(attr[rows], task[rows], attr_pred=attr[rows], task_pred=task_pred[rows])
+    ...     _ = acc.update_train(attr[rows], task[rows])  # the constructed data are the training set
     >>> res = acc.compute()
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
     (0.0833, 0.0625, 0.0)
+
+    Without a training set the signs are cross-fitted over two folds of every
+    batch (``cross_fit=None``; the batch is the unit of the split, see
+    :class:`CooccurrenceAccumulator`); ``cross_fit=False`` reads them from
+    every test row (the plug-in).
     """
 
     families = {"multi": {}}
@@ -1113,12 +1154,15 @@ class MultiAttributeAccumulator(Accumulator):
         threshold: float = 0.5,
         min_group_size: int = 30,
         include_small_groups: bool = False,
+        cross_fit: bool | None = None,
+        cross_fit_random_state: Any = None,
     ) -> None:
         super().__init__("multi", {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
                          random_state=random_state, stream=stream, combinations=combinations, min_size=min_size,
                          max_size=max_size, min_support=min_support, max_combinations=max_combinations,
                          missing=missing, threshold=threshold, min_group_size=min_group_size,
-                         include_small_groups=include_small_groups)
+                         include_small_groups=include_small_groups, cross_fit=cross_fit,
+                         cross_fit_random_state=cross_fit_random_state)
 
     @property
     def combinations(self) -> tuple:

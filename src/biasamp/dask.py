@@ -542,6 +542,8 @@ def bias_amp_directional(
     sample_weight: Any = None,
     train_sample_weight: Any = None,
     missing: str = "raise",
+    cross_fit: bool | None = None,
+    cross_fit_random_state: Any = None,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ of Dask collections (Wang & Russakovsky 2021).
 
@@ -574,6 +576,15 @@ def bias_amp_directional(
         One weight per training row, partitioned like ``attr_train``.
     missing : {"raise", "drop", "group"}, default "raise"
         As in :func:`biasamp.bias_amp_directional` (:ref:`def-missing`).
+    cross_fit : bool or None, default None
+        Without a training set the signs are cross-fitted unless ``False``,
+        as in :func:`biasamp.bias_amp_directional`; every partition is split
+        in two folds on its own (a partition is a batch of
+        :class:`~biasamp.accumulators.CooccurrenceAccumulator`: with one
+        partition the value is the in-memory one, with several it is another
+        valid split, which depends on the partitioning).
+    cross_fit_random_state : None, int or numpy Generator, default None
+        The seed of the split.
 
     Returns
     -------
@@ -615,7 +626,8 @@ def bias_amp_directional(
         "directional", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                               task_train=task_train, sample_weight=sample_weight,
                               train_sample_weight=train_sample_weight),
-        {"attr": attr_classes, "task": task_classes}, {"missing": missing}, split_every)
+        {"attr": attr_classes, "task": task_classes},
+        {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state}, split_every)
 
 
 @keyword_only_since("0.2.0", "attr_pred", "task_pred")
@@ -631,6 +643,8 @@ def bias_amp_mals(
     sample_weight: Any = None,
     train_sample_weight: Any = None,
     missing: str = "raise",
+    cross_fit: bool | None = None,
+    cross_fit_random_state: Any = None,
 ) -> MALSResult:
     r"""BiasAmp_MALS of Dask collections (Zhao et al. 2017).
 
@@ -660,6 +674,15 @@ def bias_amp_mals(
         One weight per training row, partitioned like ``attr_train``.
     missing : {"raise", "drop", "group"}, default "raise"
         As in :func:`biasamp.bias_amp_mals` (:ref:`def-missing`).
+    cross_fit : bool or None, default None
+        ``True``: the training rows are the prediction rows (the test rows
+        standing in for a training set, partitioned alike, weighted by
+        ``sample_weight``), and the indicator is cross-fitted over two folds of
+        every partition, as :func:`biasamp.bias_amp_mals` does with
+        ``cross_fit=True`` (one partition: the in-memory value). None/False:
+        the training rows are a training set (the plug-in).
+    cross_fit_random_state : None, int or numpy Generator, default None
+        The seed of the split.
 
     Returns
     -------
@@ -684,10 +707,18 @@ def bias_amp_mals(
     >>> round(biasamp.dask.bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
     0.2
     """
-    return _family_on_dask(
-        "mals", _roles(attr_train=attr_train, task_train=task_train, attr_pred=attr_pred, task_pred=task_pred,
-                       sample_weight=sample_weight, train_sample_weight=train_sample_weight),
-        {"attr": attr_classes, "task": task_classes}, {"missing": missing}, split_every)
+    options = {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state}
+    if cross_fit:  # the training rows are the prediction rows: counted as the test ground truth, and split
+        if train_sample_weight is not None:
+            raise ValueError("cross_fit=True: the training rows are the prediction rows, so they have one weight "
+                             "each: pass sample_weight only")
+        arguments = {"attr_train": ("attr", attr_train), "task_train": ("task", task_train),
+                     **_roles(attr_pred=attr_pred, task_pred=task_pred, sample_weight=sample_weight)}
+    else:
+        arguments = _roles(attr_train=attr_train, task_train=task_train, attr_pred=attr_pred, task_pred=task_pred,
+                           sample_weight=sample_weight, train_sample_weight=train_sample_weight)
+        options["cross_fit"] = False  # (None: a training set, as bias_amp_mals reads it)
+    return _family_on_dask("mals", arguments, {"attr": attr_classes, "task": task_classes}, options, split_every)
 
 
 # --------------------------------------------------------------------------- #
@@ -861,6 +892,8 @@ def multi_bias_amp(
     sample_weight: Any = None,
     train_sample_weight: Any = None,
     missing: str = "raise",
+    cross_fit: bool | None = None,
+    cross_fit_random_state: Any = None,
 ) -> MultiBiasAmpResult:
     r"""Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023) of Dask collections.
 
@@ -898,6 +931,12 @@ def multi_bias_amp(
         One weight per training row, partitioned like ``attr_train``.
     missing : {"raise", "drop", "group"}, default "raise"
         As in :func:`biasamp.multi_bias_amp` (:ref:`def-missing`).
+    cross_fit : bool or None, default None
+        Without a training set ``y_gm`` and Multi_MALS's indicator are
+        cross-fitted unless ``False`` (:func:`biasamp.multi_bias_amp`); every
+        partition is split in two folds on its own.
+    cross_fit_random_state : None, int or numpy Generator, default None
+        The seed of the split.
 
     Returns
     -------
@@ -926,7 +965,8 @@ def multi_bias_amp(
     (((0,), (1,), (2,), (0, 1)), 0.0)
     """
     options = {"combinations": combinations, "min_size": min_size, "max_size": max_size, "min_support": min_support,
-               "max_combinations": max_combinations, "missing": missing}
+               "max_combinations": max_combinations, "missing": missing, "cross_fit": cross_fit,
+               "cross_fit_random_state": cross_fit_random_state}
     return _family_on_dask(
         "multi", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                         task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),

@@ -439,6 +439,10 @@ class BiasAmpDirectional(_AccumulatorMetric):
         Fixed training counts for the signs ``y_at``; or stream the training
         set with :meth:`update_train`; without either the test ground truth
         is used (``train_source="test"``), as in the functional API.
+    cross_fit, cross_fit_random_state
+        Without a training set the signs are cross-fitted over two folds of
+        every batch unless ``cross_fit=False`` (see
+        :class:`~biasamp.accumulators.CooccurrenceAccumulator`).
     **kwargs
         torchmetrics' keyword arguments (``sync_on_compute``,
         ``process_group``, ``dist_sync_on_step``, ...).
@@ -453,7 +457,12 @@ class BiasAmpDirectional(_AccumulatorMetric):
     ``compute()`` returns a 0-d float64 tensor equal to
     ``bias_amp_directional(...).a_to_t.value`` (or ``.t_to_a.value``) on all
     the rows counted, on any number of batches and ranks: for hard labels
-    every count is an exact integer, so the value is bit-identical.
+    every count is an exact integer, so the value is bit-identical. Without
+    a training set the signs are cross-fitted (``cross_fit``,
+    ``cross_fit_random_state``, as in
+    :class:`~biasamp.accumulators.CooccurrenceAccumulator`): every batch
+    (every rank's batch) is split in two folds on its own, so the value
+    depends on the batching; ``cross_fit=False`` is the plug-in.
 
     References
     ----------
@@ -481,8 +490,10 @@ class BiasAmpDirectional(_AccumulatorMetric):
     family = "directional"  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, direction: str = "A->T",
-                 train: CooccurrenceCounts | None = None, **kwargs: Any) -> None:
-        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", train=train),
+                 train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
+                 cross_fit_random_state: Any = None, **kwargs: Any) -> None:
+        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", train=train,
+                                                 cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state),
                          direction=direction, **kwargs)
 
     def _set_options(self, direction: str = "A->T") -> None:
@@ -523,7 +534,11 @@ class BiasAmpMALS(_AccumulatorMetric):
         Class lists of A and T (an int ``k`` means ``0..k-1``).
     train : CooccurrenceCounts, optional
         Fixed training counts for ``b_train``; or stream them with
-        :meth:`update_train`, or give the test ground truth in :meth:`update`.
+        :meth:`update_train`, or give the test ground truth in :meth:`update`
+        (the indicator is then cross-fitted over two folds of every batch
+        unless ``cross_fit=False``).
+    cross_fit, cross_fit_random_state
+        As in :class:`~biasamp.accumulators.CooccurrenceAccumulator`.
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -556,8 +571,11 @@ class BiasAmpMALS(_AccumulatorMetric):
     family = "mals"  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
-                 train: CooccurrenceCounts | None = None, **kwargs: Any) -> None:
-        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", train=train), **kwargs)
+                 train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
+                 cross_fit_random_state: Any = None, **kwargs: Any) -> None:
+        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", train=train,
+                                                 cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state),
+                         **kwargs)
 
     def _set_options(self) -> None:
         self._choose(("MALS",), single=True, asked="BiasAmp_MALS")
@@ -613,6 +631,10 @@ class MultiBiasAmp(_AccumulatorMetric):
         absolute differences (``.value``).
     min_support, max_combinations : int
         As in :func:`~biasamp.multi_bias_amp`.
+    cross_fit, cross_fit_random_state
+        Without a training set the signs are cross-fitted over two folds of
+        every batch unless ``cross_fit=False`` (see
+        :class:`~biasamp.accumulators.MultiAttributeAccumulator`).
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -634,7 +656,8 @@ class MultiBiasAmp(_AccumulatorMetric):
     ...                      [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
     >>> task_pred = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1],
     ...                           [1, 1, 0], [1, 1, 0], [0, 0, 1], [0, 0, 0]])
-    >>> metric = MultiBiasAmp([0, 1], ["a", "b", "c"], combinations=[("a",), ("b",), ("c",), ("a", "b")])
+    >>> metric = MultiBiasAmp([0, 1], ["a", "b", "c"], combinations=[("a",), ("b",), ("c",), ("a", "b")],
+    ...                       cross_fit=False)  # the constructed example: signs from every row
     >>> metric.update(attr, task, attr_pred=attr, task_pred=task_pred)
     >>> metric.compute()
     tensor(0.0833, dtype=torch.float64)
@@ -644,7 +667,8 @@ class MultiBiasAmp(_AccumulatorMetric):
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  combinations: Sequence[Sequence], metric: str = "Multi_MALS", raw: bool = False,
-                 min_support: int = 1, max_combinations: int = 200_000, **kwargs: Any) -> None:
+                 min_support: int = 1, max_combinations: int = 200_000, cross_fit: bool | None = None,
+                 cross_fit_random_state: Any = None, **kwargs: Any) -> None:
         if isinstance(combinations, str):
             raise ValueError(
                 f"combinations={combinations!r} needs a first pass over the training set: choose M with a "
@@ -652,7 +676,8 @@ class MultiBiasAmp(_AccumulatorMetric):
                 "MultiBiasAmp.from_accumulator(acc), or give the combinations as a list of tuples"
             )
         acc = MultiAttributeAccumulator(attr_classes, task_classes, combinations=combinations,
-                                        min_support=min_support, max_combinations=max_combinations)
+                                        min_support=min_support, max_combinations=max_combinations,
+                                        cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state)
         super().__init__(acc, metric=metric, raw=raw, **kwargs)
 
     def _set_options(self, metric: str = "Multi_MALS", raw: bool = False) -> None:

@@ -881,3 +881,28 @@ def align_splits(splits: Sequence[np.ndarray], groups: Sequence[np.ndarray], con
         dealt[_order_by(group, content)] = split[_order_by(group, split)]
         out.append(dealt)
     return out
+
+
+# --------------------------------------------------------------------------- #
+# the streamed layers: the options of an accumulator, resolved once
+# --------------------------------------------------------------------------- #
+def stream_cross_fit(cross_fit: Any, random_state: Any, has_train: bool) -> tuple[bool | None, int]:
+    """An accumulator's ``cross_fit`` and ``cross_fit_random_state``, checked once at construction.
+
+    Returns ``(cross_fit, seed)``: ``cross_fit`` as given (None, True or
+    False: whether a training set arrives is known only at ``compute``) and
+    the 64-bit seed of the split (:func:`split_seed`: a ``Generator`` draws it
+    here, once, so that every batch is split with the same seed).
+    ``cross_fit=True`` with fixed training counts (``has_train``) raises
+    ``ValueError`` as in :func:`check_cross_fit`.
+    """
+    check_cross_fit(cross_fit, has_train)
+    return (None if cross_fit is None else bool(cross_fit)), split_seed(random_state)
+
+
+def stream_check_train(cross_fit: bool | None) -> None:
+    """``ValueError`` when training rows reach an accumulator built with ``cross_fit=True``."""
+    if cross_fit:
+        raise ValueError("cross_fit=True needs the signs to come from the test rows, but training rows were given "
+                         "(update_train / attr_train fix the signs: there is nothing to cross-fit); construct the "
+                         "accumulator with cross_fit=None")

@@ -554,6 +554,21 @@ def _draw_block(counts: np.ndarray, totals: np.ndarray, rng: np.random.Generator
 # hashed groups for streams
 # --------------------------------------------------------------------------- #
 STREAM_GROUPS = 1000  # group tables of a streamed bootstrap (G x table width, float64: 1,000 replicates' memory)
+_MIN_STREAM_GROUPS = 256  # ... fewer when the tables are wide (G x table within _STREAM_GROUP_BYTES), never below
+_STREAM_GROUP_BYTES = 128 << 20
+
+
+def stream_group_count(cells: tuple[int, ...]) -> int:
+    """The number of group tables of a streamed bootstrap whose one table has shape ``cells``.
+
+    :data:`STREAM_GROUPS` (1,000), or fewer when the tables are wide, so that
+    the ``G`` float64 tables stay within 128 MB, but never fewer than 256
+    (the in-memory grouped bootstrap's floor). A function of the table's
+    shape only, which the family's settings fix: accumulators built anywhere
+    with the same settings agree on it (and merge).
+    """
+    width = int(np.prod(cells, dtype=np.int64))
+    return int(min(STREAM_GROUPS, max(_MIN_STREAM_GROUPS, _STREAM_GROUP_BYTES // (8 * max(width, 1)))))
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)

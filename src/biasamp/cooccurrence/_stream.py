@@ -6,6 +6,18 @@ of the training rows, and the three-way counts ``#(a, t∧t̂)``, ``#(a∧â, t)
 of the McNemar tests, each summed over batches. Both families count the same
 tables; BiasAmp→ counts the cross blocks of its two directions, BiasAmp_MALS
 the block of the predictions.
+
+Without a training set (no ``train`` counts, no ``update_train``) the signs
+are cross-fitted unless ``cross_fit=False``: every batch is split in two folds
+by :func:`biasamp._core.crossfit.crossfit_splits` (the batch is the unit of the
+split: one batch is the functional API's split exactly; k batches halve every
+attribute class within each batch, an equally valid split that depends on the
+batching), and the state's ``folds`` table holds the Gram table of each fold,
+one split per statistic (BiasAmp→: A→T's, then T→A's; BiasAmp_MALS: one). The
+streamed bootstrap's replicate rows carry the fold: a row's left vector
+``[1|A|Â]`` sits in the block of its fold (:func:`fold_rows`), so every
+replicate table holds every fold's table side by side, as the in-memory
+bootstrap's cells do.
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from biasamp._core.crossfit import crossfit_folds, crossfit_splits, fold_weights, stream_check_train, stream_cross_fit
 from biasamp._core.policy import (
     check_include_small_groups,
     check_min_group_size,
@@ -45,7 +58,11 @@ from biasamp.cooccurrence._metrics import (
     DirectionalBiasAmpResult,
     MALSResult,
     directional_from_counts,
+    directional_from_folds,
+    fold_keep,
     mals_from_counts,
+    mals_from_folds,
+    take_rows,
 )
 
 __all__ = ["DIRECTIONAL_STREAM", "MALS_STREAM", "CooccurrenceSettings", "CooccurrenceState", "counts_of",
@@ -53,6 +70,9 @@ __all__ = ["DIRECTIONAL_STREAM", "MALS_STREAM", "CooccurrenceSettings", "Cooccur
 
 METRICS = ("directional", "mals")
 _MALS_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task_pred")})
+#: BiasAmp→'s splits, one per direction: the (attribute-side, task-side) roles each reads (its split is drawn from them)
+_SPLITS = {"A->T": (("attr",), ("task", "task_pred")), "T->A": (("attr", "attr_pred"), ("task",))}
+_NEEDS = {"A->T": "task_pred", "T->A": "attr_pred"}  # the prediction each direction needs
 
 
 def _same_train(a: CooccurrenceCounts | None, b: CooccurrenceCounts | None) -> bool:
@@ -73,11 +93,25 @@ class CooccurrenceSettings(Settings):
     group_options: dict = setting()
     train: CooccurrenceCounts | None = setting(label="fixed train counts", show=False, same=_same_train)
     missing: str = setting()
+    cross_fit: bool | None = setting()
+    split_seed: int = setting(label="cross_fit_random_state (the seed of the split)")
 
     @property
     def pairs(self) -> frozenset:
         """The (attribute role, task role) cross blocks the family reads."""
         return _DIRECTIONAL_PAIRS if self.metric == "directional" else _MALS_PAIRS
+
+    @property
+    def folds(self) -> bool:
+        """Whether the batches are split in folds (no fixed training counts, ``cross_fit`` not False)."""
+        return self.cross_fit is not False and self.train is None
+
+    @property
+    def n_splits(self) -> int:
+        """The splits counted: one per statistic (BiasAmp→: A→T, T→A; BiasAmp_MALS: one); 0 without folds."""
+        if not self.folds:
+            return 0
+        return len(_SPLITS) if self.metric == "directional" else 1
 
 
 @dataclass(eq=False)
@@ -87,6 +121,7 @@ class CooccurrenceState(CountState):
     gram: np.ndarray = table()
     train_gram: np.ndarray = table()
     agree: np.ndarray = table()  # #(a, t∧t̂), #(a∧â, t): the McNemar tests
+    folds: np.ndarray = table()  # (split, fold, *gram): the Gram table of each fold of each split (cross-fitting)
     roles: tuple | None = arguments("roles", describe=lambda r: repr(r[0] + r[1]))  # (attr roles, task roles)
     soft_roles: frozenset = meta(frozenset(), any_of)
     predictions: str = meta("hard", joined)
@@ -100,7 +135,8 @@ class CooccurrenceState(CountState):
 # --------------------------------------------------------------------------- #
 def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceCounts | None = None,
               missing: str = "raise", threshold: float = 0.5, soft: str = "threshold", min_group_size: int = 30,
-              include_small_groups: bool = False) -> CooccurrenceSettings:
+              include_small_groups: bool = False, cross_fit: bool | None = None,
+              cross_fit_random_state: Any = None) -> CooccurrenceSettings:
     threshold, soft = check_threshold(threshold), check_soft(soft)
     group_options = {"min_group_size": check_min_group_size(min_group_size),
                      "include_small_groups": check_include_small_groups(include_small_groups)}
@@ -117,7 +153,9 @@ def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceC
         if not train.has("attr", "task") or ("attr", "task") in train.uncounted:
             raise ValueError("train must hold the ground-truth roles 'attr' and 'task'")
         train = train.restrict(["attr"], ["task"])
-    return CooccurrenceSettings(attr_classes, task_classes, metric, threshold, soft, group_options, train, missing)
+    cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, train is not None)
+    return CooccurrenceSettings(attr_classes, task_classes, metric, threshold, soft, group_options, train, missing,
+                                cross_fit=cross_fit, split_seed=seed)
 
 
 def directional_settings(classes: Mapping[str, tuple], **options: Any) -> CooccurrenceSettings:
@@ -130,17 +168,24 @@ def mals_settings(classes: Mapping[str, tuple], **options: Any) -> CooccurrenceS
     return _settings("mals", classes, **options)
 
 
-def cells(settings: CooccurrenceSettings) -> tuple[int, int]:
-    """The shape of the Gram table ``[1|A|Â]ᵀ [1|T|T̂]`` (and of one replicate table)."""
+def _gram_shape(settings: CooccurrenceSettings) -> tuple[int, int]:
+    """The shape of the Gram table ``[1|A|Â]ᵀ [1|T|T̂]``."""
     return 1 + 2 * len(settings.attr_classes), 1 + 2 * len(settings.task_classes)
+
+
+def cells(settings: CooccurrenceSettings) -> tuple[int, int]:
+    """The shape of one replicate table: the Gram table, its rows once per split and fold when cross-fitting."""
+    rows, cols = _gram_shape(settings)
+    return rows * max(1, 2 * settings.n_splits), cols
 
 
 def start(settings: CooccurrenceSettings) -> CooccurrenceState:
     """The empty state (zero tables)."""
     ka, kt = len(settings.attr_classes), len(settings.task_classes)
-    return CooccurrenceState(gram=np.zeros(cells(settings), dtype=np.float64),
+    return CooccurrenceState(gram=np.zeros(_gram_shape(settings), dtype=np.float64),
                              train_gram=np.zeros((1 + ka, 1 + kt), dtype=np.float64),
-                             agree=np.zeros((2, ka, kt), dtype=np.float64))
+                             agree=np.zeros((2, ka, kt), dtype=np.float64),
+                             folds=np.zeros((settings.n_splits, 2, *_gram_shape(settings)), dtype=np.float64))
 
 
 # --------------------------------------------------------------------------- #
@@ -192,7 +237,9 @@ def count(settings: CooccurrenceSettings, roles: Mapping[str, Any],
     ka, kt = len(settings.attr_classes), len(settings.task_classes)
     _embed(state.gram, counts, ka, kt)
     n = next(m.n_rows for m in (*left, *right))
-    boot = _three_way(settings, state.agree, a, t, n, weights, replicate)
+    shares = _split(settings, {**a, **t}, weights)
+    _count_folds(settings, state.folds, left, right, weights, shares)
+    boot = _three_way(settings, state.agree, a, t, n, weights, replicate, shares)
     state = replace(state, roles=(counts.attr_roles, counts.task_roles), soft_roles=counts.soft_roles,
                     predictions=joined("hard", said_a, said_t), weighted=weights is not None, rows=rows)
     if boot is None:
@@ -200,9 +247,57 @@ def count(settings: CooccurrenceSettings, roles: Mapping[str, Any],
     return state, ReplicateRows(boot[0], boot[1], n, arrays["row_ids"])
 
 
+def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | None) -> list:
+    """Per split, every row of the batch's share of fold 0 (None: a split the batch does not give); [] without folds.
+
+    The split of the functional API (:func:`biasamp._core.crossfit.crossfit_splits`),
+    applied to the batch: BiasAmp→ draws one split per direction from the
+    roles it reads, BiasAmp_MALS one from its four roles.
+    """
+    if not settings.folds:
+        return []
+    if settings.metric == "directional":
+        given = [d for d in _SPLITS if _NEEDS[d] in by_role]
+        splits = crossfit_splits(by_role, [_SPLITS[d][0] + _SPLITS[d][1] for d in given], weights=weights,
+                                 random_state=settings.split_seed)
+        found = dict(zip(given, splits))
+        return [found.get(d) for d in _SPLITS]
+    if by_role.get("attr") is None or by_role.get("task") is None:
+        if settings.cross_fit:
+            raise ValueError("cross_fit=True: the indicator is cross-fitted over the test rows, so every batch needs "
+                             "the test ground truth attr and task (or construct the accumulator with cross_fit=None "
+                             "and give a training set)")
+        return [None]  # a training set must give the indicator (compute() says so otherwise)
+    # unstratified, as bias_amp_mals: a share statistic's two folds must not share the groups' sizes
+    return [crossfit_folds(by_role["attr"], [by_role["task"], by_role["task_pred"]], attr_pred=by_role["attr_pred"],
+                           weights=weights, random_state=settings.split_seed, stratified=False)]
+
+
+def _count_folds(settings: CooccurrenceSettings, target: np.ndarray, left: list, right: list,
+                 weights: np.ndarray | None, shares: list) -> None:
+    """Add the Gram table of every fold of every split into ``target`` (split, fold, *gram), as the function counts
+    them: each fold's rows, weighted by their share of the fold."""
+    ka, kt = len(settings.attr_classes), len(settings.task_classes)
+    for s, share in enumerate(shares):
+        if share is None:
+            continue
+        for f, part in enumerate(fold_weights(share, weights)):
+            idx = np.flatnonzero(part > 0)
+            if idx.size == 0:
+                continue
+            fold = CooccurrenceCounts.from_encoded([take_rows(m, idx) for m in left],
+                                                   [take_rows(m, idx) for m in right], pairs=settings.pairs,
+                                                   weights=None if weights is None else part[idx])
+            _embed(target[s, f], fold, ka, kt)
+
+
 def _three_way(settings: CooccurrenceSettings, agree: np.ndarray, a: dict, t: dict, n: int,
-               weights: np.ndarray | None, replicate: bool) -> tuple | None:
-    """Add the three-way counts (for the tests) into ``agree``; the Poisson replicate rows when ``replicate``."""
+               weights: np.ndarray | None, replicate: bool, shares: list) -> tuple | None:
+    """Add the three-way counts (for the tests) into ``agree``; the Poisson replicate rows when ``replicate``.
+
+    With folds (``shares``) a row's left vector sits in the block of its fold
+    of every split (:func:`fold_rows`).
+    """
     from scipy import sparse
 
     from biasamp._engine.resample import augmented, label_rows
@@ -221,16 +316,45 @@ def _three_way(settings: CooccurrenceSettings, agree: np.ndarray, a: dict, t: di
         return None
     zero_a, zero_t = sparse.csr_matrix((n, ka)), sparse.csr_matrix((n, kt))
     left = augmented([rows.get(r, zero_a) for r in ATTR_ROLES], n)
-    if scale is not None:  # a row's replicate weight multiplies its sample weight
+    if settings.folds:
+        left = fold_rows(left, shares, weights, missing_in_fold0=settings.metric == "mals")
+    elif scale is not None:  # a row's replicate weight multiplies its sample weight
         left = sparse.csr_matrix(scale @ left)
     right = augmented([rows.get(r, zero_t) for r in TASK_ROLES], n)
     return left, right
+
+
+def fold_rows(left: Any, shares: list, weights: np.ndarray | None, missing_in_fold0: bool) -> Any:
+    """The replicate rows' left vectors laid out per split and fold: ``[l·w0 | l·w1]`` per split.
+
+    ``w_f`` is a row's weight in fold f of the split (its share of the fold
+    times its sample weight: :func:`biasamp._core.crossfit.fold_weights`), so
+    the two blocks of a split add up to the row's ordinary (weighted) vector;
+    a split the batch does not give is zero, or, with ``missing_in_fold0``,
+    holds every row in fold 0 (no ground truth: a training set gives the
+    indicator, and the blocks are only ever read added).
+    """
+    from scipy import sparse
+
+    from biasamp.cooccurrence._plan import per_fold
+
+    n = left.shape[0]
+    total = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    blocks = []
+    for share in shares:
+        if share is None:
+            w0, w1 = (total, np.zeros(n)) if missing_in_fold0 else (np.zeros(n), np.zeros(n))
+        else:
+            w0, w1 = fold_weights(share, weights)
+        blocks.append(per_fold(left, w0, w1))
+    return sparse.hstack(blocks, format="csr")
 
 
 def count_train(settings: CooccurrenceSettings, roles: Mapping[str, Any]) -> CooccurrenceState:
     """One batch of training ground truth (``attr_train``, ``task_train``): the table ``[1|A]ᵀ [1|T]``."""
     if settings.train is not None:
         raise ValueError("this accumulator was given fixed train counts; update_train() would add to them")
+    stream_check_train(settings.cross_fit)
     enc_a, enc_t, weights, rows = train_batch(roles, settings.missing, settings.attr_classes, settings.task_classes)
     counts = CooccurrenceCounts.from_encoded([replace(enc_a, name="attr")], [replace(enc_t, name="task")],
                                              weights=weights)
@@ -272,18 +396,49 @@ def train_counts_of(settings: CooccurrenceSettings, state: CooccurrenceState) ->
     return test.restrict(["attr"], ["task"]), "test"
 
 
+def cross_fitted(settings: CooccurrenceSettings, state: CooccurrenceState) -> bool:
+    """Whether :func:`compute_directional` / :func:`compute_mals` cross-fit: folds counted, no training rows."""
+    return settings.folds and not state.train_gram[0, 0] > 0
+
+
+def fold_counts(settings: CooccurrenceSettings, state: CooccurrenceState,
+                split: int) -> tuple[CooccurrenceCounts, CooccurrenceCounts]:
+    """The two folds of split ``split`` as count tables of every role (restrict them to a statistic's roles)."""
+    every = {(a, t) for a in ATTR_ROLES for t in TASK_ROLES}
+    return tuple(CooccurrenceCounts(settings.attr_classes, settings.task_classes, ATTR_ROLES, TASK_ROLES,
+                                    state.folds[split, f].copy(), state.soft_roles, frozenset(every - settings.pairs),
+                                    state.weighted, None) for f in (0, 1))  # type: ignore[return-value]
+
+
+def _given(state: CooccurrenceState) -> list[str]:
+    """BiasAmp→'s directions whose prediction the batches carried."""
+    assert state.roles is not None
+    return [d for d in _SPLITS if _NEEDS[d] in state.roles[0] + state.roles[1]]
+
+
 def compute_directional(settings: CooccurrenceSettings, state: CooccurrenceState) -> DirectionalBiasAmpResult:
-    """BiasAmp→ of the counts (:func:`~biasamp.cooccurrence._metrics.directional_from_counts`)."""
+    """BiasAmp→ of the counts (:func:`~biasamp.cooccurrence._metrics.directional_from_counts`), or of the folds'
+    counts when cross-fitting (:func:`~biasamp.cooccurrence._metrics.directional_from_folds`)."""
     test = counts_of(settings, state)
     train, source = train_counts_of(settings, state)
+    if cross_fitted(settings, state):
+        folds = {d: tuple(c.restrict(*_SPLITS[d]) for c in fold_counts(settings, state, list(_SPLITS).index(d)))
+                 for d in _given(state)}
+        res = directional_from_folds(folds, **settings.group_options)
+        return dataclasses.replace(res, predictions=state.predictions, rows=test.rows)
     res = directional_from_counts(train, test, train_source=source, **settings.group_options)
     return dataclasses.replace(res, predictions=state.predictions)
 
 
 def compute_mals(settings: CooccurrenceSettings, state: CooccurrenceState) -> MALSResult:
-    """BiasAmp_MALS of the counts (:func:`~biasamp.cooccurrence._metrics.mals_from_counts`)."""
+    """BiasAmp_MALS of the counts (:func:`~biasamp.cooccurrence._metrics.mals_from_counts`), or of the folds'
+    counts when cross-fitting (:func:`~biasamp.cooccurrence._metrics.mals_from_folds`)."""
     test = counts_of(settings, state)
     train, _ = train_counts_of(settings, state)
+    if cross_fitted(settings, state):
+        f0, f1 = (c.restrict(["attr", "attr_pred"], ["task", "task_pred"]) for c in fold_counts(settings, state, 0))
+        res = mals_from_folds(f0, f1, **settings.group_options)
+        return dataclasses.replace(res, predictions=state.predictions, rows=state.rows, train_rows=state.rows)
     res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]), **settings.group_options)
     return dataclasses.replace(res, predictions=state.predictions)
 
@@ -300,8 +455,21 @@ def _blocks(settings: CooccurrenceSettings, a_roles: tuple, t_roles: tuple) -> t
     return rows, cols
 
 
+def _merged(settings: CooccurrenceSettings, boot: np.ndarray, split: int) -> np.ndarray:
+    """Replicate tables laid out per fold, as ordinary ones: the two folds of ``split`` added (every row)."""
+    if not settings.folds:
+        return boot
+    w = _gram_shape(settings)[0]
+    return boot[:, 2 * split * w:(2 * split + 1) * w] + boot[:, (2 * split + 1) * w:(2 * split + 2) * w]
+
+
 def resample_directional(settings: CooccurrenceSettings, state: CooccurrenceState, boot: np.ndarray) -> tuple:
-    """BiasAmp→'s plan on the Gram table of the roles seen and on its replicate tables."""
+    """BiasAmp→'s plan on the Gram table of the roles seen and on its replicate tables.
+
+    Cross-fitting, the tables hold the folds of each direction's split side by
+    side and the plan holds the estimate's fold signs fixed in every
+    replicate (as :func:`biasamp.bootstrap` does).
+    """
     from biasamp.cooccurrence._metrics import correlation_sign
     from biasamp.cooccurrence._plan import directional_evaluator
 
@@ -311,25 +479,42 @@ def resample_directional(settings: CooccurrenceSettings, state: CooccurrenceStat
     assert state.roles is not None  # compute() raised otherwise
     a_roles, t_roles = state.roles
     rows, cols = _blocks(settings, a_roles, t_roles)
-    full = state.gram[np.ix_(rows, cols)]
-    reps = boot[:, rows][:, :, cols]
     agree = {"A->T": state.agree[0], "T->A": state.agree[1]} if test.has("attr", "task") else None
-    plan = directional_evaluator(point, (settings.attr_classes, settings.task_classes), correlation_sign(train),
-                                 full, (a_roles, t_roles), agree, bool(state.soft_roles))
+    classes = (settings.attr_classes, settings.task_classes)
+    given = _given(state)
+    if cross_fitted(settings, state):
+        w = _gram_shape(settings)[0]
+        blocks = [(list(_SPLITS).index(d), f) for d in given for f in (0, 1)]
+        laid = np.concatenate([(2 * s + f) * w + rows for s, f in blocks])
+        full = np.concatenate([state.folds[s, f][np.ix_(rows, cols)] for s, f in blocks])
+        plan = directional_evaluator(point, classes, None, full, (a_roles, t_roles), agree, bool(state.soft_roles),
+                                     folds=(len(rows), False, given))
+        return plan, full, boot[:, laid][:, :, cols]
+    full = state.gram[np.ix_(rows, cols)]
+    reps = _merged(settings, boot, list(_SPLITS).index(given[0]))[:, rows][:, :, cols]
+    plan = directional_evaluator(point, classes, correlation_sign(train), full, (a_roles, t_roles), agree,
+                                 bool(state.soft_roles))
     return plan, full, reps
 
 
 def resample_mals(settings: CooccurrenceSettings, state: CooccurrenceState, boot: np.ndarray) -> tuple:
-    """BiasAmp_MALS's plan on the predictions' Gram table and on its replicate tables."""
+    """BiasAmp_MALS's plan on the predictions' Gram table and on its replicate tables (cross-fitting: both folds'
+    ``[1|A|Â]ᵀ[1|T|T̂]`` side by side, the estimate's fold indicators held fixed)."""
     from biasamp.cooccurrence._metrics import _as_count
     from biasamp.cooccurrence._plan import mals_evaluator
 
     point = compute_mals(settings, state)
     train, _ = train_counts_of(settings, state)
+    classes = (settings.attr_classes, settings.task_classes)
+    if cross_fitted(settings, state):
+        full = np.concatenate([state.folds[0, 0], state.folds[0, 1]])
+        ka = len(settings.attr_classes)
+        # the groups each way counts (their predicted members in the indicator's fold), held fixed
+        keep = fold_keep([state.folds[0, f][1 + ka:1 + 2 * ka, 0] for f in (0, 1)], **settings.group_options)
+        return mals_evaluator(point, classes, None, folds=_gram_shape(settings)[0], keep=keep), full, boot
     rows, cols = _blocks(settings, ("attr_pred",), ("task_pred",))
     full = state.gram[np.ix_(rows, cols)]
-    reps = boot[:, rows][:, :, cols]
-    classes = (settings.attr_classes, settings.task_classes)
+    reps = _merged(settings, boot, 0)[:, rows][:, :, cols]
     return mals_evaluator(point, classes, _as_count(train.cross("attr", "task"))), full, reps
 
 

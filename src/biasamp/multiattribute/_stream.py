@@ -6,6 +6,15 @@ known. M is given, or chosen by the declared pre-pass
 (:class:`biasamp._family.Prepass`): it collects the distinct training task
 sets with their multiplicities (a summary that merges exactly), and its end
 (``freeze``) chooses M from them as :func:`~biasamp.multi_bias_amp` does.
+
+Without a training set (no ``update_train``) the signs ``y_gm`` and Multi_MALS's
+indicator are cross-fitted unless ``cross_fit=False``: every batch is split in
+two folds by :func:`biasamp._core.crossfit.crossfit_splits`, one split per
+metric (Multi_MALS, G→M, M→G: the roles each reads), and the state's ``folds``
+table holds the table ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]`` of each fold of each split.
+The batch is the unit of the split (one batch is the function's split; k
+batches halve every group within each batch). The streamed bootstrap's rows
+carry their fold (their left vector ``[1|G|Ĝ]`` in the block of their fold).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from biasamp._core.crossfit import crossfit_splits, fold_weights, stream_check_train, stream_cross_fit
 from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
 from biasamp._core.rows import RowFilter, check_missing, select_rows
@@ -34,6 +44,7 @@ from biasamp._engine.state import (
     train_batch,
 )
 from biasamp._family import ClassList, Prepass, Streaming
+from biasamp.cooccurrence._metrics import fold_keep
 from biasamp.multiattribute._metrics import (
     _CHUNK_BYTES,
     _MODES,
@@ -51,12 +62,16 @@ from biasamp.multiattribute._metrics import (
     _padded,
     _sized_combinations,
     multi_from_counts,
+    multi_from_folds,
+    take_rows,
 )
 
 __all__ = ["MULTI_STREAM", "MultiCollected", "MultiSettings", "MultiState", "combinations_of", "counts_of",
            "distinct_rows"]
 
 PENDING = "the combinations are not fixed yet: call collect() on every batch, then freeze()"
+#: the metrics' splits, in the order of the state's ``folds``: the prediction roles each reads
+_SPLITS = {"Multi_MALS": ("attr_pred", "task_pred"), "G->M": ("task_pred",), "M->G": ("attr_pred",)}
 
 
 def _same_fixed(a: tuple | None, b: tuple | None) -> bool:
@@ -84,6 +99,18 @@ class MultiSettings(Settings):
                                   same=_same_fixed)
     frozen_selection: dict | None = setting(label="combinations (freeze each from the merged pass 1)", show=False,
                                             same=same_value)
+    cross_fit: bool | None = setting()
+    split_seed: int = setting(label="cross_fit_random_state (the seed of the split)")
+
+    @property
+    def folds(self) -> bool:
+        """Whether the batches are split in folds (``cross_fit`` not False; a training set may still arrive)."""
+        return self.cross_fit is not False
+
+    @property
+    def n_splits(self) -> int:
+        """The splits counted, one per metric (Multi_MALS, G→M, M→G); 0 without folds."""
+        return len(_SPLITS) if self.folds else 0
 
     @property
     def combinations(self) -> tuple:
@@ -119,6 +146,7 @@ class MultiState(CountState):
     joint_g_mhat: np.ndarray = table()
     joint_ghat_m: np.ndarray = table()
     joint_ghat_mhat: np.ndarray = table()
+    folds: np.ndarray = table()  # (split, fold, 1 + 2|G|, 1 + 2|M|): each fold's [1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)] (cross-fitting)
     roles: tuple | None = arguments("predictions (attr_pred, task_pred)",
                                     describe=lambda r: f"attr_pred={r[0]}, task_pred={r[1]}")
     weighted: bool = meta(False, any_of)
@@ -132,7 +160,8 @@ class MultiState(CountState):
 def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence[Sequence] = "observed",
                    min_size: int = 1, max_size: int | None = None, min_support: int = 1,
                    max_combinations: int = 200_000, missing: str = "raise", threshold: float = 0.5,
-                   min_group_size: int = 30, include_small_groups: bool = False) -> MultiSettings:
+                   min_group_size: int = 30, include_small_groups: bool = False, cross_fit: bool | None = None,
+                   cross_fit_random_state: Any = None) -> MultiSettings:
     """The settings of a multi-attribute accumulator (the options of :class:`.MultiAttributeAccumulator`)."""
     threshold = check_threshold(threshold)
     group_options = {"min_group_size": check_min_group_size(min_group_size),
@@ -151,8 +180,9 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
         mode = "given"
         fixed = _given(combinations, task_classes)
         selection = {"n_candidates": len(fixed[1]), "removed_min_support": 0}
+    cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, False)
     return MultiSettings(attr_classes, task_classes, mode, min_size, max_size, min_support, max_combinations,
-                         threshold, group_options, missing, fixed, selection)
+                         threshold, group_options, missing, fixed, selection, cross_fit, seed)
 
 
 def _given(combinations: Any, task_classes: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -313,9 +343,15 @@ def freeze(settings: MultiSettings, collected: MultiCollected) -> MultiSettings:
 # --------------------------------------------------------------------------- #
 # pass 2: counting
 # --------------------------------------------------------------------------- #
-def cells(settings: MultiSettings) -> tuple[int, int]:
-    """The replicate tables ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]``."""
+def _table_shape(settings: MultiSettings) -> tuple[int, int]:
+    """The shape of the table ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]``."""
     return 1 + 2 * len(settings.attr_classes), 1 + 2 * len(fixed_of(settings)[1])
+
+
+def cells(settings: MultiSettings) -> tuple[int, int]:
+    """The replicate tables ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]``, their rows once per split and fold when cross-fitting."""
+    rows, cols = _table_shape(settings)
+    return rows * max(1, 2 * settings.n_splits), cols
 
 
 def start(settings: MultiSettings) -> MultiState:
@@ -327,6 +363,7 @@ def start(settings: MultiSettings) -> MultiState:
         test_attr=np.zeros(g, dtype=np.float64), test_joint=np.zeros((g, k), dtype=np.float64),
         pred_attr=np.zeros(g, dtype=np.float64), joint_g_mhat=np.zeros((g, k), dtype=np.float64),
         joint_ghat_m=np.zeros((g, k), dtype=np.float64), joint_ghat_mhat=np.zeros((g, k), dtype=np.float64),
+        folds=np.zeros((settings.n_splits, 2, *_table_shape(settings)), dtype=np.float64),
     )
 
 
@@ -336,6 +373,7 @@ def _bits(settings: MultiSettings, m: Any) -> np.ndarray:
 
 def count_train(settings: MultiSettings, roles: Mapping[str, Any]) -> MultiState:
     """A batch of training ground truth: ``b_train`` and ``y_gm``'s counts."""
+    stream_check_train(settings.cross_fit)
     g, a, weights, rows = train_batch(roles, settings.missing, settings.attr_classes, settings.task_classes)
     codes = _group_codes(g)
     ng = len(settings.attr_classes)
@@ -373,20 +411,26 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
     ng = len(settings.attr_classes)
     fixed = fixed_of(settings)
     codes = {name: _group_codes(m) for name, m in g.items()}
-    groups = _Grouping([codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else []), ng, weights)
-    test_counts = groups.counts(_bits(settings, a["task"]), *fixed)
+    table = _count_table(settings, g, a, codes, weights, n)
     state = start(settings)
-    state.test_joint += test_counts[0]
-    if "attr_pred" in codes:
-        state.joint_ghat_m += test_counts[1]
-        state.pred_attr += _group_totals(codes["attr_pred"], ng, weights)
-    if "task_pred" in a:
-        pred_counts = groups.counts(_bits(settings, a["task_pred"]), *fixed)
-        state.joint_g_mhat += pred_counts[0]
-        if "attr_pred" in codes:
-            state.joint_ghat_mhat += pred_counts[1]
-    state.n_test = state.n_test + (n if weights is None else weights.sum())
-    state.test_attr += _group_totals(codes["attr"], ng, weights)
+    state.test_joint += table[1:1 + ng, 1:1 + len(fixed[1])]
+    state.pred_attr += table[1 + ng:, 0]
+    state.joint_ghat_m += table[1 + ng:, 1:1 + len(fixed[1])]
+    state.joint_g_mhat += table[1:1 + ng, 1 + len(fixed[1]):]
+    state.joint_ghat_mhat += table[1 + ng:, 1 + len(fixed[1]):]
+    state.n_test = state.n_test + table[0, 0]
+    state.test_attr += table[1:1 + ng, 0]
+    shares = _split(settings, g, a, weights)
+    for s, share in enumerate(shares):
+        if share is None:
+            continue
+        for f, part in enumerate(fold_weights(share, weights)):
+            idx = np.flatnonzero(part > 0)
+            if idx.size:
+                state.folds[s, f] += _count_table(settings, {k: take_rows(m, idx) for k, m in g.items()},
+                                                  {k: take_rows(m, idx) for k, m in a.items()},
+                                                  {k: c[idx] for k, c in codes.items()},
+                                                  None if weights is None else part[idx], len(idx))
     state = replace(state, roles=(attr_pred is not None, task_pred is not None), rows=rows,
                     weighted=weights is not None)
     if not replicate:
@@ -409,10 +453,50 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
         return containment_rows(label_rows(a[name], idx), settings.task_classes, combos)
 
     left = augmented([onehot("attr"), onehot("attr_pred")], n)
-    if weights is not None:  # a row's replicate weight multiplies its sample weight
+    if settings.folds:  # a row's left vector in the block of its fold of every split (weighted by its share)
+        from biasamp.cooccurrence._stream import fold_rows
+
+        left = fold_rows(left, shares, weights, missing_in_fold0=False)
+    elif weights is not None:  # a row's replicate weight multiplies its sample weight
         left = sparse.csr_matrix(sparse.diags(weights) @ left)
     right = augmented([contained("task"), contained("task_pred")], n)
     return state, ReplicateRows(left, right, n, arrays["row_ids"])
+
+
+def _count_table(settings: MultiSettings, g: dict, a: dict, codes: dict, weights: np.ndarray | None,
+                 n: int) -> np.ndarray:
+    """``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]`` of some rows (row 0 holds ``n`` only): the containment counts by group."""
+    ng, fixed = len(settings.attr_classes), fixed_of(settings)
+    k = len(fixed[1])
+    out = np.zeros(_table_shape(settings))
+    groups = _Grouping([codes["attr"]] + ([codes["attr_pred"]] if "attr_pred" in codes else []), ng, weights)
+    test_counts = groups.counts(_bits(settings, a["task"]), *fixed)
+    out[1:1 + ng, 1:1 + k] += test_counts[0]
+    if "attr_pred" in codes:
+        out[1 + ng:, 1:1 + k] += test_counts[1]
+        out[1 + ng:, 0] += _group_totals(codes["attr_pred"], ng, weights)
+    if "task_pred" in a:
+        pred_counts = groups.counts(_bits(settings, a["task_pred"]), *fixed)
+        out[1:1 + ng, 1 + k:] += pred_counts[0]
+        if "attr_pred" in codes:
+            out[1 + ng:, 1 + k:] += pred_counts[1]
+    out[0, 0] = n if weights is None else weights.sum()
+    out[1:1 + ng, 0] += _group_totals(codes["attr"], ng, weights)
+    return out
+
+
+def _split(settings: MultiSettings, g: dict, a: dict, weights: np.ndarray | None) -> list:
+    """Per metric (:data:`_SPLITS`), every row of the batch's share of fold 0 (None: a metric the batch cannot
+    give); [] without folds. The split of :func:`~biasamp.multi_bias_amp`, applied to the batch."""
+    if not settings.folds:
+        return []
+    by_role = {"attr": g["attr"], "task": a["task"],
+               **{r: m for r, m in (*g.items(), *a.items()) if r in ("attr_pred", "task_pred")}}
+    keys = [key for key, roles in _SPLITS.items() if all(r in by_role for r in roles)]
+    splits = crossfit_splits(by_role, [("attr", "task", *_SPLITS[key]) for key in keys], weights=weights,
+                             random_state=settings.split_seed, stratified=[key != "Multi_MALS" for key in keys])
+    found = dict(zip(keys, splits))
+    return [found.get(key) for key in _SPLITS]
 
 
 # --------------------------------------------------------------------------- #
@@ -499,26 +583,98 @@ def counts_of(settings: MultiSettings, state: MultiState) -> tuple[MultiAttribut
     return counts, selection, source
 
 
+def cross_fitted(settings: MultiSettings, state: MultiState) -> bool:
+    """Whether :func:`compute` cross-fits: folds counted and no training rows."""
+    return settings.folds and state.train_rows is None
+
+
+def _kept(settings: MultiSettings, counts: MultiAttributeCounts) -> np.ndarray:
+    """The positions among the fixed combinations of the combinations ``counts`` kept."""
+    frozen = {c: j for j, c in enumerate(settings.combinations)}
+    return np.array([frozen[c] for c in counts.combinations], dtype=np.int64)
+
+
+def _metrics_given(state: MultiState) -> list[str]:
+    """The metrics whose predictions the batches carried, in the order of :data:`_SPLITS`."""
+    assert state.roles is not None
+    has = {"attr_pred": state.roles[0], "task_pred": state.roles[1]}
+    return [key for key, roles in _SPLITS.items() if all(has[r] for r in roles)]
+
+
+def fold_counts(settings: MultiSettings, state: MultiState, counts: MultiAttributeCounts,
+                key: str) -> tuple[MultiAttributeCounts, MultiAttributeCounts]:
+    """The two folds of metric ``key``'s split as count tables of the combinations of ``counts`` (the training
+    side of a fold is its own test ground truth, as :func:`~biasamp.multi_bias_amp` counts them)."""
+    g, k = len(settings.attr_classes), len(fixed_of(settings)[1])
+    kept = _kept(settings, counts)
+    has_gp, has_ap = state.roles if state.roles is not None else (False, False)
+    out = []
+    for f in (0, 1):
+        t = state.folds[list(_SPLITS).index(key), f]
+        if counts.weighted:
+            def table(x):
+                return np.array(x, dtype=np.float64)
+            total = float(t[0, 0])
+        else:
+            def table(x):
+                return np.rint(x).astype(np.int64)
+            total = int(round(float(t[0, 0])))
+        attr, joint = table(t[1:1 + g, 0]), table(t[1:1 + g, 1 + kept])
+        out.append(MultiAttributeCounts(
+            attr_classes=settings.attr_classes, task_classes=settings.task_classes,
+            combinations=counts.combinations, n_train=total, train_attr=attr, train_joint=joint, n_test=total,
+            test_attr=attr, test_joint=joint, pred_attr=table(t[1 + g:, 0]) if has_gp else None,
+            joint_g_mhat=table(t[1:1 + g, 1 + k + kept]) if has_ap else None,
+            joint_ghat_m=table(t[1 + g:, 1 + kept]) if has_gp else None,
+            joint_ghat_mhat=table(t[1 + g:, 1 + k + kept]) if has_gp and has_ap else None,
+            weighted=counts.weighted, rows=state.rows, train_rows=state.rows,
+        ))
+    return out[0], out[1]
+
+
 def compute(settings: MultiSettings, state: MultiState) -> MultiBiasAmpResult:
-    """Multi_MALS, Multi G→M and Multi M→G of the counts (``multi_from_counts``)."""
+    """Multi_MALS, Multi G→M and Multi M→G of the counts (``multi_from_counts``), or of the folds' counts when
+    cross-fitting (``multi_from_folds``)."""
     counts, selection, source = counts_of(settings, state)
+    if cross_fitted(settings, state):
+        folds = {key: fold_counts(settings, state, counts, key) for key in _metrics_given(state)}
+        return multi_from_folds(folds, counts=counts, selection=selection, **settings.group_options)
     return multi_from_counts(counts, selection=selection, train_source=source, **settings.group_options)
 
 
 def resample(settings: MultiSettings, state: MultiState, boot: np.ndarray) -> tuple:
-    """The multi-attribute plan on the table ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]`` of the kept combinations and its replicates."""
+    """The multi-attribute plan on the table ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]`` of the kept combinations and its replicates.
+
+    Cross-fitting, the tables hold the folds of each metric's split side by
+    side (the plan holds the estimate's fold signs and indicators fixed, as
+    :func:`biasamp.bootstrap` does); otherwise replicate tables laid out per
+    fold are added back into ordinary ones.
+    """
     from biasamp.multiattribute._plan import multi_evaluator
 
     point = compute(settings, state)
-    frozen = {c: j for j, c in enumerate(settings.combinations)}
-    kept = np.array([frozen[c] for c in point.combinations], dtype=np.int64)
+    kept = _kept(settings, point.counts)
     g, k = len(settings.attr_classes), len(fixed_of(settings)[1])
+    w = 1 + 2 * g
     cols = np.concatenate([[0], 1 + kept, 1 + k + kept])
+    given = _metrics_given(state)
+    if cross_fitted(settings, state):
+        blocks = [(list(_SPLITS).index(key), f) for key in given for f in (0, 1)]
+        laid = np.concatenate([(2 * s + f) * w + np.arange(w) for s, f in blocks])
+        full = np.concatenate([state.folds[s, f][:, cols] for s, f in blocks])
+        keep = None
+        if "Multi_MALS" in given:  # the groups each way of Multi_MALS counts (members in its fold), held fixed
+            s = list(_SPLITS).index("Multi_MALS")
+            keep = fold_keep([state.folds[s, f][1:1 + g, 0] for f in (0, 1)], **settings.group_options)
+        return multi_evaluator(point, folds=(w, given), keep=keep), full, boot[:, laid][:, :, cols]
     full = np.zeros((1 + 2 * g, 1 + 2 * k))
     full[0, 0] = state.n_test
     full[1:1 + g, 0], full[1 + g:, 0] = state.test_attr, state.pred_attr
     full[1:1 + g, 1:1 + k], full[1:1 + g, 1 + k:] = state.test_joint, state.joint_g_mhat
     full[1 + g:, 1:1 + k], full[1 + g:, 1 + k:] = state.joint_ghat_m, state.joint_ghat_mhat
+    if settings.folds:  # every row is in one of the two folds of any split given
+        s = list(_SPLITS).index(given[0])
+        boot = boot[:, 2 * s * w:(2 * s + 1) * w] + boot[:, (2 * s + 1) * w:(2 * s + 2) * w]
     return multi_evaluator(point), full[:, cols], boot[:, :, cols]
 
 
