@@ -97,7 +97,8 @@ def test_keywords_are_sugar_over_the_config(demo):
 
 def test_the_families_receive_the_options_their_declarations_take():
     config = AuditConfig(threshold=0.3, soft="expected", min_group_size=4, include_small_groups=True,
-                         pos_label="yes", max_size=2, min_support=2, average="macro")
+                         pos_label="yes", max_size=2, min_support=2, average="macro", cross_fit=False,
+                         cross_fit_random_state=3)
     for family in REGISTRY:
         got = config.family_options(family.key)
         declared = set(family.options.option_names())

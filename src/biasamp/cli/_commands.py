@@ -328,9 +328,14 @@ def _common_options(func):
         click.option("--min-group-size", type=click.IntRange(0), default=_DEFAULT.min_group_size, show_default=True,
                      expose_value=False,
                      callback=_remember_given,
-                     help="Groups with fewer rows are flagged and left out of the headline fairness numbers."),
+                     help="Groups with fewer rows are flagged and left out of every headline."),
         click.option("--include-small-groups", is_flag=True, expose_value=False, callback=_remember_given,
-                     help="Keep groups below --min-group-size in the headline fairness numbers (still flagged)."),
+                     help="Keep groups below --min-group-size in every headline (still flagged)."),
+        click.option("--cross-fit/--no-cross-fit", "cross_fit", default=None, expose_value=False,
+                     callback=_remember_given,
+                     help="Without --train: the signs of BiasAmp->, MALS and Multi are cross-fitted over two folds "
+                          "of the test rows (the default), or --no-cross-fit reads them from every test row (the "
+                          "plug-in; for a test set balanced by design)."),
         click.option("--reference-group", multiple=True, metavar="GROUP", expose_value=False,
                      callback=_remember_given,
                      help="Reference of the disparity ratios: largest, best, a group name, or ATTR=GROUP for one "

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THRESHOLD
-from biasamp._core.policy_options import MISSING
+from biasamp._core.policy_options import CROSS_FIT, MISSING, SPLIT_SEED
 from biasamp._core.progress import progress_mode
 from biasamp._core.results import to_builtin
 from biasamp._core.validation import NONE, Checked, InstanceOf, Interval, OneOf, Validated, constraints_of, option
@@ -147,6 +147,14 @@ class AuditConfig(Validated):
     combinations, min_size, max_size, min_support
         Candidate combinations of the multi-attribute metrics. The audit's
         ``min_support`` defaults to 10 (:func:`~biasamp.multi_bias_amp`: 1).
+    cross_fit, cross_fit_random_state
+        Without a training set, the signs of BiasAmp→, BiasAmp_MALS and the
+        multi-attribute metrics: ``None`` (default) cross-fits them over two
+        folds of the test rows, ``False`` reads them from every test row
+        (the plug-in, the papers' reading of a test set balanced by design);
+        ``cross_fit_random_state`` seeds the split (None: a fixed split).
+        With a training set they have no effect (the training set gives the
+        signs); docs/definitions.md, "No training set".
     top_k : int, default 10
         Rows of the "top contributors" tables and charts.
     title : str, default "biasamp audit"
@@ -226,6 +234,9 @@ class AuditConfig(Validated):
     min_size: int = _forward(1, *_multi("min_size"), doc="smallest combination")
     max_size: int | None = _forward(None, *_multi("max_size"), doc="largest combination")
     min_support: int = _forward(10, *_multi("min_support"), doc="rows a combination must be in")
+    cross_fit: bool | None = _forward(None, *CROSS_FIT, doc="signs without a training set: cross-fitted (None) or "
+                                      "the plug-in of the test rows (False)")
+    cross_fit_random_state: Any = _forward(None, *SPLIT_SEED, doc="seed of the two-fold split (None: fixed)")
     # the report
     top_k: int = option(10, Interval(Integral, 1, None), doc="rows of the top-contributor tables and charts")
     title: str = option("biasamp audit", InstanceOf(str), doc="report title")
