@@ -322,7 +322,7 @@ class Family:
     task_kinds: tuple[str, ...] = TASK_KINDS
     stream_roles: Callable[[Mapping[str, Any], bool], Mapping[str, Any]] | None = None
     audit_options: Callable[[Mapping[str, Any], Sequence, bool], tuple[dict, list[str]]] | None = None
-    complete_classes: Callable[[Mapping[str, tuple], Mapping[str, Any]], dict] | None = None
+    complete_classes: Callable[[Mapping[str, Sequence], Mapping[str, Any]], dict] | None = None
     n_boot_option: str | None = None
 
     def __post_init__(self) -> None:

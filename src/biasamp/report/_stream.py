@@ -962,6 +962,23 @@ def _counts_train(family: Family, has_train: bool) -> bool:
     return has_train and family.stream is not None and family.stream.count_train is not None
 
 
+def _family_classes(wanted: ClassList, read: set, *, columns: StreamColumns, given: Mapping[str, Sequence | None],
+                    uniques: Mapping[tuple[str, str], np.ndarray]) -> list:
+    """A family's class list ``wanted``: the classes of the roles it reads of ``wanted.roles`` (``read``), as the
+    in-memory function infers them from those labels; ``given``: the lists given (by ``"attr"``/``"task"``), else
+    ``uniques``: the distinct values of a column by ``(source, column)`` (source ``"test"``/``"train"``). A
+    multi-label task's classes are its columns' names."""
+    roles = [r for r in wanted.roles if r in read] or list(wanted.roles)
+    task = roles[0].removesuffix("_train") == "task"
+    if task and columns.multilabel:
+        return list(columns.task_names)
+    shown = given.get("task" if task else "attr")
+    if shown is not None:
+        return list(shown)
+    column = columns.task[0] if task else columns.attr
+    return _class_list(*(uniques.get(("train" if r in TRAIN_ROLES else "test", column)) for r in roles))
+
+
 def _family_setup(family: Family, config: AuditConfig, columns: StreamColumns,
                   class_list: Callable[[ClassList, set], list], present: Mapping[str, Any],
                   train: bool) -> tuple[dict, dict] | None:
@@ -1144,19 +1161,8 @@ def stream_audit(
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
 
     has_train = train is not None
-
-    def class_list(wanted: ClassList, read: set) -> list:
-        """A family's class list: the classes of the roles it reads of ``wanted.roles`` (those given, a multi-label
-        task's column names), as the in-memory function infers them from those labels."""
-        roles = [r for r in wanted.roles if r in read] or list(wanted.roles)
-        task = roles[0].removesuffix("_train") == "task"
-        if task and columns.multilabel:
-            return list(columns.task_names)
-        given = task_classes if task else attr_classes
-        if given is not None:
-            return list(given)
-        column = columns.task[0] if task else columns.attr
-        return _class_list(*(uniques.get(("train" if r in TRAIN_ROLES else "test", column)) for r in roles))
+    class_list = partial(_family_classes, columns=columns, given={"attr": attr_classes, "task": task_classes},
+                         uniques=uniques)
 
     # ---- the accumulators: one per registered family the chosen sections count -------------------- #
     fam: dict[str, _Family] = {}
