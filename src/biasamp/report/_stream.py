@@ -24,23 +24,37 @@ Passes over the data:
    column of the test and training data, for their distinct values (skipped
    when the class lists are given). Multi-label task columns are 0/1
    columns: their classes are the column names.
-2. *combinations* (multi-attribute section with ``combinations="observed"``
-   or ``"all"``): the training task columns (the test ones without a
-   training set) are collected and the combinations M frozen, the
-   two-pass protocol of :class:`~biasamp.accumulators.MultiAttributeAccumulator`.
+2. *pre-passes* (a family whose declared ``Prepass`` its settings need: the
+   multi-attribute section with ``combinations="observed"`` or ``"all"``):
+   the roles it reads of the training rows (the test rows without a
+   training set; bar ``"combinations"``) through
+   :meth:`~biasamp.accumulators.Accumulator.prepass`, then
+   :meth:`~biasamp.accumulators.Accumulator.end_prepass` (the combinations
+   M frozen).
 3. *counting*: every needed test column, then the training ground truth.
-   Each batch updates one accumulator per metric family: BiasAmp→,
-   BiasAmp_MALS, the group fairness metrics, Multi_MALS / Multi→.
+   Each batch updates one accumulator per counted family, by label role
+   (:meth:`~biasamp.accumulators.Accumulator.update_roles`).
 
-The class lists are those the in-memory functions infer (BiasAmp→ and the
-multi-attribute metrics: test and training ground truth together;
-BiasAmp_MALS: the training ground truth, else the test one; fairness: the
-test data), so the values equal those of :func:`biasamp.report.audit` on the
-same rows: exactly for hard labels, to about 1e-15 for probabilities.
+Everything per family comes from the registry (:mod:`biasamp._families`),
+with no table of family keys here: the families counted are those with
+streamed counting whose section is chosen, whose counted roles
+(``Family.counted_roles``: BiasAmp_MALS's test ground truth stands in for
+a missing training set) give one of their statistics and whose
+``task_kinds`` take the task (differential fairness: a binary outcome; the
+multi-attribute metrics: a multi-label task). Their class lists are the
+classes of the roles they read (:class:`~biasamp._family.ClassList`:
+BiasAmp→ and the multi-attribute metrics: test and training ground truth
+together; BiasAmp_MALS: the training ground truth, else the test one;
+fairness: the test data), as the in-memory functions infer them
+(``complete_classes``: fairness' one-class task), so the values equal those
+of :func:`biasamp.report.audit` on the same rows: exactly for hard labels,
+to about 1e-15 for probabilities. Their options are the audit's that they
+declare (``AuditConfig.family_options``, ``Family.audit_options``), their
+replicates ``n_boot`` or the option their ``n_boot_option`` names.
 
 Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
 
-* **Poisson-bootstrap intervals for the count-based metrics.** The
+* **Hashed-group bootstrap intervals for the count-based metrics.** The
   in-memory audit bootstraps the table of distinct rows, which has up to
   one entry per row for multi-label tasks, so it is not bounded. A stream
   instead puts every row in one of 1,000 groups (a hash of its position
@@ -48,8 +62,10 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   family drops, are not counted, so they change nothing), sums the group
   tables batch by batch, and draws ``n_boot`` replicates (1,000 by default
   as in memory) by resampling the groups: the grouped form of the Poisson
-  bootstrap (docs/inference.md). Smooth statistics get percentile intervals; the
-  max/min/absolute-value ones the same simultaneous band as in memory; the
+  bootstrap (docs/inference.md). Smooth statistics get percentile intervals
+  (``ci_method="bca"``: BCa, the acceleration from the delete-one-group
+  jackknife); the max/min/absolute-value ones the same simultaneous band as
+  in memory; the
   tests of no effect, from the counts, are those of the in-memory audit.
   The rows carry intervals and readings like the in-memory report's; with
   ``n_boot=0`` there is no interval and the section notes say so.
@@ -73,7 +89,7 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   processes by default, or whatever backend is active, e.g. a
   ``dask.distributed`` cluster under ``joblib.parallel_config(backend=
   "dask")``), with one BLAS/OpenMP thread and no pyarrow decoding threads.
-  It counts from its range's row offset: the rows' Poisson weights are
+  It counts from its range's row offset: the rows' bootstrap groups are
   keyed by their positions among the rows counted (passed as ``row_ids``;
   with sample weights, the classes pass also counts each range's rows of
   positive weight, the offsets of the ranges after it) and the sample's
@@ -372,8 +388,8 @@ class RowRange:
         Its place among the ranges of the dataset.
     offset : int
         The dataset row (0-based, over the files in reading order) of its
-        first row: the position from which the rows' Poisson bootstrap
-        weights (unweighted data) and sample keys continue.
+        first row: the position from which the rows' bootstrap groups
+        (unweighted data) and sample keys continue.
     pieces : tuple of (int, int, int)
         ``(file index, first row, stop row)`` of each file it covers, rows
         counted from the file's start.
@@ -1055,10 +1071,12 @@ def stream_audit(
         test rows on which DPA and leakage amplification run, all rows when
         there are fewer, and any other section that needs rows; 0 leaves
         those sections out). ``n_boot`` / ``n_boot_multi`` are the
-        replicates of the Poisson bootstrap of the count-based sections (the
-        replicate tables are summed batch by batch; 0: no interval; each
-        replicate costs about one weight per row). ``ci_method="bca"`` is
-        not available on a stream and falls back to ``"auto"``. ``progress``:
+        replicates of the hashed-group bootstrap of the count-based sections
+        (every row hashed into one of 1,000 groups whose tables are summed
+        batch by batch; a replicate resamples the groups; 0: no interval).
+        ``ci_method`` reaches the accumulators' bootstrap as it is
+        (``"bca"``: the acceleration from the delete-one-group jackknife).
+        ``progress``:
         one bar per pass over the data on stderr, its total the rows of the
         pass (from the file footers).
     fairness : dict, optional
