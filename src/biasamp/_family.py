@@ -22,7 +22,7 @@ truth), ``sample_weight``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,11 +31,15 @@ from biasamp._core.validation import Validated
 if TYPE_CHECKING:  # an annotation only: the declaration module stays free of numpy
     from biasamp._engine.sweep import ThresholdSweep
 
-__all__ = ["ROLES", "ClassList", "Family", "Prepass", "Registry", "Scorer", "StatisticSpec", "Streaming",
-           "read_attribute"]
+__all__ = ["ROLES", "TASK_KINDS", "TRAIN_ROLES", "ClassList", "Family", "Prepass", "Registry", "Scorer",
+           "StatisticSpec", "Streaming", "read_attribute"]
 
 #: every label role a family can read (see the module docstring)
 ROLES = ("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight")
+#: the roles of training rows (the others are roles of test rows)
+TRAIN_ROLES = ("attr_train", "task_train")
+#: the kinds of task labels: a multi-label indicator matrix, one class per row, one of two classes per row
+TASK_KINDS = ("multilabel", "single", "binary")
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,8 @@ class Prepass:
     after one more batch of label roles; ``end(settings, state)``: the settings
     with what the pre-pass fixed (then counting starts); ``reads``: the roles
     it reads (the others only select rows); ``pending``: the message when
-    counting is asked for before the pre-pass ended.
+    counting is asked for before the pre-pass ended; ``name``: what it
+    collects, in a word (the streamed audit's progress bar).
     """
 
     needed: Callable[[Any], bool]
@@ -152,6 +157,7 @@ class Prepass:
     end: Callable[[Any, Any], Any]
     reads: tuple[str, ...]
     pending: str
+    name: str = "pre-pass"
 
 
 @dataclass(frozen=True)
@@ -178,8 +184,8 @@ class Streaming:
         the one vectorised counting pass of a batch of test rows given by label
         role (``attr``, ``task``, ``attr_pred``, ``task_pred``,
         ``sample_weight``, ``row_ids``), as a state of its own; with
-        ``replicate``, also the batch's rows for the streamed Poisson
-        bootstrap.
+        ``replicate``, also the batch's rows for the streamed bootstrap
+        (added to its hashed group tables, docs/inference.md).
     compute : callable
         ``compute(settings, state) -> result``: the functional API's result
         (the family's ``*_from_counts``).
@@ -267,6 +273,34 @@ class Family:
         Whether, without a training set, its signs (or indicators) come from
         the test rows and are cross-fitted by default (``cross_fit`` and
         ``cross_fit_random_state`` options; :mod:`biasamp._core.crossfit`).
+    task_kinds : tuple of {"multilabel", "single", "binary"}
+        The task labels an audit computes it on (:data:`TASK_KINDS`; a
+        single-label task of two classes is ``"binary"``): differential
+        fairness needs a binary outcome, the multi-attribute metrics a
+        multi-label task. Default: every kind.
+    stream_roles : callable, optional
+        ``stream_roles(roles, train) -> roles``: the roles of a batch of test
+        rows (every role a stream holds, ``row_ids`` included) that its
+        accumulator counts (:meth:`biasamp.accumulators.Accumulator.update_roles`),
+        ``train``: whether the stream's training rows are counted too. The
+        streamed form of ``call``'s choices (BiasAmp_MALS: the test ground
+        truth stands in for a missing training set). Default
+        (:meth:`counted_roles`): the test roles it reads and ``row_ids``.
+    audit_options : callable, optional
+        ``audit_options(options, task_classes, multilabel) -> (options,
+        notes)``: the options an audit applies to a call on task labels of
+        these classes, and notes saying what it decided (group fairness: the
+        mean over the two classes of a task that holds neither 1 nor True,
+        where the function would raise). Default: the options as given.
+    complete_classes : callable, optional
+        ``complete_classes(classes, options) -> classes``: the class lists
+        (by :attr:`Streaming.classes` key) its function infers from those the
+        labels show, under these options (group fairness: a task showing one
+        class completed to a binary pair). Default: as shown.
+    n_boot_option : str, optional
+        The audit option (a field of :class:`biasamp.report.AuditConfig`)
+        that, when set, replaces ``n_boot`` for its section
+        (multi-attribute: ``"n_boot_multi"``).
     """
 
     key: str
@@ -285,6 +319,16 @@ class Family:
     stream: Streaming | None = None
     options: type[Validated] | None = None
     cross_fit: bool = False
+    task_kinds: tuple[str, ...] = TASK_KINDS
+    stream_roles: Callable[[Mapping[str, Any], bool], Mapping[str, Any]] | None = None
+    audit_options: Callable[[Mapping[str, Any], Sequence, bool], tuple[dict, list[str]]] | None = None
+    complete_classes: Callable[[Mapping[str, Sequence], Mapping[str, Any]], dict] | None = None
+    n_boot_option: str | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [k for k in self.task_kinds if k not in TASK_KINDS]
+        if unknown or not self.task_kinds:
+            raise ValueError(f"{self.key}: task_kinds must be some of {TASK_KINDS}, got {self.task_kinds!r}")
 
     @property
     def name(self) -> str:
@@ -300,6 +344,21 @@ class Family:
     def functions(self) -> tuple[Callable, ...]:
         """The public function and its aliases."""
         return (self.function, *self.aliases)
+
+    def counted_roles(self, roles: Mapping[str, Any], train: bool) -> dict:
+        """The roles of a batch of test rows that its accumulator counts (see ``stream_roles``).
+
+        ``roles``: every role the batch holds (None where absent, ``row_ids``
+        included); ``train``: whether training rows are counted too.
+        """
+        if self.stream_roles is not None:
+            return dict(self.stream_roles(roles, train))
+        return {r: roles.get(r) for r in (*self.roles, "row_ids") if r not in TRAIN_ROLES}
+
+    def computes(self, roles: Iterable[str]) -> bool:
+        """Whether a call reading ``roles`` computes any of its statistics (all the predictions one ``needs``)."""
+        given = set(roles)
+        return any(all(r in given for r in s.needs) for s in self.statistics)
 
     def statistic(self, name: str) -> StatisticSpec:
         """The statistic called ``name``."""

@@ -227,7 +227,7 @@ def _combine_arguments(mine: Any, theirs: Any, what: str) -> Any:
 
 @dataclass(frozen=True)
 class ReplicateRows:
-    """A batch's rows for the streamed Poisson bootstrap: row ``i`` adds ``left[i]ᵀ right[i]`` to a replicate table.
+    """A batch's rows for the streamed bootstrap: row ``i`` adds ``left[i]ᵀ right[i]`` to its hashed group's table.
 
     ``left`` (weighted by the sample weights) and ``right`` are sparse
     ``(n, cells)`` matrices; ``row_ids`` the ids of the rows the row layer

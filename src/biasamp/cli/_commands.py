@@ -39,8 +39,10 @@ Streaming (``--stream``; by default when the Parquet input is larger than
 in record batches, one file at a time, and counted by the streaming
 accumulators in bounded memory (:mod:`biasamp.report._stream`). The report has the
 same sections, values and options (one :class:`~biasamp.report.AuditConfig`
-is built from the command's options for either path), with Poisson-bootstrap
-intervals for the count-based metrics; DPA and LA run on a uniform random
+is built from the command's options for either path), with hashed-group
+bootstrap intervals for the count-based metrics (every row hashed into one of
+1,000 groups whose tables add batch by batch; a replicate resamples the
+groups, docs/inference.md); DPA and LA run on a uniform random
 sample of ``--dpa-rows`` test rows. ``--jobs N`` splits every pass into N
 contiguous ranges of rows counted in worker processes (joblib) and merged in
 order: the same report as one process.
@@ -299,7 +301,7 @@ def _common_options(func):
         click.option("--no-plots", is_flag=True, help="HTML without plots (tables only)."),
         click.option("--n-boot", type=click.IntRange(2, _MAX_N_BOOT), default=None,
                      help=f"Bootstrap replicates of the count-based metrics, 2 to 100,000 [default: "
-                          f"{_DEFAULT.n_boot}; with --stream each replicate costs a weight per row]."),
+                          f"{_DEFAULT.n_boot}; with --stream a replicate resamples 1,000 hashed groups of rows]."),
         click.option("--ci-method", type=click.Choice(["auto", "percentile", "basic", "bca", "band"]),
                      default=_DEFAULT.ci_method, show_default=True, expose_value=False, callback=_remember,
                      help="Interval method: auto = BCa for smooth metrics, a simultaneous band (valid at 0) for "
@@ -707,10 +709,10 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     \b
     Streaming (--stream, or Parquet larger than --max-memory): the data is read
     in batches, one file at a time, in bounded memory. Same metrics, values and
-    options; Poisson-bootstrap intervals for the count-based metrics (--n-boot
-    200 halves the time on large data); DPA and LA run on a random sample of
-    --dpa-rows test rows. --jobs N counts N ranges of the rows in N worker
-    processes (the same report as --jobs 1).
+    options; bootstrap intervals for the count-based metrics from rows hashed
+    into 1,000 groups whose tables add batch by batch; DPA and LA run on a
+    random sample of --dpa-rows test rows. --jobs N counts N ranges of the
+    rows in N worker processes (the same report as --jobs 1).
 
     \b
     Examples:

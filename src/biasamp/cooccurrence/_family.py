@@ -39,6 +39,14 @@ def _mals_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tu
     return train, {**kwargs, **options}
 
 
+def _mals_stream_roles(roles: Mapping[str, Any], train: bool) -> dict:
+    """A batch of test rows as BiasAmp_MALS's accumulator counts it: the predictions, their weights and row ids, and,
+    without a training set, the test ground truth ``attr``, ``task``, which stands in for it (its indicator
+    cross-fitted over the test rows), as :func:`_mals_call` makes it stand in for a call."""
+    read = ("attr_pred", "task_pred", "sample_weight", "row_ids") + (() if train else ("attr", "task"))
+    return {r: roles.get(r) for r in read}
+
+
 DIRECTIONAL = Family(
     key="directional",
     title="Directional bias amplification BiasAmp→",
@@ -80,5 +88,6 @@ MALS = Family(
     options=MALSOptions,
     section="mals",
     stream=MALS_STREAM,
+    stream_roles=_mals_stream_roles,
     cross_fit=True,
 )

@@ -34,7 +34,9 @@ DIFFERENTIAL = Family(
     ),
     call=fairness_call,
     task_labels="binary",
+    task_kinds=("binary",),
     plan=_df_plan,
+    section="differential",
     stream=DIFFERENTIAL_STREAM,
     options=DifferentialOptions,
 )

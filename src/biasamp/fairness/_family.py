@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from biasamp._engine.sweep import ThresholdSweep
@@ -14,7 +14,7 @@ from biasamp.fairness._stream import FAIRNESS_STREAM
 from biasamp.fairness._sweep import OPTIONS as _SWEEP_OPTIONS
 from biasamp.fairness._sweep import fairness_sweep
 
-__all__ = ["FAIRNESS", "fairness_call"]
+__all__ = ["FAIRNESS", "audit_options", "fairness_call"]
 
 
 def fairness_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:
@@ -27,6 +27,40 @@ def fairness_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple
     if roles.get("sample_weight") is not None:
         kwargs["sample_weight"] = roles["sample_weight"]
     return (roles["task"], roles["task_pred"]), {**kwargs, **options}
+
+
+def audit_options(options: Mapping[str, Any], classes: Sequence, multilabel: bool) -> tuple[dict, list[str]]:
+    """The group fairness options as an audit (in memory or streamed) applies them, and what to note.
+
+    With no ``pos_label`` given and a single-label task of two classes that
+    hold neither 1 nor True (``"yes"``/``"no"``), the headline is the mean over
+    both classes (``average="macro"``) and a note says so, where the function
+    itself would raise (docs/definitions.md, ``def-fairness``); likewise for a
+    task showing one class that ``pos_label`` cannot complete.
+    """
+    out = {k: (tuple(v) if k == "tolerance" else v) for k, v in options.items()}
+    notes = []
+    if out.get("average", "auto") == "auto" and not multilabel and len(classes) == 1 \
+            and _f._complete_one_class(classes[0], out.get("pos_label", 1)) is None:
+        out["average"] = "macro"
+        notes.append(f"The task shows a single class {classes[0]!r}: the headline is that class's value; pass "
+                     "pos_label (--pos-label) naming the class that never occurs to report it instead")
+    if "pos_label" not in out and out.get("average", "auto") == "auto" and not multilabel and len(classes) == 2 \
+            and not any(not isinstance(c, str) and c == 1 for c in classes):
+        out["average"] = "macro"
+        notes.append("The task's two classes include neither 1 nor True: the headline is the mean over both "
+                     "classes; pass pos_label (--pos-label) to report one class")
+    return out, notes
+
+
+def _complete_classes(classes: Mapping[str, Any], options: Mapping[str, Any]) -> dict:
+    """A task showing one class read as a binary task, its other class from ``pos_label``, as
+    :func:`~biasamp.fairness_metrics` infers it (the class list unchanged when that cannot be done)."""
+    out = dict(classes)
+    task = out.get("task")
+    if task is not None and len(task) == 1:
+        out["task"] = _f._complete_one_class(task[0], options.get("pos_label", 1)) or task
+    return out
 
 
 def _read(metric: str):
@@ -67,4 +101,6 @@ FAIRNESS = Family(
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),
     section="fairness",
     stream=FAIRNESS_STREAM,
+    audit_options=audit_options,
+    complete_classes=_complete_classes,
 )

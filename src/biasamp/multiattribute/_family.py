@@ -51,4 +51,6 @@ MULTI = Family(
     section="multi",
     stream=MULTI_STREAM,
     cross_fit=True,
+    task_kinds=("multilabel",),
+    n_boot_option="n_boot_multi",  # its many combinations make a replicate costlier: the audit has its own count
 )

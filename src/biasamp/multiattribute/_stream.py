@@ -684,5 +684,5 @@ MULTI_STREAM = Streaming(
     settings=multi_settings, start=start, count=count, compute=compute, cells=cells, resample=resample,
     count_train=count_train,
     prepass=Prepass(needed=_needed, start=_collect_start, count=collect, end=freeze, reads=("task", "task_train"),
-                    pending=PENDING),
+                    pending=PENDING, name="combinations"),
 )

@@ -118,9 +118,10 @@ class AuditConfig(Validated):
         A section whose computation fails: kept with its error, or re-raised.
     n_boot : int, default 1000
         Bootstrap replicates of the count-based sections (multinomial in
-        memory, Poisson when streamed); 0: no interval.
+        memory, hashed groups of rows when streamed); 0: no interval.
     n_boot_multi : int, optional
-        Replicates of the multi-attribute section (default: ``n_boot``).
+        Replicates of the multi-attribute section (default: ``n_boot``; the
+        option its declaration names, ``Family.n_boot_option``).
     level : float, default 0.95
         Confidence level of every interval.
     ci_method : {"auto", "percentile", "basic", "bca", "band"}, default "auto"

@@ -275,23 +275,13 @@ def family_options(options: Mapping[str, Any], key: str) -> dict:
 def resolve_fairness_options(options: dict, classes: Sequence, multilabel: bool) -> tuple[dict, list[str]]:
     """The fairness section's options as an audit (in memory or streamed) applies them, and what to note.
 
-    With no ``pos_label`` given and a single-label task of two classes that
-    hold neither 1 nor True (``"yes"``/``"no"``), the headline is the mean over
-    both classes (``average="macro"``) and a note says so, where the function
-    itself would raise (docs/definitions.md, ``def-fairness``).
+    The group fairness family's declared ``audit_options``
+    (:func:`biasamp.fairness._family.audit_options`): with no ``pos_label``
+    given and a single-label task of two classes that hold neither 1 nor True
+    (``"yes"``/``"no"``), the headline is the mean over both classes
+    (``average="macro"``) and a note says so, where the function itself would
+    raise (docs/definitions.md, ``def-fairness``).
     """
-    from biasamp.fairness._metrics import _complete_one_class
+    from biasamp.fairness._family import audit_options
 
-    out = {k: (tuple(v) if k == "tolerance" else v) for k, v in options.items()}
-    notes = []
-    if out.get("average", "auto") == "auto" and not multilabel and len(classes) == 1 \
-            and _complete_one_class(classes[0], out.get("pos_label", 1)) is None:
-        out["average"] = "macro"
-        notes.append(f"The task shows a single class {classes[0]!r}: the headline is that class's value; pass "
-                     "pos_label (--pos-label) naming the class that never occurs to report it instead")
-    if "pos_label" not in out and out.get("average", "auto") == "auto" and not multilabel and len(classes) == 2 \
-            and not any(not isinstance(c, str) and c == 1 for c in classes):
-        out["average"] = "macro"
-        notes.append("The task's two classes include neither 1 nor True: the headline is the mean over both "
-                     "classes; pass pos_label (--pos-label) to report one class")
-    return out, notes
+    return audit_options(options, classes, multilabel)

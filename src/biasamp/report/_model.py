@@ -151,7 +151,7 @@ class SectionResult:
         Unused (kept for compatibility).
     bootstrap : BootstrapResult, optional
         Intervals and tests of the family's statistics (e.g. from the
-        accumulators' Poisson bootstrap); None: no interval.
+        accumulators' hashed-group bootstrap); None: no interval.
     notes : list of str
         Caveats for the section's notes (e.g. why there is no interval).
     """

@@ -167,7 +167,7 @@ def _family_result(inp: AuditInputs, opt: AuditConfig, key: str, options: dict |
         return given.compute(), given.bootstrap, list(given.notes)
     family = REGISTRY[key]
     args, kwargs = family.call(inp.family_roles(family), opt.family_options(key) if options is None else options)
-    replicates = opt.n_boot if n_boot is None else n_boot
+    replicates = family_n_boot(opt, family) if n_boot is None else n_boot
     if replicates == 0:
         return family.function(*args, **kwargs), None, [NO_INTERVAL]
     try:
@@ -212,6 +212,13 @@ def _declared_rows(inp: AuditInputs, key: str, res: Any, boot: Any, *, note: Cal
             continue
         rows.append(_boot_row(boot, s.name, label, s.direction, s.read(res)[0], inp.n, note(s), kind=s.reading_kind))
     return rows
+
+
+def family_n_boot(opt: AuditConfig, family: Any) -> int:
+    """The bootstrap replicates of a registered family's section (in memory or streamed): the audit option its
+    declaration names (``Family.n_boot_option``, e.g. ``n_boot_multi``) when that is set, else ``n_boot``."""
+    own = getattr(opt, family.n_boot_option) if family.n_boot_option is not None else None
+    return int(opt.n_boot if own is None else own)
 
 
 def _boot_kwargs(opt: AuditConfig, key: str, n_boot: int | None = None) -> dict:
@@ -453,7 +460,7 @@ def _multi_parts(res: Any) -> list:
     order=30,
 )
 def _multi_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
-    res, boot, notes = _family_result(inp, opt, "multi", n_boot=opt.n_boot_multi)
+    res, boot, notes = _family_result(inp, opt, "multi")
     out = SectionData(notes=_predictions_note(res) + notes)
     found = {stat: m for _, _, _, stat, m in _multi_parts(res)}
 

@@ -24,23 +24,37 @@ Passes over the data:
    column of the test and training data, for their distinct values (skipped
    when the class lists are given). Multi-label task columns are 0/1
    columns: their classes are the column names.
-2. *combinations* (multi-attribute section with ``combinations="observed"``
-   or ``"all"``): the training task columns (the test ones without a
-   training set) are collected and the combinations M frozen, the
-   two-pass protocol of :class:`~biasamp.accumulators.MultiAttributeAccumulator`.
+2. *pre-passes* (a family whose declared ``Prepass`` its settings need: the
+   multi-attribute section with ``combinations="observed"`` or ``"all"``):
+   the roles it reads of the training rows (the test rows without a
+   training set; bar ``"combinations"``) through
+   :meth:`~biasamp.accumulators.Accumulator.prepass`, then
+   :meth:`~biasamp.accumulators.Accumulator.end_prepass` (the combinations
+   M frozen).
 3. *counting*: every needed test column, then the training ground truth.
-   Each batch updates one accumulator per metric family: BiasAmp→,
-   BiasAmp_MALS, the group fairness metrics, Multi_MALS / Multi→.
+   Each batch updates one accumulator per counted family, by label role
+   (:meth:`~biasamp.accumulators.Accumulator.update_roles`).
 
-The class lists are those the in-memory functions infer (BiasAmp→ and the
-multi-attribute metrics: test and training ground truth together;
-BiasAmp_MALS: the training ground truth, else the test one; fairness: the
-test data), so the values equal those of :func:`biasamp.report.audit` on the
-same rows: exactly for hard labels, to about 1e-15 for probabilities.
+Everything per family comes from the registry (:mod:`biasamp._families`),
+with no table of family keys here: the families counted are those with
+streamed counting whose section is chosen, whose counted roles
+(``Family.counted_roles``: BiasAmp_MALS's test ground truth stands in for
+a missing training set) give one of their statistics and whose
+``task_kinds`` take the task (differential fairness: a binary outcome; the
+multi-attribute metrics: a multi-label task). Their class lists are the
+classes of the roles they read (:class:`~biasamp._family.ClassList`:
+BiasAmp→ and the multi-attribute metrics: test and training ground truth
+together; BiasAmp_MALS: the training ground truth, else the test one;
+fairness: the test data), as the in-memory functions infer them
+(``complete_classes``: fairness' one-class task), so the values equal those
+of :func:`biasamp.report.audit` on the same rows: exactly for hard labels,
+to about 1e-15 for probabilities. Their options are the audit's that they
+declare (``AuditConfig.family_options``, ``Family.audit_options``), their
+replicates ``n_boot`` or the option their ``n_boot_option`` names.
 
 Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
 
-* **Poisson-bootstrap intervals for the count-based metrics.** The
+* **Hashed-group bootstrap intervals for the count-based metrics.** The
   in-memory audit bootstraps the table of distinct rows, which has up to
   one entry per row for multi-label tasks, so it is not bounded. A stream
   instead puts every row in one of 1,000 groups (a hash of its position
@@ -48,8 +62,10 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   family drops, are not counted, so they change nothing), sums the group
   tables batch by batch, and draws ``n_boot`` replicates (1,000 by default
   as in memory) by resampling the groups: the grouped form of the Poisson
-  bootstrap (docs/inference.md). Smooth statistics get percentile intervals; the
-  max/min/absolute-value ones the same simultaneous band as in memory; the
+  bootstrap (docs/inference.md). Smooth statistics get percentile intervals
+  (``ci_method="bca"``: BCa, the acceleration from the delete-one-group
+  jackknife); the max/min/absolute-value ones the same simultaneous band as
+  in memory; the
   tests of no effect, from the counts, are those of the in-memory audit.
   The rows carry intervals and readings like the in-memory report's; with
   ``n_boot=0`` there is no interval and the section notes say so.
@@ -73,7 +89,7 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   processes by default, or whatever backend is active, e.g. a
   ``dask.distributed`` cluster under ``joblib.parallel_config(backend=
   "dask")``), with one BLAS/OpenMP thread and no pyarrow decoding threads.
-  It counts from its range's row offset: the rows' Poisson weights are
+  It counts from its range's row offset: the rows' bootstrap groups are
   keyed by their positions among the rows counted (passed as ``row_ids``;
   with sample weights, the classes pass also counts each range's rows of
   positive weight, the offsets of the ranges after it) and the sample's
@@ -97,6 +113,7 @@ import copy
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +122,9 @@ import pandas as pd
 from tqdm import tqdm
 
 from biasamp._core.progress import progress_bar
+from biasamp._families import REGISTRY
+from biasamp._family import TRAIN_ROLES, ClassList, Family
 from biasamp.report._config import AuditConfig
-from biasamp.report._inputs import family_options, resolve_fairness_options
 from biasamp.report._model import (
     AuditInputs,
     Report,
@@ -114,7 +132,7 @@ from biasamp.report._model import (
     _build_report,
     _chosen_builders,
 )
-from biasamp.report._sections import NO_INTERVAL
+from biasamp.report._sections import NO_INTERVAL, family_n_boot
 
 __all__ = ["ParquetDataset", "RowRange", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
 
@@ -123,8 +141,21 @@ STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows, grouped
                    "1,000 groups whose tables are summed batch by batch; a replicate draws the groups with "
                    "replacement, so each row's weight is about Poisson(1)); smooth statistics get percentile "
                    "intervals")
-_COUNTED = ("directional", "mals", "multi", "fairness", "differential")  # the sections the accumulators compute
+#: how STREAM_INTERVAL's last words read for another ``ci_method`` than "auto"/"percentile"
+_STREAM_METHODS = {"bca": "BCa intervals (the acceleration from the delete-one-group jackknife)",
+                   "basic": "basic intervals", "band": "simultaneous-band intervals where the statistic has parts"}
 _NO_ROWS = ("calibration",)  # needs validation scores: skipped in a streamed audit
+
+
+def _counted_sections() -> tuple[str, ...]:
+    """The sections the accumulators compute: those of the registered families that declare streamed counting."""
+    return tuple(f.section for f in REGISTRY if f.stream is not None and f.section is not None)
+
+
+def _interval_note(ci_method: str) -> str:
+    """The note of a streamed section's intervals (:data:`STREAM_INTERVAL`, its method named)."""
+    how = _STREAM_METHODS.get(ci_method)
+    return STREAM_INTERVAL if how is None else STREAM_INTERVAL.replace("percentile intervals", how)
 
 
 class StreamReadError(OSError):
@@ -357,8 +388,8 @@ class RowRange:
         Its place among the ranges of the dataset.
     offset : int
         The dataset row (0-based, over the files in reading order) of its
-        first row: the position from which the rows' Poisson bootstrap
-        weights (unweighted data) and sample keys continue.
+        first row: the position from which the rows' bootstrap groups
+        (unweighted data) and sample keys continue.
     pieces : tuple of (int, int, int)
         ``(file index, first row, stop row)`` of each file it covers, rows
         counted from the file's start.
@@ -487,6 +518,29 @@ def _task(arrays: dict, cols: Sequence[str]) -> np.ndarray:
     return np.column_stack([arrays[c] for c in cols])
 
 
+def _role_columns(columns: StreamColumns, role: str) -> list[str]:
+    """The columns holding label role ``role`` (a training role: those columns of the training data); [] if none."""
+    base = role.removesuffix("_train")
+    held = {"attr": [columns.attr], "task": list(columns.task),
+            "attr_pred": [columns.attr_pred] if columns.attr_pred else [], "task_pred": list(columns.task_pred or ()),
+            "sample_weight": [columns.weight] if columns.weight else []}
+    return held.get(base, []) if role != "train_sample_weight" else []  # the training data carries no weights
+
+
+def _test_roles(columns: StreamColumns) -> tuple[str, ...]:
+    """The roles of a batch of test rows: those the columns hold, and ``row_ids``."""
+    given = ("attr", "task", "attr_pred", "task_pred", "sample_weight")
+    return (*(r for r in given if _role_columns(columns, r)), "row_ids")
+
+
+def _role_values(arrays: dict, columns: StreamColumns, role: str) -> Any:
+    """The labels of ``role`` in a batch's ``arrays`` (a task: 1-D, or the indicator matrix of several columns)."""
+    cols = _role_columns(columns, role)
+    if not cols:
+        return None
+    return _task(arrays, cols) if role.removesuffix("_train") in ("task", "task_pred") else arrays[cols[0]]
+
+
 def _soft(x: np.ndarray) -> bool:
     """Whether predictions hold probabilities (numbers other than 0/1), as ``AuditInputs.is_soft`` decides."""
     return x.dtype.kind in "biuf" and bool(np.any((x != 0) & (x != 1)))
@@ -606,7 +660,8 @@ def _sample_inputs(frame: pd.DataFrame, columns: StreamColumns) -> dict:
 # one accumulator per metric family
 # --------------------------------------------------------------------------- #
 class _Family:
-    """An accumulator fed batch by batch; the first exception stops it and becomes the section's error.
+    """The accumulator of registered family ``key``, fed batch by batch; the first exception stops it and becomes
+    the section's error.
 
     ``stage`` orders the parts of a pass that workers count separately
     (``(0, i)``: test range ``i``, ``(1, i)``: training range ``i``); an
@@ -614,7 +669,8 @@ class _Family:
     the error a single pass over every row would have met first.
     """
 
-    def __init__(self, make: Any, errors: str) -> None:
+    def __init__(self, key: str, make: Any, errors: str) -> None:
+        self.key = key
         self.errors = errors
         self.acc: Any = None
         self.error: Exception | None = None
@@ -674,12 +730,11 @@ class _Family:
 
         if error is not None or acc is None or not acc.n_boot:
             return SectionResult(compute, notes=[NO_INTERVAL] if acc is not None and not acc.n_boot else [])
-        method = "auto" if opt.ci_method == "bca" else opt.ci_method
         try:
-            boot = acc.bootstrap(level=opt.level, ci_method=method)
+            boot = acc.bootstrap(level=opt.level, ci_method=opt.ci_method)
         except ValueError as exc:
             return SectionResult(compute, notes=[f"no bootstrap interval: {exc}"])
-        return SectionResult(compute, notes=[STREAM_INTERVAL], bootstrap=boot)
+        return SectionResult(compute, notes=[_interval_note(opt.ci_method)], bootstrap=boot)
 
 
 def _located(exc: Exception, where: str) -> Exception:
@@ -794,20 +849,44 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, test: RowRa
     return uniques, positive
 
 
-# ---- pass 2: the combinations of the multi-attribute metrics ------------------ #
-def _collect_part(reading: _Reading, multi: _Family, rows: RowRange, bar: Any = None) -> _Family:
-    """The multi-attribute family's pre-pass over ``rows`` of the training data (the test data without it)."""
-    columns, has_train = reading.columns, reading.train is not None
-    source = reading.train if reading.train is not None else reading.data
-    weight = None if has_train else columns.weight
-    cols = [*columns.task, *([weight] if weight else [])]
-    multi.stage = (0, rows.index)
-    for batch, where in source.batches(cols, reading.batch_size, bar, rows, reading.threads):
+# ---- pass 2: the pre-passes (the multi-attribute combinations) --------------------- #
+def _prepass_source(family: Family, has_train: bool) -> str:
+    """The rows a family's pre-pass reads: the training rows when the stream counts them for it and the pre-pass
+    reads training roles, else the test rows (which then stand in for them, as in its declared ``Prepass``)."""
+    decl = family.stream
+    assert decl is not None and decl.prepass is not None
+    trains = has_train and decl.count_train is not None and any(r in TRAIN_ROLES for r in decl.prepass.reads)
+    return "train" if trains else "test"
+
+
+def _prepass_roles(family: Family, source: str, columns: StreamColumns) -> tuple[str, ...]:
+    """The roles a family's pre-pass reads from a batch of ``source`` rows (and the test rows' weights)."""
+    decl = family.stream
+    assert decl is not None and decl.prepass is not None
+    train = source == "train"
+    roles = [r for r in decl.prepass.reads if (r in TRAIN_ROLES) == train and _role_columns(columns, r)]
+    weight = "train_sample_weight" if train else "sample_weight"
+    return (*roles, *([weight] if _role_columns(columns, weight) else []))
+
+
+def _collect_part(reading: _Reading, families: dict[str, _Family], source: str, roles: tuple[str, ...],
+                  rows: RowRange, bar: Any = None) -> dict[str, _Family]:
+    """The pre-pass of ``families`` over ``rows`` of the ``source`` data (``"train"``/``"test"``): every batch's
+    ``roles`` through :meth:`~biasamp.accumulators.Accumulator.prepass`."""
+    columns = reading.columns
+    ds = reading.train if source == "train" else reading.data
+    assert ds is not None
+    cols = list(dict.fromkeys(c for r in roles for c in _role_columns(columns, r)))
+    for family in families.values():
+        family.stage = (0, rows.index)
+    for batch, where in ds.batches(cols, reading.batch_size, bar, rows, reading.threads):
         arrays = _arrays(batch, cols)
-        multi.feed(where, "collect", _task(arrays, columns.task), sample_weight=arrays[weight] if weight else None)
-        if multi.acc is None:
+        values = {r: _role_values(arrays, columns, r) for r in roles}
+        for family in families.values():
+            family.feed(where, "prepass", values)
+        if all(family.acc is None for family in families.values()):
             break
-    return multi
+    return families
 
 
 # ---- pass 3: counting ------------------------------------------------------------ #
@@ -836,14 +915,19 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
                 train: RowRange | None, kept: int = 0, bar: Any = None) -> _Counted:
     """Count ``test`` rows, then ``train`` rows: every family's accumulator, and the sample of test rows.
 
-    Every test row's Poisson bootstrap weights are fixed by its ``row_ids``:
-    its position among the test rows the families count (those of positive
-    weight, which are all of them without weights; ``kept``: how many come
-    before ``test``), and its sample key by the generator advanced to its
-    range, so ranges counted apart add up to one pass over all rows.
+    A batch of test rows is given to every family by label role, as its
+    declaration says it counts them (``Family.counted_roles``), a batch of
+    training rows (``attr_train``, ``task_train``) to every family that counts
+    training rows. Every test row's bootstrap group is fixed by its
+    ``row_ids``: its position among the test rows the families count (those
+    of positive weight, which are all of them without weights; ``kept``: how
+    many come before ``test``), and its sample key by the generator advanced
+    to its range, so ranges counted apart add up to one pass over all rows.
     """
     columns, has_train = reading.columns, reading.train is not None
     fam = {key: family.unpacked() for key, family in fam.items()}
+    declared = {key: REGISTRY[key] for key in fam}
+    trains = {key: _counts_train(family, has_train) for key, family in declared.items()}
     reservoir = _Reservoir(*sample, offset=test.offset if test is not None else 0)
     soft = {"attr_pred": False, "task_pred": False}
     n_test = n_train = 0
@@ -858,7 +942,7 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             attr_pred = arrays[columns.attr_pred] if columns.attr_pred is not None else None
             task_pred = _task(arrays, columns.task_pred) if columns.task_pred is not None else None
             w = arrays[columns.weight] if columns.weight else None
-            if w is None:  # the rows' Poisson weights: keyed by their position among the rows counted
+            if w is None:  # the rows' bootstrap groups: keyed by their position among the rows counted
                 ids = np.arange(position, position + batch.num_rows, dtype=np.int64)
                 position += batch.num_rows
             else:  # rows of weight 0 are dropped by every family: they do not move the rows after them
@@ -869,20 +953,11 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             for role, x in (("attr_pred", attr_pred), ("task_pred", task_pred)):
                 if x is not None and not soft[role]:
                     soft[role] = _soft(x)
-            if "directional" in fam:
-                fam["directional"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
-                                        sample_weight=w, row_ids=ids)
-            if "mals" in fam:  # the test ground truth (with its weights) stands in for a missing training set
-                truth = (None, None) if has_train else (attr, task)
-                fam["mals"].feed(where, "update", *truth, attr_pred=attr_pred, task_pred=task_pred,
-                                 sample_weight=w, row_ids=ids)
-            for key in ("fairness", "differential"):  # the families of per-group confusion counts
-                if key in fam:
-                    fam[key].feed(where, "update", task, task_pred, sample_weight=w, row_ids=ids,
-                                  sensitive_features=pd.Series(attr, name=columns.attr))
-            if "multi" in fam:
-                fam["multi"].feed(where, "update", attr, task, attr_pred=attr_pred, task_pred=task_pred,
-                                  sample_weight=w, row_ids=ids)
+            # the attribute named by its column, as in memory (the fairness tables name their feature by it)
+            roles = {"attr": pd.Series(attr, name=columns.attr), "task": task, "attr_pred": attr_pred,
+                     "task_pred": task_pred, "sample_weight": w, "row_ids": ids}
+            for key, family in fam.items():
+                family.feed(where, "update_roles", declared[key].counted_roles(roles, trains[key]))
             reservoir.add(batch)
     if train is not None and reading.train is not None:
         for family in fam.values():
@@ -892,10 +967,74 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             arrays = _arrays(batch, columns.truth_columns())
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             n_train += batch.num_rows
-            for key in ("directional", "mals", "multi"):
-                if key in fam:
-                    fam[key].feed(where, "update_train", attr, task)
+            for key, family in fam.items():
+                if trains[key]:
+                    family.feed(where, "update_roles", {"attr_train": attr, "task_train": task})
     return _Counted(fam, reservoir, soft, n_test, n_train)
+
+
+def _counts_train(family: Family, has_train: bool) -> bool:
+    """Whether the family counts the stream's training rows (there are some, and it declares ``count_train``)."""
+    return has_train and family.stream is not None and family.stream.count_train is not None
+
+
+def _family_classes(wanted: ClassList, read: set, *, columns: StreamColumns, given: Mapping[str, Sequence | None],
+                    uniques: Mapping[tuple[str, str], np.ndarray]) -> list:
+    """A family's class list ``wanted``: the classes of the roles it reads of ``wanted.roles`` (``read``), as the
+    in-memory function infers them from those labels; ``given``: the lists given (by ``"attr"``/``"task"``), else
+    ``uniques``: the distinct values of a column by ``(source, column)`` (source ``"test"``/``"train"``). A
+    multi-label task's classes are its columns' names."""
+    roles = [r for r in wanted.roles if r in read] or list(wanted.roles)
+    task = roles[0].removesuffix("_train") == "task"
+    if task and columns.multilabel:
+        return list(columns.task_names)
+    shown = given.get("task" if task else "attr")
+    if shown is not None:
+        return list(shown)
+    column = columns.task[0] if task else columns.attr
+    return _class_list(*(uniques.get(("train" if r in TRAIN_ROLES else "test", column)) for r in roles))
+
+
+def _family_setup(family: Family, config: AuditConfig, columns: StreamColumns,
+                  class_list: Callable[[ClassList, set], list], present: Mapping[str, Any],
+                  train: bool) -> tuple[dict, dict] | None:
+    """``(classes, options)`` of the accumulator a streamed audit counts ``family`` with; None where it does not apply.
+
+    All from its declaration: the test roles it counts (``Family.counted_roles``
+    of the roles ``present``, and the training roles when it counts the
+    stream's training rows, ``train``) must give one of its statistics (the
+    predictions its ``needs`` name); its class lists are those of the roles
+    it reads (:class:`~biasamp._family.ClassList`), as the in-memory function
+    infers them; the task they show must be of a kind it takes
+    (``task_kinds``); its options are the audit's that it declares
+    (:meth:`AuditConfig.family_options`), as an audit applies them
+    (``audit_options``), and its class lists completed as its function
+    completes them (``complete_classes``).
+    """
+    decl = family.stream
+    assert decl is not None
+    read = {r for r, v in family.counted_roles(present, train).items() if v is not None}
+    if not family.computes(read):
+        return None
+    read |= set(TRAIN_ROLES) if train else set()
+    classes = {key: class_list(wanted, read) for key, wanted in decl.classes.items()}
+    task = classes.get("task", ())
+    kind = "multilabel" if columns.multilabel else "binary" if len(task) == 2 else "single"
+    if kind not in family.task_kinds:
+        return None
+    options = config.family_options(family.key)
+    if family.audit_options is not None:
+        options, _ = family.audit_options(options, task, columns.multilabel)
+    if family.complete_classes is not None:
+        classes = family.complete_classes(classes, options)
+    return classes, options
+
+
+def _accumulator(key: str, classes: Mapping[str, Any], options: Mapping[str, Any]) -> Any:
+    """The accumulator of family ``key`` (:meth:`~biasamp.accumulators.Accumulator.for_family`)."""
+    from biasamp.accumulators import Accumulator
+
+    return Accumulator.for_family(key, classes, **options)
 
 
 def stream_audit(
@@ -932,10 +1071,12 @@ def stream_audit(
         test rows on which DPA and leakage amplification run, all rows when
         there are fewer, and any other section that needs rows; 0 leaves
         those sections out). ``n_boot`` / ``n_boot_multi`` are the
-        replicates of the Poisson bootstrap of the count-based sections (the
-        replicate tables are summed batch by batch; 0: no interval; each
-        replicate costs about one weight per row). ``ci_method="bca"`` is
-        not available on a stream and falls back to ``"auto"``. ``progress``:
+        replicates of the hashed-group bootstrap of the count-based sections
+        (every row hashed into one of 1,000 groups whose tables are summed
+        batch by batch; a replicate resamples the groups; 0: no interval).
+        ``ci_method`` reaches the accumulators' bootstrap as it is
+        (``"bca"``: the acceleration from the delete-one-group jackknife).
+        ``progress``:
         one bar per pass over the data on stderr, its total the rows of the
         pass (from the file footers).
     fairness : dict, optional
@@ -998,8 +1139,9 @@ def stream_audit(
     opt = config
     chosen = _chosen_builders(config.sections, config.exclude, config.errors)
     batch_size, dpa_rows = config.batch_size, config.dpa_rows
+    counted_sections = _counted_sections()
     if dpa_rows == 0:  # the sections that need rows are left out
-        chosen = [b for b in chosen if b.key in _COUNTED + _NO_ROWS]
+        chosen = [b for b in chosen if b.key in counted_sections + _NO_ROWS]
     for ds, cols, what in ((data, columns.test_columns(), "test"), (train, columns.truth_columns(), "training")):
         gap = ds.missing(cols) if ds is not None else None
         if gap is not None:
@@ -1019,7 +1161,7 @@ def stream_audit(
 
     # ---- pass 1: the classes of the 1-D ground truths --------------------- #
     # (and, with sample weights and several parts, each part's test rows of positive weight: the rows the
-    # families count, whose positions key the Poisson weights)
+    # families count, whose positions key their bootstrap groups)
     uniques: dict = {}
     find = [columns.attr] if attr_classes is None else []
     if task_classes is None and not columns.multilabel:
@@ -1036,78 +1178,45 @@ def stream_audit(
                     uniques[key] = _uniques(uniques.get(key), values)
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
 
-    def classes(column: str, given: Sequence | None, *sources: str) -> list:
-        if given is not None:
-            return list(given)
-        return _class_list(*(uniques.get((s, column)) for s in sources))
-
     has_train = train is not None
-    attr_all = classes(columns.attr, attr_classes, "test", "train")
-    attr_test = classes(columns.attr, attr_classes, "test")
-    attr_mals = classes(columns.attr, attr_classes, "train" if has_train else "test")
-    if columns.multilabel:
-        task_all = task_test = task_mals = list(columns.task_names)
-    else:
-        task_all = classes(columns.task[0], task_classes, "test", "train")
-        task_test = classes(columns.task[0], task_classes, "test")
-        task_mals = classes(columns.task[0], task_classes, "train" if has_train else "test")
+    class_list = partial(_family_classes, columns=columns, given={"attr": attr_classes, "task": task_classes},
+                         uniques=uniques)
 
-    # ---- the accumulators ------------------------------------------------ #
-    from biasamp.accumulators import (
-        CooccurrenceAccumulator,
-        DifferentialAccumulator,
-        FairnessAccumulator,
-        MultiAttributeAccumulator,
-    )
-
-    has_ap, has_tp = columns.attr_pred is not None, columns.task_pred is not None
+    # ---- the accumulators: one per registered family the chosen sections count -------------------- #
     fam: dict[str, _Family] = {}
+    present = dict.fromkeys(_test_roles(columns), True)
+    for family in REGISTRY:
+        if family.stream is None or family.section not in keys:
+            continue
+        setup = _family_setup(family, config, columns, class_list, present, _counts_train(family, has_train))
+        if setup is None:
+            continue
+        classes, options = setup
+        boot = {"n_boot": family_n_boot(opt, family), "random_state": opt.seed(family.key)}
+        fam[family.key] = _Family(family.key, partial(_accumulator, family.key, classes, {**options, **boot}),
+                                  config.errors)
 
-    def boot(key: str) -> dict:
-        n = opt.n_boot_multi if key == "multi" and opt.n_boot_multi is not None else opt.n_boot
-        return {"n_boot": int(n), "random_state": opt.seed(key)}
-
-    # every family's options from the one configuration (those its Family.options declares)
-    errors = config.errors
-    if "directional" in keys:
-        fam["directional"] = _Family(lambda: CooccurrenceAccumulator(
-            attr_all, task_all, **config.family_options("directional"), **boot("directional")), errors)
-    if "mals" in keys and has_ap and has_tp:
-        fam["mals"] = _Family(lambda: CooccurrenceAccumulator(
-            attr_mals, task_mals, metric="mals", **config.family_options("mals"), **boot("mals")), errors)
-    if "fairness" in keys and has_tp:
-        fopt, _ = resolve_fairness_options(opt.fairness, task_test, columns.multilabel)
-        fair_classes = task_test
-        if len(task_test) == 1 and not columns.multilabel:  # a one-class task: both classes, as fairness_metrics
-            from biasamp.fairness._metrics import _complete_one_class
-
-            fair_classes = _complete_one_class(task_test[0], fopt.get("pos_label", 1)) or task_test
-        fam["fairness"] = _Family(lambda: FairnessAccumulator(fair_classes, attr_test, **fopt, **boot("fairness")),
-                                  errors)
-    if "differential" in keys and has_tp and not columns.multilabel and len(task_test) == 2:
-        dopt, _ = resolve_fairness_options(opt.fairness, task_test, False)
-        dopt = family_options(dopt, "differential")
-        fam["differential"] = _Family(lambda: DifferentialAccumulator(task_test, attr_test, **dopt,
-                                                                      **boot("differential")), errors)
-    if "multi" in keys and columns.multilabel:
-        fam["multi"] = _Family(lambda: MultiAttributeAccumulator(
-            attr_all, list(columns.task_names), **config.family_options("multi"), **boot("multi")), errors)
-
-    # ---- pass 2: the combinations of the multi-attribute metrics ---------- #
-    multi = fam.get("multi")
-    if multi is not None and multi.acc is not None and multi.acc.phase == "collect":
-        source_ranges = train_ranges if has_train else test_ranges
-        with _bar((train if train is not None else data).num_rows, "combinations", opt.progress) as bar:
-            parts = _run_parts(_collect_part, [(reading, multi, r) for r in source_ranges],
-                               [r.num_rows for r in source_ranges], workers, bar)
+    # ---- pass 2: the families' pre-passes (the multi-attribute combinations) ------------------- #
+    collecting = {key: f for key, f in fam.items() if f.acc is not None and f.acc.phase == "collect"}
+    for source, ds, ranges in (("train", train, train_ranges), ("test", data, test_ranges)):
+        group = {key: f for key, f in collecting.items() if _prepass_source(REGISTRY[key], has_train) == source}
+        if not group or ds is None:
+            continue
+        roles = tuple(dict.fromkeys(r for key in group for r in _prepass_roles(REGISTRY[key], source, columns)))
+        name = " / ".join(dict.fromkeys(REGISTRY[key].stream.prepass.name for key in group))  # type: ignore[union-attr]
+        with _bar(ds.num_rows, name, opt.progress) as bar:
+            parts = _run_parts(_collect_part, [(reading, group, source, roles, r) for r in ranges],
+                               [r.num_rows for r in ranges], workers, bar)
             collected = next(parts)
             for part in parts:
-                collected.merge(part)
-        fam["multi"] = multi = collected
-        multi.feed("", "freeze")
+                for key, family in collected.items():
+                    family.merge(part[key])
+        for key, family in collected.items():
+            family.feed("", "end_prepass")
+            fam[key] = family
 
     # ---- pass 3: counting --------------------------------------------------- #
-    needs_rows = bool(keys - set(_COUNTED + _NO_ROWS))  # DPA, LA, any registered section
+    needs_rows = bool(keys - set(counted_sections + _NO_ROWS))  # DPA, LA, any registered section
     sample = (dpa_rows if needs_rows else 0, opt.seed("stream sample"))
     with _bar(data.num_rows + train_rows, "counting", opt.progress) as bar:
         shipped = {key: family.shipped() for key, family in fam.items()}
@@ -1121,6 +1230,9 @@ def stream_audit(
     n_test, n_train = counted.n_test, (counted.n_train if has_train else None)
 
     # ---- the report --------------------------------------------------------- #
+    attr_test = class_list(ClassList("attr_classes", ("attr",)), {"attr"})  # the classes the test rows show
+    task_test = class_list(ClassList("task_classes", ("task",)), {"task"})
+    has_ap, has_tp = columns.attr_pred is not None, columns.task_pred is not None
     held_frame = counted.sample.sample()
     held = _sample_inputs(held_frame, columns)
     names = dict(config.names or {})

@@ -1,0 +1,361 @@
+"""The streamed audit derives every count family from the registry (issue 20).
+
+* which families a streamed audit counts, their class lists and options, from their declarations
+  (``Family.task_kinds``, ``counted_roles``, ``audit_options``, ``complete_classes``, ``n_boot_option``),
+  checked against a table written by hand from the metrics' definitions;
+* ``ci_method="bca"`` reaches the accumulators (their delete-one-group jackknife);
+* no layer that serves "every count-based metric" names a family by its key outside an allow-list
+  (a scan of the source for the keys as string literals, comments and docstrings excepted).
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from biasamp._families import REGISTRY
+from biasamp.report import AuditConfig
+from biasamp.report._sections import family_n_boot
+
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "biasamp"
+KEYS = frozenset(REGISTRY.keys)
+
+
+# --------------------------------------------------------------------------- #
+# which families apply, with which classes and options (hand-written table)
+# --------------------------------------------------------------------------- #
+def _setup(columns, *, has_train=False, uniques=None, attr_classes=None, task_classes=None, **config):
+    """What ``stream_audit`` builds for each family on data with these columns: ``(classes, options)`` or None."""
+    from functools import partial
+
+    from biasamp.report._stream import _counts_train, _family_classes, _family_setup, _test_roles
+
+    class_list = partial(_family_classes, columns=columns, given={"attr": attr_classes, "task": task_classes},
+                         uniques=uniques or {})
+    cfg = AuditConfig(**config)
+    present = dict.fromkeys(_test_roles(columns), True)
+    return {f.key: _family_setup(f, cfg, columns, class_list, present, _counts_train(f, has_train))
+            for f in REGISTRY if f.stream is not None}
+
+
+def _cols(*, multilabel: bool, attr_pred: bool = True, task_pred: bool = True):
+    from biasamp.report._stream import StreamColumns
+
+    task = ("t_a", "t_b", "t_c") if multilabel else ("label",)
+    names = ("a", "b", "c") if multilabel else ("label",)
+    return StreamColumns("g", task, names, "g_pred" if attr_pred else None,
+                         tuple(f"{t}_pred" for t in task) if task_pred else None)
+
+
+#: the distinct values of the attribute column "g" in the test and the training rows (first-seen order)
+SEEN = {("test", "g"): np.array(["y", "x"], dtype=object), ("train", "g"): np.array(["z", "x", "y"], dtype=object)}
+
+
+@pytest.mark.parametrize(("multilabel", "task", "attr_pred", "task_pred", "expected"), [
+    # a multi-label task: everything but differential fairness (a binary outcome)
+    (True, None, True, True, {"directional", "mals", "multi", "fairness"}),
+    # no task predictions: BiasAmp-> T->A and Multi-> M->G only (MALS needs both, fairness the task's)
+    (True, None, True, False, {"directional", "multi"}),
+    # no attribute predictions: BiasAmp-> A->T, Multi-> G->M, the fairness metrics
+    (True, None, False, True, {"directional", "multi", "fairness"}),
+    # a single-label task of three classes: no multi-attribute metrics, no differential fairness
+    (False, [0, 1, 2], True, True, {"directional", "mals", "fairness"}),
+    # a binary task: differential fairness too
+    (False, [0, 1], True, True, {"directional", "mals", "fairness", "differential"}),
+    (False, [0, 1], True, False, {"directional"}),
+])
+def test_families_counted_follow_their_declarations(multilabel, task, attr_pred, task_pred, expected):
+    got = _setup(_cols(multilabel=multilabel, attr_pred=attr_pred, task_pred=task_pred), uniques=SEEN,
+                 task_classes=task)
+    assert {k for k, v in got.items() if v is not None} == expected
+
+
+@pytest.mark.parametrize("has_train", [False, True])
+def test_class_lists_are_those_of_the_roles_each_family_reads(has_train):
+    """BiasAmp-> and Multi: test and training truth; MALS: the training truth, else the test truth standing in for
+    it; the fairness families: the test rows (the classes the in-memory functions infer: sorted)."""
+    seen = {**SEEN, ("test", "label"): np.array([2, 0, 1]), ("train", "label"): np.array([3, 1, 0, 2])}
+    if not has_train:
+        seen = {k: v for k, v in seen.items() if k[0] == "test"}
+    got = _setup(_cols(multilabel=False), has_train=has_train, uniques=seen)
+    both = (["x", "y", "z"], [0, 1, 2, 3]) if has_train else (["x", "y"], [0, 1, 2])
+    train_only = (["x", "y", "z"], [0, 1, 2, 3]) if has_train else (["x", "y"], [0, 1, 2])
+    assert got["directional"][0] == {"attr": both[0], "task": both[1]}
+    assert got["mals"][0] == {"attr": train_only[0], "task": train_only[1]}
+    assert got["fairness"][0] == {"task": [0, 1, 2], "attr": ["x", "y"]}
+    assert got["differential"] is None  # three outcome classes in the test rows
+    ml = _setup(_cols(multilabel=True), has_train=has_train, uniques=seen)
+    assert ml["multi"][0] == {"attr": both[0], "task": ["a", "b", "c"]}  # the columns' names
+    # the training rows' classes only: MALS with a training set reads them (the test rows show fewer)
+    if has_train:
+        fewer = {**seen, ("train", "label"): np.array([1, 0])}
+        assert _setup(_cols(multilabel=False), has_train=True, uniques=fewer)["mals"][0]["task"] == [0, 1]
+
+
+def test_fairness_options_and_one_class_completion_come_from_its_declaration():
+    # a task showing the class 1 only is the binary task {0, 1} (fairness_metrics' completion) ...
+    got = _setup(_cols(multilabel=False), uniques=SEEN, task_classes=[1])
+    assert got["fairness"][0]["task"] == [0, 1]
+    assert got["differential"] is None  # ... but differential fairness is counted on the classes shown only
+    # two classes holding neither 1 nor True: the audit reads the mean over both (the function would raise)
+    got = _setup(_cols(multilabel=False), uniques=SEEN, task_classes=["no", "yes"], min_group_size=7)
+    assert got["fairness"][1]["average"] == "macro" and got["fairness"][1]["min_group_size"] == 7
+    assert "average" not in got["differential"][1] and got["differential"][1]["min_group_size"] == 7
+    got = _setup(_cols(multilabel=False), uniques=SEEN, task_classes=["no", "yes"], pos_label="yes")
+    assert got["fairness"][1]["average"] == "auto" and got["fairness"][1]["pos_label"] == "yes"
+
+
+def test_mals_stream_roles_mirror_its_call():
+    """Without a training set the test ground truth stands in for it, in a call and in a stream alike."""
+    mals = REGISTRY["mals"]
+    rng = np.random.default_rng(0)
+    roles = {"attr": rng.integers(0, 2, 8), "task": rng.integers(0, 2, (8, 3)), "attr_pred": rng.integers(0, 2, 8),
+             "task_pred": rng.integers(0, 2, (8, 3)), "sample_weight": None, "row_ids": np.arange(8)}
+    (attr_train, task_train), _ = mals.call(roles, {})
+    fed = mals.counted_roles(roles, train=False)
+    assert fed["attr"] is attr_train and fed["task"] is task_train
+    assert fed["attr_pred"] is roles["attr_pred"] and fed["row_ids"] is roles["row_ids"]
+    with_train = mals.counted_roles(roles, train=True)  # the training batches give the training rows
+    assert with_train.get("attr") is None and with_train.get("task") is None
+    # a family without a hook counts the test roles it reads (fairness: no attribute predictions)
+    assert set(REGISTRY["fairness"].counted_roles(roles, train=False)) == {"attr", "task", "task_pred",
+                                                                           "sample_weight", "row_ids"}
+
+
+def test_n_boot_option_is_declared():
+    cfg = AuditConfig(n_boot=40, n_boot_multi=6)
+    assert {f.key: family_n_boot(cfg, f) for f in REGISTRY} == {
+        "directional": 40, "mals": 40, "multi": 6, "fairness": 40, "differential": 40}
+    assert family_n_boot(AuditConfig(n_boot=40), REGISTRY["multi"]) == 40  # not set: n_boot
+    assert family_n_boot(AuditConfig(n_boot=40, n_boot_multi=0), REGISTRY["multi"]) == 0
+    for f in REGISTRY:  # every declared option is a field of AuditConfig
+        assert f.n_boot_option is None or hasattr(cfg, f.n_boot_option)
+
+
+# --------------------------------------------------------------------------- #
+# the streamed audit: n_boot per family, ci_method="bca"
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    """The demo as Parquet: test/ (two files) and train/ (one)."""
+    pytest.importorskip("pyarrow")
+    from biasamp.datasets import make_amplification_demo
+
+    d = make_amplification_demo(n_train=600, n_test=500, random_state=11)
+    root = tmp_path_factory.mktemp("streamreg")
+    test = pd.concat([d.attr.rename("attr"), d.attr_pred.rename("attr_pred"), d.task.add_prefix("task_"),
+                      d.task_pred.add_prefix("task_").add_suffix("_pred")], axis=1)
+    train = pd.concat([d.attr_train.rename("attr"), d.task_train.add_prefix("task_")], axis=1)
+    for folder in ("test", "train"):
+        (root / folder).mkdir()
+    test.iloc[:250].to_parquet(root / "test" / "part-0.parquet")
+    test.iloc[250:].to_parquet(root / "test" / "part-1.parquet")
+    train.to_parquet(root / "train" / "part-0.parquet")
+    return root, d
+
+
+def _stream(root, d, **kw):
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    tasks = tuple(d.task.columns)
+    columns = StreamColumns("attr", tuple(f"task_{t}" for t in tasks), tasks, "attr_pred",
+                            tuple(f"task_{t}_pred" for t in tasks))
+    return stream_audit(ParquetDataset.open(root / "test"), columns, train=ParquetDataset.open(root / "train"),
+                        progress=False, dpa_rows=0, **kw)
+
+
+def test_streamed_n_boot_per_family(split):
+    root, d = split
+    rep = _stream(root, d, sections=["directional", "multi"], n_boot=24, n_boot_multi=6, random_state=1)
+    methods = rep.table.groupby("section")["ci_method"].agg(set)
+    assert all(m.endswith("bootstrap (24)") for m in methods["directional"])
+    assert all(m.endswith("bootstrap (6)") for m in methods["multi"])
+
+
+def test_streamed_bca_reaches_the_accumulator(split):
+    """The streamed BCa interval is the accumulator's (hashed-group jackknife), built here from the same rows."""
+    from biasamp.accumulators import CooccurrenceAccumulator
+
+    root, d = split
+    cfg = AuditConfig(n_boot=40, ci_method="bca", random_state=5)
+    rep = _stream(root, d, sections=["directional"], n_boot=40, ci_method="bca", random_state=5, batch_size=128)
+    acc = CooccurrenceAccumulator(sorted(set(d.attr) | set(d.attr_train)), list(d.task.columns), n_boot=40,
+                                  random_state=cfg.seed("directional"))
+    n = len(d.attr)
+    acc.update(d.attr.to_numpy(), d.task.to_numpy(), attr_pred=d.attr_pred.to_numpy(),
+               task_pred=d.task_pred.to_numpy(), row_ids=np.arange(n))  # groups hashed from the row positions
+    acc.update_train(d.attr_train.to_numpy(), d.task_train.to_numpy())
+    boot = acc.bootstrap(level=cfg.level, ci_method="bca")
+    rows = rep.table.set_index("direction")
+    for direction in ("A->T", "T->A"):
+        assert rows.loc[direction, "ci_method"] == "BCa bootstrap (40)"
+        assert (rows.loc[direction, "ci_low"], rows.loc[direction, "ci_high"]) == pytest.approx(
+            boot.ci[direction], abs=1e-12)
+    notes = rep.section("directional").notes
+    assert any("BCa intervals" in n and "delete-one-group jackknife" in n for n in notes)
+    percentile = _stream(root, d, sections=["directional"], n_boot=40, random_state=5, batch_size=128)
+    assert percentile.table["ci_method"].tolist() == ["percentile bootstrap (40)"] * 2
+    assert percentile.table["ci_low"].tolist() != rep.table["ci_low"].tolist()
+
+
+# --------------------------------------------------------------------------- #
+# no family key as a string literal in the layers that serve every family
+# --------------------------------------------------------------------------- #
+SCANNED = ["report", "accumulators.py", "dask.py", "torchmetrics.py", "curves.py", "sklearn.py", "stats.py"]
+
+#: (file, enclosing definition) -> the family keys it may name, and why
+ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {}
+
+
+def _allow(reason: str, entries: dict[tuple[str, str], set[str]]) -> None:
+    for where, keys in entries.items():
+        ALLOWED[where] = (frozenset(keys), reason)
+
+
+_allow("a built-in section renders one family's result (its tables, figures and notes): it is registered under "
+       "its section key and reads its own family by that key, as a family package names itself", {
+           ("report/_sections.py", "_directional_section"): {"directional"},
+           ("report/_sections.py", "_mals_section"): {"mals"},
+           ("report/_sections.py", "_multi_section"): {"multi"},
+           ("report/_sections.py", "_fairness_section"): {"fairness"},
+           ("report/_sections.py", "_differential_section"): {"differential"},
+           # whether the differential section applies: its own family counted by a streamed audit
+           ("report/_sections.py", "_binary_task"): {"differential"},
+       })
+_allow("not a family key: the MultiBiasAmpResult attribute `mals` (Multi_MALS) the multi-attribute section reads", {
+    ("report/_sections.py", "<module>"): {"mals"},
+})
+_allow("the audit option `fairness` (the former spelling of the group fairness options, a public AuditConfig "
+       "property recorded in the report's options) is that family's options by its public name", {
+           ("report/_config.py", "<module>"): {"fairness"},
+           ("report/_config.py", "AuditConfig.fairness"): {"fairness"},
+           ("report/_config.py", "AuditConfig.report_options"): {"fairness"},
+       })
+_allow("user-facing text: a Hugging Face model-card tag", {
+    ("report/_export.py", "render_model_card"): {"fairness"},
+})
+_allow("a named accumulator class is one family's accumulator with the functional API's keywords: it names its "
+       "family once (its `families` table and its constructor)", {
+           ("accumulators.py", "CooccurrenceAccumulator"): {"directional", "mals"},
+           ("accumulators.py", "CooccurrenceAccumulator.__init__"): {"directional"},
+           ("accumulators.py", "FairnessAccumulator"): {"fairness"},
+           ("accumulators.py", "FairnessAccumulator.__init__"): {"fairness"},
+           ("accumulators.py", "DifferentialAccumulator"): {"differential"},
+           ("accumulators.py", "DifferentialAccumulator.__init__"): {"differential"},
+           ("accumulators.py", "MultiAttributeAccumulator"): {"multi"},
+           ("accumulators.py", "MultiAttributeAccumulator.__init__"): {"multi"},
+       })
+_allow("the Dask form of one family's public function names its family to the one generic body", {
+    ("dask.py", "bias_amp_directional"): {"directional"},
+    ("dask.py", "bias_amp_mals"): {"mals"},
+    ("dask.py", "fairness_metrics"): {"fairness"},
+    ("dask.py", "df_bias_amplification"): {"differential"},
+    ("dask.py", "multi_bias_amp"): {"multi"},
+})
+_allow("a torchmetrics metric class is one family's metric: it names the family it computes", {
+    ("torchmetrics.py", "BiasAmpDirectional"): {"directional"},
+    ("torchmetrics.py", "BiasAmpDirectional.__init__"): {"directional"},
+    ("torchmetrics.py", "BiasAmpMALS"): {"mals"},
+    ("torchmetrics.py", "BiasAmpMALS.__init__"): {"mals"},
+    ("torchmetrics.py", "MultiBiasAmp"): {"multi"},
+    ("torchmetrics.py", "GroupFairness"): {"fairness"},
+    ("torchmetrics.py", "DifferentialFairness"): {"differential"},
+})
+
+
+class _Literals(ast.NodeVisitor):
+    """The string constants equal to a family key, by enclosing definition, docstrings excepted (comments are not
+    in the syntax tree)."""
+
+    def __init__(self) -> None:
+        self.scope: list[str] = []
+        self.docstrings: set[int] = set()
+        self.hits: list[tuple[str, str, int]] = []
+
+    def _docstring(self, node: ast.AST) -> None:
+        body = getattr(node, "body", [])
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            self.docstrings.add(id(body[0].value))
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self._docstring(node)
+        self.generic_visit(node)
+
+    def _scoped(self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._docstring(node)
+        self.scope.append(node.name)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    visit_ClassDef = visit_FunctionDef = visit_AsyncFunctionDef = _scoped
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and node.value in KEYS and id(node) not in self.docstrings:
+            self.hits.append((".".join(self.scope) or "<module>", node.value, node.lineno))
+
+
+def family_literals(source: str) -> list[tuple[str, str, int]]:
+    """``(enclosing definition, key, line)`` of every family key written as a string literal in ``source``."""
+    finder = _Literals()
+    finder.visit(ast.parse(source))
+    return finder.hits
+
+
+def _scanned_files() -> list[pathlib.Path]:
+    out: list[pathlib.Path] = []
+    for name in SCANNED:
+        path = SRC / name
+        out += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return out
+
+
+def test_no_family_key_outside_the_allow_list():
+    found, used = [], set()
+    for path in _scanned_files():
+        rel = path.relative_to(SRC).as_posix()
+        for where, key, line in family_literals(path.read_text(encoding="utf-8")):
+            allowed = ALLOWED.get((rel, where))
+            if allowed is not None and key in allowed[0]:
+                used.add((rel, where, key))
+            else:
+                found.append(f"{rel}:{line} ({where}): {key!r}")
+    assert not found, ("family keys written in a layer that serves every family (read the registry instead, or "
+                       "allow-list the place with the reason):\n" + "\n".join(found))
+    # the allow-list holds nothing that is not there any more (remove it when the literal goes)
+    stale = [(rel, where, key) for (rel, where), (keys, _) in ALLOWED.items() for key in keys
+             if (rel, where, key) not in used]
+    assert not stale, f"allow-listed but no longer written there: {stale}"
+
+
+def test_the_streamed_audit_names_no_family():
+    assert family_literals((SRC / "report" / "_stream.py").read_text(encoding="utf-8")) == []
+
+
+_KEY = st.sampled_from(sorted(KEYS))
+
+
+@settings(max_examples=60, deadline=None)
+@given(key=_KEY, place=st.sampled_from(["code", "docstring", "comment", "fdoc"]),
+       other=st.one_of(_KEY, st.text(alphabet="acdefilmnorstu_", min_size=1, max_size=12)))
+def test_the_scan_finds_code_literals_only(key, place, other):
+    """A key in code is found (in its definition); in a docstring or a comment it is not; other words never."""
+    sources = {
+        "code": f"def f():\n    return {key!r}\n",
+        "docstring": f'"""{key}"""\nx = 1\n',
+        "comment": f"x = 1  # {key!r}\n",
+        "fdoc": f'class C:\n    def m(self):\n        """{key!r}"""\n        return {other!r}\n',
+    }
+    hits = family_literals(sources[place])
+    if place == "code":
+        assert hits == [("f", key, 2)]
+    elif place == "fdoc":  # the method's docstring names the key, its code returns another word
+        assert hits == ([("C.m", other, 4)] if other in KEYS else [])
+    else:
+        assert hits == []
