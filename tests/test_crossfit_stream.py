@@ -156,6 +156,7 @@ def test_the_streamed_audit_reads_the_noise_attribute_as_neither_amplified_nor_r
     rows = rep.table[rep.table["section"] == "directional"]
     assert set(rows["reading"]) & {"amplified", "reduced"} == set(), rows[["direction", "value", "reading"]]
     assert any("cross-fitted" in note for note in rep.section("directional").notes)
+    assert any("the batch is the unit of the split" in note for note in rep.section("directional").notes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SmallGroupWarning)
         # the plug-in of the same batches reads "reduced" (the bias cross-fitting removes): the test can fail

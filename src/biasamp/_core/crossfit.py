@@ -906,3 +906,9 @@ def stream_check_train(cross_fit: bool | None) -> None:
         raise ValueError("cross_fit=True needs the signs to come from the test rows, but training rows were given "
                          "(update_train / attr_train fix the signs: there is nothing to cross-fit); construct the "
                          "accumulator with cross_fit=None")
+
+
+#: the note a streamed bootstrap adds when it cross-fits: where its folds came from
+STREAM_FOLDS_NOTE = ("streamed: each batch of rows was split in two folds by the same rule (the batch is the unit "
+                     "of the split, so the value depends on where the batches are cut, not on their order; "
+                     "docs/definitions.md, 'No training set')")

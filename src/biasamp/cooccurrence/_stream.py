@@ -29,7 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.crossfit import crossfit_folds, crossfit_splits, fold_weights, stream_check_train, stream_cross_fit
+from biasamp._core.crossfit import (
+    STREAM_FOLDS_NOTE,
+    crossfit_folds,
+    crossfit_splits,
+    fold_weights,
+    stream_check_train,
+    stream_cross_fit,
+)
 from biasamp._core.policy import (
     check_include_small_groups,
     check_min_group_size,
@@ -489,6 +496,7 @@ def resample_directional(settings: CooccurrenceSettings, state: CooccurrenceStat
         full = np.concatenate([state.folds[s, f][np.ix_(rows, cols)] for s, f in blocks])
         plan = directional_evaluator(point, classes, None, full, (a_roles, t_roles), agree, bool(state.soft_roles),
                                      folds=(len(rows), False, given))
+        plan.notes.append(STREAM_FOLDS_NOTE)
         return plan, full, boot[:, laid][:, :, cols]
     full = state.gram[np.ix_(rows, cols)]
     reps = _merged(settings, boot, list(_SPLITS).index(given[0]))[:, rows][:, :, cols]
@@ -511,7 +519,9 @@ def resample_mals(settings: CooccurrenceSettings, state: CooccurrenceState, boot
         ka = len(settings.attr_classes)
         # the groups each way counts (their predicted members in the indicator's fold), held fixed
         keep = fold_keep([state.folds[0, f][1 + ka:1 + 2 * ka, 0] for f in (0, 1)], **settings.group_options)
-        return mals_evaluator(point, classes, None, folds=_gram_shape(settings)[0], keep=keep), full, boot
+        plan = mals_evaluator(point, classes, None, folds=_gram_shape(settings)[0], keep=keep)
+        plan.notes.append(STREAM_FOLDS_NOTE)
+        return plan, full, boot
     rows, cols = _blocks(settings, ("attr_pred",), ("task_pred",))
     full = state.gram[np.ix_(rows, cols)]
     reps = _merged(settings, boot, 0)[:, rows][:, :, cols]

@@ -26,7 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.crossfit import crossfit_splits, fold_weights, stream_check_train, stream_cross_fit
+from biasamp._core.crossfit import (
+    STREAM_FOLDS_NOTE,
+    crossfit_splits,
+    fold_weights,
+    stream_check_train,
+    stream_cross_fit,
+)
 from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
 from biasamp._core.rows import RowFilter, check_missing, select_rows
@@ -666,7 +672,9 @@ def resample(settings: MultiSettings, state: MultiState, boot: np.ndarray) -> tu
         if "Multi_MALS" in given:  # the groups each way of Multi_MALS counts (members in its fold), held fixed
             s = list(_SPLITS).index("Multi_MALS")
             keep = fold_keep([state.folds[s, f][1:1 + g, 0] for f in (0, 1)], **settings.group_options)
-        return multi_evaluator(point, folds=(w, given), keep=keep), full, boot[:, laid][:, :, cols]
+        plan = multi_evaluator(point, folds=(w, given), keep=keep)
+        plan.notes.append(STREAM_FOLDS_NOTE)
+        return plan, full, boot[:, laid][:, :, cols]
     full = np.zeros((1 + 2 * g, 1 + 2 * k))
     full[0, 0] = state.n_test
     full[1:1 + g, 0], full[1 + g:, 0] = state.test_attr, state.pred_attr

@@ -121,6 +121,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from biasamp._core.crossfit import STREAM_FOLDS_NOTE
 from biasamp._core.progress import progress_bar
 from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, ClassList, Family
@@ -734,7 +735,9 @@ class _Family:
             boot = acc.bootstrap(level=opt.level, ci_method=opt.ci_method)
         except ValueError as exc:
             return SectionResult(compute, notes=[f"no bootstrap interval: {exc}"])
-        return SectionResult(compute, notes=[_interval_note(opt.ci_method)], bootstrap=boot)
+        # the one note a stream adds to the section's own: where its folds came from (when it cross-fitted)
+        folds = [n for n in boot.notes if n == STREAM_FOLDS_NOTE]
+        return SectionResult(compute, notes=[_interval_note(opt.ci_method), *folds], bootstrap=boot)
 
 
 def _located(exc: Exception, where: str) -> Exception:
