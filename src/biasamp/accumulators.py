@@ -173,8 +173,8 @@ class Accumulator:
         outcome classes). An int ``k`` means ``0..k-1``.
     n_boot : int, default 0
         Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
-        the accumulator keeps 1,000 hashed group tables alongside the counts
-        (:meth:`~Accumulator.bootstrap`).
+        the accumulator keeps hashed group tables (1,000; fewer, at least 256, for wide tables) alongside the counts
+        (``bootstrap()``).
     random_state : int, optional
         Seed of the streamed bootstrap (the rows' groups and the replicates).
     stream : int, default 0
@@ -610,8 +610,8 @@ class CooccurrenceAccumulator(Accumulator):
         statistics (``train_source="test"``, as in the functional API).
     n_boot : int, default 0
         Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
-        the accumulator keeps 1,000 hashed group tables alongside the counts
-        (:meth:`~Accumulator.bootstrap`).
+        the accumulator keeps hashed group tables (1,000; fewer, at least 256, for wide tables) alongside the counts
+        (``bootstrap()``).
     random_state : int, optional
         Seed of the streamed bootstrap (the rows' groups and the replicates).
     stream : int, default 0
@@ -841,8 +841,8 @@ class FairnessAccumulator(Accumulator):
         What :meth:`compute` reports.
     n_boot : int, default 0
         Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
-        the accumulator keeps 1,000 hashed group tables alongside the counts
-        (:meth:`~Accumulator.bootstrap`).
+        the accumulator keeps hashed group tables (1,000; fewer, at least 256, for wide tables) alongside the counts
+        (``bootstrap()``).
     random_state : int, optional
         Seed of the streamed bootstrap (the rows' groups and the replicates).
     stream : int, default 0
@@ -1057,8 +1057,8 @@ class MultiAttributeAccumulator(Accumulator):
         :meth:`compute`, on the training counts).
     n_boot : int, default 0
         Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
-        the accumulator keeps 1,000 hashed group tables alongside the counts
-        (:meth:`~Accumulator.bootstrap`).
+        the accumulator keeps hashed group tables (1,000; fewer, at least 256, for wide tables) alongside the counts
+        (``bootstrap()``).
     random_state : int, optional
         Seed of the streamed bootstrap (the rows' groups and the replicates).
     stream : int, default 0
