@@ -66,7 +66,6 @@ from biasamp.cooccurrence._metrics import (
     MALSResult,
     directional_from_counts,
     directional_from_folds,
-    fold_keep,
     mals_from_counts,
     mals_from_folds,
     take_rows,
@@ -516,10 +515,8 @@ def resample_mals(settings: CooccurrenceSettings, state: CooccurrenceState, boot
     classes = (settings.attr_classes, settings.task_classes)
     if cross_fitted(settings, state):
         full = np.concatenate([state.folds[0, 0], state.folds[0, 1]])
-        ka = len(settings.attr_classes)
-        # the groups each way counts (their predicted members in the indicator's fold), held fixed
-        keep = fold_keep([state.folds[0, f][1 + ka:1 + 2 * ka, 0] for f in (0, 1)], **settings.group_options)
-        plan = mals_evaluator(point, classes, None, folds=_gram_shape(settings)[0], keep=keep)
+        plan = mals_evaluator(point, classes, None, folds=_gram_shape(settings)[0],
+                              group_options=settings.group_options)
         plan.notes.append(STREAM_FOLDS_NOTE)
         return plan, full, boot
     rows, cols = _blocks(settings, ("attr_pred",), ("task_pred",))

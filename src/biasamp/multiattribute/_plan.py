@@ -162,17 +162,14 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
     right = augmented([containment_rows(label_rows(m, rep), counts.task_classes, counts.combinations)
                        for m in task_mats], len(rep))
     cells = Cells(left, right, cell_counts, weights=cell_weights)
-    keep = None
-    if splits is not None and "Multi_MALS" in splits:  # the groups each way of Multi_MALS counts, held fixed
-        keep = _c.fold_keep([np.asarray(f.test_attr) for f in counted["Multi_MALS"][1:]], opts["min_group_size"],
-                            opts["include_small_groups"])
-    plan = multi_evaluator(point, folds=None if splits is None else (width, list(splits)), keep=keep)
+    plan = multi_evaluator(point, folds=None if splits is None else (width, list(splits)),
+                           group_options={k: opts[k] for k in ("min_group_size", "include_small_groups")})
     plan.cells = cells
     plan.result = point
     return plan
 
 
-def multi_evaluator(point: Any, *, folds: tuple | None = None, keep: tuple | None = None) -> Plan:
+def multi_evaluator(point: Any, *, folds: tuple | None = None, group_options: dict | None = None) -> Plan:
     """Multi_MALS and Multi→ (abs and raw) on tables ``[1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)]`` (no cells).
 
     The training side of ``point.counts`` (signs, training bias scores and
@@ -183,8 +180,10 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None, keep: tuple | Non
     side (see :func:`biasamp.cooccurrence._plan.fold_tables`), and every replicate
     holds the estimate's fold signs and indicators fixed: Multi→'s raw values
     and Multi_MALS (abs and raw) are cross-fitted, Multi→'s abs values use Δ
-    on every row. ``keep``: the groups each way of the cross-fitted
-    Multi_MALS counts (:func:`biasamp.cooccurrence._metrics.fold_keep`), held fixed.
+    on every row. The groups each way of the cross-fitted Multi_MALS counts
+    (:func:`biasamp.cooccurrence._metrics.fold_keep` of its folds' group
+    sizes, with ``group_options``) are read from the estimate's fold tables
+    too, and held fixed.
     """
     counts = point.counts
     n_attr, n_comb = len(counts.attr_classes), len(counts.combinations)
@@ -238,15 +237,17 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None, keep: tuple | Non
                 fixed[key] = [_c.sign_of(t[:, 0, 0], t[:, g_rows, m_cols], t[:, g_rows, 0],
                                          t[:, g_rows, m_cols].sum(axis=1)) for t in (f0, f1)] \
                     if key != "Multi_MALS" else (f0[:, g_rows, m_cols], f1[:, g_rows, m_cols])
+                if key == "Multi_MALS":  # the groups each way counts: their sizes in its fold
+                    fixed["keep"] = _c.fold_keep([f0[0, g_rows, 0], f1[0, g_rows, 0]], **(group_options or {}))
         out = {}
         if use["Multi_MALS"]:
             t0, t1, _ = fold_tables(tables, width, split=splits.index("Multi_MALS"))
-            ways = None if keep is None else (keep[0][:, None], keep[1][:, None])
+            keep = fixed["keep"]
             *_, contribution, _, _ = _c.mals_crossfit_arrays(t0[:, g_rows, m_cols], t1[:, g_rows, m_cols],
                                                              t0[:, gh_rows, mh_cols], t1[:, gh_rows, mh_cols],
-                                                             indicators=fixed["Multi_MALS"], keep=ways)
-            out_mals = left_out if keep is None else (~keep[0] & ~keep[1])[None, :, None]
-            contribution = np.where(out_mals, np.nan, contribution)
+                                                             indicators=fixed["Multi_MALS"],
+                                                             keep=(keep[0][:, None], keep[1][:, None]))
+            contribution = np.where((~keep[0] & ~keep[1])[None, :, None], np.nan, contribution)
             out["Multi_MALS"] = (contribution, contribution)
         for key in ("G->M", "M->G"):
             if use[key]:

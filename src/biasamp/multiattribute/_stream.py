@@ -50,7 +50,6 @@ from biasamp._engine.state import (
     train_batch,
 )
 from biasamp._family import ClassList, Prepass, Streaming
-from biasamp.cooccurrence._metrics import fold_keep
 from biasamp.multiattribute._metrics import (
     _CHUNK_BYTES,
     _MODES,
@@ -668,11 +667,7 @@ def resample(settings: MultiSettings, state: MultiState, boot: np.ndarray) -> tu
         blocks = [(list(_SPLITS).index(key), f) for key in given for f in (0, 1)]
         laid = np.concatenate([(2 * s + f) * w + np.arange(w) for s, f in blocks])
         full = np.concatenate([state.folds[s, f][:, cols] for s, f in blocks])
-        keep = None
-        if "Multi_MALS" in given:  # the groups each way of Multi_MALS counts (members in its fold), held fixed
-            s = list(_SPLITS).index("Multi_MALS")
-            keep = fold_keep([state.folds[s, f][1:1 + g, 0] for f in (0, 1)], **settings.group_options)
-        plan = multi_evaluator(point, folds=(w, given), keep=keep)
+        plan = multi_evaluator(point, folds=(w, given), group_options=settings.group_options)
         plan.notes.append(STREAM_FOLDS_NOTE)
         return plan, full, boot[:, laid][:, :, cols]
     full = np.zeros((1 + 2 * g, 1 + 2 * k))
