@@ -1019,6 +1019,39 @@ def _train_sign(counts: MultiAttributeCounts) -> np.ndarray:
     return correlation_sign(table)
 
 
+def _require_observed(counts: MultiAttributeCounts, *, split: bool) -> None:
+    """``ValueError`` unless every combination of ``counts`` occurs in its training and test ground truth.
+
+    ``split``: the counts of two folds of the test rows (their training side is their test side), so the
+    message names the ground truth without saying which.
+    """
+    for part in ("train_joint", "test_joint"):
+        absent = np.flatnonzero(np.asarray(getattr(counts, part)).sum(axis=0) <= 0)
+        if not absent.size:
+            continue
+        names = [counts.combinations[i] for i in absent[:5]]
+        if split:
+            raise ValueError(f"counts.{part}: every combination of the count table must occur in the ground truth, "
+                             f"but {absent.size} never do (e.g. {names!r})")
+        where = "training" if part == "train_joint" else "test"
+        raise ValueError(
+            f"counts.{part}: every combination of the count table must occur in the {where} ground truth, "
+            f"but {absent.size} never do{'es' if absent.size == 1 else ''} (e.g. {names!r})")
+
+
+def _signs_and_groups(counts: MultiAttributeCounts, min_group_size: int,
+                      include_small_groups: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The training signs ``y`` and the small-group rule on the test groups: ``(y, small, left_out)``, warned."""
+    y = _train_sign(counts)
+    n_groups = np.asarray(counts.test_attr, dtype=np.float64)
+    small, left_out = small_groups(n_groups, check_min_group_size(min_group_size),
+                                   check_include_small_groups(include_small_groups))
+    # stacklevel: this helper, its *_from_* caller, multi_bias_amp and its 0.1-spelling shim
+    warn_small_groups(left_out, counts.attr_classes, n_groups, min_group_size, "multi-attribute bias amplification",
+                      stacklevel=5)
+    return y, small, left_out
+
+
 def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = None,
                       train_source: str = "train", min_group_size: int = 30,
                       include_small_groups: bool = False) -> MultiBiasAmpResult:
@@ -1082,20 +1115,8 @@ def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = 
         raise TypeError(f"counts must be a MultiAttributeCounts, got {type(counts).__name__}")
     if not counts.combinations:
         raise ValueError("counts holds no combination: the count table needs at least one kept combination")
-    for part in ("train_joint", "test_joint"):
-        absent = np.flatnonzero(np.asarray(getattr(counts, part)).sum(axis=0) <= 0)
-        if absent.size:
-            where = "training" if part == "train_joint" else "test"
-            names = [counts.combinations[i] for i in absent[:5]]
-            raise ValueError(
-                f"counts.{part}: every combination of the count table must occur in the {where} ground truth, "
-                f"but {absent.size} never do{'es' if absent.size == 1 else ''} (e.g. {names!r})")
-    y = _train_sign(counts)
-    n_groups = np.asarray(counts.test_attr, dtype=np.float64)
-    small, left_out = small_groups(n_groups, check_min_group_size(min_group_size),
-                                   check_include_small_groups(include_small_groups))
-    warn_small_groups(left_out, counts.attr_classes, n_groups, min_group_size, "multi-attribute bias amplification",
-                      stacklevel=4)  # multi_bias_amp is wrapped by its 0.1-spelling shim: one frame more
+    _require_observed(counts, split=False)
+    y, small, left_out = _signs_and_groups(counts, min_group_size, include_small_groups)
     mals = _mals(counts, small, left_out) if counts.joint_ghat_mhat is not None else None
     g_to_m = _directional(counts, "G->M", y, small, left_out) if counts.joint_g_mhat is not None else None
     m_to_g = _directional(counts, "M->G", y, small, left_out) if counts.joint_ghat_m is not None else None
@@ -1261,17 +1282,8 @@ def multi_from_folds(folds: dict, *, counts: MultiAttributeCounts | None = None,
     if counts is None:
         first = next(iter(folds.values()))
         counts = first[0] + first[1]
-    for part in ("train_joint", "test_joint"):
-        absent = np.flatnonzero(np.asarray(getattr(counts, part)).sum(axis=0) <= 0)
-        if absent.size:
-            raise ValueError(f"counts.{part}: every combination of the count table must occur in the ground truth, "
-                             f"but {absent.size} never do (e.g. {[counts.combinations[i] for i in absent[:5]]!r})")
-    y = _train_sign(counts)
-    n_groups = np.asarray(counts.test_attr, dtype=np.float64)
-    small, left_out = small_groups(n_groups, check_min_group_size(min_group_size),
-                                   check_include_small_groups(include_small_groups))
-    warn_small_groups(left_out, counts.attr_classes, n_groups, min_group_size, "multi-attribute bias amplification",
-                      stacklevel=4)
+    _require_observed(counts, split=True)
+    y, small, left_out = _signs_and_groups(counts, min_group_size, include_small_groups)
 
     def signs(pair):
         return _train_sign(pair[0]), _train_sign(pair[1])
