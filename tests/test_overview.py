@@ -121,7 +121,9 @@ def test_overview_result_prints_and_converts(lowered):
     assert json.loads(json.dumps(obj, allow_nan=False)) == obj
     assert obj["disagree"] is True and obj["attributes"][0]["explanation"] == ov.attributes[0].explanation
     text = str(ov)
-    assert text.startswith("OVERVIEW: the measures DISAGREE") and "why: The readings disagree" in text
+    assert text.startswith("OVERVIEW: the measures DISAGREE (docs/report.md, 'Overview')\n  amplified: DF amplification (+0.2866) [ratio]\n"
+                           "  reduced: BiasAmp-> A->T (-0.0200) [difference]\n")
+    assert "  why:\n    - The model predicts income = 1 less often" in text
     assert all(len(line) <= 100 for line in text.splitlines())
 
 

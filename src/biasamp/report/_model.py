@@ -59,7 +59,7 @@ from biasamp.report._json import (
     _table_from_json,
     _table_to_json,
 )
-from biasamp.report._overview import Overview
+from biasamp.report._overview import AttributeOverview, Overview
 from biasamp.report._registry import (
     _BUILDERS,  # noqa: F401 - the registry, importable from here (tests patch it)
     FigureSpec,
@@ -74,10 +74,12 @@ from biasamp.report._sections import (
 
 __all__ = [
     "SUMMARY_COLUMNS",
+    "AttributeOverview",
     "AuditConfig",
     "AuditInputs",
     "AuditOptions",
     "FigureSpec",
+    "Overview",
     "Report",
     "Section",
     "SectionBuilder",

@@ -128,7 +128,7 @@ class Overview:
     ...             task_train=d.task_train, exclude=["dpa", "leakage", "multi"], n_boot=50, progress=False)
     >>> ov = rep.overview()
     >>> ov.disagree, ov.to_frame().query("sign != 0")[["metric", "direction", "reading"]].values.tolist()
-    (True, [['BiasAmp->', 'A->T', 'amplified'], ['BiasAmp->', 'T->A', 'reduced'], ['BiasAmp_MALS', '', 'reduced']])
+    (False, [['BiasAmp->', 'A->T', 'amplified']])
     """
 
     attributes: list
@@ -140,7 +140,7 @@ class Overview:
         return any(a.disagree for a in self.attributes)
 
     def to_frame(self) -> pd.DataFrame:
-        """Every headline row of every attribute: ``attribute``, ``disagree`` and :data:`HEADLINE_COLUMNS`."""
+        """Every headline row of every attribute: ``attribute``, ``disagree`` and the columns of ``headlines``."""
         parts = [a.headlines.assign(attribute=a.attribute, disagree=a.disagree) for a in self.attributes]
         columns = ["attribute", "disagree", *HEADLINE_COLUMNS]
         if not parts:
@@ -148,7 +148,7 @@ class Overview:
         return pd.concat(parts, ignore_index=True)[columns]
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict: ``disagree``, ``level`` and ``attributes`` (see :meth:`AttributeOverview.to_dict`)."""
+        """A JSON-ready dict: ``disagree``, ``level`` and ``attributes`` (each attribute's ``to_dict()``)."""
         return {"disagree": self.disagree, "level": float(self.level),
                 "attributes": [a.to_dict() for a in self.attributes]}
 
@@ -311,8 +311,9 @@ def _rates_sentence(rates: pd.DataFrame, facts: pd.DataFrame, task: str) -> list
         part = rates[rates["class"].map(str) == f["class"]]
         part = part.iloc[np.argsort(-pd.to_numeric(part["n"], errors="coerce").to_numpy(dtype=np.float64),
                                     kind="stable")]
-        groups = [f"{g} {_pct(p)} vs {_pct(t)}" for g, p, t in
-                  zip(part["group"], part["rate_pred"], part["rate_true"])
+        groups = [f"{g} {_pct(p)} vs {_pct(t)}" + (f" (small group, n={float(n):,.0f})" if _truthy(small) else "")
+                  for g, p, t, n, small in zip(part["group"], part["rate_pred"], part["rate_true"], part["n"],
+                                               part["small"])
                   if np.isfinite(float(p)) and np.isfinite(float(t))]
         more = f", and {len(groups) - _MAX_GROUPS} more groups" if len(groups) > _MAX_GROUPS else ""
         per_group = f"; per group, predictions vs labels: {', '.join(groups[:_MAX_GROUPS])}{more}" if groups else ""
@@ -322,8 +323,11 @@ def _rates_sentence(rates: pd.DataFrame, facts: pd.DataFrame, task: str) -> list
     fewer, more = int((shift < -_SAME).sum()), int((shift > _SAME).sum())
     largest = ", ".join(f"{facts['class'].iloc[i]} {_pct(facts['rate_pred'].iloc[i])} vs "
                         f"{_pct(facts['rate_true'].iloc[i])}" for i in order)
-    return [f"Of the {len(facts)} task classes, the model predicts {fewer} less often and {more} more often than "
-            f"the labels have them (largest shifts, predictions vs labels: {largest})."]
+    counts = [f"{k} {word} often" for k, word in ((more, "more"), (fewer, "less")) if k]
+    same = len(facts) - more - fewer
+    counts += [f"{same} about as often"] if same else []
+    return [f"Of the {len(facts)} task classes, the model predicts {' and '.join(counts)} than the labels have "
+            f"them (largest shifts, predictions vs labels: {largest})."]
 
 
 def _log(x: float) -> float:
@@ -390,6 +394,19 @@ def _predictability_sentence(head: pd.DataFrame, disagree: bool) -> list[str]:
             f"({_listing(against.itertuples())})."]
 
 
+def _small_sentence(head: pd.DataFrame, disagree: bool) -> list[str]:
+    """Readings of effects too small to matter much, where they take part in a disagreement."""
+    from biasamp.report._sections import SMALL_EFFECT
+
+    small = head[(head["sign"] != 0) & (head["value"].abs() < SMALL_EFFECT)]
+    if not disagree or not len(small):
+        return []
+    one = len(small) == 1
+    return [f"{_listing(small.itertuples())} {'is a small effect' if one else 'are small effects'} (|value| < "
+            f"{SMALL_EFFECT:g}): {'its interval excludes' if one else 'their intervals exclude'} 0, but the "
+            "disagreement may matter less than the numbers of the other measures."]
+
+
 def _sides_sentence(head: pd.DataFrame) -> list[str]:
     """Opposite readings on different predictions: two findings, not a contradiction."""
     directed = head[head["sign"] != 0]
@@ -429,7 +446,7 @@ def _readings_sentence(head: pd.DataFrame) -> str:
 def _pair_sentences(report: Any, classes: set, level: float, task: str) -> list[str]:
     """The pairs contributing most to the amplification headlines, in words, with their intervals."""
     found = []
-    for section, name, table in _table_with(report, columns=_PAIR_COLUMNS):
+    for _section, name, table in _table_with(report, columns=_PAIR_COLUMNS):
         direction = name.rsplit(" ", 1)[-1] if "->" in name else ""
         head = direction.split("->", 1)[0]
         if head not in ("A", "T"):
@@ -494,6 +511,7 @@ def _attribute_overview(report: Any, attribute: str, level: float) -> AttributeO
     explanation += _rates_sentence(rates, facts, task)
     explanation += _scales_sentences(facts, head, disagree)
     explanation += _predictability_sentence(head, disagree)
+    explanation += _small_sentence(head, disagree)
     explanation += _sides_sentence(head)
     classes = set(facts["class"].map(str)) if len(facts) else set()
     pairs = _pair_sentences(report, classes, level, task)
@@ -515,6 +533,11 @@ def report_overview(report: Any) -> Overview:
 # --------------------------------------------------------------------------- #
 # rendering (each format escapes the text it is given)
 # --------------------------------------------------------------------------- #
+def _why(a: AttributeOverview) -> list[str]:
+    """The explanation below the readings it starts with (which the renderers list above it)."""
+    return a.explanation[1:] or a.explanation
+
+
 def _verdict(a: AttributeOverview) -> str:
     if a.disagree:
         return "the measures DISAGREE"
@@ -553,7 +576,9 @@ def overview_lines(ov: Overview, *, width: int = 100) -> list[str]:
         lines.append(f"OVERVIEW{name}: {_verdict(a)} (docs/report.md, 'Overview')")
         for label, text in _reading_lines(a):
             lines += _wrapped(f"{label}: {text}", width, indent="  ", rest="    ")
-        lines += _wrapped("why: " + " ".join(a.explanation), width, indent="  ", rest="    ")
+        lines.append("  why:")
+        for sentence in _why(a):
+            lines += _wrapped(f"- {sentence}", width, indent="    ", rest="      ")
         if a.pairs:
             lines.append("  pairs contributing most:")
             for p in a.pairs:
@@ -568,7 +593,7 @@ def overview_markdown(ov: Overview, heading: str, md: Any) -> list[str]:
         name = f"{md(a.attribute)}: " if len(ov.attributes) > 1 else ""
         lines += [f"**{name}{_verdict(a)}.**", ""]
         lines += [f"- *{label}*: {md(text)}" for label, text in _reading_lines(a)] + [""]
-        lines += [md(" ".join(a.explanation)), ""]
+        lines += ["Why:", ""] + [f"- {md(sentence)}" for sentence in _why(a)] + [""]
         if a.pairs:
             lines += ["Pairs contributing most:", ""] + [f"- {md(p)}" for p in a.pairs] + [""]
     return lines
@@ -584,7 +609,7 @@ def overview_html(ov: Overview, escape: Any) -> str:
         parts.append(f'<p class="{cls}"><strong>{escape(_verdict(a))}</strong></p>')
         parts.append("<ul>" + "".join(f"<li><i>{escape(label)}</i>: {escape(text)}</li>"
                                       for label, text in _reading_lines(a)) + "</ul>")
-        parts.append(f'<p class="why">{escape(" ".join(a.explanation))}</p>')
+        parts.append('<p>Why:</p><ul class="why">' + "".join(f"<li>{escape(x)}</li>" for x in _why(a)) + "</ul>")
         if a.pairs:
             parts.append("<p>Pairs contributing most:</p><ul>" + "".join(f"<li>{escape(p)}</li>" for p in a.pairs)
                          + "</ul>")
@@ -599,5 +624,5 @@ def overview_latex(ov: Overview, tex: Any) -> list[str]:
         if not a.disagree:
             continue
         name = f" ({tex(a.attribute)})" if len(ov.attributes) > 1 else ""
-        out.append(rf"{{\footnotesize \emph{{The measures disagree{name}.}} {tex(' '.join(a.explanation[1:]))}\par}}")
+        out.append(rf"{{\footnotesize \emph{{The measures disagree{name}.}} {tex(' '.join(_why(a)))}\par}}")
     return out
