@@ -121,14 +121,12 @@ class Overview:
 
     Examples
     --------
-    >>> from biasamp import audit
-    >>> from biasamp.datasets import make_amplification_demo
-    >>> d = make_amplification_demo(n_train=2000, n_test=1000)
-    >>> rep = audit(d.attr, d.task, attr_pred=d.attr_pred, task_pred=d.task_pred, attr_train=d.attr_train,
-    ...             task_train=d.task_train, exclude=["dpa", "leakage", "multi"], n_boot=50, progress=False)
-    >>> ov = rep.overview()
-    >>> ov.disagree, ov.to_frame().query("sign != 0")[["metric", "direction", "reading"]].values.tolist()
-    (False, [['BiasAmp->', 'A->T', 'amplified']])
+    >>> import biasamp, biasamp.datasets
+    >>> demo = biasamp.datasets.make_amplification_demo()  # the model amplifies A->T, its gender errors weaken T->A
+    >>> ov = biasamp.audit(demo.attr, demo.task, attr_pred=demo.attr_pred, task_pred=demo.task_pred,
+    ...                    sections=["directional"], n_boot=50, progress=False).overview()
+    >>> ov.disagree, ov.to_frame()[["direction", "reading", "reads"]].values.tolist()
+    (True, [['A->T', 'amplified', 'task_pred'], ['T->A', 'reduced', 'attr_pred']])
     """
 
     attributes: list
@@ -320,11 +318,11 @@ def _rates_sentence(rates: pd.DataFrame, facts: pd.DataFrame, task: str) -> list
         return [f"The model predicts {what} {how}{per_group}."]
     shift = (facts["rate_pred"] - facts["rate_true"]).to_numpy(dtype=np.float64)
     order = np.argsort(-np.abs(shift), kind="stable")[:3]
-    fewer, more = int((shift < -_SAME).sum()), int((shift > _SAME).sum())
+    n_fewer, n_more = int((shift < -_SAME).sum()), int((shift > _SAME).sum())
     largest = ", ".join(f"{facts['class'].iloc[i]} {_pct(facts['rate_pred'].iloc[i])} vs "
                         f"{_pct(facts['rate_true'].iloc[i])}" for i in order)
-    counts = [f"{k} {word} often" for k, word in ((more, "more"), (fewer, "less")) if k]
-    same = len(facts) - more - fewer
+    counts = [f"{k} {word} often" for k, word in ((n_more, "more"), (n_fewer, "less")) if k]
+    same = len(facts) - n_more - n_fewer
     counts += [f"{same} about as often"] if same else []
     return [f"Of the {len(facts)} task classes, the model predicts {' and '.join(counts)} than the labels have "
             f"them (largest shifts, predictions vs labels: {largest})."]
@@ -343,15 +341,16 @@ def _scales_sentences(facts: pd.DataFrame, head: pd.DataFrame, disagree: bool) -
     out: list[str] = []
     if len(facts) != 1 or facts["groups"].iloc[0] < 2:
         if len(facts) > 1:
-            f = facts
-            d = np.sign(np.round((f["gap_pred"] - f["gap_true"]).to_numpy(dtype=np.float64) / _SAME))
-            q = np.sign(np.round((f["ratio_pred"].map(_log) - f["ratio_true"].map(_log)).to_numpy(np.float64) / _SAME))
+            d = np.sign(np.round((facts["gap_pred"] - facts["gap_true"]).to_numpy(dtype=np.float64) / _SAME))
+            q = np.sign(np.round((facts["ratio_pred"].map(_log) - facts["ratio_true"].map(_log))
+                                 .to_numpy(np.float64) / _SAME))
             opposite = int(((d * q) < 0).sum())
             out.append(f"Between the groups, the difference of the rates grows for {int((d > 0).sum())} of the "
-                       f"{len(f)} classes and their ratio for {int((q > 0).sum())}; in {opposite} they move in "
+                       f"{len(facts)} classes and their ratio for {int((q > 0).sum())}; in {opposite} they move in "
                        "opposite directions, where a measure of differences and a measure of ratios can disagree.")
         return out
-    f = facts.iloc[0]
+    f = {c: float(facts[c].iloc[0]) for c in ("rate_true", "rate_pred", "gap_true", "gap_pred", "ratio_true",
+                                               "ratio_pred")}
     d_move = _change(f["gap_true"], f["gap_pred"])
     lt, lp = _log(f["ratio_true"]), _log(f["ratio_pred"])
     q_move = _change(lt, lp)
@@ -369,7 +368,7 @@ def _scales_sentences(facts: pd.DataFrame, head: pd.DataFrame, disagree: bool) -
     if d_sign * q_sign < 0 and len(differences) and len(ratios):
         fewer = f["rate_pred"] < f["rate_true"] - _SAME
         more = f["rate_pred"] > f["rate_true"] + _SAME
-        cause = ("With fewer positives predicted, " if fewer else "With more positives predicted, " if more
+        cause: str = ("With fewer positives predicted, " if fewer else "With more positives predicted, " if more
                  else "")
         out.append(f"{cause}measures of differences follow the difference ({_listing(differences.itertuples())}: "
                    f"{'reduced' if d_sign < 0 else 'amplified'}) and measures of ratios follow the ratio "
