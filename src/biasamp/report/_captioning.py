@@ -16,7 +16,8 @@ from biasamp.report._registry import FigureSpec, SectionData, register_section
 
 
 @register_section("captioning", title=TITLE, citation=CITATION, how_to_read=HOW_TO_READ, needs=NEEDS,
-                  applicable=lambda inp: inp.captions is not None, order=70, omit_when_skipped=True)
+                  applicable=lambda inp: inp.captions is not None, order=70, omit_when_skipped=True,
+                  scales={"LIC": "predictability", "DBAC": "predictability"})
 def _captioning_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
     hard = inp.task_pred is not None and not inp.is_soft("task_pred")  # DBAC's model-side targets are labels
     data = audit_section(inp.attr, inp.task, inp.captions, task_pred=inp.task_pred if hard else None,

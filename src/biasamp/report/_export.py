@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from biasamp._core import escape as _escape
+from biasamp.report._overview import overview_latex, overview_markdown
 
 __all__ = ["headline_rows", "metric_key", "render_latex", "render_markdown", "render_model_card"]
 
@@ -175,6 +176,8 @@ def render_markdown(report: Any, *, heading_level: int = 1, details: bool = Fals
               f"Values are fractions (not percentages); CI: {level} confidence interval"
               + (f" (biasamp {report.version})." if report.version else "."), ""]
     rows = headline_rows(report)
+    if rows:  # first: what the readings say together, and why they disagree
+        lines += overview_markdown(report.overview(), f"{h}#", lambda text: _md(text, False))
     if rows:
         attribute = _attribute_of(report)  # several attributes: a column says whose row it is
         body = [([attribute.get(r["section"], "")] if attribute else [])
@@ -299,6 +302,7 @@ def render_latex(report: Any, *, caption: str | None = None, label: str | None =
     out += tabular
     if notes:
         out += [r"\par\smallskip", rf"{{\footnotesize Intervals: {notes}.\par}}"]
+    out += overview_latex(report.overview(), _tex)
     out.append(r"\end{table}")
     return "\n".join(out) + "\n"
 

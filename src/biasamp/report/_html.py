@@ -19,6 +19,7 @@ import pandas as pd
 
 from biasamp._core.escape import plain
 from biasamp._core.results import EXACT_ZERO, signed
+from biasamp.report._overview import overview_html
 
 __all__ = ["render_html"]
 
@@ -47,6 +48,8 @@ nav ul{columns:2;font-size:.92em}.notes li{color:#6a737d;font-size:.88em}
 table.summary td:last-child{min-width:12em}td.method{min-width:11em}
 .small-effect{font-weight:400;opacity:.75}.na{color:#6a737d}
 .size{display:block;color:#586069;font-size:.85em;font-weight:400}
+.overview{background:#fffbea;border:1px solid #e8d9a0;border-radius:4px;padding:4px 16px 8px;margin-top:16px}
+.overview h2{margin-top:8px}.overview .disagree{color:#b03a2e}.overview .why{font-size:.95em}
 """
 
 
@@ -242,6 +245,7 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         "inv_ce: 1 / cross-entropy."
         + ("" if plots else " Plots are not included (install matplotlib, the <code>[plot]</code> extra).")
         + "</p>",
+        overview_html(report.overview(), escape) if len(report.table) else "",
         '<h2 id="summary">Summary</h2>',
         _summary_table(report.table, level, with_section=True),
         f"<nav><ul>{toc}</ul></nav>",

@@ -46,6 +46,27 @@ REPORT_JSON_SCHEMA: dict = {
         "source": {"type": "string"},
         "inputs": {"type": "object"},
         "options": {"type": "object"},
+        "overview": {
+            # Report.overview(), written for readers of the JSON; from_json recomputes it from the sections
+            "type": "object",
+            "required": ["disagree", "level", "attributes"],
+            "properties": {
+                "attributes": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["attribute", "disagree", "explanation", "pairs", "headlines", "base_rates"],
+                        "properties": {
+                            "attribute": {"type": "string"},
+                            "explanation": {"type": "array", "items": {"type": "string"}},
+                            "pairs": {"type": "array", "items": {"type": "string"}},
+                            "headlines": {"type": "array", "items": {"type": "object"}},
+                            "base_rates": {"type": "array", "items": {"type": "object"}},
+                        },
+                    },
+                },
+            },
+        },
         "summary": {"$ref": "#/$defs/table"},
         "sections": {
             "type": "array",

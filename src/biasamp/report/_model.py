@@ -59,6 +59,7 @@ from biasamp.report._json import (
     _table_from_json,
     _table_to_json,
 )
+from biasamp.report._overview import AttributeOverview, Overview
 from biasamp.report._registry import (
     _BUILDERS,  # noqa: F401 - the registry, importable from here (tests patch it)
     FigureSpec,
@@ -73,10 +74,12 @@ from biasamp.report._sections import (
 
 __all__ = [
     "SUMMARY_COLUMNS",
+    "AttributeOverview",
     "AuditConfig",
     "AuditInputs",
     "AuditOptions",
     "FigureSpec",
+    "Overview",
     "Report",
     "Section",
     "SectionBuilder",
@@ -631,6 +634,28 @@ class Report:
         """Every detail table, keyed ``"<section>/<table>"``."""
         return {f"{s.key}/{name}": t for s in self.sections for name, t in s.tables.items()}
 
+    def overview(self) -> Overview:
+        """Each family's headline reading side by side, per attribute, and why they disagree.
+
+        Read from the report's summary rows and the tables its sections keep
+        (nothing is recomputed, so a report read back with :meth:`from_json`
+        and a streamed audit give the same overview). ``disagree``: one
+        headline reads *amplified* and another *reduced* (no other reading
+        is a direction); ``explanation``: sentences computed from the data
+        (the base-rate shift between labels and predictions, the difference
+        against the ratio of the groups' rates, predictability, which
+        predictions each measure reads); ``pairs``: the pairs that
+        contribute most, with their intervals (docs/report.md, "Overview").
+
+        Returns
+        -------
+        Overview
+            Prints as text; ``to_frame()`` and ``to_dict()``.
+        """
+        from biasamp.report._overview import report_overview
+
+        return report_overview(self)
+
     # ---- text ------------------------------------------------------------- #
     def summary(self, *, width: int = 100) -> str:
         """The report as a plain-text (ASCII) table for a terminal (one block per attribute when several)."""
@@ -642,6 +667,10 @@ class Report:
         lines = [self.title]
         if self.source:
             lines.append(f"data: {self.source}")
+        if len(self.table):  # first: what the readings say together, and why they disagree
+            from biasamp.report._overview import overview_lines
+
+            lines += ["", *overview_lines(self.overview(), width=width), ""]
         n_train = inp.get("n_train")
         classes = list(inp.get("attribute_classes") or [])
         lines.append(
@@ -742,6 +771,7 @@ class Report:
             "source": self.source,
             "inputs": to_builtin(self.inputs),
             "options": to_builtin(self.options),
+            "overview": self.overview().to_dict(),
             "summary": _table_to_json(self.table),
             "sections": [
                 {

@@ -12,7 +12,7 @@ names (its public face) and imports the built-in builders
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -20,7 +20,19 @@ import pandas as pd
 from biasamp.report._config import AuditConfig
 from biasamp.report._inputs import AuditInputs
 
-__all__ = ["FigureSpec", "SectionBuilder", "SectionData", "register_section", "section_builders"]
+__all__ = ["BASE_RATES", "SCALES", "FigureSpec", "SectionBuilder", "SectionData", "register_section",
+           "section_builders"]
+
+#: what a headline number compares (:meth:`Report.overview <biasamp.report.Report.overview>` sets measures of one
+#: kind against another): ``"difference"``, rates subtracted (BiasAmp->, DP); ``"ratio"``, rates divided (DI,
+#: differential fairness' log-ratio epsilon); ``"predictability"``, how well an attacker predicts one variable
+#: from the other (DPA, LA)
+SCALES = ("difference", "ratio", "predictability")
+
+#: the name of the detail table of each group's rate of each task class in the labels and in the predictions
+#: (columns ``class``, ``group``, ``n``, ``small``, ``headline``, ``rate_true``, ``rate_pred``), kept by a
+#: section that counts them; the overview reads it from whichever section has it
+BASE_RATES = "base rates"
 
 
 @dataclass(eq=False)
@@ -118,6 +130,10 @@ class SectionBuilder:
         Leave the section out of the report, instead of listing it as
         skipped, when its inputs are absent (an optional input such as the
         captions).
+    scales : mapping of str to str
+        What each headline metric (by its ``metric`` column) compares, one
+        of :data:`SCALES`; the overview groups the readings by it. A metric
+        not in it is compared with none.
     """
 
     key: str
@@ -129,6 +145,7 @@ class SectionBuilder:
     compute: Callable[[AuditInputs, AuditConfig], SectionData]
     order: float = 100.0
     omit_when_skipped: bool = False
+    scales: Mapping[str, str] = field(default_factory=dict)
 
 
 _BUILDERS: dict[str, SectionBuilder] = {}
@@ -144,6 +161,7 @@ def register_section(
     applicable: Callable[[AuditInputs], bool],
     order: float = 100.0,
     omit_when_skipped: bool = False,
+    scales: Mapping[str, str] | None = None,
 ) -> Callable:
     """Decorator registering ``compute(inputs, options) -> SectionData`` as a report section.
 
@@ -159,6 +177,10 @@ def register_section(
         (sections are sorted by ``order``), and whether it is left out rather
         than listed as skipped when not applicable; see
         ``biasamp.report.SectionBuilder``.
+    scales : mapping of str to str, optional
+        What each of its headline metrics compares (``{"DI": "ratio"}``;
+        values among ``"difference"``, ``"ratio"``, ``"predictability"``),
+        for the overview (:meth:`Report.overview <biasamp.report.Report.overview>`).
 
     Returns
     -------
@@ -177,9 +199,13 @@ def register_section(
     >>> from biasamp.report import _BUILDERS; del _BUILDERS["example"]  # clean up
     """
 
+    unknown = sorted(set((scales or {}).values()) - set(SCALES))
+    if unknown:
+        raise ValueError(f"scales of section {key!r} must be among {list(SCALES)}, got {unknown}")
+
     def deco(compute: Callable[[AuditInputs, AuditConfig], SectionData]) -> Callable:
         _BUILDERS[key] = SectionBuilder(key, title, citation, how_to_read, needs, applicable, compute, order,
-                                        omit_when_skipped)
+                                        omit_when_skipped, dict(scales or {}))
         return compute
 
     return deco

@@ -25,7 +25,7 @@ from biasamp._engine.bootstrap import REPLICATES_WARNING
 from biasamp.exceptions import UndefinedPairWarning
 from biasamp.report._config import AuditConfig
 from biasamp.report._inputs import AuditInputs, family_options, resolve_fairness_options
-from biasamp.report._registry import FigureSpec, SectionData, register_section
+from biasamp.report._registry import BASE_RATES, FigureSpec, SectionData, register_section
 
 # --------------------------------------------------------------------------- #
 # helpers for builders
@@ -295,6 +295,7 @@ def _calibration_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     needs="attr, task and attr_pred and/or task_pred",
     applicable=_has_pred,
     order=10,
+    scales={"BiasAmp->": "difference"},
 )
 def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     res, boot, notes = _family_result(inp, opt, "directional")
@@ -384,6 +385,7 @@ def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     needs="attr, task, attr_pred and task_pred",
     applicable=lambda inp: inp.attr_pred is not None and inp.task_pred is not None,
     order=20,
+    scales={"BiasAmp_MALS": "difference"},
 )
 def _mals_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     out = SectionData()
@@ -458,6 +460,7 @@ def _multi_parts(res: Any) -> list:
     needs="a multi-label task (two or more task columns) and predictions",
     applicable=lambda inp: inp.task_is_multilabel and _has_pred(inp),
     order=30,
+    scales={"Multi_MALS": "difference", "Multi->": "difference"},
 )
 def _multi_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     res, boot, notes = _family_result(inp, opt, "multi")
@@ -540,6 +543,7 @@ def _binary_task(inp: AuditInputs) -> bool:
     needs="attr, a binary task and task_pred",
     applicable=_binary_task,
     order=45,
+    scales=dict.fromkeys(("DF amplification", "epsilon_true", "epsilon_pred"), "ratio"),
 )
 def _differential_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     fopt, _ = resolve_fairness_options(opt.fairness, _uniques(inp.task), False)
@@ -579,6 +583,7 @@ def _uniques(labels: Any) -> list:
     needs="attr, task and task_pred",
     applicable=lambda inp: inp.task_pred is not None,
     order=40,
+    scales={**dict.fromkeys(("DP", "SPSF", "FPSF", "EOFP", "EOTP", "BA"), "difference"), "DI": "ratio"},
 )
 def _fairness_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     multilabel = np.ndim(inp.task) != 1
@@ -637,6 +642,7 @@ def _fairness_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
         out.tables["rates by group"] = res.group_view.by_group
     out.tables["by class"] = res.by_class
     out.tables["by group"] = res.by_group
+    out.tables[BASE_RATES] = _base_rates(res)
     fig = _rates_figure(res, opt.level)
     if fig is not None:
         out.figures.append(fig)
@@ -682,6 +688,27 @@ def _rates_figure(res: Any, level: float) -> FigureSpec | None:
                       "left out of the headline.")
 
 
+def _base_rates(res: Any) -> pd.DataFrame:
+    """Each group's rate of each task class in the labels and in the predictions (:data:`BASE_RATES`).
+
+    From the (weighted) counts of the fairness result's ``by_group`` table:
+    ``rate_true`` = positives / n, ``rate_pred`` = predicted positives / n
+    (NaN for an empty group); ``headline``: the class is one the headline
+    reads (the positive class of a binary task), ``small``: the group is
+    flagged small.
+    """
+    bg = res.by_group
+    n = bg["n"].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        true = np.where(n > 0, bg["positives"].to_numpy(dtype=np.float64) / n, np.nan)
+        pred = np.where(n > 0, bg["predicted_positive"].to_numpy(dtype=np.float64) / n, np.nan)
+    headline = (bg["class"].isin(list(res.settings.headline_classes)).to_numpy(dtype=bool)
+                if res.settings is not None else np.ones(len(bg), dtype=bool))
+    return pd.DataFrame({"class": bg["class"].to_numpy(), "group": bg["group"].to_numpy(), "n": bg["n"].to_numpy(),
+                         "small": bg["small"].to_numpy(dtype=bool), "headline": headline, "rate_true": true,
+                         "rate_pred": pred})
+
+
 def _wilson(num: np.ndarray, den: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval of num/den (NaN where den is 0)."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -718,6 +745,7 @@ def _predictability():
     needs="attr, task, attr_pred and/or task_pred, and the biasamp.predictability module",
     applicable=lambda inp: _has_pred(inp) and hasattr(_predictability(), "dpa"),
     order=50,
+    scales={"DPA": "predictability"},
 )
 def _dpa_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     pred = _predictability()
@@ -764,6 +792,7 @@ def _dpa_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     needs="attr, task and task_pred, and the biasamp.predictability module",
     applicable=lambda inp: inp.task_pred is not None and hasattr(_predictability(), "leakage_amplification"),
     order=60,
+    scales={"LA": "predictability"},
 )
 def _leakage_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     pred = _predictability()
