@@ -446,10 +446,12 @@ def test_per_class_columns_are_all_of_the_class_with_the_largest_maxdiff():
     m2 = {"a": m1["b"], "b": m1["a"]}
     m3 = {"a": [0.5, 0.6, 0.7, 0.6, 0.6, 0.6], "b": [0.1, 0.2, 0.3, 0.1, 0.3, 0.2]}
     assert 0.7 - 0.5 < 0.3 - 0.1  # the float noise the tie rule absorbs
-    runs = [_PerClassRun({m: [v[c][r] for c in ("a", "b")] for m, v in (("M1", m1), ("M2", m2), ("M3", m3))})
-            for r in range(6)]
+    m4 = {"a": [np.nan] * 6, "b": [np.nan] * 6}  # undefined for every class in every run
+    runs = [_PerClassRun({m: [v[c][r] for c in ("a", "b")] for m, v in (("M1", m1), ("M2", m2), ("M3", m3),
+                                                                          ("M4", m4))}) for r in range(6)]
     per = run_summary(runs).per_class_max
-    assert per["class"].tolist() == ["a", "b", "a"]
+    assert per["class"].tolist()[:3] == ["a", "b", "a"]
+    assert per.loc["M4", "class"] is None and np.isnan(per.loc["M4", "std"]) and per.loc["M4", "undefined"]
     # M1, class a by hand: mean 2.9/6, max 0.9, min 0, MaxDiff 0.9, population SD
     mean = 2.9 / 6
     sd = math.sqrt((mean**2 + 4 * (0.5 - mean) ** 2 + (0.9 - mean) ** 2) / 6)

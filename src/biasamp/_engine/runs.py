@@ -720,7 +720,7 @@ def _class_of_largest_maxdiff(by_class: pd.DataFrame, metrics: list) -> pd.DataF
         maxdiff = part["maxdiff"].to_numpy(dtype=np.float64)
         defined = np.isfinite(maxdiff)
         if not defined.any():
-            row = {c: np.nan for c in part.columns}
+            row = dict.fromkeys(part.columns, np.nan)
             row.update(n_runs=0, undefined="no class where MaxDiff is defined")
             rows[metric] = {"class": None, **row}
             continue
