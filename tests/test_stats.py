@@ -451,7 +451,7 @@ def test_per_class_columns_are_all_of_the_class_with_the_largest_maxdiff():
                                                                           ("M4", m4))}) for r in range(6)]
     per = run_summary(runs).per_class_max
     assert per["class"].tolist()[:3] == ["a", "b", "a"]
-    assert per.loc["M4", "class"] is None and np.isnan(per.loc["M4", "std"]) and per.loc["M4", "undefined"]
+    assert pd.isna(per.loc["M4", "class"]) and np.isnan(per.loc["M4", "std"]) and per.loc["M4", "undefined"]
     # M1, class a by hand: mean 2.9/6, max 0.9, min 0, MaxDiff 0.9, population SD
     mean = 2.9 / 6
     sd = math.sqrt((mean**2 + 4 * (0.5 - mean) ** 2 + (0.9 - mean) ** 2) / 6)
