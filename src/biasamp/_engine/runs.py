@@ -720,9 +720,8 @@ def _class_of_largest_maxdiff(by_class: pd.DataFrame, metrics: list) -> pd.DataF
         maxdiff = part["maxdiff"].to_numpy(dtype=np.float64)
         defined = np.isfinite(maxdiff)
         if not defined.any():
-            row = dict.fromkeys(part.columns, np.nan)
-            row.update(n_runs=0, undefined="no class where MaxDiff is defined")
-            rows[metric] = {"class": None, **row}
+            row: dict = dict.fromkeys(part.columns, np.nan)
+            rows[metric] = {"class": None, **row, "n_runs": 0, "undefined": "no class where MaxDiff is defined"}
             continue
         top = maxdiff[defined].max()
         first = int(np.flatnonzero(defined & (maxdiff >= top - _TIE_RTOL * abs(top)))[0])
