@@ -147,3 +147,63 @@ def test_weights_and_missing_in_the_counts_type():
                               grouped.gram)
     assert hand.rows is None and (hand + grouped).rows is None  # a hand-built table has no row record
     assert (grouped + grouped).rows.n_rows == 8
+
+
+# --------------------------------------------------------------------------- #
+# the table knows how its predictions were counted, and the metrics of the counts say so
+# --------------------------------------------------------------------------- #
+def _scores(n=400, seed=2):
+    rng = np.random.default_rng(seed)
+    attr = rng.integers(0, 2, n)
+    task = (rng.random((n, 3)) < 0.4).astype(int)
+    return attr, task, rng.random((n, 3))
+
+
+def test_counts_of_probabilities_report_expected_rates():
+    from biasamp import directional_from_counts, mals_from_counts
+
+    attr, task, p = _scores()
+    soft = CooccurrenceCounts.from_labels(attr, task, task_pred=p, attr_pred=attr)
+    assert soft.predictions == "task_pred: expected rates (probabilities, soft='expected')"
+    res = directional_from_counts(soft.restrict(["attr"], ["task"]), soft, train_source="test")
+    assert res.predictions == soft.predictions and "expected rates" in repr(res)
+    # expected counts: #(a, t̂) is the sum of the probabilities of the members of a (by hand)
+    assert res.a_to_t.pairs["p_pred"].to_numpy() == pytest.approx(
+        (one_hot(attr, 2).T @ p / one_hot(attr, 2).sum(0)[:, None]).ravel())
+    train = CooccurrenceCounts.from_labels(attr, task)
+    pred = CooccurrenceCounts.from_labels(attr_pred=attr, task_pred=p, attr_classes=train.attr_classes,
+                                          task_classes=train.task_classes)
+    mals = mals_from_counts(train, pred)
+    assert mals.predictions == "task_pred: expected rates (probabilities, soft='expected')"
+    assert "expected rates" in repr(mals)
+    # hard labels stay "hard"; a sum of a hard and a soft batch says it counted probabilities
+    hard = CooccurrenceCounts.from_labels(attr, task, task_pred=task, attr_pred=attr)
+    assert hard.predictions == "hard"
+    assert directional_from_counts(hard.restrict(["attr"], ["task"]), hard, train_source="test").predictions == "hard"
+    assert (hard + soft).predictions == soft.predictions
+    assert soft.restrict(["attr"], ["task"]).predictions == "hard"
+
+
+def test_counts_thresholded_on_request_say_so_and_agree_with_the_label_functions():
+    import warnings
+
+    from biasamp import bias_amp_directional, bias_amp_mals, directional_from_counts, mals_from_counts
+
+    attr, task, p = _scores()
+    thr = CooccurrenceCounts.from_labels(attr, task, task_pred=p, attr_pred=attr, soft="threshold", threshold=0.3)
+    assert thr.predictions == "task_pred: thresholded at 0.3 (per label)" and not thr.soft_roles
+    np.testing.assert_array_equal(thr.cross("attr", "task_pred"), one_hot(attr, 2).T @ (p > 0.3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = directional_from_counts(thr.restrict(["attr"], ["task"]), thr, train_source="test")
+        ref = bias_amp_directional(attr, task, task_pred=p, attr_pred=attr, threshold=0.3, cross_fit=False)
+        assert res.predictions == ref.predictions == thr.predictions
+        assert res.a_to_t.value == ref.a_to_t.value
+        pred = CooccurrenceCounts.from_labels(attr_pred=attr, task_pred=p, attr_classes=(0, 1),
+                                              task_classes=(0, 1, 2), soft="threshold", threshold=0.3)
+        mals = mals_from_counts(CooccurrenceCounts.from_labels(attr, task), pred)
+        ref = bias_amp_mals(attr_train=attr, task_train=task, attr_pred=attr, task_pred=p, threshold=0.3)
+        assert mals.predictions == ref.predictions == "task_pred: thresholded at 0.3 (per label)"
+        assert mals.value == ref.value
+    with pytest.raises(ValueError, match="soft"):
+        CooccurrenceCounts.from_labels(attr, task, task_pred=p, soft="hard")

@@ -206,3 +206,61 @@ def test_subset_errors():
     attr, task = rng.integers(0, 2, 200), rng.integers(0, 3, 200)
     np.testing.assert_array_equal(ratio_bounded_subset(attr, task, ratio=1, strict=False, random_state=2),
                                   balanced_subset(attr, task, random_state=2))
+
+
+# --------------------------------------------------------------------------- #
+# Qian et al.'s released per-run values (lin-tan/fairness-variance): the loader, on files written here
+# --------------------------------------------------------------------------- #
+def _write_fairness_variance(root, per_run=((0.1, 0.3), (0.2, 0.2), (0.3, 0.4))):
+    """One technique, "S-Base", of 3 runs and 2 classes, metrics DP and DI bar, in the released layout."""
+    from pathlib import Path
+
+    base = Path(root) / "raw_bias_numbers"
+    (base / "overall").mkdir(parents=True)
+    (base / "per_class" / "S-Base").mkdir(parents=True)
+    overall = {"DP": [0.02, 0.03, 0.025], "DI bar": [0.2, 0.25, 0.3]}
+    (base / "overall" / "S-Base.yaml").write_text(
+        "".join(f"{k}:\n" + "".join(f"- {v}\n" for v in vals) for k, vals in overall.items()))
+    for i, (c0, c1) in enumerate(per_run):
+        (base / "per_class" / "S-Base" / f"run_{i:02d}.yaml").write_text(
+            f"DP:\n- {c0 / 10}\n- {c1 / 10}\nDI bar:\n- {c0}\n- {c1}\n")
+    return base
+
+
+def test_load_fairness_variance_runs_reads_the_released_layout(tmp_path):
+    from biasamp.datasets import load_fairness_variance_runs
+    from biasamp.stats import run_summary
+
+    _write_fairness_variance(tmp_path)
+    data = load_fairness_variance_runs(tmp_path)  # the clone's folder (its raw_bias_numbers works too)
+    assert data.techniques == ("S-Base",)
+    assert list(data.overall.columns) == ["DP", "DI"]  # "DI bar" is biasamp's DI
+    assert data.overall.loc[("S-Base", 1), "DI"] == 0.25 and data.overall.shape == (3, 2)
+    assert data.per_class.loc[("S-Base", 2, 1), "DI"] == 0.4 and data.per_class.shape == (6, 2)
+    s = run_summary(data.runs("S-Base"))
+    # DI per class: class 0 runs 0.1, 0.2, 0.3 (MaxDiff 0.2), class 1 0.3, 0.2, 0.4 (MaxDiff 0.2): a tie, class 0
+    assert s.per_class_max.loc["DI", "class"] == 0
+    assert s.per_class_max.loc["DI", "std"] == pytest.approx(np.sqrt(0.02 / 3))  # population SD of 0.1, 0.2, 0.3
+    assert s.overall.loc["DP", "maxdiff"] == pytest.approx(0.01)
+    assert load_fairness_variance_runs(tmp_path / "raw_bias_numbers").overall.equals(data.overall)
+    with pytest.raises(ValueError, match="technique must be one of"):
+        data.runs("S-XX")
+
+
+def test_load_fairness_variance_runs_refuses_what_it_cannot_read(tmp_path):
+    from biasamp.datasets import load_fairness_variance_runs
+
+    with pytest.raises(FileNotFoundError, match="lin-tan/fairness-variance"):
+        load_fairness_variance_runs(tmp_path)
+    base = _write_fairness_variance(tmp_path / "a")
+    (base / "per_class" / "S-Base" / "run_00.yaml").write_text("DP: [0.1, 0.2]\n")  # flow style: not the subset
+    with pytest.raises(ValueError, match=r"run_00.yaml, line 1: expected 'metric:' or '- number'"):
+        load_fairness_variance_runs(tmp_path / "a")
+    base = _write_fairness_variance(tmp_path / "b")
+    (base / "per_class" / "S-Base" / "run_00.yaml").write_text("DP:\n- x\n")
+    with pytest.raises(ValueError, match="line 2: 'x' is not a number"):
+        load_fairness_variance_runs(tmp_path / "b")
+    base = _write_fairness_variance(tmp_path / "c")
+    (base / "per_class" / "S-Base" / "run_02.yaml").unlink()
+    with pytest.raises(ValueError, match="3 runs in overall/S-Base.yaml but 2 per-class files"):
+        load_fairness_variance_runs(tmp_path / "c")

@@ -108,7 +108,7 @@ def test_compare_runs_against_scipy():
     lev = st.levene(A / A.mean(), B / B.mean())
     assert res.levene_statistic == pytest.approx(lev.statistic)
     assert res.levene_pvalue == pytest.approx(lev.pvalue)
-    assert res.maxdiff_a == pytest.approx(0.07) and res.std_b == pytest.approx(B.std(ddof=1))
+    assert res.maxdiff_a == pytest.approx(0.07) and res.std_b == pytest.approx(B.std(ddof=0))
     assert res.significant() == {"mean": True, "variance": lev.pvalue < 0.05}
     assert "Cohen's d" in repr(res)
     assert res.to_dict()["effect_size"] == "huge"
@@ -377,7 +377,7 @@ def test_run_summary_fairness_results():
     frame = pd.DataFrame([r.overall for r in runs])
     assert list(s.overall.index) == list(METRICS)
     np.testing.assert_allclose(s.overall["mean"], frame.mean())
-    np.testing.assert_allclose(s.overall["std"], frame.std(ddof=1))
+    np.testing.assert_allclose(s.overall["std"], frame.std(ddof=0))
     np.testing.assert_allclose(s.overall["maxdiff"], frame.max() - frame.min())
     low, high = confidence_interval(frame["DP"])
     assert (s.overall.loc["DP", "ci_low"], s.overall.loc["DP", "ci_high"]) == pytest.approx((low, high))
@@ -387,6 +387,8 @@ def test_run_summary_fairness_results():
     assert s.per_class_max.loc["EOTP", "maxdiff"] == pytest.approx(
         s.by_class.loc["EOTP", "maxdiff"].max()
     )
+    cls = s.per_class_max.loc["EOTP", "class"]
+    assert s.per_class_max.loc["EOTP", "std"] == s.by_class.loc[("EOTP", cls), "std"]
     assert "RunSummary" in repr(s)
     assert s.to_dict()["level"] == 0.95
 
@@ -405,6 +407,59 @@ def test_run_summary_other_inputs():
         run_summary([0.1, {"DP": 0.2}])
     with pytest.raises(TypeError):
         run_summary("runs")
+
+
+def test_stdev_is_the_population_sd_as_qian_et_al_print_it():
+    # 0.10, 0.14, 0.12: mean 0.12, squared deviations 4e-4, 4e-4, 0 -> population SD sqrt(8e-4 / 3), sample SD 0.02
+    s = run_summary([{"DP": 0.10}, {"DP": 0.14}, {"DP": 0.12}])
+    assert s.overall.loc["DP", "std"] == pytest.approx(math.sqrt(8e-4 / 3), rel=1e-12) and s.ddof == 0
+    assert s.overall.loc["DP", ["max", "min", "maxdiff"]].tolist() == pytest.approx([0.14, 0.10, 0.04])
+    assert run_summary([{"DP": 0.10}, {"DP": 0.14}, {"DP": 0.12}], ddof=1).overall.loc["DP", "std"] == \
+        pytest.approx(0.02, rel=1e-12)
+    assert run_summary([0.3, 0.3, 0.3]).overall.loc["value", "std"] == 0.0  # exactly, not float noise
+    res = compare_runs([0.10, 0.14, 0.12], [0.2, 0.2, 0.3])
+    assert res.std_a == pytest.approx(math.sqrt(8e-4 / 3), rel=1e-12)
+    assert compare_runs([0.10, 0.14, 0.12], [0.2, 0.2, 0.3], ddof=1).std_a == pytest.approx(0.02, rel=1e-12)
+    # Cohen's d keeps the sample SDs whatever ddof: (0.12 - 0.2333) / sqrt((0.02^2 + 0.057735^2) / 2)
+    assert res.cohens_d == compare_runs([0.10, 0.14, 0.12], [0.2, 0.2, 0.3], ddof=1).cohens_d
+    assert res.cohens_d == pytest.approx((0.12 - 0.7 / 3) / math.sqrt((0.02**2 + (0.1 / math.sqrt(3))**2) / 2))
+    for bad, kind in ((-1, ValueError), (0.5, TypeError), (True, TypeError)):
+        with pytest.raises(kind, match="ddof"):
+            run_summary([0.1, 0.2], ddof=bad)
+        with pytest.raises(kind, match="ddof"):
+            compare_runs([0.1, 0.2], [0.3, 0.4], ddof=bad)
+
+
+class _PerClassRun:
+    """A run with an ``overall`` mapping and a per-class ``by_class`` table (what run_summary reads of a result)."""
+
+    def __init__(self, by_class: dict):
+        self.by_class = pd.DataFrame(by_class, index=pd.Index(["a", "b"], name="class"))
+        self.overall = self.by_class.mean().to_dict()
+
+
+def test_per_class_columns_are_all_of_the_class_with_the_largest_maxdiff():
+    # M1: class a has the largest MaxDiff (0.9), class b the largest mean (0.5) and STDEV (0.4)
+    # M2: the same with the classes swapped; M3: MaxDiffs equal up to float noise (0.7 - 0.5 < 0.3 - 0.1 in
+    # float64): a tie, the first class (a) is taken
+    m1 = {"a": [0.0, 0.5, 0.5, 0.5, 0.5, 0.9], "b": [0.1, 0.1, 0.1, 0.9, 0.9, 0.9]}
+    m2 = {"a": m1["b"], "b": m1["a"]}
+    m3 = {"a": [0.5, 0.6, 0.7, 0.6, 0.6, 0.6], "b": [0.1, 0.2, 0.3, 0.1, 0.3, 0.2]}
+    assert 0.7 - 0.5 < 0.3 - 0.1  # the float noise the tie rule absorbs
+    m4 = {"a": [np.nan] * 6, "b": [np.nan] * 6}  # undefined for every class in every run
+    runs = [_PerClassRun({m: [v[c][r] for c in ("a", "b")] for m, v in (("M1", m1), ("M2", m2), ("M3", m3),
+                                                                          ("M4", m4))}) for r in range(6)]
+    per = run_summary(runs).per_class_max
+    assert per["class"].tolist()[:3] == ["a", "b", "a"]
+    assert pd.isna(per.loc["M4", "class"]) and np.isnan(per.loc["M4", "std"]) and per.loc["M4", "undefined"]
+    # M1, class a by hand: mean 2.9/6, max 0.9, min 0, MaxDiff 0.9, population SD
+    mean = 2.9 / 6
+    sd = math.sqrt((mean**2 + 4 * (0.5 - mean) ** 2 + (0.9 - mean) ** 2) / 6)
+    assert per.loc["M1", ["mean", "max", "min", "maxdiff", "std"]].tolist() == pytest.approx([mean, 0.9, 0.0, 0.9, sd])
+    assert per.loc["M1", "std"] < 0.4  # class b's SD (0.4) is larger: not each statistic's own maximum
+    assert per.loc["M2"].drop("class").tolist() == per.loc["M1"].drop("class").tolist()
+    assert per.loc["M3", ["mean", "max", "min"]].tolist() == pytest.approx([0.6, 0.7, 0.5])
+    assert per.loc["M3", "n_runs"] == 6
 
 
 # --------------------------------------------------------------------------- #

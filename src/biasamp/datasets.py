@@ -1,7 +1,9 @@
 """Data sets and dataset utilities.
 
 * Built-in, deterministic data for demos, docs and tests
-  (:func:`make_amplification_demo`) and the COMPAS loader (:func:`load_compas`).
+  (:func:`make_amplification_demo`), the COMPAS loader (:func:`load_compas`)
+  and the loader of Qian et al.'s released per-run bias values
+  (:func:`load_fairness_variance_runs`).
 * Sub-datasets of the papers' protocols, returned as row indices
   (:ref:`def-datasets`): :func:`balanced_subset` (DPA Eq. 7),
   :func:`ratio_bounded_subset` (DPA Eq. 8; Wang et al.'s α-balanced sets) and
@@ -24,8 +26,10 @@ __all__ = [
     "COMPAS_FEATURES",
     "CompasData",
     "DemoData",
+    "FairnessVarianceRuns",
     "balanced_subset",
     "load_compas",
+    "load_fairness_variance_runs",
     "make_amplification_demo",
     "oversample_balanced",
     "ratio_bounded_subset",
@@ -220,6 +224,169 @@ def load_compas(
         attr=df["race"].rename("race"),
         task=df[task].astype(int).rename(task),
         frame=df,
+    )
+
+
+# --------------------------------------------------------------------------- #
+# Qian et al. (2021): the released per-run bias values (lin-tan/fairness-variance)
+# --------------------------------------------------------------------------- #
+#: the released files' metric names -> biasamp's ("DI bar" is the normalized disparate impact, biasamp's DI)
+_FV_METRICS = {"DI bar": "DI"}
+
+
+def _read_values_yaml(path) -> dict[str, list[float]]:
+    """A released YAML file: ``metric:`` lines, each followed by ``- number`` lines (the only YAML used there).
+
+    Parsed without a YAML library: any other line raises ``ValueError`` naming the file and line.
+    """
+    out: dict[str, list[float]] = {}
+    key = None
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.rstrip()
+        if not line or line.lstrip().startswith("#"):
+            continue
+        if line.startswith("- ") and key is not None:
+            try:
+                out[key].append(float(line[2:]))
+            except ValueError:
+                raise ValueError(f"{path}, line {number}: {line[2:]!r} is not a number") from None
+        elif line.endswith(":") and not line.startswith((" ", "-")):
+            key = line[:-1].strip().strip("'\"")
+            key = _FV_METRICS.get(key, key)
+            if key in out:
+                raise ValueError(f"{path}, line {number}: metric {key!r} appears twice")
+            out[key] = []
+        else:
+            raise ValueError(f"{path}, line {number}: expected 'metric:' or '- number', got {line!r} (the released "
+                             "files hold one list of numbers per metric)")
+    if not out:
+        raise ValueError(f"{path} holds no metric")
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class _Run:
+    """One training run as :func:`~biasamp.stats.run_summary` reads a result: ``overall`` and ``by_class``."""
+
+    overall: dict
+    by_class: pd.DataFrame
+
+
+@dataclass(frozen=True, eq=False)
+class FairnessVarianceRuns:
+    """The per-run bias values Qian et al. (2021) released for their 27 techniques (16 runs each).
+
+    Attributes
+    ----------
+    overall : pandas.DataFrame
+        One row per (``technique``, ``run``), one column per metric
+        (``DP, DI, SPSF, FPSF, EOFP, EOTP, BA``; the released "DI bar" is
+        biasamp's DI, the normalized disparate impact); fractions.
+    per_class : pandas.DataFrame
+        One row per (``technique``, ``run``, ``class``), the same columns: the
+        per-class values (2 to 211 classes, by technique).
+    techniques : tuple of str
+        The techniques, in the order of the paper's tables (``S-Base`` ...
+        ``N-Flow``) where they are known, then the others sorted.
+    """
+
+    overall: pd.DataFrame
+    per_class: pd.DataFrame
+    techniques: tuple
+
+    def runs(self, technique: str) -> list:
+        """The runs of ``technique`` as :func:`~biasamp.stats.run_summary` takes them (overall and per class).
+
+        ``run_summary(data.runs("S-Base"))`` gives the overall and per-class
+        Mean, Max, Min, MaxDiff and STDEV of the paper's tables.
+        """
+        if technique not in self.techniques:
+            raise ValueError(f"technique must be one of {list(self.techniques)}, got {technique!r}")
+        overall, per_class = self.overall.loc[technique], self.per_class.loc[technique]
+        return [_Run(overall.loc[r].to_dict(), per_class.loc[r]) for r in overall.index]
+
+
+#: the techniques in the order of Qian et al.'s tables (App. D.1, Table 4)
+_FV_ORDER = ("S-Base", "S-RS", "S-UC", "S-GR", "S-DD1", "S-DD2", "S-DD3", "S-DD4", "S-DI1", "S-DI2", "C-Base", "C-R1",
+             "C-R2", "C-R3", "C-A4", "C-A5", "I-Base", "I-R1", "I-R2", "I-R3", "I-A4", "I-A5", "A-Base", "A-L2",
+             "A-ALM", "N-Base", "N-Flow")
+
+
+def load_fairness_variance_runs(path: Any) -> FairnessVarianceRuns:
+    r"""Load the per-run bias values released with Qian et al. (2021) (``lin-tan/fairness-variance``).
+
+    The authors' repository holds, for each of their 27 techniques, the
+    seven bias metrics of 16 fixed-seed training runs:
+    ``raw_bias_numbers/overall/<technique>.yaml`` (metric -> the 16 runs'
+    values) and ``raw_bias_numbers/per_class/<technique>/run_<i>.yaml``
+    (metric -> one value per class). The package ships none of it: clone
+    ``github.com/lin-tan/fairness-variance`` and pass the clone's folder (or
+    its ``raw_bias_numbers`` folder). The files are read without a YAML
+    library (they use one list of numbers per metric; anything else raises).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The clone's folder, or its ``raw_bias_numbers`` folder.
+
+    Returns
+    -------
+    FairnessVarianceRuns
+        ``.overall`` and ``.per_class`` tables, ``.runs(technique)`` for
+        :func:`~biasamp.stats.run_summary`.
+
+    Raises
+    ------
+    FileNotFoundError
+        No ``overall`` folder of YAML files under ``path``.
+    ValueError
+        A file outside the simple format, or a technique whose per-class runs
+        do not match its overall runs (number of runs, metrics).
+
+    Notes
+    -----
+    ``run_summary(data.runs(t))`` with the population STDEV (``ddof=0``,
+    the default) and the per-class columns of the class with the largest
+    MaxDiff reproduces the released table ``raw_data.csv`` and the paper's
+    App. D.1, Table 4 (:math:`\overline{DI}`) to the printed rounding; see
+    ``examples/fairness_variance_table4.py`` and docs/fairness.md.
+
+    References
+    ----------
+    .. [1] S. Qian, H. V. Pham, T. Lutellier, Z. Hu, J. Kim, L. Tan, Y. Yu,
+       J. Chen, S. Shah. "Are My Deep Learning Systems Fair? An Empirical
+       Study of Fixed-Seed Training". NeurIPS 2021.
+    """
+    from pathlib import Path
+
+    root = Path(path)
+    if (root / "raw_bias_numbers").is_dir():
+        root = root / "raw_bias_numbers"
+    files = sorted((root / "overall").glob("*.yaml"))
+    if not files:
+        raise FileNotFoundError(f"no raw_bias_numbers/overall/*.yaml under {Path(path)}: pass a clone of "
+                                "github.com/lin-tan/fairness-variance (or its raw_bias_numbers folder)")
+    known = [t for t in _FV_ORDER if (root / "overall" / f"{t}.yaml").is_file()]
+    techniques = tuple(known + sorted(f.stem for f in files if f.stem not in known))
+    overall, per_class = [], []
+    for tech in techniques:
+        values = _read_values_yaml(root / "overall" / f"{tech}.yaml")
+        frame = pd.DataFrame(values)
+        runs = sorted((root / "per_class" / tech).glob("run_*.yaml"))
+        if len(runs) != len(frame):
+            raise ValueError(f"{tech}: {len(frame)} runs in overall/{tech}.yaml but {len(runs)} per-class files")
+        for i, run in enumerate(runs):
+            by_class = pd.DataFrame(_read_values_yaml(run))
+            if list(by_class.columns) != list(frame.columns):
+                raise ValueError(f"{run}: metrics {list(by_class.columns)} differ from overall/{tech}.yaml's "
+                                 f"{list(frame.columns)}")
+            by_class.index = pd.RangeIndex(len(by_class), name="class")
+            per_class.append(by_class.assign(technique=tech, run=i))
+        overall.append(frame.assign(technique=tech, run=np.arange(len(frame))))
+    return FairnessVarianceRuns(
+        overall=pd.concat(overall, ignore_index=True).set_index(["technique", "run"]),
+        per_class=pd.concat(per_class).reset_index().set_index(["technique", "run", "class"]),
+        techniques=techniques,
     )
 
 

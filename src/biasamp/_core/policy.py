@@ -23,11 +23,13 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 from biasamp._core.validation import BOOL, Interval, OneOf, check
 
-__all__ = ["INCLUDE_SMALL_GROUPS", "MIN_GROUP_SIZE", "SOFT", "SOFT_CHOICES", "THRESHOLD",
+__all__ = ["EXPECTED_RATES", "INCLUDE_SMALL_GROUPS", "MIN_GROUP_SIZE", "SOFT", "SOFT_CHOICES", "THRESHOLD",
            "check_include_small_groups", "check_min_group_size", "check_soft", "check_threshold", "class_index",
            "harden", "harden_maybe", "harden_roles", "joined", "left_out_mask", "small_groups", "warn_small_groups"]
 
 SOFT_CHOICES = ("threshold", "expected")
+#: what the policy says of probabilities counted as expected rates (``soft="expected"``)
+EXPECTED_RATES = "expected rates (probabilities, soft='expected')"
 
 # the declared constraints of the policy's options (biasamp._core.validation): the checkers below and the
 # families' options dataclasses both read them
@@ -88,7 +90,7 @@ def harden_maybe(yt: LabelMatrix, yp: LabelMatrix, soft: str, threshold: float,
     """``(yt, yp, description)``: ``yp`` hardened unless it is hard already or ``soft="expected"``."""
     if yp.soft and soft == "threshold":
         return (yt, *harden(yt, yp, threshold, pos_label))
-    return yt, yp, ("expected rates (probabilities, soft='expected')" if yp.soft else "hard")
+    return yt, yp, (EXPECTED_RATES if yp.soft else "hard")
 
 
 def joined(*descriptions: str) -> str:

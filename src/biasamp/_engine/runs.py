@@ -73,6 +73,22 @@ def _check_magnitude(arr: np.ndarray, name: str) -> None:
         )
 
 
+def _check_ddof(ddof: Any) -> int:
+    """``ddof`` as a non-negative int (0: the population SD, 1: the sample SD), else a named error."""
+    if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral):
+        raise TypeError(f"ddof must be a non-negative integer (0: population SD, 1: sample SD), got {ddof!r}")
+    if ddof < 0:
+        raise ValueError(f"ddof must be a non-negative integer (0: population SD, 1: sample SD), got {ddof}")
+    return int(ddof)
+
+
+def _std(v: np.ndarray, ddof: int) -> float:
+    """The standard deviation with ``ddof`` (exactly 0 for constant values; NaN when ``len(v) <= ddof``)."""
+    if len(v) <= ddof:
+        return math.nan
+    return 0.0 if np.ptp(v) == 0 else float(v.std(ddof=ddof))
+
+
 def _check_bounds(bounds: Any) -> tuple[float, float] | None:
     if bounds is None:
         return None
@@ -287,7 +303,9 @@ class CompareRunsResult(ResultMixin):
         Levene's test on the values divided by their mean (relative variance);
         ``None`` when it is undefined (see ``notes``).
     mean_a, mean_b, std_a, std_b, maxdiff_a, maxdiff_b : float
-        Per-experiment mean, sample STDEV (ddof=1) and MaxDiff (max - min).
+        Per-experiment mean, STDEV (the population SD, ddof=0, unless
+        :func:`compare_runs` was given another ``ddof``; Cohen's d always uses
+        the sample SDs) and MaxDiff (max - min).
     n_a, n_b : int
     notes : tuple of str
         Why a test is undefined, if one is.
@@ -349,7 +367,7 @@ class CompareRunsResult(ResultMixin):
         )
 
 
-def compare_runs(a: Any, b: Any, *, alternative: str | None = "two-sided") -> CompareRunsResult:
+def compare_runs(a: Any, b: Any, *, alternative: str | None = "two-sided", ddof: int = 0) -> CompareRunsResult:
     r"""Compare one metric over the runs of two experiments (Qian et al. 2021, App. B.3).
 
     * **Mann-Whitney U**, two-sided by default (Qian et al. allow either):
@@ -374,6 +392,10 @@ def compare_runs(a: Any, b: Any, *, alternative: str | None = "two-sided") -> Co
     alternative : {"two-sided", "greater", "less"}, default "two-sided"
         The alternative of the U test; a one-sided one only with a direction
         fixed in advance (``None`` is read as ``"two-sided"``).
+    ddof : int, default 0
+        Delta degrees of freedom of the reported STDEV (``std_a``,
+        ``std_b``): 0, the population SD of Qian et al.'s tables; 1, the
+        sample SD. Cohen's d uses the sample SDs whatever ``ddof``.
 
     Returns
     -------
@@ -407,6 +429,7 @@ def compare_runs(a: Any, b: Any, *, alternative: str | None = "two-sided") -> Co
     """
     x = _as_values(a, "a")
     y = _as_values(b, "b")
+    ddof = _check_ddof(ddof)
     if alternative is None:
         alternative = "two-sided"
     elif alternative not in ("greater", "less", "two-sided"):
@@ -446,7 +469,7 @@ def compare_runs(a: Any, b: Any, *, alternative: str | None = "two-sided") -> Co
                 notes.append("Levene undefined: no spread around the medians")
     return CompareRunsResult(
         alternative, float(u.statistic), float(u.pvalue), float(d), cohens_d_label(d), lev_stat, lev_p,
-        float(x.mean()), float(y.mean()), float(sa), float(sb), float(np.ptp(x)), float(np.ptp(y)),
+        float(x.mean()), float(y.mean()), _std(x, ddof), _std(y, ddof), float(np.ptp(x)), float(np.ptp(y)),
         len(x), len(y), tuple(notes),
     )
 
@@ -461,18 +484,24 @@ class RunSummary(ResultMixin):
     Attributes
     ----------
     overall : pandas.DataFrame
-        One row per metric: ``n_runs, mean, std`` (sample, ddof=1), ``maxdiff``
-        (max - min), ``ci_low, ci_high``, and ``undefined``: why the
+        One row per metric: ``n_runs, mean, max, min, maxdiff`` (max - min),
+        ``std`` (STDEV: the population SD, ddof=0, unless another ``ddof``
+        was asked), ``ci_low, ci_high``, and ``undefined``: why the
         statistics that are NaN are undefined (fewer than two runs where the
         metric is defined), empty otherwise.
     by_class : pandas.DataFrame or None
         The same per (metric, class), over the runs where that class's value is
         defined (``n_runs`` says how many); ``None`` without per-class input.
     per_class_max : pandas.DataFrame or None
-        Per metric, the largest per-class ``maxdiff`` and ``std`` over classes
-        (the "Per-class" columns of Qian et al.'s Table 4).
+        Per metric, every statistic of *the one class* with the largest
+        ``maxdiff`` (the first in class order on ties), and that ``class``:
+        the "Per-class" columns of Qian et al.'s tables (App. D.1, Table 4),
+        which print the Mean, Max, Min, MaxDiff and STDEV of one class, not
+        each statistic's own maximum over classes.
     level : float
     method : str
+    ddof : int
+        The delta degrees of freedom of ``std`` (0: population SD).
 
     Notes
     -----
@@ -498,28 +527,30 @@ class RunSummary(ResultMixin):
     per_class_max: pd.DataFrame | None
     level: float
     method: str
+    ddof: int = 0
 
     def to_frame(self) -> pd.DataFrame:
-        """``overall``: one row per metric (``n_runs, mean, std, maxdiff, ci_low, ci_high, undefined``)."""
+        """``overall``: one row per metric (``n_runs, mean, max, min, maxdiff, std, ci_low, ci_high, undefined``)."""
         return self.overall.copy()
 
     def __repr__(self) -> str:
-        return f"RunSummary(level={self.level:g}, method={self.method!r})\n{self.overall.to_string()}"
+        return (f"RunSummary(level={self.level:g}, method={self.method!r}, ddof={self.ddof})\n"
+                f"{self.overall.to_string()}")
 
 
-def _summarise(frame: pd.DataFrame, level: float, method: str, random_state: Any) -> pd.DataFrame:
+def _summarise(frame: pd.DataFrame, level: float, method: str, random_state: Any, ddof: int) -> pd.DataFrame:
     rows = {}
     for col in frame.columns:
         v = frame[col].to_numpy(dtype=np.float64)
         v = v[np.isfinite(v)]
-        row = {"n_runs": len(v), "mean": np.nan, "std": np.nan, "maxdiff": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-               "undefined": ""}
+        row = {"n_runs": len(v), "mean": np.nan, "max": np.nan, "min": np.nan, "maxdiff": np.nan, "std": np.nan,
+               "ci_low": np.nan, "ci_high": np.nan, "undefined": ""}
         if len(v) >= 2:
             _check_magnitude(v, f"runs[{col!r}]")
         if len(v):
-            row.update(mean=float(v.mean()), maxdiff=float(np.ptp(v)))
+            row.update(mean=float(v.mean()), max=float(v.max()), min=float(v.min()), maxdiff=float(np.ptp(v)))
         if len(v) >= 2:
-            row["std"] = float(v.std(ddof=1))
+            row["std"] = _std(v, ddof)
             row["ci_low"], row["ci_high"] = confidence_interval(v, level=level, method=method,
                                                                 random_state=random_state)
         elif len(v) == 1:
@@ -560,7 +591,7 @@ def _numeric_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_summary(
-    runs: Any, *, level: float = 0.95, method: str = "t", random_state: Any = None
+    runs: Any, *, level: float = 0.95, method: str = "t", random_state: Any = None, ddof: int = 0
 ) -> RunSummary:
     r"""Mean, STDEV, MaxDiff and confidence interval of each metric over runs.
 
@@ -582,12 +613,16 @@ def run_summary(
         Interval of the mean (see :func:`confidence_interval`).
     random_state : None, int or Generator
         Seed for ``method="bootstrap"``.
+    ddof : int, default 0
+        Delta degrees of freedom of STDEV: 0, the population SD that Qian et
+        al.'s tables print (their code's ``np.std``); 1, the sample SD.
 
     Returns
     -------
     RunSummary
         ``.overall`` (one row per metric), ``.by_class`` (per metric and class,
-        when the runs carry per-class values) and ``.per_class_max``.
+        when the runs carry per-class values) and ``.per_class_max`` (per
+        metric, the statistics of the class with the largest MaxDiff).
 
     Raises
     ------
@@ -597,10 +632,17 @@ def run_summary(
     Notes
     -----
     For each metric, :math:`\text{maxdiff} = \max_r x_r - \min_r x_r` and
-    STDEV is the sample standard deviation (ddof=1) over the runs r
-    (:ref:`def-compare-runs`). A per-class value that
-    is undefined in some runs is summarised over the other runs; ``n_runs``
-    says how many, and statistics needing 2 values are NaN below that.
+    STDEV is :math:`\sqrt{\sum_r (x_r - \bar x)^2 / (R - \text{ddof})}`
+    over the R runs r, by default the population standard deviation
+    (ddof=0), as Qian et al. print it (:ref:`def-compare-runs`). A per-class
+    value that is undefined in some runs is summarised over the other runs;
+    ``n_runs`` says how many, and statistics needing 2 values are NaN below
+    that. The per-class columns (``per_class_max``) are those of one class,
+    the one with the largest MaxDiff; MaxDiffs equal to :math:`10^{-9}`
+    relative are ties (floating-point noise of equal differences), and the
+    first class in order wins a tie. Measured on the authors' released
+    per-run values: the paper's Table 4 and the released table of every
+    metric are reproduced to the printed rounding (docs/fairness.md).
 
     References
     ----------
@@ -617,6 +659,7 @@ def run_summary(
     level = _check_level(level)
     if method not in _CI_METHODS:
         raise ValueError(f"method must be one of {_CI_METHODS}, got {method!r}")
+    ddof = _check_ddof(ddof)
     by_class_frame = None
     check_random_state(random_state)
     if isinstance(runs, pd.DataFrame):
@@ -649,17 +692,40 @@ def run_summary(
         raise ValueError("runs contains inf values (NaN marks an undefined run; inf is not a metric value)")
     if np.isnan(values).all():
         raise ValueError("runs: every value is NaN (undefined); there is nothing to summarise")
-    overall = _summarise(overall_frame, level, method, random_state)
+    overall = _summarise(overall_frame, level, method, random_state, ddof)
     by_class = per_class_max = None
     if by_class_frame is not None:
         metrics = [c for c in by_class_frame.columns if c not in ("class", "run")]
         parts = []
         for cls_, sub in by_class_frame.groupby("class", sort=False):
-            part = _summarise(sub[metrics], level, method, random_state)
+            part = _summarise(sub[metrics], level, method, random_state, ddof)
             part["class"] = cls_
             parts.append(part.reset_index())
         by_class = (pd.concat(parts, ignore_index=True).set_index(["metric", "class"])
                     .sort_index(level=0, sort_remaining=False))
         by_class = by_class.loc[metrics]
-        per_class_max = by_class.groupby(level="metric", sort=False)[["maxdiff", "std"]].max()
-    return RunSummary(overall, by_class, per_class_max, level, method)
+        per_class_max = _class_of_largest_maxdiff(by_class, metrics)
+    return RunSummary(overall, by_class, per_class_max, level, method, ddof)
+
+
+#: MaxDiffs within this relative distance of the largest are ties (floating-point noise of equal differences)
+_TIE_RTOL = 1e-9
+
+
+def _class_of_largest_maxdiff(by_class: pd.DataFrame, metrics: list) -> pd.DataFrame:
+    """Per metric, the ``by_class`` row of the class with the largest MaxDiff (the first on ties), with its class."""
+    rows = {}
+    for metric in metrics:
+        part = by_class.loc[metric]
+        maxdiff = part["maxdiff"].to_numpy(dtype=np.float64)
+        defined = np.isfinite(maxdiff)
+        if not defined.any():
+            row: dict = dict.fromkeys(part.columns, np.nan)
+            rows[metric] = {"class": None, **row, "n_runs": 0, "undefined": "no class where MaxDiff is defined"}
+            continue
+        top = maxdiff[defined].max()
+        first = int(np.flatnonzero(defined & (maxdiff >= top - _TIE_RTOL * abs(top)))[0])
+        rows[metric] = {"class": part.index[first], **part.iloc[first].to_dict()}
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "metric"
+    return out

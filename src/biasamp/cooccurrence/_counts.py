@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
+from biasamp._core.policy import EXPECTED_RATES, check_soft, check_threshold, harden_roles, joined
 from biasamp._core.rows import RowFilter, add_filters, select_rows
 from biasamp.exceptions import UnknownKeyError
 
@@ -145,6 +146,13 @@ class CooccurrenceCounts:
         What the row layer did before counting (the ``missing=`` choice, the
         rows given, dropped, grouped or of weight 0); ``None`` for a
         hand-built table.
+    predictions : str
+        What the probability policy did to the predictions before they were
+        counted, per role: ``"hard"`` (no probability), e.g.
+        ``"task_pred: thresholded at 0.5 (per label)"``, or ``"task_pred:
+        expected rates (probabilities, soft='expected')"`` (the counts are
+        then expected counts). :func:`~biasamp.directional_from_counts` and
+        :func:`~biasamp.mals_from_counts` report it (:ref:`def-probabilities`).
 
     Notes
     -----
@@ -185,6 +193,7 @@ class CooccurrenceCounts:
     uncounted: frozenset = field(default_factory=frozenset)
     weighted: bool = False
     rows: RowFilter | None = None
+    predictions: str = "hard"
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -201,6 +210,8 @@ class CooccurrenceCounts:
         pairs: Iterable[tuple[str, str]] | None = None,
         sample_weight: Any = None,
         missing: str = "raise",
+        soft: str = "expected",
+        threshold: float = 0.5,
     ) -> CooccurrenceCounts:
         """Count one batch of labels in a single vectorized pass.
 
@@ -229,19 +240,31 @@ class CooccurrenceCounts:
             argument, drop them, or (``"group"``, for a 1-D ``attr`` only)
             make a missing attribute its own class ``"missing"``
             (:ref:`def-missing`). Recorded in ``rows``.
+        soft : {"expected", "threshold"}, default "expected"
+            Probabilities given as predictions: counted as expected counts
+            (``"expected"``, the table's reading since 0.1), or made hard
+            predictions first, as the label-level functions do by default
+            (``"threshold"``: above ``threshold`` per label, the argmax of a
+            multi-class attribute; :ref:`def-probabilities`). Recorded in
+            ``predictions``.
+        threshold : float, default 0.5
+            The threshold of ``soft="threshold"``.
 
         Returns
         -------
         CooccurrenceCounts
         """
+        soft, threshold = check_soft(soft), check_threshold(threshold)
         arrays, weights, rows = select_rows(
             {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
             missing=missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
         a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", attr_classes, allow_soft)
         t = _encode_side(arrays["task"], arrays["task_pred"], "task", task_classes, allow_soft)
+        a, said_a = harden_roles(a, (("attr", "attr_pred"),), soft, threshold)
+        t, said_t = harden_roles(t, (("task", "task_pred"),), soft, threshold)
         return cls.from_encoded(
             [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs,
-            weights=weights, rows=rows,
+            weights=weights, rows=rows, predictions=joined(said_a, said_t),
         )
 
     @classmethod
@@ -253,6 +276,7 @@ class CooccurrenceCounts:
         pairs: Iterable[tuple[str, str]] | None = None,
         weights: np.ndarray | None = None,
         rows: RowFilter | None = None,
+        predictions: str | None = None,
     ) -> CooccurrenceCounts:
         """Count already-encoded label matrices (see :func:`biasamp.labels.encode_labels`).
 
@@ -261,7 +285,10 @@ class CooccurrenceCounts:
         ``"task"``, ``"task_pred"``), and they must come in that order.
         ``pairs`` as in :meth:`from_labels`; ``weights`` are checked row
         weights (one per row, as the row layer returns them) and
-        ``rows`` the row filter recorded with the table.
+        ``rows`` the row filter recorded with the table; ``predictions``
+        what was done to probabilities before they were encoded (e.g. a
+        threshold; default: the matrices that hold probabilities are counted
+        as expected rates).
         """
         for side, roles, allowed in (("attribute", left, ATTR_ROLES), ("task", right, TASK_ROLES)):
             names = [m.name for m in roles]
@@ -281,6 +308,8 @@ class CooccurrenceCounts:
             uncounted=uncounted,
             weighted=weights is not None,
             rows=rows,
+            predictions=joined(*(f"{m.name}: {EXPECTED_RATES}" for m in (*left, *right) if m.soft))
+            if predictions is None else predictions,
         )
 
     def update(self, **batch: Any) -> CooccurrenceCounts:
@@ -308,6 +337,7 @@ class CooccurrenceCounts:
             self.attr_classes, self.task_classes, self.attr_roles, self.task_roles,
             self.gram + other.gram, self.soft_roles | other.soft_roles, self.uncounted,
             self.weighted or other.weighted, add_filters(self.rows, other.rows),
+            joined(self.predictions, other.predictions),
         )
 
     def __radd__(self, other: Any) -> CooccurrenceCounts:
@@ -362,10 +392,13 @@ class CooccurrenceCounts:
             self.gram[np.ix_(rows, cols)], frozenset(r for r in self.soft_roles if r in (*attr_roles, *task_roles)),
             frozenset(p for p in self.uncounted if p[0] in attr_roles and p[1] in task_roles),
             self.weighted, self.rows,
+            joined(*(p for p in self.predictions.split("; ") if p.split(":")[0] in (*attr_roles, *task_roles))),
         )
 
     def __repr__(self) -> str:
         extra = ", weighted" if self.weighted else ""
+        if self.predictions != "hard":
+            extra += f", predictions: {self.predictions}"
         if self.rows is not None and self.rows.changed:
             extra += f", rows: {self.rows.describe()}"
         return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from biasamp._core.crossfit import check_cross_fit
 from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
@@ -28,6 +29,8 @@ def _mals_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tu
         raise ValueError("BiasAmp_MALS needs both predictions: Â (attr_pred or attr_scores) and T̂ "
                          "(task_pred or task_scores)")
     no_train = roles.get("attr_train") is None
+    if not no_train:  # a training set fixes the indicator: cross_fit=True would read its rows as the test rows'
+        check_cross_fit(options.get("cross_fit"), True)
     train = (roles["attr"], roles["task"]) if no_train else (roles["attr_train"], roles["task_train"])
     kwargs: dict = {"attr_pred": roles["attr_pred"], "task_pred": roles["task_pred"]}
     if roles.get("sample_weight") is not None:

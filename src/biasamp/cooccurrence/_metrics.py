@@ -348,6 +348,7 @@ class MALSResult(ResultMixin):
             return f"BiasAmp_MALS = undefined: {self.reason}"
         extra = f", {self.n_undefined} undefined pairs" if self.n_undefined else ""
         extra += ", indicator cross-fitted (2 folds)" if self.cross_fit else ""
+        extra += f"; predictions: {self.predictions}" if self.predictions != "hard" else ""
         lines = [line.strip(" ,") for line in _rows_lines(self.rows, self.train_rows, self.weighted)]
         tail = "".join(f"; {line}" for line in lines)
         return f"BiasAmp_MALS = {fmt(self.value)} ({self.n_tasks} tasks{extra}{tail})"
@@ -625,7 +626,8 @@ def directional_from_counts(
     return DirectionalBiasAmpResult(a_to_t, t_to_a, train_source, test.rows,
                                     train.rows if train_source == "train" else None,
                                     bool(test.weighted or train.weighted),
-                                    small_groups=tuple(c for c, e in zip(test.attr_classes, excluded) if e))
+                                    small_groups=tuple(c for c, e in zip(test.attr_classes, excluded) if e),
+                                    predictions=test.predictions)
 
 
 # --------------------------------------------------------------------------- #
@@ -743,7 +745,8 @@ def directional_from_folds(
     return DirectionalBiasAmpResult(out["A->T"], out["T->A"], "test", test.rows, None,
                                     any(f.weighted for pair in folds.values() for f in pair),
                                     small_groups=tuple(c for c, e in zip(test.attr_classes, excluded) if e),
-                                    cross_fit=True)
+                                    cross_fit=True,
+                                    predictions=joined(*(f.predictions for pair in folds.values() for f in pair)))
 
 
 # --------------------------------------------------------------------------- #
@@ -850,7 +853,8 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts, *, min
     )
     return MALSResult(value, pairs, n_tasks, n_undefined, rows=pred.rows, train_rows=train.rows,
                       weighted=bool(pred.weighted or train.weighted),
-                      small_groups=tuple(c for c, e in zip(pred.attr_classes, excluded) if e))
+                      small_groups=tuple(c for c, e in zip(pred.attr_classes, excluded) if e),
+                      predictions=pred.predictions)
 
 
 _MALS_UNDEFINED = "no task has a positive training instance, so no bias_train(a, t) is defined"
@@ -992,7 +996,7 @@ def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *, min
     return MALSResult(value, pairs, n_tasks, n_undefined, rows=test.rows, train_rows=test.rows,
                       weighted=bool(test.weighted),
                       small_groups=tuple(c for c, e in zip(test.attr_classes, excluded) if e),
-                      cross_fit=True)
+                      cross_fit=True, predictions=test.predictions)
 
 
 _MALS_UNDEFINED_CROSSFIT = ("no pair has a defined term in either fold (a task needs a positive in one fold for its "
@@ -1515,7 +1519,8 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
         first = next(iter(folds.values()))
         return folds, replace(first.tests[0] + first.tests[1], rows=rows), (left, right, w), "test", predictions
     # BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂): #(â,t̂) is not counted
-    test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS, weights=w, rows=rows)
+    test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS, weights=w, rows=rows,
+                                           predictions=predictions)
     if attr_train is None:
         train = test.restrict(["attr"], ["task"])
         if drop_empty_train_rows:
@@ -1554,8 +1559,9 @@ def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None
                                             weights=tw, rows=train_rows)
     left, right = [a["attr_pred"]], [t["task_pred"]]
     check_consistent_length(attr_pred=left[0], task_pred=right[0])
-    return (train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows), (left, right, w),
-            joined(said_a, said_t))
+    predictions = joined(said_a, said_t)
+    return (train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows, predictions=predictions),
+            (left, right, w), predictions)
 
 
 _MALS_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task_pred")})
@@ -1601,6 +1607,7 @@ def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_we
         idx = np.flatnonzero(share > 0)
         tests.append(CooccurrenceCounts.from_encoded([take_rows(m, idx) for m in left],
                                                      [take_rows(m, idx) for m in right], pairs=_MALS_PAIRS,
-                                                     weights=None if w is None else share[idx]))
+                                                     weights=None if w is None else share[idx],
+                                                     predictions=joined(said_a, said_t)))
     folds = Folds(of_rows, tuple(tests), tuple(tests))
     return folds, replace(tests[0] + tests[1], rows=rows), (left, right, w), joined(said_a, said_t)

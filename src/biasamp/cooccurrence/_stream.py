@@ -379,7 +379,7 @@ def counts_of(settings: CooccurrenceSettings, state: CooccurrenceState) -> Coocc
     every = {(a, t) for a in ATTR_ROLES for t in TASK_ROLES}
     full = CooccurrenceCounts(
         settings.attr_classes, settings.task_classes, ATTR_ROLES, TASK_ROLES, state.gram.copy(),
-        state.soft_roles, frozenset(every - settings.pairs), state.weighted, state.rows,
+        state.soft_roles, frozenset(every - settings.pairs), state.weighted, state.rows, state.predictions,
     )
     return full.restrict(*state.roles)
 
@@ -413,7 +413,8 @@ def fold_counts(settings: CooccurrenceSettings, state: CooccurrenceState,
     every = {(a, t) for a in ATTR_ROLES for t in TASK_ROLES}
     return tuple(CooccurrenceCounts(settings.attr_classes, settings.task_classes, ATTR_ROLES, TASK_ROLES,
                                     state.folds[split, f].copy(), state.soft_roles, frozenset(every - settings.pairs),
-                                    state.weighted, None) for f in (0, 1))  # type: ignore[return-value]
+                                    state.weighted, None, state.predictions)
+                 for f in (0, 1))  # type: ignore[return-value]
 
 
 def _given(state: CooccurrenceState) -> list[str]:

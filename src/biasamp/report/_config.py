@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THRESHOLD
-from biasamp._core.policy_options import CROSS_FIT, MISSING, SPLIT_SEED
+from biasamp._core.policy_options import CROSS_FIT, MISSING, SPLIT_SEED, CrossFitOptions
 from biasamp._core.progress import progress_mode
 from biasamp._core.results import to_builtin
 from biasamp._core.validation import NONE, Checked, InstanceOf, Interval, OneOf, Validated, constraints_of, option
@@ -289,17 +289,23 @@ class AuditConfig(Validated):
         """The options the audit forwards to the families that declare them."""
         return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("forward"))
 
-    def family_options(self, key: str) -> dict:
+    def family_options(self, key: str, *, train: bool = False) -> dict:
         """The forwarded options that family ``key`` declares (``Family.options``), as the audit applies them.
 
         ``None`` means "the family's default" and is left out (``pos_label``,
         ``max_size``); a ``reference_group`` mapping (several attributes) is
-        left to the per-attribute audits.
+        left to the per-attribute audits. With a training set (``train``) the
+        cross-fitting options are not forwarded: the training set fixes the
+        signs, so they have no effect (a family given ``cross_fit=True`` with a
+        training set would refuse it, or read the training rows as the test
+        rows' ground truth).
         """
         from biasamp._families import REGISTRY
 
         declared = REGISTRY[key].options
         names = () if declared is None else declared.option_names()
+        if train:
+            names = tuple(n for n in names if n not in CrossFitOptions.option_names())
         return {k: getattr(self, k) for k in self.forwarded() if k in names and getattr(self, k) is not None}
 
     @property

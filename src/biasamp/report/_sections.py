@@ -166,7 +166,8 @@ def _family_result(inp: AuditInputs, opt: AuditConfig, key: str, options: dict |
     if given is not None:
         return given.compute(), given.bootstrap, list(given.notes)
     family = REGISTRY[key]
-    args, kwargs = family.call(inp.family_roles(family), opt.family_options(key) if options is None else options)
+    args, kwargs = family.call(inp.family_roles(family),
+                               opt.family_options(key, train=inp.has_train) if options is None else options)
     replicates = family_n_boot(opt, family) if n_boot is None else n_boot
     if replicates == 0:
         return family.function(*args, **kwargs), None, [NO_INTERVAL]

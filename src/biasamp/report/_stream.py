@@ -1025,7 +1025,7 @@ def _family_setup(family: Family, config: AuditConfig, columns: StreamColumns,
     kind = "multilabel" if columns.multilabel else "binary" if len(task) == 2 else "single"
     if kind not in family.task_kinds:
         return None
-    options = config.family_options(family.key)
+    options = config.family_options(family.key, train=train)
     if family.audit_options is not None:
         options, _ = family.audit_options(options, task, columns.multilabel)
     if family.complete_classes is not None:
