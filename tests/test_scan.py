@@ -282,3 +282,46 @@ def test_result_conversions_and_plot():
     pytest.importorskip("matplotlib")
     ax = res.plot(k=5)
     assert len(ax.get_yticklabels()) == min(5, res.n_scanned)
+
+
+def test_audit_section_and_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from biasamp.cli import main
+
+    rng = np.random.default_rng(21)
+    n = 3000
+    a = rng.choice(["f", "m"], n)
+    t = (rng.random(n) < np.where(a == "f", 0.6, 0.4)).astype(int)
+    tp = np.where(rng.random(n) < 0.9, t, 1 - t)
+    region = rng.choice(["north", "south"], n)
+    planted = region == "south"
+    tp[planted & (a == "f") & (rng.random(n) < 0.5)] = 1
+    tp[planted & (a == "m") & (rng.random(n) < 0.5)] = 0
+    feats = pd.DataFrame({"region": region, "age": rng.integers(18, 80, n)})
+    rep = biasamp.audit(a, t, task_pred=tp, features=feats, sections=["scan"], n_boot=200, progress=False)
+    row = rep.table.iloc[0]
+    assert row.section == "scan" and row.direction == "A->T" and row.reading == "amplified"
+    assert "top subgroup: region = south" in row.note
+    sec = next(s for s in rep.sections if s.key == "scan")
+    assert sec.tables["subgroups"].rule.iloc[0].startswith("region = south")
+    for text in (rep.to_html(), rep.to_markdown(), json.dumps(rep.to_dict()), rep.summary()):
+        assert "subgroup scan" in text
+    # without features the section is left out, not listed as skipped
+    plain = biasamp.audit(a, t, task_pred=tp, sections=["scan"], n_boot=50, progress=False)
+    assert all(s.key != "scan" for s in plain.sections) and "subgroup scan" not in plain.summary()
+    # the statistic is an option; a bad one is named
+    dp = biasamp.audit(a, t, task_pred=tp, features=feats, sections=["scan"], n_boot=50, progress=False,
+                       scan_statistic="DP")
+    assert dp.table.iloc[0].metric.startswith("DP")
+    with pytest.raises(ValueError, match="scan_statistic must be one of"):
+        biasamp.audit(a, t, task_pred=tp, features=feats, scan_statistic="nope")
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"attr": a, "label": t, "label_pred": tp, "region": region}).to_csv(path, index=False)
+    out = CliRunner().invoke(main, ["audit", str(path), "--task", "label", "--features", "region", "--n-boot", "100",
+                                    "--json", str(tmp_path / "r.json")])
+    assert out.exit_code == 0, out.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "scan" in json.dumps(report) and "region = south" in json.dumps(report)
+    bad = CliRunner().invoke(main, ["audit", str(path), "--task", "label", "--features", "nowhere"])
+    assert bad.exit_code != 0 and "nowhere" in bad.output

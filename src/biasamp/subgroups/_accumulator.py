@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from biasamp._core.crossfit import STREAM_FOLDS_NOTE
 from biasamp._core.labels import _sorted_classes
 from biasamp._engine.resample import (
     _group_replicates,
@@ -60,11 +61,11 @@ _MIN_SCAN_GROUPS = 100
 _TEST_ROLES = ("attr", "task", "attr_pred", "task_pred", "sample_weight")
 
 
-def statistic_of(statistic: Any) -> tuple[Family, StatisticSpec]:
-    """The family and declaration of a registered count statistic (``ValueError`` listing them otherwise)."""
+def statistic_of(statistic: Any, name: str = "statistic") -> tuple[Family, StatisticSpec]:
+    """The family and declaration of a registered count statistic (``ValueError`` naming ``name`` otherwise)."""
     names = [s.name for fam in REGISTRY if fam.stream is not None for s in fam.statistics]
     if not isinstance(statistic, str) or statistic not in names:
-        raise ValueError(f"statistic must be one of the registered count statistics {names}, got {statistic!r}")
+        raise ValueError(f"{name} must be one of the registered count statistics {names}, got {statistic!r}")
     fam, spec = REGISTRY.statistic(statistic)
     return fam, spec
 
@@ -189,7 +190,7 @@ class ScanAccumulator:
             raise TypeError("levels must be a non-empty sequence of FeatureLevels (one per feature)")
         self.levels, self.max_order, self.n_boot = levels, int(max_order), int(n_boot)
         self.seed = seed_int(random_state)
-        self.train, self.stream, self.rows_seen = bool(train), int(stream), 0
+        self.train, self.stream, self.rows_seen, self.batches = bool(train), int(stream), 0, 0
         self.family = Accumulator.for_family(fam.key, classes, **options)
         self.options = dict(options)
         order = min(self.max_order, len(levels))
@@ -291,6 +292,7 @@ class ScanAccumulator:
             self.sizes += np.bincount(atom, weights=w, minlength=self.n_atoms)
         self.family.state.add_(state)
         self.rows_seen += n
+        self.batches += 1
         return self
 
     # ------------------------------------------------------------------ merging
@@ -315,6 +317,7 @@ class ScanAccumulator:
                 self.boot += other.boot
         self.sizes += other.sizes
         self.rows_seen += other.rows_seen
+        self.batches += other.batches
         return self
 
     def copy(self) -> ScanAccumulator:
@@ -421,7 +424,8 @@ class ScanAccumulator:
         frame.insert(1, "order", [orders[i] for i in keep])
         frame.insert(2, "n", sizes[keep])
         frame["conditions"] = [conds[i] for i in keep]
-        notes = rule_notes(self.levels) + list(plan.notes)
+        # one batch of test rows is the one-shot split: the streamed layers' note on per-batch folds does not apply
+        notes = rule_notes(self.levels) + [n for n in plan.notes if self.batches > 1 or n != STREAM_FOLDS_NOTE]
         return ScanResult.build(frame, statistic=spec.name, family=fam.title, level=level, n_boot=self.n_boot,
                                 critical_value=band.critical, overall=overall, max_order=self.max_order,
                                 min_group_size=float(min_group_size), n_candidates=len(rules),

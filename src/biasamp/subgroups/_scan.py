@@ -45,7 +45,7 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
          attr_train: Any = None, task_train: Any = None, statistic: str = "A->T", max_order: int = 2,
          min_group_size: float = 100, level: float = 0.95, n_boot: int = 1000, random_state: Any = None,
          sample_weight: Any = None, train_sample_weight: Any = None, levels: Any = None,
-         **options: Any) -> ScanResult:
+         min_class_size: int | None = None, **options: Any) -> ScanResult:
     """Where a statistic lives: every subgroup of up to ``max_order`` conditions, with selection-adjusted intervals.
 
     Every subpopulation defined by up to ``max_order`` conditions
@@ -99,6 +99,10 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
     levels : sequence of FeatureLevels, optional
         The features' levels (default: :func:`feature_levels` of
         ``features``).
+    min_class_size : int, optional
+        The family's own small-group rule (its ``min_group_size``: attribute
+        classes or groups with fewer test rows are left out of the value),
+        applied on the whole population; default the family's (30).
     **options
         The family's options (``threshold``, ``soft``, ``cross_fit``,
         ``cross_fit_random_state``, ``include_small_groups``, ``metrics``,
@@ -175,6 +179,8 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
         if roles[r] is not None and len(roles[r]) != n:
             raise ValueError(f"{r} has {len(roles[r])} rows, features has {n}: one row of features per test row")
     levels = feature_levels(frame) if levels is None else tuple(levels)
+    if min_class_size is not None:
+        options["min_group_size"] = min_class_size
     train = attr_train is not None and fam.stream is not None and fam.stream.count_train is not None
     acc = ScanAccumulator(statistic, find_classes(fam, roles), levels, max_order=max_order, n_boot=n_boot,
                           random_state=random_state, train=train, **options)
