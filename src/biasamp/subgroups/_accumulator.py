@@ -175,6 +175,9 @@ class ScanAccumulator:
     2
     """
 
+    #: where each Dask partition's rows start (their global positions: :func:`biasamp.dask.scan` sets it)
+    partition_starts: tuple = ()
+
     def __init__(self, statistic: str, classes: Mapping[str, Any], levels: Sequence[FeatureLevels], *,
                  max_order: int = 2, n_boot: int = 1000, random_state: Any = None, train: bool = False,
                  stream: int = 0, **options: Any) -> None:
@@ -341,7 +344,11 @@ class ScanAccumulator:
     # ------------------------------------------------------------------ the scan
     def _subgroups(self) -> tuple[sparse.csr_matrix, list[str], list[int], list[tuple]]:
         """Every candidate subgroup as a sum of atoms: membership (S, atoms), rules, orders, conditions."""
-        rows, cols, rules, orders, conds = [], [], [], [], []
+        rows: list[int] = []
+        cols: list[int] = []
+        rules: list[str] = []
+        orders: list[int] = []
+        conds: list[tuple] = []
         order = len(self.tuples[0])
         for j in range(1, order + 1):
             for subset in itertools.combinations(range(len(self.levels)), j):
