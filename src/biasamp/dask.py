@@ -1232,7 +1232,7 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
          classes: dict | None = None, split_every: int = 8, **options: Any) -> Any:
     """The subgroup scan (:func:`biasamp.scan`) of Dask DataFrames/Series: the same result as in memory.
 
-    Every partition is counted by a :class:`biasamp.subgroups.ScanAccumulator`
+    Every partition is counted by a :class:`biasamp.ScanAccumulator`
     (its rows' bootstrap groups hashed from their global positions, so the
     groups are those of the in-memory scan), the accumulators are merged in a
     tree, and the band is computed once. The features' levels are fixed
@@ -1256,7 +1256,7 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
 
     Returns
     -------
-    biasamp.subgroups.ScanResult
+    biasamp.ScanResult
     """
     import dask
 

@@ -117,7 +117,7 @@ class ScanAccumulator:
 
     :func:`biasamp.scan` is one batch of it; feed it batches (``update``,
     ``update_train``), merge accumulators of other partitions (``merge``,
-    ``+``), then ask for the :class:`ScanResult` (``result``). The levels of
+    ``+``), then ask for the :class:`~biasamp.ScanResult` (``result``). The levels of
     the features are fixed up front (every batch encodes a row alike).
 
     Parameters
@@ -149,7 +149,7 @@ class ScanAccumulator:
     :math:`l_i^\\top r_i` (the family's replicate rows) to the table of
     (atom, group), where the atom is its cell on each tuple of ``max_order``
     features and the group :math:`g_i = h(\\text{row id}_i, \\text{seed})`
-    (:func:`biasamp._engine.resample.stream_groups`), so batches, merges and
+    (a hash of the row id and the seed), so batches, merges and
     Dask partitions give the tables of the one-shot scan; a cross-fitted
     family splits each batch (one batch: the one-shot split).
 

@@ -110,13 +110,13 @@ class ScanResult(ResultMixin):
         return int(self.subgroups["flagged"].sum())
 
     def top(self, k: int = 10) -> pd.DataFrame:
-        """The ``k`` subgroups with the most adjusted evidence (the first ``k`` rows of :attr:`subgroups`)."""
+        """The ``k`` subgroups with the most adjusted evidence (the first ``k`` rows of ``subgroups``)."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         return self.subgroups.head(int(k)).reset_index(drop=True)
 
     def to_frame(self) -> pd.DataFrame:
-        """:attr:`subgroups` (a copy), with the statistic and the level as attributes (``.attrs``)."""
+        """``subgroups`` (a copy), with the statistic and the level as attributes (``.attrs``)."""
         out = self.subgroups.copy()
         out.attrs.update(statistic=self.statistic, level=self.level, critical_value=self.critical_value)
         return out

@@ -17,7 +17,7 @@ def feature_levels(features: Any) -> tuple[FeatureLevels, ...]:
     Categorical, string and boolean columns keep their values; numeric
     columns with at most 10 distinct values keep them, others are cut at
     their quartiles; missing values are a level ``"missing"``. Give the result
-    to :class:`biasamp.subgroups.ScanAccumulator` (or :func:`scan`'s ``levels``) so
+    to :class:`biasamp.ScanAccumulator` (or :func:`biasamp.scan`'s ``levels``) so
     that every batch is read alike.
 
     Parameters
@@ -51,7 +51,7 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
     Every subpopulation defined by up to ``max_order`` conditions
     ``feature = value`` on the columns of ``features`` (numeric columns with
     more than 10 distinct values cut at their quartiles, missing values a level
-    of their own: :func:`feature_levels`) with at least ``min_group_size`` rows
+    of their own: :func:`~biasamp.subgroups.feature_levels`) with at least ``min_group_size`` rows
     (weighted) gets the statistic, an interval and a p-value **adjusted for the
     selection over every subgroup scanned**: a simultaneous max-t band from one
     grouped bootstrap of all the subgroups at once, so that, with probability
@@ -97,7 +97,7 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
     sample_weight, train_sample_weight : array-like, optional
         Weights of the test and training rows.
     levels : sequence of FeatureLevels, optional
-        The features' levels (default: :func:`feature_levels` of
+        The features' levels (default: :func:`~biasamp.subgroups.feature_levels` of
         ``features``).
     min_class_size : int, optional
         The family's own small-group rule (its ``min_group_size``: attribute
