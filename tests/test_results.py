@@ -75,6 +75,8 @@ def _results(d) -> dict:
         "Thresholds": biasamp.calibrate_thresholds(scores, rates=[0.2, 0.5, 0.1]),
         "CurveResult": biasamp.threshold_curve(biasamp.bias_amp_directional, d.attr, d.task,
                                                task_scores=d.task_pred * 0.6 + 0.2, thresholds=[0.1, 0.5, 0.9]),
+        "ScanResult": biasamp.scan(d.attr, d.task, task_pred=d.task_pred, n_boot=30, random_state=0,
+                                   features=pd.DataFrame({"site": np.arange(len(d.attr)) % 3})),
         "Report": biasamp.audit(d.attr, d.task, attr_pred=d.attr_pred, task_pred=d.task_pred,
                                 attr_train=d.attr_train, task_train=d.task_train, n_boot=20, n_boot_multi=5,
                                 n_iter=2, attacker="tabular", progress=False, exclude=["dpa", "leakage"]),
@@ -103,6 +105,7 @@ SEVERAL = {
     "Report": ("table",),
     "BootstrapResult": ("estimate",),
     "CurveResult": ("values",),
+    "ScanResult": ("overall", "subgroups"),
 }
 
 # Allow-list, to be emptied by their owners (their modules are being rewritten

@@ -89,6 +89,9 @@ _MODULE_OF = {
         "CooccurrenceCounts",
     ], "biasamp.counts"),
     **dict.fromkeys([
+        "ScanAccumulator", "ScanResult", "scan",
+    ], "biasamp.subgroups"),
+    **dict.fromkeys([
         "CurveResult", "checkpoint_curve", "threshold_curve",
     ], "biasamp.curves"),
     **dict.fromkeys([
@@ -228,4 +231,9 @@ if TYPE_CHECKING:  # type checkers and IDEs see the names as if imported eagerly
         compare_runs,
         confidence_interval,
         run_summary,
+    )
+    from .subgroups import (
+        ScanAccumulator,
+        ScanResult,
+        scan,
     )

@@ -18,6 +18,7 @@ default, or a ``dask.distributed.Client`` once one exists.
 * :func:`multi_bias_amp` (:ref:`def-multi`): two passes over the data, one to collect
   the candidate combinations (distinct training task sets and their
   multiplicities), one to count them;
+* :func:`scan` (docs/scan.md): the subgroup scan, its tables counted per partition and added;
 * :func:`dpa`, :func:`leakage_amplification` (:ref:`def-predictability`): the in-memory
   functions with their iterations dispatched to a Dask cluster through
   joblib's ``"dask"`` backend; per-iteration seeds are fixed before dispatch,
@@ -68,6 +69,7 @@ __all__ = [
     "fairness_metrics",
     "leakage_amplification",
     "multi_bias_amp",
+    "scan",
     "partitions",
     "tree_merge",
 ]
@@ -1202,3 +1204,92 @@ def leakage_amplification(attr: Any, task: Any, *, task_pred: Any, **kwargs: Any
     from biasamp.predictability._metrics import leakage_amplification as _la
 
     return _on_dask(_la, (attr, task), dict(kwargs, task_pred=task_pred))
+
+
+# --------------------------------------------------------------------------- #
+# the subgroup scan
+# --------------------------------------------------------------------------- #
+def _scan_part(acc: Any, **parts: Any) -> Any:
+    """One partition of test rows into a copy of the scan's template (row ids: the rows' global positions)."""
+    features = parts.pop("features")
+    start = acc.partition_starts[acc.stream]
+    rows = np.arange(start, start + len(features), dtype=np.int64)
+    return acc.update(features, parts, row_ids=rows)
+
+
+def _scan_train(acc: Any, **parts: Any) -> Any:
+    return acc.update_train(parts)
+
+
+def _scan_prepass(acc: Any, **parts: Any) -> Any:
+    return acc.prepass(parts)
+
+
+def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pred: Any = None,
+         attr_train: Any = None, task_train: Any = None, statistic: str = "A->T", max_order: int = 2,
+         min_group_size: float = 100, level: float = 0.95, n_boot: int = 1000, random_state: Any = None,
+         sample_weight: Any = None, train_sample_weight: Any = None, levels: Any = None,
+         classes: dict | None = None, split_every: int = 8, **options: Any) -> Any:
+    """The subgroup scan (:func:`biasamp.scan`) of Dask DataFrames/Series: the same result as in memory.
+
+    Every partition is counted by a :class:`biasamp.ScanAccumulator`
+    (its rows' bootstrap groups hashed from their global positions, so the
+    groups are those of the in-memory scan), the accumulators are merged in a
+    tree, and the band is computed once. The features' levels are fixed
+    first: given (``levels``), or found by the in-memory rule on the feature
+    columns (brought to the client, one pass); the family's class lists
+    likewise (``classes``, or one pass over the ground truth).
+
+    Parameters
+    ----------
+    attr, task, attr_pred, task_pred, attr_train, task_train, sample_weight, train_sample_weight
+        As :func:`biasamp.scan`, as Dask Series (or DataFrames for
+        multi-label tasks) partitioned like ``features``.
+    features : dask.dataframe.DataFrame
+        The columns whose values define the subgroups.
+    statistic, max_order, min_group_size, level, n_boot, random_state, levels, **options
+        As :func:`biasamp.scan`.
+    classes : dict, optional
+        The family's class lists (``{"attr": [...], "task": [...]}``).
+    split_every : int, default 8
+        Fan-in of the merge tree.
+
+    Returns
+    -------
+    biasamp.ScanResult
+    """
+    import dask
+
+    from biasamp.subgroups import ScanAccumulator, feature_levels
+    from biasamp.subgroups._accumulator import statistic_of
+
+    fam, spec = statistic_of(statistic)
+    decl = _declaration(fam.key)
+    test = {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred,
+            "sample_weight": sample_weight}
+    train = {"attr_train": attr_train, "task_train": task_train, "train_sample_weight": train_sample_weight}
+    missing = [r for r in spec.needs if test.get(r) is None]
+    if missing:
+        raise ValueError(f"statistic {statistic!r} needs {' and '.join(missing)}")
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    _check_kinds({"features": features, **test, **train})
+    if levels is None:
+        levels = feature_levels(features.compute())
+    found = _find_classes(decl, {r: (r, x) for r, x in test.items() if x is not None},
+                          {r: (r, x) for r, x in train.items() if x is not None}, dict(classes or {}),
+                          check_missing(options.get("missing", "raise")))
+    counts_train = attr_train is not None and decl.count_train is not None
+    template = ScanAccumulator(statistic, found, levels, max_order=max_order, n_boot=n_boot,
+                               random_state=random_state, train=counts_train, **options)
+    lengths = features.map_partitions(len).compute()
+    template.partition_starts = tuple(int(x) for x in np.concatenate([[0], np.cumsum(np.asarray(lengths))]))
+    if template.phase == "collect":
+        source = train if attr_train is not None else test
+        (template,) = dask.compute(tree_merge(_count_partitions(_scan_prepass, template, source), split_every))
+        template.end_prepass()
+    parts = _count_partitions(_scan_part, template, {"features": features, **test})
+    if counts_train:
+        parts += _count_partitions(_scan_train, template, train)
+    (acc,) = dask.compute(tree_merge(parts, split_every))
+    return acc.result(level=level, min_group_size=min_group_size)

@@ -610,21 +610,36 @@ def add_group_tables(out: np.ndarray, left: sparse.spmatrix, right: sparse.spmat
     rows, so the cost is that of one count table of the batch (no Kronecker
     design, no per-row loop).
     """
-    n_groups, wl, wr = out.shape
+    add_keyed_tables(out, left, right, stream_groups(row_ids, out.shape[0], seed) if len(row_ids) else
+                     np.zeros(0, dtype=np.int64), what="row ids")
+
+
+def add_keyed_tables(out: np.ndarray, left: sparse.spmatrix, right: sparse.spmatrix, keys: np.ndarray,
+                     what: str = "keys") -> None:
+    """Add row ``i``'s ``left[i]ᵀ right[i]`` to the table ``out[keys[i]]`` of ``out`` ``(K, wl, wr)``, in place.
+
+    All the keys' tables are one sparse product: the left rows spread over
+    ``K x wl`` columns (row ``i``'s entries shifted to the block of its key),
+    transposed, times the right rows, so the cost is that of one count table
+    of the rows (no Kronecker design, no per-row loop). The hashed group tables
+    of a streamed bootstrap (:func:`add_group_tables`) and the subgroup scan's
+    (subgroup, group) tables are such keyed tables.
+    """
+    n_keys, wl, wr = out.shape
     left = sparse.csr_matrix(left, dtype=np.float64)
     right = sparse.csr_matrix(right, dtype=np.float64)
     n = left.shape[0]
-    if left.shape[1] != wl or right.shape != (n, wr) or len(row_ids) != n:
-        raise ValueError(f"a batch of {n} rows needs left ({n}, {wl}), right ({n}, {wr}) and {n} row ids, got "
-                         f"{left.shape}, {right.shape} and {len(row_ids)}")
+    if left.shape[1] != wl or right.shape != (n, wr) or len(keys) != n:
+        raise ValueError(f"a batch of {n} rows needs left ({n}, {wl}), right ({n}, {wr}) and {n} {what}, got "
+                         f"{left.shape}, {right.shape} and {len(keys)}")
     if n == 0:
         return
-    group = stream_groups(row_ids, n_groups, seed)
-    shift = np.repeat(group * wl, np.diff(left.indptr))  # the block of every stored entry's row
+    keys = np.asarray(keys, dtype=np.int64)
+    shift = np.repeat(keys * wl, np.diff(left.indptr))  # the block of every stored entry's row
     spread = sparse.csr_matrix((left.data, left.indices.astype(np.int64) + shift, left.indptr),
-                               shape=(n, n_groups * wl))
-    part = (spread.T.tocsr() @ right).tocoo()  # (G*wl, wr); a product has no duplicate entries
+                               shape=(n, n_keys * wl))
+    part = (spread.T.tocsr() @ right).tocoo()  # (K*wl, wr); a product has no duplicate entries
     if not (out.flags.c_contiguous and out.flags.writeable):
         raise ValueError("the group tables must be a writeable C-contiguous array (they are updated in place)")
-    flat = out.reshape(n_groups * wl, wr)  # a view
+    flat = out.reshape(n_keys * wl, wr)  # a view
     flat[part.row, part.col] += part.data

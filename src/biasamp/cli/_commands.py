@@ -686,9 +686,16 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
               help="The model's image captions: adds the captioning section (LIC, DBAC) [default: caption_pred].")
 @click.option("--captions", multiple=True, metavar="COLUMN",
               help="Human caption column(s), repeatable [default: caption, or caption_1, caption_2, ...].")
+@click.option("--features", multiple=True, metavar="COL,COL",
+              help="Feature columns of the subgroup scan (where the model amplifies; docs/scan.md), repeatable or "
+                   "comma-separated: adds its section.")
+@click.option("--scan-statistic", default=None, metavar="NAME",
+              help="Statistic of the subgroup scan, e.g. 'T->A', 'DP', 'MALS' [default: A->T with task "
+                   "predictions, else T->A].")
 @_common_options
 def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, task_pred, pos_label, weight, missing,
-                  title, stream, max_memory, batch_size, dpa_rows, n_jobs, captions_pred, captions, common):
+                  title, stream, max_memory, batch_size, dpa_rows, n_jobs, captions_pred, captions, features,
+                  scan_statistic, common):
     """Audit the predictions in DATA (CSV, Parquet, or a folder of Parquet files; one row per test instance).
 
     \b
@@ -733,7 +740,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         from biasamp.report._stream import stream_audit
 
         unsupported = [o for o, given in (("--intersect", combos), ("--missing", missing != "raise"),
-                                          ("--pos-label", pos_label), ("--captions-pred", captions_pred)) if given]
+                                          ("--pos-label", pos_label), ("--captions-pred", captions_pred),
+                                          ("--features", features)) if given]
         if unsupported:
             raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
                                    "load the data in memory")
@@ -804,6 +812,11 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         kwargs["captions"] = caption_frame(frame, captions_pred, _split(captions))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if features:  # the subgroup scan's columns
+        _require(frame, _split(features), data, "feature")
+        kwargs["features"] = frame[_split(features)].reset_index(drop=True)
+    if scan_statistic is not None:
+        kwargs["scan_statistic"] = scan_statistic
     if missing != "raise":
         kwargs["missing"] = missing
     if pos_label is not None:

@@ -21,7 +21,7 @@ import dataclasses
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,13 @@ def _check_keys(name: str) -> Checked:
         return keys
 
     return Checked(checker, "a list of section keys")
+
+
+def _check_scan_statistic(name: Any) -> Any:
+    from biasamp.subgroups._accumulator import statistic_of
+
+    statistic_of(name, "scan_statistic")  # ValueError listing the registered statistics
+    return name
 
 
 def _check_progress(progress: Any) -> Any:
@@ -156,6 +163,14 @@ class AuditConfig(Validated):
         ``cross_fit_random_state`` seeds the split (None: a fixed split).
         With a training set they have no effect (the training set gives the
         signs); docs/definitions.md, "No training set".
+    scan_statistic : str, optional
+        The statistic of the subgroup scan section (run when ``features`` are
+        given): any registered count statistic; default BiasAmp→ A→T when
+        task predictions are given, else T→A (docs/scan.md).
+    scan_max_order : int, default 2
+        Conditions per subgroup at most.
+    scan_min_group_size : float, default 100
+        Rows (weighted) a subgroup needs to be scanned.
     top_k : int, default 10
         Rows of the "top contributors" tables and charts.
     title : str, default "biasamp audit"
@@ -238,6 +253,11 @@ class AuditConfig(Validated):
     cross_fit: bool | None = _forward(None, *CROSS_FIT, doc="signs without a training set: cross-fitted (None) or "
                                       "the plug-in of the test rows (False)")
     cross_fit_random_state: Any = _forward(None, *SPLIT_SEED, doc="seed of the two-fold split (None: fixed)")
+    # the subgroup scan
+    scan_statistic: str | None = option(None, NONE, Checked(_check_scan_statistic, "a registered count statistic"),
+                                        doc="statistic of the subgroup scan (None: A->T, else T->A)")
+    scan_max_order: int = option(2, Interval(Integral, 1, None), doc="conditions per subgroup at most")
+    scan_min_group_size: float = option(100, Interval(Real, 1, None), doc="rows a scanned subgroup needs")
     # the report
     top_k: int = option(10, Interval(Integral, 1, None), doc="rows of the top-contributor tables and charts")
     title: str = option("biasamp audit", InstanceOf(str), doc="report title")

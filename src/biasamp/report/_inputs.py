@@ -63,6 +63,7 @@ class AuditInputs(Batch):
     results: dict = field(default_factory=dict)
     description: dict = field(default_factory=dict)
     captions: Any = None  # biasamp.captioning.section.caption_inputs of audit(captions=...)
+    features: Any = None  # audit(features=...): the subgroup scan's columns, one row per test row
 
     attr = _role("attr", "Test ground truth of the protected attribute.")
     task = _role("task", "Test ground truth of the task.")
@@ -168,17 +169,35 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
     return inp
 
 
+def _every_test_row(name: str, section: str, inp: AuditInputs) -> None:
+    """``ValueError`` when the row selection dropped test rows: ``name`` (one row per test row) needs them all."""
+    test_rows = inp.rows[0] if inp.rows else None
+    if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight):
+        raise ValueError(f"{name}: {test_rows.describe()}, but the {section} section needs every test row; drop "
+                         "those rows before the audit")
+
+
 def _caption_inputs(captions: Any, inp: AuditInputs) -> dict | None:
     """``audit(captions=...)`` checked (``caption_inputs``); the captioning section needs every test row."""
     if captions is None:
         return None
     from biasamp.captioning.section import caption_inputs
 
-    test_rows = inp.rows[0] if inp.rows else None
-    if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight):
-        raise ValueError(f"captions: {test_rows.describe()}, but the captioning section needs every test row; drop "
-                         "those rows before the audit")
+    _every_test_row("captions", "captioning", inp)
     return caption_inputs(captions, inp.n)
+
+
+def _feature_inputs(features: Any, inp: AuditInputs) -> Any:
+    """``audit(features=...)`` checked: a DataFrame of one row per test row (the subgroup scan's columns)."""
+    if features is None:
+        return None
+    from biasamp.subgroups._levels import feature_frame
+
+    frame = feature_frame(features)
+    _every_test_row("features", "subgroup scan", inp)
+    if len(frame) != inp.n:
+        raise ValueError(f"features has {len(frame)} rows, the test labels {inp.n}: one row of features per test row")
+    return frame
 
 
 def _classes(x: Any) -> list:

@@ -48,6 +48,7 @@ from biasamp.report._inputs import (
     AuditInputs,
     _caption_inputs,
     _describe,
+    _feature_inputs,
     _prepare,
     _rows_notes,
     level_size_warning,
@@ -193,6 +194,7 @@ def audit(
     intersect: Any = None,
     sample_weight: Any = None,
     captions: Any = None,
+    features: Any = None,
     config: AuditConfig | None = None,
     **keywords: Any,
 ) -> Report:
@@ -318,6 +320,11 @@ def audit(
         attackers' training and scored images, optional). Adds the
         captioning section (LIC, DBAC, caption gender statistics;
         docs/captioning.md); without it the section is left out.
+    features : DataFrame, optional
+        One row per test row: the columns on which the subgroup scan
+        (:func:`biasamp.scan`, docs/scan.md) looks for where the statistic
+        lives (``scan_statistic``, by default BiasAmp→ A→T when task
+        predictions are given, else T→A); without it the section is left out.
 
     Returns
     -------
@@ -384,11 +391,12 @@ def audit(
         return audit_attributes(attr, task, intersect=intersect, attr_pred=attr_pred, task_pred=task_pred,
                                 attr_train=attr_train, task_train=task_train, attr_val_scores=attr_val_scores,
                                 task_val_scores=task_val_scores, sample_weight=sample_weight, captions=captions,
-                                config=config)
+                                features=features, config=config)
     chosen = _chosen_builders(config.sections, config.exclude, config.errors)
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores,
                    sample_weight=sample_weight, missing=config.missing)
     inp.captions = _caption_inputs(captions, inp)
+    inp.features = _feature_inputs(features, inp)
     # before any work: an attribute with few rows per level (an identifier?) is said up front, not after minutes
     names = config.names or {}
     few = level_size_warning(inp.attr, names.get("attr") or getattr(inp.attr, "name", None) or "attr",

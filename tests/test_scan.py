@@ -1,0 +1,327 @@
+"""The subgroup scan (``biasamp.scan``): every registered count statistic, the planted subgroup, the band.
+
+Values checked independently: the population's value against the family's
+own function, a subgroup's value (with a training set, or a family without
+signs) against the function on the subgroup's rows, the quartile bins
+against ``np.quantile``, the streamed and Dask scans against the one-shot
+scan, the band's algebra (p ≤ 1 − level exactly when the interval excludes 0).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import biasamp
+from biasamp._families import REGISTRY
+from biasamp.exceptions import BiasampWarning
+from biasamp.subgroups import ScanAccumulator, feature_levels, scan
+
+STATISTICS = [(fam, s) for fam in REGISTRY if fam.stream is not None for s in fam.statistics]
+IDS = [s.name for _, s in STATISTICS]
+
+
+def _population(seed: int = 0, n: int = 2400) -> dict:
+    rng = np.random.default_rng(seed)
+    feats = pd.DataFrame({"region": rng.choice(["n", "s", "e"], n), "x": rng.normal(size=n),
+                          "flag": rng.random(n) < 0.5})
+    attr = rng.integers(0, 2, n)
+    attr_pred = np.where(rng.random(n) < 0.85, attr, 1 - attr)
+    task = (rng.random(n) < np.where(attr == 1, 0.6, 0.35)).astype(int)
+    task_pred = np.where(rng.random(n) < 0.8, task, 1 - task)
+    multi = (rng.random((n, 3)) < np.where(attr[:, None] == 1, 0.6, 0.3)).astype(int)
+    multi_pred = np.where(rng.random((n, 3)) < 0.85, multi, 1 - multi)
+    return {"features": feats, "attr": attr, "attr_pred": attr_pred, "task": task, "task_pred": task_pred,
+            "multi": multi, "multi_pred": multi_pred}
+
+
+def _roles(fam, data: dict) -> dict:
+    multi = fam.task_kinds == ("multilabel",)
+    return {"attr": data["attr"], "task": data["multi"] if multi else data["task"],
+            "attr_pred": data["attr_pred"], "task_pred": data["multi_pred"] if multi else data["task_pred"]}
+
+
+def _function_value(fam, spec, roles: dict, **options) -> float:
+    args, kwargs = fam.call({r: v for r, v in roles.items() if r in (*fam.roles, "attr", "task")}, options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BiasampWarning)
+        return spec.read(fam.function(*args, **kwargs))[0]
+
+
+@pytest.mark.parametrize(("fam", "spec"), STATISTICS, ids=IDS)
+def test_every_statistic_scans(fam, spec):
+    data = _population()
+    roles = _roles(fam, data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BiasampWarning)
+        res = scan(**roles, features=data["features"], statistic=spec.name, n_boot=200, random_state=1)
+    # the population's value is the family's function on every row (cross-fitted where it cross-fits)
+    assert res.overall == pytest.approx(_function_value(fam, spec, roles), abs=1e-12)
+    sub = res.subgroups
+    # 3 + 4 + 2 order-1 levels, and every pair of them, each kept when it has >= 100 rows
+    assert len(sub) == res.n_candidates - int((sub["n"] < 100).sum())
+    assert (sub["n"] >= 100).all() and res.n_candidates == 9 + (3 * 4 + 3 * 2 + 4 * 2)
+    ok = sub[sub["scanned"]]
+    assert len(ok) > 0
+    # every interval holds its estimate and lies in the statistic's range
+    assert ((ok.ci_low <= ok.estimate + 1e-12) & (ok.estimate <= ok.ci_high + 1e-12)).all()
+    assert ((ok.ci_low >= spec.range[0]) & (ok.ci_high <= spec.range[1])).all()
+    # the adjusted interval holds the unadjusted one, and its p-value is at least the unadjusted one
+    assert (ok.ci_low <= ok.ci_low_unadjusted + 1e-12).all() and (ok.ci_high >= ok.ci_high_unadjusted - 1e-12).all()
+    assert (ok.p_value >= ok.p_value_unadjusted).all()
+    # sorted by adjusted evidence
+    assert ok.p_value.is_monotonic_increasing
+
+
+def test_planted_order_two_subgroup_is_found_first():
+    rng = np.random.default_rng(3)
+    n = 6000
+    feats = pd.DataFrame({"region": rng.choice(["n", "s", "e"], n), "age": rng.choice(["young", "old"], n),
+                          "income": rng.lognormal(10, 1, n)})
+    a = rng.integers(0, 2, n)
+    t = (rng.random(n) < np.where(a == 1, 0.6, 0.4)).astype(int)
+    t_hat = np.where(rng.random(n) < 0.9, t, (rng.random(n) < np.where(a == 1, 0.6, 0.4)).astype(int))
+    planted = ((feats.region == "s") & (feats.age == "old")).to_numpy()
+    # in the planted subgroup the model over-predicts the task for a=1 and under-predicts it for a=0: amplifies
+    t_hat[planted & (a == 1) & (rng.random(n) < 0.4)] = 1
+    t_hat[planted & (a == 0) & (rng.random(n) < 0.4)] = 0
+    res = scan(a, t, task_pred=t_hat, features=feats, n_boot=400, random_state=0)
+    top = res.top(1).iloc[0]
+    assert top.rule == "region = s & age = old" and top.order == 2
+    assert top.flagged and top.ci_low > 0 and top.p_value <= 0.05
+    # the planted subgroup's amplification, by hand: 2 x 0.4 x the rate of the other class, around 0.2
+    assert 0.12 < top.estimate < 0.3
+
+
+def test_subgroup_value_is_the_function_on_its_rows_with_a_training_set():
+    data = _population(5, n=3000)
+    rng = np.random.default_rng(9)
+    a_train = rng.integers(0, 2, 2000)
+    t_train = (rng.random(2000) < np.where(a_train == 1, 0.7, 0.3)).astype(int)
+    res = scan(data["attr"], data["task"], task_pred=data["task_pred"], attr_pred=data["attr_pred"],
+               attr_train=a_train, task_train=t_train, features=data["features"], n_boot=50, random_state=0,
+               statistic="T->A")
+    feats = data["features"]
+    for rule, rows in (("region = s", feats.region == "s"),
+                       ("region = e & flag = True", (feats.region == "e") & feats.flag)):
+        rows = rows.to_numpy()
+        want = biasamp.bias_amp_directional(data["attr"][rows], data["task"][rows],
+                                            attr_pred=data["attr_pred"][rows], attr_train=a_train,
+                                            task_train=t_train).t_to_a.value
+        got = res.subgroups.set_index("rule").loc[rule, "estimate"]
+        assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_fairness_subgroup_value_is_the_function_on_its_rows():
+    data = _population(6)
+    res = scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"],
+               statistic="DP", n_boot=50, random_state=0)
+    feats = data["features"]
+    rows = ((feats.region == "n") & ~feats.flag).to_numpy()
+    want = biasamp.demographic_parity(data["task"][rows], data["task_pred"][rows],
+                                      sensitive_features=data["attr"][rows])
+    got = res.subgroups.set_index("rule").loc["region = n & flag = False", "estimate"]
+    assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_p_value_and_interval_agree():
+    data = _population(7)
+    res = scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], n_boot=400,
+               random_state=2, level=0.9)
+    ok = res.subgroups[res.subgroups.scanned]
+    excludes = (ok.ci_low > 0) | (ok.ci_high < 0)
+    # level x n_boot = 360 is whole: p <= 1 - level exactly when the adjusted interval excludes 0
+    assert ((ok.p_value <= 0.1 + 1e-12) == excludes).all()
+    assert excludes.any() and (~excludes).any()
+    # unadjusted likewise, with each subgroup's own critical value
+    ex_u = (ok.ci_low_unadjusted > 0) | (ok.ci_high_unadjusted < 0)
+    assert ((ok.p_value_unadjusted <= 0.1 + 1e-12) == ex_u).all()
+
+
+def test_feature_levels_rule():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=400)
+    x[:7] = np.nan
+    frame = pd.DataFrame({"x": x, "k": rng.integers(0, 4, 400), "b": rng.random(400) < 0.3,
+                          "s": rng.choice(["a", None], 400)})
+    lx, lk, lb, ls = feature_levels(frame)
+    q = np.quantile(x[~np.isnan(x)], [0, 0.25, 0.5, 0.75, 1])
+    assert np.allclose(lx.edges, q) and lx.missing and lx.n_levels == 5
+    assert lx.condition(0) == f"x in [{q[0]:.4g}, {q[1]:.4g})" and lx.condition(3).endswith("]")
+    assert lx.condition(4) == "x is missing"
+    assert lk.values == (0, 1, 2, 3) and lk.edges is None and not lk.missing
+    assert lb.values == (False, True) and lb.condition(1) == "b = True"
+    assert ls.values == ("a",) and ls.missing
+    from biasamp.subgroups._levels import encode
+
+    codes = encode(frame, (lx, lk, lb, ls))
+    # binned as the edges say: [e_j, e_j+1), the top edge in the last bin
+    finite = ~np.isnan(x)
+    assert np.array_equal(codes[finite, 0], np.clip(np.searchsorted(q, x[finite], side="right") - 1, 0, 3))
+    assert (codes[~finite, 0] == 4).all()
+
+
+def test_undefined_subgroup_is_flagged_with_a_reason():
+    data = _population(8)
+    feats = data["features"].copy()
+    attr = data["attr"].copy()
+    attr[(feats.region == "e").to_numpy()] = 1  # in region e, every row has a = 1: P(T | a=0) undefined there
+    res = scan(attr, data["task"], task_pred=data["task_pred"], features=feats, n_boot=50, random_state=0,
+               cross_fit=False)
+    row = res.subgroups.set_index("rule").loc["region = e"]
+    # BiasAmp-> A->T still averages over the defined pairs (a=1): defined; DP compares groups: undefined
+    dp = scan(attr, data["task"], task_pred=data["task_pred"], features=feats, n_boot=50, random_state=0,
+              statistic="DP")
+    drow = dp.subgroups.set_index("rule").loc["region = e"]
+    assert np.isnan(drow.estimate) and not drow.scanned and "undefined" in drow.reason
+    assert np.isnan(drow.p_value) and not drow.flagged
+    assert np.isfinite(row.estimate)
+
+
+def test_reproducible_and_estimates_free_of_row_order():
+    data = _population(10)
+    kw = {"task_pred": data["task_pred"], "n_boot": 100, "random_state": 4}
+    a = scan(data["attr"], data["task"], features=data["features"], cross_fit=False, **kw)
+    b = scan(data["attr"], data["task"], features=data["features"], cross_fit=False, **kw)
+    pd.testing.assert_frame_equal(a.subgroups, b.subgroups)
+    perm = np.random.default_rng(0).permutation(len(data["attr"]))
+    c = scan(data["attr"][perm], data["task"][perm], features=data["features"].iloc[perm], cross_fit=False,
+             **{**kw, "task_pred": data["task_pred"][perm]})
+    est = a.subgroups.set_index("rule")["estimate"]
+    assert np.allclose(c.subgroups.set_index("rule")["estimate"].loc[est.index], est, equal_nan=True)
+
+
+def _stream(data, batches, a_train, t_train, **kw):
+    levels = feature_levels(data["features"])
+    classes = {"attr": [0, 1], "task": [0, 1]}
+    acc = ScanAccumulator("A->T", classes, levels, train=True, **kw)
+    if a_train is not None:
+        acc.update_train({"attr_train": a_train, "task_train": t_train})
+    for rows in batches:
+        acc.update(data["features"].iloc[rows], {"attr": data["attr"][rows], "task": data["task"][rows],
+                                                 "task_pred": data["task_pred"][rows]})
+    return acc
+
+
+def test_streamed_and_merged_equal_one_shot():
+    data = _population(11, n=1500)
+    rng = np.random.default_rng(1)
+    a_train = rng.integers(0, 2, 500)
+    t_train = (rng.random(500) < 0.5).astype(int)
+    one = scan(data["attr"], data["task"], task_pred=data["task_pred"], attr_train=a_train, task_train=t_train,
+               features=data["features"], n_boot=100, random_state=3)
+    n = len(data["attr"])
+    cuts = np.array_split(np.arange(n), 4)
+    streamed = _stream(data, cuts, a_train, t_train, n_boot=100, random_state=3).result()
+    pd.testing.assert_frame_equal(one.subgroups, streamed.subgroups, check_exact=False, rtol=1e-9)
+    # partitions counted apart (row ids: their global positions) and merged in another order
+    parts = []
+    for rows in cuts:
+        acc = _stream(data, [], None, None, n_boot=100, random_state=3)
+        acc.update(data["features"].iloc[rows], {"attr": data["attr"][rows], "task": data["task"][rows],
+                                                 "task_pred": data["task_pred"][rows]}, row_ids=rows)
+        parts.append(acc)
+    train = _stream(data, [], a_train, t_train, n_boot=100, random_state=3)
+    merged = parts[3] + parts[1] + train + parts[0] + parts[2]
+    pd.testing.assert_frame_equal(one.subgroups, merged.result().subgroups, check_exact=False, rtol=1e-9)
+
+
+def test_dask_equals_in_memory():
+    dd = pytest.importorskip("dask.dataframe")
+    import biasamp.dask as bdask
+
+    data = _population(12, n=1200)
+    rng = np.random.default_rng(2)
+    a_train = rng.integers(0, 2, 400)
+    t_train = (rng.random(400) < 0.5).astype(int)
+    frame = data["features"].assign(attr=data["attr"], task=data["task"], task_pred=data["task_pred"])
+    ddf = dd.from_pandas(frame, npartitions=3)
+    got = bdask.scan(ddf["attr"], ddf["task"], task_pred=ddf["task_pred"], features=ddf[["region", "x", "flag"]],
+                     attr_train=dd.from_pandas(pd.Series(a_train), npartitions=2),
+                     task_train=dd.from_pandas(pd.Series(t_train), npartitions=2), n_boot=100, random_state=5)
+    want = scan(data["attr"], data["task"], task_pred=data["task_pred"], attr_train=a_train, task_train=t_train,
+                features=data["features"], n_boot=100, random_state=5)
+    pd.testing.assert_frame_equal(want.subgroups, got.subgroups, check_exact=False, rtol=1e-9)
+
+
+def test_bad_input():
+    data = _population(13, n=300)
+    with pytest.raises(ValueError, match="statistic must be one of"):
+        scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], statistic="AUC")
+    with pytest.raises(ValueError, match="needs attr_pred"):
+        scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], statistic="T->A")
+    with pytest.raises(ValueError, match="features has 299"):
+        scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"].iloc[1:])
+    with pytest.raises(TypeError, match="features must be a DataFrame"):
+        scan(data["attr"], data["task"], task_pred=data["task_pred"], features="region")
+    with pytest.raises(ValueError, match="max_order"):
+        scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], max_order=0)
+    with pytest.raises(ValueError, match="min_group_size"):
+        scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], min_group_size=0)
+    with pytest.raises(ValueError, match="level"):
+        scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], level=1.5)
+    with pytest.raises(ValueError, match="threshold"):
+        scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], threshold=2)
+
+
+def test_result_conversions_and_plot():
+    data = _population(14, n=1200)
+    res = scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], n_boot=100,
+               random_state=0, max_order=1)
+    assert (res.subgroups.order == 1).all() and len(res.subgroups) == 9
+    d = res.to_dict()
+    json.dumps(d)
+    assert d["statistic"] == "A->T" and len(d["subgroups"]) == 9 and d["subgroups"][0]["rule"] == res.top(1).rule[0]
+    assert res.to_frame().attrs["level"] == 0.95
+    text = repr(res)
+    assert "A->T" in text and res.top(1).rule[0] in text
+    pytest.importorskip("matplotlib")
+    ax = res.plot(k=5)
+    assert len(ax.get_yticklabels()) == min(5, res.n_scanned)
+
+
+def test_audit_section_and_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from biasamp.cli import main
+
+    rng = np.random.default_rng(21)
+    n = 3000
+    a = rng.choice(["f", "m"], n)
+    t = (rng.random(n) < np.where(a == "f", 0.6, 0.4)).astype(int)
+    tp = np.where(rng.random(n) < 0.9, t, 1 - t)
+    region = rng.choice(["north", "south"], n)
+    planted = region == "south"
+    tp[planted & (a == "f") & (rng.random(n) < 0.5)] = 1
+    tp[planted & (a == "m") & (rng.random(n) < 0.5)] = 0
+    feats = pd.DataFrame({"region": region, "age": rng.integers(18, 80, n)})
+    rep = biasamp.audit(a, t, task_pred=tp, features=feats, sections=["scan"], n_boot=200, progress=False)
+    row = rep.table.iloc[0]
+    assert row.section == "scan" and row.direction == "A->T" and row.reading == "amplified"
+    assert "top subgroup: region = south" in row.note
+    sec = next(s for s in rep.sections if s.key == "scan")
+    assert sec.tables["subgroups"].rule.iloc[0].startswith("region = south")
+    for text in (rep.to_html(), rep.to_markdown(), json.dumps(rep.to_dict()), rep.summary()):
+        assert "subgroup scan" in text
+    # without features the section is left out, not listed as skipped
+    plain = biasamp.audit(a, t, task_pred=tp, sections=["scan"], n_boot=50, progress=False)
+    assert all(s.key != "scan" for s in plain.sections) and "subgroup scan" not in plain.summary()
+    # the statistic is an option; a bad one is named
+    dp = biasamp.audit(a, t, task_pred=tp, features=feats, sections=["scan"], n_boot=50, progress=False,
+                       scan_statistic="DP")
+    assert dp.table.iloc[0].metric.startswith("DP")
+    with pytest.raises(ValueError, match="scan_statistic must be one of"):
+        biasamp.audit(a, t, task_pred=tp, features=feats, scan_statistic="nope")
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"attr": a, "label": t, "label_pred": tp, "region": region}).to_csv(path, index=False)
+    out = CliRunner().invoke(main, ["audit", str(path), "--task", "label", "--features", "region", "--n-boot", "100",
+                                    "--json", str(tmp_path / "r.json")])
+    assert out.exit_code == 0, out.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "scan" in json.dumps(report) and "region = south" in json.dumps(report)
+    bad = CliRunner().invoke(main, ["audit", str(path), "--task", "label", "--features", "nowhere"])
+    assert bad.exit_code != 0 and "nowhere" in bad.output
