@@ -69,6 +69,7 @@ from biasamp.predictability._attackers import (
     _attack,
     _attacker_name,
     _check_attacker,
+    _factorize,
     _row_ids,
     _tabular_fast,
     choose_attacker,
@@ -197,8 +198,13 @@ class _Variable:
     def take(self, rows: np.ndarray, n_train: int = 0) -> _Variable:
         """The variable on ``rows`` (a resample: rows may repeat), of which the first ``n_train`` are training rows."""
         pick = lambda a: None if a is None else a[rows]
-        return _Variable(self.name, self.kind, self.classes, self.y[rows], pick(self.y_pred), pick(self.soft),
-                         self.accuracy, n_train)
+        out = _Variable(self.name, self.kind, self.classes, self.y[rows], pick(self.y_pred), pick(self.soft),
+                        self.accuracy, n_train)
+        for key in ("ids y", "ids x_pred"):  # distinct-row ids computed here: those of the rows drawn, renumbered
+            if key in self.cache and not (key == "ids y" and self.kind == "single"):
+                first, ids = _factorize(self.cache[key][0][rows])  # (ids keep their order: lexicographic rows)
+                out.cache[key] = (ids, len(first))
+        return out
 
 
 def _one_hot(codes: np.ndarray, k: int) -> np.ndarray:
