@@ -728,8 +728,8 @@ class DPADirectionResult(ResultMixin):
     std : float
         Sample standard deviation (ddof=1; 0 for one iteration) of the DPA.
     ci : (float, float) or None
-        Confidence interval of the mean (t method), clipped to [-1, 1];
-        ``None`` when ``level=None``.
+        Confidence interval of the mean over what ``ci_over`` says, clipped
+        to [-1, 1]; ``None`` when ``level=None``.
     absolute : float
         Mean of the absolute variant :math:`\\Psi_M - \\Psi_D` (DPA App. D,
         the change LA measures), for comparison.
@@ -753,6 +753,13 @@ class DPADirectionResult(ResultMixin):
     attacker_reason : str
         Why that attacker (the ``"auto"`` rule's reading of the input, or
         "requested").
+    ci_over : {"both", "rows", "iterations", ""}
+        What ``ci`` carries (``""`` without an interval).
+    p_value : float or None
+        Two-sided p-value of "DPA = 0" from the same t statistic as ``ci``.
+    replicates : pandas.DataFrame or None
+        The row-bootstrap replicates (``replicate`` and the columns of
+        ``iterations``); ``None`` for ``ci_over="iterations"``.
 
     Notes
     -----
@@ -893,8 +900,8 @@ class LeakageResult(ResultMixin):
     std : float
         Sample standard deviation (ddof=1) over iterations.
     ci : (float, float) or None
-        Confidence interval of the mean (t method); clipped to [-1, 1] for the
-        bounded qualities ``"accuracy"`` and ``"f1"``.
+        Confidence interval of the mean over what ``ci_over`` says; clipped to
+        [-1, 1] for the bounded qualities ``"accuracy"`` and ``"f1"``.
     lambda_data, lambda_model : float
         Means of the dataset leakage :math:`\\lambda_D` and model leakage
         :math:`\\lambda_M`.
@@ -914,6 +921,13 @@ class LeakageResult(ResultMixin):
         Where the attackers were fitted and scored.
     fold : bool
         Whether accuracies were folded to :math:`0.5 + |acc - 0.5|`.
+    ci_over : {"both", "rows", "iterations", ""}
+        What ``ci`` carries (``""`` without an interval).
+    p_value : float or None
+        Two-sided p-value of "LA = 0" from the same t statistic as ``ci``.
+    replicates : pandas.DataFrame or None
+        The row-bootstrap replicates (``replicate`` and the columns of
+        ``iterations``); ``None`` for ``ci_over="iterations"``.
 
     Notes
     -----
@@ -1162,6 +1176,15 @@ def dpa(
     attr_pred_train, task_pred_train : labels, optional
         The model's Â / T̂ on the training rows, for ``protocol="train_test"``:
         the model-side attacker of T→A / A→T is fitted on them.
+    ci_over : {"both", "rows", "iterations"}, default "both"
+        What the interval carries: the iterations and the test rows
+        (``"both"``), the rows alone, or the iterations alone (the t-interval
+        of the iterations, as in earlier releases). The rows' part comes from
+        ``n_boot`` row-bootstrap replicates, each one iteration on a resample
+        of the rows (docs/predictability.md, "Intervals").
+    n_boot : int or None, default None
+        Row-bootstrap replicates (``>= 2``; ``None``: ``n_iter``), fitted when
+        ``ci_over`` is ``"both"`` or ``"rows"`` and ``level`` is not ``None``.
 
     Returns
     -------
@@ -1435,6 +1458,10 @@ def leakage_amplification(
         Training ground truth, for ``protocol="train_test"`` only.
     task_pred_train : labels, optional
         The model's T̂ on the training rows, for ``protocol="train_test"``.
+    ci_over : {"both", "rows", "iterations"}, default "both"
+        As in :func:`dpa`.
+    n_boot : int or None, default None
+        As in :func:`dpa`.
 
     Returns
     -------
