@@ -921,13 +921,14 @@ class LeakageResult(ResultMixin):
         Where the attackers were fitted and scored.
     fold : bool
         Whether accuracies were folded to :math:`0.5 + |acc - 0.5|`.
-    ci_over : {"both", "rows", "iterations", ""}
-        What ``ci`` carries (``""`` without an interval).
+    ci_over : str
+        The interval ``ci`` is over: ``"both"`` (iterations and rows),
+        ``"rows"`` or ``"iterations"``; ``""`` when there is none.
     p_value : float or None
-        Two-sided p-value of "LA = 0" from the same t statistic as ``ci``.
+        p-value of the test of LA = 0 that ``ci`` inverts (two-sided t).
     replicates : pandas.DataFrame or None
-        The row-bootstrap replicates (``replicate`` and the columns of
-        ``iterations``); ``None`` for ``ci_over="iterations"``.
+        One row per row-bootstrap replicate, with the columns of
+        ``iterations``; none fitted for the interval over the iterations.
 
     Notes
     -----
