@@ -85,6 +85,12 @@ of 1,000 groups and the replicates resample the non-empty groups; ``--stream-gro
 of 20-80 rows at these sizes, the regime of large streams). The noise-* scenarios are left out (streams do not
 cross-fit the signs).
 
+``--only dpa`` (or a longer prefix of ``dpa-noise-80``, ``dpa-noise-3000``, ``dpa-noise3-3000``,
+``dpa-noise-80-mlp``) measures instead the coverage of 0 by the DPA and LA intervals
+(``biasamp.dpa`` / ``biasamp.leakage_amplification`` with ``ci_over="both"``, ``"rows"`` and
+``"iterations"``) on noise, where every true value is exactly 0 (:class:`PredictabilityCase`);
+the tabular attacker for most samples, the early-stopped MLP on a few.
+
 ``--quick`` is 100 samples x 300 replicates, truth check on 1M rows. The
 simulation code is shared with ``tests/test_coverage.py`` (a small seeded run).
 """
@@ -914,6 +920,98 @@ def run_scenario(sc: Scenario, methods: Sequence[str] = METHODS, n_samples: int 
 
 
 # --------------------------------------------------------------------------- #
+# DPA and LA (--only dpa): coverage of 0 on noise by the intervals over the rows and the iterations
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class PredictabilityCase:
+    """Noise rows for ``biasamp.dpa`` / ``biasamp.leakage_amplification``: every true value is exactly 0.
+
+    A, T, Â and T̂ are independent uniform draws of ``classes`` classes. The
+    model's errors G = T̂ - T (mod K) and the flips F of accuracy
+    equalisation are then exchangeable given (A, T) (both: a uniformly drawn
+    set of rows of the same size, each moved to a uniformly drawn other
+    class), so Ψ_D and Ψ_M (λ_D and λ_M) have the same distribution and DPA
+    A->T, DPA T->A and LA have expectation exactly 0 at every size.
+    """
+
+    key: str
+    index: int
+    n: int
+    attacker: str
+    n_samples: int  # default samples (the MLP is slow)
+    classes: int = 2
+    ci_over: tuple = ("both", "rows", "iterations")
+
+    def draw(self, rng: np.random.Generator) -> tuple:
+        return tuple(rng.integers(0, self.classes, self.n) for _ in range(4))
+
+
+PREDICTABILITY_STATS = ("DPA A->T", "DPA T->A", "LA")
+PREDICTABILITY_CASES = (
+    PredictabilityCase("dpa-noise-80", 0, 80, "tabular", 400),
+    PredictabilityCase("dpa-noise-3000", 1, 3000, "tabular", 400),
+    PredictabilityCase("dpa-noise3-3000", 2, 3000, "tabular", 200, classes=3),
+    PredictabilityCase("dpa-noise-80-mlp", 3, 80, "mlp_es", 60, ci_over=("both", "iterations")),
+)
+
+
+def predictability_sample(case: PredictabilityCase, s: int, seed: int = 0, level: float = LEVEL) -> dict:
+    """``{ci_over: {statistic: (estimate, low, high)}}`` of sample ``s`` (default ``n_iter``, ``n_boot``)."""
+    rng = np.random.default_rng([seed, 104729, case.index, s])
+    attr, task, attr_pred, task_pred = case.draw(rng)
+    random_state = int(np.random.SeedSequence([seed, 104729, case.index, s, 1]).generate_state(1)[0])
+    kw = {"attacker": case.attacker, "random_state": random_state, "level": level, "n_jobs": 1, "progress": False}
+    out = {}
+    for over in case.ci_over:
+        d = biasamp.dpa(attr, task, attr_pred=attr_pred, task_pred=task_pred, ci_over=over, **kw)
+        la = biasamp.leakage_amplification(attr, task, task_pred=task_pred, ci_over=over, **kw)
+        out[over] = {name: (r.value, *r.ci) for name, r in zip(PREDICTABILITY_STATS, (d.a_to_t, d.t_to_a, la))}
+    return out
+
+
+def run_predictability(case: PredictabilityCase, n_samples: int, seed: int = 0, n_jobs: int = 1) -> list[Row]:
+    """Coverage of 0 / intervals holding their estimate / mean width, per statistic and ``ci_over``."""
+    rows = {(over, st): Row(case.key, st, 0.0, over) for over in case.ci_over for st in PREDICTABILITY_STATS}
+    if n_jobs == 1:
+        outcomes = (predictability_sample(case, s, seed) for s in range(n_samples))
+    else:
+        from joblib import Parallel, delayed
+
+        outcomes = Parallel(n_jobs=n_jobs)(delayed(predictability_sample)(case, s, seed) for s in range(n_samples))
+    for outcome in outcomes:
+        for over, values in outcome.items():
+            for st, (est, lo, hi) in values.items():
+                r = rows[(over, st)]
+                r.n += 1
+                r.covered += _contains(lo, hi, 0.0)
+                r.holds += _contains(lo, hi, est)
+                r.width += hi - lo
+    return [rows[(over, st)] for st in PREDICTABILITY_STATS for over in case.ci_over]
+
+
+def predictability_main(prefixes: Sequence[str], n_samples: int | None, seed: int, n_jobs: int) -> int:
+    """``--only dpa``: the DPA/LA noise cases whose key starts with one of ``prefixes``."""
+    cases = [c for c in PREDICTABILITY_CASES if any(c.key.startswith(p) for p in prefixes)]
+    print(f"biasamp {biasamp.__version__}: coverage of 0 by {LEVEL:.0%} DPA/LA intervals on noise (A, T, A^, T^ "
+          f"independent and uniform: every true value is 0); defaults n_iter=10, n_boot=n_iter, quality inv_ce (DPA) "
+          f"and accuracy (LA); seed={seed}, n_jobs={n_jobs}; target coverage >= {TARGET_ZERO}\n")
+    all_rows: list[Row] = []
+    for case in cases:
+        t0 = time.perf_counter()
+        k = n_samples or case.n_samples
+        rows = run_predictability(case, k, seed, n_jobs)
+        all_rows += rows
+        print(f"  {case.key:<17} {k} samples of {case.n} rows, {case.classes} classes, attacker {case.attacker}: "
+              f"{time.perf_counter() - t0:6.1f} s", flush=True)
+    print()
+    print(format_text(all_rows))
+    print()
+    print("Markdown (columns: ci_over):\n")
+    print(format_markdown(all_rows))
+    return 0
+
+
+# --------------------------------------------------------------------------- #
 # output
 # --------------------------------------------------------------------------- #
 HEADER = ("scenario", "statistic", "truth", "method", "coverage", "holds est.", "mean width", "verdict")
@@ -999,6 +1097,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="with --stream: G hashed groups instead of the library's 1,000 (e.g. 50 for groups of "
                              "20-80 rows at these sizes)")
     args = parser.parse_args(argv)
+    if args.only and all(any(c.key.startswith(p) for c in PREDICTABILITY_CASES) for p in args.only):
+        return predictability_main(args.only, args.n_samples or (40 if args.quick else None), args.seed, args.n_jobs)
     if args.stream is not None or args.stream_groups is not None:
         if args.stream is None or args.stream < 1 or (args.stream_groups is not None and args.stream_groups < 1):
             parser.error("--stream needs a positive number of partitions; --stream-groups needs --stream and G >= 1")

@@ -246,6 +246,23 @@ def section_times() -> list[tuple[str, float, str]]:
 
 
 # --------------------------------------------------------------------------- #
+def interval_cost(n_iter: int, repeats: int) -> None:
+    """Section 4: ``dpa`` with its default interval (``ci_over="both"``: ``n_iter`` iterations and ``n_iter``
+    row-bootstrap replicates, each one iteration on a resample) against the interval over the iterations only."""
+    print(f"\n4. Cost of the interval over the rows: ci_over='both' (default, {n_iter} iterations + {n_iter} "
+          "replicates) / ci_over='iterations'")
+    print(ROW.format("workload (attackers)", "seconds", "both / iterations = ratio"))
+    sparse = multilabel(2000, k=30, seed=3)  # 30 tags on 2,000 rows: too sparse for cells, "auto" fits mlp_es
+    for name, data, reps in (("5,278 binary rows", binary(5278), max(repeats, 5)),
+                             ("100k rows, 10 tags", multilabel(), 1),
+                             ("1M rows, 10 classes", singlelabel(), 1),
+                             ("2,000 rows, 30 tags", sparse, 1)):
+        t_it, _ = timed(ours(data, n_iter=n_iter, ci_over="iterations", n_jobs=1), reps)
+        t_both, res = timed(ours(data, n_iter=n_iter, n_jobs=1), reps)
+        print(ROW.format(f"{name} ({attackers(res)})", f"{t_both:.3f}",
+                         f"{t_both:.3f} / {t_it:.3f} = {t_both / t_it:.2f}x"))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n-iter", type=int, default=10)
@@ -254,7 +271,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-coco", action="store_true")
     ap.add_argument("--with-mlp", action="store_true", help="also time the previous default, attacker='mlp' (slow)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--cost-only", action="store_true", help="only section 4: the cost of the row bootstrap")
     args = ap.parse_args(argv)
+    if args.cost_only:
+        warnings.simplefilter("ignore")
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load()}")
+        ours(binary(2000), n_iter=2)()  # warm-up: first-call imports
+        interval_cost(args.n_iter, args.repeats)
+        return 0
     warnings.simplefilter("ignore")
     print(f"DPA benchmark: n_iter={args.n_iter}, both directions, default attacker 'auto'")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load()}")
@@ -348,6 +372,7 @@ def main(argv=None) -> int:
             total += t
             print(f"     {key:<12}{t:8.2f} s  {note}")
         print(f"     {'sum':<12}{total:8.2f} s")
+    interval_cost(args.n_iter, args.repeats)
     print(f"\nload average at the end: {load()}")
     print("targets (1, 3): " + ("all met" if ok else "TARGET MISSED"))
     print("issue #5 ratios (2), for reference: " + ("met" if ok5 else "not all met (see above)"))

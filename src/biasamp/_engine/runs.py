@@ -226,6 +226,79 @@ def confidence_interval(
     return low, high
 
 
+def _t_quantile(level: float, df: float) -> float:
+    from scipy import stats as _st  # imported where used: scipy.stats costs start-up time
+
+    if not math.isfinite(df):
+        return float(_st.norm.ppf((1 + level) / 2))
+    return float(_st.t.ppf((1 + level) / 2, df))
+
+
+def _t_p_value(estimate: float, se: float, df: float) -> float:
+    """Two-sided p-value of "the mean is 0" from ``estimate / se`` on ``df`` degrees of freedom (1 or 0 at se 0)."""
+    from scipy import stats as _st
+
+    if se <= 0:
+        return 1.0 if abs(estimate) < 1e-12 else 0.0
+    z = abs(estimate) / se
+    return float(2 * (_st.norm.sf(z) if not math.isfinite(df) else _st.t.sf(z, df)))
+
+
+def _clip(low: float, high: float, bounds: tuple[float, float] | None) -> tuple[float, float]:
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return float(low), float(high)
+
+
+def iterations_and_data_intervals(estimate: float, per_iteration: np.ndarray, se_data: float, level: float,
+                                  bounds: tuple[float, float] | None, df_data: float = math.inf) -> dict:
+    r"""The intervals of a mean over randomised iterations that also varies with the data, and their p-values.
+
+    ``estimate`` is the mean of ``per_iteration`` (one value per iteration
+    of a randomised procedure: splits, seeds) and ``se_data`` the standard
+    error the data (the rows, the captions) contribute, estimated on ``df_data``
+    degrees of freedom. The two sources are independent, so their variances
+    add:
+
+    * ``"iterations"``: the t-interval of the iterations
+      (:func:`confidence_interval`, ``se_iterations`` :math:`= s/\sqrt J`);
+    * ``"data"``: :math:`\hat\theta \pm t_{\nu_d}\, se_{data}`;
+    * ``"both"``: :math:`\hat\theta \pm t_{\nu}\sqrt{se_{data}^2 + s^2/J}`,
+      :math:`\nu` the Welch-Satterthwaite degrees of freedom.
+
+    Each interval is symmetric about the estimate before clipping to
+    ``bounds`` (so it holds it) and comes with the two-sided p-value of the
+    same t statistic (``p_<name>``): ``p < 1 - level`` exactly when the
+    interval excludes 0.
+    """
+    j = len(per_iteration)
+    s_it = float(np.std(per_iteration, ddof=1)) if j > 1 else 0.0
+    se_it = s_it / math.sqrt(j)
+    total = se_data ** 2 + se_it ** 2
+    if total > 0:
+        if not math.isfinite(df_data):
+            df = math.inf if se_it == 0 else total ** 2 * (j - 1) / se_it ** 4  # Welch-Satterthwaite
+        else:
+            df = total ** 2 / (se_data ** 4 / df_data + (se_it ** 4 / (j - 1) if j > 1 else 0.0))
+        half = _t_quantile(level, df) * math.sqrt(total)
+    else:
+        df, half = math.inf, 0.0
+    half_d = _t_quantile(level, df_data) * se_data
+    if j > 1:  # the 0.2 numbers: the t-interval over the iterations, as confidence_interval computes it
+        iterations = confidence_interval(per_iteration, level=level, method="t", bounds=bounds)
+    else:
+        iterations = (estimate, estimate)
+    return {
+        "se_iterations": se_it, "se_data": float(se_data),
+        "iterations": (float(iterations[0]), float(iterations[1])),
+        "data": _clip(estimate - half_d, estimate + half_d, bounds),
+        "both": _clip(estimate - half, estimate + half, bounds),
+        "p_iterations": _t_p_value(estimate, se_it, j - 1),
+        "p_data": _t_p_value(estimate, se_data, df_data),
+        "p_both": _t_p_value(estimate, math.sqrt(total), df),
+    }
+
+
 # --------------------------------------------------------------------------- #
 # comparing two sets of runs
 # --------------------------------------------------------------------------- #

@@ -11,7 +11,7 @@ from biasamp._core.labels import _as_array, check_consistent_length, encode_labe
 from biasamp._core.progress import progress_bar
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._engine.resample import check_random_state, seed_sequence
-from biasamp._engine.runs import confidence_interval
+from biasamp._engine.runs import confidence_interval, iterations_and_data_intervals
 from biasamp.predictability._attackers import _check_attacker, single_threaded
 from biasamp.predictability._metrics import _PARALLEL_MIN_SECONDS, _idle_cores
 
@@ -26,6 +26,7 @@ __all__ = [
     "confidence_interval",
     "encode_labels",
     "fmt",
+    "iterations_and_data_intervals",
     "progress_bar",
     "seed_sequence",
     "single_threaded",

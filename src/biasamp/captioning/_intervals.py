@@ -25,7 +25,6 @@ where the coverage is measured).
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Iterator
 from typing import Any
@@ -33,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._deps import confidence_interval
+from ._deps import iterations_and_data_intervals
 
 CI_OVER = ("both", "captions", "iterations")
 _BLOCK = 1 << 22  # replicate x image cells per block of bootstrap counts (32 MiB of float64)
@@ -100,47 +99,23 @@ def mean_over_iterations(values: list[np.ndarray], ok: list[np.ndarray], times: 
         return np.asarray(num / den, dtype=np.float64)
 
 
-def _t_quantile(level: float, df: float) -> float:
-    from scipy import stats
-
-    if not math.isfinite(df):
-        return float(stats.norm.ppf((1 + level) / 2))
-    return float(stats.t.ppf((1 + level) / 2, df))
-
-
-def _clip(low: float, high: float, bounds: tuple[float, float] | None) -> tuple[float, float]:
-    if bounds is not None:
-        low, high = max(low, bounds[0]), min(high, bounds[1])
-    return float(low), float(high)
-
-
 def intervals(quantity: str, estimate: float, per_iteration: np.ndarray, replicates: np.ndarray, level: float,
               bounds: tuple[float, float] | None) -> dict:
     """One row of the intervals table: the three intervals of ``estimate`` (the mean of ``per_iteration``).
 
     ``replicates``: the bootstrap replicates of the estimate (NaN for a
-    replicate that drew no scored image, left out). Every interval is
-    symmetric about the estimate (before clipping to ``bounds``), so it holds
-    it; it has width 0 when its standard error is 0.
+    replicate that drew no scored image, left out); their standard deviation
+    is the captions' standard error. Every interval is symmetric about the
+    estimate (before clipping to ``bounds``), so it holds it; it has width 0
+    when its standard error is 0.
     """
-    j = len(per_iteration)
-    s_it = float(np.std(per_iteration, ddof=1)) if j > 1 else 0.0
-    se_it = s_it / math.sqrt(j)
     kept = replicates[np.isfinite(replicates)]
     se_c = float(np.std(kept, ddof=1)) if len(kept) > 1 else 0.0
-    half_c = _t_quantile(level, math.inf) * se_c
-    total = se_c ** 2 + se_it ** 2
-    if total > 0:
-        df = math.inf if se_it == 0 else total ** 2 * (j - 1) / se_it ** 4  # Welch-Satterthwaite
-        half = _t_quantile(level, df) * math.sqrt(total)
-    else:
-        half = 0.0
-    row = {"quantity": quantity, "estimate": float(estimate), "se_iterations": se_it, "se_captions": se_c}
-    for kind, h in (("captions", half_c), ("both", half)):
-        row[f"{kind}_low"], row[f"{kind}_high"] = _clip(estimate - h, estimate + h, bounds)
-    # the t-interval over the iterations, as biasamp.confidence_interval computes it (the 0.2 numbers)
-    it = confidence_interval(per_iteration, level=level, method="t", bounds=bounds) if j > 1 else (estimate,) * 2
-    row["iterations_low"], row["iterations_high"] = float(it[0]), float(it[1])
+    iv = iterations_and_data_intervals(estimate, per_iteration, se_c, level, bounds)
+    row = {"quantity": quantity, "estimate": float(estimate), "se_iterations": iv["se_iterations"],
+           "se_captions": se_c}
+    for kind, key in (("captions", "data"), ("both", "both"), ("iterations", "iterations")):
+        row[f"{kind}_low"], row[f"{kind}_high"] = iv[key]
     return row
 
 

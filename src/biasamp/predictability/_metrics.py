@@ -41,10 +41,12 @@ References
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -59,13 +61,15 @@ from biasamp._core.labels import (
 )
 from biasamp._core.progress import progress_bar
 from biasamp._core.results import ResultMixin, fmt
+from biasamp._core.validation import NONE, Interval, OneOf, check
 from biasamp._engine.resample import seed_sequence
-from biasamp._engine.runs import confidence_interval
+from biasamp._engine.runs import iterations_and_data_intervals
 from biasamp.predictability._attackers import (
     TabularAttacker,
     _attack,
     _attacker_name,
     _check_attacker,
+    _factorize,
     _row_ids,
     _tabular_fast,
     choose_attacker,
@@ -88,6 +92,8 @@ _EPS = 1e-15  # probability clip for inv_ce, and RMSE floor for inv_rmse
 # would take longer than this sequentially (starting the workers costs a few seconds) and
 # more than one core is idle.
 _PARALLEL_MIN_SECONDS = 5.0
+#: what an interval is over (``ci_over``): the iterations and a bootstrap of the rows, the rows, the iterations only
+CI_OVER = ("both", "rows", "iterations")
 
 # --------------------------------------------------------------------------- #
 # encoded variables
@@ -188,6 +194,17 @@ class _Variable:
         """Row ranges equalised separately: the whole set, or the training and the test rows."""
         n = len(self.y)
         return [(0, self.n_train), (self.n_train, n)] if self.n_train else [(0, n)]
+
+    def take(self, rows: np.ndarray, n_train: int = 0) -> _Variable:
+        """The variable on ``rows`` (a resample: rows may repeat), of which the first ``n_train`` are training rows."""
+        pick = lambda a: None if a is None else a[rows]
+        out = _Variable(self.name, self.kind, self.classes, self.y[rows], pick(self.y_pred), pick(self.soft),
+                        self.accuracy, n_train)
+        for key in ("ids y", "ids x_pred"):  # distinct-row ids computed here: those of the rows drawn, renumbered
+            if key in self.cache and not (key == "ids y" and self.kind == "single"):
+                first, ids = _factorize(self.cache[key][0][rows])  # (ids keep their order: lexicographic rows)
+                out.cache[key] = (ids, len(first))
+        return out
 
 
 def _one_hot(codes: np.ndarray, k: int) -> np.ndarray:
@@ -466,9 +483,27 @@ def _split(var: _Variable, test_size: float, seed: int) -> tuple[np.ndarray, np.
     return np.flatnonzero(~test), np.flatnonzero(test)
 
 
+def _resample(job: _Job, boot_seed: int) -> _Job:
+    """The job on a bootstrap resample of its rows (``protocol="train_test"``: of each set, to its own size)."""
+    var = job.dst
+    rng = np.random.default_rng(boot_seed)
+    if job.protocol == "train_test":  # each set resampled to its own size
+        tr, te = np.arange(var.n_train), np.arange(var.n_train, len(var.y))
+        rows = np.concatenate([tr[rng.integers(0, len(tr), len(tr))], te[rng.integers(0, len(te), len(te))]])
+    else:
+        rows = rng.integers(0, len(var.y), len(var.y))
+    return replace(job, src=job.src.take(rows, var.n_train), dst=job.dst.take(rows, var.n_train))
+
+
 def _iteration(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
-    """``(psi_data, psi_model, n_flipped)`` of one iteration, from three 32-bit seeds."""
-    split_seed, attacker_seed, flip_seed = (int(s) for s in state)
+    """``(psi_data, psi_model, n_flipped)`` of one iteration, from three 32-bit seeds.
+
+    A fourth seed makes it a row-bootstrap replicate: the same iteration on a
+    resample of the rows (:func:`_resample`), drawn with that seed.
+    """
+    split_seed, attacker_seed, flip_seed = (int(s) for s in state[:3])
+    if len(state) > 3:
+        job = _resample(job, int(state[3]))
     rng = np.random.default_rng(flip_seed)
     src = job.src
     tabular = isinstance(job.attacker, str) and job.attacker == "tabular"
@@ -539,10 +574,16 @@ def _run_task(job: _Job, state: np.ndarray) -> tuple[float, float, int]:
 # --------------------------------------------------------------------------- #
 # seeds, parallel loop, progress
 # --------------------------------------------------------------------------- #
-def _seed_states(random_state: Any, n_iter: int) -> list[np.ndarray]:
-    """Six 32-bit seeds per iteration (three per direction), fixed before any dispatch."""
+def _seed_states(random_state: Any, n_iter: int, n_boot: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Seeds fixed before any dispatch: six 32-bit seeds per iteration (three per direction), and eight per
+    row-bootstrap replicate (four per direction: an iteration's three and the resample's).
+
+    The replicates' children are spawned after the iterations', so the
+    iterations' seeds do not depend on ``n_boot``.
+    """
     root = seed_sequence(random_state)  # the one seed checker: TypeError/ValueError naming random_state
-    return [child.generate_state(6, dtype=np.uint32) for child in root.spawn(n_iter)]
+    iterations = [child.generate_state(6, dtype=np.uint32) for child in root.spawn(n_iter)]
+    return iterations, [child.generate_state(8, dtype=np.uint32) for child in root.spawn(n_boot)]
 
 
 def _check_n_iter(n_iter: Any, level: Any) -> int:
@@ -634,17 +675,39 @@ def _run_all(tasks: list[tuple[_Job, np.ndarray]], n_jobs: Any, progress: Any, d
 # --------------------------------------------------------------------------- #
 # results
 # --------------------------------------------------------------------------- #
-def _interval(values: np.ndarray, level: float | None, bounds: tuple[float, float] | None):
+def _interval(values: np.ndarray, boot: pd.DataFrame | None, column: str, level: float | None,
+              bounds: tuple[float, float] | None, ci_over: str, job: _Job
+              ) -> tuple[tuple[float, float] | None, float | None]:
+    r"""``(ci, p_value)`` of the mean of ``values`` over ``ci_over`` (docs/predictability.md, "Intervals").
+
+    ``"iterations"``: the t-interval of the iterations. ``"rows"`` and
+    ``"both"``: the rows' variance is that of the bootstrap replicates
+    (``boot[column]``, each one iteration on a resample of the rows) less
+    the iterations' own variance :math:`s^2`, at least
+    :math:`s^2 \cdot` test_size / (1 - test_size) (``protocol="split"``);
+    ``"both"`` adds :math:`s^2/J`. The p-value is that of the same t statistic.
+    """
     if level is None:
-        return None
-    low, high = confidence_interval(values, level=level, method="t", bounds=bounds)
-    return (low, high)
+        return None, None
+    j = len(values)
+    s2 = float(values.var(ddof=1))
+    if ci_over == "iterations":
+        se_rows, df_rows = 0.0, math.inf
+    else:
+        assert boot is not None  # replicates are fitted unless ci_over="iterations" (_common_checks)
+        reps = boot[column].to_numpy(dtype=np.float64)
+        floor = job.test_size / (1 - job.test_size) if job.protocol == "split" else 0.0
+        se_rows = math.sqrt(max(float(reps.var(ddof=1)) - s2, floor * s2))
+        df_rows = float(min(len(reps), j) - 1)
+    iv = iterations_and_data_intervals(float(values.mean()), values, se_rows, level, bounds, df_rows)
+    key = {"rows": "data"}.get(ci_over, ci_over)
+    return iv[key], iv[f"p_{key}"]
 
 
-def _fmt_ci(ci: tuple[float, float] | None, level: float | None) -> str:
+def _fmt_ci(ci: tuple[float, float] | None, level: float | None, ci_over: str) -> str:
     if ci is None or level is None:  # an interval comes with its level (_interval)
         return ""
-    return f" [{round(100 * level):d}% CI {fmt(ci[0])}, {fmt(ci[1])}]"
+    return f" [{round(100 * level):d}% CI over {ci_over} {fmt(ci[0])}, {fmt(ci[1])}]"
 
 
 def _mean_accuracy(acc: Any) -> float | None:
@@ -665,8 +728,8 @@ class DPADirectionResult(ResultMixin):
     std : float
         Sample standard deviation (ddof=1; 0 for one iteration) of the DPA.
     ci : (float, float) or None
-        Confidence interval of the mean (t method), clipped to [-1, 1];
-        ``None`` when ``level=None``.
+        Confidence interval of the mean over what ``ci_over`` says, clipped
+        to [-1, 1]; ``None`` when ``level=None``.
     absolute : float
         Mean of the absolute variant :math:`\\Psi_M - \\Psi_D` (DPA App. D,
         the change LA measures), for comparison.
@@ -690,6 +753,13 @@ class DPADirectionResult(ResultMixin):
     attacker_reason : str
         Why that attacker (the ``"auto"`` rule's reading of the input, or
         "requested").
+    ci_over : {"both", "rows", "iterations", ""}
+        What ``ci`` carries (``""`` without an interval).
+    p_value : float or None
+        Two-sided p-value of "DPA = 0" from the same t statistic as ``ci``.
+    replicates : pandas.DataFrame or None
+        The row-bootstrap replicates (``replicate`` and the columns of
+        ``iterations``); ``None`` for ``ci_over="iterations"``.
 
     Notes
     -----
@@ -729,13 +799,20 @@ class DPADirectionResult(ResultMixin):
     level: float | None
     attacker: str = ""
     attacker_reason: str = ""
+    ci_over: str = "iterations"
+    p_value: float | None = None
+    replicates: pd.DataFrame | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-iteration table (a copy)."""
+        return self.iterations.copy()
 
     def __repr__(self) -> str:
         acc = _mean_accuracy(self.model_accuracy)
         acc_s = "" if acc is None else f", model accuracy {acc:.4f}"
         att = f"{self.attacker} attacker, " if self.attacker else ""
         return (
-            f"DPA {self.direction} = {fmt(self.value)}{_fmt_ci(self.ci, self.level)} "
+            f"DPA {self.direction} = {fmt(self.value)}{_fmt_ci(self.ci, self.level, self.ci_over)} "
             f"(sd {self.std:.4f}; Psi_D {self.psi_data:.4g}, Psi_M {self.psi_model:.4g}; "
             f"absolute {fmt(self.absolute)}{acc_s}; {att}{len(self.iterations)} iterations)"
         )
@@ -823,8 +900,8 @@ class LeakageResult(ResultMixin):
     std : float
         Sample standard deviation (ddof=1) over iterations.
     ci : (float, float) or None
-        Confidence interval of the mean (t method); clipped to [-1, 1] for the
-        bounded qualities ``"accuracy"`` and ``"f1"``.
+        Confidence interval of the mean over what ``ci_over`` says; clipped to
+        [-1, 1] for the bounded qualities ``"accuracy"`` and ``"f1"``.
     lambda_data, lambda_model : float
         Means of the dataset leakage :math:`\\lambda_D` and model leakage
         :math:`\\lambda_M`.
@@ -844,6 +921,14 @@ class LeakageResult(ResultMixin):
         Where the attackers were fitted and scored.
     fold : bool
         Whether accuracies were folded to :math:`0.5 + |acc - 0.5|`.
+    ci_over : str
+        The interval ``ci`` is over: ``"both"`` (iterations and rows),
+        ``"rows"`` or ``"iterations"``; ``""`` when there is none.
+    p_value : float or None
+        p-value of the test of LA = 0 that ``ci`` inverts (two-sided t).
+    replicates : pandas.DataFrame or None
+        One row per row-bootstrap replicate, with the columns of
+        ``iterations``; none fitted for the interval over the iterations.
 
     Notes
     -----
@@ -880,12 +965,19 @@ class LeakageResult(ResultMixin):
     attacker_reason: str = ""
     protocol: str = "split"
     fold: bool = False
+    ci_over: str = "iterations"
+    p_value: float | None = None
+    replicates: pd.DataFrame | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-iteration table (a copy)."""
+        return self.iterations.copy()
 
     def __repr__(self) -> str:
         acc = _mean_accuracy(self.model_accuracy)
         acc_s = "" if acc is None else f", model accuracy {acc:.4f}"
         return (
-            f"LeakageResult(LA = {fmt(self.value)}{_fmt_ci(self.ci, self.level)} (sd {self.std:.4f}; "
+            f"LeakageResult(LA = {fmt(self.value)}{_fmt_ci(self.ci, self.level, self.ci_over)} (sd {self.std:.4f}; "
             f"lambda_D {self.lambda_data:.4g}, lambda_M {self.lambda_model:.4g}{acc_s}; "
             f"attacker={self.attacker!r}, quality={self.quality!r}, {len(self.iterations)} iterations))"
         )
@@ -904,37 +996,44 @@ def _accuracy_field(var: _Variable) -> Any:
     return float(var.accuracy)
 
 
-def _direction_result(direction: str, runs: list, var: _Variable, level: float | None, job: _Job) -> DPADirectionResult:
+def _dpa_columns(runs: list) -> dict:
+    """``psi_data, psi_model, dpa, absolute, n_flipped`` of a list of ``(psi_data, psi_model, n_flipped)`` runs."""
     psi_d = np.array([r[0] for r in runs], dtype=np.float64)
     psi_m = np.array([r[1] for r in runs], dtype=np.float64)
     total = psi_m + psi_d
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(total > 0, (psi_m - psi_d) / np.where(total > 0, total, 1.0), 0.0)
-    ratio = np.clip(ratio, -1.0, 1.0)
-    absolute = psi_m - psi_d
-    table = pd.DataFrame({
-        "iteration": np.arange(len(runs)),
-        "psi_data": psi_d,
-        "psi_model": psi_m,
-        "dpa": ratio,
-        "absolute": absolute,
-        "n_flipped": np.array([r[2] for r in runs], dtype=np.int64),
-    })
+    return {"psi_data": psi_d, "psi_model": psi_m, "dpa": np.clip(ratio, -1.0, 1.0), "absolute": psi_m - psi_d,
+            "n_flipped": np.array([r[2] for r in runs], dtype=np.int64)}
+
+
+def _direction_result(direction: str, runs: list, boot_runs: list, var: _Variable, level: float | None, job: _Job,
+                      ci_over: str) -> DPADirectionResult:
+    cols = _dpa_columns(runs)
+    ratio, absolute = cols["dpa"], cols["absolute"]
+    table = pd.DataFrame({"iteration": np.arange(len(runs)), **cols})
+    boot = None
+    if boot_runs:
+        boot = pd.DataFrame({"replicate": np.arange(len(boot_runs)), **_dpa_columns(boot_runs)})
+    ci, p_value = _interval(ratio, boot, "dpa", level, (-1.0, 1.0), ci_over, job)
     return DPADirectionResult(
         direction=direction,
         value=float(ratio.mean()),
         std=_std(ratio),
-        ci=_interval(ratio, level, (-1.0, 1.0)),
+        ci=ci,
         absolute=float(absolute.mean()),
         absolute_std=_std(absolute),
-        absolute_ci=_interval(absolute, level, None),
-        psi_data=float(psi_d.mean()),
-        psi_model=float(psi_m.mean()),
+        absolute_ci=_interval(absolute, boot, "absolute", level, None, ci_over, job)[0],
+        psi_data=float(cols["psi_data"].mean()),
+        psi_model=float(cols["psi_model"].mean()),
         model_accuracy=_accuracy_field(var),
         iterations=table,
         level=level,
         attacker=_attacker_name(job.attacker),
         attacker_reason=job.reason,
+        ci_over=ci_over if level is not None else "",
+        p_value=p_value,
+        replicates=boot,
     )
 
 
@@ -950,13 +1049,19 @@ def _resolve_attacker(attacker: Any, target: _Variable, inputs: list) -> tuple[A
 # --------------------------------------------------------------------------- #
 # public functions
 # --------------------------------------------------------------------------- #
-def _common_checks(attacker, quality, n_iter, level, test_size):
+def _common_checks(attacker, quality, n_iter, level, test_size, ci_over, n_boot):
     attacker = _check_attacker(attacker)
     quality = _check_quality(quality)
     _check_proba_support(attacker, quality)
     n_iter = _check_n_iter(n_iter, level)
     test_size = _check_test_size(test_size)
-    return attacker, quality, n_iter, test_size
+    check("ci_over", ci_over, (OneOf(*CI_OVER),))
+    check("n_boot", n_boot, (Interval(Integral, 2, None), NONE))
+    if level is None or ci_over == "iterations":
+        n_boot = 0  # no interval, or none over the rows: no replicate to fit
+    elif n_boot is None:
+        n_boot = n_iter
+    return attacker, quality, n_iter, test_size, int(n_boot)
 
 
 def dpa(
@@ -980,6 +1085,8 @@ def dpa(
     task_train: Any = None,
     attr_pred_train: Any = None,
     task_pred_train: Any = None,
+    ci_over: str = "both",
+    n_boot: int | None = None,
 ) -> DPAResult:
     r"""Directional Predictability Amplification, DPA (Tokas, Nair & Kerner 2025), both directions.
 
@@ -1070,6 +1177,15 @@ def dpa(
     attr_pred_train, task_pred_train : labels, optional
         The model's Â / T̂ on the training rows, for ``protocol="train_test"``:
         the model-side attacker of T→A / A→T is fitted on them.
+    ci_over : {"both", "rows", "iterations"}, default "both"
+        What the interval carries: the iterations and the test rows
+        (``"both"``), the rows alone, or the iterations alone (the t-interval
+        of the iterations, as in earlier releases). The rows' part comes from
+        ``n_boot`` row-bootstrap replicates, each one iteration on a resample
+        of the rows (docs/predictability.md, "Intervals").
+    n_boot : int or None, default None
+        Row-bootstrap replicates (``>= 2``; ``None``: ``n_iter``), fitted when
+        ``ci_over`` is ``"both"`` or ``"rows"`` and ``level`` is not ``None``.
 
     Returns
     -------
@@ -1172,7 +1288,8 @@ def dpa(
     """
     if attr_pred is None and task_pred is None:
         raise ValueError("give task_pred (for A->T) and/or attr_pred (for T->A); neither was given")
-    attacker, quality, n_iter, test_size = _common_checks(attacker, quality, n_iter, level, test_size)
+    attacker, quality, n_iter, test_size, n_boot = _common_checks(attacker, quality, n_iter, level, test_size, ci_over,
+                                                                  n_boot)
     _check_protocol(protocol, fold, quality, attr_train, task_train,
                     {"attr_pred": (attr_pred, attr_pred_train, "T->A"),
                      "task_pred": (task_pred, task_pred_train, "A->T")})
@@ -1196,13 +1313,16 @@ def dpa(
             chosen, reason = _resolve_attacker(attacker, dst, [(src.name, src.ids("y") if src.discrete else None)])
             jobs.append((direction, _Job("dpa", src, dst, chosen, quality, test_size, equalize, reason, protocol,
                                          bool(fold)), offset, dst))
-    states = _seed_states(random_state, n_iter)
+    states, boots = _seed_states(random_state, n_iter, n_boot)
     tasks = [(job, st[off:off + 3]) for st in states for (_, job, off, _) in jobs]
+    tasks += [(job, st[off // 3 * 4:off // 3 * 4 + 4]) for st in boots for (_, job, off, _) in jobs]
     stage = ", ".join(f"{direction} {_attacker_name(job.attacker)}" for direction, job, _, _ in jobs)
     runs = _run_all(tasks, n_jobs, progress, "DPA", stage)
+    split = n_iter * len(jobs)
     out: dict[str, DPADirectionResult] = {}
     for j, (direction, job, _, var) in enumerate(jobs):
-        out[direction] = _direction_result(direction, runs[j::len(jobs)], var, level, job)
+        out[direction] = _direction_result(direction, runs[:split][j::len(jobs)], runs[split:][j::len(jobs)], var,
+                                           level, job, ci_over)
     targets = [var for (_, _, _, var) in jobs]
     return DPAResult(
         a_to_t=out.get("A->T"),
@@ -1299,6 +1419,8 @@ def leakage_amplification(
     attr_train: Any = None,
     task_train: Any = None,
     task_pred_train: Any = None,
+    ci_over: str = "both",
+    n_boot: int | None = None,
 ) -> LeakageResult:
     r"""Leakage amplification LA (Wang et al. 2019): how much more A leaks from T̂ than from T.
 
@@ -1337,6 +1459,10 @@ def leakage_amplification(
         Training ground truth, for ``protocol="train_test"`` only.
     task_pred_train : labels, optional
         The model's T̂ on the training rows, for ``protocol="train_test"``.
+    ci_over : {"both", "rows", "iterations"}, default "both"
+        As in :func:`dpa`.
+    n_boot : int or None, default None
+        As in :func:`dpa`.
 
     Returns
     -------
@@ -1386,7 +1512,8 @@ def leakage_amplification(
     """
     if task_pred is None:
         raise ValueError("task_pred is None; leakage amplification needs the model's task predictions")
-    attacker, quality, n_iter, test_size = _common_checks(attacker, quality, n_iter, level, test_size)
+    attacker, quality, n_iter, test_size, n_boot = _common_checks(attacker, quality, n_iter, level, test_size, ci_over,
+                                                                  n_boot)
     _check_protocol(protocol, fold, quality, attr_train, task_train,
                     {"task_pred": (task_pred, task_pred_train, "LA")})
     q_for = quality if isinstance(quality, str) else None
@@ -1409,23 +1536,18 @@ def leakage_amplification(
               ("task_pred", t.ids("x_pred") if t.discrete and _is_hard(t.prediction_input()) else None)]
     chosen, reason = _resolve_attacker(attacker, a, inputs)
     job = _Job("leakage", t, a, chosen, quality, test_size, equalize, reason, protocol, bool(fold))
-    states = _seed_states(random_state, n_iter)
-    runs = _run_all([(job, st[0:3]) for st in states], n_jobs, progress, "leakage", _attacker_name(chosen))
-    lam_d = np.array([r[0] for r in runs], dtype=np.float64)
-    lam_m = np.array([r[1] for r in runs], dtype=np.float64)
-    la = lam_m - lam_d
+    states, boots = _seed_states(random_state, n_iter, n_boot)
+    tasks = [(job, st[0:3]) for st in states] + [(job, st[0:4]) for st in boots]
+    runs = _run_all(tasks, n_jobs, progress, "leakage", _attacker_name(chosen))
+    table = _leakage_table(runs[:n_iter], "iteration")
+    boot = _leakage_table(runs[n_iter:], "replicate") if boots else None
+    la, lam_d, lam_m = (table[c].to_numpy() for c in ("leakage", "lambda_data", "lambda_model"))
     bounded = quality in ("accuracy", "f1")
-    table = pd.DataFrame({
-        "iteration": np.arange(n_iter),
-        "lambda_data": lam_d,
-        "lambda_model": lam_m,
-        "leakage": la,
-        "n_flipped": np.array([r[2] for r in runs], dtype=np.int64),
-    })
+    ci, p_value = _interval(la, boot, "leakage", level, (-1.0, 1.0) if bounded else None, ci_over, job)
     return LeakageResult(
         value=float(la.mean()),
         std=_std(la),
-        ci=_interval(la, level, (-1.0, 1.0) if bounded else None),
+        ci=ci,
         lambda_data=float(lam_d.mean()),
         lambda_model=float(lam_m.mean()),
         model_accuracy=_accuracy_field(t),
@@ -1436,4 +1558,15 @@ def leakage_amplification(
         attacker_reason=reason,
         protocol=protocol,
         fold=bool(fold),
+        ci_over=ci_over if level is not None else "",
+        p_value=p_value,
+        replicates=boot,
     )
+
+
+def _leakage_table(runs: list, index: str) -> pd.DataFrame:
+    """``index, lambda_data, lambda_model, leakage, n_flipped`` of ``(lambda_data, lambda_model, n_flipped)`` runs."""
+    lam_d = np.array([r[0] for r in runs], dtype=np.float64)
+    lam_m = np.array([r[1] for r in runs], dtype=np.float64)
+    return pd.DataFrame({index: np.arange(len(runs)), "lambda_data": lam_d, "lambda_model": lam_m,
+                         "leakage": lam_m - lam_d, "n_flipped": np.array([r[2] for r in runs], dtype=np.int64)})

@@ -348,8 +348,8 @@ def audit(
     count-based metrics (BiasAmp→, BiasAmp_MALS, Multi_MALS/Multi→, fairness:
     the table of distinct rows is resampled; ``ci_method="auto"``: BCa for the
     smooth metrics, a simultaneous max-t band for those built from maxima,
-    minima or absolute values, valid at 0), t intervals over iterations for
-    DPA and LA; p-values of the tests of no effect (fairness per class,
+    minima or absolute values, valid at 0), t intervals over the iterations
+    and a bootstrap of the rows for DPA and LA; p-values of the tests of no effect (fairness per class,
     BiasAmp→ per pair; Holm). A signed amplification metric is read as
     "amplified" when its interval lies above 0, "reduced" below 0; a fairness
     metric "disparity" and a multi-attribute mean :math:`|\Delta|`

@@ -740,8 +740,9 @@ def _predictability():
         "task (T->A), once on the ground truth (Psi_D, with labels randomly flipped down to the "
         "model's accuracy) and once on the model's predictions (Psi_M). DPA = (Psi_M - Psi_D) / "
         "(Psi_M + Psi_D) lies in [-1, 1]: positive means the predictions are more predictable "
-        "from (more entangled with) the other variable than the data is. The interval is over "
-        "the repeated iterations (random flips, splits and attacker seeds)."
+        "from (more entangled with) the other variable than the data is. The interval carries both "
+        "the repeated iterations (random flips, splits and attacker seeds) and the test rows (a "
+        "bootstrap of the rows, each replicate one iteration on a resample); the method column says which."
     ),
     needs="attr, task, attr_pred and/or task_pred, and the biasamp.predictability module",
     applicable=lambda inp: _has_pred(inp) and hasattr(_predictability(), "dpa"),
@@ -767,8 +768,8 @@ def _dpa_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
             out.notes.append(f"DPA {d.direction} attacker {d.attacker}: {d.attacker_reason}")
         if hasattr(d, "psi_data"):
             note += f"; Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}"
-        out.summary.append(_row("DPA", d.direction, d.value, ci, f"t over {opt.n_iter} iterations", inp.n_rows,
-                                note))
+        out.summary.append(_row("DPA", d.direction, d.value, ci, _predictability_method(d, opt.n_iter, inp),
+                                inp.n_rows, note, p_value=getattr(d, "p_value", None)))
         it = d.iterations
         out.tables[f"iterations {d.direction}"] = it
         col = "dpa" if "dpa" in it.columns else it.columns[-1]
@@ -810,13 +811,30 @@ def _leakage_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
         out.notes.append(_UNWEIGHTED_NOTE)
     if getattr(res, "attacker_reason", ""):
         out.notes.append(f"LA attacker {res.attacker}: {res.attacker_reason}")
-    out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), f"t over {opt.n_iter} iterations",
-                            inp.n_rows, note, zero_width=_majority_attacker(inp, res)))
+    out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), _predictability_method(res, opt.n_iter, inp),
+                            inp.n_rows, note, p_value=getattr(res, "p_value", None),
+                            zero_width=_majority_attacker(inp, res)))
     out.tables["iterations"] = res.iterations
     col = "leakage" if "leakage" in res.iterations.columns else res.iterations.columns[-1]
     out.figures.append(FigureSpec("iterations", "LA per iteration", "strip",
                                   pd.DataFrame({"label": "LA", "value": res.iterations[col].to_numpy(np.float64)})))
     return out
+
+
+def _predictability_method(res: Any, n_iter: int, inp: AuditInputs) -> str:
+    """The interval method of a DPA direction or LA result: what ``ci_over`` its interval carries.
+
+    E.g. ``"t over 10 iterations x row bootstrap (10)"``; a streamed audit's
+    rows are a sample of the stream (``inp.n_rows`` of ``inp.n``), which the
+    row bootstrap resamples.
+    """
+    over = getattr(res, "ci_over", "iterations") or "iterations"
+    reps = getattr(res, "replicates", None)
+    boot = f"row bootstrap ({0 if reps is None else len(reps)})"
+    if inp.n_rows < inp.n:
+        boot += f" of a sample of {inp.n_rows:,} rows"
+    return {"iterations": f"t over {n_iter} iterations", "rows": f"t over {boot}"}.get(
+        over, f"t over {n_iter} iterations x {boot}")
 
 
 def _majority_attacker(inp: AuditInputs, res: Any) -> str | None:
