@@ -114,6 +114,19 @@ def _clip(low: float, high: float, bounds: tuple[float, float] | None) -> tuple[
     return float(low), float(high)
 
 
+def standard_error(se_iterations: float, se_captions: float, n_iter: int, ci_over: str) -> tuple[float, float]:
+    """``(se, df)`` of the interval ``ci_over``: the t interval over the iterations (``n_iter - 1`` degrees of
+    freedom), the normal interval of the caption bootstrap (``df = inf``), or both, their variances added
+    (Welch-Satterthwaite degrees of freedom). ``estimate ± t_{(1+level)/2, df} · se`` is the interval."""
+    if ci_over == "iterations":
+        return se_iterations, float(n_iter - 1)
+    if ci_over == "captions":
+        return se_captions, math.inf
+    total = se_captions ** 2 + se_iterations ** 2
+    df = math.inf if se_iterations == 0 or total == 0 else total ** 2 * (n_iter - 1) / se_iterations ** 4
+    return math.sqrt(total), df
+
+
 def intervals(quantity: str, estimate: float, per_iteration: np.ndarray, replicates: np.ndarray, level: float,
               bounds: tuple[float, float] | None) -> dict:
     """One row of the intervals table: the three intervals of ``estimate`` (the mean of ``per_iteration``).
@@ -129,12 +142,8 @@ def intervals(quantity: str, estimate: float, per_iteration: np.ndarray, replica
     kept = replicates[np.isfinite(replicates)]
     se_c = float(np.std(kept, ddof=1)) if len(kept) > 1 else 0.0
     half_c = _t_quantile(level, math.inf) * se_c
-    total = se_c ** 2 + se_it ** 2
-    if total > 0:
-        df = math.inf if se_it == 0 else total ** 2 * (j - 1) / se_it ** 4  # Welch-Satterthwaite
-        half = _t_quantile(level, df) * math.sqrt(total)
-    else:
-        half = 0.0
+    se, df = standard_error(se_it, se_c, j, "both")
+    half = _t_quantile(level, df) * se if se > 0 else 0.0
     row = {"quantity": quantity, "estimate": float(estimate), "se_iterations": se_it, "se_captions": se_c}
     for kind, h in (("captions", half_c), ("both", half)):
         row[f"{kind}_low"], row[f"{kind}_high"] = _clip(estimate - h, estimate + h, bounds)
