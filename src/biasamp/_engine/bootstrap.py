@@ -54,7 +54,7 @@ class BootstrapResult(ResultMixin):
     p_value : dict of str -> float
         The p-value of each statistic's interval: the smallest ``alpha`` at
         which the ``1 - alpha`` interval of the same method, from the same
-        replicates, excludes 0 (:func:`biasamp._engine.inference.interval_p_value`),
+        replicates, excludes 0 (``biasamp._engine.inference.interval_p_value``),
         so ``p_value < 1 - level`` exactly when ``ci`` excludes 0 (its bounds
         read with 1e-12 as 0). 0 when every interval, even the one of level 1,
         excludes 0 (the bootstrap cannot tell p-values below about

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -84,7 +84,7 @@ _ZERO_WIDTH = {
 }
 
 
-def _finite_number(v: Any) -> bool:
+def _finite_number(v: Any) -> TypeGuard[float]:
     return v is not None and isinstance(v, (int, float, np.number)) and bool(np.isfinite(v))
 
 
