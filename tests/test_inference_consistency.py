@@ -258,3 +258,17 @@ def test_cli_min_effect(tmp_path):
     assert Report.from_json(out.read_text()).options["min_effect"] == {"*": 0.5, "DP": 0.02}
     bad = CliRunner().invoke(main, [*args, "--min-effect", "DP=big"])
     assert bad.exit_code == 2 and "METRIC=NUMBER" in bad.output
+
+
+def test_a_p_value_of_another_test_is_not_printed_beside_an_interval():
+    from biasamp.report._sections import _row, finish_summary
+
+    # a registered section passing a per-pair test's p beside an interval holding 0 (the UCI Adult symptom)
+    rows = [_row("Toy", "", 0.016, (-0.0016, 0.0344), "bootstrap", 100, p_value=5e-39),
+            _row("Toy", "", 0.016, (0.002, 0.0344), "bootstrap", 100, p_value=0.01)]
+    wrong, right = finish_summary(rows, AuditConfig())
+    assert wrong["p_value"] is None and "not shown" in wrong["note"]
+    assert right["p_value"] == 0.01
+    # within rounding of the boundary, the interval decides
+    (edge,) = finish_summary([_row("Toy", "", 0.02, (1e-12, 0.04), "t", 10, p_value=0.05)], AuditConfig())
+    assert edge["p_value"] < 1 - 0.95 and edge["reading"] == "amplified"

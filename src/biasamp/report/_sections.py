@@ -151,7 +151,8 @@ def finish_summary(rows: list, opt: AuditConfig) -> list:
 
     * the p-value printed beside an interval agrees with it: ``p < 1 - level`` exactly when the interval
       excludes 0 (a closed-form p-value within rounding of the boundary is moved to the interval's side; a
-      p-value that belongs to another test is a ``ValueError``: the section reports an error);
+      p-value that belongs to another test, e.g. from a registered section, is not printed, and the note says
+      why);
     * **too small to tell**: an interval that holds 0 ("no evidence") while the minimum detectable effect is
       above the effect that matters (``min_effect``): the sample could not have seen that effect;
     * **small effect**: an interval that excludes 0 for an effect smaller than ``min_effect``.
@@ -161,7 +162,13 @@ def finish_summary(rows: list, opt: AuditConfig) -> list:
         r = dict(r)
         lo, hi, p = r.get("ci_low"), r.get("ci_high"), r.get("p_value")
         if _finite_number(p) and _finite_number(lo) and _finite_number(hi):
-            r["p_value"] = consistent_p_value(float(p), float(lo), float(hi), opt.level)
+            try:
+                r["p_value"] = consistent_p_value(float(p), float(lo), float(hi), opt.level)
+            except ValueError:
+                r["p_value"] = None
+                why = (f"p-value {p:.3g} not shown: it disagrees with the interval (a test of another null); the "
+                       "interval gives the reading")
+                r["note"] = f"{r.get('note')}; {why}" if r.get("note") else why
         threshold = effect_threshold(opt.min_effect, str(r.get("metric", "")))
         mde, value, note = r.get("min_detectable"), r.get("value"), r.get("note") or ""
         if r.get("reading") == "no evidence" and _finite_number(mde) and mde > threshold:
