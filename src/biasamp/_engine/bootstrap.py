@@ -58,8 +58,8 @@ class BootstrapResult(ResultMixin):
         so ``p_value < 1 - level`` exactly when ``ci`` excludes 0 (its bounds
         read with 1e-12 as 0). 0 when every interval, even the one of level 1,
         excludes 0 (the bootstrap cannot tell p-values below about
-        ``1 / n_boot`` apart); NaN for an undefined statistic. (Before 0.4 this
-        was the global test now in ``p_global``.)
+        ``1 / n_boot`` apart); None for an undefined statistic (no interval).
+        (Before 0.4 this was the global test now in ``p_global``.)
     p_global : dict of str -> float or None
         The test of no effect on the counts, where one exists: the global null
         "no class / no pair has an effect", i.e. the smallest adjusted
@@ -253,7 +253,7 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
     test_rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 2)))
     tests = plan.tests(test_rng) if plan.tests is not None else {}
     estimate, ci, methods, tables, n_undefined, test_methods = {}, {}, {}, {}, {}, {}
-    p_value: dict[str, float] = {}
+    p_value: dict[str, float | None] = {}
     p_global: dict[str, float | None] = {}
     se: dict[str, float] = {}
     mde: dict[str, float] = {}
@@ -264,7 +264,9 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
         inf, used = inference(s, ci_method, level, cell_counts)
         lo, hi = inf.low, inf.high
         ci[s.name], methods[s.name] = (lo, hi), used
-        p_value[s.name], se[s.name], mde[s.name] = inf.p_value, inf.se, inf.min_detectable
+        # an undefined statistic (NaN estimate, no interval) has no p-value: None, never a silent NaN
+        p_value[s.name] = inf.p_value if np.isfinite(inf.p_value) else None
+        se[s.name], mde[s.name] = inf.se, inf.min_detectable
         if lo == hi and np.isfinite(lo):
             notes.append(zero_width_note(s))
         elif np.isfinite(s.estimate) and not lo <= s.estimate <= hi:
