@@ -1066,6 +1066,135 @@ def format_markdown(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
+# --------------------------------------------------------------------------- #
+# one inference per reading (issue 30): the printed p agrees with its interval, and the power at the MDE
+# --------------------------------------------------------------------------- #
+AGREEMENT_SCENARIOS = ("dir-amp", "dir-none", "fair2b-none", "fair2b-real", "mals-amp")
+
+
+def p_interval_agreement(scenarios: Sequence[Scenario], methods: Sequence[str], n_samples: int, n_boot: int,
+                         seed: int = 0, level: float = LEVEL) -> list[tuple]:
+    """Per (scenario, method): samples x statistics where ``p < 1 - level`` iff the interval excludes 0, of all.
+
+    The p-value of :func:`biasamp.bootstrap` is its interval's inversion, so the count must be all of them; also
+    counted: the intervals excluding 0 (a check that both sides of the equivalence are exercised).
+    """
+    from biasamp._engine.inference import excludes_zero
+
+    out = []
+    for sc in scenarios:
+        for m in methods:
+            agree = total = excluded = 0
+            for s in range(n_samples):
+                rng = np.random.default_rng([seed, sc.index, s])
+                random_state = int(np.random.SeedSequence([seed, sc.index, s, 1]).generate_state(1)[0])
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    res = sc.bootstrap(sc.draw(rng), n_boot=n_boot, level=level, ci_method=m,
+                                       random_state=random_state)
+                for st in sc.stats:
+                    lo, hi = res.ci[st]
+                    ex = bool(excludes_zero(lo, hi))
+                    agree += (res.p_value[st] < 1 - level) == ex
+                    excluded += ex
+                    total += 1
+            out.append((sc.key, m, agree, total, excluded))
+    return out
+
+
+def _power_population(family: str, effect: float, rng: np.random.Generator, n: int) -> tuple:
+    """A sample of ``n`` rows whose true value is ``effect``: ``"dp"`` (group fairness DP, binary task, two equal
+    groups, PPR 0.5 and 0.5 + effect: TPR and FPR of group 1 both raised by ``effect``) or ``"a->t"`` (BiasAmp->
+    A->T, two equal groups, one task with P(T | A) = 0.4 / 0.6 fixed by the training set; the model redraws T^
+    from P(T | A) for 30% of the rows, then turns a negative into a positive with probability q in group 1 and a
+    positive into a negative with probability q in group 0: A->T = 0.4 q)."""
+    g = rng.integers(0, 2, n)
+    if family == "dp":
+        y = (rng.random(n) < 0.5).astype(int)
+        rate = np.where(y == 1, 0.7, 0.3) + effect * g
+        return g, y, (rng.random(n) < rate).astype(int)
+    p_true = np.where(g == 1, 0.6, 0.4)
+    t = (rng.random(n) < p_true).astype(int)
+    tp = np.where(rng.random(n) < 0.3, (rng.random(n) < p_true).astype(int), t)
+    q = effect / 0.4
+    turn = rng.random(n) < q
+    tp = np.where((g == 1) & (tp == 0) & turn, 1, np.where((g == 0) & (tp == 1) & turn, 0, tp))
+    return g, t, tp
+
+
+_POWER_TRAIN = 20_000
+
+
+def _power_call(family: str, sample: tuple, train: tuple, n_boot: int, random_state: int, level: float):
+    g, y, p = sample
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if family == "dp":
+            res = biasamp.bootstrap(biasamp.fairness_metrics, y, p, sensitive_features=g, metrics=["DP"],
+                                    n_boot=n_boot, level=level, random_state=random_state)
+            return res, "DP"
+        res = biasamp.bootstrap(biasamp.bias_amp_directional, g, y, task_pred=p, attr_train=train[0],
+                                task_train=train[1], n_boot=n_boot, level=level, random_state=random_state)
+        return res, "A->T"
+
+
+def power_at_mde(family: str, n: int, n_samples: int, n_boot: int, seed: int = 0, level: float = LEVEL) -> dict:
+    """The power at a true effect equal to the reported MDE, found by two fixed-point steps.
+
+    Step 0: the mean reported MDE over ``n_samples`` samples of the population without effect (the MDE grows
+    a little with the effect: the model's errors add variance); steps 1 and 2: the population whose true value is
+    the previous step's mean MDE, its mean reported MDE, and the fraction of its intervals excluding 0 (the
+    power; about 0.8 if the MDE is right) with its Monte-Carlo standard error.
+    """
+    from biasamp._engine.inference import excludes_zero
+
+    rng = np.random.default_rng([seed, 30, 0])
+    tg = rng.integers(0, 2, _POWER_TRAIN)
+    train = (tg, (rng.random(_POWER_TRAIN) < np.where(tg == 1, 0.6, 0.4)).astype(int))
+    steps = []
+    effect = 0.0
+    for step in range(3):
+        mdes, hits = [], []
+        for s in range(n_samples):
+            sample = _power_population(family, effect, np.random.default_rng([seed, 30, step + 1, s]), n)
+            res, st = _power_call(family, sample, train, n_boot, int(seed * 1000 + s), level)
+            mdes.append(res.min_detectable[st])
+            hits.append(bool(excludes_zero(*res.ci[st])))
+        power = float(np.mean(hits))
+        steps.append({"effect": effect, "mde": float(np.mean(mdes)), "power": power,
+                      "mc_se": math.sqrt(power * (1 - power) / n_samples)})
+        effect = steps[-1]["mde"]
+    return {"family": family, "n": n, "samples": n_samples, "steps": steps}
+
+
+def inference_check(n_samples: int, n_boot: int, seed: int = 0, only: Sequence[str] | None = None,
+                    methods: Sequence[str] = METHODS) -> int:
+    """``--inference``: (a) the p-value / interval agreement count, (b) the power at the reported MDE."""
+    t0 = time.perf_counter()
+    keys = [k for k in AGREEMENT_SCENARIOS if not only or any(k.startswith(p) for p in only)]
+    scenarios = [sc for sc in build_scenarios(seed) if sc.key in keys]
+    print(f"biasamp {biasamp.__version__}: one inference per reading; {n_samples} samples, n_boot={n_boot}, "
+          f"level {LEVEL}, seed {seed}\n")
+    print("(a) p < 1 - level exactly when the interval excludes 0 (samples x statistics)\n")
+    print("| scenario | method | agree | of | intervals excluding 0 |\n|---|---|---:|---:|---:|")
+    bad = 0
+    for key, m, agree, total, excluded in p_interval_agreement(scenarios, methods, n_samples, n_boot, seed):
+        print(f"| {key} | {m} | {agree} | {total} | {excluded} |")
+        bad += total - agree
+    print(f"\n(b) power at a true effect equal to the reported MDE (target {0.8}; auto intervals; step 0: no "
+          "effect, step k: the true effect is step k-1's mean MDE)\n")
+    print("| statistic | rows | samples | step | true effect | mean reported MDE | intervals excluding 0 (MC SE) |"
+          "\n|---|---:|---:|---:|---:|---:|---:|")
+    for family, n in (("a->t", 1000), ("dp", 1000)):
+        r = power_at_mde(family, n, n_samples, n_boot, seed)
+        label = {"a->t": "BiasAmp-> A->T (BCa)", "dp": "DP (max-t band)"}[family]
+        for k, st in enumerate(r["steps"]):
+            print(f"| {label} | {n} | {r['samples']} | {k} | {st['effect']:.4f} | {st['mde']:.4f} | "
+                  f"{st['power']:.3f} ({st['mc_se']:.3f}) |", flush=True)
+    print(f"\ntotal time {time.perf_counter() - t0:.1f} s; disagreements: {bad}")
+    return 1 if bad else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100 samples x 300 replicates, 1M-row truth check")
@@ -1096,7 +1225,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stream-groups", type=int, default=None, metavar="G",
                         help="with --stream: G hashed groups instead of the library's 1,000 (e.g. 50 for groups of "
                              "20-80 rows at these sizes)")
+    parser.add_argument("--inference", action="store_true",
+                        help="one inference per reading instead of coverage: the p-value / interval agreement "
+                             "count and the power at the reported MDE (default 200 samples, n_boot 500)")
     args = parser.parse_args(argv)
+    if args.inference:
+        return inference_check(args.n_samples or 200, args.n_boot or 500, args.seed, args.only, args.methods)
     if args.only and all(any(c.key.startswith(p) for c in PREDICTABILITY_CASES) for p in args.only):
         return predictability_main(args.only, args.n_samples or (40 if args.quick else None), args.seed, args.n_jobs)
     if args.stream is not None or args.stream_groups is not None:

@@ -138,7 +138,7 @@ def test_grouped_bootstrap_agrees_with_the_exact_one(monkeypatch):
     grouped = b.bootstrap(b.bias_amp_directional, a, t, **kw)
     assert any(note.startswith("grouped bootstrap: the 30,000 rows") for note in grouped.notes)
     assert grouped.estimate == exact.estimate
-    assert grouped.p_value == exact.p_value  # the tests of no effect read the counts only
+    assert grouped.p_global == exact.p_global  # the tests of no effect read the counts only
     for name in ("A->T", "T->A"):
         sd_exact, sd_grouped = exact.replicates[name].std(), grouped.replicates[name].std()
         assert sd_grouped == pytest.approx(sd_exact, rel=0.15)
@@ -216,7 +216,7 @@ def test_same_interval_for_any_row_order():
     d2 = b.bootstrap(b.bias_amp_directional, a[perm], t[perm], attr_pred=ap[perm], task_pred=tp[perm], n_boot=300,
                      random_state=4)
     assert d1.ci == d2.ci
-    assert d1.p_value == d2.p_value
+    assert d1.p_value == d2.p_value and d1.p_global == d2.p_global
 
 
 @settings(max_examples=20, deadline=None)
@@ -287,7 +287,7 @@ def test_mcnemar_p_values_per_pair_by_hand():
     assert row["delta"] == pytest.approx((c_ - b_) / members.sum(), abs=1e-12)
     holm = np.minimum(1, np.maximum.accumulate(np.sort(table["p_value"]) * np.arange(len(table), 0, -1)))
     np.testing.assert_allclose(np.sort(table["p_adjusted"]), holm)
-    assert res.p_value["A->T"] == pytest.approx(holm.min())
+    assert res.p_global["A->T"] == pytest.approx(holm.min())
     # T->A: among the positives of task t, Â_a vs A_a
     t_table = res.tables["T->A"]
     row = t_table[(t_table["attr"] == 0) & (t_table["task"] == 2)].iloc[0]
@@ -309,23 +309,23 @@ def test_fairness_p_values_match_the_g_test():
                           for gg in range(3)])
         _, ref, *_ = sst.chi2_contingency(table, correction=False, lambda_="log-likelihood")
         assert res.tables["EOTP"].loc[cls, "p_value"] == pytest.approx(ref, rel=1e-9)
-    assert res.p_value["BA"] is None
+    assert res.p_global["BA"] is None
     bh = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=50, random_state=0, p_adjust="bh")
     assert (bh.tables["DP"]["p_adjusted"] <= res.tables["DP"]["p_adjusted"] + 1e-15).all()
 
 
-def test_headline_p_is_the_smallest_p_adjusted_of_the_chosen_adjustment():
+def test_global_p_is_the_smallest_p_adjusted_of_the_chosen_adjustment():
     # a weak effect on one pair of three: the Holm (Bonferroni) and BH (Simes) global tests differ
     y, p, g = _fair(seed=3, n=600, k=3, groups=2)
     for adjust in ("holm", "bh"):
         res = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=30, random_state=0, p_adjust=adjust)
         for name, table in res.tables.items():
-            if "p_adjusted" in table and res.p_value[name] is not None:
-                assert res.p_value[name] == pytest.approx(np.nanmin(table["p_adjusted"]), rel=1e-12, abs=0)
+            if "p_adjusted" in table and res.p_global[name] is not None:
+                assert res.p_global[name] == pytest.approx(np.nanmin(table["p_adjusted"]), rel=1e-12, abs=0)
         raw = np.sort(res.tables["DP"]["p_value"].dropna().to_numpy())
         m = raw.size
         expected = min(1.0, m * raw[0]) if adjust == "holm" else min(1.0, (m / np.arange(1, m + 1) * raw).min())
-        assert res.p_value["DP"] == pytest.approx(expected, rel=1e-12)
+        assert res.p_global["DP"] == pytest.approx(expected, rel=1e-12)
 
 
 

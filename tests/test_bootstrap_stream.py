@@ -55,7 +55,7 @@ def test_stream_tests_equal_in_memory_and_intervals_hold_estimates():
     memory = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=0,
                          cross_fit=False)
     assert streamed.estimate == memory.estimate
-    assert streamed.p_value == pytest.approx(memory.p_value, rel=1e-12)
+    assert streamed.p_global == pytest.approx(memory.p_global, rel=1e-12)  # the tests of no effect: the counts
     for name, (lo, hi) in streamed.ci.items():
         assert lo <= streamed.estimate[name] <= hi
         assert streamed.methods[name] == "percentile"
@@ -81,7 +81,7 @@ def test_cross_fitted_stream_bootstrap_agrees_with_the_in_memory_one():
     memory = b.bootstrap(b.bias_amp_directional, a, t, attr_pred=ap, task_pred=tp, n_boot=300, random_state=0)
     assert acc.compute().cross_fit and memory.result.cross_fit
     assert streamed.estimate == memory.estimate
-    assert streamed.p_value == pytest.approx(memory.p_value, rel=1e-12)
+    assert streamed.p_global == pytest.approx(memory.p_global, rel=1e-12)  # the tests of no effect: the counts
     assert any("cross-fitted" in note for note in streamed.notes)
     for name, (lo, hi) in streamed.ci.items():
         assert lo <= streamed.estimate[name] <= hi
@@ -107,7 +107,7 @@ def test_fairness_and_multi_accumulators():
     res = acc.bootstrap()
     mem = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=200, random_state=0)
     assert res.estimate == pytest.approx(mem.estimate)
-    assert res.p_value == pytest.approx(mem.p_value)
+    assert res.p_global == pytest.approx(mem.p_global)
     assert all(lo <= res.estimate[m] <= hi for m, (lo, hi) in res.ci.items())
     a, t, ap, tp = _cooc(3, 2000)
     multi = MultiAttributeAccumulator(2, 4, n_boot=200, random_state=0, cross_fit=False)  # the plug-in: batches add

@@ -75,7 +75,7 @@ def test_markdown_summary_table_holds_every_headline(report):
     table = report.table
     assert len(rows) == len(table)
     for cells, r in zip(rows, table.itertuples(index=False)):
-        metric, direction, value, ci, p, reading, note = cells
+        metric, direction, value, ci, mde, p, reading, note = cells
         assert (metric, direction, reading, note) == (r.metric, r.direction, r.reading, r.note)
         assert _close(value, r.value, 4)
         if math.isnan(r.ci_low):
@@ -83,6 +83,7 @@ def test_markdown_summary_table_holds_every_headline(report):
         else:
             low, high = ci.strip("[]").split(", ")
             assert _close(low, r.ci_low, 4) and _close(high, r.ci_high, 4)
+            assert _close(mde, r.min_detectable, 4)  # the minimum detectable effect beside the interval
         if r.p_value is None or (isinstance(r.p_value, float) and math.isnan(r.p_value)):
             assert p == ("n/a" if math.isfinite(r.value) else "")  # no test: a reason, not a blank
         elif r.p_value < 0.001:
@@ -125,15 +126,16 @@ def test_latex_booktabs_rows_and_intervals(report):
     notes = dict(re.fullmatch(r"\\textsuperscript\{([a-z])\}(.*)", n).groups() for n in footnote.split("; "))
     for line, r in zip(data, report.table.itertuples(index=False)):
         cells = [c.strip() for c in line[:-2].split(" & ")]
-        assert len(cells) == 6
+        assert len(cells) == 7
         assert _close(cells[2].strip("$"), r.value, 3)
         if not math.isnan(r.ci_low):
             low, high, mark = re.fullmatch(r"\$\[(\S+), (\S+)\]\$\\textsuperscript\{([a-z])\}", cells[3]).groups()
             assert _close(low, r.ci_low, 3) and _close(high, r.ci_high, 3)
+            assert _close(cells[4].strip("$"), r.min_detectable, 3)
             assert notes[mark].strip() == r.ci_method  # the table note names the interval method
-    assert text.count(r"\multicolumn{6}") == sum(s.status == "ok" and len(s.summary) > 0 for s in report.sections)
+    assert text.count(r"\multicolumn{7}") == sum(s.status == "ok" and len(s.summary) > 0 for s in report.sections)
     bare = report.to_latex(table_env=False)
-    assert bare.splitlines()[1] == r"\begin{tabular}{llrlrl}" and r"\caption" not in bare
+    assert bare.splitlines()[1] == r"\begin{tabular}{llrlrrl}" and r"\caption" not in bare
 
 
 def test_latex_escapes_special_characters(report):

@@ -349,18 +349,21 @@ def test_threshold_curve_of_fairness_equals_the_function_at_each_threshold():
         threshold_curve(bias_amp_directional, g, y, task_scores=s, thresholds=[0.5], average="macro")
 
 
-def test_amplification_reading_is_mixed_when_pairs_offset_each_other():
+def test_amplification_mixed_is_a_note_not_a_reading():
     from biasamp.report._sections import _row
 
-    mixed = _row("BiasAmp->", "A->T", 0.01, (-0.02, 0.04), "bca bootstrap (100)", 500, p_value=0.001)
-    assert mixed["reading"] == "mixed" and "offsets" in mixed["note"]
-    plain = _row("BiasAmp->", "A->T", 0.01, (-0.02, 0.04), "bca bootstrap (100)", 500, p_value=0.4)
-    assert plain["reading"] == "no evidence"
-    above = _row("BiasAmp->", "A->T", 0.05, (0.02, 0.08), "bca bootstrap (100)", 500, p_value=0.001)
-    assert above["reading"] == "amplified"
+    # the per-pair test (p_global) rejects while the mean's interval holds 0: the reading stays the interval's
+    # ("no evidence"), the printed p stays the interval's own, and a note says that pairs offset each other
+    mixed = _row("BiasAmp->", "A->T", 0.01, (-0.02, 0.04), "bca bootstrap (100)", 500, p_value=0.4, p_global=0.001)
+    assert mixed["reading"] == "no evidence" and mixed["p_value"] == 0.4
+    assert mixed["note"].startswith("mixed:") and "offsets" in mixed["note"]
+    plain = _row("BiasAmp->", "A->T", 0.01, (-0.02, 0.04), "bca bootstrap (100)", 500, p_value=0.4, p_global=0.4)
+    assert plain["reading"] == "no evidence" and "mixed" not in plain["note"]
+    above = _row("BiasAmp->", "A->T", 0.05, (0.02, 0.08), "bca bootstrap (100)", 500, p_value=0.001, p_global=0.001)
+    assert above["reading"] == "amplified" and "mixed" not in above["note"]
     # a disparity's reading comes from its interval only
-    assert _row("DP", "", 0.01, (0.0, 0.04), "band", 500, p_value=0.001, kind="disparity")["reading"] == \
-        "no evidence"
+    assert _row("DP", "", 0.01, (0.0, 0.04), "band", 500, p_value=0.3, p_global=0.001,
+                kind="disparity")["reading"] == "no evidence"
 
 
 def test_bootstrap_constant_weights_give_the_unweighted_interval():
@@ -413,13 +416,13 @@ def test_compas_audit_with_six_races_flags_and_excludes_the_small_groups(shared_
     assert "'Native American'" in text and "positive class 1" in text
 
 
-def test_disparity_reading_is_inconclusive_when_the_test_does_not_reject():
+def test_disparity_reading_comes_from_the_interval_whatever_the_class_test():
     from biasamp.report._sections import _row
 
-    row = _row("EOTP", "", 0.15, (0.003, 0.85), "max-t band bootstrap (200)", 7669, p_value=1.0, kind="disparity")
-    assert row["reading"] == "inconclusive" and "does not reject" in row["note"]
-    agree = _row("EOTP", "", 0.15, (0.05, 0.25), "max-t band bootstrap (200)", 7669, p_value=0.001,
-                 kind="disparity")
-    assert agree["reading"] == "disparity"
+    # before 0.4 a band above 0 with a class test that did not reject read "inconclusive": the two are one
+    # inference now (the p printed is the interval's own), so the interval reads
+    row = _row("EOTP", "", 0.15, (0.003, 0.85), "max-t band bootstrap (200)", 7669, p_value=0.01, p_global=1.0,
+               kind="disparity")
+    assert row["reading"] == "disparity" and "inconclusive" not in row["note"]
     no_test = _row("BA", "", 0.07, (0.002, 0.35), "max-t band bootstrap (200)", 7669, kind="disparity")
     assert no_test["reading"] == "disparity"  # BA has no test: the interval alone

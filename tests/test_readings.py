@@ -147,11 +147,13 @@ def test_rounding_error_of_zero_prints_as_zero():
 def test_terminal_legend_and_p_reasons(report):
     text = report.summary(width=100)
     legend = text.split("terms:")[1].split("notes:")[0]
-    for term in ("BCa:", "max-t band:", "Holm:", "p n/a:", "BA: Qian et al.", "Psi_D, Psi_M:", "inv_ce:",
+    for term in ("BCa:", "max-t band:", "Holm:", "p:", "MDE:", "BA: Qian et al.", "Psi_D, Psi_M:", "inv_ce:",
                  "lambda_D, lambda_M:"):
         assert term in legend, term
+    # every interval has its own p-value now (BiasAmp_MALS and DPA had none: "n/a")
     rows = [line for line in text.splitlines() if line.startswith(("BiasAmp_MALS", "DPA "))]
-    assert rows and all(" n/a " in line for line in rows)
+    assert rows and not any(" n/a " in line for line in rows)
+    assert "p n/a:" not in legend
     assert "Qian et al.'s bias amplification" in report.table.set_index("metric").loc["BA", "note"]
 
 
@@ -166,12 +168,17 @@ def test_terminal_notes_wrap_and_never_cut_a_number(report):
 
 
 def test_small_effect_is_said_next_to_its_reading():
-    from biasamp.report._sections import SMALL_EFFECT, _row
+    from biasamp.report import AuditConfig
+    from biasamp.report._sections import SMALL_EFFECT, _row, finish_summary
 
     tiny = _row("DPA", "A->T", 0.0037, (0.001, 0.006), "t over 10 iterations", 100, "note")
     large = _row("DPA", "A->T", 0.2, (0.1, 0.3), "t over 10 iterations", 100, "note")
+    tiny, large = finish_summary([tiny, large], AuditConfig())
     assert tiny["reading"] == "amplified" and tiny["note"].startswith("small effect")
-    assert "small effect" not in large["note"] and SMALL_EFFECT == 0.01
+    assert "small effect" not in large["note"] and SMALL_EFFECT == 0.01 == AuditConfig().min_effect
+    # the threshold is the audit's min_effect (per metric when a mapping)
+    (big,) = finish_summary([_row("DPA", "A->T", 0.2, (0.1, 0.3), "t", 100)], AuditConfig(min_effect={"DPA": 0.5}))
+    assert big["note"].startswith("small effect: |value| < 0.5")
 
 
 def test_markdown_and_model_card_name_the_attribute_of_each_row(demo):
@@ -206,7 +213,7 @@ def test_mals_chart_has_group_sizes_and_intervals(report):
 def test_html_method_column_does_not_wrap_and_p_na_has_a_reason(report):
     html = report.to_html(plots=False)
     assert 'class="method"' in html and "td.method{min-width:11em}" in html  # two lines at most, not four
-    assert 'title="no test of no effect' in html
+    assert 'class="num na"' not in html  # every interval of this report has its own p-value: no "n/a" cell
 
 
 def test_audit_min_support_default_and_help():

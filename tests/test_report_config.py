@@ -160,7 +160,7 @@ def test_summary_rows_follow_the_declarations(demo):
                              ("Multi->", "M->G"), ("Multi->", "M->G raw")]
     assert rows["fairness"] == [(m, "") for m in biasamp.METRICS]
     readings = set(rep.section("multi").summary["reading"])
-    assert readings <= {"distorted", "no evidence", "amplified", "reduced", "mixed"}
+    assert readings <= {"distorted", "no evidence", "amplified", "reduced", "too small to tell"}
     only_a_to_t = audit(d.attr, d.task, task_pred=d.task_pred, sections=["directional", "multi"], **FAST)
     assert list(only_a_to_t.section("directional").summary["direction"]) == ["A->T"]  # T->A needs attr_pred
     assert list(only_a_to_t.section("multi").summary["direction"]) == ["G->M", "G->M raw"]

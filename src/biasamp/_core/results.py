@@ -103,6 +103,32 @@ def fmt(value: float | None, digits: int = 4) -> str:
 EXACT_ZERO = 1e-12
 
 
+def as_read(value: Any) -> float:
+    """``value`` as a reading sees it: within :data:`EXACT_ZERO` (1e-12) of 0 it is 0 (NaN stays NaN).
+
+    Every reading (amplified, reduced, disparity, no evidence, ...) and every
+    "does the interval exclude 0" is made on values passed through this, so a
+    bound of ``2.8e-17`` (the rounding error of an exact 0) reads as 0, as it
+    prints (:func:`signed`).
+    """
+    v = float(value)
+    return 0.0 if abs(v) < EXACT_ZERO else v
+
+
+def interval_side(low: Any, high: Any) -> int:
+    """``+1`` when the interval ``[low, high]`` lies above 0, ``-1`` below 0, ``0`` when it holds 0 or is missing.
+
+    The bounds are read with :func:`as_read`: an interval excludes 0 exactly
+    when ``as_read(low) > 0`` or ``as_read(high) < 0``.
+    """
+    if low is None or high is None:
+        return 0
+    lo, hi = as_read(low), as_read(high)
+    if math.isnan(lo) or math.isnan(hi):
+        return 0
+    return 1 if lo > 0 else -1 if hi < 0 else 0
+
+
 def signed(value: float, digits: int = 4) -> str:
     """``+0.1234``; a nonzero value that would print as ``+0.0000`` in scientific notation (``+3.2e-06``).
 

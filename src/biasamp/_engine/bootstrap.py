@@ -33,6 +33,12 @@ class BootstrapResult(ResultMixin):
     ``p_value[name]``; with one statistic ``value`` and :meth:`interval` give
     it directly.
 
+    One inference per statistic: ``p_value`` is the inversion of ``ci``
+    (``p_value < 1 - level`` exactly when the interval excludes 0), from the
+    same replicates; the tests of no effect on the counts (exact McNemar per
+    pair, G-test per class) are the per-unit ``tables`` and their global
+    ``p_global``.
+
     Attributes
     ----------
     estimate : dict of str -> float
@@ -45,12 +51,32 @@ class BootstrapResult(ResultMixin):
         The interval method used for each statistic (``"BCa"``, ``"max-t
         band"``, ``"percentile"``, ``"basic"``; ``"normal (fallback)"`` when
         ``"auto"`` found a BCa interval not holding its estimate).
-    p_value : dict of str -> float or None
-        p-value of the test of no effect of each statistic, where one exists:
-        the global null "no class / no pair has an effect", i.e. the smallest
-        adjusted per-unit p-value (``p_adjust="holm"``: Holm's, which is
+    p_value : dict of str -> float
+        The p-value of each statistic's interval: the smallest ``alpha`` at
+        which the ``1 - alpha`` interval of the same method, from the same
+        replicates, excludes 0 (``biasamp._engine.inference.interval_p_value``),
+        so ``p_value < 1 - level`` exactly when ``ci`` excludes 0 (its bounds
+        read with 1e-12 as 0). 0 when every interval, even the one of level 1,
+        excludes 0 (the bootstrap cannot tell p-values below about
+        ``1 / n_boot`` apart); None for an undefined statistic (no interval).
+        (Before 0.4 this was the global test now in ``p_global``.)
+    p_global : dict of str -> float or None
+        The test of no effect on the counts, where one exists: the global null
+        "no class / no pair has an effect", i.e. the smallest adjusted
+        per-unit p-value of ``tables`` (``p_adjust="holm"``: Holm's, which is
         Bonferroni's test of the global null; ``"bh"``: Benjamini-Hochberg's,
-        which is Simes' test). None where the statistic has no test.
+        which is Simes' test). None where the statistic has no test. It tests
+        another null than the interval (single units, not the statistic), so
+        it may disagree with ``ci``.
+    se : dict of str -> float
+        Bootstrap standard error the interval rests on (the replicates'
+        standard deviation; for the max-t band, the band's larger excursion
+        from the estimate per unit of its critical value).
+    min_detectable : dict of str -> float
+        Minimum detectable effect: the smallest true ``|effect|`` whose
+        interval would exclude 0 with probability 0.8,
+        ``(z_{1-alpha/2} + z_{0.8}) * se`` (the band's critical value in
+        place of ``z_{1-alpha/2}`` for the max-t band).
     tables : dict of str -> pandas.DataFrame
         Per statistic, one row per unit (class for the fairness metrics, pair
         for BiasAmp→ and BiasAmp_MALS, (group, combination) for the
@@ -77,7 +103,7 @@ class BootstrapResult(ResultMixin):
     -----
     A simultaneous interval covers every unit of the table together: with
     probability ``level`` each unit's true value lies in its
-    ``[ci_low, ci_high]``. The headline ``p_value`` is
+    ``[ci_low, ci_high]``. The global test ``p_global`` is
     :math:`\min_u p^{adj}_u` with the adjustment of ``p_adjust``: Holm's
     (Bonferroni's test of the global null, valid under any dependence) or
     Benjamini-Hochberg's (Simes' test, valid under independence or positive
@@ -116,6 +142,9 @@ class BootstrapResult(ResultMixin):
     p_adjust: str = "holm"
     test_methods: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    p_global: dict = field(default_factory=dict)
+    se: dict = field(default_factory=dict)
+    min_detectable: dict = field(default_factory=dict)
 
     def _only(self) -> str | None:
         return next(iter(self.estimate)) if len(self.estimate) == 1 else None
@@ -149,13 +178,14 @@ class BootstrapResult(ResultMixin):
         return self.ci[name]
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per statistic: estimate, interval, method, p-value, undefined replicates."""
+        """One row per statistic: estimate, interval, method, p-value, MDE, global test, undefined replicates."""
         rows = []
         for name, est in self.estimate.items():
             lo, hi = self.ci[name]
             rows.append({
                 "statistic": name, "estimate": est, "ci_low": lo, "ci_high": hi,
                 "method": self.methods.get(name), "p_value": self.p_value.get(name),
+                "min_detectable": self.min_detectable.get(name), "p_global": self.p_global.get(name),
                 "n_undefined": self.n_undefined.get(name, 0),
             })
         return pd.DataFrame(rows).set_index("statistic")
@@ -171,6 +201,8 @@ class BootstrapResult(ResultMixin):
             lo, hi = self.ci[name]
             p = self.p_value.get(name)
             extra = f"  p={p:.3g}" if p is not None and np.isfinite(p) else ""
+            mde = self.min_detectable.get(name)
+            extra += f"  MDE={mde:.3g}" if mde is not None and np.isfinite(mde) else ""
             if self.n_undefined.get(name):
                 extra += f", {self.n_undefined[name]} undefined replicates"
             width = max(len(k) for k in self.estimate)
@@ -215,19 +247,26 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
               seed: np.random.SeedSequence, cell_counts: np.ndarray | None = None,
               stacklevel: int = 2) -> BootstrapResult:
     """Intervals, tests and per-unit tables of statistics whose replicates are filled in."""
-    from biasamp._engine.intervals import filled, interval, unit_table, zero_width_note
+    from biasamp._engine.intervals import filled, inference, unit_table, zero_width_note
     from biasamp._engine.pvalues import adjust_pvalues, global_p_value
 
     test_rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 2)))
     tests = plan.tests(test_rng) if plan.tests is not None else {}
     estimate, ci, methods, tables, n_undefined, test_methods = {}, {}, {}, {}, {}, {}
     p_value: dict[str, float | None] = {}
+    p_global: dict[str, float | None] = {}
+    se: dict[str, float] = {}
+    mde: dict[str, float] = {}
     notes = list(plan.notes)
     for s in stats:
         estimate[s.name] = s.estimate
         n_undefined[s.name] = int((~np.isfinite(filled(s.replicates, s.name))).sum())
-        lo, hi, used = interval(s, ci_method, level, cell_counts)
+        inf, used = inference(s, ci_method, level, cell_counts)
+        lo, hi = inf.low, inf.high
         ci[s.name], methods[s.name] = (lo, hi), used
+        # an undefined statistic (NaN estimate, no interval) has no p-value: None, never a silent NaN
+        p_value[s.name] = inf.p_value if np.isfinite(inf.p_value) else None
+        se[s.name], mde[s.name] = inf.se, inf.min_detectable
         if lo == hi and np.isfinite(lo):
             notes.append(zero_width_note(s))
         elif np.isfinite(s.estimate) and not lo <= s.estimate <= hi:
@@ -240,14 +279,14 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
             # the test of the global null (no unit has an effect): the smallest adjusted per-unit
             # p-value, Holm's (= Bonferroni's test) or, with "bh", Benjamini-Hochberg's (= Simes' test)
             adjusted = adjust_pvalues(t.p_value, method=p_adjust)
-            p_value[s.name] = global_p_value(t.p_value) if p_adjust == "holm" else (
+            p_global[s.name] = global_p_value(t.p_value) if p_adjust == "holm" else (
                 float(np.nanmin(adjusted)) if np.isfinite(adjusted).any() else float("nan"))
             test_methods[s.name] = t.method
             if table is not None:
                 table["p_value"] = t.p_value
                 table["p_adjusted"] = adjusted
         else:
-            p_value[s.name] = None
+            p_global[s.name] = None
         if table is not None:
             tables[s.name] = table
     replicates = pd.DataFrame({s.name: filled(s.replicates, s.name) for s in stats})
@@ -259,7 +298,7 @@ def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: s
             stacklevel=stacklevel,
         )
     out = BootstrapResult(estimate, ci, replicates, n_undefined, n_boot, level, ci_method, methods, p_value,
-                          tables, p_adjust, test_methods, notes)
+                          tables, p_adjust, test_methods, notes, p_global, se, mde)
     object.__setattr__(out, "_result", getattr(plan, "result", None))
     return out
 

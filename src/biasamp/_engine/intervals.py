@@ -30,6 +30,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasamp._engine.inference import (
+    Bounds,
+    Inference,
+    bca_bounds,
+    interval_p_value,
+    percentile_bounds,
+    replicate_bounds,
+    z_min_detectable,
+)
+
 CI_METHODS = ("auto", "percentile", "basic", "bca", "band")
 
 
@@ -83,13 +93,9 @@ def filled(replicates: np.ndarray | None, name: str) -> np.ndarray:
     return replicates
 
 
-def _clip(lo: float, hi: float, rng: tuple[float, float]) -> tuple[float, float]:
-    return float(min(max(lo, rng[0]), rng[1])), float(min(max(hi, rng[0]), rng[1]))
-
-
 def percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
-    q = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
-    return float(q[0]), float(q[1])
+    lo, hi = percentile_bounds(reps)(np.array([level]))
+    return float(lo[0]), float(hi[0])
 
 
 def basic(est: float, reps: np.ndarray, level: float) -> tuple[float, float]:
@@ -113,29 +119,12 @@ def acceleration(jack: np.ndarray, weights: np.ndarray) -> float:
 
 def bca(est: float, reps: np.ndarray, level: float, accel: float) -> tuple[float, float]:
     """Bias-corrected and accelerated interval (Efron 1987), mid-rank bias correction for ties."""
-    from scipy import stats as _st  # imported where used: scipy.stats costs start-up time
-
-    b = len(reps)
-    below = (np.sum(reps < est) + 0.5 * np.sum(reps == est)) / b
-    below = min(max(below, 0.5 / b), 1 - 0.5 / b)
-    z0 = _st.norm.ppf(below)
-    out = []
-    for alpha in ((1 - level) / 2, (1 + level) / 2):
-        z = _st.norm.ppf(alpha)
-        denom = 1 - accel * (z0 + z)
-        adj = _st.norm.cdf(z0 + (z0 + z) / denom) if denom > 0 else (0.0 if z < 0 else 1.0)
-        out.append(float(np.quantile(reps, min(max(adj, 0.0), 1.0))))
-    return out[0], out[1]
+    lo, hi = bca_bounds(est, reps, accel)(np.array([level]))
+    return float(lo[0]), float(hi[0])
 
 
-def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Simultaneous (max-t) band: ``est_j ± c·se_j`` with c the level-quantile of max_j |t*_j|.
-
-    Parts with a bootstrap standard error of 0 (constant over the replicates)
-    get a band of width 0; NaN parts (undefined in the estimate) stay NaN.
-    A part's standard error is at least its ``parts.se_floor`` where one is
-    declared (the band is then studentised by that floor too).
-    """
+def _band_scale(parts: Parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(defined, se, t)`` of a band: the parts' standard errors and, per replicate, max_j |t*_j| (finite ones)."""
     est = parts.estimate
     reps = filled(parts.replicates, "parts")
     defined = np.isfinite(est)
@@ -162,21 +151,69 @@ def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
         t[~np.isfinite(t)] = -np.inf
         t = t.max(axis=1)
         t = t[np.isfinite(t)]
-        c = float(np.quantile(t, level)) if t.size else 0.0
     else:
-        c = 0.0
-    lo = np.where(defined, est - c * se, np.nan)
-    hi = np.where(defined, est + c * se, np.nan)
+        t = np.empty(0)
+    return defined, se, t
+
+
+def _band_at(parts: Parts, defined: np.ndarray, se: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]:
+    est = parts.estimate
+    return np.where(defined, est - c * se, np.nan), np.where(defined, est + c * se, np.nan)
+
+
+def band(parts: Parts, level: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Simultaneous (max-t) band: ``est_j ± c·se_j`` with c the level-quantile of max_j |t*_j|.
+
+    Parts with a bootstrap standard error of 0 (constant over the replicates)
+    get a band of width 0; NaN parts (undefined in the estimate) stay NaN.
+    A part's standard error is at least its ``parts.se_floor`` where one is
+    declared (the band is then studentised by that floor too).
+    """
+    defined, se, t = _band_scale(parts)
+    c = float(np.quantile(t, level)) if t.size else 0.0
+    lo, hi = _band_at(parts, defined, se, c)
     return lo, hi, c
 
 
-def interval(stat: Statistic, method: str, level: float, cell_counts: np.ndarray | None) -> tuple[float, float, str]:
-    """``(low, high, method used)`` of one statistic; always holds the estimate for "auto"."""
+def band_bounds(parts: Parts) -> tuple[Bounds, Callable[[float], float]]:
+    """The statistic's max-t band interval at any level (vectorised over levels), and its critical value per level.
+
+    One pass over the replicates (the parts' standard errors and the
+    replicates' max |t|); then, per level, the band's critical value ``c``
+    and :meth:`Parts.bound` of the band ``est_j ± c·se_j``.
+    """
+    defined, se, t = _band_scale(parts)
+
+    def critical(level: float) -> float:
+        return float(np.quantile(t, level)) if t.size else 0.0
+
+    def bounds(levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cs = np.quantile(t, levels) if t.size else np.zeros(len(levels))
+        out = [parts.bound(*_band_at(parts, defined, se, float(c))) for c in cs]
+        return np.array([o[0] for o in out], dtype=np.float64), np.array([o[1] for o in out], dtype=np.float64)
+
+    return bounds, critical
+
+
+def inference(stat: Statistic, method: str, level: float, cell_counts: np.ndarray | None) -> tuple[Inference, str]:
+    """The interval of one statistic with its own p-value and MDE (:class:`~biasamp._engine.inference.Inference`),
+    and the label of the method used; the interval always holds the estimate for "auto".
+
+    The p-value inverts the interval (:func:`~biasamp._engine.inference.interval_p_value`
+    of the same replicates and method, the method "auto" picked included), so
+    ``p < 1 - level`` exactly when the interval excludes 0. The MDE is
+    ``(z_{1-alpha/2} + z_{0.8})·se`` with ``se`` the replicates' standard
+    deviation, or for the max-t band ``(c + z_{0.8})·se_band`` with ``c`` the
+    band's critical value and ``se_band = max(high - estimate, estimate - low) / c``
+    (the band's larger excursion of the statistic from its estimate, per unit
+    of critical value: where the range clips one side, the other).
+    """
     reps = filled(stat.replicates, stat.name)
     reps = reps[np.isfinite(reps)]
     est = stat.estimate
     if not np.isfinite(est):
-        return np.nan, np.nan, "undefined"
+        nan = float("nan")
+        return Inference(nan, nan, nan, nan, nan, "undefined"), "undefined"
     if reps.size == 0:
         raise ValueError(f"{stat.name} is undefined in every bootstrap replicate")
     chosen = method
@@ -184,35 +221,44 @@ def interval(stat: Statistic, method: str, level: float, cell_counts: np.ndarray
         # a family may name the method its coverage was verified with (Statistic.extra["auto"])
         chosen = stat.extra.get("auto") or ("band" if not stat.regular and stat.parts is not None else (
             "bca" if stat.jackknife is not None else "percentile"))
+    accel, band_of, critical = 0.0, None, None
     if chosen == "band":
         if stat.parts is None:
             raise ValueError(f"ci_method='band' is not available for {stat.name}")
-        lo_j, hi_j, _ = band(stat.parts, level)
-        lo, hi = stat.parts.bound(lo_j, hi_j)
-        label = "max-t band"
+        band_of, critical = band_bounds(stat.parts)
     elif chosen == "bca":
         if stat.jackknife is None or cell_counts is None:
             raise ValueError(f"ci_method='bca' needs the jackknife over cells, not available for {stat.name}")
-        lo, hi = bca(est, reps, level, acceleration(stat.jackknife, cell_counts))
-        label = "BCa"
-    elif chosen == "basic":
-        lo, hi = basic(est, reps, level)
-        label = "basic"
-    elif chosen == "percentile":
-        lo, hi = percentile(reps, level)
-        label = "percentile"
-    else:  # pragma: no cover - checked by the caller
+        accel = acceleration(stat.jackknife, cell_counts)
+    elif chosen not in ("basic", "percentile"):  # pragma: no cover - checked by the caller
         raise ValueError(f"unknown ci_method {method!r}")
-    lo, hi = _clip(lo, hi, stat.range)
+    label = {"band": "max-t band", "bca": "BCa"}.get(chosen, chosen)
+    bounds = replicate_bounds(est, reps, chosen, acceleration=accel, band=band_of, value_range=stat.range)
+    lo_a, hi_a = bounds(np.array([level]))
+    lo, hi = float(lo_a[0]), float(hi_a[0])
     if method == "auto" and not (lo <= est <= hi):
         # a smooth statistic whose replicates lie almost all on one side of it: use the
         # normal interval around the estimate, which holds it by construction
-        from scipy import stats as _st
+        chosen, label = "normal", "normal (fallback)"
+        bounds = replicate_bounds(est, reps, "normal", value_range=stat.range)
+        lo_a, hi_a = bounds(np.array([level]))
+        lo, hi = float(lo_a[0]), float(hi_a[0])
+    # the band's bounds cost one Parts.bound per level: bisect (one level per round) rather than search a grid
+    p = interval_p_value(bounds, level, **({"grid": 2, "rounds": 36} if chosen == "band" else {}))
+    se = float(np.std(reps, ddof=1)) if reps.size > 1 else 0.0
+    if critical is not None:
+        c = critical(level)
+        se = max(hi - est, est - lo, 0.0) / c if c > 0 else 0.0
+        mde = z_min_detectable(se, level, critical=c)
+    else:
+        mde = z_min_detectable(se, level)
+    return Inference(lo, hi, p, se, mde, label), label
 
-        half = _st.norm.ppf((1 + level) / 2) * float(np.std(reps, ddof=1))
-        lo, hi = _clip(est - half, est + half, stat.range)
-        label = "normal (fallback)"
-    return lo, hi, label
+
+def interval(stat: Statistic, method: str, level: float, cell_counts: np.ndarray | None) -> tuple[float, float, str]:
+    """``(low, high, method used)`` of one statistic; always holds the estimate for "auto"."""
+    inf, label = inference(stat, method, level, cell_counts)
+    return inf.low, inf.high, label
 
 
 def unit_table(stat: Statistic, level: float) -> pd.DataFrame:

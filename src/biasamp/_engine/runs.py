@@ -296,6 +296,10 @@ def iterations_and_data_intervals(estimate: float, per_iteration: np.ndarray, se
         "p_iterations": _t_p_value(estimate, se_it, j - 1),
         "p_data": _t_p_value(estimate, se_data, df_data),
         "p_both": _t_p_value(estimate, math.sqrt(total), df),
+        # each interval's standard error and degrees of freedom (its minimum detectable effect)
+        "se_df_iterations": (se_it, float(j - 1) if j > 1 else math.nan),
+        "se_df_data": (float(se_data), float(df_data)),
+        "se_df_both": (math.sqrt(total), df),
     }
 
 

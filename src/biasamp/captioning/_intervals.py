@@ -25,6 +25,7 @@ where the coverage is measured).
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterator
 from typing import Any
@@ -97,6 +98,19 @@ def mean_over_iterations(values: list[np.ndarray], ok: list[np.ndarray], times: 
     den = sum(t * o.astype(np.float64) for o, t in zip(ok, times))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(num / den, dtype=np.float64)
+
+
+def standard_error(se_iterations: float, se_captions: float, n_iter: int, ci_over: str) -> tuple[float, float]:
+    """``(se, df)`` of the interval ``ci_over``: the t interval over the iterations (``n_iter - 1`` degrees of
+    freedom), the normal interval of the caption bootstrap (``df = inf``), or both, their variances added
+    (Welch-Satterthwaite degrees of freedom). ``estimate ± t_{(1+level)/2, df} · se`` is the interval."""
+    if ci_over == "iterations":
+        return se_iterations, float(n_iter - 1)
+    if ci_over == "captions":
+        return se_captions, math.inf
+    total = se_captions ** 2 + se_iterations ** 2
+    df = math.inf if se_iterations == 0 or total == 0 else total ** 2 * (n_iter - 1) / se_iterations ** 4
+    return math.sqrt(total), df
 
 
 def intervals(quantity: str, estimate: float, per_iteration: np.ndarray, replicates: np.ndarray, level: float,

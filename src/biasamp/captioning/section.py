@@ -15,6 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasamp._core.results import as_read, interval_side
+from biasamp._engine.inference import consistent_p_value, t_inference
+
+from ._intervals import standard_error
 from ._text import GENDER_WORDS
 from .dbac import DBACResult
 from .lic import LICResult
@@ -41,19 +45,43 @@ NEEDS = "a model caption column (caption_pred) and the attribute; human captions
 
 
 def _row(metric: str, direction: str, value: Any, ci: Any, n: Any, note: str = "", kind: str = "amp",
-         method: str = "", chance: float = 0.25) -> dict:
+         method: str = "", chance: float = 0.25, result: Any = None, quantity: str = "") -> dict:
+    """A summary row; for an amplification (``kind="amp"``) with its ``result``, the interval's own p-value
+    and MDE (the t test of the interval's standard error, :func:`_inference`). Bounds within 1e-12 of 0 (of
+    ``chance`` for a leakage level) read as 0."""
     low: float | None = None
     high: float | None = None
     reading = ""
+    extra: dict = {}
     if ci is not None:
         low, high = float(ci[0]), float(ci[1])
         if kind == "amp":
-            reading = "amplified" if low > 0 else "reduced" if high < 0 else "no evidence"
+            side = interval_side(low, high)
+            reading = "amplified" if side > 0 else "reduced" if side < 0 else "no evidence"
+            if result is not None and value is not None:
+                extra = _inference(result, quantity, float(value), (low, high))
         elif kind == "level":
-            reading = "leaks" if low > chance else "no evidence"
+            reading = "leaks" if as_read(low - chance) > 0 else "no evidence"
     return {"metric": metric, "direction": direction, "value": None if value is None else float(value),
-            "ci_low": low, "ci_high": high, "ci_method": method if ci is not None else "", "p_value": None,
+            "ci_low": low, "ci_high": high, "ci_method": method if ci is not None else "",
+            "p_value": extra.get("p_value"), "min_detectable": extra.get("min_detectable"),
             "n": None if n is None else int(n), "reading": reading, "note": note}
+
+
+def _inference(res: Any, quantity: str, value: float, ci: tuple[float, float]) -> dict:
+    """``p_value`` and ``min_detectable`` of a LIC or DBAC interval: its standard error and degrees of freedom
+    (``ci_over``: iterations, captions or both, :func:`biasamp.captioning._intervals.standard_error`), the t
+    test whose inversion the interval is, and its MDE."""
+    frame, level = getattr(res, "intervals", None), getattr(res, "level", None)
+    if frame is None or level is None or quantity not in frame.index:
+        return {}
+    n_iter = len(res.iterations)
+    se, df = standard_error(float(frame.loc[quantity, "se_iterations"]), float(frame.loc[quantity, "se_captions"]),
+                            n_iter, getattr(res, "ci_over", "iterations"))
+    if not df > 0:
+        return {}
+    inf = t_inference(value, se, df, level)
+    return {"p_value": consistent_p_value(inf.p_value, ci[0], ci[1], level), "min_detectable": inf.min_detectable}
 
 
 def _method(res: Any, n_iter: int) -> str:
@@ -71,7 +99,8 @@ def caption_section(lic: LICResult | None = None, dbac: DBACResult | None = None
     Returns ``{"key", "title", "citation", "how_to_read", "needs", "summary",
     "tables", "notes", "figures"}``; ``summary`` holds one row per headline
     number with the report's summary columns (``metric, direction, value,
-    ci_low, ci_high, ci_method, p_value, n, reading, note``); ``figures``
+    ci_low, ci_high, ci_method, p_value, n, reading, note, min_detectable``; LIC and DBAC with the
+    interval's own p-value and minimum detectable effect); ``figures``
     the data of the report's plots (dicts with the fields of
     ``biasamp.report.FigureSpec``).
     """
@@ -84,7 +113,7 @@ def caption_section(lic: LICResult | None = None, dbac: DBACResult | None = None
         if lic.value is None:
             summary.append(_row("LIC", "A", None, None, n_test, note=f"undefined: {lic.reason}"))
         else:
-            summary.append(_row("LIC", "A", lic.value, lic.ci, n_test, method=method))
+            summary.append(_row("LIC", "A", lic.value, lic.ci, n_test, method=method, result=lic, quantity="lic"))
         summary.append(_row("LIC_M", "A", lic.lic_m, lic.ci_m, n_test, note=f"{lic.attacker} attacker, masked "
                             f"{lic.masked}; an attacker that learns nothing scores about {chance:.2g} ({k} "
                             f"{'balanced ' if lic.balanced else ''}classes)", kind="level", method=method,
@@ -105,7 +134,7 @@ def caption_section(lic: LICResult | None = None, dbac: DBACResult | None = None
             if d is not None:
                 summary.append(_row("DBAC", d.direction, d.value, d.ci, int(d.iterations["n_test"].iloc[0]),
                                     note=f"Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}; {dbac.quality}",
-                                    method=_method(d, dbac.n_iter)))
+                                    method=_method(d, dbac.n_iter), result=d, quantity="dbac"))
                 if d.intervals is not None:
                     tables[f"dbac_intervals {d.direction}"] = d.intervals.reset_index()
                 bars.append((f"DBAC {d.direction}", d.value, d.ci, "amplification"))

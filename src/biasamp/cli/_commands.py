@@ -309,6 +309,11 @@ def _common_options(func):
         click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=_DEFAULT.level,
                      show_default=True, expose_value=False, callback=_remember,
                      help="Confidence level of every interval."),
+        click.option("--min-effect", multiple=True, metavar="[METRIC=]VALUE", expose_value=False,
+                     callback=_min_effect,
+                     help="The smallest effect that matters (the metrics' units): an interval holding 0 whose "
+                          "minimum detectable effect (MDE) is above it reads 'too small to tell'; METRIC=VALUE "
+                          f"for one metric, e.g. DPA=0.05 (repeatable) [default: {_DEFAULT.min_effect:g}]."),
         click.option("--n-iter", type=click.IntRange(2), default=_DEFAULT.n_iter, show_default=True,
                      help="Iterations of DPA and leakage amplification."),
         click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp_es", "mlp", "logistic"]),
@@ -412,6 +417,24 @@ def _remember_given(ctx: click.Context, param: click.Parameter, value: Any) -> A
     if ctx.get_parameter_source(param.name) not in (None, ParameterSource.DEFAULT):
         return _remember(ctx, param, value)
     return value
+
+
+def _min_effect(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """``--min-effect VALUE`` (every metric) and ``--min-effect METRIC=VALUE`` (one metric; repeatable)."""
+    if not value:
+        return value
+    given: dict = {}
+    for item in value:
+        metric, _, number = str(item).rpartition("=")
+        try:
+            given[metric.strip() or "*"] = float(number)
+        except ValueError:
+            raise click.BadParameter(f"{item!r} is neither a number nor METRIC=NUMBER", ctx, param) from None
+    try:
+        AuditConfig(min_effect=given)
+    except (TypeError, ValueError) as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    return _remember(ctx, param, given["*"] if list(given) == ["*"] else given)
 
 
 def _tolerance(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

@@ -62,6 +62,7 @@ from biasamp._core.labels import (
 from biasamp._core.progress import progress_bar
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.validation import NONE, Interval, OneOf, check
+from biasamp._engine.inference import t_min_detectable
 from biasamp._engine.resample import seed_sequence
 from biasamp._engine.runs import iterations_and_data_intervals
 from biasamp.predictability._attackers import (
@@ -677,8 +678,10 @@ def _run_all(tasks: list[tuple[_Job, np.ndarray]], n_jobs: Any, progress: Any, d
 # --------------------------------------------------------------------------- #
 def _interval(values: np.ndarray, boot: pd.DataFrame | None, column: str, level: float | None,
               bounds: tuple[float, float] | None, ci_over: str, job: _Job
-              ) -> tuple[tuple[float, float] | None, float | None]:
-    r"""``(ci, p_value)`` of the mean of ``values`` over ``ci_over`` (docs/predictability.md, "Intervals").
+              ) -> tuple[tuple[float, float] | None, float | None, float | None]:
+    r"""``(ci, p_value, min_detectable)`` of the mean of ``values`` over ``ci_over``.
+
+    docs/predictability.md, "Intervals".
 
     ``"iterations"``: the t-interval of the iterations. ``"rows"`` and
     ``"both"``: the rows' variance is that of the bootstrap replicates
@@ -688,7 +691,7 @@ def _interval(values: np.ndarray, boot: pd.DataFrame | None, column: str, level:
     ``"both"`` adds :math:`s^2/J`. The p-value is that of the same t statistic.
     """
     if level is None:
-        return None, None
+        return None, None, None
     j = len(values)
     s2 = float(values.var(ddof=1))
     if ci_over == "iterations":
@@ -701,7 +704,9 @@ def _interval(values: np.ndarray, boot: pd.DataFrame | None, column: str, level:
         df_rows = float(min(len(reps), j) - 1)
     iv = iterations_and_data_intervals(float(values.mean()), values, se_rows, level, bounds, df_rows)
     key = {"rows": "data"}.get(ci_over, ci_over)
-    return iv[key], iv[f"p_{key}"]
+    se, df = iv[f"se_df_{key}"]
+    mde = t_min_detectable(se, df, level)
+    return iv[key], iv[f"p_{key}"], (mde if math.isfinite(mde) else None)
 
 
 def _fmt_ci(ci: tuple[float, float] | None, level: float | None, ci_over: str) -> str:
@@ -760,6 +765,9 @@ class DPADirectionResult(ResultMixin):
     replicates : pandas.DataFrame or None
         The row-bootstrap replicates (``replicate`` and the columns of
         ``iterations``); ``None`` for ``ci_over="iterations"``.
+    min_detectable : float or None
+        The smallest |DPA| the t test of ``ci`` detects with 80% power
+        (non-central t); ``None`` without an interval.
 
     Notes
     -----
@@ -802,6 +810,7 @@ class DPADirectionResult(ResultMixin):
     ci_over: str = "iterations"
     p_value: float | None = None
     replicates: pd.DataFrame | None = None
+    min_detectable: float | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """The per-iteration table (a copy)."""
@@ -929,6 +938,9 @@ class LeakageResult(ResultMixin):
     replicates : pandas.DataFrame or None
         One row per row-bootstrap replicate, with the columns of
         ``iterations``; none fitted for the interval over the iterations.
+    min_detectable : float or None
+        The smallest |LA| the t test of ``ci`` detects with 80% power
+        (non-central t); ``None`` without an interval.
 
     Notes
     -----
@@ -968,6 +980,7 @@ class LeakageResult(ResultMixin):
     ci_over: str = "iterations"
     p_value: float | None = None
     replicates: pd.DataFrame | None = None
+    min_detectable: float | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """The per-iteration table (a copy)."""
@@ -1015,7 +1028,7 @@ def _direction_result(direction: str, runs: list, boot_runs: list, var: _Variabl
     boot = None
     if boot_runs:
         boot = pd.DataFrame({"replicate": np.arange(len(boot_runs)), **_dpa_columns(boot_runs)})
-    ci, p_value = _interval(ratio, boot, "dpa", level, (-1.0, 1.0), ci_over, job)
+    ci, p_value, mde = _interval(ratio, boot, "dpa", level, (-1.0, 1.0), ci_over, job)
     return DPADirectionResult(
         direction=direction,
         value=float(ratio.mean()),
@@ -1034,6 +1047,7 @@ def _direction_result(direction: str, runs: list, boot_runs: list, var: _Variabl
         ci_over=ci_over if level is not None else "",
         p_value=p_value,
         replicates=boot,
+        min_detectable=mde,
     )
 
 
@@ -1543,7 +1557,7 @@ def leakage_amplification(
     boot = _leakage_table(runs[n_iter:], "replicate") if boots else None
     la, lam_d, lam_m = (table[c].to_numpy() for c in ("leakage", "lambda_data", "lambda_model"))
     bounded = quality in ("accuracy", "f1")
-    ci, p_value = _interval(la, boot, "leakage", level, (-1.0, 1.0) if bounded else None, ci_over, job)
+    ci, p_value, mde = _interval(la, boot, "leakage", level, (-1.0, 1.0) if bounded else None, ci_over, job)
     return LeakageResult(
         value=float(la.mean()),
         std=_std(la),
@@ -1561,6 +1575,7 @@ def leakage_amplification(
         ci_over=ci_over if level is not None else "",
         p_value=p_value,
         replicates=boot,
+        min_detectable=mde,
     )
 
 

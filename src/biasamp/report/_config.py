@@ -82,6 +82,22 @@ def _check_scan_statistic(name: Any) -> Any:
     return name
 
 
+def _check_min_effect(min_effect: Any) -> Any:
+    """A number >= 0, or a mapping metric name -> number >= 0 (``"*"``: every other metric)."""
+    def number(name: str, v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v) \
+                or v < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        return float(v)
+
+    if isinstance(min_effect, Mapping):
+        bad = [k for k in min_effect if not isinstance(k, str)]
+        if bad:
+            raise TypeError(f"min_effect's keys must be metric names (str, '*' for every other metric), got {bad[0]!r}")
+        return {k: number(f"min_effect[{k!r}]", v) for k, v in min_effect.items()}
+    return number("min_effect", min_effect)
+
+
 def _check_progress(progress: Any) -> Any:
     progress_mode(progress)  # ValueError naming progress for an unknown mode
     return progress
@@ -91,7 +107,7 @@ def _check_progress(progress: Any) -> Any:
 #: options the group fairness family declares
 _REPORTED = ("n_boot", "n_boot_multi", "level", "ci_method", "random_state", "attacker", "dpa_quality",
              "leakage_quality", "n_iter", "combinations", "min_size", "max_size", "min_support", "top_k", "fairness",
-             "missing")
+             "missing", "min_effect")
 
 
 def _multi(name: str) -> tuple:
@@ -134,6 +150,14 @@ class AuditConfig(Validated):
     ci_method : {"auto", "percentile", "basic", "bca", "band"}, default "auto"
         Interval method of the count-based sections (a streamed audit has no
         BCa: ``"bca"`` falls back to ``"auto"``).
+    min_effect : float or dict, default 0.01
+        The smallest effect that matters, in the metrics' units (fractions; DPA
+        in [-1, 1]): a headline whose interval holds 0 while its minimum
+        detectable effect (``Report.table["min_detectable"]``) is above it
+        reads *too small to tell* instead of *no evidence*, and one whose
+        interval excludes 0 for a smaller value carries *small effect* in its
+        note. A mapping gives it per metric (the table's ``metric`` column,
+        e.g. ``{"DPA": 0.05, "*": 0.01}``; ``"*"``: every other metric).
     random_state : None, int or numpy Generator, default 0
         Seed; each section derives its own seed from it (a Generator is drawn
         once, when the configuration is made, for an integer seed).
@@ -232,6 +256,8 @@ class AuditConfig(Validated):
     level: float = option(0.95, *LEVEL, doc="confidence level")
     ci_method: str = option("auto", *CI_METHOD, doc="interval method")
     random_state: Any = option(0, *RANDOM_STATE, doc="seed")
+    min_effect: Any = option(0.01, Checked(_check_min_effect, "a number >= 0 or a mapping metric -> number"),
+                             doc="the smallest effect that matters (too small to tell / small effect)")
     # DPA and LA
     attacker: Any = option("auto", Checked(_check_attacker, "an attacker name or an estimator"), doc="attacker")
     n_iter: int = option(10, Interval(Integral, 2, None), doc="iterations of DPA and LA")

@@ -90,10 +90,19 @@ def _num(v: Any, digits: int) -> str:
     return f"{(0.0 if abs(v) < 1e-12 else v):+.{digits}f}" if _finite(v) else "–"  # a rounded exact 0 is 0
 
 
+def _mde(v: Any, digits: int) -> str:
+    """A minimum detectable effect (a size, never signed); blank when there is none."""
+    return f"{v:.{digits}f}" if _finite(v) else ""
+
+
 def _p(v: Any) -> str:
     if not _finite(v):
         return ""
     return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _alpha(report: Any) -> str:
+    return f"{1 - float(report.options.get('level', 0.95)):g}"
 
 
 def _level(report: Any) -> str:
@@ -183,15 +192,19 @@ def render_markdown(report: Any, *, heading_level: int = 1, details: bool = Fals
         body = [([attribute.get(r["section"], "")] if attribute else [])
                 + [r["metric"], r["direction"], _num(r["value"], digits),
                    f"[{_num(r['ci_low'], digits)}, {_num(r['ci_high'], digits)}]" if _finite(r["ci_low"]) else "",
+                   _mde(r.get("min_detectable"), digits),
                    _p(r["p_value"]) or ("n/a" if _finite(r["value"]) else ""), r["reading"], r["note"]]
                 for r in rows]
         lines += _md_table((["attribute"] if attribute else [])
-                           + ["metric", "direction", "value", f"{level} CI", "p", "reading", "note"], body,
-                           ("l" if attribute else "") + "llrlrll")
+                           + ["metric", "direction", "value", f"{level} CI", "MDE", "p", "reading", "note"], body,
+                           ("l" if attribute else "") + "llrlrrll")
         lines.append("")
+        lines += [f"p: the interval's own p-value (p < {_alpha(report)} exactly when the interval excludes 0); the "
+                  "per-pair and per-class tests are in the sections' tables. MDE: minimum detectable effect, the "
+                  "smallest |effect| this sample detects at this level with 80% power; *too small to tell*: the "
+                  "interval holds 0 and the MDE is above the smallest effect that matters (min_effect).", ""]
         if any(_finite(r["value"]) and not _finite(r["p_value"]) for r in rows):
-            lines += ["p n/a: the statistic has no test of no effect (or the predictions are probabilities); its "
-                      "interval gives the reading.", ""]
+            lines += ["p n/a: the statistic has no p-value (its interval gives the reading).", ""]
     for s in report.sections:
         if s.status != "ok":
             continue
@@ -267,7 +280,7 @@ def render_latex(report: Any, *, caption: str | None = None, label: str | None =
         if r["section"] != last:
             if last is not None:
                 body.append(r"\addlinespace")
-            body.append(rf"\multicolumn{{6}}{{l}}{{\emph{{{_tex_title(r['title'])}}}}} \\")
+            body.append(rf"\multicolumn{{7}}{{l}}{{\emph{{{_tex_title(r['title'])}}}}} \\")
             last = r["section"]
         ci = ""
         if _finite(r["ci_low"]):
@@ -276,8 +289,9 @@ def render_latex(report: Any, *, caption: str | None = None, label: str | None =
                 ci += rf"\textsuperscript{{{methods[r['ci_method']]}}}"
         p = _p(r["p_value"])
         p = f"${p}$" if p else ""
-        body.append(" & ".join([_tex_metric(r["metric"]), _tex(r["direction"]), _tex_num(r["value"], digits), ci, p,
-                                _tex(r["reading"])]) + r" \\")
+        mde = _mde(r.get("min_detectable"), digits)
+        body.append(" & ".join([_tex_metric(r["metric"]), _tex(r["direction"]), _tex_num(r["value"], digits), ci,
+                                f"${mde}$" if mde else "", p, _tex(r["reading"])]) + r" \\")
     n = report.inputs.get("n_test")
     if caption is None:
         caption = (f"{report.title}: bias and bias amplification on {n} test instances, with {level} confidence "
@@ -285,9 +299,9 @@ def render_latex(report: Any, *, caption: str | None = None, label: str | None =
         caption = _tex(caption)
     notes = "; ".join(rf"\textsuperscript{{{k}}}{_tex(m)}" for m, k in methods.items())
     tabular = [
-        r"\begin{tabular}{llrlrl}",
+        r"\begin{tabular}{llrlrrl}",
         r"\toprule",
-        rf"Metric & Direction & Value & {_tex(level)} CI & $p$ & Reading \\",
+        rf"Metric & Direction & Value & {_tex(level)} CI & MDE & $p$ & Reading \\",
         r"\midrule",
         *body,
         r"\bottomrule",
@@ -300,8 +314,12 @@ def render_latex(report: Any, *, caption: str | None = None, label: str | None =
     if label:
         out.append(rf"\label{{{label}}}")
     out += tabular
+    out.append(r"\par\smallskip")
     if notes:
-        out += [r"\par\smallskip", rf"{{\footnotesize Intervals: {notes}.\par}}"]
+        out.append(rf"{{\footnotesize Intervals: {notes}.\par}}")
+    out.append(r"{\footnotesize " + _tex(f"p: the interval's own p-value (p < {_alpha(report)} exactly when the "
+                                         "interval excludes 0); MDE: minimum detectable effect (80% power).")
+               + r"\par}")
     out += overview_latex(report.overview(), _tex)
     out.append(r"\end{table}")
     return "\n".join(out) + "\n"
@@ -366,7 +384,8 @@ def model_index(report: Any, *, model_name: str, task_type: str, task_name: str 
         if r["section"] in attribute:  # several attributes: the metric's name says whose it is
             text += f" [{attribute[r['section']]}]"
         if _finite(r["ci_low"]):
-            text += f" ({level} CI [{_num(r['ci_low'], 4)}, {_num(r['ci_high'], 4)}], {r['ci_method']})"
+            text += f" ({level} CI [{_num(r['ci_low'], 4)}, {_num(r['ci_high'], 4)}], {r['ci_method']}"
+            text += f"; MDE {_mde(r.get('min_detectable'), 4)})" if _finite(r.get("min_detectable")) else ")"
         if r["reading"]:
             text += f": {r['reading']}"
         metrics.append({"type": f"biasamp/{r['key']}", "name": text, "value": float(r["value"]), "verified": False})

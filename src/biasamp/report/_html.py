@@ -58,10 +58,14 @@ def _anchor(key: str) -> str:
     """An HTML id for a section key: ``fairness[race x sex]`` -> ``fairness-race-x-sex``."""
     return re.sub(r"[^0-9A-Za-z_-]+", "-", key).strip("-") or "section"
 
-def _small_effect() -> float:
+def _min_effect_text(report: Any) -> str:
+    """The report's ``min_effect`` in words (default 0.01; per metric when a mapping)."""
     from biasamp.report._sections import SMALL_EFFECT
 
-    return SMALL_EFFECT
+    given = report.options.get("min_effect", SMALL_EFFECT)
+    if isinstance(given, dict):
+        return ", ".join(f"{escape(str(k))} {v:g}" for k, v in given.items())
+    return f"{SMALL_EFFECT if given is None else float(given):g}"
 
 
 def _cell(v: Any) -> tuple[str, bool]:
@@ -116,20 +120,25 @@ def _fmt_p(p: Any) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-_NO_TEST = ("no test of no effect for this statistic (or the predictions are probabilities): its interval gives "
-            "the reading")
+_NO_TEST = "no p-value for this interval: the interval gives the reading"
 
 
-def _reading_cell(reading: str, value: Any) -> str:
-    """The reading, and next to it the effect's size when the interval excludes 0 for a small effect."""
+def _reading_cell(reading: str, value: Any, min_effect: Any = None) -> str:
+    """The reading, and next to it the effect's size when the interval excludes 0 for a small effect
+    (smaller than the report's ``min_effect`` for the metric, the threshold given as a number)."""
     from biasamp.report._sections import SMALL_EFFECT
 
+    threshold = SMALL_EFFECT if min_effect is None else float(min_effect)
     cls = escape(reading).replace(" ", "-")
     if reading in ("amplified", "reduced", "disparity", "distorted") and isinstance(value, (int, float)) \
-            and math.isfinite(value) and abs(value) < SMALL_EFFECT:
+            and math.isfinite(value) and abs(value) < threshold:
         return (f'<td class="{cls} small-effect">{escape(reading)}<span class="size">small effect '
-                f"(|{escape(_fmt(value))}| &lt; {SMALL_EFFECT:g})</span></td>")
+                f"(|{escape(_fmt(value))}| &lt; {threshold:g})</span></td>")
     return f'<td class="{cls}">{escape(reading)}</td>'
+
+
+def _fmt_mde(v: Any) -> str:
+    return _fmt(v).lstrip("+")
 
 
 def _p_cell(p: Any, value: Any) -> str:
@@ -139,9 +148,11 @@ def _p_cell(p: Any, value: Any) -> str:
     return f'<td class="num na" title="{escape(_NO_TEST)}">n/a</td>'
 
 
-def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = False) -> str:
+def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = False, min_effect: Any = None) -> str:
+    from biasamp.report._sections import effect_threshold
+
     cols = (["section"] if with_section else []) + ["metric", "direction", "value", f"{round(100 * level)}% CI",
-                                                     "CI method", "p", "n", "reading", "note"]
+                                                     "MDE", "CI method", "p", "n", "reading", "note"]
     head = "".join(f"<th>{escape(c)}</th>" for c in cols)
     rows = []
     no_ci = summary["ci_low"].isna().to_numpy()
@@ -153,9 +164,10 @@ def _summary_table(summary: pd.DataFrame, level: float, with_section: bool = Fal
         cells += [
             f'<td class="metric">{escape(str(r.metric))}</td>', f"<td>{escape(str(r.direction))}</td>",
             f'<td class="num">{escape(_fmt(r.value))}</td>', f'<td class="num">{escape(ci)}</td>',
+            f'<td class="num">{escape(_fmt_mde(getattr(r, "min_detectable", None)))}</td>',
             f'<td class="method">{escape(str(r.ci_method))}</td>', _p_cell(r.p_value, r.value),
             f'<td class="num">{escape(n)}</td>',
-            _reading_cell(str(r.reading), r.value),
+            _reading_cell(str(r.reading), r.value, effect_threshold(min_effect, str(r.metric))),
             f"<td>{escape(str(r.note))}</td>",
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -179,7 +191,7 @@ def _figure(spec: Any, plots: bool) -> str:
     return f'<figure id="fig-{escape(spec.key)}"><h3>{escape(spec.title)}</h3>{svg}{cap}</figure>'
 
 
-def _section(s: Any, level: float, plots: bool) -> str:
+def _section(s: Any, level: float, plots: bool, min_effect: Any = None) -> str:
     parts = [f'<section id="{_anchor(s.key)}" data-status="{escape(s.status)}">', f"<h2>{escape(s.title)}</h2>",
              f'<p class="cite">{escape(s.citation)}</p>']
     if s.status != "ok":
@@ -187,7 +199,7 @@ def _section(s: Any, level: float, plots: bool) -> str:
         return "".join(parts)
     parts.append(f'<div class="read"><strong>How to read this.</strong> {escape(s.how_to_read)}</div>')
     if len(s.summary):
-        parts.append(_summary_table(s.summary, level))
+        parts.append(_summary_table(s.summary, level, min_effect=min_effect))
     for spec in s.figures:
         parts.append(_figure(spec, plots))
     for name, t in s.tables.items():
@@ -233,12 +245,16 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         "the method). A signed amplification metric reads <i>amplified</i> when its interval lies above 0 "
         "and <i>reduced</i> when it lies below 0; a fairness metric reads <i>disparity</i>, a multi-attribute "
         "mean |&Delta;| <i>distorted</i>, when its interval lies above 0; otherwise <i>no evidence</i>. "
-        "<i>mixed</i>: the interval holds 0 but some pairs differ (they offset each other); "
-        "<i>inconclusive</i>: the interval and the test of no effect disagree; <i>not measurable</i>: every "
+        "<i>too small to tell</i>: the interval holds 0, but the minimum detectable effect (MDE) is above the "
+        f"smallest effect that matters (min_effect, {_min_effect_text(report)}): the sample could not have seen "
+        "it. <i>mixed</i> (a note): the interval holds 0 but some pairs differ (they offset each other); "
+        "<i>not measurable</i>: every "
         "correlation sign is 0 (balanced data), so BiasAmp-&gt; is 0 by construction. <i>small effect</i>: the "
-        f"interval excludes 0 but the value is below {_small_effect():g}: significant is not the same as large. "
-        "p: the test of no effect (smallest Holm-adjusted p over classes or pairs); <i>n/a</i>: the statistic has "
-        "no test, its interval gives the reading. BCa: bias-corrected and accelerated bootstrap interval; max-t "
+        "interval excludes 0 but the value is below min_effect: significant is not the same as large. "
+        "p: the interval's own p-value (its inversion, from the same resampling: p &lt; 1 - level exactly when "
+        "the interval excludes 0); the per-pair and per-class tests (Holm-adjusted) are in the sections' tables; "
+        "<i>n/a</i>: no p-value, the interval gives the reading. MDE: the smallest |effect| this sample detects "
+        "at this level with 80% power. BCa: bias-corrected and accelerated bootstrap interval; max-t "
         "band: an interval from a simultaneous band on the parts of a max/min/absolute-value metric, valid when "
         "the true value is 0. BA is Qian et al.'s bias amplification, a fairness gap, not BiasAmp. Psi_D / Psi_M "
         "(DPA) and lambda_D / lambda_M (LA): the attacker's quality on the data and on the model's predictions; "
@@ -247,10 +263,11 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         + "</p>",
         overview_html(report.overview(), escape) if len(report.table) else "",
         '<h2 id="summary">Summary</h2>',
-        _summary_table(report.table, level, with_section=True),
+        _summary_table(report.table, level, with_section=True, min_effect=report.options.get("min_effect")),
         f"<nav><ul>{toc}</ul></nav>",
         # skipped sections last: what was computed comes first
-        *(_section(s, level, plots) for s in sorted(report.sections, key=lambda s: s.status == "skipped")),
+        *(_section(s, level, plots, report.options.get("min_effect"))
+          for s in sorted(report.sections, key=lambda s: s.status == "skipped")),
     ]
     content = f"<main>{''.join(body)}</main>"
     if not standalone:

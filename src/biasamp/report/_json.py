@@ -161,7 +161,7 @@ def _check_report_json(obj: Any) -> None:
         fail("schema", f"{obj.get('schema')!r}, expected {SCHEMA_ID!r}"[:200])
     _check_values(obj, fail)
     walk(obj, REPORT_JSON_SCHEMA, "")
-    numeric = ("value", "ci_low", "ci_high", "p_value", "n")
+    numeric = ("value", "ci_low", "ci_high", "p_value", "n", "min_detectable")
     for i, section in enumerate(obj["sections"]):
         columns = section["summary"]["columns"]
         for j, row in enumerate(section["summary"]["rows"]):

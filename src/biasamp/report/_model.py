@@ -71,6 +71,7 @@ from biasamp.report._registry import (
 )
 from biasamp.report._sections import (
     _ci_note,  # importing the module registers the built-in sections
+    finish_summary,
 )
 
 __all__ = [
@@ -92,8 +93,11 @@ __all__ = [
 ]
 
 SUMMARY_COLUMNS = ("metric", "direction", "value", "ci_low", "ci_high", "ci_method", "p_value", "n", "reading",
-                   "note")
-"""Columns of every section's summary table (and of :attr:`Report.table`, which adds ``section``)."""
+                   "note", "min_detectable")
+"""Columns of every section's summary table (and of :attr:`Report.table`, which adds ``section``).
+
+``p_value`` is the interval's own p-value (``p < 1 - level`` exactly when the interval excludes 0);
+``min_detectable`` the minimum detectable effect (80% power at the report's level; None without interval)."""
 
 
 # --------------------------------------------------------------------------- #
@@ -169,7 +173,7 @@ class SectionResult:
 
 def _summary_frame(rows: Sequence[dict]) -> pd.DataFrame:
     frame = pd.DataFrame([{c: r.get(c) for c in SUMMARY_COLUMNS} for r in rows], columns=list(SUMMARY_COLUMNS))
-    for c in ("value", "ci_low", "ci_high"):
+    for c in ("value", "ci_low", "ci_high", "min_detectable"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(np.float64)
     for c in ("metric", "direction", "ci_method", "reading", "note"):
         frame[c] = frame[c].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
@@ -266,6 +270,10 @@ def audit(
         :func:`~biasamp.bootstrap`): ``"auto"`` takes a simultaneous band for
         the statistics built from maxima/minima/absolute values (valid at 0)
         and BCa for the smooth ones.
+    min_effect : float or dict, default 0.01
+        The smallest effect that matters (the metrics' units; a mapping
+        metric -> number, ``"*"`` for the others): an interval holding 0 whose
+        minimum detectable effect is above it reads *too small to tell*.
     random_state : int or None, default 0
         Seed; each section derives its own seed from it, so a section's
         numbers do not depend on which other sections run.
@@ -349,14 +357,17 @@ def audit(
     the table of distinct rows is resampled; ``ci_method="auto"``: BCa for the
     smooth metrics, a simultaneous max-t band for those built from maxima,
     minima or absolute values, valid at 0), t intervals over the iterations
-    and a bootstrap of the rows for DPA and LA; p-values of the tests of no effect (fairness per class,
-    BiasAmp→ per pair; Holm). A signed amplification metric is read as
+    and a bootstrap of the rows for DPA and LA, each with its own p-value and minimum detectable effect; the
+    tests of no effect (fairness per class, BiasAmp→ per pair; Holm) in the
+    sections' tables. A signed amplification metric is read as
     "amplified" when its interval lies above 0, "reduced" below 0; a fairness
     metric "disparity" and a multi-attribute mean :math:`|\Delta|`
-    "distorted" when it lies above 0; "no evidence" otherwise; "mixed" when
-    an amplification interval holds 0 but its per-pair test rejects (pairs
-    offset each other), "inconclusive" when a fairness interval lies above 0
-    but its test does not reject (:ref:`def-readings`).
+    "distorted" when it lies above 0; "no evidence" otherwise, or "too small
+    to tell" when the minimum detectable effect (``min_detectable``) is above
+    ``min_effect`` (:ref:`def-readings`). The p-value beside an interval is
+    the interval's own (``p < 1 - level`` exactly when it excludes 0); the
+    per-pair and per-class tests are in the sections' tables (a note says
+    "mixed" when an amplification interval holds 0 while single pairs differ).
 
     References
     ----------
@@ -449,13 +460,14 @@ def _build_report(inp: AuditInputs, opt: AuditConfig, chosen: Sequence[SectionBu
             warnings.simplefilter("always")
             try:
                 data = b.compute(inp, opt)
+                summary = finish_summary(data.summary, opt)  # readings that need the options (min_effect, level)
             except Exception as exc:
                 if errors == "raise":
                     raise
                 section.status, section.message = "error", f"{type(exc).__name__}: {exc}"
                 out.append(section)
                 continue
-        section.summary = _summary_frame(data.summary)
+        section.summary = _summary_frame(summary)
         section.tables = dict(data.tables)
         section.figures = list(data.figures)
         notes = _rows_notes(inp) + list(data.notes)
@@ -484,19 +496,26 @@ LEGEND = (
     ("BCa", "BCa", "bias-corrected and accelerated bootstrap interval (for smooth metrics)"),
     ("max-t band", "max-t band", "interval from a simultaneous band on the parts of a max/min/absolute-value "
                                  "metric; valid when the true value is 0"),
-    ("Holm", "Holm", "p-values adjusted for testing many classes or pairs; p is the smallest adjusted one"),
-    ("p n/a", "p", "this statistic has no test of no effect (or the predictions are probabilities): its "
-                   "interval gives the reading"),
+    ("Holm", "Holm", "the per-pair / per-class p-values in the sections' tables, adjusted for testing many "
+                     "classes or pairs"),
+    ("p", "p:", "the interval's own p-value (its inversion: p < 1 - level exactly when the interval excludes 0); "
+                "the per-pair / per-class tests are in the sections' tables"),
+    ("p n/a", "p", "this statistic has no p-value (its interval is not of a kind that inverts to one, or there "
+                   "is no interval): its interval gives the reading"),
+    ("MDE", "MDE", "minimum detectable effect: the smallest |effect| this sample detects at this level with 80% "
+                   "power (from the interval's standard error)"),
+    ("too small to tell", "reading:too small to tell", "the interval holds 0, but the MDE is above the smallest "
+                                                       "effect that matters (min_effect, default 0.01): the sample "
+                                                       "could not have seen it"),
     ("distorted", "reading:distorted", "a mean |Delta| whose interval lies above 0: the model changes the "
                                        "training associations, in one direction or the other (the raw row gives "
                                        "the sign)"),
-    ("mixed", "reading:mixed", "the interval holds 0 but single pairs differ: amplifying and reducing pairs "
-                               "cancel"),
-    ("inconclusive", "reading:inconclusive", "the interval lies above 0 but the test of no effect does not reject"),
+    ("mixed", "mixed:", "(a note) the interval holds 0 but single pairs differ in the per-pair test: "
+                        "amplifying and reducing pairs cancel"),
     ("not measurable", "reading:not measurable", "every correlation sign is 0 (balanced data): BiasAmp-> is 0 "
                                                  "by construction"),
-    ("small effect", "small effect", "the interval excludes 0 but the effect is below 0.01: significant, not "
-                                     "necessarily large"),
+    ("small effect", "small effect", "the interval excludes 0 but the effect is below min_effect (default "
+                                     "0.01): significant, not necessarily large"),
     ("BA", "metric:BA", "Qian et al.'s 'bias amplification', a fairness gap (the largest group's share of "
                         "predictions minus its share of positives), unrelated to BiasAmp->"),
     ("Psi_D, Psi_M", "Psi_D", "DPA's attacker quality on the data and on the model's predictions"),
@@ -507,15 +526,19 @@ LEGEND = (
 
 
 def _legend(rows: list, methods: list) -> list:
-    """The LEGEND entries the table's ``rows`` (metric, dir, value, CI, p, reading, note) and ``methods`` use."""
+    """The LEGEND entries the table's ``rows`` (metric, dir, value, CI, MDE, p, reading, note) and ``methods`` use."""
     text = " ".join(" ".join(r) for r in rows) + " " + " ".join(methods) + " Holm"
     out = []
     for term, cue, what in LEGEND:
         kind, _, word = cue.partition(":")
         if cue == "p":
-            used = any(r[4] == "n/a" for r in rows)
+            used = any(r[5] == "n/a" for r in rows)
+        elif cue == "p:":
+            used = any(r[5] not in ("", "n/a") for r in rows)
+        elif cue == "MDE":
+            used = any(r[4] for r in rows)
         elif kind == "reading" and word:
-            used = any(r[5] == word for r in rows)
+            used = any(r[6] == word for r in rows)
         elif kind == "metric" and word:
             used = any(r[0] == word for r in rows)
         else:
@@ -554,10 +577,24 @@ def _wrapped(text: str, width: int, indent: str = "", rest: str | None = None) -
                          break_on_hyphens=False, break_long_words=True) or [indent.rstrip()]
 
 
+def _cell_lines(text: str, width: int) -> list:
+    """A table cell narrower than :func:`_wrapped`'s 20 characters, wrapped between words."""
+    import textwrap
+
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+
+
 def _fmt_value(v: Any, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "-"
     return signed(v, digits)
+
+
+def _fmt_mde(v: Any, digits: int = 4) -> str:
+    """A minimum detectable effect (a size, >= 0): ``0.0123``; blank when there is none."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    return signed(v, digits).lstrip("+")
 
 
 @dataclass(eq=False)
@@ -701,30 +738,37 @@ class Report:
         lines.append(f"values are fractions (not percentages); CI = {_ci_note(lvl)} confidence interval")
         methods = [m for m in dict.fromkeys(self.table["ci_method"]) if isinstance(m, str) and m]
         if methods:
-            lines += _wrapped("CI methods: " + "; ".join(methods) + " (docs/inference.md); p = test of no effect, "
-                              "Holm-adjusted over classes/pairs", width, rest="  ")
+            lines += _wrapped("CI methods: " + "; ".join(methods) + " (docs/inference.md); p = the interval's own "
+                              "p-value; MDE = minimum detectable effect (80% power)", width, rest="  ")
         lines = [w for text in lines for w in (_wrapped(text, width, rest="  ") if len(text) > width else [text])]
         lines.append("")
-        head = ("metric", "dir", "value", f"{_ci_note(lvl)} CI", "p", "reading", "note")
+        head = ("metric", "dir", "value", f"{_ci_note(lvl)} CI", "MDE", "p", "reading", "note")
         rows = []
         table = self.table
         per_row = zip(table.itertuples(index=False), table["ci_low"].isna().to_numpy(),
-                      table["value"].notna().to_numpy(), table["p_value"].to_numpy(dtype=np.float64, na_value=np.nan))
-        for r, ci_missing, has_value, p_value in per_row:
+                      table["value"].notna().to_numpy(), table["p_value"].to_numpy(dtype=np.float64, na_value=np.nan),
+                      table["min_detectable"].to_numpy(dtype=np.float64, na_value=np.nan))
+        for r, ci_missing, has_value, p_value, mde in per_row:
             ci = "" if ci_missing else f"[{_fmt_value(r.ci_low)}, {_fmt_value(r.ci_high)}]"
             # a blank p would read as missing: "n/a" says the statistic has no test (explained under the table)
             p = ("n/a" if has_value else "") \
                 if np.isnan(p_value) else ("<0.001" if p_value < 0.001 else f"{p_value:.3f}")
-            rows.append(tuple(terminal(c) for c in (r.metric, r.direction, _fmt_value(r.value), ci, p, r.reading,
-                                                    r.note)))
+            rows.append(tuple(terminal(c) for c in (r.metric, r.direction, _fmt_value(r.value), ci, _fmt_mde(mde), p,
+                                                    r.reading, r.note)))
         widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
         widths = [min(w, 40) for w in widths[:-1]] + widths[-1:]  # a long name from the data cannot widen the table
         used = sum(widths[:-1]) + 2 * (len(head) - 1)
+        for col, least in ((6, 9), (0, 12)):  # too wide for a note of 20: wrap the reading, then the metric
+            if used + 20 > width and widths[col] > least:
+                cut = min(widths[col] - least, used + 20 - width)
+                widths[col] -= cut
+                used -= cut
         widths[-1] = max(20, min(widths[-1], width - used))
 
         def table_lines(cells):
             # every cell wrapped to its column (between words: a number is never cut), continuation lines below
-            cols = [_wrapped(c, w, rest="") if len(c) > w else [c] for c, w in zip(cells, widths)]
+            cols = [(_wrapped(c, w, rest="") if w >= 20 else _cell_lines(c, w))
+                    if len(c) > w else [c] for c, w in zip(cells, widths)]
             if self._brief and len(cols[-1]) > 1:  # one line per row: the note cut between words, never in a number
                 cols[-1] = [_wrapped(cells[-1], widths[-1] - 4, rest="")[0] + " ..."]
             return ["  ".join((col[i] if i < len(col) else "").ljust(w) for col, w in zip(cols, widths)).rstrip()

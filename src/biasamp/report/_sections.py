@@ -13,15 +13,16 @@ intervals, a family computed by a streamed audit) and the fairness rate chart.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
 
 from biasamp._core.labels import to_numpy
-from biasamp._core.results import top_rows
+from biasamp._core.results import interval_side, top_rows
 from biasamp._engine.bootstrap import REPLICATES_WARNING
+from biasamp._engine.inference import consistent_p_value
 from biasamp.exceptions import UndefinedPairWarning
 from biasamp.report._config import AuditConfig
 from biasamp.report._inputs import AuditInputs, family_options, resolve_fairness_options
@@ -42,13 +43,18 @@ _READINGS = {
 
 
 def _reading(ci: tuple | None, kind: str = "amp") -> str:
-    """Reading of a headline number from its interval (``kind``: amp, disparity, distortion)."""
+    """Reading of a headline number from its interval (``kind``: amp, disparity, distortion).
+
+    The bounds are read with :func:`~biasamp._core.results.as_read` (within
+    1e-12 of 0 is 0): a bound of 2.8e-17 is an exact 0, and reads "no evidence".
+    """
     if ci is None or ci[0] is None or ci[1] is None or not np.isfinite(ci[0]) or not np.isfinite(ci[1]):
         return ""
     above, below = _READINGS[kind]
-    if ci[0] > 0:
+    side = interval_side(ci[0], ci[1])
+    if side > 0:
         return above
-    if below is not None and ci[1] < 0:
+    if below is not None and side < 0:
         return below
     return "no evidence"
 
@@ -59,8 +65,12 @@ def _amp_reading(ci: tuple | None) -> str:
 
 
 #: an effect smaller than this (in the metric's units: fractions) is called small next to its reading:
-#: an interval can lie above 0 for an effect too small to matter (docs/inference.md, "Size and significance")
+#: an interval can lie above 0 for an effect too small to matter (docs/inference.md, "Size and significance");
+#: the default of the audit's ``min_effect``
 SMALL_EFFECT = 0.01
+
+#: the reading of an interval that holds 0 while the sample could not have detected an effect that matters
+TOO_SMALL = "too small to tell"
 
 #: what a zero-width interval means, by how the interval was made (the default: a bootstrap)
 _ZERO_WIDTH = {
@@ -74,60 +84,121 @@ _ZERO_WIDTH = {
 }
 
 
+def _finite_number(v: Any) -> TypeGuard[float]:
+    return v is not None and isinstance(v, (int, float, np.number)) and bool(np.isfinite(v))
+
+
 def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_value=None, kind="amp",
-         zero_width=None) -> dict:
+         zero_width=None, min_detectable=None, p_global=None, p_global_label="per-pair test, Holm",
+         level=0.95) -> dict:
+    """One summary row. ``p_value`` must be the interval's own p-value (its inversion at ``level``: see
+    :func:`biasamp._engine.inference.bootstrap_inference` / :func:`~biasamp._engine.inference.t_inference`);
+    ``min_detectable`` the interval's MDE. ``p_global`` (a test of single pairs, ``p_global_label``) never
+    changes the reading or the p printed: when the interval holds 0 and it rejects, the note says that pairs
+    offset each other ("mixed")."""
     low, high = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
     if reading is None:
         reading = _reading(ci, kind)
-        if reading == "no evidence" and kind == "amp" and p_value is not None and np.isfinite(p_value) \
-                and p_value < 0.05:
+        if reading == "no evidence" and kind == "amp" and _finite_number(p_global) and p_global < 1 - level:
             # the mean's interval holds 0, yet the per-pair test finds pairs that differ: they offset each other
-            reading = "mixed"
-            mixed = ("mixed: the mean's interval includes 0, but some pairs differ significantly (per-pair test, "
-                     "p < 0.05): amplification in some pairs offsets reduction in others; see the per-pair table")
+            mixed = (f"mixed: the mean's interval includes 0, but some pairs differ ({p_global_label} p = "
+                     f"{p_global:.3g}): amplification in some pairs offsets reduction in others; see the per-pair "
+                     "table")
             note = f"{note}; {mixed}" if note else mixed
-        elif reading == _READINGS["disparity"][0] and kind == "disparity" and p_value is not None \
-                and np.isfinite(p_value) and p_value >= 0.05:
-            # the interval and the test of no effect disagree: say so rather than pick one
-            reading = "inconclusive"
-            why = (f"inconclusive: the interval lies above 0 but the test of no effect does not reject it "
-                   f"(p = {p_value:.3g}); classes or groups with few instances make one of them unreliable; see "
-                   "the per-class table")
-            note = f"{note}; {why}" if note else why
     if low is not None and low == high:
         how = str(ci_method)
         zero = zero_width or _ZERO_WIDTH["iterations" if how.startswith("t over") else
                                          "band" if how.startswith("max-t band") else "bootstrap"]
         note = f"{note}; {zero}" if note else zero
-    elif reading in ("amplified", "reduced", "disparity", "distorted") and value is not None \
-            and abs(float(value)) < SMALL_EFFECT:
-        # significance is not size: say how large the effect is next to the reading
-        small = f"small effect: |value| < {SMALL_EFFECT:g}"
-        note = f"{small}; {note}" if note else small
     return {
         "metric": metric, "direction": direction, "value": None if value is None else float(value),
         "ci_low": low, "ci_high": high, "ci_method": ci_method if ci is not None else "",
-        "p_value": None if p_value is None or not np.isfinite(p_value) else float(p_value),
+        "p_value": float(p_value) if _finite_number(p_value) else None,
+        "min_detectable": float(min_detectable) if _finite_number(min_detectable) else None,
         "n": None if n is None else int(n), "reading": reading, "note": note,
     }
 
 
 def _boot_row(boot: Any, name: str, metric: str, direction: str, value: float, n: int, note: str = "",
               kind: str = "amp") -> dict:
-    """A summary row whose interval, method and p-value come from a :class:`~biasamp.BootstrapResult`."""
+    """A summary row whose interval, method, p-value and MDE come from a :class:`~biasamp.BootstrapResult`.
+
+    The p-value is the interval's own (``boot.p_value``, its inversion); the
+    global test of the per-unit tables (``boot.p_global``) only adds the
+    "mixed" note.
+    """
     if boot is None or name not in boot.ci:
         return _row(metric, direction, value, None, "", n, note, kind=kind)
     method = f"{boot.methods.get(name, boot.ci_method)} bootstrap ({boot.n_boot})"
-    return _row(metric, direction, value, boot.ci[name], method, n, note, p_value=boot.p_value.get(name), kind=kind)
+    adjust = _P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)
+    return _row(metric, direction, value, boot.ci[name], method, n, note, p_value=boot.p_value.get(name), kind=kind,
+                min_detectable=getattr(boot, "min_detectable", {}).get(name),
+                p_global=getattr(boot, "p_global", {}).get(name), p_global_label=f"per-pair test, {adjust}",
+                level=boot.level)
 
 
-def _with_intervals(table: pd.DataFrame, boot: Any, name: str, keys: list) -> pd.DataFrame:
-    """``table`` with the bootstrap's per-unit simultaneous interval and p-values merged in."""
+def effect_threshold(min_effect: Any, metric: str) -> float:
+    """The smallest effect that matters for ``metric``: ``min_effect`` (a number, or a mapping metric -> number
+    whose ``"*"`` entry is the default), else :data:`SMALL_EFFECT`."""
+    if isinstance(min_effect, Mapping):
+        return float(min_effect.get(metric, min_effect.get("*", SMALL_EFFECT)))
+    return float(SMALL_EFFECT if min_effect is None else min_effect)
+
+
+def finish_summary(rows: list, opt: AuditConfig) -> list:
+    """The readings that need the audit's options, for every section's summary rows (the built-in and the
+    registered ones alike):
+
+    * the p-value printed beside an interval agrees with it: ``p < 1 - level`` exactly when the interval
+      excludes 0 (a closed-form p-value within rounding of the boundary is moved to the interval's side; a
+      p-value that belongs to another test, e.g. from a registered section, is not printed, and the note says
+      why);
+    * **too small to tell**: an interval that holds 0 ("no evidence") while the minimum detectable effect is
+      above the effect that matters (``min_effect``): the sample could not have seen that effect;
+    * **small effect**: an interval that excludes 0 for an effect smaller than ``min_effect``.
+    """
+    out = []
+    for r in rows:
+        r = dict(r)
+        lo, hi, p = r.get("ci_low"), r.get("ci_high"), r.get("p_value")
+        if _finite_number(p) and _finite_number(lo) and _finite_number(hi):
+            try:
+                r["p_value"] = consistent_p_value(float(p), float(lo), float(hi), opt.level)
+            except ValueError:
+                r["p_value"] = None
+                why = (f"p-value {p:.3g} not shown: it disagrees with the interval (a test of another null); the "
+                       "interval gives the reading")
+                r["note"] = f"{r.get('note')}; {why}" if r.get("note") else why
+        threshold = effect_threshold(opt.min_effect, str(r.get("metric", "")))
+        mde, value, note = r.get("min_detectable"), r.get("value"), r.get("note") or ""
+        if r.get("reading") == "no evidence" and _finite_number(mde) and mde > threshold:
+            r["reading"] = TOO_SMALL
+            why = f"too small to tell: MDE {mde:.3g} > min_effect {threshold:g}"
+            r["note"] = f"{note}; {why}" if note else why
+        elif r.get("reading") in ("amplified", "reduced", "disparity", "distorted") and _finite_number(value) \
+                and abs(float(value)) < threshold and not (lo is not None and lo == hi):
+            # significance is not size: say how large the effect is next to the reading
+            small = f"small effect: |value| < {threshold:g}"
+            r["note"] = f"{small}; {note}" if note else small
+        out.append(r)
+    return out
+
+
+def _test_columns(boot: Any, test: str, unit: str) -> dict:
+    """Names of the per-unit p-value columns of a report table, labelled with their test and adjustment
+    (``"McNemar p (per pair)"``, ``"McNemar p (per pair, Holm)"``): they are not the headline's p."""
+    adjust = _P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)
+    return {"p_value": f"{test} p (per {unit})", "p_adjusted": f"{test} p (per {unit}, {adjust})"}
+
+
+def _with_intervals(table: pd.DataFrame, boot: Any, name: str, keys: list, test: str = "McNemar") -> pd.DataFrame:
+    """``table`` with the bootstrap's per-unit simultaneous interval and p-values merged in (the p-values
+    labelled with their ``test``, per pair)."""
     if boot is None or name not in boot.tables:
         return table
     extra = boot.tables[name]
     cols = [c for c in ("ci_low", "ci_high", "p_value", "p_adjusted") if c in extra.columns]
-    merged = table.merge(extra[keys + cols], on=keys, how="left")
+    merged = table.merge(extra[keys + cols], on=keys, how="left").rename(columns=_test_columns(boot, test, "pair"))
     merged.attrs.update(extra.attrs)
     return merged
 
@@ -352,11 +423,16 @@ def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
             bar["low"] = np.where(y < 0, -hi, y * lo)
             bar["high"] = np.where(y < 0, -lo, y * hi)
         bars.append(bar)
-    if boot is not None and any(d in boot.p_value and boot.p_value[d] is not None for d in ("A->T", "T->A")):
+    if boot is not None and any(boot.p_global.get(d) is not None for d in ("A->T", "T->A")):
+        adjust = _P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)
+        smallest = ", ".join(f"{d} {boot.p_global[d]:.3g}" for d in ("A->T", "T->A")
+                             if boot.p_global.get(d) is not None)
         out.notes.append(
-            f"p-values: {boot.test_methods.get('A->T') or boot.test_methods.get('T->A')}; the headline p is the "
-            f"smallest {_P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)}-adjusted per-pair p-value "
-            "(global null: no pair differs); per-pair intervals are simultaneous")
+            "p: the headline interval's own p-value (its inversion, from the same bootstrap replicates: p < "
+            f"{1 - boot.level:g} exactly when the interval excludes 0). Per pair, the tables 'pairs A->T' / 'pairs "
+            f"T->A' give {boot.test_methods.get('A->T') or boot.test_methods.get('T->A')} (columns 'McNemar p "
+            f"(per pair)' and 'McNemar p (per pair, {adjust})'; smallest {adjust}-adjusted: {smallest}), a test of "
+            "single pairs, not of the mean; per-pair intervals are simultaneous")
     if bars:
         out.figures.append(FigureSpec(
             "pairs", "Per-pair amplification y_at * delta, sorted by magnitude", "hbar",
@@ -604,16 +680,18 @@ def _fairness_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     out.summary = _declared_rows(inp, "fairness", res, boot, note=note, undefined=lambda s: res.undefined_reasons.get(
         s.name), options=fopt)
     if boot is not None and boot.test_methods:
+        adjust = _P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)
         out.notes.append(
-            "p-values: per class, a test that the prediction is independent of the group (G-test; Fisher's "
-            "exact test or a Monte-Carlo test with fixed margins when an expected count is below 5); the "
-            f"headline p is the smallest {_P_ADJUST_NAMES.get(boot.p_adjust, boot.p_adjust)}-adjusted class "
-            "p-value. BA has no test. Intervals of these "
+            "p: the headline interval's own p-value (its inversion, from the same bootstrap replicates: p < "
+            f"{1 - boot.level:g} exactly when the interval excludes 0). Per class, the tables '<metric> by class' "
+            "give a test that the prediction is independent of the group (G-test; Fisher's exact test or a "
+            "Monte-Carlo test with fixed margins when an expected count is below 5; columns 'independence p (per "
+            f"class)' and 'independence p (per class, {adjust})'); BA has no such test. Intervals of these "
             "max/min/absolute-value metrics come from a simultaneous band on the signed group differences (on the "
             "group rates with many groups), "
             "so they are valid when there is no disparity (0)")
         for name, table in boot.tables.items():
-            out.tables[f"{name} by class"] = table
+            out.tables[f"{name} by class"] = table.rename(columns=_test_columns(boot, "independence", "class"))
     if "DI" in res.overall and not isinstance(res.overall["DI"], pd.Series) and "DI" not in res.undefined_reasons:
         ratio = res.disparate_impact_ratio
         out.notes.append(
@@ -769,7 +847,8 @@ def _dpa_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
         if hasattr(d, "psi_data"):
             note += f"; Psi_D {d.psi_data:.4g}, Psi_M {d.psi_model:.4g}"
         out.summary.append(_row("DPA", d.direction, d.value, ci, _predictability_method(d, opt.n_iter, inp),
-                                inp.n_rows, note, p_value=getattr(d, "p_value", None)))
+                                inp.n_rows, note, p_value=getattr(d, "p_value", None),
+                                min_detectable=getattr(d, "min_detectable", None)))
         it = d.iterations
         out.tables[f"iterations {d.direction}"] = it
         col = "dpa" if "dpa" in it.columns else it.columns[-1]
@@ -813,6 +892,7 @@ def _leakage_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
         out.notes.append(f"LA attacker {res.attacker}: {res.attacker_reason}")
     out.summary.append(_row("LA", "", res.value, getattr(res, "ci", None), _predictability_method(res, opt.n_iter, inp),
                             inp.n_rows, note, p_value=getattr(res, "p_value", None),
+                            min_detectable=getattr(res, "min_detectable", None),
                             zero_width=_majority_attacker(inp, res)))
     out.tables["iterations"] = res.iterations
     col = "leakage" if "leakage" in res.iterations.columns else res.iterations.columns[-1]
