@@ -753,7 +753,7 @@ def _row_flagged(frame: pd.DataFrame, i: int, column: Any) -> bool:
         if flag in frame.columns and bool(row[flag]):
             return True
     for flag in ("reading", "status"):
-        if flag in frame.columns and str(row[flag]) == "undefined":
+        if flag in frame.columns and str(row[flag]).partition(":")[0] == "undefined":  # "undefined: why"
             return True
     if str(column).startswith("ci_") and "ci_method" in frame.columns and not row["ci_method"]:
         return True

@@ -11,6 +11,7 @@ registry's own indexes are consistent.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -432,13 +433,35 @@ def test_small_groups_are_left_out_of_every_family_by_default(family):
         warnings.simplefilter("ignore", UndefinedPairWarning)
         with pytest.warns(SmallGroupWarning, match=r"2 \(n=8\)"):
             default = _values(family, small)
-        every = _values(family, small, include_small_groups=True)
+        with pytest.warns(SmallGroupWarning, match=r"kept in the headline \(include_small_groups=True\): 2 \(n=8\)"):
+            every = _values(family, small, include_small_groups=True)  # kept on request: still flagged, and said
         with warnings.catch_warnings():
             warnings.simplefilter("error", SmallGroupWarning)  # not small at all: no warning
             low = _values(family, small, min_group_size=5)
     assert every == low  # kept on request = not small
     if family.key != "mals":  # (MALS: a group this small has bias_train < 1/|A| here, so its pairs add 0 anyway)
         assert default != every  # the option reaches the function, and the small group mattered
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_small_groups_warn_once_with_one_message_at_the_callers_line(family):
+    """40 rows, 3 groups of about 13: every group small, all kept (nothing left to compare): still one warning."""
+    from biasamp.exceptions import SmallGroupWarning
+
+    roles = _example(family, seed=19, n=40)
+    args, kwargs = family.call(roles, {})
+    shape = (r"^[\w>_ -]+: 3 group\(s\) with fewer than 30 test members, kept in the headline \(fewer than two "
+             r"groups have at least min_group_size members, so none is left out\): 0 \(n=\d+\), 1 \(n=\d+\), "
+             r"2 \(n=\d+\)$")
+    for call in (lambda: family.function(*args, **kwargs),
+                 lambda: biasamp.bootstrap(family.function, *args, n_boot=50, random_state=0, **kwargs)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        said = [w for w in caught if issubclass(w.category, SmallGroupWarning)]
+        assert len(said) == 1, [str(w.message) for w in said]  # once per call, not once per replicate
+        assert said[0].filename == __file__  # the caller's line, whatever the path through the package
+        assert re.match(shape, str(said[0].message)), str(said[0].message)
 
 
 def test_the_0_1_spellings_work_through_bootstrap_with_a_warning():

@@ -20,6 +20,10 @@ from hypothesis import strategies as st
 from biasamp import UndefinedPairWarning, bias_amp_directional, bias_amp_mals
 from biasamp.multiattribute import MultiAttributeCounts, multi_bias_amp, multi_from_counts
 
+# hand-computed examples are tiny by construction: their groups are small, and each family says so with a
+# SmallGroupWarning (tested once per family in tests/test_common.py); here it would only be noise
+pytestmark = pytest.mark.filterwarnings("ignore::biasamp.SmallGroupWarning")
+
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

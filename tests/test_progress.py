@@ -157,3 +157,47 @@ def test_cli_quiet_silences_progress(tmp_path, fast_lines):
     assert "biasamp:" not in quiet.stderr and quiet.stdout == ""
     forced = runner.invoke(main, [*args, "-q", "--progress"])  # an explicit --progress wins
     assert forced.exit_code == 0 and "audit" in forced.stderr
+
+
+def test_streamed_audit_with_two_jobs_counts_test_rows_and_moves_while_the_workers_run(tmp_path, monkeypatch):
+    """``biasamp audit --stream --jobs 2``: every bar counts the test rows (not the training rows as well), and
+    advances in several steps, not once when both workers end (with one part per worker it stayed at 0%)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pandas as pd
+
+    import biasamp.report._stream as stream_mod
+    from biasamp.datasets import make_amplification_demo
+
+    d = make_amplification_demo(n_train=900, n_test=1200, random_state=3)
+    test = pd.concat([d.attr.rename("attr"), d.attr_pred.rename("attr_pred"), d.task.add_prefix("task_"),
+                      d.task_pred.add_prefix("task_").add_suffix("_pred")], axis=1)
+    train = pd.concat([d.attr_train.rename("attr"), d.task_train.add_prefix("task_")], axis=1)
+    pq.write_table(pa.Table.from_pandas(test, preserve_index=False), tmp_path / "test.parquet", row_group_size=100)
+    pq.write_table(pa.Table.from_pandas(train, preserve_index=False), tmp_path / "train.parquet", row_group_size=100)
+    bars = []
+
+    class Recorder:
+        def __init__(self, *, total, desc, disable, **kw):
+            self.total, self.desc, self.steps = total, desc, []
+            bars.append(self)
+
+        def update(self, n):
+            self.steps.append(n)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(stream_mod, "tqdm", Recorder)
+    res = CliRunner().invoke(main, ["audit", str(tmp_path / "test.parquet"), "--train", str(tmp_path / "train.parquet"),
+                                    "--stream", "--jobs", "2", "--batch-size", "100", "--progress", "-q",
+                                    "--n-boot", "20", "--exclude", "dpa", "--exclude", "leakage", "--exclude", "multi",
+                                    "--json", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    assert [b.desc for b in bars] == ["classes", "counting"]
+    for b in bars:
+        assert b.total == 1200 and sum(b.steps) == 1200, (b.desc, b.total, b.steps)  # test rows only
+        assert len(b.steps) >= 4 and max(b.steps) < b.total, (b.desc, b.steps)  # it moves while the workers run

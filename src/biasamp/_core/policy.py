@@ -14,7 +14,6 @@ readings, and every result says which one was used (docs/definitions.md,
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -157,16 +156,35 @@ def small_groups(n: np.ndarray, min_group_size: int, include_small_groups: bool)
     return small, small
 
 
-def warn_small_groups(excluded: np.ndarray, groups: tuple, n: np.ndarray, min_group_size: int, what: str,
-                      stacklevel: int) -> None:
-    """The ``SmallGroupWarning`` of a family that left the ``excluded`` groups out of its headline."""
-    from biasamp.exceptions import SmallGroupWarning
+def warn_small_groups(small: np.ndarray, excluded: np.ndarray, groups: tuple, n: np.ndarray, min_group_size: int,
+                      include_small_groups: bool, what: str) -> None:
+    """The one ``SmallGroupWarning`` of every family: which groups are small, and whether they left the headline.
 
+    Emitted once per call, whenever a group is ``small`` (flagged in the
+    tables), at the first caller outside biasamp (the user's line, whatever
+    the path: the function, :func:`~biasamp.bootstrap`, an accumulator). The
+    message has one shape in every family: ``"<what>: k group(s) with fewer
+    than m test members, <fate>: 'g' (n=5), ..."``, where ``<fate>`` says
+    whether they were left out of the headline (``excluded``) or kept, and why.
+    """
+    from biasamp.exceptions import SmallGroupWarning, warn_outside
+
+    small, excluded = np.asarray(small, dtype=bool), np.asarray(excluded, dtype=bool)
+    if not small.any():
+        return
+    listed = [f"{g!r} (n={m:g})" for g, m, s in zip(groups, n, small) if s]
+    names = ", ".join(listed[:8]) + (f", ... ({len(listed)} in all)" if len(listed) > 8 else "")
     if excluded.any():
-        names = ", ".join(f"{g!r} (n={m:g})" for g, m, e in zip(groups, n, excluded) if e)
-        warnings.warn(f"{what}: groups with fewer than {min_group_size} test members are left out of the headline "
-                      f"(they stay in the tables, flagged 'small'): {names}", SmallGroupWarning,
-                      stacklevel=stacklevel + 1)
+        fate = ("left out of the headline (they stay in the tables, flagged 'small')" if (excluded == small).all()
+                else f"{int(excluded.sum())} of them left out of the headline (small in every fold that decides; "
+                     "all stay in the tables, flagged 'small')")
+    elif include_small_groups:
+        fate = "kept in the headline (include_small_groups=True)"
+    else:
+        fate = ("kept in the headline (fewer than two groups have at least min_group_size members, so none is "
+                "left out)")
+    warn_outside(f"{what}: {len(listed)} group(s) with fewer than {min_group_size} test members, {fate}: {names}",
+                 SmallGroupWarning)
 
 
 def left_out_mask(groups: tuple, small: tuple) -> np.ndarray:

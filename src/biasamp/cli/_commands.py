@@ -89,7 +89,7 @@ from biasamp.cli._data import (
     read_table,
 )
 from biasamp.report._config import AuditConfig
-from biasamp.report._model import _write_atomic, audit, section_builders
+from biasamp.report._model import NothingComputedError, _write_atomic, audit, section_builders
 
 __all__ = ["main"]
 
@@ -569,7 +569,10 @@ def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter,
     try:
         with warnings.catch_warnings(record=True) as caught:  # those not in a section's notes: one line each
             warnings.simplefilter("default")
-            report = auditor(**report_kwargs, config=config)
+            try:
+                report = auditor(**report_kwargs, config=config)
+            except NothingComputedError as exc:  # its sections' errors are said below, named by the columns
+                report = exc.report
     except (ValueError, TypeError, OSError, ImportError) as exc:  # OSError: a file unreadable while streaming
         raise click.ClickException(_name_columns(str(exc), columns)) from None
     for message in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught

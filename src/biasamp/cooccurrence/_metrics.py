@@ -618,7 +618,8 @@ def directional_from_counts(
     small, excluded = small_attr_groups(test, min_group_size, include_small_groups)
     a_to_t = _one_direction("A->T", y, test, small, excluded) if test.has("task_pred") else None
     t_to_a = _one_direction("T->A", y, test, small, excluded) if test.has("attr_pred") else None
-    warn_small_groups(excluded, test.attr_classes, test.total("attr"), min_group_size, "BiasAmp->", stacklevel=3)
+    warn_small_groups(small, excluded, test.attr_classes, test.total("attr"), min_group_size, include_small_groups,
+                      "BiasAmp->")
     given = [d for d in (a_to_t, t_to_a) if d is not None]
     if all(d.undefined for d in given):
         raise _all_undefined_error([(f"BiasAmp {d.direction}", len(d.pairs), d.reason) for d in given])
@@ -737,7 +738,8 @@ def directional_from_folds(
     small, excluded = small_attr_groups(test, min_group_size, include_small_groups)
     out = {d: _one_direction_crossfit(d, folds[d], signs[d], small, excluded) if d in folds else None
            for d in ("A->T", "T->A")}
-    warn_small_groups(excluded, test.attr_classes, test.total("attr"), min_group_size, "BiasAmp->", stacklevel=3)
+    warn_small_groups(small, excluded, test.attr_classes, test.total("attr"), min_group_size, include_small_groups,
+                      "BiasAmp->")
     given = [d for d in out.values() if d is not None]
     if all(d.undefined for d in given):
         raise _all_undefined_error([(f"BiasAmp {d.direction}", len(d.pairs), d.reason) for d in given])
@@ -842,8 +844,8 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts, *, min
     # the groups' test sizes are the rows predicted in them (MALS reads no test ground truth)
     small, excluded = small_groups(pred.total("attr_pred"), check_min_group_size(min_group_size),
                                    check_include_small_groups(include_small_groups))
-    warn_small_groups(excluded, pred.attr_classes, pred.total("attr_pred"), min_group_size, "BiasAmp_MALS",
-                      stacklevel=4)  # bias_amp_mals is wrapped by its 0.1-spelling shim: one frame more
+    warn_small_groups(small, excluded, pred.attr_classes, pred.total("attr_pred"), min_group_size,
+                      include_small_groups, "BiasAmp_MALS")
     value = float(_mals_value(np.where(excluded[:, None], np.nan, contribution), n_tasks))
     pairs = _pair_frame(
         train.attr_classes, train.task_classes,
@@ -981,8 +983,8 @@ def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *, min
     # small on every row (the flag), left out of the headline where small in both folds (the ways' rule)
     small = small_groups(test.total("attr_pred"), min_group_size, include_small_groups)[0]
     excluded = ~keep[0] & ~keep[1]
-    warn_small_groups(excluded, test.attr_classes, test.total("attr_pred"), min_group_size, "BiasAmp_MALS",
-                      stacklevel=4)
+    warn_small_groups(small, excluded, test.attr_classes, test.total("attr_pred"), min_group_size,
+                      include_small_groups, "BiasAmp_MALS")
     value = float(_mals_value(np.where(excluded[:, None], np.nan, contribution), n_tasks))
     shape = undefined.shape
     pairs = _pair_frame(

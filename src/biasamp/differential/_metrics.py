@@ -223,7 +223,7 @@ def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_l
     logs_true, logs_pred = log_rates(n, pos_true, c), log_rates(n, pos_pred, c)
     small, excluded = small_groups(n, check_min_group_size(min_group_size),
                                    check_include_small_groups(include_small_groups))
-    warn_small_groups(excluded, groups, n, min_group_size, "differential fairness", stacklevel=3)
+    warn_small_groups(small, excluded, groups, n, min_group_size, include_small_groups, "differential fairness")
     kept = ~excluded
     kept_groups = tuple(g for g, ok in zip(groups, kept) if ok)
     eps_true, eps_pred = float(epsilon(logs_true[:, kept])), float(epsilon(logs_pred[:, kept]))

@@ -47,9 +47,24 @@ def check_tolerance(tolerance: Any) -> tuple[float, float]:
     return low, high
 
 
-def _reading(ratio: float, tol: tuple[float, float], is_ref: bool) -> str:
+#: what a rate conditions on, and its name in words: the reason a ratio of it is undefined
+_RATE_WORDS = {"selection_rate": ("selection rate", "member"), "tpr": ("TPR", "positive"), "fpr": ("FPR", "negative")}
+
+
+def _why_ratio_undefined(rate: str, group: Any, value: float, reference: Any, ref_value: float) -> str:
+    """Why the ratio of ``group``'s ``rate`` to the reference's is undefined (a NaN ratio)."""
+    name, event = _RATE_WORDS.get(rate, (rate, "instance"))
+    if not np.isfinite(value):
+        return f"no {event} in group {group!r} (its {name} is undefined)"
+    where = f"the best {name}" if reference == "best" else f"the {name} of the reference group {reference!r}"
+    if not np.isfinite(ref_value):
+        return f"{where} is undefined (no {event} in it)"
+    return f"{where} is 0"
+
+
+def _reading(ratio: float, tol: tuple[float, float], is_ref: bool, why: str = "") -> str:
     if not np.isfinite(ratio):
-        return "undefined"  # the rate or the reference's conditions on an empty event
+        return f"undefined: {why}" if why else "undefined"  # the rate or the reference's conditions on an empty event
     if is_ref:
         return "reference"
     if ratio < tol[0]:
@@ -318,7 +333,8 @@ def disparity_table(view: GroupMetrics, tolerance: tuple[float, float]) -> pd.Da
                 "rate": rate, "class": cls[:-1] if cls else None, "group": g, "n": n[i], "small": bool(small[i]),
                 "value": float(v[i]), "reference_value": float(ref_values[col]),
                 "difference": float(diff[i, j]), "ratio": float(ratio[i, j]),
-                "reading": _reading(float(ratio[i, j]), tolerance, is_ref),
+                "reading": _reading(float(ratio[i, j]), tolerance, is_ref, "" if np.isfinite(ratio[i, j]) else
+                                    _why_ratio_undefined(rate, g, v[i], view.reference_group, ref_values[col])),
             })
     frame = pd.DataFrame(rows)
     if frame["class"].isna().all():

@@ -54,7 +54,7 @@ from biasamp._core.labels import (
     factorize,
     to_numpy,
 )
-from biasamp._core.policy import SOFT_CHOICES, check_include_small_groups
+from biasamp._core.policy import SOFT_CHOICES, check_include_small_groups, warn_small_groups
 from biasamp._core.policy import check_min_group_size as _check_min_group_size
 from biasamp._core.policy import check_threshold as _check_threshold
 from biasamp._core.policy import class_index as _class_index
@@ -63,7 +63,7 @@ from biasamp._core.policy import harden_maybe as _harden_maybe
 from biasamp._core.policy import small_groups as _small_groups
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Average, Labels, Missing, Soft, Weights
-from biasamp.exceptions import SmallGroupWarning, UndefinedPairWarning, warn_outside
+from biasamp.exceptions import UndefinedPairWarning, warn_outside
 from biasamp.fairness._options import AVERAGES, METRICS, FairnessOptions, _check_metrics
 
 __all__ = [
@@ -575,12 +575,27 @@ def _aggregate(values: np.ndarray, defined: np.ndarray) -> tuple[np.ndarray, np.
     return mean, cnt
 
 
+#: why the rates of a (class, group) row are undefined, by the empty events (no member, no positive, no negative,
+#: no positive prediction) as the bits 8, 1, 2, 4 of a code
+_ROW_REASONS = np.array(["; ".join(why for bit, why in ((1, "TPR, FNR: no positive in the group"),
+                                                        (2, "FPR: no negative in the group"),
+                                                        (4, "precision: no positive prediction in the group"))
+                                   if code & bit) if code < 8 else "no member in the group" for code in range(16)],
+                        dtype=object)
+
+
 def _group_table(counts: ConfusionCounts) -> pd.DataFrame:
     g, k = len(counts.groups), len(counts.classes)
     n = np.broadcast_to(np.asarray(counts.n)[:, None], (g, k))  # counts stay integers
-    ppr, _ = _ratio(counts.predicted, n.astype(np.float64))
+    nf = n.astype(np.float64)
+    ppr, has = _ratio(counts.predicted, nf)
     tpr, ok_tp = _ratio(counts.true_positives, counts.positives)
     fpr, ok_fp = _ratio(counts.false_positives, counts.negatives)
+    precision, ok_pp = _ratio(counts.true_positives, counts.predicted)
+    base_rate, _ = _ratio(counts.positives, nf)
+    fnr, _ = _ratio(counts.positives - counts.true_positives, counts.positives)
+    accuracy, _ = _ratio(counts.true_positives + counts.negatives - counts.false_positives, nf)
+    why = _ROW_REASONS[(~ok_tp) * 1 + (~ok_fp) * 2 + (~ok_pp) * 4 + (~has) * 8]
     group_col = np.empty(g * k, dtype=object)
     group_col[:] = [counts.groups[i] for i in np.tile(np.arange(g), k)]
     frame = {
@@ -590,8 +605,9 @@ def _group_table(counts: ConfusionCounts) -> pd.DataFrame:
     cols = {
         "n": n, "positives": counts.positives, "negatives": counts.negatives,
         "predicted_positive": counts.predicted, "true_positives": counts.true_positives,
-        "false_positives": counts.false_positives, "ppr": ppr, "tpr": tpr, "fpr": fpr,
-        "tpr_undefined": ~ok_tp, "fpr_undefined": ~ok_fp,
+        "false_positives": counts.false_positives, "base_rate": base_rate, "ppr": ppr, "tpr": tpr, "fpr": fpr,
+        "fnr": fnr, "precision": precision, "accuracy": accuracy,
+        "tpr_undefined": ~ok_tp, "fpr_undefined": ~ok_fp, "precision_undefined": ~ok_pp, "undefined_reason": why,
     }
     frame.update({name: np.asarray(v).T.ravel() for name, v in cols.items()})
     return pd.DataFrame(frame)
@@ -829,10 +845,18 @@ class FairnessResult(ResultMixin):
     n_undefined : dict of str -> int
         Per metric, the number of headline classes excluded.
     by_group : pandas.DataFrame
-        One row per (class, group): counts, ``ppr``, ``tpr``, ``fpr``, the
-        flags ``tpr_undefined`` / ``fpr_undefined`` (a rate conditioning on an
-        empty event, left out of its class's comparison), ``small`` (a group
-        below ``min_group_size``) and ``in_headline``.
+        One row per (class, group), one-vs-rest for the class, from the
+        (weighted) counts ``n``, ``positives`` P, ``negatives`` N,
+        ``predicted_positive`` TP+FP, ``true_positives`` TP and
+        ``false_positives`` FP: the base rate ``base_rate`` = P/n (P(Y=1)),
+        the selection rate ``ppr`` = (TP+FP)/n, ``tpr`` = TP/P, ``fpr`` =
+        FP/N, ``fnr`` = (P−TP)/P = 1 − TPR, ``precision`` (PPV) = TP/(TP+FP)
+        and ``accuracy`` = (TP+TN)/n with TN = N−FP; the flags
+        ``tpr_undefined`` / ``fpr_undefined`` / ``precision_undefined`` (a
+        rate conditioning on an empty event: NaN, left out of its class's
+        comparison), ``undefined_reason`` (why, e.g. ``"TPR, FNR: no positive
+        in the group"``; empty when every rate is defined), ``small`` (a
+        group below ``min_group_size``) and ``in_headline``.
     counts : ConfusionCounts
         The count table of the headline groups (every group but the excluded
         small ones).
@@ -958,7 +982,7 @@ def _headline_values(counts: ConfusionCounts, metrics: tuple, headline: tuple, p
         mean, cnt = _aggregate(v, d & mask)
         n_undefined[m] = int(mask.sum() - cnt)
         if cnt == 0:
-            reasons[m] = _why_undefined(m)
+            reasons[m] = why_undefined(m)
             absent = [counts.classes[i] for i in headline if not np.asarray(counts.positives)[:, i].sum() > 0]
             if m in ("EOTP", "BA") and len(absent) == len(headline):
                 # the class never occurs in the ground truth: no group has a TPR (the binary case of fairlearn's
@@ -1069,14 +1093,8 @@ def _from_counts(full: ConfusionCounts, metrics: tuple, *, average: str, pos_lab
         average, pos_label, tuple(full.classes[i] for i in headline), full.predictions,
         min_group_size, tuple(g for g, s in zip(full.groups, small) if s), excluded_names, view.reference_group,
         tolerance, rows, weighted)
-    if settings.small_groups:
-        what = ("excluded from the headline" if excluded_names else
-                "kept in the headline (include_small_groups=True)" if include_small_groups else
-                "kept in the headline (fewer than two groups have at least min_group_size members, so none "
-                "is left out)")
-        sizes = ", ".join(f"{g!r} (n={full.n[full.groups.index(g)]:g})" for g in settings.small_groups[:8])
-        warn_outside(f"group fairness: {len(settings.small_groups)} group(s) with fewer than {min_group_size} "
-                     f"members, {what}: {sizes}", SmallGroupWarning)
+    warn_small_groups(small, excluded, full.groups, np.asarray(full.n, dtype=np.float64), min_group_size,
+                      include_small_groups, "group fairness")
     return _result(counts, metrics, headline, settings, full=full, small=small, group_view=view,
                    disparities=disparity_table(view, tolerance))
 
@@ -1111,7 +1129,8 @@ def _check_groups(counts: ConfusionCounts) -> None:
         )
 
 
-def _why_undefined(metric: str) -> str:
+def why_undefined(metric: str) -> str:
+    """Why ``metric`` is undefined for a class (the reason a result, a warning and the report give)."""
     return {
         "EOTP": "EOTP needs, per class, at least two groups with a positive instance",
         "EOFP": "EOFP needs, per class, at least two groups with a negative instance",
@@ -1122,7 +1141,8 @@ def _why_undefined(metric: str) -> str:
 
 def _warn(counts: ConfusionCounts, metrics, n_undefined: dict, by_group: pd.DataFrame, reasons: dict) -> None:
     parts = [f"{m} undefined ({why})" for m, why in reasons.items()]
-    parts += [f"{m} undefined for {k} classes" for m, k in n_undefined.items() if k and m not in reasons]
+    parts += [f"{m} undefined for {k} classes ({why_undefined(m)})" for m, k in n_undefined.items()
+              if k and m not in reasons]
     has = by_group["n"] > 0
     if "EOTP" in metrics and (by_group["tpr_undefined"] & has).any():
         parts.append(f"{int((by_group['tpr_undefined'] & has).sum())} (class, group) TPRs undefined (no positive)")

@@ -1046,9 +1046,8 @@ def _signs_and_groups(counts: MultiAttributeCounts, min_group_size: int,
     n_groups = np.asarray(counts.test_attr, dtype=np.float64)
     small, left_out = small_groups(n_groups, check_min_group_size(min_group_size),
                                    check_include_small_groups(include_small_groups))
-    # stacklevel: this helper, its *_from_* caller, multi_bias_amp and its 0.1-spelling shim
-    warn_small_groups(left_out, counts.attr_classes, n_groups, min_group_size, "multi-attribute bias amplification",
-                      stacklevel=5)
+    warn_small_groups(small, left_out, counts.attr_classes, n_groups, min_group_size, include_small_groups,
+                      "multi-attribute bias amplification")
     return y, small, left_out
 
 

@@ -212,7 +212,7 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
         The sections of every attribute, keyed ``"<section>[<attribute>]"``.
     """
     from biasamp.report._config import AuditConfig
-    from biasamp.report._model import audit
+    from biasamp.report._model import NothingComputedError, audit
 
     config = AuditConfig.of(config, {}, "audit")
 
@@ -264,6 +264,8 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
                                   task_train=task_train, attr_val_scores=vals[name], **data,
                                   config=config.replace(names=dict(config.names or {}, attr=name),
                                                         reference_group=ref))
+        except NothingComputedError as exc:  # this attribute's sections failed: said if no other's ran
+            reports[name] = exc.report
         except ValueError as exc:
             if type(exc) is ValueError and "attr" in str(exc):  # which attribute an input error is about
                 raise ValueError(f"attribute {name!r}: {exc}") from exc

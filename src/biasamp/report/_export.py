@@ -214,8 +214,8 @@ def render_markdown(report: Any, *, heading_level: int = 1, details: bool = Fals
             lines += [f"Intervals: {_md('; '.join(methods), False)}.", ""]
         if s.notes:
             lines += [f"- {_md(n, False)}" for n in s.notes] + [""]
-        if details:
-            for name, table in s.tables.items():
+        for name, table in s.tables.items():  # the per-group tables always (as the HTML), the others on request
+            if details or "group" in name:
                 lines += [f"**{_md(name, False)}**", ""] + _md_detail(table, digits, max_rows) + [""]
         lines += [f"*Reference:* {_md(s.citation, False)}", ""]
     other = [s for s in report.sections if s.status != "ok"]

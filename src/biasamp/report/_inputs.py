@@ -158,6 +158,7 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
                             checked={"attr_val_scores": attr_val_scores, "task_val_scores": task_val_scores},
                             sample_weight=sample_weight, missing=missing)
     inp = AuditInputs(batch.labels, batch.n, batch.n_train, batch.rows)
+    _check_shared_classes(inp)
     truth = {"task": inp.task_train if inp.task_train is not None else inp.task,
              "attr": inp.attr_train if inp.attr_train is not None else inp.attr}
     if task_val_scores is not None:
@@ -175,6 +176,32 @@ def _every_test_row(name: str, section: str, inp: AuditInputs) -> None:
     if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight):
         raise ValueError(f"{name}: {test_rows.describe()}, but the {section} section needs every test row; drop "
                          "those rows before the audit")
+
+
+def _check_shared_classes(inp: AuditInputs) -> None:
+    """``ValueError`` when a 1-D prediction has no class of its ground truth (labels "yes"/"no", predictions 0/1).
+
+    Every section would fail on it, each with its own message; the audit says it once, naming both
+    arguments and both class sets. Probabilities (non-integer floats) and 2-D indicators are left to the
+    families, whose classes are columns.
+    """
+    from biasamp._core.labels import _as_array, canonical_order
+
+    for role in ("attr", "task"):
+        pred = inp.labels.get(f"{role}_pred")
+        truths = [inp.labels[r] for r in (role, f"{role}_train") if inp.labels.get(r) is not None]
+        if pred is None or np.ndim(pred) != 1 or any(np.ndim(t) != 1 for t in truths):
+            continue
+        predicted = _as_array(pred, f"{role}_pred")[0]
+        if predicted.dtype.kind == "f" and not np.array_equal(predicted, np.round(predicted)):
+            continue  # probabilities: the families read them (or say why they cannot)
+        classes = pd.unique(np.concatenate([pd.unique(_as_array(t, role)[0]).astype(object) for t in truths]))
+        values = pd.unique(predicted)
+        if len(values) and (pd.Index(classes).get_indexer(values.astype(object)) < 0).all():
+            shown = [canonical_order(v.tolist())[:10] for v in (classes, values)]
+            raise ValueError(f"{role}_pred shares no class with {role}: {role} has the classes {shown[0]!r}, "
+                             f"{role}_pred the values {shown[1]!r}; predictions must be classes of the labels (map "
+                             f"them to {role}'s classes) or, for a 0/1 label, probabilities of class 1")
 
 
 def _caption_inputs(captions: Any, inp: AuditInputs) -> dict | None:

@@ -342,8 +342,12 @@ def audit(
     ------
     ValueError
         Missing test ground truth, arguments of different lengths, only one
-        of ``attr_train``/``task_train``, an unknown section key, or bad
-        calibration input.
+        of ``attr_train``/``task_train``, an unknown section key, bad
+        calibration input, predictions that share no class with their
+        ground truth (string labels ``"yes"``/``"no"`` and integer
+        predictions 0/1: both class sets are named), or every section that
+        ran failed (each section's error is listed; the exception's
+        ``report`` attribute holds the report of the failed sections).
 
     See Also
     --------
@@ -399,10 +403,10 @@ def audit(
     if isinstance(attr, Mapping) or intersect is not None:  # several attributes: one audit each, merged
         from biasamp.report._attributes import audit_attributes
 
-        return audit_attributes(attr, task, intersect=intersect, attr_pred=attr_pred, task_pred=task_pred,
-                                attr_train=attr_train, task_train=task_train, attr_val_scores=attr_val_scores,
-                                task_val_scores=task_val_scores, sample_weight=sample_weight, captions=captions,
-                                features=features, config=config)
+        return _computed(audit_attributes(
+            attr, task, intersect=intersect, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+            task_train=task_train, attr_val_scores=attr_val_scores, task_val_scores=task_val_scores,
+            sample_weight=sample_weight, captions=captions, features=features, config=config))
     chosen = _chosen_builders(config.sections, config.exclude, config.errors)
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores,
                    sample_weight=sample_weight, missing=config.missing)
@@ -419,6 +423,28 @@ def audit(
     report = _build_report(inp, config, chosen)
     if few is not None:
         report.inputs["warnings"] = [few]
+    return _computed(report)
+
+
+class NothingComputedError(ValueError):
+    """Every section of an audit that ran failed: :func:`audit` has no number to report.
+
+    A ``ValueError`` whose message lists each section's error; ``report``
+    holds the report of the failed sections (the command line prints their
+    errors and writes nothing).
+    """
+
+    def __init__(self, message: str, report: Report) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def _computed(report: Report) -> Report:
+    """``report`` when a section was computed (or none ran); :class:`NothingComputedError` listing each error."""
+    failed = [s for s in report.sections if s.status == "error"]
+    if failed and not any(s.status == "ok" for s in report.sections):
+        raise NothingComputedError("audit: no metric could be computed, every section failed:\n"
+                                   + "\n".join(f"  {s.title}: {s.message}" for s in failed), report)
     return report
 
 
@@ -921,9 +947,12 @@ class Report:
         """The report as GitHub-flavoured Markdown; written atomically to ``path`` when given.
 
         A table of every headline number (value, interval, p-value, reading,
-        note), then per family how to read it, the interval methods, notes and
-        reference; ``details=True`` adds the detail tables (at most
-        ``max_rows`` rows each). ``heading_level`` sets the level of the title
+        note), then per family how to read it, the interval methods, notes,
+        its per-group tables (those whose name says "group": the group
+        fairness rates and counts by group, with base rate, accuracy,
+        precision and FNR; differential fairness's groups) and reference;
+        ``details=True`` adds the other detail tables. Tables show at most
+        ``max_rows`` rows each. ``heading_level`` sets the level of the title
         (2 to embed it in a larger document).
         """
         from biasamp.report._export import render_markdown

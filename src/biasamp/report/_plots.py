@@ -72,7 +72,8 @@ class _Panel:
         return len(self.order) < self.total
 
     def _rest(self) -> str:
-        return "undefined" if not math.isfinite(self.rest) else f"{self.rest:.3g}"
+        return ("undefined (none of them has a defined value)" if not math.isfinite(self.rest)
+                else f"{self.rest:.3g}")
 
     def lines(self) -> list[str]:
         """The note on the figure: what is shown, what is left out."""

@@ -415,7 +415,7 @@ def _directional_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
         # the instances the pair's conditional rate rests on: members of a (A->T) or positives of t (T->A)
         n_cond = top["n_attr" if d.direction == "A->T" else "n_task"].to_numpy(dtype=np.float64) \
             if {"n_attr", "n_task"} <= set(top.columns) else np.full(len(top), np.nan)
-        bar = _sized_bars(d.direction, [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
+        bar = _sized_bars(d.direction, _pair_labels(inp, opt, top),
                           top["contribution"].to_numpy(dtype=np.float64), n_cond, opt)
         if "ci_low" in top.columns and not crossfit:  # y * delta: the interval of delta, flipped where y = -1
             y = top["y"].to_numpy(dtype=np.float64)
@@ -480,7 +480,7 @@ def _mals_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     top = top[top["contribution"] != 0]
     if len(top):
         n_pred = top["n_pred"].to_numpy(dtype=np.float64) if "n_pred" in top.columns else np.full(len(top), np.nan)
-        bar = _sized_bars("MALS", [f"{a} / {t}" for a, t in zip(top["attr"], top["task"])],
+        bar = _sized_bars("MALS", _pair_labels(inp, opt, top),
                           top["contribution"].to_numpy(dtype=np.float64), n_pred, opt)
         if "ci_low" in top.columns:
             bar["low"], bar["high"] = top["ci_low"].to_numpy(np.float64), top["ci_high"].to_numpy(np.float64)
@@ -492,6 +492,16 @@ def _mals_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
             "n: test instances predicted with the task (bias_pred rests on them); hatched when fewer than "
             f"{_min_group_size(opt)}."))
     return out
+
+
+def _pair_labels(inp: AuditInputs, opt: AuditConfig, pairs: pd.DataFrame) -> list[str]:
+    """How the report names (attribute, task) pairs: ``"Male / income=1"`` (a single-label task: its name and
+    class), ``"Male / kitchen"`` (a multi-label task: the label is a named column of the task; an unnamed
+    column k reads ``"Male / task[k]"``)."""
+    name = (opt.names or {}).get("task") or getattr(inp.task, "name", None) or "task"
+    if np.ndim(inp.task) != 2:
+        return [f"{a} / {name}={t}" for a, t in zip(pairs["attr"], pairs["task"])]
+    return [f"{a} / {t}" if isinstance(t, str) else f"{a} / {name}[{t}]" for a, t in zip(pairs["attr"], pairs["task"])]
 
 
 def _binary_attr(inp: AuditInputs) -> bool:
@@ -663,6 +673,8 @@ def _uniques(labels: Any) -> list:
     scales={**dict.fromkeys(("DP", "SPSF", "FPSF", "EOFP", "EOTP", "BA"), "difference"), "DI": "ratio"},
 )
 def _fairness_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
+    from biasamp.fairness._metrics import why_undefined
+
     multilabel = np.ndim(inp.task) != 1
     fopt, first = resolve_fairness_options(opt.fairness, () if multilabel else _uniques(inp.task), multilabel)
     res, boot, notes = _family_result(inp, opt, "fairness", options=fopt)
@@ -674,7 +686,8 @@ def _fairness_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
              else ", mean over classes")
 
     def note(s: Any) -> str:
-        extra = f"; {res.n_undefined[s.name]} classes undefined" if res.n_undefined.get(s.name) else ""
+        extra = (f"; {res.n_undefined[s.name]} classes undefined: {why_undefined(s.name)}"
+                 if res.n_undefined.get(s.name) else "")
         return _FAIR_READ.get(s.name, "") + which + extra
 
     out.summary = _declared_rows(inp, "fairness", res, boot, note=note, undefined=lambda s: res.undefined_reasons.get(

@@ -83,8 +83,9 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   set.
 * **Several workers** (``n_jobs``). Each pass is split into contiguous
   ranges of rows (:meth:`ParquetDataset.ranges`, from the footers' row
-  counts), cut only where a batch of the whole pass starts, so a range's
-  batches, and the ``where`` of its errors, are those of one pass. Worker
+  counts; :data:`PARTS_PER_WORKER` per worker, so that progress moves as
+  parts end), cut only where a batch of the whole pass starts, so a range's
+  batches, and the ``where`` of its errors, are those of one pass. Part
   ``i`` reads test range ``i`` and training range ``i`` (joblib: loky
   processes by default, or whatever backend is active, e.g. a
   ``dask.distributed`` cluster under ``joblib.parallel_config(backend=
@@ -100,8 +101,8 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   process: identical for hard labels and for weights whose sums are exact,
   to rounding (1e-15) where floating-point sums are reordered. Every worker
   returns its count tables (the replicate tables included), so the parent
-  holds about one set per worker; the progress bars advance as each part
-  is merged.
+  holds about one set per worker; the progress bars count test rows and
+  advance as each part is merged.
 * Threshold calibration (validation scores) is not streamed.
 
 pyarrow is imported only when data is read.
@@ -769,6 +770,12 @@ class _Reading:
     threads: bool = True  # pyarrow's decoding threads: off in worker processes (one core each)
 
 
+#: parts of a pass per worker process: the progress bars advance as each part ends, so with one part per worker
+#: they would stay at 0 until the workers all end together; a few parts each let them move (merged in row order,
+#: the report is that of one process whatever the number of parts)
+PARTS_PER_WORKER = 4
+
+
 def _workers(n_jobs: int) -> int:
     """Worker processes for ``n_jobs`` under the active joblib backend (1: none, the passes run here)."""
     if n_jobs == 1:
@@ -799,8 +806,10 @@ def _run_parts(func: Callable[..., Any], jobs: list[tuple], rows: list[int], wor
     One job: here, ``bar`` advanced batch by batch. Several: in ``workers``
     processes of the active joblib backend (loky by default, or a
     ``dask.distributed`` cluster under ``joblib.parallel_config(backend="dask")``),
-    ``bar`` advanced by each job's ``rows`` as its result arrives; the first
-    failed job, in order, raises its exception here.
+    ``bar`` advanced by each job's ``rows`` as its result arrives, in order
+    (the driver cuts every pass into :data:`PARTS_PER_WORKER` parts per
+    worker, so the bar moves while the workers run); the first failed job, in
+    order, raises its exception here.
     """
     if len(jobs) == 1:
         yield func(*jobs[0], bar=bar)
@@ -808,10 +817,13 @@ def _run_parts(func: Callable[..., Any], jobs: list[tuple], rows: list[int], wor
     from joblib import Parallel, delayed
 
     calls = [delayed(_in_worker)(func, job) for job in jobs]
+    # one job per batch: joblib's automatic batching pickles the jobs of a batch together, so jobs sharing an
+    # object (the families a pre-pass fills in place) would share it in the worker and count each other's rows
+    options = {"n_jobs": min(workers, len(jobs)), "batch_size": 1}
     try:
-        results = Parallel(n_jobs=min(workers, len(jobs)), return_as="generator")(calls)
+        results = Parallel(**options, return_as="generator")(calls)
     except TypeError:  # joblib < 1.3: no generator output
-        results = Parallel(n_jobs=min(workers, len(jobs)))(calls)
+        results = Parallel(**options)(calls)
     for n, (failed, value) in zip(rows, results):
         if failed:
             raise value
@@ -843,7 +855,9 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, test: RowRa
         read = [*find, *([weight] if weight and source == "test" else [])]
         if not read:
             continue
-        for batch, _ in ds.batches(read, reading.batch_size, bar, rows, reading.threads):
+        # the bar counts the test rows (the training rows are read too, unannounced)
+        for batch, _ in ds.batches(read, reading.batch_size, bar if source == "test" else None, rows,
+                                   reading.threads):
             arrays = _arrays(batch, read)
             for name in find:
                 uniques[source, name] = _uniques(uniques.get((source, name)), arrays[name])
@@ -965,8 +979,8 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
     if train is not None and reading.train is not None:
         for family in fam.values():
             family.stage = (1, train.index)
-        for batch, where in reading.train.batches(columns.truth_columns(), reading.batch_size, bar, train,
-                                                  reading.threads):
+        for batch, where in reading.train.batches(columns.truth_columns(), reading.batch_size, None, train,
+                                                  reading.threads):  # the bar counts the test rows
             arrays = _arrays(batch, columns.truth_columns())
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             n_train += batch.num_rows
@@ -1080,8 +1094,10 @@ def stream_audit(
         ``ci_method`` reaches the accumulators' bootstrap as it is
         (``"bca"``: the acceleration from the delete-one-group jackknife).
         ``progress``:
-        one bar per pass over the data on stderr, its total the rows of the
-        pass (from the file footers).
+        one bar per pass over the data on stderr, its total the test rows
+        (from the file footers; a pre-pass over the training rows only
+        counts those, and says so), advanced batch by batch in one process
+        and part by part under ``n_jobs``.
     fairness : dict, optional
         The former spelling of the group fairness options (``average``,
         ``pos_label``, ``threshold``, ...): the same as passing them as
@@ -1156,14 +1172,14 @@ def stream_audit(
     if data.num_rows == 0:
         raise ValueError(f"{data.path} holds no rows")
     keys = {b.key for b in chosen}
-    train_rows = train.num_rows if train is not None else 0  # from the footers, for the progress bars
-    # the parts of every pass: range i of the test rows and range i of the training rows, one per worker
+    # the parts of every pass: range i of the test rows and range i of the training rows, a few per worker
     workers = _workers(config.n_jobs)
     reading = _Reading(data, train, columns, batch_size, threads=workers == 1)
-    test_ranges = data.ranges(workers, batch_size)
-    train_ranges = train.ranges(workers, batch_size) if train is not None else []
+    parts = 1 if workers == 1 else workers * PARTS_PER_WORKER
+    test_ranges = data.ranges(parts, batch_size)
+    train_ranges = train.ranges(parts, batch_size) if train is not None else []
     jobs = _jobs(test_ranges, train_ranges)
-    job_rows = [_part_rows(*job) for job in jobs]
+    job_rows = [_part_rows(test) for test, _ in jobs]  # the progress bars count test rows
 
     # ---- pass 1: the classes of the 1-D ground truths --------------------- #
     # (and, with sample weights and several parts, each part's test rows of positive weight: the rows the
@@ -1175,10 +1191,10 @@ def stream_audit(
     positives = [0] * len(jobs)
     count_weights = columns.weight is not None and len(jobs) > 1
     if find or count_weights:
-        with _bar(data.num_rows + (train_rows if find else 0), "classes" if find else "weights", opt.progress) as bar:
-            parts = _run_parts(_classes_part, [(reading, find, count_weights, *job) for job in jobs],
-                               [_part_rows(test, train if find else None) for test, train in jobs], workers, bar)
-            for i, (part, positive) in enumerate(parts):
+        with _bar(data.num_rows, "classes" if find else "weights", opt.progress) as bar:
+            found = _run_parts(_classes_part, [(reading, find, count_weights, *job) for job in jobs], job_rows,
+                               workers, bar)
+            for i, (part, positive) in enumerate(found):
                 positives[i] = positive
                 for key, values in part.items():  # in row order: the first-seen order of one pass
                     uniques[key] = _uniques(uniques.get(key), values)
@@ -1210,11 +1226,12 @@ def stream_audit(
             continue
         roles = tuple(dict.fromkeys(r for key in group for r in _prepass_roles(REGISTRY[key], source, columns)))
         name = " / ".join(dict.fromkeys(REGISTRY[key].stream.prepass.name for key in group))  # type: ignore[union-attr]
-        with _bar(ds.num_rows, name, opt.progress) as bar:
-            parts = _run_parts(_collect_part, [(reading, group, source, roles, r) for r in ranges],
-                               [r.num_rows for r in ranges], workers, bar)
-            collected = next(parts)
-            for part in parts:
+        # a pre-pass over the training rows counts them (it reads no test row): its name says so
+        with _bar(ds.num_rows, name + (" (training rows)" if source == "train" else ""), opt.progress) as bar:
+            collecting_parts = _run_parts(_collect_part, [(reading, group, source, roles, r) for r in ranges],
+                                          [r.num_rows for r in ranges], workers, bar)
+            collected = next(collecting_parts)
+            for part in collecting_parts:
                 for key, family in collected.items():
                     family.merge(part[key])
         for key, family in collected.items():
@@ -1224,7 +1241,7 @@ def stream_audit(
     # ---- pass 3: counting --------------------------------------------------- #
     needs_rows = bool(keys - set(counted_sections + _NO_ROWS))  # DPA, LA, any registered section
     sample = (dpa_rows if needs_rows else 0, opt.seed("stream sample"))
-    with _bar(data.num_rows + train_rows, "counting", opt.progress) as bar:
+    with _bar(data.num_rows, "counting", opt.progress) as bar:
         shipped = {key: family.shipped() for key, family in fam.items()}
         del fam  # the empty tables: each part rebuilds its own
         counts = _run_parts(_count_part, [(reading, shipped, sample, *job, before) for job, before in zip(jobs, kept)],
