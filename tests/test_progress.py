@@ -109,10 +109,11 @@ def test_dpa_prints_plain_lines_when_stderr_is_not_a_terminal(capsys, fast_lines
     err = capsys.readouterr().err.splitlines()
     ticks = [m for m in map(LINE.match, err) if m]
     assert len(ticks) >= 3, err
-    assert all(m["stage"] == "DPA [A->T SlowAttacker]" and m["total"] == "4" for m in ticks)
+    # 4 iterations and, for the interval over the rows (ci_over="both"), 4 row-bootstrap replicates
+    assert all(m["stage"] == "DPA [A->T SlowAttacker]" and m["total"] == "8" for m in ticks)
     done = [int(m["done"]) for m in ticks]
     assert done == sorted(done)  # monotone
-    assert re.fullmatch(r"biasamp: DPA: done, 4/4 iterations in \d+:\d\d", err[-1])
+    assert re.fullmatch(r"biasamp: DPA: done, 8/8 iterations in \d+:\d\d", err[-1])
     assert "\r" not in "".join(err)  # no bar redraws in a log
 
 
