@@ -585,3 +585,139 @@ def test_pyarrow_floors_exclude_the_vulnerable_versions():
         req = Requirement(spec)
         assert not req.specifier.contains(Version("14.0.0")), spec  # CVE-2023-47248, fixed in 14.0.1
         assert req.specifier.contains(Version("14.0.1")), spec
+
+
+# --------------------------------------------------------------------------- #
+# 14. captions
+# --------------------------------------------------------------------------- #
+def _peak_bytes(func):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        func()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _caption_data(n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    attr = np.where(rng.random(n) < 0.5, "male", "female")
+    task = np.where(rng.random(n) < 0.5, "dog", "cat")
+    caps = np.array([f"a {'man' if a == 'male' else 'woman'} with a {t}" for a, t in zip(attr, task)], dtype=object)
+    return attr, task, caps
+
+
+def test_one_long_caption_does_not_widen_every_caption():
+    from biasamp.captioning import caption_labels
+
+    caps = ["a man with a dog"] * 2_000
+    caps[0] = "x" * 20_000  # a fixed-width string array: 2,000 x 20,000 x 4 bytes = 160 MB
+    out = caption_labels(caps)
+    assert out["dog"].sum() == 1_999
+    assert _peak_bytes(lambda: caption_labels(caps)) < 30 * 2**20
+
+
+def test_contextual_substitution_is_linear_in_a_captions_words():
+    from biasamp.captioning import _text
+
+    long = [f"w{i}" for i in range(2_000)]  # one caption of 2,000 distinct words
+    corpus = [long, ["a", "w1", "dog"], ["a", "cat"]]
+    peak = _peak_bytes(lambda: _text.corpus_vectors([corpus]))
+    assert peak < 60 * 2**20  # the caption's 4e6 pairs had made ~600 MB
+    # the definition: a long caption counts as its consecutive passages of PASSAGE tokens
+    p = _text.PASSAGE
+    cut = [long[i:i + p] for i in range(0, len(long), p)]
+    words_a, vec_a = _text.corpus_vectors([[["x", "y"], ["a", "b", "c"] * 30]])  # short: one passage
+    words_b, vec_b = _text.corpus_vectors([[["x", "y"], ["a", "b", "c"] * 30]])
+    assert words_a == words_b and np.array_equal(vec_a, vec_b)
+    w1, v1 = _text.corpus_vectors([[long, ["a", "w1"]]])
+    w2, v2 = _text.corpus_vectors([[*cut, ["a", "w1"]]])
+    assert w1 == w2 and np.allclose(np.abs(v1), np.abs(v2))
+
+
+def test_captions_without_a_word_are_a_named_error():
+    from biasamp.captioning import dbac, lic
+
+    attr, task, caps = _caption_data()
+    empty = np.array(["...", "", " ?! "] * (len(caps) // 3) + ["."] * (len(caps) % 3), dtype=object)
+    with pytest.raises(ValueError, match=r"captions_pred: no caption holds a word .* \(rows 0, 1, 2, 3, 4, \.\.\.\)"):
+        lic(attr, captions_pred=empty, captions=caps, n_iter=2, progress=False)
+    with pytest.raises(ValueError, match="captions: no caption holds a word"):
+        lic(attr, captions_pred=caps, captions=empty, n_iter=2, progress=False)
+    with pytest.raises(ValueError, match="captions: no caption holds a word"):
+        dbac(attr, task, captions=empty, captions_pred=caps, n_iter=2, progress=False)
+
+
+def test_attacker_on_training_captions_without_words_predicts_the_prior():
+    from biasamp.captioning._attackers import fit_proba
+
+    x = ["", "", "", "", "a man", "a woman"]  # masked texts: an empty caption is ""
+    y = np.array([0, 1, 1, 1, 0, 1])
+    p = fit_proba("tfidf", x, y, np.arange(4), np.arange(4, 6), 2, 0)  # sklearn: "empty vocabulary"
+    assert p.tolist() == [[0.25, 0.75], [0.25, 0.75]]
+    m = fit_proba("bow", x, np.array([[1, 0], [0, 1], [0, 1], [1, 1], [0, 0], [1, 1]]), np.arange(4),
+                  np.arange(4, 6), 2, 0)
+    assert m.tolist() == [[0.5, 0.75], [0.5, 0.75]]
+
+
+def test_capitalised_gender_classes_keep_the_captioning_section():
+    from biasamp.captioning import caption_gender_stats
+
+    attr, task, caps = _caption_data()
+    lower = caption_gender_stats(attr, captions_pred=caps, level=None)
+    upper = caption_gender_stats(np.char.capitalize(attr.astype(str)), captions_pred=caps, level=None)
+    assert (upper.error, upper.neutral_rate, upper.ratio) == (lower.error, lower.neutral_rate, lower.ratio)
+    assert list(upper.by_class.index) == ["Male", "Female"]
+    with pytest.raises(ValueError, match="'Male' and 'male' both read the word list of 'male'"):
+        caption_gender_stats(np.r_[attr, ["Male"]], captions_pred=np.r_[caps, ["a man"]], level=None)
+    rep = audit(np.char.capitalize(attr.astype(str)), (task == "dog").astype(int), captions=pd.DataFrame(
+        {"caption_pred": caps, "caption": caps}), n_boot=20, n_iter=2, progress=False, sections=["captioning"])
+    section = next(s for s in rep.sections if s.key == "captioning")
+    assert section.status == "ok" and "gender error" in set(section.summary["metric"])
+
+
+def test_streamed_audit_says_why_the_captions_are_absent(tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    attr, task, caps = _caption_data()
+    y = (task == "dog").astype(int)
+    pd.DataFrame({"attr": attr, "task": y, "task_pred": y[::-1], "caption_pred": caps}).to_parquet(
+        tmp_path / "d.parquet")
+    rep = stream_audit(ParquetDataset.open(tmp_path / "d.parquet"), StreamColumns("attr", ("task",), ("task",),
+                       task_pred=("task_pred",)), n_boot=0, sections=["fairness", "captioning"], progress=False)
+    section = next(s for s in rep.sections if s.key == "captioning")
+    assert section.status == "skipped" and "does not read the caption columns" in section.message
+
+
+def test_iterations_and_replicates_have_one_cap_everywhere():
+    from biasamp import dpa, leakage_amplification
+    from biasamp._engine.runs import MAX_N_BOOT, MAX_N_ITER
+    from biasamp.captioning import caption_gender_stats, dbac, lic
+    from biasamp.report import AuditConfig
+
+    attr, task, caps = _caption_data()
+    y = (task == "dog").astype(int)
+    too_many = MAX_N_ITER + 1
+    calls = {
+        "lic": lambda: lic(attr, captions_pred=caps, n_iter=too_many, progress=False),
+        "dbac": lambda: dbac(attr, task, captions=caps, captions_pred=caps, n_iter=too_many, progress=False),
+        "dpa": lambda: dpa(attr, y, task_pred=y, n_iter=too_many, progress=False),
+        "leakage": lambda: leakage_amplification(attr, y, task_pred=y, n_iter=too_many, progress=False),
+        "config": lambda: AuditConfig(n_iter=too_many),
+    }
+    for name, call in calls.items():
+        start = time.monotonic()
+        with pytest.raises(ValueError, match=f"n_iter must be .*{MAX_N_ITER:,}|n_iter must be an integer in"):
+            call()
+        assert time.monotonic() - start < 5, name
+    boots = {
+        "lic": lambda: lic(attr, captions_pred=caps, n_iter=2, n_boot=10**8, progress=False),
+        "dbac": lambda: dbac(attr, task, captions=caps, captions_pred=caps, n_iter=2, n_boot=10**8, progress=False),
+        "stats": lambda: caption_gender_stats(attr, captions_pred=caps, n_boot=10**8),  # had allocated 4.5 GB
+    }
+    for call in boots.values():
+        with pytest.raises(ValueError, match=f"n_boot must be at most {MAX_N_BOOT:,}"):
+            call()

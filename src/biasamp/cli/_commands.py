@@ -67,6 +67,7 @@ import pandas as pd
 from click.core import ParameterSource
 
 from biasamp._core.escape import terminal
+from biasamp._engine.runs import MAX_N_ITER
 from biasamp.captioning.section import caption_frame
 from biasamp.cli._data import (
     PRED_SUFFIX,
@@ -309,7 +310,7 @@ def _common_options(func):
         click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=_DEFAULT.level,
                      show_default=True, expose_value=False, callback=_remember,
                      help="Confidence level of every interval."),
-        click.option("--n-iter", type=click.IntRange(2), default=_DEFAULT.n_iter, show_default=True,
+        click.option("--n-iter", type=click.IntRange(2, MAX_N_ITER), default=_DEFAULT.n_iter, show_default=True,
                      help="Iterations of DPA and leakage amplification."),
         click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp_es", "mlp", "logistic"]),
                      default=_DEFAULT.attacker, show_default=True,
@@ -733,7 +734,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         from biasamp.report._stream import stream_audit
 
         unsupported = [o for o, given in (("--intersect", combos), ("--missing", missing != "raise"),
-                                          ("--pos-label", pos_label), ("--captions-pred", captions_pred)) if given]
+                                          ("--pos-label", pos_label), ("--captions-pred", captions_pred),
+                                          ("--captions", captions)) if given]
         if unsupported:
             raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
                                    "load the data in memory")

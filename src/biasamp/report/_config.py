@@ -32,7 +32,7 @@ from biasamp._core.progress import progress_mode
 from biasamp._core.results import to_builtin
 from biasamp._core.validation import NONE, Checked, InstanceOf, Interval, OneOf, Validated, constraints_of, option
 from biasamp._engine.options import CI_METHOD, LEVEL, RANDOM_STATE
-from biasamp._engine.runs import _check_n_boot
+from biasamp._engine.runs import MAX_N_ITER, _check_n_boot
 from biasamp.fairness._options import TOLERANCE
 from biasamp.multiattribute._options import MultiOptions
 
@@ -219,7 +219,7 @@ class AuditConfig(Validated):
     random_state: Any = option(0, *RANDOM_STATE, doc="seed")
     # DPA and LA
     attacker: Any = option("auto", Checked(_check_attacker, "an attacker name or an estimator"), doc="attacker")
-    n_iter: int = option(10, Interval(Integral, 2, None), doc="iterations of DPA and LA")
+    n_iter: int = option(10, Interval(Integral, 2, MAX_N_ITER), doc="iterations of DPA and LA")
     dpa_quality: Any = option("inv_ce", _check_quality("dpa_quality"), doc="DPA's attacker quality")
     leakage_quality: Any = option("accuracy", _check_quality("leakage_quality"), doc="LA's attacker quality")
     # the families' options (each family receives those its options dataclass declares)

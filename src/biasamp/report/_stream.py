@@ -102,7 +102,10 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   returns its count tables (the replicate tables included), so the parent
   holds about one set per worker; the progress bars advance as each part
   is merged.
-* Threshold calibration (validation scores) is not streamed.
+* Threshold calibration (validation scores) is not streamed, nor are the
+  captions (LIC and DBAC fit attackers on every caption): data holding a
+  ``caption_pred`` column gets the captioning section as skipped, with the
+  reason.
 
 pyarrow is imported only when data is read.
 """
@@ -125,6 +128,8 @@ from biasamp._core.crossfit import STREAM_FOLDS_NOTE
 from biasamp._core.progress import progress_bar
 from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, ClassList, Family
+from biasamp.captioning.section import CAPTION_COLUMNS, NOT_STREAMED
+from biasamp.captioning.section import KEY as CAPTION_KEY
 from biasamp.report._config import AuditConfig
 from biasamp.report._model import (
     AuditInputs,
@@ -1268,4 +1273,6 @@ def stream_audit(
         weight = held_frame[columns.weight].reset_index(drop=True).to_numpy(dtype=np.float64)
     inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train,
                       results={k: f.result(config) for k, f in fam.items()}, description=description)
-    return _build_report(inp, config, chosen)
+    # the captions are not streamed: the section says so instead of vanishing
+    unread = {CAPTION_KEY: NOT_STREAMED} if CAPTION_COLUMNS["captions_pred"] in data.columns else {}
+    return _build_report(inp, config, chosen, unread)
