@@ -721,3 +721,86 @@ def test_iterations_and_replicates_have_one_cap_everywhere():
     for call in boots.values():
         with pytest.raises(ValueError, match=f"n_boot must be at most {MAX_N_BOOT:,}"):
             call()
+
+
+# --------------------------------------------------------------------------- #
+# 15. differential fairness
+# --------------------------------------------------------------------------- #
+def test_subnormal_concentration_is_refused():
+    import warnings
+
+    from biasamp import df_bias_amplification
+    from biasamp.differential._options import MIN_CONCENTRATION
+
+    s = np.array(["a"] * 10 + ["b"] * 10)
+    y = np.r_[np.zeros(10), np.ones(10)].astype(int)  # group a never positive: ε rests on the smoothing
+    for c in (5e-324, 1e-310, MIN_CONCENTRATION / 2):
+        with pytest.raises(ValueError, match="concentration must be at least 1e-100"):
+            df_bias_amplification(y, y, sensitive_features=s, concentration=c, min_group_size=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no log(0)
+        res = df_bias_amplification(y, y, sensitive_features=s, concentration=MIN_CONCENTRATION, min_group_size=0)
+    # log((10 + c/2) / (10 + c)) - log((c/2) / (10 + c)) = log(20 / c) in float64
+    assert res.epsilon_true == pytest.approx(np.log(20 / MIN_CONCENTRATION)) and res.value == 0.0
+
+
+def test_weights_far_from_one_per_row_warn_that_smoothing_depends_on_their_scale():
+    import warnings
+
+    from biasamp import BiasampWarning, bootstrap, df_bias_amplification
+
+    rng = np.random.default_rng(0)
+    n = 200
+    s = rng.choice(["a", "b", "c"], n)
+    y = (rng.random(n) < 0.3 + 0.2 * (s == "b")).astype(int)
+    p = (rng.random(n) < 0.2 + 0.4 * (s == "b")).astype(int)
+    w = rng.random(n) + 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BiasampWarning)
+        base = df_bias_amplification(y, p, sensitive_features=s, sample_weight=w, min_group_size=0)
+    with pytest.warns(BiasampWarning, match=r"sample_weight averages 0\.005 per row.*weighs as 200 rows"):
+        scaled = df_bias_amplification(y, p, sensitive_features=s, sample_weight=w / w.sum(), min_group_size=0)
+    assert scaled.value != pytest.approx(base.value)  # the documented dependence, now said
+    with pytest.warns(BiasampWarning, match="sample_weight averages"):
+        bootstrap(df_bias_amplification, y, p, sensitive_features=s, sample_weight=w * 1000, n_boot=20,
+                  min_group_size=0, random_state=0)
+    # frequency weights: a row of weight 2 is two rows (the smoothing is on counts)
+    twice = df_bias_amplification(np.r_[y, y], np.r_[p, p], sensitive_features=np.r_[s, s], min_group_size=0)
+    assert df_bias_amplification(y, p, sensitive_features=s, sample_weight=np.full(n, 2.0),
+                                 min_group_size=0).value == pytest.approx(twice.value, abs=1e-12)
+
+
+def test_sensitive_features_without_a_column_is_a_named_error():
+    from biasamp import df_bias_amplification, fairness_metrics
+
+    y = np.array([0, 1, 1, 0])
+    for f in (lambda g: df_bias_amplification(y, y, sensitive_features=g),
+              lambda g: fairness_metrics(y, y, sensitive_features=g)):
+        with pytest.raises(ValueError, match=r"sensitive_features has no column \(shape \(4, 0\)\)"):
+            f(np.empty((4, 0)))
+
+
+def test_bootstrap_replicates_are_bounded_before_they_are_drawn():
+    from biasamp import bootstrap, df_bias_amplification
+    from biasamp._engine.bootstrap import MAX_REPLICATE_CELLS
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    s, y, p = rng.integers(0, 2_500, n), rng.integers(0, 2, n), rng.integers(0, 2, n)  # 2,500 groups occur
+    start = time.monotonic()
+    # 8 parts per group (log rates of 2 outcomes, labels and predictions, twice): 100,000 x 20,003 values
+    with pytest.raises(ValueError, match=r"n_boot=100,000: .* n_boot x 20,003 values .* = 2,000,300,000 float64"):
+        bootstrap(df_bias_amplification, y, p, sensitive_features=s, n_boot=100_000, min_group_size=0)
+    assert time.monotonic() - start < 10
+    assert 100_000 * 20_003 > MAX_REPLICATE_CELLS > 1_000 * 20_003
+
+
+def test_accumulator_class_counts_and_tables_are_bounded():
+    from biasamp.accumulators import MAX_CLASSES, DifferentialAccumulator, FairnessAccumulator
+
+    with pytest.raises(ValueError, match="groups must be at most 1,000,000 classes"):
+        DifferentialAccumulator(2, groups=10**9)  # had been an empty MemoryError
+    with pytest.raises(ValueError, match=r"1,000,000 x 7 cells, with the bootstrap's 256 group tables"):
+        FairnessAccumulator(2, groups=MAX_CLASSES, n_boot=100)
+    acc = DifferentialAccumulator(2, groups=MAX_CLASSES)  # 7e6 cells without a bootstrap: fine
+    assert acc.state.n.shape == (MAX_CLASSES,)

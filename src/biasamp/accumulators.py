@@ -121,11 +121,21 @@ def _subclasses(cls: type) -> list:
     return out
 
 
+#: The most classes an int ``k`` may name (``0..k-1``): every class is a row or column of the count tables.
+MAX_CLASSES = 1_000_000
+#: The most float64 cells the count tables of an accumulator take, its bootstrap's group tables included
+#: (2 GiB): checked before they are allocated.
+MAX_TABLE_CELLS = 2**28
+
+
 def _class_list(value: Any, name: str) -> tuple:
-    """A fixed class list: a sequence of names, or an int ``k`` for ``0..k-1``."""
+    """A fixed class list: a sequence of names, or an int ``k`` for ``0..k-1`` (at most :data:`MAX_CLASSES`)."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         if value < 1:
             raise ValueError(f"{name} must be a positive number of classes or a list of class names, got {value}")
+        if value > MAX_CLASSES:
+            raise ValueError(f"{name} must be at most {MAX_CLASSES:,} classes (an int k names 0..k-1, each a row "
+                             f"or column of the count tables), got {int(value):,}")
         return tuple(range(int(value)))
     if value is None:
         raise TypeError(
@@ -271,12 +281,20 @@ class Accumulator:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _start_counting(self) -> None:
+        from biasamp._engine.resample import stream_group_count
+
         decl = self._declared
+        cells = decl.cells(self.settings)
+        width = int(np.prod(cells, dtype=np.int64))
+        tables = width * (1 + (stream_group_count(cells) if self.n_boot else 0))
+        if tables > MAX_TABLE_CELLS:
+            raise ValueError(
+                f"the count tables of {cells[0]:,} x {int(np.prod(cells[1:], dtype=np.int64)):,} cells"
+                + (f", with the bootstrap's {stream_group_count(cells):,} group tables," if self.n_boot else "")
+                + f" would hold {tables:,} float64 cells, more than {MAX_TABLE_CELLS:,} (2 GiB): give fewer classes "
+                "or groups" + (", or n_boot=0" if self.n_boot else ""))
         self.state, self.collected = decl.start(self.settings), None
         if self.n_boot:
-            from biasamp._engine.resample import stream_group_count
-
-            cells = decl.cells(self.settings)
             self.boot = np.zeros((stream_group_count(cells), *cells), dtype=np.float64)
 
     @property

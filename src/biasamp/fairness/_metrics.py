@@ -127,6 +127,8 @@ def _feature_columns(sensitive_features: Any) -> tuple[list[np.ndarray], list]:
     if arr.ndim == 1:
         return [arr], ["sensitive_feature"]
     if arr.ndim == 2:
+        if arr.shape[1] == 0:
+            raise ValueError(f"sensitive_features has no column (shape {arr.shape}); give at least one feature")
         return [arr[:, j] for j in range(arr.shape[1])], [f"sensitive_feature_{j}" for j in range(arr.shape[1])]
     raise ValueError(f"sensitive_features must be 1-D or 2-D (one column per feature), got {arr.ndim}-D")
 
