@@ -804,3 +804,54 @@ def test_accumulator_class_counts_and_tables_are_bounded():
         FairnessAccumulator(2, groups=MAX_CLASSES, n_boot=100)
     acc = DifferentialAccumulator(2, groups=MAX_CLASSES)  # 7e6 cells without a bootstrap: fine
     assert acc.state.n.shape == (MAX_CLASSES,)
+
+
+# --------------------------------------------------------------------------- #
+# 16. the total weight over batches, partitions and files; Dask's rows
+# --------------------------------------------------------------------------- #
+def test_total_weight_bound_holds_over_batches_and_merges():
+    from biasamp.accumulators import CooccurrenceAccumulator, FairnessAccumulator
+
+    y = np.array([0, 1, 1, 0])
+    g = np.array(["a", "a", "b", "b"])
+    half = np.full(4, 2e15)  # 8e15 a batch, under 2**53 (9.0e15); two batches 1.6e16
+    acc = FairnessAccumulator([0, 1], ["a", "b"]).update(y, y, sensitive_features=g, sample_weight=half)
+    with pytest.raises(ValueError, match=r"sample_weight sums to 1.6e\+16 over the batches counted, more than 2\*\*53"):
+        acc.update(y, y, sensitive_features=g, sample_weight=half)
+    assert acc.weight_total == {"sample_weight": 8e15}  # the refused batch left it as it was
+    other = FairnessAccumulator([0, 1], ["a", "b"]).update(y, y, sensitive_features=g, sample_weight=half)
+    with pytest.raises(ValueError, match="over the accumulators merged"):
+        acc.merge(other)
+    with pytest.raises(ValueError, match="over the accumulators merged"):
+        acc + other
+    # training weights have their own total
+    co = CooccurrenceAccumulator(2, 2, metric="directional")
+    co.update(g == "a", np.eye(2)[y], task_pred=np.eye(2)[y], sample_weight=half)
+    co.update_train(g == "a", np.eye(2)[y], sample_weight=half)
+    with pytest.raises(ValueError, match="train_sample_weight sums to 1.6e"):
+        co.update_train(g == "a", np.eye(2)[y], sample_weight=half)
+    small = FairnessAccumulator([0, 1], ["a", "b"]).update(y, y, sensitive_features=g, sample_weight=np.ones(4))
+    assert small.weight_total == {"sample_weight": 4.0}
+    assert small.reset().weight_total == {}
+
+
+def test_dask_total_weight_and_errors_name_the_global_row():
+    dd = pytest.importorskip("dask.dataframe")
+    da = pytest.importorskip("dask.array")
+    import biasamp.dask as bd
+
+    y = np.array([0, 1] * 20)
+    g = np.array(["a", "b", "c", "d"] * 10, dtype=object)
+    w = np.full(40, 3e14)  # 3e15 a partition of 10 rows, 1.2e16 in all
+    arr = lambda x: da.from_array(x, chunks=10)  # noqa: E731
+    with pytest.raises(ValueError, match="sample_weight sums to 1.2e\\+16 over the accumulators merged"):
+        bd.fairness_metrics(arr(y), arr(y), sensitive_features=arr(g), sample_weight=arr(w), min_group_size=0)
+    g_missing = g.copy()
+    g_missing[27] = None  # partition 2, its row 7
+    frame = dd.from_pandas(pd.DataFrame({"y": y, "p": y[::-1], "g": g_missing}), npartitions=4)
+    with pytest.raises(ValueError, match=r"column 'g' contains NaN/inf/missing values \(rows 27\)"):
+        bd.fairness_metrics(frame.y, frame.p, sensitive_features=frame.g, min_group_size=0)
+    bad = np.ones(40)
+    bad[[33, 35]] = np.nan  # partition 3, its rows 3 and 5
+    with pytest.raises(ValueError, match=r"sample_weight contains NaN or inf weights \(rows 33, 35\)"):
+        bd.fairness_metrics(arr(y), arr(y), sensitive_features=arr(g), sample_weight=arr(bad), min_group_size=0)

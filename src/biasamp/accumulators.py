@@ -258,6 +258,7 @@ class Accumulator:
             raise TypeError(f"classes must be a mapping of class-list key ({', '.join(map(repr, decl.classes))}) "
                             f"to class list, got {type(classes).__name__}")
         self.key = family
+        self.weight_total: dict[str, float] = {}  # the weights counted so far, by role (at most 2**53 each)
         lists = {k: _class_list(classes.get(k), c.name) for k, c in decl.classes.items()}
         self.settings = decl.settings(lists, **options)
         self._init_bootstrap(n_boot, random_state, stream)
@@ -348,9 +349,11 @@ class Accumulator:
         self._check_counting()
         batch, rows = self._declared.count(self.settings, roles, bool(self.n_boot))
         self.state.check_batch(batch)  # every batch carries the same arguments
+        totals = self._weight_totals(roles, ("sample_weight",))
         if rows is not None:
             self._boot_update(rows)
         self.state.add_(batch)
+        self.weight_total.update(totals)
         return self
 
     def _count_train(self, roles: Mapping[str, Any]) -> Accumulator:
@@ -359,8 +362,25 @@ class Accumulator:
         count_train = self._declared.count_train
         if count_train is None:
             raise ValueError(f"the family {self.key!r} counts no training rows")
-        self.state.add_(count_train(self.settings, roles))
+        batch = count_train(self.settings, roles)
+        totals = self._weight_totals(roles, ("train_sample_weight",))
+        self.state.add_(batch)
+        self.weight_total.update(totals)
         return self
+
+    def _weight_totals(self, roles: Mapping[str, Any], names: tuple[str, ...],
+                       other: Accumulator | None = None) -> dict[str, float]:
+        """The running totals of the weights ``names`` once a batch's ``roles`` (or ``other``'s totals) are added,
+        each checked against 2**53 (``ValueError``): the bound holds for the sum of every batch, not for one."""
+        from biasamp._core.labels import to_numpy
+        from biasamp._core.rows import check_weight_total
+
+        mine = getattr(self, "weight_total", {})
+        theirs = getattr(other, "weight_total", {}) if other is not None else {
+            name: float(np.sum(to_numpy(roles[name], name), dtype=np.float64))
+            for name in names if roles.get(name) is not None}
+        where = " over the accumulators merged" if other is not None else " over the batches counted"
+        return {name: check_weight_total(mine.get(name, 0.0) + total, name, where) for name, total in theirs.items()}
 
     def compute(self) -> Any:
         """The functional API's result of the counts so far."""
@@ -375,6 +395,7 @@ class Accumulator:
         else:
             self._start_counting()
         self.rows_seen = 0
+        self.weight_total = {}
         return self
 
     # ------------------------------------------------------------ bootstrap
@@ -520,10 +541,12 @@ class Accumulator:
         self.settings.check_mergeable(other.settings)
         if self.phase != other.phase:
             raise ValueError(f"cannot merge accumulators with different phase: {self.phase!r} vs {other.phase!r}")
+        totals = self._weight_totals({}, (), other)
         if self.phase == "collect":
             self.collected = self.collected + other.collected
         else:
             self.state = self.state.combine_meta(other.state)
+        self.weight_total = {**getattr(self, "weight_total", {}), **totals}
 
     def merge(self, other: Accumulator) -> Accumulator:
         """Add the counts of ``other`` into this accumulator (in place) and return it.
