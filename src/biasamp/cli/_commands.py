@@ -90,6 +90,7 @@ from biasamp.cli._data import (
     read_table,
 )
 from biasamp.report._config import AuditConfig
+from biasamp.report._inputs import check_task_count
 from biasamp.report._model import _write_atomic, audit, section_builders
 
 __all__ = ["main"]
@@ -172,6 +173,10 @@ def _write_outputs(report, json_path, html_path, plots: bool, protect: list[str]
 # --------------------------------------------------------------------------- #
 # streaming
 # --------------------------------------------------------------------------- #
+_MAX_SIZE = float(2**60)
+"""The largest size ``--max-memory`` takes (1 EiB)."""
+
+
 def _parse_size(ctx: Any, param: Any, value: Any) -> int | None:
     """A size such as ``500M``, ``2G``, ``1.5GB`` or ``1024`` (bytes); K, M, G, T are powers of 1024."""
     if value is None or isinstance(value, int):
@@ -179,7 +184,10 @@ def _parse_size(ctx: Any, param: Any, value: Any) -> int | None:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtKMGT]?)(?:i?[bB])?\s*", str(value))
     if not m:
         raise click.BadParameter(f"{value!r} is not a size such as 500M, 2G or 1.5GB (K, M, G, T: powers of 1024)")
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
+    size = float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()]
+    if not size <= _MAX_SIZE:  # also inf: thousands of digits
+        raise click.BadParameter(f"{terminal(str(value))[:40]!r} is more than any memory (at most 1 EiB, 2**60 bytes)")
+    return int(size)
 
 
 def _check_jobs(ctx: Any, param: Any, value: int) -> int:
@@ -838,16 +846,12 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
          attrs=_attribute_labels(kwargs["attr"], combos, missing))
 
 
-_MAX_TASK_COLUMNS = 10_000
-"""The most task columns of an audit: 100,000 columns of 60 rows ran for minutes in GBs and wrote nothing."""
-
-
 def _check_task_count(task: list) -> None:
-    """UsageError (exit 2), before any metric, for more than :data:`_MAX_TASK_COLUMNS` task columns."""
-    if len(task) > _MAX_TASK_COLUMNS:
-        raise click.UsageError(f"{len(task):,} task columns (such as {', '.join(map(repr, task[:3]))}, ...): "
-                               f"biasamp audits at most {_MAX_TASK_COLUMNS:,}; choose the labels to audit with "
-                               "--task")
+    """UsageError (exit 2), before any metric, for more task columns than an audit takes (``check_task_count``)."""
+    try:
+        check_task_count(len(task), task)
+    except ValueError as exc:
+        raise click.UsageError(f"{exc} with --task") from None
 
 
 def _sources(data: str, train_path: str | None, val_path: str | None = None) -> str:

@@ -262,7 +262,7 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
         try:
             reports[name] = audit(labels, task, attr_pred=preds[name], attr_train=trains[name],
                                   task_train=task_train, attr_val_scores=vals[name], **data,
-                                  config=config.replace(names=dict(config.names or {}, attr=name),
+                                  config=config.replace(names=dict(config.names or {}, attr=str(name)),
                                                         reference_group=ref))
         except ValueError as exc:
             if type(exc) is ValueError and "attr" in str(exc):  # which attribute an input error is about

@@ -75,6 +75,23 @@ def _check_keys(name: str) -> Checked:
     return Checked(checker, "a list of section keys")
 
 
+#: the display names a report reads from ``names``
+NAME_KEYS = ("attr", "task", "source")
+
+
+def _check_names(names: Any) -> dict:
+    """``names``: a dict of :data:`NAME_KEYS` to strings (a name in every output), else a named error."""
+    if not isinstance(names, dict):
+        raise TypeError(f"names must be None or a dict such as {{'attr': 'gender'}}, got {type(names).__name__}")
+    unknown = [k for k in names if k not in NAME_KEYS]
+    if unknown:
+        raise ValueError(f"names has the key(s) {unknown!r}; its keys are {NAME_KEYS}")
+    for key, value in names.items():
+        if not isinstance(value, str):
+            raise TypeError(f"names[{key!r}] must be a string (a display name), got {type(value).__name__} {value!r}")
+    return names
+
+
 def _check_progress(progress: Any) -> Any:
     progress_mode(progress)  # ValueError naming progress for an unknown mode
     return progress
@@ -161,7 +178,7 @@ class AuditConfig(Validated):
     title : str, default "biasamp audit"
     names : dict, optional
         Display names of the inputs (``{"attr": "gender", "task":
-        "objects", "source": ...}``).
+        "objects", "source": ...}``): strings, under those three keys.
     progress : bool or None
         ``None``: bars on a terminal, otherwise a line every 10 s.
     missing : {"raise", "drop", "group"}, default "raise"
@@ -241,7 +258,7 @@ class AuditConfig(Validated):
     # the report
     top_k: int = option(10, Interval(Integral, 1, None), doc="rows of the top-contributor tables and charts")
     title: str = option("biasamp audit", InstanceOf(str), doc="report title")
-    names: dict | None = option(None, NONE, InstanceOf(dict, description="a dict such as {'attr': 'gender'}"),
+    names: dict | None = option(None, NONE, Checked(_check_names, "a dict such as {'attr': 'gender'} (strings)"),
                                 doc="display names of the inputs")
     progress: Any = option(None, Checked(_check_progress, "True, False or None"), doc="progress on stderr")
     # the inputs
