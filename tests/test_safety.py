@@ -855,3 +855,77 @@ def test_dask_total_weight_and_errors_name_the_global_row():
     bad[[33, 35]] = np.nan  # partition 3, its rows 3 and 5
     with pytest.raises(ValueError, match=r"sample_weight contains NaN or inf weights \(rows 33, 35\)"):
         bd.fairness_metrics(arr(y), arr(y), sensitive_features=arr(g), sample_weight=arr(bad), min_group_size=0)
+
+
+# --------------------------------------------------------------------------- #
+# 17. the streamed and parallel audit
+# --------------------------------------------------------------------------- #
+def _stream_frame(n=800, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["x", "y"], n)
+    t = (rng.random(n) < np.where(a == "x", 0.3, 0.6)).astype(int)
+    p = np.where(rng.random(n) < 0.2, 1 - t, t)
+    return pd.DataFrame({"attr": a, "task": t, "task_pred": p})
+
+
+def test_small_files_are_read_in_full_batches(tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    frame = _stream_frame()
+    (tmp_path / "many").mkdir()
+    for i in range(200):  # 200 files of 4 rows
+        frame.iloc[4 * i: 4 * i + 4].to_parquet(tmp_path / "many" / f"part-{i:03d}.parquet")
+    frame.to_parquet(tmp_path / "one.parquet")
+    many = ParquetDataset.open(tmp_path / "many")
+    sizes = [b.num_rows for b, _ in many.batches(["attr"], 64)]
+    assert sizes == [64] * 12 + [32]  # had been 200 batches of 4 rows
+    (_, where), *_ = many.batches(["attr"], 64)
+    assert where == "16 files from part-000.parquet, row 0 to part-015.parquet, row 3"
+    cols = StreamColumns("attr", ("task",), ("task",), task_pred=("task_pred",))
+    kw = dict(n_boot=50, random_state=0, sections=["fairness", "directional"], progress=False, batch_size=64,
+              cross_fit=False)
+    a = stream_audit(many, cols, **kw).table
+    b = stream_audit(ParquetDataset.open(tmp_path / "one.parquet"), cols, **kw).table
+    pd.testing.assert_frame_equal(a, b)
+    assert [r.num_rows for r in many.ranges(10**9, 64)] == sizes  # never more parts than batches, no loop over n
+
+
+def test_a_file_that_changes_between_passes_is_an_error(tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report._stream import ParquetDataset, StreamReadError
+
+    frame = _stream_frame(40)
+    frame.to_parquet(tmp_path / "a.parquet")
+    ds = ParquetDataset.open(tmp_path / "a.parquet")
+    assert sum(b.num_rows for b, _ in ds.batches(["attr"], 16)) == 40
+    pd.concat([frame, frame]).to_parquet(tmp_path / "a.parquet")  # it grew after the first pass
+    with pytest.raises(StreamReadError, match=r"a.parquet changed while it was read \(rows 40 -> 80"):
+        list(ds.batches(["attr"], 16))
+
+
+def test_stream_options_are_checked_where_they_enter(runner, tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report import AuditConfig
+
+    path = tmp_path / "d.parquet"
+    _stream_frame(40).to_parquet(path)
+    start = time.monotonic()
+    res = runner.invoke(main, ["audit", str(path), "--stream", "--jobs", "1000000000", *QUICK])
+    assert res.exit_code == 2 and "at most 1,024" in res.output
+    res = runner.invoke(main, ["audit", str(path), "--max-memory", "9" * 400, *QUICK])
+    assert res.exit_code == 2 and "more than any memory" in res.output and "Traceback" not in res.output
+    assert time.monotonic() - start < 30
+    with pytest.raises(TypeError, match=r"names\['attr'\] must be a string"):
+        AuditConfig(names={"attr": 1})
+    with pytest.raises(ValueError, match="names has the key"):
+        AuditConfig(names={"atr": "gender"})
+    with pytest.raises(ValueError, match="n_jobs must be"):
+        AuditConfig(n_jobs=10**9)
+
+
+def test_audit_api_has_the_task_column_guard():
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="100,000 task columns in task: an audit takes at most 10,000"):
+        audit(np.array(["a", "b"] * 30), np.zeros((60, 100_000), dtype=np.int8), progress=False)
+    assert time.monotonic() - start < 2

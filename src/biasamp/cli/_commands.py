@@ -89,7 +89,7 @@ from biasamp.cli._data import (
     _task_names,
     read_table,
 )
-from biasamp.report._config import AuditConfig
+from biasamp.report._config import MAX_JOBS, AuditConfig
 from biasamp.report._inputs import check_task_count
 from biasamp.report._model import _write_atomic, audit, section_builders
 
@@ -194,6 +194,8 @@ def _check_jobs(ctx: Any, param: Any, value: int) -> int:
     """``--jobs``: -1 (one worker per core) or a positive number of workers."""
     if value == 0 or value < -1:
         raise click.BadParameter(f"{value} is not a number of workers: give -1 (one per core) or N >= 1")
+    if value > MAX_JOBS:
+        raise click.BadParameter(f"{value:,} workers: at most {MAX_JOBS:,} (or -1: one per core)")
     return value
 
 

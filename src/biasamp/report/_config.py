@@ -75,6 +75,9 @@ def _check_keys(name: str) -> Checked:
     return Checked(checker, "a list of section keys")
 
 
+#: The most workers of a streamed audit (``n_jobs``; a pass is also never split into more parts than batches).
+MAX_JOBS = 1024
+
 #: the display names a report reads from ``names``
 NAME_KEYS = ("attr", "task", "source")
 
@@ -190,7 +193,7 @@ class AuditConfig(Validated):
         A streamed audit runs DPA and LA on a uniform sample of this many
         test rows (0 leaves them out).
     n_jobs : int, default 1
-        Worker processes of a streamed audit (``-1``: one per core; under
+        Worker processes of a streamed audit, at most 1,024 (``-1``: one per core; under
         ``joblib.parallel_config(backend="dask")``, the workers of a
         ``dask.distributed`` cluster). Each pass over the data is split into
         contiguous ranges counted apart and merged in order: the report is
@@ -266,7 +269,7 @@ class AuditConfig(Validated):
     # the streamed audit
     batch_size: int = option(65_536, Interval(Integral, 1, None), doc="rows per record batch when streaming")
     dpa_rows: int = option(200_000, Interval(Integral, 0, None), doc="rows of the DPA/LA sample when streaming")
-    n_jobs: int = option(1, Interval(Integral, 1, None), OneOf(-1), doc="worker processes of a streamed audit")
+    n_jobs: int = option(1, Interval(Integral, 1, MAX_JOBS), OneOf(-1), doc="worker processes of a streamed audit")
 
     def _normalise(self) -> None:
         for name in ("sections", "exclude"):
