@@ -843,7 +843,7 @@ def test_dask_total_weight_and_errors_name_the_global_row():
     y = np.array([0, 1] * 20)
     g = np.array(["a", "b", "c", "d"] * 10, dtype=object)
     w = np.full(40, 3e14)  # 3e15 a partition of 10 rows, 1.2e16 in all
-    arr = lambda x: da.from_array(x, chunks=10)  # noqa: E731
+    arr = lambda x: da.from_array(x, chunks=10)
     with pytest.raises(ValueError, match="sample_weight sums to 1.2e\\+16 over the accumulators merged"):
         bd.fairness_metrics(arr(y), arr(y), sensitive_features=arr(g), sample_weight=arr(w), min_group_size=0)
     g_missing = g.copy()

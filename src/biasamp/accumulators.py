@@ -133,7 +133,7 @@ def _class_list(value: Any, name: str) -> tuple:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         if value < 1:
             raise ValueError(f"{name} must be a positive number of classes or a list of class names, got {value}")
-        if value > MAX_CLASSES:
+        if int(value) > MAX_CLASSES:
             raise ValueError(f"{name} must be at most {MAX_CLASSES:,} classes (an int k names 0..k-1, each a row "
                              f"or column of the count tables), got {int(value):,}")
         return tuple(range(int(value)))

@@ -450,7 +450,8 @@ def _discover_selected(groups: list[tuple[dict[str, Any], str | None]], labels: 
         if any(x.ndim == 2 for x in xs):  # indicator matrices: DataFrame columns first, else 0..K-1
             frames = [x for x in xs if _kind(x) == "frame"]
             out[key] = next((c for c in map(_width_classes, frames + xs) if c is not None), None)
-    delayed, sets = [], {}
+    delayed: list = []
+    sets: dict = {}
     for args, weight in groups:
         mine = {n: k for n, k in labels.items() if k not in out and args.get(n) is not None}
         if mine:

@@ -376,7 +376,7 @@ def audit(
     """
     # every option before any work: a bad value is one named error, not a report of failed sections
     config = AuditConfig.of(config, keywords, "audit")
-    shape = np.shape(task) if task is not None else ()
+    shape: tuple[int, ...] = np.shape(task) if task is not None else ()
     if len(shape) == 2:  # the guard of the command line: an absurd task width is refused before any work
         check_task_count(shape[1], getattr(task, "columns", ()))
     if isinstance(attr, Mapping) or intersect is not None:  # several attributes: one audit each, merged
