@@ -376,7 +376,10 @@ def audit(
     """
     # every option before any work: a bad value is one named error, not a report of failed sections
     config = AuditConfig.of(config, keywords, "audit")
-    shape: tuple[int, ...] = np.shape(task) if task is not None else ()
+    try:
+        shape: tuple[int, ...] = tuple(np.shape(task)) if task is not None else ()
+    except (ValueError, TypeError):  # ragged: the label layer names the problem
+        shape = ()
     if len(shape) == 2:  # the guard of the command line: an absurd task width is refused before any work
         check_task_count(shape[1], getattr(task, "columns", ()))
     if isinstance(attr, Mapping) or intersect is not None:  # several attributes: one audit each, merged
