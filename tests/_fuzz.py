@@ -549,8 +549,8 @@ def make_nasty(a: Arg, kind: str, row: int, table: dict | None = None) -> Any:
 BAD_SCALARS: dict[str, list] = {
     "seed": [1.5, -1, "seed", True, [0.5]],
     "level": [0, 1, 1.5, -0.2, float("nan"), "0.9", [0.9]],
-    "n_boot": [0, 1, -5, 2.5, "10", True, float("nan")],
-    "n_iter": [0, -1, 1.5, "2", True, float("nan")],
+    "n_boot": [0, 1, -5, 2.5, "10", True, float("nan"), 10**9],  # 10**9: past the one cap (MAX_N_BOOT)
+    "n_iter": [0, -1, 1.5, "2", True, float("nan"), 10**9],  # past MAX_N_ITER
     "k": [-1, 1.5, "3", None, float("nan")],
     "probability": [-0.1, 1.5, float("nan"), "0.5", None],
 }

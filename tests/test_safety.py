@@ -585,3 +585,347 @@ def test_pyarrow_floors_exclude_the_vulnerable_versions():
         req = Requirement(spec)
         assert not req.specifier.contains(Version("14.0.0")), spec  # CVE-2023-47248, fixed in 14.0.1
         assert req.specifier.contains(Version("14.0.1")), spec
+
+
+# --------------------------------------------------------------------------- #
+# 14. captions
+# --------------------------------------------------------------------------- #
+def _peak_bytes(func):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        func()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _caption_data(n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    attr = np.where(rng.random(n) < 0.5, "male", "female")
+    task = np.where(rng.random(n) < 0.5, "dog", "cat")
+    caps = np.array([f"a {'man' if a == 'male' else 'woman'} with a {t}" for a, t in zip(attr, task)], dtype=object)
+    return attr, task, caps
+
+
+def test_one_long_caption_does_not_widen_every_caption():
+    from biasamp.captioning import caption_labels
+
+    caps = ["a man with a dog"] * 2_000
+    caps[0] = "x" * 20_000  # a fixed-width string array: 2,000 x 20,000 x 4 bytes = 160 MB
+    out = caption_labels(caps)
+    assert out["dog"].sum() == 1_999
+    assert _peak_bytes(lambda: caption_labels(caps)) < 30 * 2**20
+
+
+def test_contextual_substitution_is_linear_in_a_captions_words():
+    from biasamp.captioning import _text
+
+    long = [f"w{i}" for i in range(2_000)]  # one caption of 2,000 distinct words
+    corpus = [long, ["a", "w1", "dog"], ["a", "cat"]]
+    peak = _peak_bytes(lambda: _text.corpus_vectors([corpus]))
+    assert peak < 60 * 2**20  # the caption's 4e6 pairs had made ~600 MB
+    # the definition: a long caption counts as its consecutive passages of PASSAGE tokens
+    p = _text.PASSAGE
+    cut = [long[i:i + p] for i in range(0, len(long), p)]
+    words_a, vec_a = _text.corpus_vectors([[["x", "y"], ["a", "b", "c"] * 30]])  # short: one passage
+    words_b, vec_b = _text.corpus_vectors([[["x", "y"], ["a", "b", "c"] * 30]])
+    assert words_a == words_b and np.array_equal(vec_a, vec_b)
+    w1, v1 = _text.corpus_vectors([[long, ["a", "w1"]]])
+    w2, v2 = _text.corpus_vectors([[*cut, ["a", "w1"]]])
+    assert w1 == w2 and np.allclose(np.abs(v1), np.abs(v2))
+
+
+def test_captions_without_a_word_are_a_named_error():
+    from biasamp.captioning import dbac, lic
+
+    attr, task, caps = _caption_data()
+    empty = np.array(["...", "", " ?! "] * (len(caps) // 3) + ["."] * (len(caps) % 3), dtype=object)
+    with pytest.raises(ValueError, match=r"captions_pred: no caption holds a word .* \(rows 0, 1, 2, 3, 4, \.\.\.\)"):
+        lic(attr, captions_pred=empty, captions=caps, n_iter=2, progress=False)
+    with pytest.raises(ValueError, match="captions: no caption holds a word"):
+        lic(attr, captions_pred=caps, captions=empty, n_iter=2, progress=False)
+    with pytest.raises(ValueError, match="captions: no caption holds a word"):
+        dbac(attr, task, captions=empty, captions_pred=caps, n_iter=2, progress=False)
+
+
+def test_attacker_on_training_captions_without_words_predicts_the_prior():
+    from biasamp.captioning._attackers import fit_proba
+
+    x = ["", "", "", "", "a man", "a woman"]  # masked texts: an empty caption is ""
+    y = np.array([0, 1, 1, 1, 0, 1])
+    p = fit_proba("tfidf", x, y, np.arange(4), np.arange(4, 6), 2, 0)  # sklearn: "empty vocabulary"
+    assert p.tolist() == [[0.25, 0.75], [0.25, 0.75]]
+    m = fit_proba("bow", x, np.array([[1, 0], [0, 1], [0, 1], [1, 1], [0, 0], [1, 1]]), np.arange(4),
+                  np.arange(4, 6), 2, 0)
+    assert m.tolist() == [[0.5, 0.75], [0.5, 0.75]]
+
+
+def test_capitalised_gender_classes_keep_the_captioning_section():
+    from biasamp.captioning import caption_gender_stats
+
+    attr, task, caps = _caption_data()
+    lower = caption_gender_stats(attr, captions_pred=caps, level=None)
+    upper = caption_gender_stats(np.char.capitalize(attr.astype(str)), captions_pred=caps, level=None)
+    assert (upper.error, upper.neutral_rate, upper.ratio) == (lower.error, lower.neutral_rate, lower.ratio)
+    assert list(upper.by_class.index) == ["Male", "Female"]
+    with pytest.raises(ValueError, match="'Male' and 'male' both read the word list of 'male'"):
+        caption_gender_stats(np.r_[attr, ["Male"]], captions_pred=np.r_[caps, ["a man"]], level=None)
+    rep = audit(np.char.capitalize(attr.astype(str)), (task == "dog").astype(int), captions=pd.DataFrame(
+        {"caption_pred": caps, "caption": caps}), n_boot=20, n_iter=2, progress=False, sections=["captioning"])
+    section = next(s for s in rep.sections if s.key == "captioning")
+    assert section.status == "ok" and "gender error" in set(section.summary["metric"])
+
+
+def test_streamed_audit_says_why_the_captions_are_absent(tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    attr, task, caps = _caption_data()
+    y = (task == "dog").astype(int)
+    pd.DataFrame({"attr": attr, "task": y, "task_pred": y[::-1], "caption_pred": caps}).to_parquet(
+        tmp_path / "d.parquet")
+    rep = stream_audit(ParquetDataset.open(tmp_path / "d.parquet"), StreamColumns("attr", ("task",), ("task",),
+                       task_pred=("task_pred",)), n_boot=0, sections=["fairness", "captioning"], progress=False)
+    section = next(s for s in rep.sections if s.key == "captioning")
+    assert section.status == "skipped" and "does not read the caption columns" in section.message
+
+
+def test_iterations_and_replicates_have_one_cap_everywhere():
+    from biasamp import dpa, leakage_amplification
+    from biasamp._engine.runs import MAX_N_BOOT, MAX_N_ITER
+    from biasamp.captioning import caption_gender_stats, dbac, lic
+    from biasamp.report import AuditConfig
+
+    attr, task, caps = _caption_data()
+    y = (task == "dog").astype(int)
+    too_many = MAX_N_ITER + 1
+    calls = {
+        "lic": lambda: lic(attr, captions_pred=caps, n_iter=too_many, progress=False),
+        "dbac": lambda: dbac(attr, task, captions=caps, captions_pred=caps, n_iter=too_many, progress=False),
+        "dpa": lambda: dpa(attr, y, task_pred=y, n_iter=too_many, progress=False),
+        "leakage": lambda: leakage_amplification(attr, y, task_pred=y, n_iter=too_many, progress=False),
+        "config": lambda: AuditConfig(n_iter=too_many),
+    }
+    for name, call in calls.items():
+        start = time.monotonic()
+        with pytest.raises(ValueError, match=f"n_iter must be .*{MAX_N_ITER:,}|n_iter must be an integer in"):
+            call()
+        assert time.monotonic() - start < 5, name
+    boots = {
+        "lic": lambda: lic(attr, captions_pred=caps, n_iter=2, n_boot=10**8, progress=False),
+        "dbac": lambda: dbac(attr, task, captions=caps, captions_pred=caps, n_iter=2, n_boot=10**8, progress=False),
+        "stats": lambda: caption_gender_stats(attr, captions_pred=caps, n_boot=10**8),  # had allocated 4.5 GB
+    }
+    for call in boots.values():
+        with pytest.raises(ValueError, match=f"n_boot must be at most {MAX_N_BOOT:,}"):
+            call()
+
+
+# --------------------------------------------------------------------------- #
+# 15. differential fairness
+# --------------------------------------------------------------------------- #
+def test_subnormal_concentration_is_refused():
+    import warnings
+
+    from biasamp import df_bias_amplification
+    from biasamp.differential._options import MIN_CONCENTRATION
+
+    s = np.array(["a"] * 10 + ["b"] * 10)
+    y = np.r_[np.zeros(10), np.ones(10)].astype(int)  # group a never positive: ε rests on the smoothing
+    for c in (5e-324, 1e-310, MIN_CONCENTRATION / 2):
+        with pytest.raises(ValueError, match="concentration must be at least 1e-100"):
+            df_bias_amplification(y, y, sensitive_features=s, concentration=c, min_group_size=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no log(0)
+        res = df_bias_amplification(y, y, sensitive_features=s, concentration=MIN_CONCENTRATION, min_group_size=0)
+    # log((10 + c/2) / (10 + c)) - log((c/2) / (10 + c)) = log(20 / c) in float64
+    assert res.epsilon_true == pytest.approx(np.log(20 / MIN_CONCENTRATION)) and res.value == 0.0
+
+
+def test_weights_far_from_one_per_row_warn_that_smoothing_depends_on_their_scale():
+    import warnings
+
+    from biasamp import BiasampWarning, bootstrap, df_bias_amplification
+
+    rng = np.random.default_rng(0)
+    n = 200
+    s = rng.choice(["a", "b", "c"], n)
+    y = (rng.random(n) < 0.3 + 0.2 * (s == "b")).astype(int)
+    p = (rng.random(n) < 0.2 + 0.4 * (s == "b")).astype(int)
+    w = rng.random(n) + 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BiasampWarning)
+        base = df_bias_amplification(y, p, sensitive_features=s, sample_weight=w, min_group_size=0)
+    with pytest.warns(BiasampWarning, match=r"sample_weight averages 0\.005 per row.*weighs as 200 rows"):
+        scaled = df_bias_amplification(y, p, sensitive_features=s, sample_weight=w / w.sum(), min_group_size=0)
+    assert scaled.value != pytest.approx(base.value)  # the documented dependence, now said
+    with pytest.warns(BiasampWarning, match="sample_weight averages"):
+        bootstrap(df_bias_amplification, y, p, sensitive_features=s, sample_weight=w * 1000, n_boot=20,
+                  min_group_size=0, random_state=0)
+    # frequency weights: a row of weight 2 is two rows (the smoothing is on counts)
+    twice = df_bias_amplification(np.r_[y, y], np.r_[p, p], sensitive_features=np.r_[s, s], min_group_size=0)
+    assert df_bias_amplification(y, p, sensitive_features=s, sample_weight=np.full(n, 2.0),
+                                 min_group_size=0).value == pytest.approx(twice.value, abs=1e-12)
+
+
+def test_sensitive_features_without_a_column_is_a_named_error():
+    from biasamp import df_bias_amplification, fairness_metrics
+
+    y = np.array([0, 1, 1, 0])
+    for f in (lambda g: df_bias_amplification(y, y, sensitive_features=g),
+              lambda g: fairness_metrics(y, y, sensitive_features=g)):
+        with pytest.raises(ValueError, match=r"sensitive_features has no column \(shape \(4, 0\)\)"):
+            f(np.empty((4, 0)))
+
+
+def test_bootstrap_replicates_are_bounded_before_they_are_drawn():
+    from biasamp import bootstrap, df_bias_amplification
+    from biasamp._engine.bootstrap import MAX_REPLICATE_CELLS
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    s, y, p = rng.integers(0, 2_500, n), rng.integers(0, 2, n), rng.integers(0, 2, n)  # 2,500 groups occur
+    start = time.monotonic()
+    # 8 parts per group (log rates of 2 outcomes, labels and predictions, twice): 100,000 x 20,003 values
+    with pytest.raises(ValueError, match=r"n_boot=100,000: .* n_boot x 20,003 values .* = 2,000,300,000 float64"):
+        bootstrap(df_bias_amplification, y, p, sensitive_features=s, n_boot=100_000, min_group_size=0)
+    assert time.monotonic() - start < 10
+    assert 100_000 * 20_003 > MAX_REPLICATE_CELLS > 1_000 * 20_003
+
+
+def test_accumulator_class_counts_and_tables_are_bounded():
+    from biasamp.accumulators import MAX_CLASSES, DifferentialAccumulator, FairnessAccumulator
+
+    with pytest.raises(ValueError, match="groups must be at most 1,000,000 classes"):
+        DifferentialAccumulator(2, groups=10**9)  # had been an empty MemoryError
+    with pytest.raises(ValueError, match=r"1,000,000 x 7 cells, with the bootstrap's 256 group tables"):
+        FairnessAccumulator(2, groups=MAX_CLASSES, n_boot=100)
+    acc = DifferentialAccumulator(2, groups=MAX_CLASSES)  # 7e6 cells without a bootstrap: fine
+    assert acc.state.n.shape == (MAX_CLASSES,)
+
+
+# --------------------------------------------------------------------------- #
+# 16. the total weight over batches, partitions and files; Dask's rows
+# --------------------------------------------------------------------------- #
+def test_total_weight_bound_holds_over_batches_and_merges():
+    from biasamp.accumulators import CooccurrenceAccumulator, FairnessAccumulator
+
+    y = np.array([0, 1, 1, 0])
+    g = np.array(["a", "a", "b", "b"])
+    half = np.full(4, 2e15)  # 8e15 a batch, under 2**53 (9.0e15); two batches 1.6e16
+    acc = FairnessAccumulator([0, 1], ["a", "b"]).update(y, y, sensitive_features=g, sample_weight=half)
+    with pytest.raises(ValueError, match=r"sample_weight sums to 1.6e\+16 over the batches counted, more than 2\*\*53"):
+        acc.update(y, y, sensitive_features=g, sample_weight=half)
+    assert acc.weight_total == {"sample_weight": 8e15}  # the refused batch left it as it was
+    other = FairnessAccumulator([0, 1], ["a", "b"]).update(y, y, sensitive_features=g, sample_weight=half)
+    with pytest.raises(ValueError, match="over the accumulators merged"):
+        acc.merge(other)
+    with pytest.raises(ValueError, match="over the accumulators merged"):
+        acc + other
+    # training weights have their own total
+    co = CooccurrenceAccumulator(2, 2, metric="directional")
+    co.update(g == "a", np.eye(2)[y], task_pred=np.eye(2)[y], sample_weight=half)
+    co.update_train(g == "a", np.eye(2)[y], sample_weight=half)
+    with pytest.raises(ValueError, match="train_sample_weight sums to 1.6e"):
+        co.update_train(g == "a", np.eye(2)[y], sample_weight=half)
+    small = FairnessAccumulator([0, 1], ["a", "b"]).update(y, y, sensitive_features=g, sample_weight=np.ones(4))
+    assert small.weight_total == {"sample_weight": 4.0}
+    assert small.reset().weight_total == {}
+
+
+def test_dask_total_weight_and_errors_name_the_global_row():
+    dd = pytest.importorskip("dask.dataframe")
+    da = pytest.importorskip("dask.array")
+    import biasamp.dask as bd
+
+    y = np.array([0, 1] * 20)
+    g = np.array(["a", "b", "c", "d"] * 10, dtype=object)
+    w = np.full(40, 3e14)  # 3e15 a partition of 10 rows, 1.2e16 in all
+    arr = lambda x: da.from_array(x, chunks=10)
+    with pytest.raises(ValueError, match="sample_weight sums to 1.2e\\+16 over the accumulators merged"):
+        bd.fairness_metrics(arr(y), arr(y), sensitive_features=arr(g), sample_weight=arr(w), min_group_size=0)
+    g_missing = g.copy()
+    g_missing[27] = None  # partition 2, its row 7
+    frame = dd.from_pandas(pd.DataFrame({"y": y, "p": y[::-1], "g": g_missing}), npartitions=4)
+    with pytest.raises(ValueError, match=r"column 'g' contains NaN/inf/missing values \(rows 27\)"):
+        bd.fairness_metrics(frame.y, frame.p, sensitive_features=frame.g, min_group_size=0)
+    bad = np.ones(40)
+    bad[[33, 35]] = np.nan  # partition 3, its rows 3 and 5
+    with pytest.raises(ValueError, match=r"sample_weight contains NaN or inf weights \(rows 33, 35\)"):
+        bd.fairness_metrics(arr(y), arr(y), sensitive_features=arr(g), sample_weight=arr(bad), min_group_size=0)
+
+
+# --------------------------------------------------------------------------- #
+# 17. the streamed and parallel audit
+# --------------------------------------------------------------------------- #
+def _stream_frame(n=800, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["x", "y"], n)
+    t = (rng.random(n) < np.where(a == "x", 0.3, 0.6)).astype(int)
+    p = np.where(rng.random(n) < 0.2, 1 - t, t)
+    return pd.DataFrame({"attr": a, "task": t, "task_pred": p})
+
+
+def test_small_files_are_read_in_full_batches(tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    frame = _stream_frame()
+    (tmp_path / "many").mkdir()
+    for i in range(200):  # 200 files of 4 rows
+        frame.iloc[4 * i: 4 * i + 4].to_parquet(tmp_path / "many" / f"part-{i:03d}.parquet")
+    frame.to_parquet(tmp_path / "one.parquet")
+    many = ParquetDataset.open(tmp_path / "many")
+    sizes = [b.num_rows for b, _ in many.batches(["attr"], 64)]
+    assert sizes == [64] * 12 + [32]  # had been 200 batches of 4 rows
+    (_, where), *_ = many.batches(["attr"], 64)
+    assert where == "16 files from part-000.parquet, row 0 to part-015.parquet, row 3"
+    cols = StreamColumns("attr", ("task",), ("task",), task_pred=("task_pred",))
+    kw = dict(n_boot=50, random_state=0, sections=["fairness", "directional"], progress=False, batch_size=64,
+              cross_fit=False)
+    a = stream_audit(many, cols, **kw).table
+    b = stream_audit(ParquetDataset.open(tmp_path / "one.parquet"), cols, **kw).table
+    pd.testing.assert_frame_equal(a, b)
+    assert [r.num_rows for r in many.ranges(10**9, 64)] == sizes  # never more parts than batches, no loop over n
+
+
+def test_a_file_that_changes_between_passes_is_an_error(tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report._stream import ParquetDataset, StreamReadError
+
+    frame = _stream_frame(40)
+    frame.to_parquet(tmp_path / "a.parquet")
+    ds = ParquetDataset.open(tmp_path / "a.parquet")
+    assert sum(b.num_rows for b, _ in ds.batches(["attr"], 16)) == 40
+    pd.concat([frame, frame]).to_parquet(tmp_path / "a.parquet")  # it grew after the first pass
+    with pytest.raises(StreamReadError, match=r"a.parquet changed while it was read \(rows 40 -> 80"):
+        list(ds.batches(["attr"], 16))
+
+
+def test_stream_options_are_checked_where_they_enter(runner, tmp_path):
+    pytest.importorskip("pyarrow")
+    from biasamp.report import AuditConfig
+
+    path = tmp_path / "d.parquet"
+    _stream_frame(40).to_parquet(path)
+    start = time.monotonic()
+    res = runner.invoke(main, ["audit", str(path), "--stream", "--jobs", "1000000000", *QUICK])
+    assert res.exit_code == 2 and "at most 1,024" in res.output
+    res = runner.invoke(main, ["audit", str(path), "--max-memory", "9" * 400, *QUICK])
+    assert res.exit_code == 2 and "more than any memory" in res.output and "Traceback" not in res.output
+    assert time.monotonic() - start < 30
+    with pytest.raises(TypeError, match=r"names\['attr'\] must be a string"):
+        AuditConfig(names={"attr": 1})
+    with pytest.raises(ValueError, match="names has the key"):
+        AuditConfig(names={"atr": "gender"})
+    with pytest.raises(ValueError, match="n_jobs must be"):
+        AuditConfig(n_jobs=10**9)
+
+
+def test_audit_api_has_the_task_column_guard():
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="100,000 task columns in task: an audit takes at most 10,000"):
+        audit(np.array(["a", "b"] * 30), np.zeros((60, 100_000), dtype=np.int8), progress=False)
+    assert time.monotonic() - start < 2

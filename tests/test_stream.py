@@ -401,7 +401,8 @@ def test_cli_section_error_says_where(tmp_path, demo):
     for key in ("directional", "mals", "multi"):
         message = rep.section(key).message
         assert rep.section(key).status == "error" and "['nobody']" in message
-        assert message.endswith("(in part-01.parquet, rows 0-499)")
+        # the two files of 500 rows are one batch (small files are joined): the batch is named
+        assert message.endswith("(in 2 files from part-00.parquet, row 0 to part-01.parquet, row 499)")
     assert rep.section("fairness").status == "ok"  # the families without attr_pred are unaffected
 
 

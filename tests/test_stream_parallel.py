@@ -274,8 +274,11 @@ def test_ranges_are_the_batches_of_one_pass(uneven, n, batch_size):
 def test_ranges_of_equal_size(uneven):
     sizes = [r.num_rows for r in uneven.ranges(4, 1)]
     assert sizes == [113, 113, 113, 113]
-    # a batch holding a whole file: cuts at the file boundaries nearest to equal parts
-    assert [r.num_rows for r in uneven.ranges(5, 1000)] == [130, 1, 257, 64]
+    # files smaller than a batch are joined into one batch (never a range per file)
+    assert [r.num_rows for r in uneven.ranges(5, 1000)] == [452]
+    # batches of 100: f0 100 | f0's 30 + f2's 1 | f3 100, 100 | f3's 57 | f4's 64 (57 + 64 > 100)
+    assert uneven.batch_starts(100).tolist() == [0, 100, 131, 231, 331, 388]
+    assert [r.num_rows for r in uneven.ranges(5, 100)] == [100, 31, 100, 157, 64]
 
 
 def _stream(n: int) -> list:

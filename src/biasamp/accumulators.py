@@ -121,11 +121,21 @@ def _subclasses(cls: type) -> list:
     return out
 
 
+#: The most classes an int ``k`` may name (``0..k-1``): every class is a row or column of the count tables.
+MAX_CLASSES = 1_000_000
+#: The most float64 cells the count tables of an accumulator take, its bootstrap's group tables included
+#: (2 GiB): checked before they are allocated.
+MAX_TABLE_CELLS = 2**28
+
+
 def _class_list(value: Any, name: str) -> tuple:
-    """A fixed class list: a sequence of names, or an int ``k`` for ``0..k-1``."""
+    """A fixed class list: a sequence of names, or an int ``k`` for ``0..k-1`` (at most :data:`MAX_CLASSES`)."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         if value < 1:
             raise ValueError(f"{name} must be a positive number of classes or a list of class names, got {value}")
+        if int(value) > MAX_CLASSES:
+            raise ValueError(f"{name} must be at most {MAX_CLASSES:,} classes (an int k names 0..k-1, each a row "
+                             f"or column of the count tables), got {int(value):,}")
         return tuple(range(int(value)))
     if value is None:
         raise TypeError(
@@ -248,6 +258,7 @@ class Accumulator:
             raise TypeError(f"classes must be a mapping of class-list key ({', '.join(map(repr, decl.classes))}) "
                             f"to class list, got {type(classes).__name__}")
         self.key = family
+        self.weight_total: dict[str, float] = {}  # the weights counted so far, by role (at most 2**53 each)
         lists = {k: _class_list(classes.get(k), c.name) for k, c in decl.classes.items()}
         self.settings = decl.settings(lists, **options)
         self._init_bootstrap(n_boot, random_state, stream)
@@ -271,12 +282,20 @@ class Accumulator:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _start_counting(self) -> None:
+        from biasamp._engine.resample import stream_group_count
+
         decl = self._declared
+        cells = decl.cells(self.settings)
+        width = int(np.prod(cells, dtype=np.int64))
+        tables = width * (1 + (stream_group_count(cells) if self.n_boot else 0))
+        if tables > MAX_TABLE_CELLS:
+            raise ValueError(
+                f"the count tables of {cells[0]:,} x {int(np.prod(cells[1:], dtype=np.int64)):,} cells"
+                + (f", with the bootstrap's {stream_group_count(cells):,} group tables," if self.n_boot else "")
+                + f" would hold {tables:,} float64 cells, more than {MAX_TABLE_CELLS:,} (2 GiB): give fewer classes "
+                "or groups" + (", or n_boot=0" if self.n_boot else ""))
         self.state, self.collected = decl.start(self.settings), None
         if self.n_boot:
-            from biasamp._engine.resample import stream_group_count
-
-            cells = decl.cells(self.settings)
             self.boot = np.zeros((stream_group_count(cells), *cells), dtype=np.float64)
 
     @property
@@ -330,9 +349,11 @@ class Accumulator:
         self._check_counting()
         batch, rows = self._declared.count(self.settings, roles, bool(self.n_boot))
         self.state.check_batch(batch)  # every batch carries the same arguments
+        totals = self._weight_totals(roles, ("sample_weight",))
         if rows is not None:
             self._boot_update(rows)
         self.state.add_(batch)
+        self.weight_total.update(totals)
         return self
 
     def _count_train(self, roles: Mapping[str, Any]) -> Accumulator:
@@ -341,8 +362,25 @@ class Accumulator:
         count_train = self._declared.count_train
         if count_train is None:
             raise ValueError(f"the family {self.key!r} counts no training rows")
-        self.state.add_(count_train(self.settings, roles))
+        batch = count_train(self.settings, roles)
+        totals = self._weight_totals(roles, ("train_sample_weight",))
+        self.state.add_(batch)
+        self.weight_total.update(totals)
         return self
+
+    def _weight_totals(self, roles: Mapping[str, Any], names: tuple[str, ...],
+                       other: Accumulator | None = None) -> dict[str, float]:
+        """The running totals of the weights ``names`` once a batch's ``roles`` (or ``other``'s totals) are added,
+        each checked against 2**53 (``ValueError``): the bound holds for the sum of every batch, not for one."""
+        from biasamp._core.labels import to_numpy
+        from biasamp._core.rows import check_weight_total
+
+        mine = getattr(self, "weight_total", {})
+        theirs = getattr(other, "weight_total", {}) if other is not None else {
+            name: float(np.sum(to_numpy(roles[name], name), dtype=np.float64))
+            for name in names if roles.get(name) is not None}
+        where = " over the accumulators merged" if other is not None else " over the batches counted"
+        return {name: check_weight_total(mine.get(name, 0.0) + total, name, where) for name, total in theirs.items()}
 
     def compute(self) -> Any:
         """The functional API's result of the counts so far."""
@@ -357,6 +395,7 @@ class Accumulator:
         else:
             self._start_counting()
         self.rows_seen = 0
+        self.weight_total = {}
         return self
 
     # ------------------------------------------------------------ bootstrap
@@ -502,10 +541,12 @@ class Accumulator:
         self.settings.check_mergeable(other.settings)
         if self.phase != other.phase:
             raise ValueError(f"cannot merge accumulators with different phase: {self.phase!r} vs {other.phase!r}")
+        totals = self._weight_totals({}, (), other)
         if self.phase == "collect":
             self.collected = self.collected + other.collected
         else:
             self.state = self.state.combine_meta(other.state)
+        self.weight_total = {**getattr(self, "weight_total", {}), **totals}
 
     def merge(self, other: Accumulator) -> Accumulator:
         """Add the counts of ``other`` into this accumulator (in place) and return it.

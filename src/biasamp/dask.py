@@ -45,6 +45,7 @@ only when one of these functions is called.
 from __future__ import annotations
 
 import contextvars
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -252,34 +253,95 @@ def _check_kinds(arguments: dict[str, Any]) -> dict[str, str]:
     return kinds
 
 
-def _count_partitions(func, template, arguments: dict[str, Any]) -> list:
+class _PartitionError(Exception):
+    """The error of one partition's task, carried to the driver (:func:`_computed`) to be told with global rows."""
+
+    def __init__(self, number: int, names: tuple, error: Exception) -> None:
+        super().__init__(number, names, error)
+        self.number, self.names, self.error = number, names, error
+
+
+class _Located:
+    """``func(template, **parts)`` whose ValueError/TypeError becomes a :class:`_PartitionError` (partition, set)."""
+
+    def __init__(self, func: Any, names: tuple) -> None:
+        self.func, self.names = func, names
+
+    def __call__(self, template: Any, **parts: Any) -> Any:
+        try:
+            return self.func(template, **parts)
+        except (ValueError, TypeError) as exc:
+            raise _PartitionError(int(template.stream), self.names, exc) from None
+
+
+def _count_partitions(func, template, arguments: dict[str, Any], sets: dict | None = None) -> list:
     """``func(template.copy(), **partition)`` for every row partition of the arguments, as ``Delayed``.
 
     Dask arrays go through :func:`partitions` (rechunked to common row chunks);
     DataFrames/Series through one ``dask.dataframe.map_partitions`` over all
     of them, so that columns of one dataset are read once and stay aligned
-    (the optimizer may fuse partitions of narrow column selections).
+    (the optimizer may fuse partitions of narrow column selections). A
+    partition's ValueError/TypeError reaches :func:`_computed` with its
+    partition, which tells it with the rows counted over every partition;
+    ``sets`` (by the argument names) records what :func:`_computed` needs.
     """
     import dask
 
     given = {k: v for k, v in arguments.items() if v is not None}
     kinds = _check_kinds(given)
+    names = tuple(given)
+    if sets is not None:
+        sets[names] = (func, template, given)
+    located = _Located(func, names)
     if "array" in kinds.values():
         parts = partitions(**given)
         tmpl = dask.delayed(template, pure=True)
         n = len(next(iter(parts.values())))
-        return [dask.delayed(func, pure=True)(dask.delayed(_in_stream, pure=True)(tmpl, i),
-                                              **{k: parts[k][i] for k in parts}) for i in range(n)]
+        return [dask.delayed(located, pure=True)(dask.delayed(_in_stream, pure=True)(tmpl, i),
+                                                 **{k: parts[k][i] for k in parts}) for i in range(n)]
     import dask.dataframe as dd
 
     nparts = {k: x.npartitions for k, x in given.items()}
     if len(set(nparts.values())) > 1:
         desc = ", ".join(f"{k} has {n}" for k, n in nparts.items())
         raise ValueError(f"arguments must be split into the same row partitions: {desc} partitions")
-    names = tuple(given)
-    out = dd.map_partitions(_frame_task, func, template, names, *given.values(),
+    out = dd.map_partitions(_frame_task, located, template, names, *given.values(),
                             meta=pd.Series([], dtype=object), align_dataframes=False, enforce_metadata=False)
     return list(out.to_delayed())
+
+
+def _computed(sets: dict, *objs: Any) -> tuple:
+    """``dask.compute(*objs)``; a partition's error is raised as it is, its row numbers counted from the first
+    row of the first partition (the rows before the partition added), as the in-memory function names them."""
+    import dask
+
+    try:
+        return dask.compute(*objs)
+    except _PartitionError as exc:
+        raise _globally(exc, *sets[exc.names]) from None
+
+
+def _globally(exc: _PartitionError, func: Any, template: Any, given: dict[str, Any]) -> Exception:
+    """The error of partition ``exc.number`` again, from a rerun of its task with the rows before it as offset."""
+    import dask
+
+    from biasamp._core.labels import row_offset
+
+    i = exc.number
+    first = next(iter(given.values()))
+    if _kind(first) == "array":
+        parts = partitions(**given)
+        data = dict(zip(parts, dask.compute(*(parts[k][i] for k in parts))))
+        before = sum(len(p) for p in dask.compute(*parts[next(iter(parts))][:i]))
+    else:
+        data = dict(zip(given, dask.compute(*(x.get_partition(i) for x in given.values()))))
+        before = int(first.partitions[:i].map_partitions(len).compute().sum()) if i else 0
+    with row_offset(before):
+        try:
+            func(_in_stream(template, i), **data)
+        except (ValueError, TypeError) as again:
+            return again
+    return exc.error  # pragma: no cover - the task failed in the worker only
 
 
 # --------------------------------------------------------------------------- #
@@ -362,7 +424,7 @@ class _RowSelector:
         self.missing, self.labels, self.weight, self.stream = missing, labels, weight, 0
 
     def copy(self) -> _RowSelector:
-        return self
+        return copy.copy(self)  # its own partition number (``stream``)
 
 
 def _selected_uniques(selector: _RowSelector, **parts: Any) -> dict[str, np.ndarray]:
@@ -383,7 +445,6 @@ def _discover_selected(groups: list[tuple[dict[str, Any], str | None]], labels: 
     list it feeds (``"attr"`` or ``"task"``). 2-D arguments give their
     columns, as in :func:`_discover`.
     """
-    import dask
 
     out: dict[str, list | None] = {}  # None: a 2-D argument whose width names no class
     for key in set(labels.values()):
@@ -391,13 +452,14 @@ def _discover_selected(groups: list[tuple[dict[str, Any], str | None]], labels: 
         if any(x.ndim == 2 for x in xs):  # indicator matrices: DataFrame columns first, else 0..K-1
             frames = [x for x in xs if _kind(x) == "frame"]
             out[key] = next((c for c in map(_width_classes, frames + xs) if c is not None), None)
-    delayed = []
+    delayed: list = []
+    sets: dict = {}
     for args, weight in groups:
         mine = {n: k for n, k in labels.items() if k not in out and args.get(n) is not None}
         if mine:
-            delayed += _count_partitions(_selected_uniques, _RowSelector(missing, mine, weight), args)
+            delayed += _count_partitions(_selected_uniques, _RowSelector(missing, mine, weight), args, sets)
     uniques: dict[str, list] = {}
-    for part in (dask.compute(delayed)[0] if delayed else []):
+    for part in (_computed(sets, delayed)[0] if delayed else []):
         for key, values in part.items():
             uniques.setdefault(key, []).append(values)
     out.update({key: _classes_from_uniques(values) for key, values in uniques.items()})
@@ -441,10 +503,11 @@ class _RoleCounter:
         return acc
 
 
-def _count_set(method: str, template: Any, arguments: dict[str, tuple[str, Any]]) -> list:
-    """``template.<method>(roles)`` on every row partition of one argument set, as ``Delayed``."""
+def _count_set(method: str, template: Any, arguments: dict[str, tuple[str, Any]], sets: dict) -> list:
+    """``template.<method>(roles)`` on every row partition of one argument set, as ``Delayed`` (``sets``: as
+    :func:`_count_partitions`)."""
     roles = {name: role for name, (role, _) in arguments.items()}
-    return _count_partitions(_RoleCounter(method, roles), template, {n: x for n, (_, x) in arguments.items()})
+    return _count_partitions(_RoleCounter(method, roles), template, {n: x for n, (_, x) in arguments.items()}, sets)
 
 
 def _require(**arguments: Any) -> None:
@@ -498,7 +561,6 @@ def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: di
     combinations) first runs it the same way over the training rows (else the
     test rows) and ends it on the merged pre-pass.
     """
-    import dask
 
     decl = _declaration(key)
     missing = check_missing(options.get("missing", "raise"))
@@ -518,12 +580,14 @@ def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: di
         source = train or test
         if missing == "raise" and not any(r in _WEIGHTS for r, _ in source.values()):
             source = {n: rx for n, rx in source.items() if rx[0] in decl.prepass.reads}  # only what it reads
-        (template,) = dask.compute(tree_merge(_count_set("prepass", template, source), split_every))
+        sets: dict = {}
+        (template,) = _computed(sets, tree_merge(_count_set("prepass", template, source, sets), split_every))
         template.end_prepass()
-    parts = _count_set("update_roles", template, test)
+    sets = {}
+    parts = _count_set("update_roles", template, test, sets)
     if train:
-        parts += _count_set("update_roles", template, train)
-    (acc,) = dask.compute(tree_merge(parts, split_every))
+        parts += _count_set("update_roles", template, train, sets)
+    (acc,) = _computed(sets, tree_merge(parts, split_every))
     return _finish(acc)
 
 

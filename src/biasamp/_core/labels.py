@@ -26,7 +26,9 @@ problem.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -317,8 +319,25 @@ def _check_finite(arr: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} contains NaN or inf values (rows {_fmt_rows(rows)})")
 
 
+#: Added to every row number a message names: the rows before the part of the data being read (a Dask
+#: partition rerun on the driver to tell its error, :func:`row_offset`), so that a message names the row of the
+#: whole data; 0 otherwise.
+_ROW_OFFSET: contextvars.ContextVar[int] = contextvars.ContextVar("biasamp_row_offset", default=0)
+
+
+@contextlib.contextmanager
+def row_offset(offset: int) -> Iterator[None]:
+    """Within the block, messages name row ``r`` of the data read as row ``offset + r``."""
+    token = _ROW_OFFSET.set(int(offset))
+    try:
+        yield
+    finally:
+        _ROW_OFFSET.reset(token)
+
+
 def _fmt_rows(rows: np.ndarray, limit: int = 5) -> str:
-    shown = ", ".join(str(int(r)) for r in rows[:limit])
+    offset = _ROW_OFFSET.get()
+    shown = ", ".join(str(int(r) + offset) for r in rows[:limit])
     return shown + (f", ... ({len(rows)} in all)" if len(rows) > limit else "")
 
 

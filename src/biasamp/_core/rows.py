@@ -35,7 +35,8 @@ import pandas as pd
 
 from biasamp._core.labels import _as_pandas, _fmt_rows, to_numpy
 
-__all__ = ["MISSING_CHOICES", "MISSING_GROUP", "RowFilter", "check_missing", "check_sample_weight", "select_rows"]
+__all__ = ["MISSING_CHOICES", "MISSING_GROUP", "RowFilter", "check_missing", "check_sample_weight",
+           "check_weight_total", "select_rows"]
 
 MISSING_CHOICES = ("raise", "drop", "group")
 #: The largest total weight: float64 holds every whole count up to 2**53.
@@ -150,13 +151,22 @@ def check_sample_weight(sample_weight: Any, n_rows: int, name: str = "sample_wei
     if n_rows and not (w > 0).any():
         raise ValueError(f"{name} is zero for every row: nothing would be counted")
     with np.errstate(over="ignore"):
-        total = float(np.sum(w))
+        check_weight_total(float(np.sum(w)), name)
+    return w
+
+
+def check_weight_total(total: float, name: str = "sample_weight", where: str = "") -> float:
+    """``total`` when it is at most :data:`MAX_TOTAL_WEIGHT` (2**53), else a ``ValueError`` naming ``name``.
+
+    ``where`` says what was summed when it is more than one call's weights
+    (the batches of an accumulator, the partitions of a Dask collection).
+    """
     if not total <= MAX_TOTAL_WEIGHT:
         raise ValueError(
-            f"{name} sums to {total:.3g}, more than 2**53 (about 9.0e15): float64 counts lose whole units beyond "
-            f"it (and overflow near 1e308), so rates, intervals and tests would be silently wrong; rescale the "
-            f"weights (e.g. divide by their mean)")
-    return w
+            f"{name} sums to {total:.3g}{where}, more than 2**53 (about 9.0e15): float64 counts lose whole units "
+            f"beyond it (and overflow near 1e308), so rates, intervals and tests would be silently wrong; rescale "
+            f"the weights (e.g. divide by their mean)")
+    return total
 
 
 def _n_rows(x: Any) -> int | None:

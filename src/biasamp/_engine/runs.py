@@ -125,6 +125,20 @@ def _check_n_boot(n_boot: int) -> int:
     return int(n_boot)
 
 
+MAX_N_ITER = 10_000
+"""The most iterations any routine of attackers takes (each iteration fits its attackers anew; 10 to 100 is usual)."""
+
+
+def _check_n_iter(n_iter: Any) -> int:
+    """``n_iter`` (iterations of attacker fits: DPA, leakage, LIC, DBAC) as an int in [1, :data:`MAX_N_ITER`]."""
+    if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
+        raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
+    if int(n_iter) > MAX_N_ITER:
+        raise ValueError(f"n_iter must be at most {MAX_N_ITER:,} (every iteration fits the attackers anew; 10 to 100 "
+                         f"is usual), got {int(n_iter):,}")
+    return int(n_iter)
+
+
 # --------------------------------------------------------------------------- #
 # confidence interval over runs
 # --------------------------------------------------------------------------- #

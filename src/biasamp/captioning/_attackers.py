@@ -12,6 +12,10 @@
   or a classifier taking the encoder's vectors): cloned for every fit, its
   ``random_state`` set from the iteration's seed when it is ``None``.
 
+Training captions that hold no word at all (empty or punctuation only; a
+built-in n-gram attacker would have an empty vocabulary) teach nothing: the
+attacker predicts the training rows' class frequencies.
+
 Multi-label targets (DBAC A->T with an indicator matrix) get one binary
 classifier per label (one-vs-rest); a label constant in the training split
 is predicted as that constant. Every fit runs with BLAS/OpenMP limited to
@@ -30,6 +34,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from ._deps import _PARALLEL_MIN_SECONDS, _check_attacker, _idle_cores, single_threaded
+from ._text import distinct
 
 TEXT_ATTACKERS = ("auto", "tfidf", "bow", "logistic")
 
@@ -110,6 +115,9 @@ def fit_proba(attacker: Any, x: Any, y: np.ndarray, train: np.ndarray, test: np.
     n_te = len(test)
     y_tr = y[train]
     x_tr, x_te = _subset(x, train), _subset(x, test)
+    if isinstance(attacker, str) and attacker != "logistic" and not any(x_tr):  # no word to learn from
+        prior = np.bincount(y_tr, minlength=k) / len(y_tr) if y.ndim == 1 else y_tr.mean(axis=0)
+        return np.tile(np.asarray(prior, dtype=np.float64), (n_te, 1))
     if y.ndim == 1:
         present = np.unique(y_tr)
         if len(present) == 1:
@@ -148,8 +156,8 @@ def _class_proba(est: Any, x: Any, k: int) -> np.ndarray:
 
 def encode_texts(encoder: Any, texts: list[str]) -> np.ndarray:
     """The encoder's vectors of ``texts`` (each distinct text encoded once), checked."""
-    uniq, inv = np.unique(np.asarray(texts, dtype=object).astype(str), return_inverse=True)
-    vec = encoder(uniq.tolist())
+    uniq, inv = distinct(texts)
+    vec = encoder(uniq)
     try:
         vec = np.asarray(vec, dtype=np.float64)
     except (TypeError, ValueError):
@@ -159,7 +167,7 @@ def encode_texts(encoder: Any, texts: list[str]) -> np.ndarray:
         raise ValueError(f"encoder returned shape {vec.shape} for {len(uniq)} texts; expected ({len(uniq)}, d)")
     if not np.isfinite(vec).all():
         raise ValueError("encoder returned NaN or infinite values")
-    return vec[np.asarray(inv).reshape(-1)]
+    return vec[inv]
 
 
 def deterministic(attacker: Any) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._deps import _as_array, confidence_interval, encode_labels, seed_sequence
+from ._deps import _as_array, check_n_iter_bound, confidence_interval, encode_labels, seed_sequence
 
 _TRAIN = frozenset({"train", "training"})
 _TEST = frozenset({"val", "valid", "validation", "test"})
@@ -62,8 +62,7 @@ def check_split(split: Any, n: int) -> np.ndarray | None:
 
 
 def check_n_iter(n_iter: Any, level: Any) -> int:
-    if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or int(n_iter) < 1:
-        raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
+    n_iter = check_n_iter_bound(n_iter)
     if level is not None:
         if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < float(level) < 1:
             raise ValueError(f"level must be in (0, 1) or None (no confidence interval), got {level!r}")

@@ -26,7 +26,6 @@ where the coverage is measured).
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,12 +44,6 @@ def check_ci_over(ci_over: Any) -> str:
     if not isinstance(ci_over, str) or ci_over not in CI_OVER:
         raise ValueError(f"ci_over must be one of {CI_OVER}, got {ci_over!r}")
     return ci_over
-
-
-def check_n_boot(n_boot: Any) -> int:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or int(n_boot) < 2:
-        raise ValueError(f"n_boot must be an integer >= 2 (bootstrap replicates of the captions), got {n_boot!r}")
-    return int(n_boot)
 
 
 def image_counts(n_boot: int, strata: np.ndarray, seed: np.random.SeedSequence) -> Iterator[np.ndarray]:

@@ -26,6 +26,7 @@ from ._common import (
 from ._deps import (
     ResultMixin,
     _as_array,
+    check_n_boot,
     encode_labels,
     fmt,
     progress_bar,
@@ -560,7 +561,7 @@ def dbac(
     if word_vectors is not None and substitute != "contextual":
         raise ValueError("word_vectors given, but only substitute='contextual' uses them")
     priors = check_bool(priors, "priors")
-    n_boot = _iv.check_n_boot(n_boot)
+    n_boot = check_n_boot(n_boot)
     ci_over = _iv.check_ci_over(ci_over)
     n_jobs = check_n_jobs(n_jobs)
     if priors and quality != "proba":
@@ -573,6 +574,8 @@ def dbac(
     tw = _text.word_set(_task_words(task_words, t.classes)) - aw if "A->T" in directions else frozenset()
 
     human_tok, model_tok = _text.tokenize_all(human), _text.tokenize_all(model)
+    _text.require_words(human_tok, "captions")
+    _text.require_words(model_tok, "captions_pred")
     states, boot_seed = seeds(random_state, n_iter)
     sub_seed = int(states[0][1])
     jobs = []  # (direction, target, other, inputs (human, model), n_substituted)

@@ -24,7 +24,7 @@ from ._common import (
     seeds,
     std,
 )
-from ._deps import ResultMixin, fmt, progress_bar, single_threaded
+from ._deps import ResultMixin, check_n_boot, fmt, progress_bar, single_threaded
 
 __all__ = ["LICResult", "lic"]
 
@@ -332,7 +332,7 @@ def lic(
         raise ValueError(f"attr: need at least 4 images to split into attacker training and scored images, got {n}")
     is_train = check_split(split, n)
     n_iter = check_n_iter(n_iter, level)
-    n_boot = _iv.check_n_boot(n_boot)
+    n_boot = check_n_boot(n_boot)
     ci_over = _iv.check_ci_over(ci_over)
     test_size = check_test_size(test_size)
     balanced = check_bool(balanced, "balanced")
@@ -348,14 +348,18 @@ def lic(
                                  "every class on both sides (or pass balanced=False)")
 
     # masked texts: the model's, then each human caption column
-    pred_tok = _text.mask_tokens(_text.tokenize_all(pred), masked)
+    pred_tok = _text.tokenize_all(pred)
+    _text.require_words(pred_tok, "captions_pred")
+    pred_tok = _text.mask_tokens(pred_tok, masked)
     sides = [_text.join(pred_tok)]
     n_unknown = 0
     if human is not None:
         cols = human.reshape(n, -1)
         vocab = _text.vocabulary(pred_tok)
         for j in range(cols.shape[1]):
-            tok = _text.mask_tokens(_text.tokenize_all(cols[:, j]), masked)
+            tok = _text.tokenize_all(cols[:, j])
+            _text.require_words(tok, "captions" if cols.shape[1] == 1 else f"captions (column {j})")
+            tok = _text.mask_tokens(tok, masked)
             if align_vocab:
                 tok, replaced = _text.align_unknown(tok, vocab)
                 n_unknown += replaced

@@ -24,12 +24,14 @@ from .dbac import DBACResult
 from .lic import LICResult
 from .stats import CaptionGenderStats
 
-__all__ = ["CAPTION_COLUMNS", "audit_section", "caption_frame", "caption_inputs", "caption_section"]
+__all__ = ["CAPTION_COLUMNS", "KEY", "audit_section", "caption_frame", "caption_inputs", "caption_section"]
 
 #: The column names ``audit`` / ``biasamp audit`` read captions from: the model's caption is required,
 #: the human caption(s) optional (several: ``caption``, ``caption_1``, ... ).
 CAPTION_COLUMNS = {"captions_pred": "caption_pred", "captions": "caption", "split": "split"}
 
+#: The key of the report's captioning section.
+KEY = "captioning"
 TITLE = "Bias amplification in captions (LIC, DBAC)"
 CITATION = ("Hirota, Nakashima & Garcia, CVPR 2022 (LIC); Nair, Tokas & Kerner, arXiv:2503.07878, 2025 (DBAC); "
             "Burns et al., ECCV 2018 (gender error and ratio)")
@@ -41,6 +43,9 @@ HOW_TO_READ = (
     "and context reveal the attribute), each (Psi_M - Psi_D)/(Psi_M + Psi_D) in [-1, 1]. Gender error is the "
     "fraction of captions naming the wrong gender; a ratio of 1 keeps the data's proportion of the two genders."
 )
+NOT_STREAMED = ("not computed: a streamed audit does not read the caption columns (LIC and DBAC fit their attackers "
+                "on every caption, in memory); audit the data without --stream (stream_audit: with audit()) for "
+                "this section")
 NEEDS = "a model caption column (caption_pred) and the attribute; human captions (caption) for LIC and DBAC"
 
 
@@ -162,7 +167,7 @@ def caption_section(lic: LICResult | None = None, dbac: DBACResult | None = None
                         "caption": "Leakage of the masked captions (LIC_M: the model's, LIC_D: the human ones) and "
                                    "its amplification (LIC = LIC_M - LIC_D; DBAC per direction), with their "
                                    "intervals (over the captions and the iterations)."})
-    return {"key": "captioning", "title": TITLE, "citation": CITATION, "how_to_read": HOW_TO_READ, "needs": NEEDS,
+    return {"key": KEY, "title": TITLE, "citation": CITATION, "how_to_read": HOW_TO_READ, "needs": NEEDS,
             "summary": summary, "tables": tables, "notes": notes, "figures": figures}
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import _text
 from ._common import check_n, encode_single, fmt_ci
-from ._deps import ResultMixin, check_random_state, seed_sequence
+from ._deps import ResultMixin, check_n_boot, check_random_state, seed_sequence
 
 __all__ = ["CaptionGenderStats", "caption_gender_stats", "caption_labels"]
 
@@ -202,7 +202,8 @@ def caption_gender_stats(
     ----------
     attr : labels of shape (n,)
         The person's attribute; its values must be the classes of ``words``
-        (``"male"`` / ``"female"`` for the built-in gender words).
+        (``"male"`` / ``"female"`` for the built-in gender words), in any
+        case (``"Female"`` reads the words of ``"female"``).
     captions_pred : sequence of str, shape (n,) (keyword-only)
         The captions (a model's, or human ones).
     words : "gender", mapping class -> words
@@ -255,11 +256,18 @@ def caption_gender_stats(
     caps = _text.check_captions(captions_pred, "captions_pred")
     check_n(attr=len(codes), captions_pred=len(caps))
     wl = _text.resolve_words(words, "words")
-    key_of = {}
-    for c in classes:  # the word list of each class: its key equals the class (1 == 1.0), or its spelling does
+    key_of: dict = {}
+    for c in classes:  # the word list of each class: its key equals the class (1 == 1.0), or its spelling does,
+        # or its spelling in another case ("Female" reads the list of "female")
         key = next((kk for kk in wl if kk == c or str(kk) == str(c)), None)
         if key is None:
+            key = next((kk for kk in wl if str(kk).casefold() == str(c).casefold()), None)
+        if key is None:
             raise ValueError(f"words has no word list for the attr class {c!r}; its classes are {list(wl)}")
+        twin = next((other for other, kk in key_of.items() if kk == key), None)
+        if twin is not None:
+            raise ValueError(f"attr classes {twin!r} and {c!r} both read the word list of {key!r}; give one "
+                             "spelling per class")
         key_of[c] = key
     keys = [kk for kk in wl if kk in key_of.values()]  # the classes in the order of ``words`` (the ratio's order)
     by_key = {key_of[c]: i for i, c in enumerate(classes)}
@@ -268,8 +276,7 @@ def caption_gender_stats(
     names, wl = [str(c) for c in classes], {str(kk): wl[kk] for kk in keys}
     if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1):
         raise ValueError(f"level must be in (0, 1) or None, got {level!r}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-        raise ValueError(f"n_boot must be an integer >= 2 (bootstrap resamples), got {n_boot!r}")
+    n_boot = check_n_boot(n_boot)
     check_random_state(random_state)
     k = len(names)
     named = _named(_text.tokenize_all(caps), wl)

@@ -67,6 +67,7 @@ import pandas as pd
 from click.core import ParameterSource
 
 from biasamp._core.escape import terminal
+from biasamp._engine.runs import MAX_N_ITER
 from biasamp.captioning.section import caption_frame
 from biasamp.cli._data import (
     PRED_SUFFIX,
@@ -88,7 +89,8 @@ from biasamp.cli._data import (
     _task_names,
     read_table,
 )
-from biasamp.report._config import AuditConfig
+from biasamp.report._config import MAX_JOBS, AuditConfig
+from biasamp.report._inputs import check_task_count
 from biasamp.report._model import NothingComputedError, _write_atomic, audit, section_builders
 
 __all__ = ["main"]
@@ -171,6 +173,10 @@ def _write_outputs(report, json_path, html_path, plots: bool, protect: list[str]
 # --------------------------------------------------------------------------- #
 # streaming
 # --------------------------------------------------------------------------- #
+_MAX_SIZE = float(2**60)
+"""The largest size ``--max-memory`` takes (1 EiB)."""
+
+
 def _parse_size(ctx: Any, param: Any, value: Any) -> int | None:
     """A size such as ``500M``, ``2G``, ``1.5GB`` or ``1024`` (bytes); K, M, G, T are powers of 1024."""
     if value is None or isinstance(value, int):
@@ -178,13 +184,18 @@ def _parse_size(ctx: Any, param: Any, value: Any) -> int | None:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtKMGT]?)(?:i?[bB])?\s*", str(value))
     if not m:
         raise click.BadParameter(f"{value!r} is not a size such as 500M, 2G or 1.5GB (K, M, G, T: powers of 1024)")
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
+    size = float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()]
+    if not size <= _MAX_SIZE:  # also inf: thousands of digits
+        raise click.BadParameter(f"{terminal(str(value))[:40]!r} is more than any memory (at most 1 EiB, 2**60 bytes)")
+    return int(size)
 
 
 def _check_jobs(ctx: Any, param: Any, value: int) -> int:
     """``--jobs``: -1 (one worker per core) or a positive number of workers."""
     if value == 0 or value < -1:
         raise click.BadParameter(f"{value} is not a number of workers: give -1 (one per core) or N >= 1")
+    if value > MAX_JOBS:
+        raise click.BadParameter(f"{value:,} workers: at most {MAX_JOBS:,} (or -1: one per core)")
     return value
 
 
@@ -314,7 +325,7 @@ def _common_options(func):
                      help="The smallest effect that matters (the metrics' units): an interval holding 0 whose "
                           "minimum detectable effect (MDE) is above it reads 'too small to tell'; METRIC=VALUE "
                           f"for one metric, e.g. DPA=0.05 (repeatable) [default: {_DEFAULT.min_effect:g}]."),
-        click.option("--n-iter", type=click.IntRange(2), default=_DEFAULT.n_iter, show_default=True,
+        click.option("--n-iter", type=click.IntRange(2, MAX_N_ITER), default=_DEFAULT.n_iter, show_default=True,
                      help="Iterations of DPA and leakage amplification."),
         click.option("--attacker", type=click.Choice(["auto", "tabular", "mlp_es", "mlp", "logistic"]),
                      default=_DEFAULT.attacker, show_default=True,
@@ -767,7 +778,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
 
         unsupported = [o for o, given in (("--intersect", combos), ("--missing", missing != "raise"),
                                           ("--pos-label", pos_label), ("--captions-pred", captions_pred),
-                                          ("--features", features)) if given]
+                                          ("--captions", captions), ("--features", features)) if given]
         if unsupported:
             raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
                                    "load the data in memory")
@@ -875,16 +886,12 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
          attrs=_attribute_labels(kwargs["attr"], combos, missing))
 
 
-_MAX_TASK_COLUMNS = 10_000
-"""The most task columns of an audit: 100,000 columns of 60 rows ran for minutes in GBs and wrote nothing."""
-
-
 def _check_task_count(task: list) -> None:
-    """UsageError (exit 2), before any metric, for more than :data:`_MAX_TASK_COLUMNS` task columns."""
-    if len(task) > _MAX_TASK_COLUMNS:
-        raise click.UsageError(f"{len(task):,} task columns (such as {', '.join(map(repr, task[:3]))}, ...): "
-                               f"biasamp audits at most {_MAX_TASK_COLUMNS:,}; choose the labels to audit with "
-                               "--task")
+    """UsageError (exit 2), before any metric, for more task columns than an audit takes (``check_task_count``)."""
+    try:
+        check_task_count(len(task), task)
+    except ValueError as exc:
+        raise click.UsageError(f"{exc} with --task") from None
 
 
 def _sources(data: str, train_path: str | None, val_path: str | None = None) -> str:

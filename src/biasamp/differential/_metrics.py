@@ -28,6 +28,7 @@ them alike (docs/definitions.md, "Differential fairness").
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ from biasamp._core.policy import (
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Labels, Missing, Soft, Weights
 from biasamp.differential._options import DifferentialOptions, _check_concentration
+from biasamp.exceptions import BiasampWarning
 from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
 
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
@@ -129,6 +131,33 @@ def log_rates(n: np.ndarray, positives: np.ndarray, concentration: float) -> np.
     half = concentration / 2.0
     denom = n + concentration
     return np.log(np.stack([(n - positives + half) / denom, (positives + half) / denom], axis=-2))
+
+
+#: Mean weights within this factor of 1 smooth about as the unweighted rows do (no warning).
+_WEIGHT_SCALE = 2.0
+
+
+def warn_weight_scale(weights: np.ndarray | None, concentration: float, stacklevel: int = 2) -> None:
+    """A ``BiasampWarning`` when the mean positive weight is far from 1 (outside [1/2, 2]).
+
+    The smoothing adds ``concentration`` to *weighted* counts (frequency
+    weights: a row of weight 3 counts as three rows), so it weighs as
+    ``concentration / mean weight`` rows: weights rescaled to sum to 1 smooth
+    every group towards 1/2 (docs/differential.md, "Weights").
+    """
+    if weights is None:
+        return
+    w = np.asarray(weights, dtype=np.float64)
+    w = w[w > 0]
+    if not len(w):
+        return
+    mean = float(w.mean())
+    if 1 / _WEIGHT_SCALE <= mean <= _WEIGHT_SCALE:
+        return
+    warnings.warn(f"sample_weight averages {mean:.3g} per row: the smoothing adds concentration={concentration:g} "
+                  f"to weighted counts, so it weighs as {concentration / mean:.3g} rows and ε changes with the "
+                  "weights' scale; scale the weights to average 1 (frequency weights) to smooth as without weights, "
+                  "or scale concentration with them (docs/differential.md)", BiasampWarning, stacklevel=stacklevel + 1)
 
 
 def epsilon(logs: np.ndarray) -> np.ndarray:
@@ -344,5 +373,6 @@ def df_bias_amplification(
     opts = DifferentialOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
     prep = _prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=opts.pos_label,
                     threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing)
+    warn_weight_scale(prep.weights, opts.concentration, stacklevel=3)
     return df_from_counts(_counts_of(prep), concentration=opts.concentration, pos_label=prep.pos_label,
                           min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)

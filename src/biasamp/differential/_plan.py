@@ -110,6 +110,7 @@ def _df_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_featu
     c = _d._check_concentration(concentration)
     prep = _f._prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
                        threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing)
+    _d.warn_weight_scale(prep.weights, c, stacklevel=3)
     counts = _f._counts_of(prep)
     point = _d.df_from_counts(counts, concentration=c, pos_label=prep.pos_label, min_group_size=min_group_size,
                               include_small_groups=include_small_groups)

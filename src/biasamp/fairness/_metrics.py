@@ -48,6 +48,7 @@ from scipy import sparse
 from biasamp._core.labels import (
     LabelMatrix,
     _as_pandas,
+    _fmt_rows,
     _missing_mask_1d,
     check_consistent_length,
     encode_labels,
@@ -127,6 +128,8 @@ def _feature_columns(sensitive_features: Any) -> tuple[list[np.ndarray], list]:
     if arr.ndim == 1:
         return [arr], ["sensitive_feature"]
     if arr.ndim == 2:
+        if arr.shape[1] == 0:
+            raise ValueError(f"sensitive_features has no column (shape {arr.shape}); give at least one feature")
         return [arr[:, j] for j in range(arr.shape[1])], [f"sensitive_feature_{j}" for j in range(arr.shape[1])]
     raise ValueError(f"sensitive_features must be 1-D or 2-D (one column per feature), got {arr.ndim}-D")
 
@@ -145,9 +148,9 @@ def _encode_groups(
             raise ValueError(f"sensitive_features has {len(col)} rows but the labels have {n_rows}")
         missing = _missing_mask_1d(col)
         if missing is not None:
-            rows = np.flatnonzero(missing)[:5].tolist()
             raise ValueError(
-                f"sensitive_features column {name!r} contains NaN/inf/missing values (rows {rows}); a group "
+                f"sensitive_features column {name!r} contains NaN/inf/missing values (rows "
+                f"{_fmt_rows(np.flatnonzero(missing))}); a group "
                 "must be a finite value or a name")
     if groups is not None:
         groups = tuple(groups)

@@ -64,6 +64,7 @@ from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.validation import NONE, Interval, OneOf, check
 from biasamp._engine.inference import t_min_detectable
 from biasamp._engine.resample import seed_sequence
+from biasamp._engine.runs import _check_n_iter as _check_n_iter_bound
 from biasamp._engine.runs import iterations_and_data_intervals
 from biasamp.predictability._attackers import (
     TabularAttacker,
@@ -588,8 +589,7 @@ def _seed_states(random_state: Any, n_iter: int, n_boot: int = 0) -> tuple[list[
 
 
 def _check_n_iter(n_iter: Any, level: Any) -> int:
-    if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
-        raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
+    n_iter = _check_n_iter_bound(n_iter)
     if level is not None:
         if not isinstance(level, numbers.Real) or not 0 < float(level) < 1:
             raise ValueError(f"level must be in (0, 1) or None (no confidence interval), got {level!r}")

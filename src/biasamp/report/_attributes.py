@@ -262,7 +262,7 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
         try:
             reports[name] = audit(labels, task, attr_pred=preds[name], attr_train=trains[name],
                                   task_train=task_train, attr_val_scores=vals[name], **data,
-                                  config=config.replace(names=dict(config.names or {}, attr=name),
+                                  config=config.replace(names=dict(config.names or {}, attr=str(name)),
                                                         reference_group=ref))
         except NothingComputedError as exc:  # this attribute's sections failed: said if no other's ran
             reports[name] = exc.report

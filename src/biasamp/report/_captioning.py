@@ -5,17 +5,18 @@ does) from the data that :func:`biasamp.captioning.section.audit_section`
 computes: the captioning package sits below the report and does not import
 it. The section runs when :func:`~biasamp.audit` is given ``captions=``
 (``biasamp audit``: a ``caption_pred`` column, or ``--captions-pred``), and
-is left out of the report otherwise.
+is left out of the report otherwise (a streamed audit of data holding a
+``caption_pred`` column lists it as skipped and says why).
 """
 
 from __future__ import annotations
 
-from biasamp.captioning.section import CITATION, HOW_TO_READ, NEEDS, TITLE, audit_section
+from biasamp.captioning.section import CITATION, HOW_TO_READ, KEY, NEEDS, TITLE, audit_section
 from biasamp.report._inputs import AuditInputs, AuditOptions
 from biasamp.report._registry import FigureSpec, SectionData, register_section
 
 
-@register_section("captioning", title=TITLE, citation=CITATION, how_to_read=HOW_TO_READ, needs=NEEDS,
+@register_section(KEY, title=TITLE, citation=CITATION, how_to_read=HOW_TO_READ, needs=NEEDS,
                   applicable=lambda inp: inp.captions is not None, order=70, omit_when_skipped=True,
                   scales={"LIC": "predictability", "DBAC": "predictability"})
 def _captioning_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:

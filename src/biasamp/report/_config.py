@@ -32,7 +32,7 @@ from biasamp._core.progress import progress_mode
 from biasamp._core.results import to_builtin
 from biasamp._core.validation import NONE, Checked, InstanceOf, Interval, OneOf, Validated, constraints_of, option
 from biasamp._engine.options import CI_METHOD, LEVEL, RANDOM_STATE
-from biasamp._engine.runs import _check_n_boot
+from biasamp._engine.runs import MAX_N_ITER, _check_n_boot
 from biasamp.fairness._options import TOLERANCE
 from biasamp.multiattribute._options import MultiOptions
 
@@ -96,6 +96,26 @@ def _check_min_effect(min_effect: Any) -> Any:
             raise TypeError(f"min_effect's keys must be metric names (str, '*' for every other metric), got {bad[0]!r}")
         return {k: number(f"min_effect[{k!r}]", v) for k, v in min_effect.items()}
     return number("min_effect", min_effect)
+
+
+#: The most workers of a streamed audit (``n_jobs``; a pass is also never split into more parts than batches).
+MAX_JOBS = 1024
+
+#: the display names a report reads from ``names``
+NAME_KEYS = ("attr", "task", "source")
+
+
+def _check_names(names: Any) -> dict:
+    """``names``: a dict of :data:`NAME_KEYS` to strings (a name in every output), else a named error."""
+    if not isinstance(names, dict):
+        raise TypeError(f"names must be None or a dict such as {{'attr': 'gender'}}, got {type(names).__name__}")
+    unknown = [k for k in names if k not in NAME_KEYS]
+    if unknown:
+        raise ValueError(f"names has the key(s) {unknown!r}; its keys are {NAME_KEYS}")
+    for key, value in names.items():
+        if not isinstance(value, str):
+            raise TypeError(f"names[{key!r}] must be a string (a display name), got {type(value).__name__} {value!r}")
+    return names
 
 
 def _check_progress(progress: Any) -> Any:
@@ -200,7 +220,7 @@ class AuditConfig(Validated):
     title : str, default "biasamp audit"
     names : dict, optional
         Display names of the inputs (``{"attr": "gender", "task":
-        "objects", "source": ...}``).
+        "objects", "source": ...}``): strings, under those three keys.
     progress : bool or None
         ``None``: bars on a terminal, otherwise a line every 10 s.
     missing : {"raise", "drop", "group"}, default "raise"
@@ -212,7 +232,7 @@ class AuditConfig(Validated):
         A streamed audit runs DPA and LA on a uniform sample of this many
         test rows (0 leaves them out).
     n_jobs : int, default 1
-        Worker processes of a streamed audit (``-1``: one per core; under
+        Worker processes of a streamed audit, at most 1,024 (``-1``: one per core; under
         ``joblib.parallel_config(backend="dask")``, the workers of a
         ``dask.distributed`` cluster). Each pass over the data is split into
         contiguous ranges counted apart and merged in order: the report is
@@ -260,7 +280,7 @@ class AuditConfig(Validated):
                              doc="the smallest effect that matters (too small to tell / small effect)")
     # DPA and LA
     attacker: Any = option("auto", Checked(_check_attacker, "an attacker name or an estimator"), doc="attacker")
-    n_iter: int = option(10, Interval(Integral, 2, None), doc="iterations of DPA and LA")
+    n_iter: int = option(10, Interval(Integral, 2, MAX_N_ITER), doc="iterations of DPA and LA")
     dpa_quality: Any = option("inv_ce", _check_quality("dpa_quality"), doc="DPA's attacker quality")
     leakage_quality: Any = option("accuracy", _check_quality("leakage_quality"), doc="LA's attacker quality")
     # the families' options (each family receives those its options dataclass declares)
@@ -287,7 +307,7 @@ class AuditConfig(Validated):
     # the report
     top_k: int = option(10, Interval(Integral, 1, None), doc="rows of the top-contributor tables and charts")
     title: str = option("biasamp audit", InstanceOf(str), doc="report title")
-    names: dict | None = option(None, NONE, InstanceOf(dict, description="a dict such as {'attr': 'gender'}"),
+    names: dict | None = option(None, NONE, Checked(_check_names, "a dict such as {'attr': 'gender'} (strings)"),
                                 doc="display names of the inputs")
     progress: Any = option(None, Checked(_check_progress, "True, False or None"), doc="progress on stderr")
     # the inputs
@@ -295,7 +315,7 @@ class AuditConfig(Validated):
     # the streamed audit
     batch_size: int = option(65_536, Interval(Integral, 1, None), doc="rows per record batch when streaming")
     dpa_rows: int = option(200_000, Interval(Integral, 0, None), doc="rows of the DPA/LA sample when streaming")
-    n_jobs: int = option(1, Interval(Integral, 1, None), OneOf(-1), doc="worker processes of a streamed audit")
+    n_jobs: int = option(1, Interval(Integral, 1, MAX_JOBS), OneOf(-1), doc="worker processes of a streamed audit")
 
     def _normalise(self) -> None:
         for name in ("sections", "exclude"):

@@ -255,6 +255,18 @@ def _describe(inp: AuditInputs, names: dict) -> dict:
     }
 
 
+MAX_TASK_COLUMNS = 10_000
+"""The most task columns of an audit: 100,000 columns of 60 rows ran for minutes in GBs and wrote nothing."""
+
+
+def check_task_count(n_columns: int, examples: Sequence = ()) -> None:
+    """``ValueError``, before any work, for more than :data:`MAX_TASK_COLUMNS` task columns (``examples``: names)."""
+    if n_columns > MAX_TASK_COLUMNS:
+        such = f" (such as {', '.join(map(repr, list(examples)[:3]))}, ...)" if len(examples) else ""
+        raise ValueError(f"{n_columns:,} task columns{such} in task: an audit takes at most {MAX_TASK_COLUMNS:,}; "
+                         "choose the labels to audit")
+
+
 def level_size_warning(attr: Any, name: str, min_group_size: int) -> str | None:
     """A warning when attribute ``name`` has few rows per level (median level size below ``min_group_size``).
 

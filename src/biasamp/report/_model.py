@@ -51,6 +51,7 @@ from biasamp.report._inputs import (
     _feature_inputs,
     _prepare,
     _rows_notes,
+    check_task_count,
     level_size_warning,
 )
 from biasamp.report._json import (
@@ -400,6 +401,12 @@ def audit(
     """
     # every option before any work: a bad value is one named error, not a report of failed sections
     config = AuditConfig.of(config, keywords, "audit")
+    try:
+        shape: tuple[int, ...] = tuple(np.shape(task)) if task is not None else ()
+    except (ValueError, TypeError):  # ragged: the label layer names the problem
+        shape = ()
+    if len(shape) == 2:  # the guard of the command line: an absurd task width is refused before any work
+        check_task_count(shape[1], getattr(task, "columns", ()))
     if isinstance(attr, Mapping) or intersect is not None:  # several attributes: one audit each, merged
         from biasamp.report._attributes import audit_attributes
 
@@ -462,10 +469,14 @@ def _chosen_builders(sections: Iterable[str] | None, exclude: Iterable[str], err
     return [b for b in builders if b.key in wanted]
 
 
-def _build_report(inp: AuditInputs, opt: AuditConfig, chosen: Sequence[SectionBuilder]) -> Report:
+def _build_report(inp: AuditInputs, opt: AuditConfig, chosen: Sequence[SectionBuilder],
+                  unread: Mapping[str, str] | None = None) -> Report:
     """Run the ``chosen`` builders on ``inp`` and assemble the :class:`Report` (the core of :func:`audit`).
 
-    A streamed audit calls it with precomputed results in ``inp.results``.
+    A streamed audit calls it with precomputed results in ``inp.results``,
+    and with ``unread``: the sections whose inputs the data holds but the
+    stream does not read, by key, with the message saying so (such a
+    section is listed as skipped, never silently left out).
     A section computed from the held rows although they are only a sample of
     the test rows (``inp.n_rows < inp.n``: DPA and LA in a streamed audit)
     says so in a note.
@@ -477,9 +488,10 @@ def _build_report(inp: AuditInputs, opt: AuditConfig, chosen: Sequence[SectionBu
         bar.set_postfix_str(b.key)
         section = Section(b.key, b.title, b.citation, b.how_to_read)
         if not b.applicable(inp):
-            if b.omit_when_skipped:
+            reason = (unread or {}).get(b.key)
+            if b.omit_when_skipped and reason is None:
                 continue
-            section.status, section.message = "skipped", f"not computed: needs {b.needs}"
+            section.status, section.message = "skipped", reason or f"not computed: needs {b.needs}"
             out.append(section)
             continue
         with warnings.catch_warnings(record=True) as caught:

@@ -103,7 +103,10 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   returns its count tables (the replicate tables included), so the parent
   holds about one set per worker; the progress bars count test rows and
   advance as each part is merged.
-* Threshold calibration (validation scores) is not streamed.
+* Threshold calibration (validation scores) is not streamed, nor are the
+  captions (LIC and DBAC fit attackers on every caption): data holding a
+  ``caption_pred`` column gets the captioning section as skipped, with the
+  reason.
 
 pyarrow is imported only when data is read.
 """
@@ -126,6 +129,8 @@ from biasamp._core.crossfit import STREAM_FOLDS_NOTE
 from biasamp._core.progress import progress_bar
 from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, ClassList, Family
+from biasamp.captioning.section import CAPTION_COLUMNS, NOT_STREAMED
+from biasamp.captioning.section import KEY as CAPTION_KEY
 from biasamp.report._config import AuditConfig
 from biasamp.report._model import (
     AuditInputs,
@@ -255,6 +260,10 @@ class ParquetDataset:
         Size of all the data (every column) in memory, estimated from the
         footers: per file, the larger of the uncompressed size and rows x
         the decoded width of every column (see ``_memory_estimate``).
+    file_stats : tuple of (int, int)
+        Size and modification time (ns) of every file when it was opened:
+        a file that changes between two passes (grows, is rewritten) is an
+        error (:class:`StreamReadError`), never data read in part.
     """
 
     path: Path
@@ -263,6 +272,7 @@ class ParquetDataset:
     file_columns: tuple
     file_rows: tuple
     nbytes: int
+    file_stats: tuple = ()
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> ParquetDataset:
@@ -285,16 +295,17 @@ class ParquetDataset:
         else:
             files = [path]
         pq = _pq()
-        columns, rows, nbytes = [], [], 0
+        columns, rows, nbytes, stats = [], [], 0, []
         for f in files:
             try:
+                stats.append(_stat(f))
                 meta = pq.read_metadata(f)
                 columns.append(tuple(meta.schema.to_arrow_schema().names))
             except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
                 raise StreamReadError(f"cannot read {f}: {type(exc).__name__}: {exc}") from None
             rows.append(int(meta.num_rows))
             nbytes += _memory_estimate(meta)
-        return cls(path, tuple(files), columns[0], tuple(columns), tuple(rows), nbytes)
+        return cls(path, tuple(files), columns[0], tuple(columns), tuple(rows), nbytes, tuple(stats))
 
     @property
     def num_rows(self) -> int:
@@ -310,26 +321,51 @@ class ParquetDataset:
                 return f, lacking, cols
         return None
 
+    def batch_starts(self, batch_size: int) -> np.ndarray:
+        """The dataset rows (0-based, over the files in reading order) where the batches of a pass start.
+
+        A file's rows are cut into batches of ``batch_size`` counted from its
+        start; the shorter pieces (a file smaller than a batch, a file's last
+        rows) are joined, in order, with the pieces that follow them while
+        they fit in ``batch_size`` rows, so that many small files make full
+        batches, not one batch each (2,000 files of 4 rows had been 2,000
+        batches). :meth:`batches` reads these batches.
+        """
+        rows = np.asarray(self.file_rows, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)[:-1]
+        full, short = rows // batch_size, rows % batch_size
+        first = np.repeat(starts, full)  # the full batches: batch_size rows from a file's start on
+        full_starts = first + batch_size * (np.arange(len(first)) - np.repeat(np.cumsum(full) - full, full))
+        joined: list[int] = []
+        end = filled = -1
+        for lo, n in zip((starts + full * batch_size)[short > 0].tolist(), short[short > 0].tolist()):
+            if lo == end and filled + n <= batch_size:  # follows the previous short piece, and fits with it
+                filled += n
+            else:
+                joined.append(lo)
+                filled = n
+            end = lo + n
+        return np.sort(np.concatenate([full_starts, np.asarray(joined, dtype=np.int64)]))
+
     def ranges(self, n: int, batch_size: int) -> list[RowRange]:
         """The rows split into at most ``n`` contiguous ranges of about equal size, in order.
 
-        A range is cut only where a batch of the whole run starts (a file's
-        start, or a multiple of ``batch_size`` rows into a file), so the
-        batches of the ranges are the batches of one pass over all the rows.
-        Always at least one range (with no rows when the dataset has none).
+        A range is cut only where a batch of the whole run starts
+        (:meth:`batch_starts`), so the batches of the ranges are the batches
+        of one pass over all the rows; there are never more ranges than
+        batches. Always at least one range (with no rows when the dataset has
+        none).
         """
         rows = np.asarray(self.file_rows, dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
         total = int(starts[-1])
-        cuts = {0, total}
-        for i in range(1, max(1, int(n))):  # one cut per range boundary (n is a worker count, not rows)
-            target = total * i // n
-            f = min(int(np.searchsorted(starts, target, side="right")) - 1, len(rows) - 1)
-            into = target - int(starts[f])  # the nearest batch start of file f (its end counts as one)
-            down = into // batch_size * batch_size
-            up = min(down + batch_size, int(rows[f]))
-            cuts.add(int(starts[f]) + (down if into - down <= up - into else up))
-        bounds = sorted(cuts)
+        batch = np.append(self.batch_starts(batch_size), total)
+        n = max(1, min(int(n), len(batch) - 1))
+        targets = total * np.arange(1, n, dtype=np.int64) // n  # the nearest batch start to each (n: workers)
+        up = np.minimum(np.searchsorted(batch, targets, side="left"), len(batch) - 1)
+        down = np.maximum(up - 1, 0)
+        nearest = np.where(targets - batch[down] <= batch[up] - targets, batch[down], batch[up])
+        bounds = sorted({0, total, *nearest.tolist()})
         out: list[RowRange] = []
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             first, last = np.maximum(starts[:-1], lo), np.minimum(starts[1:], hi)
@@ -340,23 +376,42 @@ class ParquetDataset:
 
     def batches(self, columns: Sequence[str], batch_size: int, bar: Any = None, rows: RowRange | None = None,
                 threads: bool = True) -> Iterator[tuple[Any, str]]:
-        """``(pyarrow.RecordBatch, where)`` of ``columns``, file by file; ``where`` names the file and rows.
+        """``(pyarrow.RecordBatch, where)`` of ``columns``: the batches of :meth:`batch_starts`; ``where`` names
+        the file(s) and rows.
 
-        Every batch holds ``batch_size`` rows counted from the start of its
-        file (a file's last batch fewer), whichever ``rows`` are read: the
-        batches of a :class:`RowRange` are those of a pass over every row.
-        ``rows``: the range to read (default: every row); ``bar`` (a tqdm
-        bar) is advanced by the rows of each batch; ``threads``: pyarrow's
-        decoding threads (off in worker processes).
+        A file's rows come in batches of ``batch_size`` counted from its
+        start, its shorter pieces joined with those of the files that follow
+        while they fit, whichever ``rows`` are read: the batches of a
+        :class:`RowRange` are those of a pass over every row. ``rows``: the
+        range to read (default: every row); ``bar`` (a tqdm bar) is advanced
+        by the rows of each batch; ``threads``: pyarrow's decoding threads
+        (off in worker processes). A file that changed since :meth:`open`
+        (its size, time or rows) raises :class:`StreamReadError`.
         """
+        for batch, where in _coalesced(self._file_batches(columns, batch_size, rows, threads), batch_size):
+            yield batch, where
+            if bar is not None:
+                bar.update(batch.num_rows)
+
+    def _file_batches(self, columns: Sequence[str], batch_size: int, rows: RowRange | None,
+                      threads: bool) -> Iterator[tuple[Any, Path, int]]:
+        """``(batch, file, first row)``: each file's rows of ``rows``, in batches of ``batch_size`` from its start."""
         pq = _pq()
         part = rows if rows is not None else self.ranges(1, batch_size)[0]
         for index, lo, hi in part.pieces:
             f = self.files[index]
             try:
+                now = _stat(f)
                 handle = pq.ParquetFile(f)
             except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
                 raise StreamReadError(f"cannot read {f}: {type(exc).__name__}: {exc}") from None
+            rows_now = int(handle.metadata.num_rows)
+            if (self.file_stats and now != self.file_stats[index]) or rows_now != self.file_rows[index]:
+                handle.close()
+                raise StreamReadError(
+                    f"{f} changed while it was read (rows {self.file_rows[index]:,} -> {rows_now:,}, size "
+                    f"{self.file_stats[index][0] if self.file_stats else '?'} -> {now[0]} bytes): the passes over "
+                    "the data would read different rows; audit it once it is complete")
             try:
                 groups, skip = _row_groups(handle.metadata, lo, hi)
                 start, reader = lo, None
@@ -371,11 +426,8 @@ class ParquetDataset:
                         break
                     except Exception as exc:  # noqa: BLE001 - e.g. a corrupt row group
                         raise StreamReadError(f"cannot read {f}: {type(exc).__name__}: {exc}") from None
-                    stop = start + batch.num_rows
-                    yield batch, f"{f.name}, rows {start:,}-{stop - 1:,}"
-                    start = stop
-                    if bar is not None:
-                        bar.update(batch.num_rows)
+                    yield batch, f, start
+                    start += batch.num_rows
             finally:
                 handle.close()
 
@@ -447,6 +499,48 @@ def _rechunk(batches: Iterator[Any], skip: int, count: int, size: int) -> Iterat
             break
     if held:
         yield _joined(pending)
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    """A file's size and modification time (ns): what says that it changed."""
+    st = os.stat(path)
+    return int(st.st_size), int(st.st_mtime_ns)
+
+
+def _coalesced(pieces: Iterator[tuple[Any, Path, int]], size: int) -> Iterator[tuple[Any, str]]:
+    """``(batch, where)`` of the files' batches: a full one (``size`` rows) as it is, shorter ones joined while
+    they fit in ``size`` rows (:meth:`ParquetDataset.batch_starts`)."""
+    pending: list = []
+    held = 0
+
+    def flush() -> Iterator[tuple[Any, str]]:
+        (_, f0, a), (last, f1, b) = pending[0], pending[-1]
+        stop = b + last.num_rows - 1
+        where = (f"{f0.name}, rows {a:,}-{stop:,}" if len(pending) == 1 else
+                 f"{len(pending):,} files from {f0.name}, row {a:,} to {f1.name}, row {stop:,}")
+        yield _joined_pieces([p[0] for p in pending]), where
+
+    for batch, f, start in pieces:
+        if pending and (batch.num_rows == size or held + batch.num_rows > size):
+            yield from flush()
+            pending, held = [], 0
+        if batch.num_rows == size:
+            yield batch, f"{f.name}, rows {start:,}-{start + size - 1:,}"
+            continue
+        pending.append((batch, f, start))
+        held += batch.num_rows
+    if pending:
+        yield from flush()
+
+
+def _joined_pieces(batches: list) -> Any:
+    """One record batch of the pieces of several files (their columns' types unified where they differ)."""
+    if len(batches) == 1 or all(b.schema == batches[0].schema for b in batches):
+        return _joined(batches)
+    import pyarrow as pa
+
+    table = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive")
+    return table.combine_chunks().to_batches()[0]
 
 
 def _joined(batches: list) -> Any:
@@ -1285,4 +1379,6 @@ def stream_audit(
         weight = held_frame[columns.weight].reset_index(drop=True).to_numpy(dtype=np.float64)
     inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train,
                       results={k: f.result(config) for k, f in fam.items()}, description=description)
-    return _build_report(inp, config, chosen)
+    # the captions are not streamed: the section says so instead of vanishing
+    unread = {CAPTION_KEY: NOT_STREAMED} if CAPTION_COLUMNS["captions_pred"] in data.columns else {}
+    return _build_report(inp, config, chosen, unread)
