@@ -374,8 +374,7 @@ _MONO2 = {"attr": "monotone", "task": "monotone"}
 CASES: list[Case] = [
     # ---- co-occurrence ---------------------------------------------------- #
     Case("bias_amp_mals", ("bias_amp_mals",), _mals_arrays,
-         lambda attr_train, task_train, attr_pred, task_pred: b.bias_amp_mals(
-             attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred), relabel=_ANY2),
+         lambda attr_train, task_train, attr_pred, task_pred: b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train, task_train=task_train), relabel=_ANY2),
     Case("bias_amp_directional", ("bias_amp_directional",), _directional_arrays,
          lambda **kw: b.bias_amp_directional(kw.pop("attr"), kw.pop("task"), **kw), relabel=_ANY2),
     Case("bias_amp_directional[multi-label]", ("bias_amp_directional",), _directional_multilabel_arrays,
@@ -531,7 +530,7 @@ CASES: list[Case] = [
          relabel={"attr": "any"}, examples=6),
     Case("threshold_curve[mals]", ("threshold_curve",), _threshold_curve_mals_arrays,
          lambda attr, task, task_scores, attr_pred: b.threshold_curve(
-             b.bias_amp_mals, attr, task, task_scores=task_scores, attr_pred=attr_pred, thresholds=[0.3, 0.6]),
+             b.bias_amp_mals, attr, task, task_scores=task_scores, attr_pred=attr_pred, thresholds=[0.3, 0.6], attr_train=attr, task_train=task),
          relabel={"attr": "any"}, examples=6),
     Case("threshold_curve[fairness_metrics]", ("threshold_curve",), _threshold_curve_fair_arrays,
          lambda sensitive_features, task, task_scores: b.threshold_curve(
@@ -701,7 +700,7 @@ def _top(kind):
         if kind == "direction":
             return b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred).a_to_t.top(k)
         if kind == "mals":
-            return b.bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred).top(k)
+            return b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, attr_train=attr, task_train=task).top(k)
         return b.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred).g_to_m.top(k)
     return call
 

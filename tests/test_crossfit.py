@@ -197,7 +197,7 @@ def test_the_pure_functions_of_the_folds_equal_the_label_functions():
                                                      attr_classes=a["attr"].classes, task_classes=t["task"].classes)
               for f in (0, 1)]
     res = directional_from_folds({"A->T": tuple(counts)})
-    assert res.a_to_t.value == bias_amp_directional(g, y, task_pred=p).a_to_t.value
+    assert res.a_to_t.value == bias_amp_directional(g, y, task_pred=p, binary_task="both").a_to_t.value
     assert res.t_to_a is None and res.cross_fit
     # the same folds for both directions are accepted (a layer that splits once)
     both = [biasamp.CooccurrenceCounts.from_labels(g[folds == f], y[folds == f], task_pred=p[folds == f],
@@ -389,7 +389,7 @@ def test_cross_fit_options_raise_named_errors():
     a = bias_amp_directional(g, y, task_pred=p, attr_train=g, task_train=y)
     assert not a.cross_fit and a.a_to_t.value == bias_amp_directional(g, y, task_pred=p, cross_fit=False).a_to_t.value
     # bias_amp_mals cannot tell that its training rows are the test rows: None is the plug-in
-    assert not bias_amp_mals(g, y, attr_pred=gp, task_pred=p).cross_fit
+    assert not bias_amp_mals(attr_pred=gp, task_pred=p, attr_train=g, task_train=y).cross_fit
 
 
 def test_the_bootstrap_of_the_cross_fitted_statistics():

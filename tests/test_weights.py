@@ -69,8 +69,8 @@ def _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w=None, t
         "multi": b.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w, **kw),
     }
     if train:
-        out["mals"] = b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred,
-                                      sample_weight=w, train_sample_weight=tw)
+        out["mals"] = b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred,
+                                      sample_weight=w, train_sample_weight=tw, attr_train=attr_train, task_train=task_train)
     return out
 
 
@@ -191,7 +191,7 @@ def test_bad_weights_raise_naming_the_argument(weights, error, match):
     with pytest.raises(error, match=match):
         b.bias_amp_directional(attr, task, task_pred=task, sample_weight=weights)
     with pytest.raises(error, match=match):
-        b.bias_amp_mals(attr, task, attr_pred=attr, task_pred=task, sample_weight=weights)
+        b.bias_amp_mals(attr_pred=attr, task_pred=task, sample_weight=weights, attr_train=attr, task_train=task)
     with pytest.raises(error, match=match):
         b.multi_bias_amp(attr, task, task_pred=task, sample_weight=weights)
     with pytest.raises(error, match=match):
@@ -239,7 +239,7 @@ def test_missing_raise_names_the_argument():
     with pytest.raises(ValueError, match="attr contains NaN"):
         b.bias_amp_directional(attr, task, task_pred=task_pred)
     with pytest.raises(ValueError, match="attr_train contains NaN"):
-        b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred)
+        b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train, task_train=task_train)
     with pytest.raises(ValueError, match="task contains NaN"):
         b.multi_bias_amp(np.nan_to_num(attr), task, task_pred=task_pred)
 
@@ -253,14 +253,14 @@ def test_missing_drop_equals_the_complete_rows():
     dropped = {
         "directional": b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                               attr_train=attr_train, task_train=task_train, missing="drop"),
-        "mals": b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred, missing="drop"),
+        "mals": b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, missing="drop", attr_train=attr_train, task_train=task_train),
         "multi": b.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                                   task_train=task_train, missing="drop"),
     }
     complete = _metrics(attr[ok].astype(int), task[ok].astype(int), attr_pred[ok], task_pred[ok],
                         attr_train[tok].astype(int), task_train[tok])
-    complete["mals"] = b.bias_amp_mals(attr_train[tok].astype(int), task_train[tok], attr_pred=attr_pred,
-                                       task_pred=task_pred)  # the prediction rows have no missing value
+    complete["mals"] = b.bias_amp_mals(attr_pred=attr_pred,
+                                       task_pred=task_pred, attr_train=attr_train[tok].astype(int), task_train=task_train[tok])  # the prediction rows have no missing value
     for name in complete:
         _assert_same_values(dropped[name], complete[name])
     res = dropped["directional"]
@@ -297,7 +297,7 @@ def test_missing_group_makes_a_missing_class():
     named = np.where(np.isnan(attr), "missing", np.nan_to_num(attr).astype(int).astype(object))
     _assert_same_values(res, b.bias_amp_directional(named, task, task_pred=task_pred))
     # MALS: the training attribute's missing values are a class; multi: the test attribute's
-    mals = b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred, missing="group")
+    mals = b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, missing="group", attr_train=attr_train, task_train=task_train)
     assert "missing" in list(mals.pairs["attr"]) and mals.train_rows.n_grouped == 5
     multi = b.multi_bias_amp(attr, task, task_pred=task_pred, missing="group")
     assert "missing" in multi.counts.attr_classes and multi.rows.n_grouped == n_missing
@@ -370,8 +370,8 @@ def test_cooccurrence_accumulator_with_weights_equals_the_function(metric):
         ref = b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                                      task_train=task_train, sample_weight=w, train_sample_weight=tw)
     else:
-        ref = b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w,
-                              train_sample_weight=tw)
+        ref = b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, sample_weight=w,
+                              train_sample_weight=tw, attr_train=attr_train, task_train=task_train)
     res = acc.compute()
     _assert_same_values(res, ref, exact=False)
     assert res.rows == ref.rows and res.train_rows == ref.train_rows and res.weighted
@@ -474,8 +474,8 @@ def test_weighted_bootstrap_is_row_order_invariant_and_deterministic(metric):
     assert any("together with their sample weights" in note for note in first.notes)
     point = _values({"directional": b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                                            sample_weight=w),
-                     "mals": b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred,
-                                             sample_weight=w),
+                     "mals": b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred,
+                                             sample_weight=w, attr_train=attr_train, task_train=task_train),
                      "multi": b.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                                sample_weight=w)}[metric])
     for k, v in first.estimate.items():

@@ -644,6 +644,13 @@ class CooccurrenceAccumulator(Accumulator):
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split (None: the fixed default). A ``Generator`` draws
         one seed at construction; accumulators merge only with the same seed.
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task (``task_classes`` 0 and 1, or two classes with
+        ``pos_label``) is read: its positive class alone, counted as one
+        column whatever the batches hold (a 1-D column or an indicator), or
+        both classes (:ref:`def-binary-task`), as the functional API.
+    pos_label : object, optional
+        The positive class of a binary task (default: 1/True).
 
     Attributes
     ----------
@@ -710,6 +717,8 @@ class CooccurrenceAccumulator(Accumulator):
         include_small_groups: bool = False,
         cross_fit: bool | None = None,
         cross_fit_random_state: Any = None,
+        binary_task: str = "positive",
+        pos_label: Any = None,
     ) -> None:
         if not isinstance(metric, str) or metric not in self.families:
             raise ValueError(f"metric must be one of {tuple(self.families)}, got {metric!r}")
@@ -717,7 +726,8 @@ class CooccurrenceAccumulator(Accumulator):
                          random_state=random_state, stream=stream, train=train, missing=missing,
                          threshold=threshold, soft=soft, min_group_size=min_group_size,
                          include_small_groups=include_small_groups, cross_fit=cross_fit,
-                         cross_fit_random_state=cross_fit_random_state)
+                         cross_fit_random_state=cross_fit_random_state, binary_task=binary_task,
+                         pos_label=pos_label)
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
                task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> CooccurrenceAccumulator:

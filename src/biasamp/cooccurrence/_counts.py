@@ -35,7 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
+from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
+from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.validation import check
 from biasamp._core.rows import RowFilter, add_filters, select_rows
 from biasamp.exceptions import UnknownKeyError
 
@@ -201,6 +203,8 @@ class CooccurrenceCounts:
         pairs: Iterable[tuple[str, str]] | None = None,
         sample_weight: Any = None,
         missing: str = "raise",
+        binary_task: str = "positive",
+        pos_label: Any = None,
     ) -> CooccurrenceCounts:
         """Count one batch of labels in a single vectorized pass.
 
@@ -229,6 +233,11 @@ class CooccurrenceCounts:
             argument, drop them, or (``"group"``, for a 1-D ``attr`` only)
             make a missing attribute its own class ``"missing"``
             (:ref:`def-missing`). Recorded in ``rows``.
+        binary_task : {"positive", "both"}, default "positive"
+            How a binary task is read (:ref:`def-binary-task`): its positive
+            class alone (``task_classes`` then holds that class), or both.
+        pos_label : object, optional
+            The positive class of a binary task (default: 1/True for a 0/1 task).
 
         Returns
         -------
@@ -239,6 +248,8 @@ class CooccurrenceCounts:
             missing=missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
         a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", attr_classes, allow_soft)
         t = _encode_side(arrays["task"], arrays["task_pred"], "task", task_classes, allow_soft)
+        t, _ = read_task_roles(t, "task" if "task" in t else "task_pred", check("binary_task", binary_task, BINARY_TASK),
+                               pos_label)
         return cls.from_encoded(
             [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs,
             weights=weights, rows=rows,

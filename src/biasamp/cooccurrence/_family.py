@@ -24,19 +24,12 @@ def truth_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tu
 
 
 def _mals_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:
+    """``bias_amp_mals(attr, task, *, attr_pred, task_pred, attr_train, task_train, sample_weight, **options)``:
+    without a training set the test ground truth stands in for it, cross-fitted (the function's default)."""
     if roles.get("attr_pred") is None or roles.get("task_pred") is None:
         raise ValueError("BiasAmp_MALS needs both predictions: Â (attr_pred or attr_scores) and T̂ "
                          "(task_pred or task_scores)")
-    no_train = roles.get("attr_train") is None
-    train = (roles["attr"], roles["task"]) if no_train else (roles["attr_train"], roles["task_train"])
-    kwargs: dict = {"attr_pred": roles["attr_pred"], "task_pred": roles["task_pred"]}
-    if roles.get("sample_weight") is not None:
-        kwargs["sample_weight"] = roles["sample_weight"]
-        if no_train:  # the test rows are the training rows: the same weights
-            kwargs["train_sample_weight"] = roles["sample_weight"]
-    if no_train:  # the test rows stand in for the training rows: the indicator is cross-fitted (unless told not to)
-        kwargs["cross_fit"] = True
-    return train, {**kwargs, **options}
+    return truth_call(roles, options)
 
 
 def _mals_stream_roles(roles: Mapping[str, Any], train: bool) -> dict:
@@ -76,7 +69,7 @@ MALS = Family(
     function=bias_amp_mals,
     citation='J. Zhao et al. "Men Also Like Shopping: Reducing Gender Bias Amplification using Corpus-level '
              'Constraints". EMNLP 2017.',
-    roles=("attr_train", "task_train", "attr_pred", "task_pred", "sample_weight"),
+    roles=("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight"),
     statistics=(
         StatisticSpec("MALS", "mals", ("attr_pred", "task_pred"),
                       lambda res: (float(res.value), int(res.n_undefined)), (-1.0, 1.0), regular=True, signed=True,
