@@ -1091,6 +1091,11 @@ class MultiAttributeAccumulator(Accumulator):
         :class:`CooccurrenceAccumulator` (the batch is the unit of the split).
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split.
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task (``task_classes`` 0 and 1) is read: its positive
+        class alone, or both classes (:ref:`def-binary-task`).
+    pos_label : object, optional
+        The positive class of a binary task (default: 1/True).
 
     See Also
     --------
@@ -1166,13 +1171,16 @@ class MultiAttributeAccumulator(Accumulator):
         include_small_groups: bool = False,
         cross_fit: bool | None = None,
         cross_fit_random_state: Any = None,
+        binary_task: str = "positive",
+        pos_label: Any = None,
     ) -> None:
         super().__init__("multi", {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
                          random_state=random_state, stream=stream, combinations=combinations, min_size=min_size,
                          max_size=max_size, min_support=min_support, max_combinations=max_combinations,
                          missing=missing, threshold=threshold, min_group_size=min_group_size,
                          include_small_groups=include_small_groups, cross_fit=cross_fit,
-                         cross_fit_random_state=cross_fit_random_state)
+                         cross_fit_random_state=cross_fit_random_state, binary_task=binary_task,
+                         pos_label=pos_label)
 
     @property
     def combinations(self) -> tuple:
