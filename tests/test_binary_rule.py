@@ -28,6 +28,10 @@ BINARY = [f for f in REGISTRY if f.options is not None and "binary_task" in f.op
 IDS = [f.key for f in BINARY]
 
 
+def test_every_count_family_declares_the_rule():
+    assert {"directional", "mals", "multi", "fairness", "differential"} <= set(IDS)
+
+
 def _data(seed: int = 0, n: int = 500):
     rng = np.random.default_rng(seed)
     attr = rng.integers(0, 3, n)

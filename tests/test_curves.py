@@ -125,7 +125,8 @@ def test_binary_1d_scores_mals_and_a_training_set(seed):
         assert curve.values["a_to_t"].iloc[j] == pytest.approx(ref.a_to_t.value, abs=1e-12)
         assert curve.values["t_to_a"].iloc[j] == pytest.approx(ref.t_to_a.value, abs=1e-12)  # fixed A^
         try:
-            m = _quiet(bias_amp_mals, attr_train, task_train, attr_pred=attr_pred, task_pred=hard, attr_train=attr_train, task_train=task_train).value
+            m = _quiet(bias_amp_mals, attr, task, attr_pred=attr_pred, task_pred=hard, attr_train=attr_train,
+                       task_train=task_train).value
         except ValueError:
             assert np.isnan(mals.values["mals"].iloc[j])
             continue

@@ -200,9 +200,10 @@ def test_bad_weights_raise_naming_the_argument(weights, error, match):
         b.bias_amp_directional(attr, task, task_pred=task, attr_train=attr, task_train=task,
                                train_sample_weight=weights)
     with pytest.raises(error, match=match):
-        CooccurrenceAccumulator([0, 1], [0, 1]).update(attr, task, task_pred=task, sample_weight=weights)
+        CooccurrenceAccumulator([0, 1], [0, 1], binary_task="both").update(attr, task, task_pred=task,
+                                                                          sample_weight=weights)
     with pytest.raises(error, match=match):
-        MultiAttributeAccumulator([0, 1], [0, 1], combinations=[(0,), (1,)]).update(
+        MultiAttributeAccumulator([0, 1], [0, 1], combinations=[(0,), (1,)], binary_task="both").update(
             attr, task, task_pred=task, sample_weight=weights)
 
 
@@ -458,7 +459,7 @@ def test_weighted_bootstrap_is_row_order_invariant_and_deterministic(metric):
 
     def run(order):
         args = {"directional": (b.bias_amp_directional, (attr[order], task[order]), {}),
-                "mals": (b.bias_amp_mals, (attr_train, task_train), {}),
+                "mals": (b.bias_amp_mals, (), {"attr_train": attr_train, "task_train": task_train}),
                 "multi": (b.multi_bias_amp, (attr[order], task[order]), {})}[metric]
         fn, pos, kw = args
         return b.bootstrap(fn, *pos, attr_pred=attr_pred[order], task_pred=task_pred[order], sample_weight=w[order],
@@ -563,9 +564,10 @@ def test_dask_weights_and_missing_equal_the_in_memory_result(missing):
                             attr_train=arr(attr_train, 90), task_train=arr(task_train, 90), **dkw)
     assert res.combinations == ref.combinations and res.rows == ref.rows
     _assert_same_values(res, ref)
-    ref = b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred, **kw)
-    res = bd.bias_amp_mals(arr(attr_train, 90), arr(task_train, 90), attr_pred=arr(attr_pred),
-                           task_pred=arr(task_pred), **dkw)
+    ref = b.bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+                          task_train=task_train, **kw)
+    res = bd.bias_amp_mals(arr(attr), arr(task), attr_pred=arr(attr_pred), task_pred=arr(task_pred),
+                           attr_train=arr(attr_train, 90), task_train=arr(task_train, 90), **dkw)
     _assert_same_values(res, ref)
     with pytest.raises(TypeError, match="sample_weight must be a dask array"):
         bd.bias_amp_directional(arr(attr), arr(task), task_pred=arr(task_pred), sample_weight=w)

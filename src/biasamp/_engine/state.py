@@ -265,6 +265,8 @@ class TaskReading:
 
         binary_task = check("binary_task", binary_task, BINARY_TASK)
         labels = tuple(task_classes)
+        if len(labels) != 2:  # a class list of one class is an indicator's column: read as it is
+            return cls(labels, labels, None, None)
         index = positive_class(LabelMatrix("task_classes", labels, codes=np.zeros(0, dtype=np.intp)), "positive",
                                pos_label)
         said = describe_reading(labels, index, binary_task, pos_label)
@@ -281,6 +283,11 @@ class TaskReading:
         if self.index is None:
             return out
         for role, m in list(out.items()):
+            if m.codes is None and not role.endswith("_pred"):
+                raise ValueError(
+                    f"{role}: the task classes {list(self.labels)!r} are read as a binary task's positive class "
+                    f"{self.classes[0]!r} (binary_task='positive'), but this batch's {role} is an indicator matrix "
+                    "of both columns: pass binary_task='both' to count every column")
             out[role] = read_binary_task(m, self.index, self.classes[0])
         return out
 
