@@ -109,11 +109,11 @@ class DirectionResult(ResultMixin):
     >>> attr = np.repeat([1, 2], [90, 30])
     >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
     >>> res = bias_amp_directional(attr, task, task_pred=(attr == 2).astype(int), attr_pred=attr)
-    >>> res.a_to_t
-    BiasAmp A->T = +0.3333 (4 pairs)
+    >>> res.a_to_t  # the binary task's positive class, with each group
+    BiasAmp A->T = +0.3333 (2 pairs)
     >>> res.a_to_t.top(1)[["attr", "task", "y", "delta"]]
       attr task  y     delta
-    0    1    0  1  0.333333
+    0    1    1 -1 -0.333333
     """
 
     direction: str
@@ -327,7 +327,8 @@ class MALSResult(ResultMixin):
     >>> from biasamp import bias_amp_mals
     >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
     >>> task = np.array([[1], [1], [1], [1], [1], [0], [0]])
-    >>> res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]))
+    >>> res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]),
+    ...                     attr_train=attr, task_train=task)
     >>> res
     BiasAmp_MALS = +0.2000 (1 tasks)
     >>> round(float(res.to_frame()["contribution"].sum() / res.n_tasks), 4)
@@ -1222,7 +1223,7 @@ def bias_amp_directional(
     >>> round(bias_amp_directional(g, y, task_pred=p, cross_fit=False).a_to_t.value, 3)
     -0.046
     >>> round(bias_amp_directional(g, y, task_pred=p).a_to_t.value, 3)
-    -0.007
+    -0.004
 
     Integer sample weights count like repeated rows:
 
