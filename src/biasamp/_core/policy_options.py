@@ -6,7 +6,8 @@
 bases of the families' options dataclasses (``biasamp/<family>/_options.py``),
 so the defaults and constraints of these options are written once;
 :class:`BinaryTaskOptions` (how a binary task is read: ``binary_task``,
-``pos_label``; :func:`biasamp._core.labels.positive_class`) and :data:`MISSING` declares the ``missing=`` choice of :mod:`biasamp._core.rows`.
+``pos_label``; :func:`biasamp._core.labels.positive_class`) and :data:`MISSING` declares the ``missing=``
+choice of :mod:`biasamp._core.rows`.
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ import numpy as np
 
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy_options import BINARY_TASK
-from biasamp._core.validation import check
 from biasamp._core.rows import RowFilter, add_filters, select_rows
+from biasamp._core.validation import check
 from biasamp.exceptions import UnknownKeyError
 
 __all__ = ["CooccurrenceCounts"]
@@ -248,8 +248,8 @@ class CooccurrenceCounts:
             missing=missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
         a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", attr_classes, allow_soft)
         t = _encode_side(arrays["task"], arrays["task_pred"], "task", task_classes, allow_soft)
-        t, _ = read_task_roles(t, "task" if "task" in t else "task_pred", check("binary_task", binary_task, BINARY_TASK),
-                               pos_label)
+        reading = check("binary_task", binary_task, BINARY_TASK)
+        t, _ = read_task_roles(t, "task" if "task" in t else "task_pred", reading, pos_label)
         return cls.from_encoded(
             [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs,
             weights=weights, rows=rows,

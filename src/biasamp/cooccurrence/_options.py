@@ -12,7 +12,8 @@ __all__ = ["DirectionalOptions", "MALSOptions"]
 
 @dataclass(frozen=True)
 class MALSOptions(PolicyOptions, GroupOptions, CrossFitOptions, BinaryTaskOptions):
-    """Options of :func:`~biasamp.bias_amp_mals`: the probability policy, the small-group rule, the binary task, ``missing``."""
+    """Options of :func:`~biasamp.bias_amp_mals`: the probability policy, the small-group rule, the binary task,
+    ``missing``."""
 
     missing: str = option("raise", *MISSING, doc="rows with a missing value: 'raise', 'drop' or 'group'")
 

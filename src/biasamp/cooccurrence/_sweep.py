@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, positive_class, read_task_roles
+from biasamp._core.policy import small_groups
 from biasamp._core.policy_options import BINARY_TASK
 from biasamp._core.validation import check
-from biasamp._core.policy import small_groups
 from biasamp._engine.sweep import SweepCurve, SweepInputs, grid_of, hard, label_taus, predicted, score_matrix, totals
 from biasamp.cooccurrence import _metrics as _c
 from biasamp.cooccurrence._counts import CooccurrenceCounts

@@ -62,8 +62,8 @@ from biasamp._core.policy import class_index as _class_index
 from biasamp._core.policy import harden as _harden  # noqa: F401
 from biasamp._core.policy import harden_maybe as _harden_maybe
 from biasamp._core.policy import small_groups as _small_groups
-from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Average, BinaryTask, Labels, Missing, Soft, Weights
 from biasamp._core.validation import check
 from biasamp.exceptions import SmallGroupWarning, UndefinedPairWarning, warn_outside

@@ -20,7 +20,6 @@ carry their fold (their left vector ``[1|G|Ĝ]`` in the block of their fold).
 from __future__ import annotations
 
 import dataclasses
-
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
