@@ -264,3 +264,24 @@ def test_float_tensors_read_as_integer_labels():
     zeros = biasamp.fairness_metrics(torch.zeros(len(t)), torch.tensor(tp, dtype=torch.float32), sensitive_features=attr,
                                      metrics=["DP"])
     assert zeros.counts.classes == (0, 1)
+
+
+def test_an_accumulator_of_classes_0_1_names_the_option_for_an_indicator():
+    """The class list [0, 1] cannot tell a 0/1 column from a two-column indicator: the indicator is refused by name."""
+    from biasamp.accumulators import CooccurrenceAccumulator, MultiAttributeAccumulator
+
+    attr = np.array([0, 1, 0, 1] * 10)
+    task = np.eye(2, dtype=int)[[0, 1, 1, 0] * 10]
+    with pytest.raises(ValueError, match="pass binary_task='both' to count every column"):
+        CooccurrenceAccumulator([0, 1], [0, 1]).update(attr, task, task_pred=task)
+    with pytest.raises(ValueError, match="pass binary_task='both'"):
+        MultiAttributeAccumulator([0, 1], [0, 1], combinations=[(0,), (1,)])
+    both = CooccurrenceAccumulator([0, 1], [0, 1], binary_task="both", cross_fit=False)
+    ref = biasamp.bias_amp_directional(attr, task, task_pred=task, cross_fit=False)
+    assert both.update(attr, task, task_pred=task).compute().a_to_t.value == ref.a_to_t.value
+    # counts of the positive class add across batches with the class list of the counts, (1,)
+    first = biasamp.CooccurrenceCounts.from_labels(attr[:20], task[:20, 1])
+    second = biasamp.CooccurrenceCounts.from_labels(attr[20:], task[20:, 1], task_classes=first.task_classes,
+                                                    attr_classes=first.attr_classes)
+    whole = biasamp.CooccurrenceCounts.from_labels(attr, task[:, 1])
+    assert np.array_equal((first + second).gram, whole.gram)

@@ -128,8 +128,9 @@ def test_dask_one_partition_is_the_function():
                                      task_pred=da.from_array(task_pred, chunks=(500, 4)))
     ref = biasamp.bias_amp_directional(attr, task, task_pred=task_pred)
     assert res.cross_fit and res.a_to_t.value == ref.a_to_t.value
-    mals = bdask.bias_amp_mals(attr_pred=da.from_array(attr_pred, chunks=500),
-                               task_pred=da.from_array(task_pred, chunks=(500, 4)), cross_fit=True, attr_train=da.from_array(attr, chunks=500), task_train=da.from_array(task, chunks=(500, 4)))
+    mals = bdask.bias_amp_mals(da.from_array(attr, chunks=500), da.from_array(task, chunks=(500, 4)),
+                               attr_pred=da.from_array(attr_pred, chunks=500),
+                               task_pred=da.from_array(task_pred, chunks=(500, 4)), cross_fit=True)
     assert mals.value == biasamp.bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                                cross_fit=True).value
 

@@ -219,7 +219,9 @@ class CooccurrenceCounts:
             Predictions Â and T̂, hard or (when ``allow_soft``) probabilities.
         attr_classes, task_classes : sequence, optional
             Fix the class lists (needed to count batches that may not show
-            every class).
+            every class). The class list of counts of a binary task read as
+            its positive class, ``(1,)`` (or ``(0,)``), counts 1-D 0/1 labels
+            as that class, so that batches add.
         allow_soft : bool, default True
             Whether predictions may be probabilities.
         pairs : iterable of (attr_role, task_role), optional
@@ -247,9 +249,14 @@ class CooccurrenceCounts:
             {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
             missing=missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
         a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", attr_classes, allow_soft)
-        t = _encode_side(arrays["task"], arrays["task_pred"], "task", task_classes, allow_soft)
         reading = check("binary_task", binary_task, BINARY_TASK)
-        t, _ = read_task_roles(t, "task" if "task" in t else "task_pred", reading, pos_label)
+        positive = _positive_of(task_classes, reading, arrays["task"], arrays["task_pred"])
+        if positive is not None:  # the class list of counts read by the rule, (1,): 1-D 0/1 labels read as it
+            t = _encode_side(arrays["task"], arrays["task_pred"], "task", (0, 1), allow_soft)
+            t, _ = read_task_roles(t, "task" if "task" in t else "task_pred", reading, positive)
+        else:
+            t = _encode_side(arrays["task"], arrays["task_pred"], "task", task_classes, allow_soft)
+            t, _ = read_task_roles(t, "task" if "task" in t else "task_pred", reading, pos_label)
         return cls.from_encoded(
             [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs,
             weights=weights, rows=rows,
@@ -384,6 +391,25 @@ class CooccurrenceCounts:
             f"task_classes={list(self.task_classes)[:8]!r}{'...' if len(self.task_classes) > 8 else ''}, "
             f"roles={list(self.attr_roles + self.task_roles)!r}{extra})"
         )
+
+
+def _positive_of(task_classes: Sequence | None, binary_task: str, task: Any, task_pred: Any) -> Any:
+    """The positive class when ``task_classes`` is the class list of a binary task read by the rule (one class,
+    0 or 1) and the labels are 1-D (a 0/1 column); None otherwise (an indicator's one column is read as it is)."""
+    if task_classes is None or binary_task != "positive" or len(task_classes) != 1:
+        return None
+    given = task if task is not None else task_pred
+    try:
+        one_d = given is not None and np.ndim(given) == 1
+    except ValueError:  # ragged: the input layer names it
+        return None
+    if not one_d or not _zero_or_one(task_classes[0]):
+        return None
+    return int(task_classes[0])
+
+
+def _zero_or_one(c: Any) -> bool:
+    return isinstance(c, (int, np.integer, bool, np.bool_)) and c in (0, 1)
 
 
 def _encode_side(truth, pred, family, classes, allow_soft) -> dict[str, LabelMatrix]:

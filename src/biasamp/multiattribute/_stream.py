@@ -197,6 +197,18 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
         mode = combinations
     else:
         mode = "given"
+        named: set = set()
+        if isinstance(combinations, Iterable) and not isinstance(combinations, (bytes, dict)):
+            combinations = list(combinations)  # read twice (an iterator once)
+            try:
+                named = {c for combo in combinations for c in combo}
+            except TypeError:  # not combinations of labels: _given names the problem
+                named = set()
+        if reading.index is not None and any(c in reading.labels and c not in task_classes for c in named):
+            raise ValueError(f"combinations name the task class(es) {sorted(named - set(task_classes))!r}, but the "
+                             f"task classes {list(reading.labels)!r} are read as a binary task's positive class "
+                             f"{task_classes[0]!r} (binary_task='positive'): pass binary_task='both' to count every "
+                             "column (e.g. a two-column indicator)")
         fixed = _given(combinations, task_classes)
         selection = {"n_candidates": len(fixed[1]), "removed_min_support": 0}
     cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, False)
