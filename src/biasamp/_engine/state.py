@@ -298,8 +298,8 @@ def train_batch(roles: Any, missing: str, attr_classes: Any, task_classes: Any) 
 
     ``task_classes`` may be a :class:`TaskReading` (the task's classes read by
     the rule for a binary task). Returns ``(attr, task, weights, rows)``: the two encoded label matrices, the
-    weights of the kept rows (None when unweighted) and the row filter (what was dropped). The counting of every family that takes a
-    training set (``count_train`` of its streaming declaration) starts here.
+    weights of the kept rows (None when unweighted) and the row filter (what was dropped). The counting of every
+    family that takes a training set (``count_train`` of its streaming declaration) starts here.
     """
     attr, task = roles.get("attr_train"), roles.get("task_train")
     if attr is None or task is None:
