@@ -1411,7 +1411,7 @@ def bias_amp_mals(attr: Labels | None = None, task: Labels | None = None, *, att
 
 
 def mals_training(attr: Any, task: Any, attr_pred: Any, attr_train: Any, task_train: Any, sample_weight: Any,
-                  train_sample_weight: Any, cross_fit: Any) -> tuple[tuple, Any, bool]:
+                  train_sample_weight: Any, cross_fit: Any) -> tuple[tuple[Any, Any], Any, bool]:
     """Where :func:`bias_amp_mals` counts :math:`b_{\text{train}}`: ``((attr, task), weights, cross_fit)``.
 
     The training set when given (the test ground truth, if given too, must
