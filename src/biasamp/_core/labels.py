@@ -6,7 +6,10 @@ habit). The conventions are those of :ref:`def-inputs`:
 
 * a **1-D** argument holds class ids or names (single-label). It is encoded
   against the classes seen in the ground truth of *train and test together*;
-  a binary 1-D label therefore becomes two classes, ``0`` and ``1``.
+  a binary 1-D label therefore becomes two classes, ``0`` and ``1``; the
+  families then read a binary *task* as its positive class
+  (:func:`positive_class`, :ref:`def-binary-task`) unless asked for both.
+  Whole-number floats are integers (``0.``/``1.`` are the classes 0 and 1).
 * a **2-D** argument is an ``N x K`` indicator matrix (multi-label, or
   one-hot). DataFrames (pandas, polars) and pyarrow Tables keep their column
   names as class names; plain arrays get ``0..K-1``.

@@ -3,8 +3,9 @@
 Every metric is a pure function of :class:`ConfusionCounts`, the one-vs-rest
 confusion counts per (group, class), built from the labels in one vectorized
 pass ("counts first"). Each metric is computed per class and the
-overall value is the unweighted mean over the classes where it is defined
-(:ref:`def-fairness`). A 1-D binary label is two classes (0 and 1) and both contribute.
+overall value is the positive class's value of a binary task (``average="binary"``, the rule for a
+binary task, :ref:`def-binary-task`) or the unweighted mean over the classes where it is defined
+(:ref:`def-fairness`).
 
 With, for group :math:`g` and class :math:`k` (one-vs-rest),
 :math:`PPR_g = (TP+FP)_g/n_g`, :math:`TPR_g = TP_g/P_g`, :math:`FPR_g = FP_g/N_g`:
