@@ -344,7 +344,8 @@ def compare_mals(data, A, T, T_pred, BA_MALS) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t_ours, _, ours = best_of(
-            lambda: biasamp.bias_amp_mals(data["attr"], data["task"], attr_pred=data["attr_pred"], task_pred=data["task_pred"]), 3
+            lambda: biasamp.bias_amp_mals(attr_pred=data["attr_pred"], task_pred=data["task_pred"],
+                                          attr_train=data["attr"], task_train=data["task"]), 3
         )
     mals = BA_MALS()
     t_theirs, _, theirs = best_of(lambda: mals.computeBiasAmp(A, T, T_pred), 3)

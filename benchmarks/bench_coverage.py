@@ -242,8 +242,8 @@ def _values_directional(sc, s):
 
 
 def _values_mals(sc, s):
-    return {"MALS": biasamp.bias_amp_mals(sc.train["attr"], sc.train["task"], attr_pred=s["attr_pred"],
-                                          task_pred=s["task_pred"]).value}
+    return {"MALS": biasamp.bias_amp_mals(attr_pred=s["attr_pred"], task_pred=s["task_pred"],
+                                          attr_train=sc.train["attr"], task_train=sc.train["task"]).value}
 
 
 def _values_multi(sc, s):

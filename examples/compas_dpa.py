@@ -86,7 +86,9 @@ def evaluate(x: pd.DataFrame, attr: np.ndarray, task: np.ndarray) -> dict:
     """Table 6 counts, tree accuracies and the Table 7 metrics (value, 95% CI or None) of one setting."""
     attr_pred, task_pred = tree_predictions(x, attr), tree_predictions(x, task)
     # the paper's BA-> and Multi-> take their signs from the evaluated rows themselves: cross_fit=False
-    ba = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, cross_fit=False)
+    # the paper one-hot encodes the binary task (both classes): binary_task="both"
+    ba = bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, cross_fit=False,
+                              binary_task="both")
     multi = multi_bias_amp(attr, np.eye(2, dtype=int)[task], attr_pred=attr_pred,
                            task_pred=np.eye(2, dtype=int)[task_pred], cross_fit=False)
     res = dpa(attr, task, attr_pred=attr_pred, task_pred=task_pred, attacker="mlp", quality="inv_ce",

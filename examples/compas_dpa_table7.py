@@ -117,12 +117,15 @@ def reproduce() -> pd.DataFrame:
             attr, task, pred = direction_rows(table, direction)
             # the paper's BA-> and Multi-> take their signs from these rows themselves: cross_fit=False
             if direction == "A->T":
-                ba = bias_amp_directional(attr, task, task_pred=pred, cross_fit=False).a_to_t.value
+                # the paper one-hot encodes the binary task (both classes): binary_task="both"
+                ba = bias_amp_directional(attr, task, task_pred=pred, cross_fit=False,
+                                          binary_task="both").a_to_t.value
                 multi = multi_bias_amp(attr, np.eye(2, dtype=int)[task], attr_pred=attr,  # G->M ignores attr_pred
                                        task_pred=np.eye(2, dtype=int)[pred], cross_fit=False).g_to_m.value
             else:
                 one_hot = np.eye(2, dtype=int)[task]
-                ba = bias_amp_directional(attr, task, attr_pred=pred, cross_fit=False).t_to_a.value
+                ba = bias_amp_directional(attr, task, attr_pred=pred, cross_fit=False,
+                                          binary_task="both").t_to_a.value
                 multi = multi_bias_amp(attr, one_hot, attr_pred=pred, task_pred=one_hot, cross_fit=False).m_to_g.value
             values[(setting, "BA->", direction)] = ba
             values[(setting, "Multi->", direction)] = multi

@@ -371,29 +371,40 @@ _FAIR_FUNCS = ["demographic_parity", "normalized_disparate_impact", "statistical
 _ANY2 = {"attr": "any", "task": "any"}
 _MONO2 = {"attr": "monotone", "task": "monotone"}
 
+
+def _any_single(d: Data) -> dict:
+    """A 1-D task: a binary one is read as its positive class (1), so only a task of 3+ classes renames freely."""
+    return {"attr": "any", **({"task": "any"} if d.kt > 2 else {})}
+
+
+def _mono_single(d: Data) -> dict:
+    """As :func:`_any_single`, for renamings that keep the order of the classes."""
+    return {"attr": "monotone", **({"task": "monotone"} if d.kt > 2 else {})}
+
+
+def _mals(attr_train, task_train, **kw):
+    return b.bias_amp_mals(attr_train=attr_train, task_train=task_train, **kw)
+
 CASES: list[Case] = [
     # ---- co-occurrence ---------------------------------------------------- #
-    Case("bias_amp_mals", ("bias_amp_mals",), _mals_arrays,
-         lambda attr_train, task_train, attr_pred, task_pred: b.bias_amp_mals(
-             attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred), relabel=_ANY2),
+    Case("bias_amp_mals", ("bias_amp_mals",), _mals_arrays, _mals, relabel=_any_single),
     Case("bias_amp_directional", ("bias_amp_directional",), _directional_arrays,
-         lambda **kw: b.bias_amp_directional(kw.pop("attr"), kw.pop("task"), **kw), relabel=_ANY2),
+         lambda **kw: b.bias_amp_directional(kw.pop("attr"), kw.pop("task"), **kw), relabel=_any_single),
     Case("bias_amp_directional[multi-label]", ("bias_amp_directional",), _directional_multilabel_arrays,
          lambda **kw: b.bias_amp_directional(kw.pop("attr"), kw.pop("task"), **kw), relabel=_ANY2),
     Case("multi_bias_amp", ("multi_bias_amp",), _multi_arrays,
          lambda **kw: b.multi_bias_amp(kw.pop("attr"), kw.pop("task"), **kw), relabel=_MONO2),
     Case("bias_amp_mals[weighted]", ("bias_amp_mals",), _weighted(_mals_arrays),
-         lambda attr_train, task_train, **kw: b.bias_amp_mals(attr_train, task_train, **kw), relabel=_ANY2,
-         scalars=_MISSING, examples=8),
+         _mals, relabel=_any_single, scalars=_MISSING, examples=8),
     Case("bias_amp_directional[weighted]", ("bias_amp_directional",), _weighted(_directional_arrays),
-         lambda **kw: b.bias_amp_directional(kw.pop("attr"), kw.pop("task"), **kw), relabel=_ANY2,
+         lambda **kw: b.bias_amp_directional(kw.pop("attr"), kw.pop("task"), **kw), relabel=_any_single,
          scalars=_MISSING, examples=8),
     Case("multi_bias_amp[weighted]", ("multi_bias_amp",), _weighted(_multi_arrays),
          lambda **kw: b.multi_bias_amp(kw.pop("attr"), kw.pop("task"), **kw), relabel=_MONO2,
          scalars=_MISSING, examples=8),
     Case("CooccurrenceCounts.from_labels+directional_from_counts+mals_from_counts",
          ("CooccurrenceCounts", "directional_from_counts", "mals_from_counts"), _directional_arrays,
-         _from_counts, relabel=_ANY2, examples=8, names={"attr_train": ("attr",), "task_train": ("task",)}),
+         _from_counts, relabel=_any_single, examples=8, names={"attr_train": ("attr",), "task_train": ("task",)}),
     Case("CooccurrenceAccumulator.update", ("CooccurrenceAccumulator",), _with_consts(lambda d: {
         "attr": L(d.attr), "task": L(d.task), "attr_pred": L(d.attr_pred, pred=True, required=False),
         "task_pred": L(d.task_pred, pred=True, required=False)}),
@@ -405,8 +416,8 @@ CASES: list[Case] = [
          lambda attr_train, task_train, attr, task, attr_pred, task_pred, ka, kt: (
              lambda acc: acc.update_train(attr_train, task_train).update(
                  attr, task, attr_pred=attr_pred, task_pred=task_pred).compute())(
-             b.MultiAttributeAccumulator(list(range(ka)), list(range(kt)),
-                                         combinations=[[j] for j in range(kt)])), examples=8,
+             b.MultiAttributeAccumulator(list(range(ka)), list(range(kt)),  # indicator columns: every one counted
+                                         combinations=[[j] for j in range(kt)], binary_task="both")), examples=8,
          names={"attr_train": ("attr",), "task_train": ("task",)}),
     Case("multi_from_counts(MultiAttributeCounts)", ("multi_from_counts", "MultiAttributeCounts"),
          _counts_field_arrays, lambda counts, **fields: b.multi_from_counts(dataclasses.replace(counts, **fields)),
@@ -471,11 +482,11 @@ CASES: list[Case] = [
     Case("bootstrap(bias_amp_directional)", ("bootstrap",), _directional_arrays,
          lambda **kw: b.bootstrap(b.bias_amp_directional, kw.pop("attr"), kw.pop("task"), **kw),
          scalars={"n_boot": (N_BOOT, "n_boot"), "level": (0.9, "level"), "random_state": (0, "seed")},
-         relabel=_MONO2, examples=10),
+         relabel=_mono_single, examples=10),
     Case("bootstrap(bias_amp_mals)", ("bootstrap",), _mals_arrays,
-         lambda **kw: b.bootstrap(b.bias_amp_mals, kw.pop("attr_train"), kw.pop("task_train"), **kw),
+         lambda **kw: b.bootstrap(b.bias_amp_mals, **kw),
          scalars={"n_boot": (N_BOOT, "n_boot"), "level": (0.9, "level"), "random_state": (0, "seed")},
-         relabel=_MONO2, examples=8),
+         relabel=_mono_single, examples=8),
     Case("bootstrap(multi_bias_amp)", ("bootstrap",), _multi_arrays,
          lambda **kw: b.bootstrap(b.multi_bias_amp, kw.pop("attr"), kw.pop("task"), **kw),
          scalars={"n_boot": (N_BOOT, "n_boot"), "level": (0.9, "level"), "random_state": (0, "seed")},
@@ -701,7 +712,7 @@ def _top(kind):
         if kind == "direction":
             return b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred).a_to_t.top(k)
         if kind == "mals":
-            return b.bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred).top(k)
+            return b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, attr_train=attr, task_train=task).top(k)
         return b.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred).g_to_m.top(k)
     return call
 

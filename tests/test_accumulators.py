@@ -143,7 +143,7 @@ def test_directional_soft_predictions_to_1e12():
 @pytest.mark.parametrize("with_truth", [False, True])
 def test_mals_batches_equal_one_shot(with_truth):
     d = cooc_data()
-    ref = bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
+    ref = bias_amp_mals(attr_pred=d["attr_pred"], task_pred=d["task_pred"], attr_train=d["attr_train"], task_train=d["task_train"])
     acc = CooccurrenceAccumulator(3, 6, metric="mals")
     rng = np.random.default_rng(5)
     for rows in splits(4000, 4, rng):
@@ -164,7 +164,7 @@ def test_mals_without_train_uses_test_truth():
     assert_same(acc.compute(), ref)
     plug = CooccurrenceAccumulator(3, 6, metric="mals", cross_fit=False)
     plug.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
-    assert_same(plug.compute(), bias_amp_mals(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"]))
+    assert_same(plug.compute(), bias_amp_mals(attr_pred=d["attr_pred"], task_pred=d["task_pred"], attr_train=d["attr"], task_train=d["task"]))
     only_pred = CooccurrenceAccumulator(3, 6, metric="mals").update(attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     with pytest.raises(ValueError, match="no training counts"):
         only_pred.compute()

@@ -136,7 +136,10 @@ def test_the_mals_family_call_refuses_cross_fit_with_a_training_set():
 
     g, y, p = _noise(n=200, levels=3)
     roles = {"attr": g, "task": y, "attr_pred": g, "task_pred": p, "attr_train": g[::-1], "task_train": y[::-1]}
+    family = REGISTRY["mals"]
+    args, kwargs = family.call(roles, {"cross_fit": True})
     with pytest.raises(ValueError, match="cross_fit=True"):
-        REGISTRY["mals"].call(roles, {"cross_fit": True})
-    args, kwargs = REGISTRY["mals"].call(roles, {"cross_fit": False})
-    assert args[0] is roles["attr_train"] and kwargs["cross_fit"] is False
+        family.function(*args, **kwargs)
+    args, kwargs = family.call(roles, {"cross_fit": False})
+    assert kwargs["attr_train"] is roles["attr_train"] and kwargs["cross_fit"] is False
+    family.function(*args, **kwargs)  # the training set's indicator, no cross-fitting

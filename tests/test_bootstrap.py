@@ -356,9 +356,9 @@ def test_multi_bias_amp_bootstrap_estimates_order_and_mals():
     perm = rng.permutation(1200)
     again = b.bootstrap(b.multi_bias_amp, a[perm], t[perm], attr_pred=ap[perm], task_pred=tp[perm], **kw)
     assert again.ci == res.ci
-    mals = b.bootstrap(b.bias_amp_mals, at, tt, attr_pred=ap, task_pred=tp, n_boot=200, random_state=1)
+    mals = b.bootstrap(b.bias_amp_mals, at, tt, attr_pred=ap, task_pred=tp, n_boot=200, random_state=1, attr_train=at, task_train=tt)
     mals_perm = b.bootstrap(b.bias_amp_mals, at, tt, attr_pred=ap[perm], task_pred=tp[perm], n_boot=200,
-                            random_state=1)
+                            random_state=1, attr_train=at, task_train=tt)
     assert mals.ci == mals_perm.ci
 
 

@@ -65,17 +65,17 @@ def test_paper_shortcoming_examples(example, expected, as_column):
 def test_paper_mals_examples():
     # §3.2 shortcoming 1: "Eqn. 1 would measure bias amplification as 0".
     attr, task, task_pred = shortcoming_1()
-    assert bias_amp_mals(attr, task[:, None], attr_pred=attr, task_pred=task_pred[:, None]).value == 0.0
+    assert bias_amp_mals(attr_pred=attr, task_pred=task_pred[:, None], attr_train=attr, task_train=task[:, None]).value == 0.0
     # §3.2 shortcoming 2: "a negative bias amplification score of 0/30 − 30/50 = −0.6".
     attr, task, task_pred = shortcoming_2()
-    assert bias_amp_mals(attr, task[:, None], attr_pred=attr, task_pred=task_pred[:, None]).value == pytest.approx(-0.6)
+    assert bias_amp_mals(attr_pred=attr, task_pred=task_pred[:, None], attr_train=attr, task_train=task[:, None]).value == pytest.approx(-0.6)
     # §3.2 two-group miscalibration: Δ1 = 40/40 − 40/50 = 0.2 and 50/60 − 40/50 = 0.033.
     attr = np.repeat([1, 2], [50, 50])
     task = np.concatenate([np.repeat([0, 1], [10, 40]), np.repeat([0, 1], [40, 10])])[:, None]
     model_1 = np.where(attr == 1, task[:, 0], 0)[:, None]
     model_2 = np.where(attr == 2, task[:, 0], 1)[:, None]
-    assert bias_amp_mals(attr, task, attr_pred=attr, task_pred=model_1).value == pytest.approx(0.2)
-    assert bias_amp_mals(attr, task, attr_pred=attr, task_pred=model_2).value == pytest.approx(50 / 60 - 40 / 50)
+    assert bias_amp_mals(attr_pred=attr, task_pred=model_1, attr_train=attr, task_train=task).value == pytest.approx(0.2)
+    assert bias_amp_mals(attr_pred=attr, task_pred=model_2, attr_train=attr, task_train=task).value == pytest.approx(50 / 60 - 40 / 50)
 
 
 # --------------------------------------------------------------------------- #
@@ -116,10 +116,11 @@ def _compas_rows(table: pd.DataFrame, setting: str, direction: str):
 def test_compas_table7_ba_directional(shared_data, setting, a_to_t, t_to_a):
     table = pd.read_csv(shared_data / "dpa_tokas2025" / "compas_table6_counts.csv")
     attr, task, task_pred = _compas_rows(table, setting, "A->T")
-    # DPA App. E computes BA-> with the test labels as the training statistics: the plug-in (cross_fit=False)
-    got_at = bias_amp_directional(attr, task, task_pred=task_pred, cross_fit=False).a_to_t.value
+    # DPA App. E computes BA-> with the test labels as the training statistics: the plug-in (cross_fit=False), and
+    # one-hot encodes the binary task (both classes, binary_task="both")
+    got_at = bias_amp_directional(attr, task, task_pred=task_pred, cross_fit=False, binary_task="both").a_to_t.value
     attr, task, attr_pred = _compas_rows(table, setting, "T->A")
-    got_ta = bias_amp_directional(attr, task, attr_pred=attr_pred, cross_fit=False).t_to_a.value
+    got_ta = bias_amp_directional(attr, task, attr_pred=attr_pred, cross_fit=False, binary_task="both").t_to_a.value
     assert round(got_at, 3) == a_to_t
     assert round(got_ta, 3) == t_to_a
     if setting == "balanced":  # exactly independent: every y_at is 0, so exactly 0
@@ -216,7 +217,7 @@ def test_mals_tie_at_one_over_a_counts_in_denominator():
     attr = np.array([0, 1, 0, 0])
     task = np.array([[1, 1], [1, 0], [0, 1], [0, 0]])  # task 0: 1/2 each (tie), task 1: all group 0
     task_pred = np.array([[1, 1], [1, 1], [0, 0], [0, 0]])
-    res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred)
+    res = bias_amp_mals(attr_pred=attr, task_pred=task_pred, attr_train=attr, task_train=task)
     # task 1: bias_train(0)=1 > .5, bias_pred(0)=1/2 -> -0.5; task 0 adds 0 but counts: -0.5/2
     assert res.value == pytest.approx(-0.25)
     assert res.n_tasks == 2
@@ -345,8 +346,8 @@ def test_mals_result_is_never_returned_undefined():
     attr = np.array([0, 0, 1, 1])
     with pytest.raises(ValueError, match="every statistic asked for is undefined, BiasAmp_MALS: every one of the 4 "
                                          "pairs is undefined \\(no task has a positive training instance"):
-        bias_amp_mals(attr, np.zeros((4, 2), dtype=int), attr_pred=attr, task_pred=np.ones((4, 2), dtype=int))
-    res = bias_amp_mals(attr, np.eye(2, dtype=int)[[0, 1, 0, 1]], attr_pred=attr, task_pred=np.ones((4, 2), int))
+        bias_amp_mals(attr_pred=attr, task_pred=np.ones((4, 2), dtype=int), attr_train=attr, task_train=np.zeros((4, 2), dtype=int))
+    res = bias_amp_mals(attr_pred=attr, task_pred=np.ones((4, 2), int), attr_train=attr, task_train=np.eye(2, dtype=int)[[0, 1, 0, 1]])
     assert not res.undefined and res.reason is None and res.to_dict()["undefined"] is False
 
 
@@ -355,13 +356,13 @@ def test_mals_undefined_terms():
     task = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 0]])  # task 1 never positive
     task_pred = np.array([[0, 0, 1], [0, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 0]])  # task 0 never predicted
     with pytest.warns(UndefinedPairWarning):
-        res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred)
+        res = bias_amp_mals(attr_pred=attr, task_pred=task_pred, attr_train=attr, task_train=task)
     # task 1: undefined (2 pairs), |T| = 2. task 0: indicator(a0)=1, never predicted -> undefined term.
     # task 2: bias_train 1/2 each (tie): defined zeros.
     assert res.n_tasks == 2 and res.n_undefined == 3
     assert res.value == 0.0
     with pytest.raises(ValueError, match="every one"):
-        bias_amp_mals(attr, np.zeros((5, 2), dtype=int), attr_pred=attr, task_pred=np.zeros((5, 2), dtype=int))
+        bias_amp_mals(attr_pred=attr, task_pred=np.zeros((5, 2), dtype=int), attr_train=attr, task_train=np.zeros((5, 2), dtype=int))
 
 
 # --------------------------------------------------------------------------- #
@@ -418,9 +419,9 @@ def test_mals_matches_reference(data, soft):
     ref = mals_reference(one_hot(attr, ka), task, one_hot(attr_pred, ka), task_pred)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
-        res = bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred, soft="expected")
-        hard = bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=(task_pred > 0.5).astype(int))
-        default = bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+        res = bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, soft="expected", attr_train=attr, task_train=task)
+        hard = bias_amp_mals(attr_pred=attr_pred, task_pred=(task_pred > 0.5).astype(int), attr_train=attr, task_train=task)
+        default = bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, attr_train=attr, task_train=task)
     assert res.value == pytest.approx(ref, abs=1e-12)
     assert default.value == hard.value  # scores thresholded at 0.5 by default
 
@@ -450,7 +451,7 @@ def test_perfect_predictions_give_zero(data):
     attr, task, _, _, _ = data
     res = bias_amp_directional(attr, task, attr_pred=attr, task_pred=task)
     assert res.a_to_t.value == 0.0 and res.t_to_a.value == 0.0
-    mals = bias_amp_mals(attr, task, attr_pred=attr, task_pred=task)
+    mals = bias_amp_mals(attr_pred=attr, task_pred=task, attr_train=attr, task_train=task)
     assert mals.value == 0.0
 
 
@@ -485,8 +486,8 @@ def test_invariant_to_renaming_and_reordering_classes(data, seed):
     np.testing.assert_allclose(pa["contribution"].to_numpy(float), pb["contribution"].to_numpy(float))
     with warnings.catch_warnings():  # random predictions may leave a task unpredicted
         warnings.simplefilter("ignore", UndefinedPairWarning)
-        m_a = bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred).value
-        m_b = bias_amp_mals(names[attr], task[:, cols], attr_pred=names[attr_pred], task_pred=task_pred[:, cols]).value
+        m_a = bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, attr_train=attr, task_train=task).value
+        m_b = bias_amp_mals(attr_pred=names[attr_pred], task_pred=task_pred[:, cols], attr_train=names[attr], task_train=task[:, cols]).value
     assert m_a == pytest.approx(m_b, abs=1e-12)
 
 
@@ -500,9 +501,8 @@ def test_soft_predictions_of_exactly_zero_one_equal_hard():
     hard = bias_amp_directional(attr, task, attr_pred=attr_pred_hard, task_pred=task_pred)
     soft = bias_amp_directional(attr, task, attr_pred=attr_pred_soft, task_pred=task_pred.astype(float))
     assert hard.a_to_t.value == soft.a_to_t.value and hard.t_to_a.value == soft.t_to_a.value
-    assert bias_amp_mals(attr, task, attr_pred=attr_pred_hard, task_pred=task_pred).value == bias_amp_mals(
-        attr, task, attr_pred=attr_pred_soft, task_pred=task_pred.astype(float)
-    ).value
+    assert bias_amp_mals(attr_pred=attr_pred_hard, task_pred=task_pred, attr_train=attr, task_train=task).value == bias_amp_mals(attr_pred=attr_pred_soft, task_pred=task_pred.astype(float)
+    , attr_train=attr, task_train=task).value
 
 
 # --------------------------------------------------------------------------- #
@@ -627,13 +627,13 @@ def test_bad_input_raises_clear_error(kwargs, error, match):
 
 def test_mals_bad_input():
     with pytest.raises(ValueError, match="attr_pred contains predicted classes"):
-        bias_amp_mals(ATTR, TASK, attr_pred=np.array([0, 1, 7, 1]), task_pred=TASK)
+        bias_amp_mals(attr_pred=np.array([0, 1, 7, 1]), task_pred=TASK, attr_train=ATTR, task_train=TASK)
     with pytest.raises(ValueError, match="length mismatch: attr_train has 4, task_train has 3"):
-        bias_amp_mals(ATTR, TASK[:3], attr_pred=ATTR, task_pred=TASK)
+        bias_amp_mals(attr_pred=ATTR, task_pred=TASK, attr_train=ATTR, task_train=TASK[:3])
     with pytest.raises(ValueError, match="length mismatch: attr_pred has 4, task_pred has 2"):
-        bias_amp_mals(ATTR, TASK, attr_pred=ATTR, task_pred=TASK[:2])
+        bias_amp_mals(attr_pred=ATTR, task_pred=TASK[:2], attr_train=ATTR, task_train=TASK)
     with pytest.raises(ValueError, match="task_pred has 1 columns"):
-        bias_amp_mals(ATTR, TASK, attr_pred=ATTR, task_pred=TASK[:, :1])
+        bias_amp_mals(attr_pred=ATTR, task_pred=TASK[:, :1], attr_train=ATTR, task_train=TASK)
 
 
 # --------------------------------------------------------------------------- #
@@ -650,14 +650,16 @@ def test_results_print_and_convert():
     assert {"y_fold0", "y_fold1"} <= set(crossfit.a_to_t.pairs.columns)
     d = res.to_dict()
     assert d["a_to_t"]["value"] == pytest.approx(0.17777, abs=1e-4)
-    assert len(d["a_to_t"]["pairs"]) == 6 and d["train_source"] == "test"
+    # the binary task is read as its positive class: one pair per group
+    assert len(d["a_to_t"]["pairs"]) == 3 and d["train_source"] == "test" and d["binary_task"] == "positive class 1"
     frame = res.to_frame()
-    assert set(frame["direction"]) == {"A->T", "T->A"} and len(frame) == 12
+    assert set(frame["direction"]) == {"A->T", "T->A"} and len(frame) == 6
     top = res.a_to_t.top(2)
-    assert top["contribution"].abs().tolist() == pytest.approx([1 / 3, 1 / 3])
-    mals = bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred)
+    # the positive class's three pairs: 1/3 + 0.2 + 0 = 3 x .1778 (class 0's pairs mirrored them)
+    assert top["contribution"].abs().tolist() == pytest.approx([1 / 3, 0.2])
+    mals = bias_amp_mals(attr_pred=attr, task_pred=task_pred, attr_train=attr, task_train=task)
     assert repr(mals).startswith("BiasAmp_MALS = ")
-    assert mals.to_dict()["n_tasks"] == 2
+    assert mals.to_dict()["n_tasks"] == 1 and mals.to_dict()["binary_task"] == "positive class 1"
     with pytest.raises(AttributeError):
         res.a_to_t.value = 1.0  # frozen
 

@@ -194,15 +194,15 @@ def test_the_pure_functions_of_the_folds_equal_the_label_functions():
     a, t = _encoded(g, y, p, gp)
     folds = 1 - crossfit_folds(a["attr"], [t["task"], t["task_pred"]])
     counts = [biasamp.CooccurrenceCounts.from_labels(g[folds == f], y[folds == f], task_pred=p[folds == f],
-                                                     attr_classes=a["attr"].classes, task_classes=t["task"].classes)
+                                                     attr_classes=a["attr"].classes, task_classes=t["task"].classes, binary_task="both")
               for f in (0, 1)]
     res = directional_from_folds({"A->T": tuple(counts)})
-    assert res.a_to_t.value == bias_amp_directional(g, y, task_pred=p).a_to_t.value
+    assert res.a_to_t.value == bias_amp_directional(g, y, task_pred=p, binary_task="both").a_to_t.value
     assert res.t_to_a is None and res.cross_fit
     # the same folds for both directions are accepted (a layer that splits once)
     both = [biasamp.CooccurrenceCounts.from_labels(g[folds == f], y[folds == f], task_pred=p[folds == f],
                                                    attr_pred=gp[folds == f], attr_classes=a["attr"].classes,
-                                                   task_classes=t["task"].classes) for f in (0, 1)]
+                                                   task_classes=t["task"].classes, binary_task="both") for f in (0, 1)]
     assert directional_from_folds({"A->T": tuple(both), "T->A": tuple(both)}).a_to_t.value == res.a_to_t.value
     with pytest.raises(ValueError, match="folds must map"):
         directional_from_folds({"X": tuple(counts)})
@@ -211,7 +211,7 @@ def test_the_pure_functions_of_the_folds_equal_the_label_functions():
                             stratified=False)
     tables = [biasamp.CooccurrenceCounts.from_labels(g[mf == f], y[mf == f], attr_pred=gp[mf == f],
                                                      task_pred=p[mf == f], attr_classes=a["attr"].classes,
-                                                     task_classes=t["task"].classes) for f in (0, 1)]
+                                                     task_classes=t["task"].classes, binary_task="both") for f in (0, 1)]
     got = mals_from_folds(*tables, min_group_size=0)
     ways = []
     for f in (0, 1):
@@ -221,7 +221,8 @@ def test_the_pure_functions_of_the_folds_equal_the_label_functions():
         b_pred = other.cross("attr_pred", "task_pred") / other.cross("attr_pred", "task_pred").sum(axis=0)
         ways.append(np.where(8 * at > at.sum(axis=0), b_pred - b_train, 0.0))
     assert got.value == pytest.approx(float((ways[0] + ways[1]).sum() / 2 / 2), abs=1e-12)
-    assert got.value == bias_amp_mals(g, y, attr_pred=gp, task_pred=p, cross_fit=True, min_group_size=0).value
+    assert got.value == bias_amp_mals(g, y, attr_pred=gp, task_pred=p, cross_fit=True, min_group_size=0,
+                                      binary_task="both").value
 
 
 def test_multi_raw_equals_the_single_label_metrics_when_m_holds_the_single_labels():
@@ -249,14 +250,18 @@ def test_the_noise_attribute_reads_no_amplification():
         warnings.simplefilter("ignore", SmallGroupWarning)
         for seed in range(20):
             g, y, p, _ = _noise(100 + seed)
-            boot = bootstrap(bias_amp_directional, g, y, task_pred=p, n_boot=200, random_state=seed)
-            plug = bootstrap(bias_amp_directional, g, y, task_pred=p, n_boot=200, random_state=seed, cross_fit=False)
+            # both classes of the binary task, the protocol of issue 21 (one column: 52/60 covered on 60 samples,
+            # as an N x 1 indicator was before the rule for a binary task)
+            boot = bootstrap(bias_amp_directional, g, y, task_pred=p, n_boot=200, random_state=seed,
+                             binary_task="both")
+            plug = bootstrap(bias_amp_directional, g, y, task_pred=p, n_boot=200, random_state=seed, cross_fit=False,
+                             binary_task="both")
             lo, hi = boot.ci["A->T"]
             covered += lo <= 0 <= hi
             lo, hi = plug.ci["A->T"]
             covered_plug_in += lo <= 0 <= hi
             estimates.append(boot.estimate["A->T"])
-            assert boot.estimate["A->T"] == bias_amp_directional(g, y, task_pred=p).a_to_t.value
+            assert boot.estimate["A->T"] == bias_amp_directional(g, y, task_pred=p, binary_task="both").a_to_t.value
     assert covered >= 18  # >= 90%
     assert covered_plug_in <= 2  # the plug-in reads "reduced" (A->T about -0.04): the test can fail
     est = np.array(estimates)
@@ -274,10 +279,12 @@ def test_the_share_statistics_cover_0_on_the_noise_attribute():
         warnings.simplefilter("ignore")
         for seed in range(12):
             g, y, p, gp = _noise(200 + seed)
+            # both classes of the binary task (the protocol of this test; one column, as an N x 1 indicator was
+            # before the rule for a binary task: MALS 10/12, Multi_MALS raw 9/12 covered)
             for boot in (bootstrap(biasamp.bias_amp_mals, g, y, attr_pred=gp, task_pred=p, cross_fit=True,
-                                   n_boot=150, random_state=seed),
+                                   n_boot=150, random_state=seed, binary_task="both"),
                          bootstrap(biasamp.multi_bias_amp, g, y, attr_pred=gp, task_pred=p, n_boot=150,
-                                   random_state=seed)):
+                                   random_state=seed, binary_task="both")):
                 for name in set(covered) & set(boot.ci):
                     lo, hi = boot.ci[name]
                     covered[name] += lo <= 0 <= hi
@@ -302,7 +309,7 @@ def test_the_small_group_rule_of_a_cross_fitted_share_statistic_is_read_per_way(
 
     folds = [fold([10, 40, 40]), fold([20, 40, 40])]
     tables = [biasamp.CooccurrenceCounts.from_labels(g, y, attr_pred=g, task_pred=p, attr_classes=[0, 1, 2],
-                                                     task_classes=[0, 1]) for g, y, p in folds]
+                                                     task_classes=[0, 1], binary_task="both") for g, y, p in folds]
     got = mals_from_folds(*tables, min_group_size=30)
     ways = []
     for f, keep in ((0, [False, True, True]), (1, [True, True, True])):
@@ -317,7 +324,7 @@ def test_the_small_group_rule_of_a_cross_fitted_share_statistic_is_read_per_way(
     assert not got.pairs["small_fold1"].any()
     # small in both folds: out of the headline (and named)
     tables = [biasamp.CooccurrenceCounts.from_labels(g, y, attr_pred=g, task_pred=p, attr_classes=[0, 1, 2],
-                                                     task_classes=[0, 1]) for g, y, p in (fold([10, 40, 40]),
+                                                     task_classes=[0, 1], binary_task="both") for g, y, p in (fold([10, 40, 40]),
                                                                                         fold([12, 40, 40]))]
     with pytest.warns(SmallGroupWarning):
         assert mals_from_folds(*tables, min_group_size=30).small_groups == (0,)
@@ -389,7 +396,7 @@ def test_cross_fit_options_raise_named_errors():
     a = bias_amp_directional(g, y, task_pred=p, attr_train=g, task_train=y)
     assert not a.cross_fit and a.a_to_t.value == bias_amp_directional(g, y, task_pred=p, cross_fit=False).a_to_t.value
     # bias_amp_mals cannot tell that its training rows are the test rows: None is the plug-in
-    assert not bias_amp_mals(g, y, attr_pred=gp, task_pred=p).cross_fit
+    assert not bias_amp_mals(attr_pred=gp, task_pred=p, attr_train=g, task_train=y).cross_fit
 
 
 def test_the_bootstrap_of_the_cross_fitted_statistics():

@@ -125,7 +125,8 @@ def test_binary_1d_scores_mals_and_a_training_set(seed):
         assert curve.values["a_to_t"].iloc[j] == pytest.approx(ref.a_to_t.value, abs=1e-12)
         assert curve.values["t_to_a"].iloc[j] == pytest.approx(ref.t_to_a.value, abs=1e-12)  # fixed A^
         try:
-            m = _quiet(bias_amp_mals, attr_train, task_train, attr_pred=attr_pred, task_pred=hard).value
+            m = _quiet(bias_amp_mals, attr, task, attr_pred=attr_pred, task_pred=hard, attr_train=attr_train,
+                       task_train=task_train).value
         except ValueError:
             assert np.isnan(mals.values["mals"].iloc[j])
             continue
@@ -305,7 +306,7 @@ def test_curve_errors():
     with pytest.raises(ValueError, match="task_scores or task_pred"):
         threshold_curve(bias_amp_directional, ATTR, TASK, task_scores=SCORES, task_pred=TASK)
     with pytest.raises(ValueError, match="needs attr_pred"):
-        threshold_curve(bias_amp_mals, ATTR, TASK, task_scores=SCORES)
+        threshold_curve(bias_amp_mals, ATTR, TASK, task_scores=SCORES, attr_train=ATTR, task_train=TASK)
     with pytest.raises(ValueError, match="fairness metrics take task_scores only"):
         threshold_curve(fairness_metrics, ATTR, TASK, task_scores=SCORES, attr_scores=SCORES)
     with pytest.raises(ValueError, match="fairness_metrics only"):
@@ -318,7 +319,7 @@ def test_curve_errors():
         checkpoint_curve(bias_amp_directional, ATTR, TASK, task_preds=[TASK, TASK], checkpoints=["a"])
     with pytest.raises(ValueError, match="checkpoint 'b'"):
         checkpoint_curve(bias_amp_mals, ATTR, TASK, task_preds=[TASK, TASK], attr_preds=[ATTR, np.full(6, 7)],
-                         checkpoints=["a", "b"])
+                         checkpoints=["a", "b"], attr_train=ATTR, task_train=TASK)
 
 
 # --------------------------------------------------------------------------- #

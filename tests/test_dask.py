@@ -73,9 +73,8 @@ def test_directional_soft_and_mals(scheduler):
                                      cross_fit=False)
     assert_same(res, ref, rtol=1e-12, atol=1e-12)
     d = cooc_data(n=2000)
-    ref = biasamp.bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
-    res = bdask.bias_amp_mals(arr(d["attr_train"], 256), arr(d["task_train"], 256),
-                              attr_pred=arr(d["attr_pred"], 512), task_pred=arr(d["task_pred"], 512))
+    ref = biasamp.bias_amp_mals(attr_pred=d["attr_pred"], task_pred=d["task_pred"], attr_train=d["attr_train"], task_train=d["task_train"])
+    res = bdask.bias_amp_mals(attr_pred=arr(d["attr_pred"], 512), task_pred=arr(d["task_pred"], 512), attr_train=arr(d["attr_train"], 256), task_train=arr(d["task_train"], 256))
     assert_same(res, ref)
 
 

@@ -40,6 +40,7 @@ BAD = {
     "support": ("both", ValueError), "attr_pred_rule": ("first", ValueError), "average": ("weighted", ValueError),
     "tolerance": (2.0, ValueError), "concentration": (0.0, ValueError), "metrics": (["XY"], ValueError),
     "group_metrics": ("DP", TypeError), "cross_fit": ("yes", TypeError), "cross_fit_random_state": (-1, ValueError),
+    "binary_task": ("one-hot", ValueError),
 }
 
 

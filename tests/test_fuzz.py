@@ -85,7 +85,7 @@ def test_fixed_disparities_of_an_undefined_reference_rate() -> None:  # biasamp/
 def test_fixed_bootstrap_mals_table_of_an_undefined_pair() -> None:  # biasamp/_cooccurrence_inference.py
     attr, task = np.array([0, 0, 1, 1, 0, 1]), np.array([0, 1, 1, 0, 0, 1])
     r = biasamp.bootstrap(biasamp.bias_amp_mals, attr, task, attr_pred=attr, task_pred=np.zeros(6, int),
-                          n_boot=10, random_state=0)
+                          n_boot=10, random_state=0, attr_train=attr, task_train=task)
     _no_unflagged(r.tables["MALS"])  # row (1, 1): contribution, ci_low, ci_high NaN, no undefined column
 
 

@@ -289,7 +289,8 @@ def _tm_mals(attr_train, task_train, attr_pred, task_pred, ka, kt):
 
 
 def _tm_multi(attr, task, attr_pred, task_pred, ka, kt):
-    m = _tm().MultiBiasAmp(list(range(ka)), list(range(kt)), combinations=[(j,) for j in range(kt)])
+    m = _tm().MultiBiasAmp(list(range(ka)), list(range(kt)), combinations=[(j,) for j in range(kt)],
+                           binary_task="both")  # indicator columns: every one counted
     m.update(attr, task, attr_pred=attr_pred, task_pred=task_pred)
     return m.result()
 

@@ -231,9 +231,12 @@ def test_reduces_to_single_attribute_metrics_single_label(seed, n_attrs, n_group
     t_hat, a_hat = rng.integers(0, n_attrs, n_te), rng.integers(0, n_groups, n_te)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
-        multi = multi_bias_amp(a, t, attr_pred=a_hat, task_pred=t_hat, attr_train=a_tr, task_train=t_tr)
-        single = bias_amp_directional(a, t, attr_pred=a_hat, task_pred=t_hat, attr_train=a_tr, task_train=t_tr)
-        mals = bias_amp_mals(a_tr, t_tr, attr_pred=a_hat, task_pred=t_hat)
+        # every class is an attribute (two classes: both, the one-hot reading)
+        multi = multi_bias_amp(a, t, attr_pred=a_hat, task_pred=t_hat, attr_train=a_tr, task_train=t_tr,
+                               binary_task="both")
+        single = bias_amp_directional(a, t, attr_pred=a_hat, task_pred=t_hat, attr_train=a_tr, task_train=t_tr,
+                                      binary_task="both")
+        mals = bias_amp_mals(attr_pred=a_hat, task_pred=t_hat, attr_train=a_tr, task_train=t_tr, binary_task="both")
     assert multi.combinations == tuple((k,) for k in range(n_attrs))
     assert multi.g_to_m.raw == pytest.approx(single.a_to_t.value, abs=1e-12)
     assert multi.m_to_g.raw == pytest.approx(single.t_to_a.value, abs=1e-12)
@@ -252,7 +255,7 @@ def test_reduces_to_single_attribute_metrics_multi_label(seed, n_attrs, n_groups
         warnings.simplefilter("ignore", UndefinedPairWarning)
         single = bias_amp_directional(g, X[:, cols], attr_pred=g_hat, task_pred=X_hat[:, cols],
                                       attr_train=g_tr, task_train=X_tr[:, cols])
-        mals = bias_amp_mals(g_tr, X_tr[:, cols], attr_pred=g_hat, task_pred=X_hat[:, cols])
+        mals = bias_amp_mals(attr_pred=g_hat, task_pred=X_hat[:, cols], attr_train=g_tr, task_train=X_tr[:, cols])
     assert multi.g_to_m.raw == pytest.approx(single.a_to_t.value, abs=1e-12)
     assert multi.m_to_g.raw == pytest.approx(single.t_to_a.value, abs=1e-12)
     assert multi.mals.raw == pytest.approx(mals.value, abs=1e-12)

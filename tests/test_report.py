@@ -89,7 +89,7 @@ def test_values_are_those_of_the_metric_functions(demo, report):
     assert row.ci_low <= row.value <= row.ci_high
     assert row.n == 1000 and row.ci_method == "BCa bootstrap (100)"
     assert t[(t.metric == "BiasAmp->") & (t.direction == "T->A")].iloc[0].value == direct.t_to_a.value
-    mals = bias_amp_mals(demo.attr_train, demo.task_train, attr_pred=demo.attr_pred, task_pred=demo.task_pred)
+    mals = bias_amp_mals(attr_pred=demo.attr_pred, task_pred=demo.task_pred, attr_train=demo.attr_train, task_train=demo.task_train)
     assert t[t.metric == "BiasAmp_MALS"].iloc[0].value == mals.value
     fair = fairness_metrics(demo.task, demo.task_pred, sensitive_features=demo.attr)
     for name, value in fair.overall.items():

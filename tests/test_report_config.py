@@ -119,8 +119,8 @@ def test_forwarded_options_reach_every_count_family_in_the_audit(demo):
     direct = {
         "directional": biasamp.bias_amp_directional(d.attr, d.task, attr_pred=d.attr_pred, task_pred=scores,
                                                     attr_train=d.attr_train, task_train=d.task_train, **options),
-        "mals": biasamp.bias_amp_mals(d.attr_train, d.task_train, attr_pred=d.attr_pred, task_pred=scores,
-                                      **options),
+        "mals": biasamp.bias_amp_mals(d.attr, d.task, attr_pred=d.attr_pred, task_pred=scores,
+                                      attr_train=d.attr_train, task_train=d.task_train, **options),
         "multi": biasamp.multi_bias_amp(d.attr, d.task, attr_pred=d.attr_pred, task_pred=scores,
                                         attr_train=d.attr_train, task_train=d.task_train, min_support=2, **options),
         "fairness": biasamp.fairness_metrics(d.task, scores, sensitive_features=d.attr, **options),

@@ -310,8 +310,8 @@ def test_bootstrap_directional_and_mals():
                       task_train=task[::-1], n_boot=50, random_state=0)
     assert train.value == bias_amp_directional(attr, task, task_pred=task_pred, attr_train=attr[::-1],
                                                task_train=task[::-1]).a_to_t.value
-    mals = bootstrap(bias_amp_mals, attr, task, attr_pred=attr_pred, task_pred=task_pred, n_boot=200, random_state=0)
-    assert mals.value == bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred).value
+    mals = bootstrap(bias_amp_mals, attr, task, attr_pred=attr_pred, task_pred=task_pred, n_boot=200, random_state=0, attr_train=attr, task_train=task)
+    assert mals.value == bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, attr_train=attr, task_train=task).value
     low, high = mals.interval()
     assert low <= mals.value <= high
 

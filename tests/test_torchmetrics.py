@@ -127,7 +127,7 @@ def test_any_batching_is_bit_identical(seed, n, k):
 
 def test_mals_streamed_train_and_fixed_train():
     d = cooc_data()
-    ref = biasamp.bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
+    ref = biasamp.bias_amp_mals(attr_pred=d["attr_pred"], task_pred=d["task_pred"], attr_train=d["attr_train"], task_train=d["task_train"])
     streamed = BiasAmpMALS(3, 6)
     for rows in np.array_split(np.arange(2000), 3):
         streamed.update_train(_t(d["attr_train"][rows]), _t(d["task_train"][rows]))
@@ -338,8 +338,8 @@ def test_torch_jit_script_like_torchmetrics_own(make):
 def test_metric_collection_compute_groups():
     d = cooc_data()
     ref = _directional_ref(d)
-    mals_ref = biasamp.bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"],
-                                     task_pred=d["task_pred"])
+    mals_ref = biasamp.bias_amp_mals(attr_pred=d["attr_pred"],
+                                     task_pred=d["task_pred"], attr_train=d["attr_train"], task_train=d["task_train"])
     train = CooccurrenceCounts.from_labels(d["attr_train"], d["task_train"], attr_classes=[0, 1, 2],
                                            task_classes=range(6))
     coll = MetricCollection({
@@ -515,8 +515,8 @@ def test_two_ranks_cooccurrence_bit_identical(ranks):
     d = cooc_data(n=4000)
     ref = _directional_ref(d)
     no_train = _directional_ref(d, train=False)
-    mals_ref = biasamp.bias_amp_mals(d["attr_train"], d["task_train"], attr_pred=d["attr_pred"],
-                                     task_pred=d["task_pred"])
+    mals_ref = biasamp.bias_amp_mals(attr_pred=d["attr_pred"],
+                                     task_pred=d["task_pred"], attr_train=d["attr_train"], task_train=d["task_train"])
     for out in ranks:
         _exactly(out["a_to_t"], ref.a_to_t.value)
         _exactly(out["t_to_a"], ref.t_to_a.value)

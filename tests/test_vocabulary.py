@@ -80,12 +80,14 @@ def test_multi_bias_amp_old_keywords_warn_and_agree():
 
 
 def test_positional_predictions_warn_and_agree():
-    new = biasamp.bias_amp_mals(ATTR, TASK, attr_pred=ATTR, task_pred=TASK_PRED)
-    with pytest.warns(FutureWarning, match="pass attr_pred, task_pred by keyword"):
+    new = biasamp.bias_amp_mals(attr_pred=ATTR, task_pred=TASK_PRED, attr_train=ATTR, task_train=TASK)
+    # 0.3 reads the test ground truth first: the 0.2 order (training set, then predictions) warns until 0.4
+    with pytest.warns(FutureWarning, match=r"bias_amp_mals\(attr_train, task_train, attr_pred, task_pred\): this "
+                                           "positional order is deprecated"):
         old = biasamp.bias_amp_mals(ATTR, TASK, ATTR, TASK_PRED)
     assert old.value == new.value == pytest.approx(0.0)  # a and b balanced, c never changes
     with pytest.raises(TypeError, match="multiple values for argument 'attr_pred'"):
-        biasamp.bias_amp_mals(ATTR, TASK, ATTR, attr_pred=ATTR, task_pred=TASK_PRED)
+        biasamp.bias_amp_mals(ATTR, TASK, ATTR, TASK_PRED, attr_pred=ATTR)
     with pytest.raises(TypeError):  # more positional arguments than there ever were
         biasamp.bias_amp_mals(ATTR, TASK, ATTR, TASK_PRED, TASK_PRED)
 
@@ -123,7 +125,7 @@ def test_dask_wrappers_take_predictions_by_keyword():
     attr, task, pred = (da.from_array(x, chunks=3) for x in (ATTR, TASK, TASK_PRED))
     with pytest.warns(FutureWarning):
         old = bdask.bias_amp_mals(attr, task, attr, pred)
-    assert old.value == bdask.bias_amp_mals(attr, task, attr_pred=attr, task_pred=pred).value
+    assert old.value == bdask.bias_amp_mals(attr_pred=attr, task_pred=pred, attr_train=attr, task_train=task).value
     with pytest.warns(FutureWarning):
         res = bdask.multi_bias_amp(attr, task, attrs_pred=pred, attr_classes=["a", "b", "c"])
     assert res.counts.task_classes == ("a", "b", "c")  # 0.1's attr_classes were the tasks

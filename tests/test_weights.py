@@ -69,8 +69,8 @@ def _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w=None, t
         "multi": b.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w, **kw),
     }
     if train:
-        out["mals"] = b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred,
-                                      sample_weight=w, train_sample_weight=tw)
+        out["mals"] = b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred,
+                                      sample_weight=w, train_sample_weight=tw, attr_train=attr_train, task_train=task_train)
     return out
 
 
@@ -191,7 +191,7 @@ def test_bad_weights_raise_naming_the_argument(weights, error, match):
     with pytest.raises(error, match=match):
         b.bias_amp_directional(attr, task, task_pred=task, sample_weight=weights)
     with pytest.raises(error, match=match):
-        b.bias_amp_mals(attr, task, attr_pred=attr, task_pred=task, sample_weight=weights)
+        b.bias_amp_mals(attr_pred=attr, task_pred=task, sample_weight=weights, attr_train=attr, task_train=task)
     with pytest.raises(error, match=match):
         b.multi_bias_amp(attr, task, task_pred=task, sample_weight=weights)
     with pytest.raises(error, match=match):
@@ -200,9 +200,10 @@ def test_bad_weights_raise_naming_the_argument(weights, error, match):
         b.bias_amp_directional(attr, task, task_pred=task, attr_train=attr, task_train=task,
                                train_sample_weight=weights)
     with pytest.raises(error, match=match):
-        CooccurrenceAccumulator([0, 1], [0, 1]).update(attr, task, task_pred=task, sample_weight=weights)
+        CooccurrenceAccumulator([0, 1], [0, 1], binary_task="both").update(attr, task, task_pred=task,
+                                                                          sample_weight=weights)
     with pytest.raises(error, match=match):
-        MultiAttributeAccumulator([0, 1], [0, 1], combinations=[(0,), (1,)]).update(
+        MultiAttributeAccumulator([0, 1], [0, 1], combinations=[(0,), (1,)], binary_task="both").update(
             attr, task, task_pred=task, sample_weight=weights)
 
 
@@ -239,7 +240,7 @@ def test_missing_raise_names_the_argument():
     with pytest.raises(ValueError, match="attr contains NaN"):
         b.bias_amp_directional(attr, task, task_pred=task_pred)
     with pytest.raises(ValueError, match="attr_train contains NaN"):
-        b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred)
+        b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train, task_train=task_train)
     with pytest.raises(ValueError, match="task contains NaN"):
         b.multi_bias_amp(np.nan_to_num(attr), task, task_pred=task_pred)
 
@@ -253,14 +254,14 @@ def test_missing_drop_equals_the_complete_rows():
     dropped = {
         "directional": b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                               attr_train=attr_train, task_train=task_train, missing="drop"),
-        "mals": b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred, missing="drop"),
+        "mals": b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, missing="drop", attr_train=attr_train, task_train=task_train),
         "multi": b.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                                   task_train=task_train, missing="drop"),
     }
     complete = _metrics(attr[ok].astype(int), task[ok].astype(int), attr_pred[ok], task_pred[ok],
                         attr_train[tok].astype(int), task_train[tok])
-    complete["mals"] = b.bias_amp_mals(attr_train[tok].astype(int), task_train[tok], attr_pred=attr_pred,
-                                       task_pred=task_pred)  # the prediction rows have no missing value
+    complete["mals"] = b.bias_amp_mals(attr_pred=attr_pred,
+                                       task_pred=task_pred, attr_train=attr_train[tok].astype(int), task_train=task_train[tok])  # the prediction rows have no missing value
     for name in complete:
         _assert_same_values(dropped[name], complete[name])
     res = dropped["directional"]
@@ -297,7 +298,7 @@ def test_missing_group_makes_a_missing_class():
     named = np.where(np.isnan(attr), "missing", np.nan_to_num(attr).astype(int).astype(object))
     _assert_same_values(res, b.bias_amp_directional(named, task, task_pred=task_pred))
     # MALS: the training attribute's missing values are a class; multi: the test attribute's
-    mals = b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred, missing="group")
+    mals = b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, missing="group", attr_train=attr_train, task_train=task_train)
     assert "missing" in list(mals.pairs["attr"]) and mals.train_rows.n_grouped == 5
     multi = b.multi_bias_amp(attr, task, task_pred=task_pred, missing="group")
     assert "missing" in multi.counts.attr_classes and multi.rows.n_grouped == n_missing
@@ -370,8 +371,8 @@ def test_cooccurrence_accumulator_with_weights_equals_the_function(metric):
         ref = b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                                      task_train=task_train, sample_weight=w, train_sample_weight=tw)
     else:
-        ref = b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w,
-                              train_sample_weight=tw)
+        ref = b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred, sample_weight=w,
+                              train_sample_weight=tw, attr_train=attr_train, task_train=task_train)
     res = acc.compute()
     _assert_same_values(res, ref, exact=False)
     assert res.rows == ref.rows and res.train_rows == ref.train_rows and res.weighted
@@ -458,7 +459,7 @@ def test_weighted_bootstrap_is_row_order_invariant_and_deterministic(metric):
 
     def run(order):
         args = {"directional": (b.bias_amp_directional, (attr[order], task[order]), {}),
-                "mals": (b.bias_amp_mals, (attr_train, task_train), {}),
+                "mals": (b.bias_amp_mals, (), {"attr_train": attr_train, "task_train": task_train}),
                 "multi": (b.multi_bias_amp, (attr[order], task[order]), {})}[metric]
         fn, pos, kw = args
         return b.bootstrap(fn, *pos, attr_pred=attr_pred[order], task_pred=task_pred[order], sample_weight=w[order],
@@ -474,8 +475,8 @@ def test_weighted_bootstrap_is_row_order_invariant_and_deterministic(metric):
     assert any("together with their sample weights" in note for note in first.notes)
     point = _values({"directional": b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                                            sample_weight=w),
-                     "mals": b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred,
-                                             sample_weight=w),
+                     "mals": b.bias_amp_mals(attr_pred=attr_pred, task_pred=task_pred,
+                                             sample_weight=w, attr_train=attr_train, task_train=task_train),
                      "multi": b.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                                sample_weight=w)}[metric])
     for k, v in first.estimate.items():
@@ -563,9 +564,10 @@ def test_dask_weights_and_missing_equal_the_in_memory_result(missing):
                             attr_train=arr(attr_train, 90), task_train=arr(task_train, 90), **dkw)
     assert res.combinations == ref.combinations and res.rows == ref.rows
     _assert_same_values(res, ref)
-    ref = b.bias_amp_mals(attr_train, task_train, attr_pred=attr_pred, task_pred=task_pred, **kw)
-    res = bd.bias_amp_mals(arr(attr_train, 90), arr(task_train, 90), attr_pred=arr(attr_pred),
-                           task_pred=arr(task_pred), **dkw)
+    ref = b.bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+                          task_train=task_train, **kw)
+    res = bd.bias_amp_mals(arr(attr), arr(task), attr_pred=arr(attr_pred), task_pred=arr(task_pred),
+                           attr_train=arr(attr_train, 90), task_train=arr(task_train, 90), **dkw)
     _assert_same_values(res, ref)
     with pytest.raises(TypeError, match="sample_weight must be a dask array"):
         bd.bias_amp_directional(arr(attr), arr(task), task_pred=arr(task_pred), sample_weight=w)

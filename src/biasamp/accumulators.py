@@ -685,6 +685,13 @@ class CooccurrenceAccumulator(Accumulator):
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split (None: the fixed default). A ``Generator`` draws
         one seed at construction; accumulators merge only with the same seed.
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task (``task_classes`` 0 and 1, or two classes with
+        ``pos_label``) is read: its positive class alone, counted as one
+        column whatever the batches hold (a 1-D column or an indicator), or
+        both classes (:ref:`def-binary-task`), as the functional API.
+    pos_label : object, optional
+        The positive class of a binary task (default: 1/True).
 
     Attributes
     ----------
@@ -751,6 +758,8 @@ class CooccurrenceAccumulator(Accumulator):
         include_small_groups: bool = False,
         cross_fit: bool | None = None,
         cross_fit_random_state: Any = None,
+        binary_task: str = "positive",
+        pos_label: Any = None,
     ) -> None:
         if not isinstance(metric, str) or metric not in self.families:
             raise ValueError(f"metric must be one of {tuple(self.families)}, got {metric!r}")
@@ -758,7 +767,8 @@ class CooccurrenceAccumulator(Accumulator):
                          random_state=random_state, stream=stream, train=train, missing=missing,
                          threshold=threshold, soft=soft, min_group_size=min_group_size,
                          include_small_groups=include_small_groups, cross_fit=cross_fit,
-                         cross_fit_random_state=cross_fit_random_state)
+                         cross_fit_random_state=cross_fit_random_state, binary_task=binary_task,
+                         pos_label=pos_label)
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
                task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> CooccurrenceAccumulator:
@@ -1122,6 +1132,11 @@ class MultiAttributeAccumulator(Accumulator):
         :class:`CooccurrenceAccumulator` (the batch is the unit of the split).
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split.
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task (``task_classes`` 0 and 1) is read: its positive
+        class alone, or both classes (:ref:`def-binary-task`).
+    pos_label : object, optional
+        The positive class of a binary task (default: 1/True).
 
     See Also
     --------
@@ -1197,13 +1212,16 @@ class MultiAttributeAccumulator(Accumulator):
         include_small_groups: bool = False,
         cross_fit: bool | None = None,
         cross_fit_random_state: Any = None,
+        binary_task: str = "positive",
+        pos_label: Any = None,
     ) -> None:
         super().__init__("multi", {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
                          random_state=random_state, stream=stream, combinations=combinations, min_size=min_size,
                          max_size=max_size, min_support=min_support, max_combinations=max_combinations,
                          missing=missing, threshold=threshold, min_group_size=min_group_size,
                          include_small_groups=include_small_groups, cross_fit=cross_fit,
-                         cross_fit_random_state=cross_fit_random_state)
+                         cross_fit_random_state=cross_fit_random_state, binary_task=binary_task,
+                         pos_label=pos_label)
 
     @property
     def combinations(self) -> tuple:

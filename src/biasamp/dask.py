@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.deprecation import keyword_only_since, renamed_arguments
+from biasamp._core.deprecation import keyword_only_since, old_positional_order, renamed_arguments
 from biasamp._core.labels import _sorted_classes
 from biasamp._core.rows import check_missing, select_rows
 from biasamp._families import REGISTRY
@@ -610,6 +610,8 @@ def bias_amp_directional(
     missing: str = "raise",
     cross_fit: bool | None = None,
     cross_fit_random_state: Any = None,
+    binary_task: str = "positive",
+    pos_label: Any = None,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ of Dask collections (Wang & Russakovsky 2021).
 
@@ -651,6 +653,9 @@ def bias_amp_directional(
         valid split, which depends on the partitioning).
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split.
+    binary_task, pos_label : optional
+        How a binary task is read (:ref:`def-binary-task`), as in the
+        in-memory function.
 
     Returns
     -------
@@ -693,16 +698,19 @@ def bias_amp_directional(
                               task_train=task_train, sample_weight=sample_weight,
                               train_sample_weight=train_sample_weight),
         {"attr": attr_classes, "task": task_classes},
-        {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state}, split_every)
+        {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state,
+         "binary_task": binary_task, "pos_label": pos_label}, split_every)
 
 
-@keyword_only_since("0.2.0", "attr_pred", "task_pred")
+@old_positional_order("0.3.0", "0.4.0", ("attr_train", "task_train", "attr_pred", "task_pred"), fill=(None, None))
 def bias_amp_mals(
-    attr_train: Any,
-    task_train: Any,
+    attr: Any = None,
+    task: Any = None,
     *,
     attr_pred: Any,
     task_pred: Any,
+    attr_train: Any = None,
+    task_train: Any = None,
     attr_classes: Sequence | None = None,
     task_classes: Sequence | None = None,
     split_every: int = 8,
@@ -711,6 +719,8 @@ def bias_amp_mals(
     missing: str = "raise",
     cross_fit: bool | None = None,
     cross_fit_random_state: Any = None,
+    binary_task: str = "positive",
+    pos_label: Any = None,
 ) -> MALSResult:
     r"""BiasAmp_MALS of Dask collections (Zhao et al. 2017).
 
@@ -724,13 +734,15 @@ def bias_amp_mals(
 
     Parameters
     ----------
-    attr_train, task_train : dask collection
-        Training ground truth, in the same row partitions.
+    attr, task : dask collection, optional
+        Test ground truth, partitioned like the predictions: without a
+        training set it stands in for one (as in :func:`biasamp.bias_amp_mals`).
     attr_pred, task_pred : dask collection
         Test predictions, in the same row partitions (as each other).
+    attr_train, task_train : dask collection, optional
+        Training ground truth, in the same row partitions.
     attr_classes, task_classes : sequence, optional
-        Class lists; found by one pass over the training ground truth when
-        omitted.
+        Class lists; found by one pass over the ground truth when omitted.
     split_every : int, default 8
         Fan-in of the merge tree.
     sample_weight : dask collection, optional
@@ -741,14 +753,14 @@ def bias_amp_mals(
     missing : {"raise", "drop", "group"}, default "raise"
         As in :func:`biasamp.bias_amp_mals` (:ref:`def-missing`).
     cross_fit : bool or None, default None
-        ``True``: the training rows are the prediction rows (the test rows
-        standing in for a training set, partitioned alike, weighted by
-        ``sample_weight``), and the indicator is cross-fitted over two folds of
-        every partition, as :func:`biasamp.bias_amp_mals` does with
-        ``cross_fit=True`` (one partition: the in-memory value). None/False:
-        the training rows are a training set (the plug-in).
+        Without a training set (``attr``/``task`` stand in for it, weighted by
+        ``sample_weight``): ``None``/``True`` cross-fit the indicator over two
+        folds of every partition (one partition: the in-memory value),
+        ``False`` the plug-in. With a training set: ``None`` or ``False``.
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split.
+    binary_task, pos_label : optional
+        How a binary task is read, as in :func:`biasamp.bias_amp_mals`.
 
     Returns
     -------
@@ -770,17 +782,30 @@ def bias_amp_mals(
     >>> attr = da.from_array(np.array([0, 0, 0, 0, 1, 0, 1]), chunks=3)
     >>> task = da.from_array(np.array([[1], [1], [1], [1], [1], [0], [0]]), chunks=3)
     >>> task_pred = da.from_array(np.array([[1], [1], [1], [1], [0], [0], [0]]), chunks=3)
-    >>> round(biasamp.dask.bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
+    >>> round(biasamp.dask.bias_amp_mals(attr_pred=attr, task_pred=task_pred, attr_train=attr,
+    ...                                  task_train=task).value, 4)
     0.2
     """
-    options = {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state}
-    if cross_fit:  # the training rows are the prediction rows: counted as the test ground truth, and split
+    from biasamp._core.crossfit import check_cross_fit
+
+    options = {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state,
+               "binary_task": binary_task, "pos_label": pos_label}
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    no_train = attr_train is None
+    if no_train and (attr is None or task is None):
+        raise TypeError("bias_amp_mals needs the test ground truth attr and task, or a training set "
+                        "(attr_train=..., task_train=...)")
+    if check_cross_fit(cross_fit, not no_train):  # the test rows stand in for the training rows, and are split
         if train_sample_weight is not None:
-            raise ValueError("cross_fit=True: the training rows are the prediction rows, so they have one weight "
-                             "each: pass sample_weight only")
-        arguments = {"attr_train": ("attr", attr_train), "task_train": ("task", task_train),
+            raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
+                             "given (without a training set the test rows and sample_weight stand in for it)")
+        arguments = {"attr_train": ("attr", attr), "task_train": ("task", task),
                      **_roles(attr_pred=attr_pred, task_pred=task_pred, sample_weight=sample_weight)}
+        options["cross_fit"] = True
     else:
+        if no_train:  # the plug-in: the test rows, with their weights, are the training rows
+            attr_train, task_train, train_sample_weight = attr, task, sample_weight
         arguments = _roles(attr_train=attr_train, task_train=task_train, attr_pred=attr_pred, task_pred=task_pred,
                            sample_weight=sample_weight, train_sample_weight=train_sample_weight)
         options["cross_fit"] = False  # (None: a training set, as bias_amp_mals reads it)
@@ -960,6 +985,8 @@ def multi_bias_amp(
     missing: str = "raise",
     cross_fit: bool | None = None,
     cross_fit_random_state: Any = None,
+    binary_task: str = "positive",
+    pos_label: Any = None,
 ) -> MultiBiasAmpResult:
     r"""Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023) of Dask collections.
 
@@ -1003,6 +1030,9 @@ def multi_bias_amp(
         partition is split in two folds on its own.
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split.
+    binary_task, pos_label : optional
+        How a binary task is read (:ref:`def-binary-task`), as in the
+        in-memory function.
 
     Returns
     -------
@@ -1032,7 +1062,7 @@ def multi_bias_amp(
     """
     options = {"combinations": combinations, "min_size": min_size, "max_size": max_size, "min_support": min_support,
                "max_combinations": max_combinations, "missing": missing, "cross_fit": cross_fit,
-               "cross_fit_random_state": cross_fit_random_state}
+               "cross_fit_random_state": cross_fit_random_state, "binary_task": binary_task, "pos_label": pos_label}
     return _family_on_dask(
         "multi", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                         task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),

@@ -443,6 +443,9 @@ class BiasAmpDirectional(_AccumulatorMetric):
         Without a training set the signs are cross-fitted over two folds of
         every batch unless ``cross_fit=False`` (see
         :class:`~biasamp.accumulators.CooccurrenceAccumulator`).
+    binary_task, pos_label
+        How a binary task is read (:ref:`def-binary-task`), as in the
+        functional API.
     **kwargs
         torchmetrics' keyword arguments (``sync_on_compute``,
         ``process_group``, ``dist_sync_on_step``, ...).
@@ -483,17 +486,19 @@ class BiasAmpDirectional(_AccumulatorMetric):
     ...     metric.update(attr[rows], task[rows], task_pred=task_pred[rows])
     >>> metric.compute()
     tensor(0.3333, dtype=torch.float64)
-    >>> metric.result().a_to_t.n_pairs
-    4
+    >>> metric.result().a_to_t.n_pairs  # the binary task's positive class, with each group
+    2
     """
 
     family = "directional"  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, direction: str = "A->T",
                  train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
-                 cross_fit_random_state: Any = None, **kwargs: Any) -> None:
+                 cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", train=train,
-                                                 cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state),
+                                                 cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
+                                                 binary_task=binary_task, pos_label=pos_label),
                          direction=direction, **kwargs)
 
     def _set_options(self, direction: str = "A->T") -> None:
@@ -537,7 +542,7 @@ class BiasAmpMALS(_AccumulatorMetric):
         :meth:`update_train`, or give the test ground truth in :meth:`update`
         (the indicator is then cross-fitted over two folds of every batch
         unless ``cross_fit=False``).
-    cross_fit, cross_fit_random_state
+    cross_fit, cross_fit_random_state, binary_task, pos_label
         As in :class:`~biasamp.accumulators.CooccurrenceAccumulator`.
     **kwargs
         torchmetrics' keyword arguments.
@@ -572,9 +577,11 @@ class BiasAmpMALS(_AccumulatorMetric):
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
-                 cross_fit_random_state: Any = None, **kwargs: Any) -> None:
+                 cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", train=train,
-                                                 cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state),
+                                                 cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
+                                                 binary_task=binary_task, pos_label=pos_label),
                          **kwargs)
 
     def _set_options(self) -> None:
@@ -635,6 +642,9 @@ class MultiBiasAmp(_AccumulatorMetric):
         Without a training set the signs are cross-fitted over two folds of
         every batch unless ``cross_fit=False`` (see
         :class:`~biasamp.accumulators.MultiAttributeAccumulator`).
+    binary_task, pos_label
+        How a binary task is read (:ref:`def-binary-task`), as in the
+        functional API.
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -668,7 +678,8 @@ class MultiBiasAmp(_AccumulatorMetric):
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  combinations: Sequence[Sequence], metric: str = "Multi_MALS", raw: bool = False,
                  min_support: int = 1, max_combinations: int = 200_000, cross_fit: bool | None = None,
-                 cross_fit_random_state: Any = None, **kwargs: Any) -> None:
+                 cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
+                 **kwargs: Any) -> None:
         if isinstance(combinations, str):
             raise ValueError(
                 f"combinations={combinations!r} needs a first pass over the training set: choose M with a "
@@ -677,7 +688,8 @@ class MultiBiasAmp(_AccumulatorMetric):
             )
         acc = MultiAttributeAccumulator(attr_classes, task_classes, combinations=combinations,
                                         min_support=min_support, max_combinations=max_combinations,
-                                        cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state)
+                                        cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
+                                        binary_task=binary_task, pos_label=pos_label)
         super().__init__(acc, metric=metric, raw=raw, **kwargs)
 
     def _set_options(self, metric: str = "Multi_MALS", raw: bool = False) -> None:
@@ -822,7 +834,7 @@ class DifferentialFairness(_AccumulatorMetric):
                  pos_label: Any = 1, **kwargs: Any) -> None:
         from biasamp.fairness._metrics import _LABEL_OPTIONS
 
-        options = {k: kwargs.pop(k) for k in _LABEL_OPTIONS if k in kwargs}
+        options = {k: kwargs.pop(k) for k in (*_LABEL_OPTIONS, "binary_task") if k in kwargs}
         super().__init__(DifferentialAccumulator(classes, groups, concentration=concentration, pos_label=pos_label,
                                                  **options), **kwargs)
 

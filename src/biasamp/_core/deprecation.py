@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["keyword_only_since", "normalize_call", "renamed_arguments"]
+__all__ = ["keyword_only_since", "normalize_call", "old_positional_order", "renamed_arguments"]
 
 REMOVED_IN = "0.3.0"
 
@@ -56,6 +56,42 @@ def keyword_only_since(version: str, *names: str) -> Callable:
                 kwargs = {**kwargs, **dict(zip(moved, args[n_positional:]))}
                 args = args[:n_positional]
             return args, kwargs
+
+        return _shim(func, translate)
+
+    return decorate
+
+
+def old_positional_order(version: str, removed_in: str, old: tuple[str, ...], *, fill: tuple = ()) -> Callable:
+    """Read a call with exactly ``len(old)`` positional arguments in the old order ``old``, with a ``FutureWarning``.
+
+    ``version`` is the release that changed the order, ``removed_in`` the one
+    where the old order raises. The positional arguments are passed by the
+    keywords ``old``; ``fill`` are the new positional arguments of such a call
+    (e.g. ``(None, None)`` for ground truths the old order did not take).
+    """
+
+    def decorate(func: Callable) -> Callable:
+        params = inspect.signature(func).parameters
+        unknown = [n for n in old if n not in params]
+        if unknown:  # pragma: no cover - a programming error caught at import
+            raise TypeError(f"{_qualname(func)} has no argument(s) {unknown}")
+
+        def translate(args: tuple, kwargs: dict, stacklevel: int) -> tuple[tuple, dict]:
+            if len(args) != len(old):
+                return args, kwargs
+            twice = [n for n in old if n in kwargs]
+            if twice:
+                raise TypeError(f"{_qualname(func)}() got multiple values for argument {twice[0]!r}")
+            new = ", ".join(n for n, p in params.items() if p.kind == p.POSITIONAL_OR_KEYWORD)
+            warnings.warn(
+                f"{_qualname(func)}({', '.join(old)}): this positional order is deprecated since {version} and "
+                f"will raise a TypeError in {removed_in}; call {_qualname(func)}({new}, *, ...) and pass "
+                + ", ".join(f"{n}=..." for n in old) + " by keyword",
+                FutureWarning,
+                stacklevel=stacklevel + 1,
+            )
+            return tuple(fill), {**kwargs, **dict(zip(old, args))}
 
         return _shim(func, translate)
 

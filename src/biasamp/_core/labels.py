@@ -6,7 +6,10 @@ habit). The conventions are those of :ref:`def-inputs`:
 
 * a **1-D** argument holds class ids or names (single-label). It is encoded
   against the classes seen in the ground truth of *train and test together*;
-  a binary 1-D label therefore becomes two classes, ``0`` and ``1``.
+  a binary 1-D label therefore becomes two classes, ``0`` and ``1``; the
+  families then read a binary *task* as its positive class
+  (:func:`positive_class`, :ref:`def-binary-task`) unless asked for both.
+  Whole-number floats are integers (``0.``/``1.`` are the classes 0 and 1).
 * a **2-D** argument is an ``N x K`` indicator matrix (multi-label, or
   one-hot). DataFrames (pandas, polars) and pyarrow Tables keep their column
   names as class names; plain arrays get ``0..K-1``.
@@ -35,7 +38,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["LabelMatrix", "EncodedLabels", "encode_labels", "check_consistent_length"]
+__all__ = ["BINARY_TASK_CHOICES", "LabelMatrix", "EncodedLabels", "encode_labels", "check_consistent_length",
+           "positive_class", "describe_reading", "read_binary_task", "read_task_roles"]
+
+#: ``binary_task``: a binary task read as its positive class, or as both its classes (one-hot)
+BINARY_TASK_CHOICES = ("positive", "both")
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,7 +235,7 @@ def _as_array(x: Any, name: str) -> tuple[np.ndarray, list | None]:
     if arr.ndim > 2:
         raise ValueError(f"{name} must be 1-D (class labels) or 2-D (indicator matrix), got {arr.ndim}-D")
     if arr.ndim == 1:
-        arr = _bools_as_ints(arr)
+        arr = _integral_floats_as_ints(_bools_as_ints(arr))
     if arr.shape[0] == 0:
         raise ValueError(f"{name} is empty (0 rows)")
     if arr.ndim == 2 and arr.shape[1] == 0:
@@ -266,6 +273,27 @@ def _bools_as_ints(arr: np.ndarray) -> np.ndarray:
     out = arr.copy()
     out[is_bool] = [int(v) for v in arr[is_bool]]
     return out
+
+
+#: the largest float magnitude whose integers are all exact (a float label beyond it is not a class id)
+_EXACT_FLOAT = 2.0 ** 53
+
+
+def _integral_floats_as_ints(arr: np.ndarray) -> np.ndarray:
+    """1-D float labels whose values are all whole numbers as integers (``0.``/``1.`` are the classes 0 and 1).
+
+    A ground truth stored as float (``np.zeros(n)``, a float tensor, a pandas
+    column that went through NaN) is read exactly as the same labels stored
+    as integers: the same classes, so a one-class float ground truth is a
+    binary task just as ``np.zeros(n, dtype=int)`` is. Arrays with a missing
+    (NaN/inf) or a fractional value (probabilities) are left as they are.
+    """
+    if arr.dtype.kind != "f" or arr.size == 0:
+        return arr
+    with np.errstate(invalid="ignore"):
+        if not (np.isfinite(arr).all() and np.abs(arr).max() <= _EXACT_FLOAT and np.array_equal(arr, np.round(arr))):
+            return arr
+    return arr.astype(np.int64)
 
 
 def check_features(x: Any, name: str = "X") -> np.ndarray:
@@ -615,3 +643,100 @@ def _encode_prediction(value: Any, name: str, classes: tuple, allow_soft: bool) 
     if arr.min() < 0 or arr.max() > 1:
         raise ValueError(f"{name} holds probabilities outside [0, 1] (min {arr.min():g}, max {arr.max():g})")
     return LabelMatrix(name, classes, dense=arr, soft=True)
+
+
+# --------------------------------------------------------------------------- #
+# one rule for a binary task
+# --------------------------------------------------------------------------- #
+def positive_class(m: LabelMatrix, binary_task: str = "positive", pos_label: Any = None) -> int | None:
+    """The class a single-label binary task is read as, by the rule of :ref:`def-binary-task`; None: read as it is.
+
+    Read as its positive class (``binary_task="positive"``, the default) is a
+    1-D (single-label) task whose classes are 0 and 1 (integers, booleans or
+    whole floats; a task showing one of them only is the same binary task)
+    or, when ``pos_label`` is given, any 1-D task of at most two classes
+    (``pos_label`` one of them, or the one class it does not show).
+    ``binary_task="both"`` reads every class (the one-hot reading), as does
+    an indicator matrix, which already says which classes it holds.
+
+    Returns the index of the positive class among ``m.classes`` (``m.n_classes``
+    when the positive class is not among them: a one-class task whose
+    positive class never occurs), or None. Raises ``ValueError`` for a
+    ``pos_label`` that cannot be the positive class of the task.
+    """
+    from biasamp._core.policy import class_index
+
+    if binary_task == "both" or m.codes is None:
+        return None
+    if pos_label is None:
+        if m.n_classes > 2 or not all(_is_zero_or_one(c) for c in m.classes):
+            return None
+        pos_label = 1
+    elif m.n_classes > 2:
+        raise ValueError(f"pos_label={pos_label!r} names the positive class of a binary task, but the task has "
+                         f"{m.n_classes} classes {list(m.classes)[:20]!r}; leave pos_label=None")
+    index = class_index(m.classes, pos_label)
+    if index is not None:
+        return index
+    if m.n_classes == 1:  # the positive class never occurs: its column is all zeros
+        return 1
+    raise ValueError(f"pos_label={pos_label!r} is not a class of the task {list(m.classes)!r}: pass one of them "
+                     "(the positive class), or binary_task='both' to read both classes")
+
+
+def _is_zero_or_one(c: Any) -> bool:
+    return isinstance(c, (int, np.integer, bool, np.bool_, float, np.floating)) and c in (0, 1)
+
+
+def read_binary_task(m: LabelMatrix, index: int | None, positive: Any = 1) -> LabelMatrix:
+    """``m`` read as its positive class ``index`` (:func:`positive_class`): an ``N x 1`` indicator; None: ``m``.
+
+    Hard labels give the 0/1 column of the positive class (all zeros when
+    ``index`` is ``m.n_classes``, a class the labels never show), probabilities
+    their positive column; the one class is named ``positive`` (the class
+    itself when it is among ``m.classes``).
+    """
+    if index is None:
+        return m
+    name = m.classes[index] if index < m.n_classes else positive
+    if m.codes is not None:
+        column = (m.codes == index).astype(np.int8)[:, None]
+        return LabelMatrix(m.name, (name,), dense=column)
+    dense = m._dense()
+    column = dense[:, [index]] if index < m.n_classes else np.zeros((len(dense), 1), dtype=dense.dtype)
+    return LabelMatrix(m.name, (name,), dense=column, soft=m.soft)
+
+
+def read_task_roles(encoded: Mapping[str, LabelMatrix], truth: str, binary_task: str = "positive",
+                    pos_label: Any = None) -> tuple[dict[str, LabelMatrix], str | None]:
+    """Every role of one encoded task (truths and predictions) read by the rule for a binary task.
+
+    ``truth`` names the ground-truth role whose classes decide (all roles of
+    one family share them). Returns a mapping of the same kind, each matrix
+    read as its positive class (:func:`read_binary_task`) or unchanged, and
+    what was read (:func:`describe_reading`).
+    """
+    out = type(encoded)(encoded) if isinstance(encoded, dict) else dict(encoded)
+    like = out.get(truth)
+    if like is None:
+        return out, None
+    index = positive_class(like, "positive", pos_label)
+    said = describe_reading(like.classes, index, binary_task, pos_label)
+    if binary_task == "both" or index is None:
+        return out, said
+    for role, m in list(out.items()):
+        out[role] = read_binary_task(m, index, 1 if pos_label is None else pos_label)
+    return out, said
+
+
+def describe_reading(classes: Sequence, index: int | None, binary_task: str, pos_label: Any = None) -> str | None:
+    """What the rule for a binary task read (a result's ``binary_task``): None when the task is not binary.
+
+    ``"positive class 1"`` (the positive class alone) or ``"both classes 0, 1"``
+    (the one-hot reading, ``binary_task="both"``).
+    """
+    if index is None:
+        return None
+    if binary_task == "both":
+        return "both classes " + ", ".join(map(repr, classes))
+    return f"positive class {classes[index] if index < len(classes) else (1 if pos_label is None else pos_label)!r}"

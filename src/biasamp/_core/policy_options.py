@@ -5,7 +5,9 @@
 (the small-group rule: ``min_group_size``, ``include_small_groups``) are the
 bases of the families' options dataclasses (``biasamp/<family>/_options.py``),
 so the defaults and constraints of these options are written once;
-:data:`MISSING` declares the ``missing=`` choice of :mod:`biasamp._core.rows`.
+:class:`BinaryTaskOptions` (how a binary task is read: ``binary_task``,
+``pos_label``; :func:`biasamp._core.labels.positive_class`) and :data:`MISSING` declares the ``missing=``
+choice of :mod:`biasamp._core.rows`.
 """
 
 from __future__ import annotations
@@ -15,11 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from biasamp._core.crossfit import split_seed
+from biasamp._core.labels import BINARY_TASK_CHOICES
 from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THRESHOLD
 from biasamp._core.rows import MISSING_CHOICES
 from biasamp._core.validation import NONE, Checked, InstanceOf, OneOf, Validated, option
 
-__all__ = ["CROSS_FIT", "MISSING", "SPLIT_SEED", "CrossFitOptions", "GroupOptions", "PolicyOptions"]
+__all__ = ["BINARY_TASK", "CROSS_FIT", "MISSING", "SPLIT_SEED", "BinaryTaskOptions", "CrossFitOptions", "GroupOptions",
+           "PolicyOptions"]
+
+#: ``binary_task``: a binary task read as its positive class, or as both classes (the one-hot reading)
+BINARY_TASK = (OneOf(*BINARY_TASK_CHOICES),)
 
 #: ``missing``: raise, drop the rows, or make a missing protected attribute its own group
 MISSING = (OneOf(*MISSING_CHOICES),)
@@ -56,3 +63,12 @@ class CrossFitOptions(Validated):
                                     doc="None: cross-fit exactly when no training set is given; False: plug-in")
     cross_fit_random_state: object = option(None, *SPLIT_SEED,
                                             doc="the seed of the two-fold split (None: a fixed default)")
+
+
+@dataclass(frozen=True)
+class BinaryTaskOptions(Validated):
+    """The rule for a binary task: read as its positive class (``pos_label``, default 1/True) or as both classes."""
+
+    binary_task: str = option("positive", *BINARY_TASK,
+                              doc="a binary task read as its 'positive' class, or as 'both' classes (one-hot)")
+    pos_label: object = option(None, doc="the positive class of a binary task (None: 1/True for a 0/1 task)")

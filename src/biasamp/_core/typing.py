@@ -14,7 +14,7 @@ import numpy.typing as npt
 import pandas as pd
 
 __all__ = [
-    "Labels", "Weights", "Missing", "CIMethod", "PAdjust", "Average", "Soft", "Combinations", "Support",
+    "Labels", "Weights", "Missing", "CIMethod", "PAdjust", "Average", "Soft", "BinaryTask", "Combinations", "Support",
     "AttrPredRule",
 ]
 
@@ -42,6 +42,8 @@ PAdjust = Literal["holm", "bh"]
 Average = Literal["auto", "binary", "macro"] | None
 #: ``soft=``: how probabilities are read (thresholded, or expected counts).
 Soft = Literal["threshold", "expected"]
+#: ``binary_task``: a binary task read as its positive class, or as both classes (the one-hot reading)
+BinaryTask = Literal["positive", "both"]
 #: ``combinations=`` of the multi-attribute metrics (or an explicit list of combinations).
 Combinations = Literal["observed", "all"]
 #: ``support=`` of the multi-attribute metrics.

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -38,6 +38,7 @@ __all__ = [
     "CountState",
     "ReplicateRows",
     "Settings",
+    "TaskReading",
     "any_of",
     "arguments",
     "meta",
@@ -240,13 +241,65 @@ class ReplicateRows:
     row_ids: Any = None
 
 
+@dataclass(frozen=True)
+class TaskReading:
+    """How an accumulator reads its task by the rule for a binary task (:ref:`def-binary-task`).
+
+    ``labels``: the classes the batches hold (encoded on them); ``classes``:
+    the classes counted (the positive class alone, or ``labels``);
+    ``index``: the positive class's index among ``labels`` (None: every
+    class); ``said``: the result's ``binary_task``.
+    """
+
+    labels: tuple
+    classes: tuple
+    index: int | None = None
+    said: str | None = None
+
+    @classmethod
+    def of(cls, task_classes: Any, binary_task: str = "positive", pos_label: Any = None) -> TaskReading:
+        """The reading of a task of classes ``task_classes`` (an accumulator's class list), checked."""
+        from biasamp._core.labels import LabelMatrix, describe_reading, positive_class
+        from biasamp._core.policy_options import BINARY_TASK
+        from biasamp._core.validation import check
+
+        binary_task = check("binary_task", binary_task, BINARY_TASK)
+        labels = tuple(task_classes)
+        if len(labels) != 2:  # a class list of one class is an indicator's column: read as it is
+            return cls(labels, labels, None, None)
+        index = positive_class(LabelMatrix("task_classes", labels, codes=np.zeros(0, dtype=np.intp)), "positive",
+                               pos_label)
+        said = describe_reading(labels, index, binary_task, pos_label)
+        if index is None or binary_task == "both":
+            return cls(labels, labels, None, said)
+        positive = labels[index] if index < len(labels) else (1 if pos_label is None else pos_label)
+        return cls(labels, (positive,), index, said)
+
+    def read(self, encoded: Mapping[str, Any]) -> dict:
+        """Every matrix of ``encoded`` (encoded on ``labels``) read as ``classes``."""
+        from biasamp._core.labels import read_binary_task
+
+        out = type(encoded)(encoded) if isinstance(encoded, dict) else dict(encoded)
+        if self.index is None:
+            return out
+        for role, m in list(out.items()):
+            if m.codes is None and not role.endswith("_pred"):
+                raise ValueError(
+                    f"{role}: the task classes {list(self.labels)!r} are read as a binary task's positive class "
+                    f"{self.classes[0]!r} (binary_task='positive'), but this batch's {role} is an indicator matrix "
+                    "of both columns: pass binary_task='both' to count every column")
+            out[role] = read_binary_task(m, self.index, self.classes[0])
+        return out
+
+
 def train_batch(roles: Any, missing: str, attr_classes: Any, task_classes: Any) -> tuple[Any, Any, Any, Any]:
     """A batch of training ground truth (``attr_train``, ``task_train``, ``train_sample_weight`` of ``roles``):
     its rows selected (``missing``, zero weights) and encoded on the fixed class lists.
 
-    Returns ``(attr, task, weights, rows)``: the two encoded label matrices, the weights of the kept rows (None
-    when unweighted) and the row filter (what was dropped). The counting of every family that takes a
-    training set (``count_train`` of its streaming declaration) starts here.
+    ``task_classes`` may be a :class:`TaskReading` (the task's classes read by
+    the rule for a binary task). Returns ``(attr, task, weights, rows)``: the two encoded label matrices, the
+    weights of the kept rows (None when unweighted) and the row filter (what was dropped). The counting of every
+    family that takes a training set (``count_train`` of its streaming declaration) starts here.
     """
     attr, task = roles.get("attr_train"), roles.get("task_train")
     if attr is None or task is None:
@@ -254,6 +307,10 @@ def train_batch(roles: Any, missing: str, attr_classes: Any, task_classes: Any) 
     arrays, weights, rows = select_rows({"attr": attr, "task": task}, missing=missing, group_args=("attr",),
                                         sample_weight=roles.get("train_sample_weight"), group_columns=False)
     enc_a = encode_labels({"attr_train": arrays["attr"]}, classes=attr_classes)["attr_train"]
-    enc_t = encode_labels({"task_train": arrays["task"]}, classes=task_classes)["task_train"]
+    if isinstance(task_classes, TaskReading):  # encoded on the labels, read by the rule for a binary task
+        enc_t = task_classes.read({"task_train": encode_labels({"task_train": arrays["task"]},
+                                                               classes=task_classes.labels)["task_train"]})["task_train"]
+    else:
+        enc_t = encode_labels({"task_train": arrays["task"]}, classes=task_classes)["task_train"]
     check_consistent_length(attr_train=enc_a, task_train=enc_t)
     return enc_a, enc_t, weights, rows

@@ -336,6 +336,11 @@ def _common_options(func):
                      show_default=True, expose_value=False, callback=_remember_given,
                      help="Group fairness over classes: binary = the positive class (--pos-label) only, macro = "
                           "the mean over classes (Qian et al.); auto = binary for a two-class task, else macro."),
+        click.option("--binary-task", type=click.Choice(["positive", "both"]), default=_DEFAULT.binary_task,
+                     show_default=True, expose_value=False, callback=_remember_given,
+                     help="A binary task (classes 0/1, or two classes with --pos-label), in every family: its "
+                          "positive class alone, or both classes (the one-hot reading of some papers; for group "
+                          "fairness the mean over both, --average macro)."),
         click.option("--threshold", type=click.FloatRange(0, 1), default=_DEFAULT.threshold, show_default=True,
                      expose_value=False, callback=_remember_given,
                      help="Probabilities given as task predictions (<column>_score) are thresholded here."),

@@ -35,9 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
+from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy import EXPECTED_RATES, check_soft, check_threshold, harden_roles, joined
+from biasamp._core.policy_options import BINARY_TASK
 from biasamp._core.rows import RowFilter, add_filters, select_rows
+from biasamp._core.validation import check
 from biasamp.exceptions import UnknownKeyError
 
 __all__ = ["CooccurrenceCounts"]
@@ -212,6 +214,8 @@ class CooccurrenceCounts:
         missing: str = "raise",
         soft: str = "expected",
         threshold: float = 0.5,
+        binary_task: str = "positive",
+        pos_label: Any = None,
     ) -> CooccurrenceCounts:
         """Count one batch of labels in a single vectorized pass.
 
@@ -226,7 +230,9 @@ class CooccurrenceCounts:
             Predictions Â and T̂, hard or (when ``allow_soft``) probabilities.
         attr_classes, task_classes : sequence, optional
             Fix the class lists (needed to count batches that may not show
-            every class).
+            every class). The class list of counts of a binary task read as
+            its positive class, ``(1,)`` (or ``(0,)``), counts 1-D 0/1 labels
+            as that class, so that batches add.
         allow_soft : bool, default True
             Whether predictions may be probabilities.
         pairs : iterable of (attr_role, task_role), optional
@@ -249,6 +255,11 @@ class CooccurrenceCounts:
             ``predictions``.
         threshold : float, default 0.5
             The threshold of ``soft="threshold"``.
+        binary_task : {"positive", "both"}, default "positive"
+            How a binary task is read (:ref:`def-binary-task`): its positive
+            class alone (``task_classes`` then holds that class), or both.
+        pos_label : object, optional
+            The positive class of a binary task (default: 1/True for a 0/1 task).
 
         Returns
         -------
@@ -259,9 +270,15 @@ class CooccurrenceCounts:
             {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
             missing=missing, group_args=("attr",), sample_weight=sample_weight, group_columns=False)
         a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", attr_classes, allow_soft)
-        t = _encode_side(arrays["task"], arrays["task_pred"], "task", task_classes, allow_soft)
+        reading = check("binary_task", binary_task, BINARY_TASK)
+        positive = _positive_of(task_classes, reading, arrays["task"], arrays["task_pred"])
+        # the class list of counts read by the rule, (1,): 1-D 0/1 labels are encoded on (0, 1), then read as it
+        t = _encode_side(arrays["task"], arrays["task_pred"], "task", (0, 1) if positive is not None else task_classes,
+                         allow_soft)
         a, said_a = harden_roles(a, (("attr", "attr_pred"),), soft, threshold)
         t, said_t = harden_roles(t, (("task", "task_pred"),), soft, threshold)
+        t, _ = read_task_roles(t, "task" if "task" in t else "task_pred", reading,
+                               positive if positive is not None else pos_label)
         return cls.from_encoded(
             [a[r] for r in ATTR_ROLES if r in a], [t[r] for r in TASK_ROLES if r in t], pairs=pairs,
             weights=weights, rows=rows, predictions=joined(said_a, said_t),
@@ -406,6 +423,25 @@ class CooccurrenceCounts:
             f"task_classes={list(self.task_classes)[:8]!r}{'...' if len(self.task_classes) > 8 else ''}, "
             f"roles={list(self.attr_roles + self.task_roles)!r}{extra})"
         )
+
+
+def _positive_of(task_classes: Sequence | None, binary_task: str, task: Any, task_pred: Any) -> Any:
+    """The positive class when ``task_classes`` is the class list of a binary task read by the rule (one class,
+    0 or 1) and the labels are 1-D (a 0/1 column); None otherwise (an indicator's one column is read as it is)."""
+    if task_classes is None or binary_task != "positive" or len(task_classes) != 1:
+        return None
+    given = task if task is not None else task_pred
+    try:
+        one_d = given is not None and np.ndim(given) == 1
+    except ValueError:  # ragged: the input layer names it
+        return None
+    if not one_d or not _zero_or_one(task_classes[0]):
+        return None
+    return int(task_classes[0])
+
+
+def _zero_or_one(c: Any) -> bool:
+    return isinstance(c, (int, np.integer, bool, np.bool_)) and c in (0, 1)
 
 
 def _encode_side(truth, pred, family, classes, allow_soft) -> dict[str, LabelMatrix]:

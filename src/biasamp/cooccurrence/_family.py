@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from biasamp._core.crossfit import check_cross_fit
 from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
@@ -25,21 +24,12 @@ def truth_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tu
 
 
 def _mals_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:
+    """``bias_amp_mals(attr, task, *, attr_pred, task_pred, attr_train, task_train, sample_weight, **options)``:
+    without a training set the test ground truth stands in for it, cross-fitted (the function's default)."""
     if roles.get("attr_pred") is None or roles.get("task_pred") is None:
         raise ValueError("BiasAmp_MALS needs both predictions: Â (attr_pred or attr_scores) and T̂ "
                          "(task_pred or task_scores)")
-    no_train = roles.get("attr_train") is None
-    if not no_train:  # a training set fixes the indicator: cross_fit=True would read its rows as the test rows'
-        check_cross_fit(options.get("cross_fit"), True)
-    train = (roles["attr"], roles["task"]) if no_train else (roles["attr_train"], roles["task_train"])
-    kwargs: dict = {"attr_pred": roles["attr_pred"], "task_pred": roles["task_pred"]}
-    if roles.get("sample_weight") is not None:
-        kwargs["sample_weight"] = roles["sample_weight"]
-        if no_train:  # the test rows are the training rows: the same weights
-            kwargs["train_sample_weight"] = roles["sample_weight"]
-    if no_train:  # the test rows stand in for the training rows: the indicator is cross-fitted (unless told not to)
-        kwargs["cross_fit"] = True
-    return train, {**kwargs, **options}
+    return truth_call(roles, options)
 
 
 def _mals_stream_roles(roles: Mapping[str, Any], train: bool) -> dict:
@@ -66,7 +56,7 @@ DIRECTIONAL = Family(
     ),
     call=truth_call,
     plan=_directional_plan,
-    sweep=ThresholdSweep(directional_sweep),
+    sweep=ThresholdSweep(directional_sweep, options=("binary_task", "pos_label")),
     options=DirectionalOptions,
     section="directional",
     stream=DIRECTIONAL_STREAM,
@@ -79,7 +69,7 @@ MALS = Family(
     function=bias_amp_mals,
     citation='J. Zhao et al. "Men Also Like Shopping: Reducing Gender Bias Amplification using Corpus-level '
              'Constraints". EMNLP 2017.',
-    roles=("attr_train", "task_train", "attr_pred", "task_pred", "sample_weight"),
+    roles=("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight"),
     statistics=(
         StatisticSpec("MALS", "mals", ("attr_pred", "task_pred"),
                       lambda res: (float(res.value), int(res.n_undefined)), (-1.0, 1.0), regular=True, signed=True,
@@ -87,7 +77,7 @@ MALS = Family(
     ),
     call=_mals_call,
     plan=_mals_plan,
-    sweep=ThresholdSweep(mals_sweep),
+    sweep=ThresholdSweep(mals_sweep, options=("binary_task", "pos_label")),
     options=MALSOptions,
     section="mals",
     stream=MALS_STREAM,

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from biasamp._core.crossfit import check_cross_fit, crossfit_folds, crossfit_splits, describe, fold_weights
-from biasamp._core.deprecation import keyword_only_since
-from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
+from biasamp._core.deprecation import old_positional_order
+from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy import (
     check_include_small_groups,
     check_min_group_size,
@@ -39,7 +39,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, select_rows
-from biasamp._core.typing import Labels, Missing, Soft, Weights
+from biasamp._core.typing import BinaryTask, Labels, Missing, Soft, Weights
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 from biasamp.exceptions import UndefinedPairWarning, warn_outside
@@ -109,11 +109,11 @@ class DirectionResult(ResultMixin):
     >>> attr = np.repeat([1, 2], [90, 30])
     >>> task = np.concatenate([np.repeat([0, 1], [60, 30]), np.repeat([0, 1], [10, 20])])
     >>> res = bias_amp_directional(attr, task, task_pred=(attr == 2).astype(int), attr_pred=attr)
-    >>> res.a_to_t
-    BiasAmp A->T = +0.3333 (4 pairs)
+    >>> res.a_to_t  # the binary task's positive class, with each group
+    BiasAmp A->T = +0.3333 (2 pairs)
     >>> res.a_to_t.top(1)[["attr", "task", "y", "delta"]]
       attr task  y     delta
-    0    1    0  1  0.333333
+    0    1    1 -1 -0.333333
     """
 
     direction: str
@@ -172,6 +172,11 @@ class DirectionalBiasAmpResult(ResultMixin):
         of the two ways, ``y_fold0`` times Δ on fold 1 and ``y_fold1`` times Δ
         on fold 0 (one way where the other fold has no member of the
         conditioning event).
+    binary_task : str or None
+        How a binary task was read (:ref:`def-binary-task`): ``"positive class
+        1"`` (its positive class alone, the default) or ``"both classes 0, 1"``
+        (``binary_task="both"``, the one-hot reading); None when the task is
+        not binary (every class is read).
 
     Notes
     -----
@@ -213,6 +218,7 @@ class DirectionalBiasAmpResult(ResultMixin):
     predictions: str = "hard"
     small_groups: tuple = ()  # attribute classes left out of the means (fewer than min_group_size test members)
     cross_fit: bool = False
+    binary_task: str | None = None
 
     @property
     def undefined_reasons(self) -> dict:
@@ -238,6 +244,8 @@ class DirectionalBiasAmpResult(ResultMixin):
         lines += _rows_lines(self.rows, self.train_rows, self.weighted)
         if self.predictions != "hard":
             lines.append(f"  predictions: {self.predictions},")
+        if self.binary_task is not None:
+            lines.append(f"  binary task: {self.binary_task},")
         lines.append(f"  y_at from: {self.train_source} ground truth"
                      + ("" if self.train_source == "train" else f", {describe(self.cross_fit, 'test')}") + ")")
         return "\n".join(lines)
@@ -319,7 +327,8 @@ class MALSResult(ResultMixin):
     >>> from biasamp import bias_amp_mals
     >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
     >>> task = np.array([[1], [1], [1], [1], [1], [0], [0]])
-    >>> res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]))
+    >>> res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]),
+    ...                     attr_train=attr, task_train=task)
     >>> res
     BiasAmp_MALS = +0.2000 (1 tasks)
     >>> round(float(res.to_frame()["contribution"].sum() / res.n_tasks), 4)
@@ -338,6 +347,7 @@ class MALSResult(ResultMixin):
     predictions: str = "hard"
     small_groups: tuple = ()  # attribute classes left out of the sum (fewer than min_group_size)
     cross_fit: bool = False
+    binary_task: str | None = None  # how a binary task was read (None: not binary), as DirectionalBiasAmpResult's
 
     def top(self, k: int = 10) -> pd.DataFrame:
         """The ``k`` defined pairs with the largest ``|contribution|``."""
@@ -349,6 +359,7 @@ class MALSResult(ResultMixin):
         extra = f", {self.n_undefined} undefined pairs" if self.n_undefined else ""
         extra += ", indicator cross-fitted (2 folds)" if self.cross_fit else ""
         extra += f"; predictions: {self.predictions}" if self.predictions != "hard" else ""
+        extra += f", binary task: {self.binary_task}" if self.binary_task is not None else ""
         lines = [line.strip(" ,") for line in _rows_lines(self.rows, self.train_rows, self.weighted)]
         tail = "".join(f"; {line}" for line in lines)
         return f"BiasAmp_MALS = {fmt(self.value)} ({self.n_tasks} tasks{extra}{tail})"
@@ -1026,6 +1037,8 @@ def bias_amp_directional(
     include_small_groups: bool = False,
     cross_fit: bool | None = None,
     cross_fit_random_state: Any = None,
+    binary_task: BinaryTask = "positive",
+    pos_label: Any = None,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021), both directions.
 
@@ -1105,6 +1118,18 @@ def bias_amp_directional(
         data always give the same value; another seed draws another split.
         (Named apart from :func:`biasamp.bootstrap`'s own ``random_state``, the
         seed of its replicates.)
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task is read (:ref:`def-binary-task`): a task whose
+        classes are 0 and 1 (or False and True, or any two classes with
+        ``pos_label``) is its positive class alone, the same labels as an
+        ``N x 1`` indicator of that class, so a 1-D column and the indicator
+        give one number. ``"both"``: both classes, each a task of its own
+        (the one-hot reading some papers use, e.g. the DPA paper's COMPAS
+        tables). The result's ``binary_task`` says which was read.
+    pos_label : object, optional
+        The positive class of a binary task (default: 1/True for a 0/1
+        task); with it, a task of two other classes (names) is read as this
+        class.
 
     Returns
     -------
@@ -1147,8 +1172,11 @@ def bias_amp_directional(
       which lowers :math:`n` and can flip a sign from + to −. Single-label
       (1-D) labels never have empty rows; the option matters only for
       indicator matrices with all-zero rows (:doc:`/protocol_empty_rows`).
-    * A 1-D binary label is two classes (0 and 1), so a binary task gives two
-      columns of pairs (:ref:`def-inputs`).
+    * A binary task (classes 0 and 1) is read as its positive class, one
+      column of pairs, whether it is a 1-D column or an ``N x 1`` indicator;
+      ``binary_task="both"`` reads both classes, two columns of pairs
+      (:ref:`def-binary-task`). A 1-D protected attribute is always every
+      class: its classes are the groups.
     * Soft predictions turn every probability into an expected rate.
     * Values are fractions, not percentages.
     * **No training set** (:ref:`def-no-train`): signs estimated on the very
@@ -1201,7 +1229,7 @@ def bias_amp_directional(
     >>> round(bias_amp_directional(g, y, task_pred=p, cross_fit=False).a_to_t.value, 3)
     -0.046
     >>> round(bias_amp_directional(g, y, task_pred=p).a_to_t.value, 3)
-    -0.007
+    -0.004
 
     Integer sample weights count like repeated rows:
 
@@ -1214,26 +1242,29 @@ def bias_amp_directional(
     """
     opts = DirectionalOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
     cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
-    train, test, _, source, predictions = _count_directional(
+    train, test, _, source, predictions, reading = _count_directional(
         attr, task, attr_pred, task_pred, attr_train, task_train, opts.drop_empty_train_rows, sample_weight,
-        train_sample_weight, opts.missing, opts.threshold, opts.soft, cross_fit, opts.cross_fit_random_state)
+        train_sample_weight, opts.missing, opts.threshold, opts.soft, cross_fit, opts.cross_fit_random_state,
+        opts.binary_task, opts.pos_label)
     if cross_fit:
         res = directional_from_folds({d: f.tests for d, f in train.items()},
                                      sign_tables={d: f.signs for d, f in train.items()},
                                      min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)
-        return dataclasses.replace(res, predictions=predictions, rows=test.rows)
+        return dataclasses.replace(res, predictions=predictions, rows=test.rows, binary_task=reading)
     return dataclasses.replace(directional_from_counts(train, test, train_source=source,
                                                        min_group_size=opts.min_group_size,
                                                        include_small_groups=opts.include_small_groups),
-                               predictions=predictions)
+                               predictions=predictions, binary_task=reading)
 
 
-@keyword_only_since("0.2.0", "attr_pred", "task_pred")
-def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, task_pred: Labels,
+@old_positional_order("0.3.0", "0.4.0", ("attr_train", "task_train", "attr_pred", "task_pred"), fill=(None, None))
+def bias_amp_mals(attr: Labels | None = None, task: Labels | None = None, *, attr_pred: Labels, task_pred: Labels,
+                  attr_train: Labels | None = None, task_train: Labels | None = None,
                   sample_weight: Weights | None = None, train_sample_weight: Weights | None = None,
                   missing: Missing = "raise", threshold: float = 0.5, soft: Soft = "threshold",
                   min_group_size: int = 30, include_small_groups: bool = False, cross_fit: bool | None = None,
-                  cross_fit_random_state: Any = None) -> MALSResult:
+                  cross_fit_random_state: Any = None, binary_task: BinaryTask = "positive",
+                  pos_label: Any = None) -> MALSResult:
     r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
 
     .. math::
@@ -1248,10 +1279,16 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
 
     Parameters
     ----------
-    attr_train, task_train : labels
-        Training ground truth of the protected attribute and the task.
+    attr, task : labels of shape (n,) or (n, K)
+        Test ground truth of the protected attribute and the task (the rows
+        of the predictions). Without a training set it stands in for one (see
+        ``cross_fit``); with one, the metric does not read it (it may be
+        omitted).
     attr_pred, task_pred : labels, keyword-only
         Test predictions Â and T̂ (hard, or probabilities: expected counts).
+    attr_train, task_train : labels, optional
+        Training ground truth of the protected attribute and the task, where
+        :math:`b_{\text{train}}` is counted. Give both or neither.
     sample_weight : array-like of shape (n,), optional
         One non-negative weight per *test* row (the rows of ``attr_pred`` /
         ``task_pred``, which the bootstrap resamples): every predicted count
@@ -1281,17 +1318,23 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
     include_small_groups : bool, default False
         Keep the small classes' pairs in the sum.
     cross_fit : bool or None, default None
-        ``True``: ``attr_train`` / ``task_train`` are the ground truth of the
-        prediction rows themselves (no separate training set: the test rows
-        stand in for it, as :func:`biasamp.audit` and the family's call do
-        without ``attr_train``). The rows are split in two folds (stratified by
-        attribute class) and the indicator of one fold is applied to the change
-        ``b_pred − b_train`` of the other, both ways (see Notes); the four
-        arguments must then have the same rows, weighted by ``sample_weight``.
-        ``None`` / ``False``: the training rows are a training set of their own
-        (the function cannot tell that they are the test rows), the plug-in.
+        How the indicator is estimated without a training set, where the test
+        ground truth ``attr`` / ``task`` stands in for it. ``None``: cross-fit
+        exactly when no training set is given (as :func:`bias_amp_directional`
+        and :func:`biasamp.audit`). ``True``: the rows are split in two folds
+        and the indicator of one fold is applied to the change
+        ``b_pred − b_train`` of the other, both ways (see Notes). ``False``:
+        the plug-in (indicator and change on every row, biased toward
+        "reduced"). ``True`` with a training set raises ``ValueError``.
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split (``None``: a fixed split, seed 0).
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task is read (:ref:`def-binary-task`): its positive class
+        alone (a 1-D 0/1 column and an ``N x 1`` indicator give one number), or
+        ``"both"`` classes (the one-hot reading). Recorded in the result's
+        ``binary_task``.
+    pos_label : object, optional
+        The positive class of a binary task (default: 1/True for a 0/1 task).
 
     Returns
     -------
@@ -1324,11 +1367,11 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
       zeros (:ref:`def-mals`).
     * The metric needs no test ground truth; it cannot tell the direction of
       amplification (use :func:`bias_amp_directional`).
-    * Without a training set (the test ground truth passed as
-      ``attr_train``/``task_train``), an indicator estimated on the rows it
-      is applied to selects the pairs whose ratio is high by chance, and the
-      predictions then regress: the value is biased toward "reduced".
-      ``cross_fit=True`` removes that selection (:ref:`def-no-train`):
+    * Without a training set (only ``attr``/``task``), an indicator estimated
+      on the rows it is applied to selects the pairs whose ratio is high by
+      chance, and the predictions then regress: the value is biased toward
+      "reduced". The default cross-fits, which removes that selection
+      (:ref:`def-no-train`):
 
       .. math::
 
@@ -1351,21 +1394,55 @@ def bias_amp_mals(attr_train: Labels, task_train: Labels, *, attr_pred: Labels, 
     >>> attr = np.array([0, 0, 0, 0, 1, 0, 1])
     >>> task = np.array([[1], [1], [1], [1], [1], [0], [0]])
     >>> task_pred = np.array([[1], [1], [1], [1], [0], [0], [0]])
-    >>> round(bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred).value, 4)
+    >>> round(bias_amp_mals(attr, task, attr_pred=attr, task_pred=task_pred, attr_train=attr,
+    ...                     task_train=task).value, 4)
     0.2
+
+    The 0.2 order (training ground truth first, four positional arguments)
+    still works until 0.4, with a ``FutureWarning``.
     """
     opts = MALSOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
-    cross_fit = check_cross_fit(opts.cross_fit, False, default=False)
-    train, pred, _, predictions = _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight,
-                                              train_sample_weight, opts.missing, opts.threshold, opts.soft, cross_fit,
-                                              opts.cross_fit_random_state)
+    train_args, train_weights, cross_fit = mals_training(attr, task, attr_pred, attr_train, task_train,
+                                                         sample_weight, train_sample_weight, opts.cross_fit)
+    train, pred, _, predictions, reading = _count_mals(
+        *train_args, attr_pred, task_pred, sample_weight, train_weights, opts.missing, opts.threshold, opts.soft,
+        cross_fit, opts.cross_fit_random_state, opts.binary_task, opts.pos_label)
     if cross_fit:
         return dataclasses.replace(mals_from_folds(*train.tests, min_group_size=opts.min_group_size,
                                                    include_small_groups=opts.include_small_groups),
-                                   predictions=predictions, rows=pred.rows, train_rows=pred.rows)
+                                   predictions=predictions, rows=pred.rows, train_rows=pred.rows, binary_task=reading)
     return dataclasses.replace(mals_from_counts(train, pred, min_group_size=opts.min_group_size,
                                                 include_small_groups=opts.include_small_groups),
-                               predictions=predictions)
+                               predictions=predictions, binary_task=reading)
+
+
+def mals_training(attr: Any, task: Any, attr_pred: Any, attr_train: Any, task_train: Any, sample_weight: Any,
+                  train_sample_weight: Any, cross_fit: Any) -> tuple[tuple[Any, Any], Any, bool]:
+    """Where :func:`bias_amp_mals` counts :math:`b_{\text{train}}`: ``((attr, task), weights, cross_fit)``.
+
+    The training set when given (the test ground truth, if given too, must
+    have the prediction rows); else the test ground truth, with the test
+    rows' weights, cross-fitted unless ``cross_fit=False``.
+    """
+    from biasamp._core.batch import length
+
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    has_train = attr_train is not None
+    cross_fit = check_cross_fit(cross_fit, has_train)
+    if has_train:
+        for name, x in (("attr", attr), ("task", task)):
+            if x is not None and attr_pred is not None and length(x) != length(attr_pred):
+                raise ValueError(f"{name} has {length(x)} rows but attr_pred has {length(attr_pred)}: the test "
+                                 "ground truth has one row per prediction")
+        return (attr_train, task_train), train_sample_weight, cross_fit
+    if attr is None or task is None:
+        raise TypeError("bias_amp_mals needs the test ground truth attr and task, or a training set "
+                        "(attr_train=..., task_train=...)")
+    if train_sample_weight is not None:
+        raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not given "
+                         "(without a training set the test rows and sample_weight stand in for it)")
+    return (attr, task), sample_weight, cross_fit
 
 
 def _as_role(m: LabelMatrix, role: str) -> LabelMatrix:
@@ -1482,13 +1559,15 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
 
 def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False,
                        sample_weight=None, train_sample_weight=None, missing="raise", threshold=0.5,
-                       soft="threshold", cross_fit=False, cross_fit_random_state=None):
+                       soft="threshold", cross_fit=False, cross_fit_random_state=None, binary_task="positive",
+                       pos_label=None):
     """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_directional`.
 
-    Returns ``(train, test, (left, right, weights), train_source, predictions)``
+    Returns ``(train, test, (left, right, weights), train_source, predictions, binary_task)``
     where ``left`` and ``right`` are the encoded test matrices (attribute side,
     task side), ``weights`` the test rows' weights (or None) and
-    ``predictions`` what the probability policy did (:mod:`biasamp._core.policy`).
+    ``predictions`` what the probability policy did (:mod:`biasamp._core.policy`),
+    ``binary_task`` how a binary task was read (:func:`biasamp._core.labels.read_task_roles`).
     ``drop_empty_train_rows``: the training counts leave out the rows with no
     attribute class and no task label. With ``cross_fit`` (the resolved
     option: no training set) ``train`` maps each direction to its
@@ -1512,6 +1591,7 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
                       allow_soft=True)
     a, said_a = harden_roles(a, (("attr", "attr_pred"),), soft, threshold)
     t, said_t = harden_roles(t, (("task", "task_pred"),), soft, threshold)
+    t, reading = read_task_roles(t, "task", binary_task, pos_label)
     predictions = joined(said_a, said_t)
     left = [a[r] for r in ("attr", "attr_pred") if r in a]
     right = [t[r] for r in ("task", "task_pred") if r in t]
@@ -1519,7 +1599,8 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
     if cross_fit:  # signs from one fold applied to the other: each fold counted on its own rows
         folds = _directional_folds(left, right, w, rows, drop_empty_train_rows, cross_fit_random_state)
         first = next(iter(folds.values()))
-        return folds, replace(first.tests[0] + first.tests[1], rows=rows), (left, right, w), "test", predictions
+        return (folds, replace(first.tests[0] + first.tests[1], rows=rows), (left, right, w), "test", predictions,
+                reading)
     # BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂): #(â,t̂) is not counted
     test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS, weights=w, rows=rows,
                                            predictions=predictions)
@@ -1527,27 +1608,29 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
         train = test.restrict(["attr"], ["task"])
         if drop_empty_train_rows:
             train = _without_empty_rows(train, _empty_rows(a["attr"], t["task"], w))
-        return train, test, (left, right, w), "test", predictions
+        return train, test, (left, right, w), "test", predictions, reading
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
     train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
                                             weights=tw, rows=train_rows)
     if drop_empty_train_rows:
         train = _without_empty_rows(train, _empty_rows(a["attr_train"], t["task_train"], tw))
-    return train, test, (left, right, w), "train", predictions
+    return train, test, (left, right, w), "train", predictions, reading
 
 
 def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None, train_sample_weight=None,
-                missing="raise", threshold=0.5, soft="threshold", cross_fit=False, cross_fit_random_state=None):
+                missing="raise", threshold=0.5, soft="threshold", cross_fit=False, cross_fit_random_state=None,
+                binary_task="positive", pos_label=None):
     """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_mals`.
 
-    Returns ``(train, pred, (left, right, weights), predictions)`` with the
-    encoded prediction matrices, the prediction rows' weights (or None) and
-    what the probability policy did. With ``cross_fit`` the training rows are
-    the prediction rows: see :func:`_count_mals_crossfit`.
+    Returns ``(train, pred, (left, right, weights), predictions, binary_task)``
+    with the encoded prediction matrices, the prediction rows' weights (or
+    None), what the probability policy did and how a binary task was read.
+    With ``cross_fit`` the training rows are the prediction rows: see
+    :func:`_count_mals_crossfit`.
     """
     if cross_fit:
         return _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight,
-                                    missing, threshold, soft, cross_fit_random_state)
+                                    missing, threshold, soft, cross_fit_random_state, binary_task, pos_label)
     threshold, soft = check_threshold(threshold), check_soft(soft)
     pr, w, rows, tr, tw, train_rows = select_train_test(
         {"attr_pred": attr_pred, "task_pred": task_pred}, {"attr_train": attr_train, "task_train": task_train},
@@ -1556,6 +1639,7 @@ def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None
     t = encode_labels({"task_train": tr["task_train"]}, {"task_pred": pr["task_pred"]}, allow_soft=True)
     a, said_a = harden_roles(a, (("attr_train", "attr_pred"),), soft, threshold)
     t, said_t = harden_roles(t, (("task_train", "task_pred"),), soft, threshold)
+    t, reading = read_task_roles(t, "task_train", binary_task, pos_label)
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
     train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
                                             weights=tw, rows=train_rows)
@@ -1563,19 +1647,19 @@ def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None
     check_consistent_length(attr_pred=left[0], task_pred=right[0])
     predictions = joined(said_a, said_t)
     return (train, CooccurrenceCounts.from_encoded(left, right, weights=w, rows=rows, predictions=predictions),
-            (left, right, w), predictions)
+            (left, right, w), predictions, reading)
 
 
 _MALS_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task_pred")})
 
 
 def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight, missing,
-                         threshold, soft, random_state):
+                         threshold, soft, random_state, binary_task="positive", pos_label=None):
     """:func:`_count_mals` when the training rows are the prediction rows (``cross_fit=True``).
 
     The four arguments are one set of rows (selected together: ``missing``
     drops a row from all of them), weighted by ``sample_weight``. Returns
-    ``(folds, pred, (left, right, weights), predictions)``: ``folds`` a
+    ``(folds, pred, (left, right, weights), predictions, binary_task)``: ``folds`` a
     :class:`Folds` whose tables hold ``[1|A|Â]ᵀ[1|T|T̂]`` of each fold, ``pred``
     their sum; ``left`` = ``[A, Â]`` and ``right`` = ``[T, T̂]`` (roles
     ``attr``, ``attr_pred``, ``task``, ``task_pred``).
@@ -1598,6 +1682,7 @@ def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_we
     t = encode_labels({"task_train": te["task_train"]}, {"task_pred": te["task_pred"]}, allow_soft=True)
     a, said_a = harden_roles(a, (("attr_train", "attr_pred"),), soft, threshold)
     t, said_t = harden_roles(t, (("task_train", "task_pred"),), soft, threshold)
+    t, reading = read_task_roles(t, "task_train", binary_task, pos_label)
     left = [_as_role(a["attr_train"], "attr"), a["attr_pred"]]
     right = [_as_role(t["task_train"], "task"), t["task_pred"]]
     check_consistent_length(attr_train=left[0], task_train=right[0], attr_pred=left[1], task_pred=right[1])
@@ -1612,4 +1697,4 @@ def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_we
                                                      weights=None if w is None else share[idx],
                                                      predictions=joined(said_a, said_t)))
     folds = Folds(of_rows, tuple(tests), tuple(tests))
-    return folds, replace(tests[0] + tests[1], rows=rows), (left, right, w), joined(said_a, said_t)
+    return folds, replace(tests[0] + tests[1], rows=rows), (left, right, w), joined(said_a, said_t), reading

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from biasamp._core.policy_options import MISSING, CrossFitOptions, GroupOptions, PolicyOptions
+from biasamp._core.policy_options import MISSING, BinaryTaskOptions, CrossFitOptions, GroupOptions, PolicyOptions
 from biasamp._core.validation import BOOL, option
 
 __all__ = ["DirectionalOptions", "MALSOptions"]
 
 
 @dataclass(frozen=True)
-class MALSOptions(PolicyOptions, GroupOptions, CrossFitOptions):
-    """Options of :func:`~biasamp.bias_amp_mals`: the probability policy, the small-group rule, ``missing``."""
+class MALSOptions(PolicyOptions, GroupOptions, CrossFitOptions, BinaryTaskOptions):
+    """Options of :func:`~biasamp.bias_amp_mals`: the probability policy, the small-group rule, the binary task,
+    ``missing``."""
 
     missing: str = option("raise", *MISSING, doc="rows with a missing value: 'raise', 'drop' or 'group'")
 

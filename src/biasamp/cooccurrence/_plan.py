@@ -42,6 +42,7 @@ from biasamp._engine.intervals import (
 )
 from biasamp._engine.resample import Cells, augmented_rows, canonical_ids, cells_of, key_columns
 from biasamp.cooccurrence import _metrics as _c
+from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 
 
 def _pairs_index(attr_classes: tuple, task_classes: tuple) -> pd.DataFrame:
@@ -288,15 +289,18 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
                       drop_empty_train_rows: bool = False, sample_weight: Any = None,
                       train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
                       soft: str = "threshold", min_group_size: int = 30, include_small_groups: bool = False,
-                      cross_fit: bool | None = None, cross_fit_random_state: Any = None) -> Plan:
+                      cross_fit: bool | None = None, cross_fit_random_state: Any = None,
+                      binary_task: str = "positive", pos_label: Any = None) -> Plan:
     if args:
         raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("bias_amp_directional needs attr and task")
+    opts = DirectionalOptions.from_call(locals())  # the function's checks of its options
     cross_fit = check_cross_fit(cross_fit, attr_train is not None or task_train is not None)
-    train, test, (left, right, weights), source, predictions = _c._count_directional(
+    train, test, (left, right, weights), source, predictions, reading = _c._count_directional(
         attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
-        train_sample_weight, missing, threshold, soft, cross_fit, cross_fit_random_state)
+        train_sample_weight, missing, threshold, soft, cross_fit, cross_fit_random_state, opts.binary_task,
+        opts.pos_label)
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
     expected_rates = any(m.soft for m in (*left, *right))  # probabilities left soft (soft="expected")
     classes = (test.attr_classes, test.task_classes)
@@ -305,7 +309,7 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
                                                               sign_tables={d: f.signs for d, f in train.items()},
                                                               min_group_size=min_group_size,
                                                               include_small_groups=include_small_groups),
-                                    predictions=predictions, rows=test.rows)
+                                    predictions=predictions, rows=test.rows, binary_task=reading)
         empty = next(iter(train.values())).empty
         by_role = {m.name: m for m in (*left, *right)}
         reads = {"A->T": ("attr", "task", "task_pred"), "T->A": ("attr", "attr_pred", "task")}
@@ -322,7 +326,7 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
     point = dataclasses.replace(_c.directional_from_counts(train, test, train_source=source,
                                                            min_group_size=min_group_size,
                                                            include_small_groups=include_small_groups),
-                                predictions=predictions)
+                                predictions=predictions, binary_task=reading)
     cells, agree = _label_cells(left, right, weights)
     plan = directional_evaluator(point, classes, _c.correlation_sign(train), cells.table(), roles, agree,
                                  expected_rates)
@@ -400,21 +404,25 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
     return Plan(None, values, parts, statistics, None, notes)
 
 
-def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_pred: Any = None,
-               task_pred: Any = None, sample_weight: Any = None, train_sample_weight: Any = None,
-               missing: str = "raise", threshold: float = 0.5, soft: str = "threshold", min_group_size: int = 30,
-               include_small_groups: bool = False, cross_fit: bool | None = None,
-               cross_fit_random_state: Any = None) -> Plan:
-    if args or any(x is None for x in (attr_train, task_train, attr_pred, task_pred)):
-        raise TypeError("bias_amp_mals takes attr_train, task_train and the keyword arguments attr_pred, task_pred")
-    cross_fit = check_cross_fit(cross_fit, False, default=False)
-    train, pred, (left, right, weights), predictions = _c._count_mals(
-        attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight, missing, threshold, soft,
-        cross_fit, cross_fit_random_state)
+def _mals_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
+               attr_train: Any = None, task_train: Any = None, sample_weight: Any = None,
+               train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
+               soft: str = "threshold", min_group_size: int = 30, include_small_groups: bool = False,
+               cross_fit: bool | None = None, cross_fit_random_state: Any = None, binary_task: str = "positive",
+               pos_label: Any = None) -> Plan:
+    if args or attr_pred is None or task_pred is None:
+        raise TypeError("bias_amp_mals takes attr, task and the keyword arguments attr_pred, task_pred "
+                        "(and attr_train, task_train)")
+    opts = MALSOptions.from_call(locals())  # the function's checks of its options
+    train_args, train_weights, cross_fit = _c.mals_training(attr, task, attr_pred, attr_train, task_train,
+                                                            sample_weight, train_sample_weight, cross_fit)
+    train, pred, (left, right, weights), predictions, reading = _c._count_mals(
+        *train_args, attr_pred, task_pred, sample_weight, train_weights, missing, threshold, soft,
+        cross_fit, cross_fit_random_state, opts.binary_task, opts.pos_label)
     if cross_fit:
         point = dataclasses.replace(_c.mals_from_folds(*train.tests, min_group_size=min_group_size,
                                                        include_small_groups=include_small_groups),
-                                    predictions=predictions, rows=pred.rows, train_rows=pred.rows)
+                                    predictions=predictions, rows=pred.rows, train_rows=pred.rows, binary_task=reading)
         cells, _ = _label_cells(left, right, weights, folds=[train.of_rows])
         plan = mals_evaluator(point, (pred.attr_classes, pred.task_classes), None,
                               folds=1 + sum(m.n_classes for m in left),
@@ -425,7 +433,7 @@ def _mals_plan(attr_train: Any = None, task_train: Any = None, *args: Any, attr_
         return plan
     point = dataclasses.replace(_c.mals_from_counts(train, pred, min_group_size=min_group_size,
                                                     include_small_groups=include_small_groups),
-                                predictions=predictions)
+                                predictions=predictions, binary_task=reading)
     cells, _ = _label_cells(left, right, weights)
     plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._as_count(train.cross("attr", "task")))
     plan.cells = cells

@@ -50,6 +50,7 @@ from biasamp._engine.state import (
     CountState,
     ReplicateRows,
     Settings,
+    TaskReading,
     any_of,
     arguments,
     meta,
@@ -101,6 +102,12 @@ class CooccurrenceSettings(Settings):
     missing: str = setting()
     cross_fit: bool | None = setting()
     split_seed: int = setting(label="cross_fit_random_state (the seed of the split)")
+    task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)")
+
+    @property
+    def reading(self) -> TaskReading:
+        """How the task is read (the batches' classes, the classes counted)."""
+        return self.task_reading or TaskReading(self.task_classes, self.task_classes)
 
     @property
     def pairs(self) -> frozenset:
@@ -142,11 +149,13 @@ class CooccurrenceState(CountState):
 def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceCounts | None = None,
               missing: str = "raise", threshold: float = 0.5, soft: str = "threshold", min_group_size: int = 30,
               include_small_groups: bool = False, cross_fit: bool | None = None,
-              cross_fit_random_state: Any = None) -> CooccurrenceSettings:
+              cross_fit_random_state: Any = None, binary_task: str = "positive",
+              pos_label: Any = None) -> CooccurrenceSettings:
     threshold, soft = check_threshold(threshold), check_soft(soft)
     group_options = {"min_group_size": check_min_group_size(min_group_size),
                      "include_small_groups": check_include_small_groups(include_small_groups)}
-    attr_classes, task_classes = classes["attr"], classes["task"]
+    reading = TaskReading.of(classes["task"], binary_task, pos_label)
+    attr_classes, task_classes = classes["attr"], reading.classes
     missing = check_missing(missing)
     if train is not None:
         if not isinstance(train, CooccurrenceCounts):
@@ -161,7 +170,7 @@ def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceC
         train = train.restrict(["attr"], ["task"])
     cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, train is not None)
     return CooccurrenceSettings(attr_classes, task_classes, metric, threshold, soft, group_options, train, missing,
-                                cross_fit=cross_fit, split_seed=seed)
+                                cross_fit=cross_fit, split_seed=seed, task_reading=reading)
 
 
 def directional_settings(classes: Mapping[str, tuple], **options: Any) -> CooccurrenceSettings:
@@ -233,9 +242,10 @@ def count(settings: CooccurrenceSettings, roles: Mapping[str, Any],
         missing=settings.missing, group_args=("attr",), sample_weight=roles.get("sample_weight"),
         group_columns=False)
     a = _encode_side(arrays["attr"], arrays["attr_pred"], "attr", settings.attr_classes, True)
-    t = _encode_side(arrays["task"], arrays["task_pred"], "task", settings.task_classes, True)
+    t = _encode_side(arrays["task"], arrays["task_pred"], "task", settings.reading.labels, True)
     a, said_a = harden_roles(a, (("attr", "attr_pred"),), settings.soft, settings.threshold)
     t, said_t = harden_roles(t, (("task", "task_pred"),), settings.soft, settings.threshold)
+    t = settings.reading.read(t)
     left = [a[r] for r in ATTR_ROLES if r in a]
     right = [t[r] for r in TASK_ROLES if r in t]
     counts = CooccurrenceCounts.from_encoded(left, right, pairs=settings.pairs, weights=weights, rows=rows)
@@ -361,7 +371,7 @@ def count_train(settings: CooccurrenceSettings, roles: Mapping[str, Any]) -> Coo
     if settings.train is not None:
         raise ValueError("this accumulator was given fixed train counts; update_train() would add to them")
     stream_check_train(settings.cross_fit)
-    enc_a, enc_t, weights, rows = train_batch(roles, settings.missing, settings.attr_classes, settings.task_classes)
+    enc_a, enc_t, weights, rows = train_batch(roles, settings.missing, settings.attr_classes, settings.reading)
     counts = CooccurrenceCounts.from_encoded([replace(enc_a, name="attr")], [replace(enc_t, name="task")],
                                              weights=weights)
     state = start(settings)
@@ -432,9 +442,10 @@ def compute_directional(settings: CooccurrenceSettings, state: CooccurrenceState
         folds = {d: tuple(c.restrict(*_SPLITS[d]) for c in fold_counts(settings, state, list(_SPLITS).index(d)))
                  for d in _given(state)}
         res = directional_from_folds(folds, **settings.group_options)
-        return dataclasses.replace(res, predictions=state.predictions, rows=test.rows)
+        return dataclasses.replace(res, predictions=state.predictions, rows=test.rows,
+                                   binary_task=settings.reading.said)
     res = directional_from_counts(train, test, train_source=source, **settings.group_options)
-    return dataclasses.replace(res, predictions=state.predictions)
+    return dataclasses.replace(res, predictions=state.predictions, binary_task=settings.reading.said)
 
 
 def compute_mals(settings: CooccurrenceSettings, state: CooccurrenceState) -> MALSResult:
@@ -445,9 +456,10 @@ def compute_mals(settings: CooccurrenceSettings, state: CooccurrenceState) -> MA
     if cross_fitted(settings, state):
         f0, f1 = (c.restrict(["attr", "attr_pred"], ["task", "task_pred"]) for c in fold_counts(settings, state, 0))
         res = mals_from_folds(f0, f1, **settings.group_options)
-        return dataclasses.replace(res, predictions=state.predictions, rows=state.rows, train_rows=state.rows)
+        return dataclasses.replace(res, predictions=state.predictions, rows=state.rows, train_rows=state.rows,
+                                   binary_task=settings.reading.said)
     res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]), **settings.group_options)
-    return dataclasses.replace(res, predictions=state.predictions)
+    return dataclasses.replace(res, predictions=state.predictions, binary_task=settings.reading.said)
 
 
 # --------------------------------------------------------------------------- #

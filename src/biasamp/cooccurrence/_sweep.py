@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
+from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, positive_class, read_task_roles
 from biasamp._core.policy import small_groups
+from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.validation import check
 from biasamp._engine.sweep import SweepCurve, SweepInputs, grid_of, hard, label_taus, predicted, score_matrix, totals
 from biasamp.cooccurrence import _metrics as _c
 from biasamp.cooccurrence._counts import CooccurrenceCounts
@@ -42,6 +44,7 @@ class _Encoded:
     attr_scores: tuple[np.ndarray, bool] | None
     grid: str
     values: np.ndarray
+    task_labels: tuple | None = None  # a binary task read as its positive class: (its classes, the positive index)
 
 
 def _encode(inputs: SweepInputs) -> _Encoded:
@@ -49,6 +52,16 @@ def _encode(inputs: SweepInputs) -> _Encoded:
     t = encode_labels({"task": inputs.task, "task_train": inputs.task_train}, {"task_pred": inputs.task_pred})
     check_consistent_length(attr=a["attr"], task=t["task"], attr_pred=a.get("attr_pred"), task_pred=t.get("task_pred"))
     ts = score_matrix(inputs.task_scores, "task_scores", t["task"], "task") if inputs.task_scores is not None else None
+    # the rule for a binary task (the function's binary_task, pos_label): the positive class's score column alone
+    binary_task = check("binary_task", inputs.options.get("binary_task", "positive"), BINARY_TASK)
+    index = positive_class(t["task"], binary_task, inputs.options.get("pos_label"))
+    task_labels = None
+    if index is not None:
+        task_labels = (t["task"].classes, index)
+        t, _ = read_task_roles(t, "task", binary_task, inputs.options.get("pos_label"))
+        if ts is not None:
+            scores, binary = ts
+            ts = ((scores if index == 1 else 1 - scores) if binary else scores[:, [index]], False)
     as_ = score_matrix(inputs.attr_scores, "attr_scores", a["attr"], "attr") if inputs.attr_scores is not None \
         else None
     grid, values = grid_of(inputs.thresholds, inputs.rates, [s[0] for s in (ts, as_) if s is not None])
@@ -57,7 +70,7 @@ def _encode(inputs: SweepInputs) -> _Encoded:
     if inputs.attr_train is not None:
         check_consistent_length(attr_train=train_a, task_train=train_t)
     return _Encoded(a["attr"], t["task"], a.get("attr_pred"), t.get("task_pred"), train_a, train_t, ts, as_, grid,
-                    values)
+                    values, task_labels)
 
 
 def _cross(a: LabelMatrix, t: LabelMatrix) -> np.ndarray:
@@ -73,6 +86,11 @@ def _predictions(inputs: SweepInputs, enc: _Encoded, task_taus: np.ndarray | Non
         preds = {"task_pred": inputs.task_pred, "attr_pred": inputs.attr_pred}
         if enc.task_scores is not None and task_taus is not None:
             preds["task_pred"] = hard(enc.task_scores[0], enc.task_scores[1], task_taus[j])
+            if enc.task_labels is not None:  # the positive class's column: as the task's labels
+                classes, index = enc.task_labels
+                positive = preds["task_pred"][:, 0] == 1
+                other = classes[1 - index] if len(classes) == 2 else classes[0]
+                preds["task_pred"] = np.where(positive, classes[index] if index < len(classes) else 1, other)
         if enc.attr_scores is not None and attr_taus is not None:
             preds["attr_pred"] = hard(enc.attr_scores[0], enc.attr_scores[1], attr_taus[j])
         return preds

@@ -42,7 +42,7 @@ from biasamp._core.policy import (
     warn_small_groups,
 )
 from biasamp._core.results import ResultMixin, fmt
-from biasamp._core.typing import Labels, Missing, Soft, Weights
+from biasamp._core.typing import BinaryTask, Labels, Missing, Soft, Weights
 from biasamp.differential._options import DifferentialOptions, _check_concentration
 from biasamp.exceptions import BiasampWarning
 from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
@@ -180,6 +180,28 @@ def _group_index(groups: tuple, feature_names: tuple) -> pd.Index:
     return pd.Index(groups, name=feature_names[0] if len(feature_names) == 1 else "group")
 
 
+def binary_outcome(y_true: Any, y_pred: Any, pos_label: Any) -> tuple[Any, Any, Any]:
+    """``(y_true, y_pred, pos_label)`` with an ``N x 1`` indicator read as the 1-D outcome it indicates.
+
+    One rule for a binary task (:ref:`def-binary-task`): an indicator of one
+    column is the positive outcome (1) against the rest (0), the same labels
+    as the 1-D column of 0/1, so both give one ε. Anything else is returned
+    as it is.
+    """
+    from biasamp._core.labels import to_numpy
+
+    if y_true is None or y_pred is None:
+        return y_true, y_pred, pos_label
+    truth = to_numpy(y_true, "y_true")
+    if truth.ndim != 2 or truth.shape[1] != 1:
+        return y_true, y_pred, pos_label
+    pred = to_numpy(y_pred, "y_pred")
+    if pred.ndim == 2 and pred.shape[1] != 1:
+        raise ValueError(f"y_pred has {pred.shape[1]} columns but y_true is an indicator of one column (the "
+                         "positive outcome)")
+    return truth[:, 0], pred.reshape(len(pred), -1)[:, 0], 1
+
+
 def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_label: Any = 1,
                    min_group_size: int = 30, include_small_groups: bool = False) -> DFBiasAmpResult:
     r"""DF bias amplification from per-group confusion counts of a binary task.
@@ -284,6 +306,7 @@ def df_bias_amplification(
     missing: Missing = "raise",
     min_group_size: int = 30,
     include_small_groups: bool = False,
+    binary_task: BinaryTask = "positive",
 ) -> DFBiasAmpResult:
     r"""Differential-fairness bias amplification :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}`.
 
@@ -328,6 +351,13 @@ def df_bias_amplification(
         two larger groups would remain (:ref:`def-small-groups`).
     include_small_groups : bool, default False
         Keep the small groups in ε.
+    binary_task : {"positive", "both"}, default "positive"
+        The option of every family for a binary task (:ref:`def-binary-task`),
+        accepted and checked here for one vocabulary, but it changes nothing:
+        ε is by definition a maximum over *both* outcomes y ∈ {0, 1}, so the
+        positive reading and the one-hot reading are the same number. An
+        ``N x 1`` indicator ``y_true`` is the 1-D outcome it indicates (the
+        same ε as the 1-D column); ``pos_label`` names the outcome y = 1.
 
     Returns
     -------
@@ -371,7 +401,8 @@ def df_bias_amplification(
     (1, 'a', 'b')
     """
     opts = DifferentialOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
-    prep = _prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=opts.pos_label,
+    y_true, y_pred, pos_label = binary_outcome(y_true, y_pred, opts.pos_label)
+    prep = _prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
                     threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing)
     warn_weight_scale(prep.weights, opts.concentration, stacklevel=3)
     return df_from_counts(_counts_of(prep), concentration=opts.concentration, pos_label=prep.pos_label,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.policy_options import MISSING, GroupOptions, PolicyOptions
+from biasamp._core.policy_options import MISSING, BinaryTaskOptions, GroupOptions, PolicyOptions
 from biasamp._core.validation import Checked, option
 
 __all__ = ["DifferentialOptions"]
@@ -41,7 +41,7 @@ def _check_concentration(concentration: Any) -> float:
 
 
 @dataclass(frozen=True)
-class DifferentialOptions(PolicyOptions, GroupOptions):
+class DifferentialOptions(PolicyOptions, GroupOptions, BinaryTaskOptions):
     """Options of :func:`~biasamp.df_bias_amplification`."""
 
     concentration: float = option(1.0, Checked(_check_concentration, f"a finite number >= {MIN_CONCENTRATION:g}"),

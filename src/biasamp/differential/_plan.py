@@ -24,6 +24,7 @@ import pandas as pd
 from biasamp._core.policy import left_out_mask
 from biasamp._engine.intervals import Parts, Plan, Statistic
 from biasamp.differential import _metrics as _d
+from biasamp.differential._options import DifferentialOptions
 from biasamp.fairness import _metrics as _f
 from biasamp.fairness._plan import _cells, _split
 
@@ -102,12 +103,14 @@ def kept_groups(groups: tuple, n: np.ndarray, point: Any) -> np.ndarray:
 def _df_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
              concentration: float = 1.0, pos_label: Any = 1, sample_weight: Any = None, threshold: float = 0.5,
              soft: str = "threshold", missing: str = "raise", min_group_size: int = 30,
-             include_small_groups: bool = False) -> Plan:
+             include_small_groups: bool = False, binary_task: str = "positive") -> Plan:
     if args:
         raise TypeError(f"df_bias_amplification takes y_true and y_pred positionally, got {2 + len(args)} arguments")
     if y_true is None or y_pred is None or sensitive_features is None:
         raise TypeError("df_bias_amplification needs y_true, y_pred and the keyword argument sensitive_features")
     c = _d._check_concentration(concentration)
+    DifferentialOptions.from_call(locals())  # the function's checks of its options (binary_task changes nothing)
+    y_true, y_pred, pos_label = _d.binary_outcome(y_true, y_pred, pos_label)
     prep = _f._prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
                        threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing)
     _d.warn_weight_scale(prep.weights, c, stacklevel=3)

@@ -30,10 +30,16 @@ class DifferentialSettings(_fair.ConfusionSettings):
 
 
 def differential_settings(classes: Mapping[str, tuple], *, concentration: float = 1.0, pos_label: Any = 1,
-                          **options: Any) -> DifferentialSettings:
-    """The settings of a differential-fairness accumulator (options of :func:`~biasamp.df_bias_amplification`)."""
+                          binary_task: str = "positive", **options: Any) -> DifferentialSettings:
+    """The settings of a differential-fairness accumulator (options of :func:`~biasamp.df_bias_amplification`).
+
+    ``binary_task`` is checked and changes nothing: ε is a maximum over both outcomes.
+    """
+    from biasamp._core.policy_options import BINARY_TASK
+    from biasamp._core.validation import check
     from biasamp.differential._metrics import _check_concentration
 
+    check("binary_task", binary_task, BINARY_TASK)
     group_options = {k: options.pop(k) for k in ("min_group_size", "include_small_groups") if k in options}
     unknown = set(options) - set(_LABEL_OPTIONS)
     if unknown:

@@ -3,8 +3,9 @@
 Every metric is a pure function of :class:`ConfusionCounts`, the one-vs-rest
 confusion counts per (group, class), built from the labels in one vectorized
 pass ("counts first"). Each metric is computed per class and the
-overall value is the unweighted mean over the classes where it is defined
-(:ref:`def-fairness`). A 1-D binary label is two classes (0 and 1) and both contribute.
+overall value is the positive class's value of a binary task (``average="binary"``, the rule for a
+binary task, :ref:`def-binary-task`) or the unweighted mean over the classes where it is defined
+(:ref:`def-fairness`).
 
 With, for group :math:`g` and class :math:`k` (one-vs-rest),
 :math:`PPR_g = (TP+FP)_g/n_g`, :math:`TPR_g = TP_g/P_g`, :math:`FPR_g = FP_g/N_g`:
@@ -51,6 +52,7 @@ from biasamp._core.labels import (
     _fmt_rows,
     _missing_mask_1d,
     check_consistent_length,
+    describe_reading,
     encode_labels,
     factorize,
     to_numpy,
@@ -62,8 +64,10 @@ from biasamp._core.policy import class_index as _class_index
 from biasamp._core.policy import harden as _harden  # noqa: F401
 from biasamp._core.policy import harden_maybe as _harden_maybe
 from biasamp._core.policy import small_groups as _small_groups
+from biasamp._core.policy_options import BINARY_TASK
 from biasamp._core.results import ResultMixin, fmt
-from biasamp._core.typing import Average, Labels, Missing, Soft, Weights
+from biasamp._core.typing import Average, BinaryTask, Labels, Missing, Soft, Weights
+from biasamp._core.validation import check
 from biasamp.exceptions import UndefinedPairWarning, warn_outside
 from biasamp.fairness._options import AVERAGES, METRICS, FairnessOptions, _check_metrics
 
@@ -621,7 +625,7 @@ def _group_table(counts: ConfusionCounts) -> pd.DataFrame:
 # --------------------------------------------------------------------------- #
 #: Options of :func:`fairness_from_counts` (what a count table cannot know) and of the labels' encoding.
 _FROM_COUNTS_OPTIONS = ("average", "pos_label", "min_group_size", "include_small_groups", "reference_group",
-                        "tolerance")
+                        "tolerance", "binary_task")
 _LABEL_OPTIONS = ("threshold", "soft")
 
 
@@ -657,6 +661,11 @@ class FairnessSettings(ResultMixin):
         Rows dropped or regrouped for missing values or zero weights.
     weighted : bool
         Whether ``sample_weight`` was given (every count is then a weighted count).
+    binary_task : str or None
+        How a binary task was read (:ref:`def-binary-task`): ``"positive class
+        1"`` (``average="binary"``, the default) or ``"both classes 0, 1"``
+        (``binary_task="both"`` or ``average="macro"``); None when the task is
+        not a single-label binary one.
 
     Notes
     -----
@@ -692,6 +701,7 @@ class FairnessSettings(ResultMixin):
     tolerance: tuple = (0.8, 1.25)
     rows: Any = None
     weighted: bool = False
+    binary_task: str | None = None
 
     def describe(self) -> list[str]:
         """One line per setting a reader must know, in plain words."""
@@ -716,6 +726,24 @@ class FairnessSettings(ResultMixin):
         return "FairnessSettings(" + "; ".join(self.describe()) + ")"
 
 
+
+
+def binary_average(binary_task: Any, average: Any) -> Any:
+    """``average`` under the rule for a binary task (:ref:`def-binary-task`), checked.
+
+    ``binary_task="positive"`` (the default) leaves ``average`` as given:
+    ``"auto"`` reads the positive class of a binary task. ``"both"`` reads
+    both classes, the ``"macro"`` convention of Qian et al.: ``"auto"``
+    becomes ``"macro"``, ``"macro"`` and None stay, ``"binary"`` (one class)
+    contradicts it and raises ``ValueError``.
+    """
+    binary_task = check("binary_task", binary_task, BINARY_TASK)
+    if binary_task == "positive":
+        return average
+    if average == "binary":
+        raise ValueError("binary_task='both' reads both classes of a binary task, but average='binary' reports the "
+                         "positive class alone: pass one of them (average='macro' is binary_task='both')")
+    return "macro" if average == "auto" else average
 
 
 def _headline(classes: tuple, multilabel: bool, average: Any, pos_label: Any) -> tuple[str, Any, tuple[int, ...]]:
@@ -777,10 +805,11 @@ class _Prepared:
 def _prepare(y_true: Any, y_pred: Any, sensitive_features: Any, *, average: Any = "auto", pos_label: Any = 1,
              threshold: float = 0.5, soft: str = "threshold", sample_weight: Any = None,
              missing: str = "raise", classes: Sequence | None = None, groups: Sequence | None = None,
-             batch: bool = False) -> _Prepared:
+             batch: bool = False, binary_task: str = "positive") -> _Prepared:
     """Everything :func:`fairness_metrics` and its bootstrap do before counting, in one place."""
     from biasamp._core.rows import select_rows
 
+    average = binary_average(binary_task, average)
     if soft not in SOFT_CHOICES:
         raise ValueError(f"soft must be one of {SOFT_CHOICES}, got {soft!r}")
     threshold = _check_threshold(threshold)
@@ -999,7 +1028,8 @@ def _headline_values(counts: ConfusionCounts, metrics: tuple, headline: tuple, p
 
 def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = METRICS, average: Any = "auto",
                          pos_label: Any = 1, min_group_size: int = 30, include_small_groups: bool = False,
-                         reference_group: Any = "largest", tolerance: Any = (0.8, 1.25)) -> FairnessResult:
+                         reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
+                         binary_task: BinaryTask = "positive") -> FairnessResult:
     r"""The group fairness metrics from a :class:`ConfusionCounts` table.
 
     Parameters
@@ -1015,6 +1045,9 @@ def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = ME
     min_group_size, include_small_groups, reference_group, tolerance : optional
         Small groups, the reference group and the tolerance of the
         disparities, as in :func:`fairness_metrics`.
+    binary_task : {"positive", "both"}, default "positive"
+        As in :func:`fairness_metrics`: ``"both"`` reads both classes of a
+        binary task (``average="auto"`` becomes ``"macro"``).
 
     Returns
     -------
@@ -1067,6 +1100,7 @@ def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = ME
         raise TypeError(f"counts must be a ConfusionCounts, got {type(counts).__name__}")
     metrics = _check_metrics(metrics)
     _check_groups(counts)
+    average = binary_average(binary_task, average)
     average, pos_label, headline = _headline(counts.classes, counts.multilabel, average, pos_label)
     return _from_counts(counts, metrics, average=average, pos_label=pos_label, headline=headline,
                         min_group_size=min_group_size, include_small_groups=include_small_groups,
@@ -1092,10 +1126,13 @@ def _from_counts(full: ConfusionCounts, metrics: tuple, *, average: str, pos_lab
     excluded_names = tuple(g for g, e in zip(full.groups, excluded) if e)
     view = build_group_view(full, headline, small=small, excluded=excluded_names,
                             reference_group=reference_group, group_metrics=group_metrics, labels=labels)
+    binary = not full.multilabel and len(full.classes) == 2 and average in ("binary", "macro")
     settings = FairnessSettings(
         average, pos_label, tuple(full.classes[i] for i in headline), full.predictions,
         min_group_size, tuple(g for g, s in zip(full.groups, small) if s), excluded_names, view.reference_group,
-        tolerance, rows, weighted)
+        tolerance, rows, weighted,
+        describe_reading(full.classes, 0 if average == "macro" else headline[0], "both" if average == "macro"
+                         else "positive") if binary else None)
     warn_small_groups(small, excluded, full.groups, np.asarray(full.n, dtype=np.float64), min_group_size,
                       include_small_groups, "group fairness")
     return _result(counts, metrics, headline, settings, full=full, small=small, group_view=view,
@@ -1168,6 +1205,7 @@ def fairness_metrics(
     sample_weight: Weights | None = None, missing: Missing = "raise", min_group_size: int = 30,
     include_small_groups: bool = False, reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
     group_metrics: Mapping[str, Any] | None = None, classes: Sequence | None = None,
+    binary_task: BinaryTask = "positive",
 ) -> FairnessResult:
     r"""The seven group fairness metrics of Qian et al. (2021), per class and overall.
 
@@ -1255,6 +1293,13 @@ def fairness_metrics(
         (:ref:`def-fairness`). A positive class that never occurs leaves EOTP
         and BA undefined (``undefined_reasons``); the other metrics are
         returned.
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task is read, the option of every family
+        (:ref:`def-binary-task`): its positive class ``pos_label`` (what
+        ``average="auto"`` does for two classes), or ``"both"`` classes, which
+        is ``average="macro"`` (Qian et al.'s convention). ``"both"`` with
+        ``average="binary"`` raises ``ValueError``. ``.settings.binary_task``
+        says which was read.
 
     Returns
     -------
@@ -1344,7 +1389,7 @@ def fairness_metrics(
     opts = FairnessOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
     prep = _prepare(y_true, y_pred, sensitive_features, average=opts.average, pos_label=opts.pos_label,
                     threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing,
-                    classes=opts.classes)
+                    classes=opts.classes, binary_task=opts.binary_task)
     return _from_prepared(prep, opts.metric_names, min_group_size=opts.min_group_size,
                           include_small_groups=opts.include_small_groups, reference_group=opts.reference_group,
                           tolerance=opts.tolerance, group_metrics=opts.group_metrics)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biasamp._core.policy_options import MISSING, GroupOptions, PolicyOptions
+from biasamp._core.policy_options import MISSING, BinaryTaskOptions, GroupOptions, PolicyOptions
 from biasamp._core.validation import NONE, Checked, InstanceOf, OneOf, option
 from biasamp.fairness._groups import check_tolerance
 
@@ -37,7 +37,7 @@ def _check_metrics(metrics: Sequence[str] | str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class FairnessOptions(PolicyOptions, GroupOptions):
+class FairnessOptions(PolicyOptions, GroupOptions, BinaryTaskOptions):
     """Options of :func:`~biasamp.fairness_metrics` (and of the single-metric functions)."""
 
     metrics: Any = option(METRICS, Checked(_check_metrics, "a subset of the metric names"),

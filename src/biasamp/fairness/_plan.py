@@ -323,7 +323,7 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
     return Plan(None, values, parts, statistics, tests, notes)
 
 
-_PREPARE_OPTIONS = ("average", "pos_label", "threshold", "soft", "sample_weight", "missing", "classes")
+_PREPARE_OPTIONS = ("average", "pos_label", "threshold", "soft", "sample_weight", "missing", "classes", "binary_task")
 _POINT_OPTIONS = ("min_group_size", "include_small_groups", "reference_group", "tolerance", "group_metrics")
 
 

@@ -55,6 +55,7 @@ from biasamp._core.labels import (
     _fmt_rows,
     check_consistent_length,
     encode_labels,
+    read_task_roles,
 )
 from biasamp._core.policy import (
     check_include_small_groups,
@@ -68,7 +69,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, add_filters
-from biasamp._core.typing import AttrPredRule, Combinations, Labels, Missing, Soft, Support, Weights
+from biasamp._core.typing import AttrPredRule, BinaryTask, Combinations, Labels, Missing, Soft, Support, Weights
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.cooccurrence._metrics import (
     _all_undefined_error,
@@ -877,6 +878,7 @@ class MultiBiasAmpResult(ResultMixin):
     predictions: str = "hard"
     small_groups: tuple = ()  # groups left out of the headlines (fewer than min_group_size)
     cross_fit: bool = False
+    binary_task: str | None = None  # how a binary task was read (None: not binary), as DirectionalBiasAmpResult's
 
     @property
     def undefined_reasons(self) -> dict:
@@ -904,6 +906,8 @@ class MultiBiasAmpResult(ResultMixin):
             if r is not None:
                 lines.append(f"  {r!r},")
         lines += _rows_lines(self.rows, self.train_rows, self.weighted)
+        if self.binary_task is not None:
+            lines.append(f"  binary task: {self.binary_task},")
         s = self.selection
         lines.append(
             f"  combinations={s['mode']!r}: {len(self.combinations)} kept of {s['n_candidates']} candidates, "
@@ -1476,6 +1480,8 @@ def multi_bias_amp(
     include_small_groups: bool = False,
     cross_fit: bool | None = None,
     cross_fit_random_state: Any = None,
+    binary_task: BinaryTask = "positive",
+    pos_label: Any = None,
 ) -> MultiBiasAmpResult:
     r"""Multi-attribute bias amplification Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023).
 
@@ -1600,6 +1606,13 @@ def multi_bias_amp(
     cross_fit_random_state : None, int or numpy Generator, default None
         The seed of the split (``None``: a fixed split, seed 0, so the same
         data give the same value).
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task is read (:ref:`def-binary-task`): a 1-D task of
+        classes 0 and 1 is its positive class alone (one attribute m, as an
+        ``N x 1`` indicator), or ``"both"`` classes (two attributes, the
+        one-hot reading). ``.binary_task`` says which.
+    pos_label : object, optional
+        The positive class of a binary task (default: 1/True for a 0/1 task).
 
     Returns
     -------
@@ -1717,7 +1730,8 @@ def multi_bias_amp(
     min_size, max_size, min_support, max_combinations = opts.sizes()
     prep = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=opts.attr_pred_rule,
                     sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=opts.missing,
-                    threshold=opts.threshold, soft=soft)  # soft: not declared (only "threshold")
+                    threshold=opts.threshold, soft=soft,  # soft: not declared (only "threshold")
+                    binary_task=opts.binary_task, pos_label=opts.pos_label)
     counts, selection = _count(prep, mode=opts.combinations, min_size=min_size, max_size=max_size,
                                min_support=min_support, max_combinations=max_combinations, support=opts.support)
     if cross_fit:
@@ -1725,11 +1739,11 @@ def multi_bias_amp(
         return dataclasses.replace(multi_from_folds(folds, counts=counts, selection=selection,
                                                     min_group_size=opts.min_group_size,
                                                     include_small_groups=opts.include_small_groups),
-                                   predictions=prep.predictions)
+                                   predictions=prep.predictions, binary_task=prep.binary_task)
     return dataclasses.replace(multi_from_counts(counts, selection=selection, train_source=prep.source,
                                                  min_group_size=opts.min_group_size,
                                                  include_small_groups=opts.include_small_groups),
-                               predictions=prep.predictions)
+                               predictions=prep.predictions, binary_task=prep.binary_task)
 
 
 def _check_options(combinations: Any, support: Any, attr_pred_rule: Any) -> str:
@@ -1751,6 +1765,7 @@ class _Prepared:
     source: str
     attr_pred_columns: np.ndarray | None = None  # attr_pred_rule="argmax": thresholded group columns (for M->G)
     predictions: str = "hard"  # what the probability policy did
+    binary_task: str | None = None  # how a binary task was read
 
     @property
     def train_codes(self) -> np.ndarray:
@@ -1763,7 +1778,7 @@ class _Prepared:
 
 def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_pred_rule="one_hot",
              sample_weight=None, train_sample_weight=None, missing="raise", threshold=0.5,
-             soft="threshold") -> _Prepared:
+             soft="threshold", binary_task="positive", pos_label=None) -> _Prepared:
     """Validate, select the rows of (``missing``, weights) and encode the labels of :func:`multi_bias_amp`.
 
     Probabilities given as predictions follow the library's policy (:mod:`biasamp._core.policy`):
@@ -1801,6 +1816,7 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
                          "combination in expected rates is not defined): use soft='threshold' or hard predictions")
     g, said_g = harden_roles(g, (("attr", "attr_pred"),), soft, threshold)
     a, said_a = harden_roles(a, (("task", "task_pred"),), soft, threshold)
+    a, reading = read_task_roles(a, "task", binary_task, pos_label)
     check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
                             task_pred=a.get("task_pred"))
     source = "test"
@@ -1809,7 +1825,7 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_p
         source = "train"
     codes = {name: _group_codes(m) for name, m in g.items()}
     return _Prepared(g, a, codes, w, tw if source == "train" else w, rows, train_rows, source, columns,
-                     joined(said_g, said_a))
+                     joined(said_g, said_a), reading)
 
 
 def _count(prep: _Prepared, *, mode: str, min_size: int, max_size: int | None, min_support: int,

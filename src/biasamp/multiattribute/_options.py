@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from numbers import Integral
 
 from biasamp._core.policy import THRESHOLD
-from biasamp._core.policy_options import MISSING, CrossFitOptions, GroupOptions
+from biasamp._core.policy_options import MISSING, BinaryTaskOptions, CrossFitOptions, GroupOptions
 from biasamp._core.validation import NONE, Interval, OneOf, Validated, option
 
 __all__ = ["MultiOptions"]
@@ -28,7 +28,7 @@ _SIZES = ("min_size", "max_size", "min_support", "max_combinations")
 
 
 @dataclass(frozen=True)
-class MultiOptions(GroupOptions, CrossFitOptions, Validated):
+class MultiOptions(GroupOptions, CrossFitOptions, BinaryTaskOptions, Validated):
     """Options of :func:`~biasamp.multi_bias_amp`.
 
     No ``soft``: the multi-attribute metrics threshold probabilities (the

@@ -27,6 +27,8 @@ from scipy import sparse
 
 from biasamp._core.crossfit import align_splits, check_cross_fit
 from biasamp._core.policy import left_out_mask
+from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.validation import check
 from biasamp._engine.intervals import Parts, Plan, Statistic, abs_range
 from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
 from biasamp.cooccurrence import _metrics as _c
@@ -87,7 +89,8 @@ def _mean_defined(x: np.ndarray) -> float:
 
 
 _MULTI_OPTIONS = ("combinations", "min_size", "max_size", "min_support", "max_combinations", "support",
-                  "threshold", "soft", "min_group_size", "include_small_groups", "cross_fit", "cross_fit_random_state")
+                  "threshold", "soft", "min_group_size", "include_small_groups", "cross_fit", "cross_fit_random_state",
+                  "binary_task", "pos_label")
 
 
 def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
@@ -105,13 +108,14 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
     opts = {"combinations": "observed", "min_size": 1, "max_size": None, "min_support": 1,
             "max_combinations": 200_000, "support": "containment", "threshold": 0.5, "soft": "threshold",
             "min_group_size": 30, "include_small_groups": False, "cross_fit": None, "cross_fit_random_state": None,
-            **options}
+            "binary_task": "positive", "pos_label": None, **options}
     mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
     min_size, max_size, min_support, max_combinations = _m._check_sizes(
         opts["min_size"], opts["max_size"], opts["min_support"], opts["max_combinations"])
     prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
                        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing,
-                       threshold=opts["threshold"], soft=opts["soft"])
+                       threshold=opts["threshold"], soft=opts["soft"],
+                       binary_task=check("binary_task", opts["binary_task"], BINARY_TASK), pos_label=opts["pos_label"])
     cols = prep.attr_pred_columns
     if cols is not None and not np.array_equal(cols, np.eye(cols.shape[1], dtype=bool)[prep.codes["attr_pred"]]):
         # the replicates count Multi_MALS and M->G from one predicted group per row; the authors' M->G counts
@@ -132,12 +136,12 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
                                                         counts=counts, selection=selection,
                                                         min_group_size=opts["min_group_size"],
                                                         include_small_groups=opts["include_small_groups"]),
-                                    predictions=prep.predictions)
+                                    predictions=prep.predictions, binary_task=prep.binary_task)
     else:
         point = dataclasses.replace(_m.multi_from_counts(counts, selection=selection, train_source=prep.source,
                                                          min_group_size=opts["min_group_size"],
                                                          include_small_groups=opts["include_small_groups"]),
-                                    predictions=prep.predictions)
+                                    predictions=prep.predictions, binary_task=prep.binary_task)
     codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}
     task_mats = [prep.a[r] for r in ("task", "task_pred") if r in prep.a]
     extra = [codes[r] for r in ("attr", "attr_pred") if r in codes]

@@ -19,6 +19,7 @@ carry their fold (their left vector ``[1|G|Ĝ]`` in the block of their fold).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -40,6 +41,7 @@ from biasamp._engine.state import (
     CountState,
     ReplicateRows,
     Settings,
+    TaskReading,
     any_of,
     arguments,
     meta,
@@ -106,6 +108,16 @@ class MultiSettings(Settings):
                                             same=same_value)
     cross_fit: bool | None = setting()
     split_seed: int = setting(label="cross_fit_random_state (the seed of the split)")
+    task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)")
+
+    @property
+    def reading(self) -> TaskReading:
+        """How the task is read (the batches' classes, the classes counted)."""
+        return self.task_reading or TaskReading(self.task_classes, self.task_classes)
+
+    def encode_task(self, truths: Mapping[str, Any], preds: Mapping[str, Any] | None = None) -> dict:
+        """A batch's task labels encoded on the batches' classes and read by the rule for a binary task."""
+        return self.reading.read(encode_labels(truths, preds, classes=self.reading.labels, allow_soft=True))
 
     @property
     def folds(self) -> bool:
@@ -166,13 +178,15 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
                    min_size: int = 1, max_size: int | None = None, min_support: int = 1,
                    max_combinations: int = 200_000, missing: str = "raise", threshold: float = 0.5,
                    min_group_size: int = 30, include_small_groups: bool = False, cross_fit: bool | None = None,
-                   cross_fit_random_state: Any = None) -> MultiSettings:
+                   cross_fit_random_state: Any = None, binary_task: str = "positive",
+                   pos_label: Any = None) -> MultiSettings:
     """The settings of a multi-attribute accumulator (the options of :class:`.MultiAttributeAccumulator`)."""
     threshold = check_threshold(threshold)
     group_options = {"min_group_size": check_min_group_size(min_group_size),
                      "include_small_groups": check_include_small_groups(include_small_groups)}
     missing = check_missing(missing)
-    attr_classes, task_classes = classes["attr"], classes["task"]
+    reading = TaskReading.of(classes["task"], binary_task, pos_label)
+    attr_classes, task_classes = classes["attr"], reading.classes
     min_size, max_size, min_support, max_combinations = _check_sizes(min_size, max_size, min_support,
                                                                       max_combinations)
     max_size = len(task_classes) if max_size is None else max_size
@@ -183,11 +197,23 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
         mode = combinations
     else:
         mode = "given"
+        named: set = set()
+        if isinstance(combinations, Iterable) and not isinstance(combinations, (bytes, dict)):
+            combinations = list(combinations)  # read twice (an iterator once)
+            try:
+                named = {c for combo in combinations for c in combo}
+            except TypeError:  # not combinations of labels: _given names the problem
+                named = set()
+        if reading.index is not None and any(c in reading.labels and c not in task_classes for c in named):
+            raise ValueError(f"combinations name the task class(es) {sorted(named - set(task_classes))!r}, but the "
+                             f"task classes {list(reading.labels)!r} are read as a binary task's positive class "
+                             f"{task_classes[0]!r} (binary_task='positive'): pass binary_task='both' to count every "
+                             "column (e.g. a two-column indicator)")
         fixed = _given(combinations, task_classes)
         selection = {"n_candidates": len(fixed[1]), "removed_min_support": 0}
     cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, False)
     return MultiSettings(attr_classes, task_classes, mode, min_size, max_size, min_support, max_combinations,
-                         threshold, group_options, missing, fixed, selection, cross_fit, seed)
+                         threshold, group_options, missing, fixed, selection, cross_fit, seed, reading)
 
 
 def _given(combinations: Any, task_classes: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -278,7 +304,7 @@ def collect(settings: MultiSettings, collected: MultiCollected, roles: Mapping[s
     kept, row_weights, _ = select_rows(given, missing=settings.missing, sample_weight=roles.get(weight),
                                        weight_name=weight, group_args=("attr", "attr_train"), group_columns=False)
     task = kept["task_train" if train else "task"]
-    m = encode_labels({"task": task}, classes=settings.task_classes)["task"]
+    m = settings.encode_task({"task": task})["task"]
     get = _label_blocks(m)
     n = m.n_rows
     row_weights = np.ones(n) if row_weights is None else row_weights
@@ -379,7 +405,7 @@ def _bits(settings: MultiSettings, m: Any) -> np.ndarray:
 def count_train(settings: MultiSettings, roles: Mapping[str, Any]) -> MultiState:
     """A batch of training ground truth: ``b_train`` and ``y_gm``'s counts."""
     stream_check_train(settings.cross_fit)
-    g, a, weights, rows = train_batch(roles, settings.missing, settings.attr_classes, settings.task_classes)
+    g, a, weights, rows = train_batch(roles, settings.missing, settings.attr_classes, settings.reading)
     codes = _group_codes(g)
     ng = len(settings.attr_classes)
     (joint,) = _counts_by_group(_bits(settings, a), [codes], ng, weights, *fixed_of(settings))
@@ -407,10 +433,11 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
         group_columns=False)
     g = encode_labels({"attr": arrays["attr"]}, {"attr_pred": arrays["attr_pred"]}, classes=settings.attr_classes,
                       allow_soft=True)
-    a = encode_labels({"task": arrays["task"]}, {"task_pred": arrays["task_pred"]}, classes=settings.task_classes,
+    a = encode_labels({"task": arrays["task"]}, {"task_pred": arrays["task_pred"]}, classes=settings.reading.labels,
                       allow_soft=True)
     g, _ = harden_roles(g, (("attr", "attr_pred"),), "threshold", settings.threshold)
     a, _ = harden_roles(a, (("task", "task_pred"),), "threshold", settings.threshold)
+    a = settings.reading.read(a)
     n = check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
                                 task_pred=a.get("task_pred"))
     ng = len(settings.attr_classes)
@@ -643,8 +670,10 @@ def compute(settings: MultiSettings, state: MultiState) -> MultiBiasAmpResult:
     counts, selection, source = counts_of(settings, state)
     if cross_fitted(settings, state):
         folds = {key: fold_counts(settings, state, counts, key) for key in _metrics_given(state)}
-        return multi_from_folds(folds, counts=counts, selection=selection, **settings.group_options)
-    return multi_from_counts(counts, selection=selection, train_source=source, **settings.group_options)
+        res = multi_from_folds(folds, counts=counts, selection=selection, **settings.group_options)
+    else:
+        res = multi_from_counts(counts, selection=selection, train_source=source, **settings.group_options)
+    return dataclasses.replace(res, binary_task=settings.reading.said)
 
 
 def resample(settings: MultiSettings, state: MultiState, boot: np.ndarray) -> tuple:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THRESHOLD
-from biasamp._core.policy_options import CROSS_FIT, MISSING, SPLIT_SEED, CrossFitOptions
+from biasamp._core.policy_options import BINARY_TASK, CROSS_FIT, MISSING, SPLIT_SEED, CrossFitOptions
 from biasamp._core.progress import progress_mode
 from biasamp._core.results import to_builtin
 from biasamp._core.validation import NONE, Checked, InstanceOf, Interval, OneOf, Validated, constraints_of, option
@@ -196,6 +196,12 @@ class AuditConfig(Validated):
         when it is a class, otherwise the mean over both classes (the note
         says so). ``reference_group`` may be a mapping attribute -> group
         when several attributes are audited.
+    binary_task : {"positive", "both"}, default "positive"
+        How a binary task is read, in every family (:ref:`def-binary-task`):
+        its positive class alone (``pos_label``; a 1-D column and an
+        ``N x 1`` indicator give the same numbers), or both classes (the
+        one-hot reading some papers use; group fairness then averages both,
+        ``average="macro"``). The report says which (a note).
     combinations, min_size, max_size, min_support
         Candidate combinations of the multi-attribute metrics. The audit's
         ``min_support`` defaults to 10 (:func:`~biasamp.multi_bias_amp`: 1).
@@ -286,6 +292,8 @@ class AuditConfig(Validated):
     # the families' options (each family receives those its options dataclass declares)
     average: Any = _forward("auto", OneOf("auto", "binary", "macro"), doc="fairness: positive class or mean")
     pos_label: Any = _forward(None, doc="positive class of a binary task (None: 1/True, else the mean)")
+    binary_task: str = _forward("positive", *BINARY_TASK, doc="a binary task read as its 'positive' class, or "
+                                "'both' classes (one-hot), in every family")
     threshold: float = _forward(0.5, *THRESHOLD, doc="probabilities above it are positive predictions")
     soft: str = _forward("threshold", *SOFT, doc="'threshold' probabilities, or 'expected' rates")
     min_group_size: int = _forward(30, *MIN_GROUP_SIZE, doc="smaller groups are flagged and left out")

@@ -518,9 +518,16 @@ def _one_of_mirrored(table: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def _predictions_note(res: Any) -> list:
-    """What the probability policy did, when predictions were probabilities (every family says it alike)."""
+    """What the probability policy did, when predictions were probabilities, and how a binary task was read (every
+    family says it alike)."""
     said = getattr(res, "predictions", "hard")
-    return [] if said == "hard" else [f"Predictions: {said}"]
+    out = [] if said == "hard" else [f"Predictions: {said}"]
+    reading = getattr(res, "binary_task", None)
+    if reading is not None:
+        how = ("binary_task='both': each class is a task, the one-hot reading" if reading.startswith("both")
+               else "binary_task='positive': the same numbers as an N x 1 indicator of it")
+        out.append(f"Binary task read as its {reading} ({how})")
+    return out
 
 
 _MULTI_PARTS = (("mals", "Multi_MALS", "", "Multi_MALS"), ("g_to_m", "Multi->", "G->M", "G->M"),
