@@ -5,10 +5,11 @@ task T whose rate depends on A, categorical and numeric features):
 
 * **family-wise error on null data**: the model predicts T from A's rate
   alone, the same way in every subgroup (``T̂ ~ Bernoulli(P(T | A))``), so no
-  subgroup amplifies (BiasAmp→ A→T is 0 everywhere in expectation; for DP the
-  prediction ignores A, so every group rate is equal). The share of samples in
-  which the scan flags any subgroup (an adjusted interval excluding 0) must be
-  at most ``1 - level``;
+  subgroup amplifies (BiasAmp→ A→T is 0 everywhere in expectation; T→A
+  likewise with ``Â ~ Bernoulli(P(A | T))``; for DP and EOTP the prediction
+  ignores A, so every group rate is equal). The share of samples in which the
+  scan flags any subgroup (an adjusted interval excluding 0) must be at most
+  ``1 - level``, for every statistic and size (``--statistics``, ``--sizes``);
 * **power**: one planted amplifying subgroup of order 2 (in it, the model
   over-predicts T for A=1 and under-predicts it for A=0); the share of
   samples in which it is the first row and its adjusted interval excludes 0;
@@ -16,7 +17,8 @@ task T whose rate depends on A, categorical and numeric features):
   point computation of the statistic on every row (``bias_amp_directional``),
   measured in the same run. Target (issue 32): at most 100x.
 
-Run: ``python benchmarks/bench_scan.py [--samples 200] [--rows 3000] [--cost-rows 1000000] [--statistic A->T]``
+Run: ``python benchmarks/bench_scan.py [--samples 400] [--sizes 1000,5000] [--statistics A->T,T->A,DP,EOTP]
+[--rows 3000] [--cost-rows 1000000] [--skip null,power,cost]``
 """
 
 from __future__ import annotations
@@ -43,53 +45,60 @@ def population(rng: np.random.Generator, n: int, planted: float) -> tuple:
     return a, t, t_hat, feats
 
 
-def null_dp(rng: np.random.Generator, n: int) -> tuple:
-    a, t, _, feats = population(rng, n, 0.0)
-    return a, t, (rng.random(n) < 0.5).astype(int), feats
+def null_data(rng: np.random.Generator, n: int, statistic: str) -> tuple:
+    """Null data for ``statistic``: A->T, MALS: ``T̂ ~ P(T | A)``; T->A: ``Â ~ P(A | T)``; fairness: ``T̂`` ignores A."""
+    a, t, t_hat, feats = population(rng, n, 0.0)
+    if statistic in ("DP", "EOTP", "EOFP", "DI"):
+        t_hat = (rng.random(n) < 0.5).astype(int)
+    a_hat = (rng.random(n) < np.where(t == 1, 0.6, 0.4)).astype(int)  # P(A=1 | T) of the population
+    return a, t, t_hat, a_hat, feats
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--rows", type=int, default=3000)
+    parser.add_argument("--samples", type=int, default=400)
+    parser.add_argument("--rows", type=int, default=3000, help="rows of the power samples")
+    parser.add_argument("--sizes", default="1000,5000", help="rows of the null samples, comma-separated")
+    parser.add_argument("--statistics", default="A->T,T->A,DP,EOTP")
     parser.add_argument("--n-boot", type=int, default=500)
     parser.add_argument("--level", type=float, default=0.95)
     parser.add_argument("--planted", type=float, default=0.3)
     parser.add_argument("--cost-rows", type=int, default=1_000_000)
     parser.add_argument("--cost-boot", type=int, default=1000)
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: null, dp, power, cost")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: null, power, cost")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     import biasamp
 
     def run(data, statistic="A->T", seed=0):
-        a, t, t_hat, feats = data
+        a, t, t_hat, a_hat, feats = data
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return biasamp.scan(a, t, task_pred=t_hat, features=feats, statistic=statistic, n_boot=args.n_boot,
-                                level=args.level, random_state=seed)
+            return biasamp.scan(a, t, task_pred=t_hat, attr_pred=a_hat, features=feats, statistic=statistic,
+                                n_boot=args.n_boot, level=args.level, random_state=seed)
 
     alpha = 1 - args.level
-    for name, statistic, make in (("null", "A->T", lambda r: population(r, args.rows, 0.0)),
-                                  ("dp", "DP", lambda r: null_dp(r, args.rows))):
-        if name in skip:
-            continue
-        t0 = time.perf_counter()
-        flagged, scanned = 0, []
-        for i in range(args.samples):
-            res = run(make(np.random.default_rng(10_000 + i)), statistic, seed=i)
-            flagged += res.n_flagged > 0
-            scanned.append(res.n_scanned)
-        fwer = flagged / args.samples
-        se = np.sqrt(fwer * (1 - fwer) / args.samples)
-        print(f"{statistic} null data ({args.samples} samples of {args.rows:,} rows, ~{np.mean(scanned):.0f} "
-              f"subgroups scanned): family-wise error {fwer:.3f} (+/- {se:.3f}; target <= {alpha:.2f}) "
-              f"[{time.perf_counter() - t0:.0f} s]")
+    if "null" not in skip:
+        print("| statistic | rows | subgroups | samples | family-wise error (± MC SE) |")
+        print("|---|---|---|---|---|")
+        for rows in map(int, args.sizes.split(",")):
+            for statistic in args.statistics.split(","):
+                t0 = time.perf_counter()
+                flagged, scanned = 0, []
+                for i in range(args.samples):
+                    res = run(null_data(np.random.default_rng(10_000 + i), rows, statistic), statistic, seed=i)
+                    flagged += res.n_flagged > 0
+                    scanned.append(res.n_scanned)
+                fwer = flagged / args.samples
+                se = np.sqrt(fwer * (1 - fwer) / args.samples)
+                print(f"| {statistic} | {rows:,} | ~{np.mean(scanned):.0f} | {args.samples} | {fwer:.3f} (± {se:.3f}) "
+                      f"|  <!-- target <= {alpha:.2f}; {time.perf_counter() - t0:.0f} s -->", flush=True)
     if "power" not in skip:
         t0 = time.perf_counter()
         found, first, estimates = 0, 0, []
         for i in range(args.samples):
-            res = run(population(np.random.default_rng(20_000 + i), args.rows, args.planted), seed=i)
+            a, t, t_hat, feats = population(np.random.default_rng(20_000 + i), args.rows, args.planted)
+            res = run((a, t, t_hat, None, feats), seed=i)
             top = res.top(1).iloc[0]
             hit = top.rule == "region = s & member = True"
             first += hit

@@ -325,3 +325,130 @@ def test_audit_section_and_cli(tmp_path):
     assert "scan" in json.dumps(report) and "region = south" in json.dumps(report)
     bad = CliRunner().invoke(main, ["audit", str(path), "--task", "label", "--features", "nowhere"])
     assert bad.exit_code != 0 and "nowhere" in bad.output
+
+
+def _scan_parquet(tmp_path, n=2400, seed=31):
+    """A test set with features in 3 Parquet files, a training set in 1, and the in-memory arguments."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["f", "m"], n)
+    t = (rng.random(n) < np.where(a == "f", 0.6, 0.4)).astype(int)
+    tp = np.where(rng.random(n) < 0.9, t, 1 - t)
+    region = rng.choice(["north", "south", "east"], n)
+    tp[(region == "south") & (a == "f") & (rng.random(n) < 0.5)] = 1
+    age = rng.integers(18, 80, n).astype(float)
+    age[rng.random(n) < 0.05] = np.nan
+    test = pd.DataFrame({"attr": a, "label": t, "label_pred": tp, "region": region, "age": age})
+    a_tr = rng.choice(["f", "m"], 1500)
+    train = pd.DataFrame({"attr": a_tr, "label": (rng.random(1500) < np.where(a_tr == "f", 0.65, 0.35)).astype(int)})
+    (tmp_path / "test").mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(n), 3)):
+        pq.write_table(pa.Table.from_pandas(test.iloc[rows], preserve_index=False),
+                       tmp_path / "test" / f"part-{i}.parquet", row_group_size=300)
+    pq.write_table(pa.Table.from_pandas(train, preserve_index=False), tmp_path / "train.parquet")
+    return test, train
+
+
+@pytest.mark.parametrize(("train", "options"), [(True, {}), (False, {"cross_fit": False}),
+                                                (True, {"scan_statistic": "DP", "n_jobs": 2})])
+def test_streamed_audit_scan_equals_in_memory(tmp_path, train, options):
+    from biasamp.report import audit
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    test, train_frame = _scan_parquet(tmp_path)
+    fast = {"n_boot": 100, "progress": False, "sections": ["scan"], "random_state": 7}
+    cols = StreamColumns("attr", ("label",), ("label",), None, ("label_pred",), features=("region", "age"))
+    streamed = stream_audit(ParquetDataset.open(tmp_path / "test"), cols, batch_size=256,
+                            train=ParquetDataset.open(tmp_path / "train.parquet") if train else None,
+                            names={"attr": "attr", "task": "label"}, **fast, **options)
+    memory = audit(test["attr"], test["label"], task_pred=test["label_pred"], features=test[["region", "age"]],
+                   names={"attr": "attr", "task": "label"}, **fast, **{k: v for k, v in options.items()
+                                                                         if k != "n_jobs"},
+                   **({"attr_train": train_frame["attr"], "task_train": train_frame["label"]} if train else {}))
+    s, m = streamed.section("scan"), memory.section("scan")
+    assert s.status == m.status == "ok"
+    pd.testing.assert_frame_equal(s.tables["subgroups"], m.tables["subgroups"], check_exact=False, rtol=1e-9)
+    pd.testing.assert_frame_equal(streamed.table, memory.table, check_exact=False, rtol=1e-9)
+    assert s.notes == m.notes and any("age: more than 10 distinct values" in n for n in s.notes)
+
+
+def test_streamed_audit_scan_notes_the_batch_split(tmp_path):
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    _scan_parquet(tmp_path)
+    cols = StreamColumns("attr", ("label",), ("label",), None, ("label_pred",), features=("region",))
+    rep = stream_audit(ParquetDataset.open(tmp_path / "test"), cols, batch_size=256, n_boot=100, progress=False,
+                       sections=["scan"], random_state=7)
+    # without a training set the family cross-fits each batch on its own: the section says so
+    from biasamp._core.crossfit import STREAM_FOLDS_NOTE
+
+    assert STREAM_FOLDS_NOTE in rep.section("scan").notes
+    # the command line: --stream with --features runs the section (it used to refuse them)
+    from click.testing import CliRunner
+
+    from biasamp.cli import main
+
+    out = CliRunner().invoke(main, ["audit", str(tmp_path / "test"), "--stream", "--task", "label", "--features",
+                                    "region,age", "--n-boot", "100", "--json", str(tmp_path / "r.json"), "-q"])
+    assert out.exit_code == 0, out.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    scan_section = next(s for s in report["sections"] if s["key"] == "scan")
+    assert scan_section["status"] == "ok" and "streamed" in report["inputs"]
+
+
+def test_standard_error_is_the_group_jackknife_by_hand():
+    # a subgroup's se is the delete-one-group jackknife over the bootstrap groups, computed here by calling
+    # bias_amp_directional on the subgroup's rows with each group left out (the training set fixes the signs)
+    from biasamp._engine.resample import seed_int, stream_groups
+    from biasamp.subgroups._accumulator import SCAN_GROUPS
+
+    data = _population(15, n=1500)
+    rng = np.random.default_rng(4)
+    a_train = rng.integers(0, 2, 800)
+    t_train = (rng.random(800) < np.where(a_train == 1, 0.7, 0.3)).astype(int)
+    res = scan(data["attr"], data["task"], task_pred=data["task_pred"], attr_train=a_train, task_train=t_train,
+               features=data["features"], n_boot=50, random_state=6, max_order=1)
+    group = stream_groups(np.arange(1500), SCAN_GROUPS, seed_int(6))
+    n_groups = len(np.unique(group))  # the groups holding a row
+    rows = (data["features"].region == "e").to_numpy()
+
+    def value(keep):
+        return biasamp.bias_amp_directional(data["attr"][keep], data["task"][keep], task_pred=data["task_pred"][keep],
+                                            attr_train=a_train, task_train=t_train).a_to_t.value
+
+    theta = value(rows)
+    dev = np.array([value(rows & (group != g)) - theta for g in np.unique(group[rows])])
+    dev = np.concatenate([dev, np.zeros(n_groups - len(dev))])  # a group without a row of it changes nothing
+    want = np.sqrt((n_groups - 1) / n_groups * ((dev - dev.mean()) ** 2).sum())
+    got = res.subgroups.set_index("rule").loc["region = e"]
+    assert got.estimate == pytest.approx(theta, abs=1e-12)
+    assert got.se == pytest.approx(want, rel=1e-9)
+
+
+def test_replicate_standard_error_rule():
+    # the studentising rule of the band: with every group drawn once it is the sample's jackknife standard error;
+    # for a mean of the rows it is the replicate's own jackknife standard error (its rows and its number of rows)
+    from biasamp.subgroups._band import replicate_se
+
+    rng = np.random.default_rng(0)
+    g = 400
+    n_g = rng.poisson(1.0, g).astype(float)  # the subgroup's rows in each group
+    x_g = rng.binomial(n_g.astype(int), 0.3).astype(float)  # their sum of a 0/1 outcome
+
+    def jack_se(w):  # exact delete-one-group jackknife of the mean sum(x)/sum(n) over groups drawn w times
+        idx = np.repeat(np.arange(g), w.astype(int))
+        xs, ns = x_g[idx], n_g[idx]
+        loo = (xs.sum() - xs) / (ns.sum() - ns)
+        return np.sqrt((len(idx) - 1) / len(idx) * ((loo - loo.mean()) ** 2).sum()), xs.sum() / ns.sum()
+
+    se, theta = jack_se(np.ones(g))
+    dev = ((x_g.sum() - x_g) / (n_g.sum() - n_g) - theta)[:, None]
+    ones = replicate_se(np.ones((1, g)), dev, n_g[:, None], np.array([0]))
+    assert ones[0, 0] == pytest.approx(se, rel=1e-12)
+    counts = np.stack([np.bincount(rng.integers(0, g, g), minlength=g) for _ in range(200)]).astype(float)
+    lin = replicate_se(counts, dev, n_g[:, None], np.array([0]))[:, 0]
+    exact = np.array([jack_se(c)[0] for c in counts])
+    # the linearised standard error follows the replicate's own: within 3% each, and their spreads agree
+    assert np.abs(lin / exact - 1).max() < 0.03
+    assert np.std(lin) == pytest.approx(np.std(exact), rel=0.1)

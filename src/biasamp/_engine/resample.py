@@ -486,12 +486,14 @@ class Resampling:
 
 
 def _group_replicates(groups: np.ndarray, shape: tuple[int, int], n_boot: int,
-                      seed: np.random.SeedSequence) -> Iterator[tuple[slice, np.ndarray]]:
+                      seed: np.random.SeedSequence, with_counts: bool = False) -> Iterator[tuple]:
     """Replicates of the grouped bootstrap: ``G`` groups drawn with replacement, tables ``counts @ groups``.
 
     The group tables hold integers when the rows are unweighted, so the
     product is exact (and the same under any number of BLAS threads); with
-    sample weights it runs on one BLAS thread for the same reason.
+    sample weights it runs on one BLAS thread for the same reason. Yields
+    ``(replicates, tables)``, and the draws' ``counts`` ``(b, G)`` (how many
+    times each group was drawn) third with ``with_counts``.
     """
     from threadpoolctl import threadpool_limits
 
@@ -519,7 +521,8 @@ def _group_replicates(groups: np.ndarray, shape: tuple[int, int], n_boot: int,
         else:
             with threadpool_limits(limits=1, user_api="blas"):
                 out = counts @ groups
-        yield slice(start, stop), out.astype(np.float64, copy=False).reshape(b, wl, wr)
+        tables = out.astype(np.float64, copy=False).reshape(b, wl, wr)
+        yield (slice(start, stop), tables, counts) if with_counts else (slice(start, stop), tables)
 
 
 def _group_jackknife(groups: np.ndarray, shape: tuple[int, int]) -> Iterator[tuple[slice, np.ndarray]]:

@@ -259,7 +259,7 @@ def _decide_streaming(stream: bool | None, data: str, train_path: str | None, va
 
 
 def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, task, attr_pred,
-                    task_pred, weight: str | None = None) -> tuple[dict, dict]:
+                    task_pred, weight: str | None = None, features: tuple = ()) -> tuple[dict, dict]:
     """``({attribute: StreamColumns}, columns)``: the conventions applied to the Parquet schemas (no data read).
 
     UsageError (exit 2) listing the available columns when one is missing,
@@ -270,7 +270,8 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
     test = datasets[data]
     cols = _resolve_columns(pd.DataFrame(columns=list(test.columns)), data, attr, task, attr_pred, task_pred)
     predictions = [*(p for p in cols["attr_preds"].values() if p), *(cols["task_pred"] or [])]
-    checks = [(test, data, "test", [*cols["attrs"], *cols["task"], *predictions, *([weight] if weight else [])])]
+    checks = [(test, data, "test", [*cols["attrs"], *cols["task"], *predictions, *([weight] if weight else []),
+                                    *features])]
     if train_path:
         checks.append((datasets[train_path], train_path, "training", [*cols["attrs"], *cols["task"]]))
     for ds, path, what, needed in checks:
@@ -280,7 +281,7 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
             where = f"{f}" + (f" (of {path})" if str(f) != str(path) else "")
             raise click.UsageError(_not_found(what, lacking, where, ", ".join(available)))
     per_attr = {a: StreamColumns(a, tuple(cols["task"]), tuple(_task_names(cols["task"])), cols["attr_preds"][a],
-                                 tuple(cols["task_pred"]) if cols["task_pred"] else None, weight)
+                                 tuple(cols["task_pred"]) if cols["task_pred"] else None, weight, tuple(features))
                 for a in cols["attrs"]}
     return per_attr, cols
 
@@ -783,17 +784,17 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
 
         unsupported = [o for o, given in (("--intersect", combos), ("--missing", missing != "raise"),
                                           ("--pos-label", pos_label), ("--captions-pred", captions_pred),
-                                          ("--captions", captions), ("--features", features)) if given]
+                                          ("--captions", captions)) if given]
         if unsupported:
             raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
                                    "load the data in memory")
         per_attr, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred),
-                                         weight)
+                                         weight, tuple(_split(features)))
         _check_task_count(cols["task"])
         auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path))
         sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
         _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows,
-              "n_jobs": n_jobs},
+              "n_jobs": n_jobs, **({"scan_statistic": scan_statistic} if scan_statistic is not None else {})},
              **common, protect=[data, train_path],
              auditor=auditor, attrs=dict.fromkeys(per_attr))
         return

@@ -21,7 +21,7 @@ from biasamp.report._sections import _reading
 from biasamp.subgroups import scan
 from biasamp.subgroups._accumulator import statistic_of
 
-__all__ = ["scan_statistic"]
+__all__ = ["scan_n_boot", "scan_statistic", "statistic_given"]
 
 #: the statistics the audit scans by default, in order of preference, with the prediction each needs
 _DEFAULTS = ("A->T", "T->A")
@@ -40,14 +40,24 @@ HOW_TO_READ = (
 
 def scan_statistic(inp: AuditInputs, opt: AuditOptions) -> str | None:
     """The statistic the audit scans: ``scan_statistic``, else A→T with task predictions, else T→A, else None."""
+    return statistic_given(opt, attr_pred=inp.attr_pred is not None, task_pred=inp.task_pred is not None)
+
+
+def statistic_given(opt: AuditOptions, *, attr_pred: bool, task_pred: bool) -> str | None:
+    """:func:`scan_statistic` from which predictions are given (a streamed audit knows its columns, not its rows)."""
     if opt.scan_statistic is not None:
         return opt.scan_statistic
-    given = {"task_pred": inp.task_pred is not None, "attr_pred": inp.attr_pred is not None}
+    given = {"task_pred": task_pred, "attr_pred": attr_pred}
     for name in _DEFAULTS:
         _, spec = statistic_of(name)
         if all(given.get(r, False) for r in spec.needs):
             return name
     return None
+
+
+def scan_n_boot(opt: AuditOptions) -> int:
+    """The scan's replicates in an audit: its ``n_boot``, at least 100."""
+    return max(opt.n_boot, 100)
 
 
 def _renamed(options: dict) -> dict:
@@ -59,7 +69,7 @@ def _renamed(options: dict) -> dict:
 
 
 def _applicable(inp: AuditInputs) -> bool:
-    return getattr(inp, "features", None) is not None
+    return getattr(inp, "features", None) is not None or "scan" in inp.results
 
 
 @register_section("scan", title="Where it lives: subgroup scan", citation=(
@@ -68,19 +78,25 @@ def _applicable(inp: AuditInputs) -> bool:
     how_to_read=HOW_TO_READ, needs="features (audit(features=...), biasamp audit --features col,col)",
     applicable=_applicable, order=65, omit_when_skipped=True)
 def _scan_section(inp: AuditInputs, opt: AuditOptions) -> SectionData:
-    name = scan_statistic(inp, opt)
-    if name is None:
-        raise ValueError("the subgroup scan needs a statistic: give task or attribute predictions, or choose one "
-                         "with scan_statistic")
-    fam, spec = statistic_of(name)
-    roles = {r: v for r, v in inp.roles(("attr_pred", "task_pred", "attr_train", "task_train")).items()
-             if r in (*fam.roles, "attr_train", "task_train")}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", BiasampWarning)
-        res = scan(inp.attr, inp.task, features=inp.features, **roles, statistic=name,
-                   max_order=opt.scan_max_order, min_group_size=opt.scan_min_group_size, level=opt.level,
-                   n_boot=max(opt.n_boot, 100), random_state=opt.seed("scan"), sample_weight=inp.weight,
-                   **_renamed(opt.family_options(fam.key)))
+    streamed = inp.results.get("scan")  # a streamed audit counted the scan (biasamp.report._stream): its result
+    if streamed is not None:
+        res = streamed()
+        name = res.statistic
+        fam, spec = statistic_of(name)
+    else:
+        name = scan_statistic(inp, opt)
+        if name is None:
+            raise ValueError("the subgroup scan needs a statistic: give task or attribute predictions, or choose "
+                             "one with scan_statistic")
+        fam, spec = statistic_of(name)
+        roles = {r: v for r, v in inp.roles(("attr_pred", "task_pred", "attr_train", "task_train")).items()
+                 if r in (*fam.roles, "attr_train", "task_train")}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BiasampWarning)
+            res = scan(inp.attr, inp.task, features=inp.features, **roles, statistic=name,
+                       max_order=opt.scan_max_order, min_group_size=opt.scan_min_group_size, level=opt.level,
+                       n_boot=scan_n_boot(opt), random_state=opt.seed("scan"), sample_weight=inp.weight,
+                       **_renamed(opt.family_options(fam.key)))
     sub = res.subgroups
     label = f"{spec.label or spec.name}{' ' + spec.direction if spec.direction else ''}"
     summary = []

@@ -139,7 +139,10 @@ from biasamp.report._model import (
     _build_report,
     _chosen_builders,
 )
+from biasamp.report._scan import scan_n_boot, statistic_given
 from biasamp.report._sections import NO_INTERVAL, family_n_boot
+from biasamp.subgroups import ScanAccumulator
+from biasamp.subgroups._levels import LevelCount
 
 __all__ = ["ParquetDataset", "RowRange", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
 
@@ -570,6 +573,9 @@ class StreamColumns:
     weight : str, optional
         Non-negative sample weight of every test row (the count-based
         sections count weighted rows; DPA and LA do not use it).
+    features : tuple of str
+        The subgroup scan's feature columns (its section runs when there
+        are some: ``biasamp audit --stream --features``).
     """
 
     attr: str
@@ -578,6 +584,7 @@ class StreamColumns:
     attr_pred: str | None = None
     task_pred: tuple | None = None
     weight: str | None = None
+    features: tuple = ()
 
     def __post_init__(self):
         if len(self.task_names) != len(self.task):
@@ -591,10 +598,13 @@ class StreamColumns:
     def multilabel(self) -> bool:
         return len(self.task) >= 2
 
-    def test_columns(self) -> list:
+    def label_columns(self) -> list:
         cols = [self.attr, *self.task, *([self.attr_pred] if self.attr_pred else []), *(self.task_pred or ()),
                 *([self.weight] if self.weight else [])]
         return list(dict.fromkeys(cols))
+
+    def test_columns(self) -> list:
+        return list(dict.fromkeys([*self.label_columns(), *self.features]))
 
     def truth_columns(self) -> list:
         return list(dict.fromkeys([self.attr, *self.task]))
@@ -765,8 +775,9 @@ class _Family:
     the error a single pass over every row would have met first.
     """
 
-    def __init__(self, key: str, make: Any, errors: str) -> None:
+    def __init__(self, key: str, make: Any, errors: str, family: str | None = None) -> None:
         self.key = key
+        self.family = key if family is None else family  # the registered family it counts (the scan: its statistic's)
         self.errors = errors
         self.acc: Any = None
         self.error: Exception | None = None
@@ -795,7 +806,9 @@ class _Family:
         """A copy to count other rows with (in a worker): its accumulator, which has counted nothing yet, travels
         without its zero tables (the replicate tables are ``n_boot`` x the cells), rebuilt by :meth:`unpacked`."""
         out = copy.copy(self)
-        if self.acc is not None and self.acc.phase == "count":
+        if isinstance(self.acc, ScanAccumulator):  # allocates its tables with its first batch
+            out.acc = self.acc.copy()
+        elif self.acc is not None and self.acc.phase == "count":
             acc = copy.copy(self.acc)
             acc.state, acc.boot = acc.state.shell(), None
             out.acc, out.rebuild = acc, True
@@ -936,28 +949,40 @@ def _part_rows(*ranges: RowRange | None) -> int:
 
 
 # ---- pass 1: the classes ------------------------------------------------------ #
-def _classes_part(reading: _Reading, find: list[str], weights: bool, test: RowRange | None, train: RowRange | None,
-                  bar: Any = None) -> tuple[dict, int]:
-    """The distinct values of the columns ``find`` in ``test`` and ``train`` rows, by ``(source, column)``, and,
-    with ``weights``, the number of ``test`` rows of positive weight."""
+def _classes_part(reading: _Reading, find: list[str], weights: bool, features: tuple, test: RowRange | None,
+                  train: RowRange | None, bar: Any = None) -> tuple[dict, int, dict]:
+    """The distinct values of the columns ``find`` in ``test`` and ``train`` rows, by ``(source, column)``,
+    with ``weights`` the number of ``test`` rows of positive weight, and what the levels of the scan's
+    ``features`` need from the ``test`` rows (:class:`~biasamp.subgroups._levels.LevelCount` by column)."""
     uniques: dict = {}
     weight = reading.columns.weight if weights else None
     positive = 0
+    levels = {name: LevelCount(name) for name in features}
     for source, ds, rows in (("test", reading.data, test), ("train", reading.train, train)):
         if ds is None or rows is None:
             continue
-        read = [*find, *([weight] if weight and source == "test" else [])]
+        test_rows = source == "test"
+        read = list(dict.fromkeys([*find, *([weight] if weight and test_rows else []),
+                                   *(features if test_rows else ())]))
         if not read:
             continue
+        position = rows.offset
         # the bar counts the test rows (the training rows are read too, unannounced)
-        for batch, _ in ds.batches(read, reading.batch_size, bar if source == "test" else None, rows,
-                                   reading.threads):
-            arrays = _arrays(batch, read)
+        for batch, where in ds.batches(read, reading.batch_size, bar if test_rows else None, rows, reading.threads):
+            arrays = _arrays(batch, [c for c in read if c not in features or c in find])
             for name in find:
                 uniques[source, name] = _uniques(uniques.get((source, name)), arrays[name])
-            if weight and source == "test":
+            if weight and test_rows:
                 positive += int(np.count_nonzero(np.asarray(arrays[weight]) > 0))
-    return uniques, positive
+            if test_rows and features:
+                ids = np.arange(position, position + batch.num_rows, dtype=np.int64)
+                for name in features:  # pandas, as the in-memory audit reads the column
+                    try:
+                        levels[name].add(batch.column(name).to_pandas(), ids)
+                    except ValueError as exc:
+                        raise _located(exc, where) from None
+            position += batch.num_rows
+    return uniques, positive, levels
 
 
 # ---- pass 2: the pre-passes (the multi-attribute combinations) --------------------- #
@@ -1037,8 +1062,11 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
     """
     columns, has_train = reading.columns, reading.train is not None
     fam = {key: family.unpacked() for key, family in fam.items()}
-    declared = {key: REGISTRY[key] for key in fam}
+    declared = {key: REGISTRY[family.family] for key, family in fam.items()}
     trains = {key: _counts_train(family, has_train) for key, family in declared.items()}
+    scan = fam.get("scan")
+    if scan is not None:  # the subgroup scan counts training rows where its accumulator says so
+        trains["scan"] = scan.acc is not None and scan.acc.train
     reservoir = _Reservoir(*sample, offset=test.offset if test is not None else 0)
     soft = {"attr_pred": False, "task_pred": False}
     n_test = n_train = 0
@@ -1046,9 +1074,10 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
         for family in fam.values():
             family.stage = (0, test.index)
         position = test.offset if columns.weight is None else kept
+        raw = test.offset  # the rows' positions among every test row: the scan's row ids, as in memory
         for batch, where in reading.data.batches(columns.test_columns(), reading.batch_size, bar, test,
                                                  reading.threads):
-            arrays = _arrays(batch, columns.test_columns())
+            arrays = _arrays(batch, columns.label_columns())
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             attr_pred = arrays[columns.attr_pred] if columns.attr_pred is not None else None
             task_pred = _task(arrays, columns.task_pred) if columns.task_pred is not None else None
@@ -1068,7 +1097,13 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             roles = {"attr": pd.Series(attr, name=columns.attr), "task": task, "attr_pred": attr_pred,
                      "task_pred": task_pred, "sample_weight": w, "row_ids": ids}
             for key, family in fam.items():
-                family.feed(where, "update_roles", declared[key].counted_roles(roles, trains[key]))
+                if key == "scan":
+                    frame = pd.DataFrame({c: batch.column(c).to_pandas() for c in columns.features})
+                    family.feed(where, "update", frame, {r: v for r, v in roles.items() if r != "row_ids"},
+                                row_ids=np.arange(raw, raw + batch.num_rows, dtype=np.int64))
+                else:
+                    family.feed(where, "update_roles", declared[key].counted_roles(roles, trains[key]))
+            raw += batch.num_rows
             reservoir.add(batch)
     if train is not None and reading.train is not None:
         for family in fam.values():
@@ -1080,7 +1115,8 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             n_train += batch.num_rows
             for key, family in fam.items():
                 if trains[key]:
-                    family.feed(where, "update_roles", {"attr_train": attr, "task_train": task})
+                    family.feed(where, "update_train" if key == "scan" else "update_roles",
+                                {"attr_train": attr, "task_train": task})
     return _Counted(fam, reservoir, soft, n_test, n_train)
 
 
@@ -1139,6 +1175,47 @@ def _family_setup(family: Family, config: AuditConfig, columns: StreamColumns,
     if family.complete_classes is not None:
         classes = family.complete_classes(classes, options)
     return classes, options
+
+
+def _scan_family(config: AuditConfig, columns: StreamColumns, class_list: Callable[[ClassList, set], list],
+                 levels: Mapping[str, LevelCount], has_train: bool) -> _Family | None:
+    """The subgroup scan's accumulator, set up as the in-memory audit's section calls :func:`biasamp.scan`.
+
+    The statistic (``scan_statistic``, else A→T with task predictions, else
+    T→A), its family's class lists from the roles given (test and training
+    ground truth together, as :func:`biasamp.scan` finds them), the family's
+    options, the audit's seed, level and replicates, and the features'
+    levels found in the first pass. None when no statistic applies.
+    """
+    name = statistic_given(config, attr_pred=columns.attr_pred is not None, task_pred=columns.task_pred is not None)
+    if name is None:
+        return None
+    family, _ = REGISTRY.statistic(name)
+    decl = family.stream
+    assert decl is not None
+    read = {r for r in _test_roles(columns) if r != "row_ids"} | (set(TRAIN_ROLES) if has_train else set())
+    train = has_train and decl.count_train is not None
+
+    def make() -> ScanAccumulator:
+        found = [levels[c].levels() for c in columns.features]
+        classes = {key: class_list(wanted, read) for key, wanted in decl.classes.items()}
+        return ScanAccumulator(name, classes, found, max_order=config.scan_max_order, n_boot=scan_n_boot(config),
+                               random_state=config.seed("scan"), train=train,
+                               **config.family_options(family.key))
+
+    return _Family("scan", make, config.errors, family=family.key)
+
+
+def _scan_result(family: _Family, config: AuditConfig) -> Callable[[], Any]:
+    """The scan section's result, computed when the report asks for it (the counting pass' error raised then)."""
+    error, acc = family.error, family.acc
+
+    def result() -> Any:
+        if error is not None:
+            raise error
+        return acc.result(level=config.level, min_group_size=config.scan_min_group_size)
+
+    return result
 
 
 def _accumulator(key: str, classes: Mapping[str, Any], options: Mapping[str, Any]) -> Any:
@@ -1284,14 +1361,19 @@ def stream_audit(
         find.append(columns.task[0])
     positives = [0] * len(jobs)
     count_weights = columns.weight is not None and len(jobs) > 1
-    if find or count_weights:
-        with _bar(data.num_rows, "classes" if find else "weights", opt.progress) as bar:
-            found = _run_parts(_classes_part, [(reading, find, count_weights, *job) for job in jobs], job_rows,
-                               workers, bar)
-            for i, (part, positive) in enumerate(found):
+    features = tuple(columns.features) if "scan" in keys else ()  # the scan's levels: the features' values
+    levels: dict = {name: LevelCount(name) for name in features}
+    if find or count_weights or features:
+        what = "classes" if find else "feature levels" if features else "weights"
+        with _bar(data.num_rows, what, opt.progress) as bar:
+            parts = _run_parts(_classes_part, [(reading, find, count_weights, features, *job) for job in jobs],
+                               job_rows, workers, bar)
+            for i, (part, positive, counted_levels) in enumerate(parts):
                 positives[i] = positive
                 for key, values in part.items():  # in row order: the first-seen order of one pass
                     uniques[key] = _uniques(uniques.get(key), values)
+                for name, level in counted_levels.items():
+                    levels[name].merge(level)
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
 
     has_train = train is not None
@@ -1311,15 +1393,21 @@ def stream_audit(
         boot = {"n_boot": family_n_boot(opt, family), "random_state": opt.seed(family.key)}
         fam[family.key] = _Family(family.key, partial(_accumulator, family.key, classes, {**options, **boot}),
                                   config.errors)
+    if features:  # the subgroup scan: its own accumulator, counted with the families
+        scanned = _scan_family(config, columns, class_list, levels, has_train)
+        if scanned is not None:
+            fam["scan"] = scanned
 
     # ---- pass 2: the families' pre-passes (the multi-attribute combinations) ------------------- #
     collecting = {key: f for key, f in fam.items() if f.acc is not None and f.acc.phase == "collect"}
     for source, ds, ranges in (("train", train, train_ranges), ("test", data, test_ranges)):
-        group = {key: f for key, f in collecting.items() if _prepass_source(REGISTRY[key], has_train) == source}
+        group = {key: f for key, f in collecting.items() if _prepass_source(REGISTRY[f.family], has_train) == source}
         if not group or ds is None:
             continue
-        roles = tuple(dict.fromkeys(r for key in group for r in _prepass_roles(REGISTRY[key], source, columns)))
-        name = " / ".join(dict.fromkeys(REGISTRY[key].stream.prepass.name for key in group))  # type: ignore[union-attr]
+        roles = tuple(dict.fromkeys(r for f in group.values() for r in _prepass_roles(REGISTRY[f.family], source,
+                                                                                       columns)))
+        name = " / ".join(dict.fromkeys(REGISTRY[f.family].stream.prepass.name  # type: ignore[union-attr]
+                                        for f in group.values()))
         # a pre-pass over the training rows counts them (it reads no test row): its name says so
         with _bar(ds.num_rows, name + (" (training rows)" if source == "train" else ""), opt.progress) as bar:
             collecting_parts = _run_parts(_collect_part, [(reading, group, source, roles, r) for r in ranges],
@@ -1377,8 +1465,9 @@ def stream_audit(
     if columns.weight:
         description["weighted"] = True
         weight = held_frame[columns.weight].reset_index(drop=True).to_numpy(dtype=np.float64)
-    inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train,
-                      results={k: f.result(config) for k, f in fam.items()}, description=description)
+    results = {k: (_scan_result(f, config) if k == "scan" else f.result(config)) for k, f in fam.items()}
+    inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train, results=results,
+                      description=description)
     # the captions are not streamed: the section says so instead of vanishing
     unread = {CAPTION_KEY: NOT_STREAMED} if CAPTION_COLUMNS["captions_pred"] in data.columns else {}
     return _build_report(inp, config, chosen, unread)

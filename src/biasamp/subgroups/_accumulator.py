@@ -47,7 +47,7 @@ from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, Family, StatisticSpec
 from biasamp.accumulators import Accumulator
 from biasamp.exceptions import BiasampWarning
-from biasamp.subgroups._band import max_t
+from biasamp.subgroups._band import max_t, replicate_se
 from biasamp.subgroups._levels import FeatureLevels, encode, feature_frame, rule_notes
 from biasamp.subgroups._result import ScanResult
 
@@ -201,7 +201,7 @@ class ScanAccumulator:
         sizes = [int(np.prod([levels[f].n_levels for f in t])) for t in self.tuples]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.boot: np.ndarray | None = None
-        self.sizes = np.zeros(int(self.offsets[-1]), dtype=np.float64)
+        self.sizes = np.zeros((int(self.offsets[-1]), 0), dtype=np.float64)  # (atoms, groups) once counting starts
         if self.family.phase == "count":
             self._start()
 
@@ -218,6 +218,7 @@ class ScanAccumulator:
         cells = self._fam.stream.cells(self.family.settings)  # type: ignore[union-attr]
         self.n_groups = _group_count(self.n_atoms, cells)
         self.cells = tuple(cells)
+        self.sizes = np.zeros((self.n_atoms, self.n_groups), dtype=np.float64)
 
     # ------------------------------------------------------------------ counting
     @property
@@ -291,8 +292,9 @@ class ScanAccumulator:
             for f in t:
                 atom = atom * self.levels[f].n_levels + codes[:, f]
             atom += offset
-            add_keyed_tables(self.boot, rows.left, rows.right, atom * self.n_groups + group)
-            self.sizes += np.bincount(atom, weights=w, minlength=self.n_atoms)
+            key = atom * self.n_groups + group
+            add_keyed_tables(self.boot, rows.left, rows.right, key)
+            self.sizes += np.bincount(key, weights=w, minlength=self.sizes.size).reshape(self.sizes.shape)
         self.family.state.add_(state)
         self.rows_seen += n
         self.batches += 1
@@ -411,21 +413,27 @@ class ScanAccumulator:
         width = int(np.prod(shape))
         atom_groups = sel.reshape(self.n_atoms, len(kept), width)
         member, rules, orders, conds = self._subgroups()
-        sizes = member @ self.sizes
+        sizes = member @ self.sizes.sum(axis=1)
         keep = np.flatnonzero(sizes >= min_group_size)
         member = member[keep]
         dense = member.toarray()
+        group_sizes = np.asarray(member @ self.sizes[:, kept]).T  # (G, S): each subgroup's rows in each group
         tables = (member @ atom_groups.sum(axis=1)).reshape(len(keep), *shape)
         groups = np.ascontiguousarray(atom_groups.transpose(1, 0, 2).reshape(len(kept), self.n_atoms * width))
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", BiasampWarning)
             units = _Units(plan, spec, tables)
-            reps = []
-            for _, chunk in _group_replicates(groups, (self.n_atoms, width), self.n_boot,
-                                              np.random.SeedSequence(self.seed)):
+            dev = units.jackknife(dense, atom_groups, tables)
+            se = _floored(np.sqrt((len(kept) - 1) / len(kept) * ((dev - dev.mean(axis=0)) ** 2).sum(axis=0)),
+                          units.se_floor)
+            z = np.empty((self.n_boot, len(units.estimate)))
+            for at, chunk, counts in _group_replicates(groups, (self.n_atoms, width), self.n_boot,
+                                                       np.random.SeedSequence(self.seed), with_counts=True):
                 sub = np.einsum("sa,baw->bsw", dense, chunk).reshape(-1, *shape)
-                reps.append(units.of(sub).reshape(len(chunk), -1))
-            band = max_t(units.estimate, np.concatenate(reps), units.owner, len(keep), level, units.se_floor)
+                rep = units.of(sub).reshape(len(chunk), -1)
+                rse = _floored(replicate_se(counts, dev, group_sizes, units.owner), units.se_floor)
+                z[at] = np.abs(rep - units.estimate) / rse
+            band = max_t(units.estimate, se, z, units.owner, len(keep), level)
             frame = units.frame(band, level, spec.range)
         frame.insert(0, "rule", [rules[i] for i in keep])
         frame.insert(1, "order", [orders[i] for i in keep])
@@ -437,6 +445,15 @@ class ScanAccumulator:
                                 critical_value=band.critical, overall=overall, max_order=self.max_order,
                                 min_group_size=float(min_group_size), n_candidates=len(rules),
                                 n_groups=len(kept), regular=spec.regular, notes=notes)
+
+
+def _floored(se: np.ndarray, floor: np.ndarray | None) -> np.ndarray:
+    """Standard errors at least the family's floor (:attr:`biasamp._engine.intervals.Parts.se_floor`; NaN: none)."""
+    return se if floor is None else np.fmax(se, floor)
+
+
+#: memory target of one chunk of the scan's leave-one-group-out tables
+_JACKKNIFE_BYTES = 32 << 20
 
 
 class _Units:
@@ -462,6 +479,25 @@ class _Units:
             floor = None if stat is None or stat.parts is None else stat.parts.se_floor
             floors.append(np.full(j, np.nan) if floor is None else np.asarray(floor, dtype=np.float64))
         self.se_floor = np.concatenate(floors) if floors else None
+
+    def jackknife(self, dense: np.ndarray, atom_groups: np.ndarray, tables: np.ndarray) -> np.ndarray:
+        """``θ_(g) − θ`` of every unit with bootstrap group ``g`` left out, ``(G, U)`` (0 where undefined).
+
+        ``dense`` ``(S, atoms)``: the subgroups' atoms; ``atom_groups``
+        ``(atoms, G, W)``: the tables of every atom and group; ``tables``
+        ``(S, ...)``: the subgroups' tables.
+        """
+        n_groups = atom_groups.shape[1]
+        flat = tables.reshape(len(tables), -1)
+        step = max(1, _JACKKNIFE_BYTES // (8 * max(flat.size, 1)))
+        out = np.empty((n_groups, len(self.estimate)))
+        for a in range(0, n_groups, step):
+            b = min(n_groups, a + step)
+            left_out = flat[None] - np.einsum("sa,agw->gsw", dense, atom_groups[:, a:b])
+            out[a:b] = self.of(left_out.reshape(-1, *tables.shape[1:])).reshape(b - a, -1)
+        out -= self.estimate
+        out[~np.isfinite(out)] = 0.0
+        return out
 
     def _values(self, tables: np.ndarray) -> np.ndarray:
         out = self.plan.values(tables)

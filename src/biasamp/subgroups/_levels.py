@@ -8,12 +8,17 @@ The rule (docs/scan.md, "Features"):
   level per value (``"children = 2"``);
 * a numeric column with more: four bins at its quartiles (of the non-missing
   values, unweighted; repeated edges merged), closed on the left and open on
-  the right except the last (``"age in [25, 37)"``, ``"age in [52, 90]"``);
+  the right except the last (``"age in [25, 37)"``, ``"age in [52, 90]"``).
+  The quartiles are those of at most :data:`QUANTILE_ROWS` (65,536) of its
+  non-missing values: those of the rows whose hashed positions are smallest
+  (every value of a smaller column), so that a stream read once, batch by
+  batch (:class:`LevelCount`), finds the levels of the column in memory;
 * a missing value (None, NaN, NaT, pandas NA) is a level of its own,
   ``"missing"`` (``"age is missing"``).
 
 The levels are fixed before counting (:func:`levels_of` on the whole column,
-or given), so that batches and partitions encode a row alike.
+:class:`LevelCount` over its batches, or given), so that batches and
+partitions encode a row alike.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ import numpy as np
 import pandas as pd
 
 from biasamp._core.labels import canonical_order
+from biasamp._engine.resample import _splitmix64
 
-__all__ = ["MAX_DISTINCT", "FeatureLevels", "encode", "feature_frame", "levels_of"]
+__all__ = ["MAX_DISTINCT", "QUANTILE_ROWS", "FeatureLevels", "LevelCount", "encode", "feature_frame", "levels_of"]
 
 #: numeric columns with at most this many distinct values keep them as levels; others are binned
 MAX_DISTINCT = 10
@@ -36,6 +42,9 @@ N_BINS = 4
 #: at most this many levels per column (an identifier-like column would make the scan's tables explode)
 MAX_LEVELS = 64
 MISSING = "missing"
+#: the quartiles of a numeric column are those of at most this many of its values (the smallest hashed positions)
+QUANTILE_ROWS = 65_536
+_QUANTILE_SALT = np.uint64(0x243F6A8885A308D3)
 
 
 def _fmt(x: float) -> str:
@@ -107,25 +116,85 @@ def _numeric(col: pd.Series) -> bool:
 
 
 def levels_of(name: str, col: pd.Series) -> FeatureLevels:
-    """The levels of one column by the module's rule."""
-    miss = _missing(col)
-    present = col[~miss]
-    if _numeric(col):
-        values = np.asarray(present.to_numpy(), dtype=np.float64)
-        distinct = np.unique(values)
-        if len(distinct) > MAX_DISTINCT:
-            q = np.quantile(values, np.linspace(0.0, 1.0, N_BINS + 1))
-            edges = tuple(float(x) for x in np.unique(q))
-            labels = tuple(f"[{_fmt(edges[j])}, {_fmt(edges[j + 1])}{']' if j == len(edges) - 2 else ')'}"
-                           for j in range(len(edges) - 1))
-            return FeatureLevels(name, labels, edges, bool(miss.any()))
-        kept = tuple(v.item() if hasattr(v, "item") else v for v in pd.unique(present.to_numpy()))
-        return FeatureLevels(name, tuple(canonical_order(kept)), None, bool(miss.any()))
-    kept = tuple(pd.unique(present.to_numpy()).tolist())
-    if len(kept) > MAX_LEVELS:
-        raise ValueError(f"features column {name!r} has {len(kept)} distinct values; the scan takes at most "
-                         f"{MAX_LEVELS} levels per column (group its values, or bin it, first)")
-    return FeatureLevels(name, tuple(canonical_order(kept)), None, bool(miss.any()))
+    """The levels of one column by the module's rule (its rows' positions: 0, 1, ...)."""
+    return LevelCount(name).add(col, np.arange(len(col))).levels()
+
+
+class LevelCount:
+    """What the levels of one column need, from batches of its rows: adds over batches and partitions.
+
+    Its distinct values (at most :data:`MAX_LEVELS` + 1 kept), whether it has
+    missing values, and, for a numeric column, the values of the
+    :data:`QUANTILE_ROWS` non-missing rows whose hashed positions (SplitMix64
+    of the row's position) are smallest, whose quartiles cut it. The rows'
+    positions key the sample, so the batches, merged in any order, give the
+    levels of the whole column (:func:`levels_of`).
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.numeric: bool | None = None
+        self.distinct: np.ndarray = np.empty(0, dtype=object)
+        self.missing = False
+        self.keys = np.empty(0, dtype=np.uint64)
+        self.sample = np.empty(0, dtype=np.float64)
+
+    def _check_kind(self, numeric: bool) -> None:
+        if self.numeric is not None and self.numeric != numeric:
+            raise ValueError(f"features column {self.name!r} is numeric in some rows' batches and not in others")
+        self.numeric = numeric
+
+    def _keep(self, distinct: np.ndarray, keys: np.ndarray, sample: np.ndarray) -> None:
+        cap = (MAX_DISTINCT if self.numeric else MAX_LEVELS) + 1  # enough to tell more from at most
+        self.distinct = distinct[:cap]
+        if len(keys) > QUANTILE_ROWS:
+            top = np.argpartition(keys, QUANTILE_ROWS - 1)[:QUANTILE_ROWS]
+            keys, sample = keys[top], sample[top]
+        self.keys, self.sample = keys, sample
+
+    def add(self, col: pd.Series, row_ids: np.ndarray) -> LevelCount:
+        """Count a batch: the column's values and their rows' positions. Returns ``self``."""
+        col = pd.Series(col) if not isinstance(col, pd.Series) else col
+        self._check_kind(_numeric(col))
+        miss = _missing(col)
+        self.missing = self.missing or bool(miss.any())
+        present = col[~miss].to_numpy()
+        seen = np.asarray(pd.unique(present)[: MAX_LEVELS + 1], dtype=object)
+        distinct = pd.unique(np.concatenate([self.distinct, seen]))
+        keys, sample = self.keys, self.sample
+        if self.numeric:
+            ids = np.asarray(row_ids, dtype=np.uint64)[~miss]
+            keys = np.concatenate([keys, _splitmix64(ids ^ _QUANTILE_SALT)])
+            sample = np.concatenate([sample, np.asarray(present, dtype=np.float64)])
+        self._keep(distinct, keys, sample)
+        return self
+
+    def merge(self, other: LevelCount) -> LevelCount:
+        """Add the rows another count saw (the same column, other rows). Returns ``self``."""
+        if other.numeric is not None:
+            self._check_kind(other.numeric)
+        self.missing = self.missing or other.missing
+        self._keep(pd.unique(np.concatenate([self.distinct, other.distinct])),
+                   np.concatenate([self.keys, other.keys]), np.concatenate([self.sample, other.sample]))
+        return self
+
+    def levels(self) -> FeatureLevels:
+        """The column's levels."""
+        name = self.name
+        if self.numeric:
+            if len(self.distinct) > MAX_DISTINCT:
+                q = np.quantile(self.sample, np.linspace(0.0, 1.0, N_BINS + 1))
+                edges = tuple(float(x) for x in np.unique(q))
+                labels = tuple(f"[{_fmt(edges[j])}, {_fmt(edges[j + 1])}{']' if j == len(edges) - 2 else ')'}"
+                               for j in range(len(edges) - 1))
+                return FeatureLevels(name, labels, edges, self.missing)
+            kept = tuple(v.item() if hasattr(v, "item") else v for v in self.distinct)
+            return FeatureLevels(name, tuple(canonical_order(kept)), None, self.missing)
+        kept = tuple(self.distinct.tolist())
+        if len(kept) > MAX_LEVELS:
+            raise ValueError(f"features column {name!r} has more than {MAX_LEVELS} distinct values; the scan takes "
+                             f"at most {MAX_LEVELS} levels per column (group its values, or bin it, first)")
+        return FeatureLevels(name, tuple(canonical_order(kept)), None, self.missing)
 
 
 def check_levels(levels: Sequence[FeatureLevels], frame: pd.DataFrame) -> None:

@@ -37,7 +37,7 @@ class ScanResult(ResultMixin):
         ``flagged`` (the adjusted interval excludes 0), the
         ``*_unadjusted`` interval and p-value of the subgroup alone (not
         adjusted for the selection: do not read the top subgroups by them),
-        ``se`` (regular statistics: the bootstrap standard error), ``t``
+        ``se`` (regular statistics: the delete-one-group jackknife standard error), ``t``
         (its largest ``|unit| / SE``), ``scanned`` (in the band) and
         ``reason`` (why not), ``conditions`` (the (feature, level) pairs).
     statistic, family : str

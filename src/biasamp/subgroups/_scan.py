@@ -120,18 +120,22 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
 
     Notes
     -----
-    For subgroup :math:`s` with estimate :math:`\\hat\\theta_s`, bootstrap
-    replicates :math:`\\theta^*_{sb}` (the same grouped draws for every
-    subgroup) and standard error :math:`\\widehat{SE}_s`,
+    For subgroup :math:`s` with estimate :math:`\\hat\\theta_s`, standard
+    error :math:`\\widehat{SE}_s` (the delete-one-group jackknife's),
+    bootstrap replicates :math:`\\theta^*_{sb}` (the same grouped draws for
+    every subgroup) and the replicate's own standard error
+    :math:`\\widehat{SE}^*_{sb}` (the same jackknife on its rows, linearised),
 
     .. math::
 
-        T_b = \\max_s \\frac{|\\theta^*_{sb} - \\hat\\theta_s|}{\\widehat{SE}_s}, \\qquad
+        T_b = \\max_s \\frac{|\\theta^*_{sb} - \\hat\\theta_s|}{\\widehat{SE}^*_{sb}}, \\qquad
         \\hat\\theta_s \\pm c\\,\\widehat{SE}_s, \\qquad
         p_s = \\frac{1}{B}\\#\\{b : T_b \\ge |\\hat\\theta_s| / \\widehat{SE}_s\\},
 
     with :math:`c` the ``ceil(level·B)``-th smallest :math:`T_b`, the
-    interval clipped to the statistic's range. A statistic built from maxima
+    interval clipped to the statistic's range (a bootstrap-t: studentising
+    every replicate by its own standard error keeps the family-wise error
+    at ``1 - level`` where small subgroups' standard errors are noisy). A statistic built from maxima
     or absolute values (DP, EOTP, Multi_MALS, ...) takes the max over its
     signed parts instead (its group-rate differences, its per-combination
     Δ), and its interval is derived from their band, as in
