@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
+from biasamp._engine.groups import cells as _cells
+from biasamp._engine.groups import prepare as _fairness_prepare
 from biasamp.cooccurrence import bias_amp_directional, bias_amp_mals
 from biasamp.cooccurrence._plan import _label_cells
 from biasamp.counts import CooccurrenceCounts
@@ -22,8 +24,6 @@ from biasamp.fairness import (
     fairness_from_counts,
     fairness_metrics,
 )
-from biasamp.fairness._metrics import _prepare as _fairness_prepare
-from biasamp.fairness._plan import _cells
 from biasamp.labels import encode_labels
 from biasamp.stats import (
     BootstrapResult,

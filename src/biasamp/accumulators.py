@@ -62,16 +62,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from biasamp._core.deprecation import renamed_arguments
+from biasamp._engine.group_state import confusion as _confusion
 from biasamp._engine.state import ReplicateRows
 from biasamp._families import REGISTRY
+from biasamp.cooccurrence import DirectionalBiasAmpResult, MALSResult
 from biasamp.cooccurrence._counts import CooccurrenceCounts
-from biasamp.cooccurrence._metrics import DirectionalBiasAmpResult, MALSResult
 from biasamp.cooccurrence._stream import counts_of as _cooc_counts
 from biasamp.cooccurrence._stream import train_counts_of as _cooc_train_counts
 from biasamp.exceptions import UndefinedPairWarning
-from biasamp.fairness._metrics import METRICS, ConfusionCounts, FairnessResult
-from biasamp.fairness._stream import confusion as _confusion
-from biasamp.multiattribute._metrics import MultiAttributeCounts, MultiBiasAmpResult
+from biasamp.fairness import METRICS, ConfusionCounts, FairnessResult
+from biasamp.multiattribute import MultiAttributeCounts, MultiBiasAmpResult
 from biasamp.multiattribute._stream import counts_of as _multi_counts
 from biasamp.multiattribute._stream import fixed_of as _fixed_of
 

@@ -57,8 +57,8 @@ from biasamp._core.labels import _sorted_classes
 from biasamp._core.rows import check_missing, select_rows
 from biasamp._families import REGISTRY
 from biasamp.accumulators import _declaration, accumulator_for
-from biasamp.cooccurrence._metrics import DirectionalBiasAmpResult, MALSResult
-from biasamp.fairness._metrics import METRICS, FairnessResult
+from biasamp.cooccurrence import DirectionalBiasAmpResult, MALSResult
+from biasamp.fairness import METRICS, FairnessResult
 from biasamp.multiattribute._metrics import _MULTI_RENAMES, MultiBiasAmpResult
 
 __all__ = [

@@ -78,7 +78,7 @@ from biasamp.accumulators import (
     accumulator_for,
 )
 from biasamp.cooccurrence._counts import CooccurrenceCounts
-from biasamp.fairness._metrics import METRICS
+from biasamp.fairness import METRICS
 
 __all__ = ["AccumulatorMetric", "BiasAmpDirectional", "BiasAmpMALS", "DifferentialFairness", "GroupFairness",
            "MultiBiasAmp", "metric_for"]
@@ -776,7 +776,8 @@ class GroupFairness(_AccumulatorMetric):
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: str | Sequence[str] = METRICS, **kwargs: Any) -> None:
-        from biasamp.fairness._metrics import _FROM_COUNTS_OPTIONS, _LABEL_OPTIONS
+        from biasamp._engine.groups import LABEL_OPTIONS as _LABEL_OPTIONS
+        from biasamp.fairness._metrics import _FROM_COUNTS_OPTIONS
 
         options = {k: kwargs.pop(k) for k in _FROM_COUNTS_OPTIONS + _LABEL_OPTIONS if k in kwargs}
         super().__init__(FairnessAccumulator(classes, groups, metrics=metrics, **options),
@@ -832,7 +833,7 @@ class DifferentialFairness(_AccumulatorMetric):
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
                  pos_label: Any = 1, **kwargs: Any) -> None:
-        from biasamp.fairness._metrics import _LABEL_OPTIONS
+        from biasamp._engine.groups import LABEL_OPTIONS as _LABEL_OPTIONS
 
         options = {k: kwargs.pop(k) for k in (*_LABEL_OPTIONS, "binary_task") if k in kwargs}
         super().__init__(DifferentialAccumulator(classes, groups, concentration=concentration, pos_label=pos_label,

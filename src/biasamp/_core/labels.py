@@ -648,6 +648,15 @@ def _encode_prediction(value: Any, name: str, classes: tuple, allow_soft: bool) 
 # --------------------------------------------------------------------------- #
 # one rule for a binary task
 # --------------------------------------------------------------------------- #
+def class_index(classes: tuple, pos_label: Any) -> int | None:
+    """Index of ``pos_label`` among ``classes`` (1 == True, never "1" == 1), None if absent."""
+    for i, c in enumerate(classes):
+        if c is pos_label or (type(c) is not str and type(pos_label) is not str and c == pos_label) or (
+                isinstance(c, str) and isinstance(pos_label, str) and c == pos_label):
+            return i
+    return None
+
+
 def positive_class(m: LabelMatrix, binary_task: str = "positive", pos_label: Any = None) -> int | None:
     """The class a single-label binary task is read as, by the rule of :ref:`def-binary-task`; None: read as it is.
 
@@ -664,8 +673,6 @@ def positive_class(m: LabelMatrix, binary_task: str = "positive", pos_label: Any
     positive class never occurs), or None. Raises ``ValueError`` for a
     ``pos_label`` that cannot be the positive class of the task.
     """
-    from biasamp._core.policy import class_index
-
     if binary_task == "both" or m.codes is None:
         return None
     if pos_label is None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.labels import LabelMatrix
+from biasamp._core.labels import LabelMatrix, class_index
 from biasamp._core.validation import BOOL, Interval, OneOf, check
 
 __all__ = ["EXPECTED_RATES", "INCLUDE_SMALL_GROUPS", "MIN_GROUP_SIZE", "SOFT", "SOFT_CHOICES", "THRESHOLD",
@@ -50,15 +50,6 @@ def check_threshold(threshold: Any) -> float:
 def check_soft(soft: Any) -> str:
     """``soft`` if it is one of :data:`SOFT_CHOICES`, else ``ValueError``."""
     return check("soft", soft, SOFT)
-
-
-def class_index(classes: tuple, pos_label: Any) -> int | None:
-    """Index of ``pos_label`` among ``classes`` (1 == True, never "1" == 1), None if absent."""
-    for i, c in enumerate(classes):
-        if c is pos_label or (type(c) is not str and type(pos_label) is not str and c == pos_label) or (
-                isinstance(c, str) and isinstance(pos_label, str) and c == pos_label):
-            return i
-    return None
 
 
 def harden(yt: LabelMatrix, yp: LabelMatrix, threshold: float, pos_label: Any = 1) -> tuple[LabelMatrix, str]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from biasamp._engine.groups import fairness_call
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.differential._metrics import df_bias_amplification
 from biasamp.differential._options import DifferentialOptions
 from biasamp.differential._plan import _df_plan
 from biasamp.differential._stream import DIFFERENTIAL_STREAM
-from biasamp.fairness._family import fairness_call
 
 __all__ = ["DIFFERENTIAL"]
 

@@ -43,9 +43,9 @@ from biasamp._core.policy import (
 )
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import BinaryTask, Labels, Missing, Soft, Weights
+from biasamp._engine.groups import ConfusionCounts, counts_of, prepare
 from biasamp.differential._options import DifferentialOptions, _check_concentration
 from biasamp.exceptions import BiasampWarning
-from biasamp.fairness._metrics import ConfusionCounts, _counts_of, _prepare
 
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
 
@@ -402,8 +402,8 @@ def df_bias_amplification(
     """
     opts = DifferentialOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
     y_true, y_pred, pos_label = binary_outcome(y_true, y_pred, opts.pos_label)
-    prep = _prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
-                    threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing)
+    prep = prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
+                   threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing)
     warn_weight_scale(prep.weights, opts.concentration, stacklevel=3)
-    return df_from_counts(_counts_of(prep), concentration=opts.concentration, pos_label=prep.pos_label,
+    return df_from_counts(counts_of(prep), concentration=opts.concentration, pos_label=prep.pos_label,
                           min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)

@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from biasamp._core.policy import left_out_mask
+from biasamp._engine.groups import cells as _cells
+from biasamp._engine.groups import counts_of, prepare
+from biasamp._engine.groups import split as _split
 from biasamp._engine.intervals import Parts, Plan, Statistic
 from biasamp.differential import _metrics as _d
 from biasamp.differential._options import DifferentialOptions
-from biasamp.fairness import _metrics as _f
-from biasamp.fairness._plan import _cells, _split
 
 
 def _eps_range(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -111,10 +112,10 @@ def _df_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_featu
     c = _d._check_concentration(concentration)
     DifferentialOptions.from_call(locals())  # the function's checks of its options (binary_task changes nothing)
     y_true, y_pred, pos_label = _d.binary_outcome(y_true, y_pred, pos_label)
-    prep = _f._prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
-                       threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing)
+    prep = prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
+                   threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing)
     _d.warn_weight_scale(prep.weights, c, stacklevel=3)
-    counts = _f._counts_of(prep)
+    counts = counts_of(prep)
     point = _d.df_from_counts(counts, concentration=c, pos_label=prep.pos_label, min_group_size=min_group_size,
                               include_small_groups=include_small_groups)
     cells, classes, groups, _ = _cells(prep, prep.groups)

@@ -1,7 +1,7 @@
 """Streamed counting of differential-fairness bias amplification: the hooks of the family's declaration.
 
-Its counts are the group fairness family's per-group confusion counts
-(:mod:`biasamp.fairness._stream`: the same state and counting pass); only the
+Its counts are the per-group confusion counts the group fairness family counts too
+(:mod:`biasamp._engine.group_state`: the same state and counting pass); only the
 settings (``concentration``, ``pos_label``), the function of the counts
 (:func:`~biasamp.differential._metrics.df_from_counts`) and the plan differ.
 """
@@ -12,16 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from biasamp._family import Streaming
-from biasamp.fairness import _stream as _fair
-from biasamp.fairness._metrics import _LABEL_OPTIONS, METRICS
+from biasamp._engine import group_state as _fair
+from biasamp._engine.groups import LABEL_OPTIONS
+from biasamp._family import ClassList, Streaming
 
 __all__ = ["DIFFERENTIAL_STREAM", "DifferentialSettings"]
 
 
 @dataclass(frozen=True, eq=False)
 class DifferentialSettings(_fair.ConfusionSettings):
-    """The fairness family's settings, whose ``options`` hold ``pos_label``, ``concentration`` and the group options."""
+    """The confusion counts' settings, whose ``options`` hold ``pos_label``, ``concentration`` and the group options."""
 
     @property
     def concentration(self) -> float:
@@ -41,15 +41,14 @@ def differential_settings(classes: Mapping[str, tuple], *, concentration: float 
 
     check("binary_task", binary_task, BINARY_TASK)
     group_options = {k: options.pop(k) for k in ("min_group_size", "include_small_groups") if k in options}
-    unknown = set(options) - set(_LABEL_OPTIONS)
+    unknown = set(options) - set(LABEL_OPTIONS)
     if unknown:
         raise TypeError(f"DifferentialAccumulator got unexpected options {sorted(unknown)!r}; it takes "
                         f"concentration, pos_label, min_group_size, include_small_groups and "
-                        f"{sorted(_LABEL_OPTIONS)!r}")
-    base = _fair.fairness_settings(classes, **options)
-    return DifferentialSettings(base.classes, base.groups, METRICS,
+                        f"{sorted(LABEL_OPTIONS)!r}")
+    return DifferentialSettings(classes["task"], classes["attr"],
                                 {"pos_label": pos_label, "concentration": _check_concentration(concentration),
-                                 **group_options}, base.label_options)
+                                 **group_options}, options)
 
 
 def compute(settings: DifferentialSettings, state: _fair.ConfusionState) -> Any:
@@ -70,6 +69,8 @@ def resample(settings: DifferentialSettings, state: _fair.ConfusionState, boot: 
     return df_evaluator(point, k, kept_groups(settings.groups, state.n, point), settings.concentration), full, boot
 
 
-DIFFERENTIAL_STREAM = Streaming(classes=_fair.CLASSES, settings=differential_settings, start=_fair.start,
+CLASSES = {"task": ClassList("classes", ("task",)), "attr": ClassList("groups", ("attr",), groups=True)}
+
+DIFFERENTIAL_STREAM = Streaming(classes=CLASSES, settings=differential_settings, start=_fair.start,
                                 count=_fair.count, compute=compute, cells=_fair.cells, resample=resample,
                                 filtered_classes=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from biasamp._engine.groups import complete_one_class, fairness_call
 from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.fairness import _metrics as _f
@@ -14,19 +15,7 @@ from biasamp.fairness._stream import FAIRNESS_STREAM
 from biasamp.fairness._sweep import OPTIONS as _SWEEP_OPTIONS
 from biasamp.fairness._sweep import fairness_sweep
 
-__all__ = ["FAIRNESS", "audit_options", "fairness_call"]
-
-
-def fairness_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:
-    """``f(y_true=task, y_pred=task_pred, *, sensitive_features=attr, sample_weight, **options)``."""
-    if roles.get("task_pred") is None:
-        raise ValueError("the fairness metrics need the task predictions (task_preds / task_scores)")
-    if roles.get("attr_pred") is not None:
-        raise ValueError("the fairness metrics take no attribute predictions (attr_preds / attr_scores)")
-    kwargs = {"sensitive_features": roles["attr"]}
-    if roles.get("sample_weight") is not None:
-        kwargs["sample_weight"] = roles["sample_weight"]
-    return (roles["task"], roles["task_pred"]), {**kwargs, **options}
+__all__ = ["FAIRNESS", "audit_options"]
 
 
 def audit_options(options: Mapping[str, Any], classes: Sequence, multilabel: bool) -> tuple[dict, list[str]]:
@@ -41,7 +30,7 @@ def audit_options(options: Mapping[str, Any], classes: Sequence, multilabel: boo
     out = {k: (tuple(v) if k == "tolerance" else v) for k, v in options.items()}
     notes = []
     if out.get("average", "auto") == "auto" and not multilabel and len(classes) == 1 \
-            and _f._complete_one_class(classes[0], out.get("pos_label", 1)) is None:
+            and complete_one_class(classes[0], out.get("pos_label", 1)) is None:
         out["average"] = "macro"
         notes.append(f"The task shows a single class {classes[0]!r}: the headline is that class's value; pass "
                      "pos_label (--pos-label) naming the class that never occurs to report it instead")
@@ -59,7 +48,7 @@ def _complete_classes(classes: Mapping[str, Any], options: Mapping[str, Any]) ->
     out = dict(classes)
     task = out.get("task")
     if task is not None and len(task) == 1:
-        out["task"] = _f._complete_one_class(task[0], options.get("pos_label", 1)) or task
+        out["task"] = complete_one_class(task[0], options.get("pos_label", 1)) or task
     return out
 
 

@@ -12,14 +12,13 @@ from typing import Any
 
 from biasamp._core.policy_options import MISSING, BinaryTaskOptions, GroupOptions, PolicyOptions
 from biasamp._core.validation import NONE, Checked, InstanceOf, OneOf, option
+from biasamp._engine.groups import AVERAGES
 from biasamp.fairness._groups import check_tolerance
 
 __all__ = ["AVERAGES", "METRICS", "FairnessOptions"]
 
 #: The seven metrics of Qian et al. (2021), in the paper's order.
 METRICS = ("DP", "DI", "SPSF", "FPSF", "EOFP", "EOTP", "BA")
-#: ``average``: the positive class's value, the mean over classes, per class (None), or the one that fits the task
-AVERAGES = ("auto", "binary", "macro", None)
 AVERAGE = (OneOf(*AVERAGES),)
 #: ``tolerance``: the band of disparity ratios that pass
 TOLERANCE = (Checked(check_tolerance, "a number in (0, 1] or a pair (low, high)"),)

@@ -29,8 +29,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
+from biasamp._engine.groups import cells as _cells
+from biasamp._engine.groups import prepare
+from biasamp._engine.groups import split as _split
 from biasamp._engine.intervals import (
     Parts,
     Plan,
@@ -40,7 +42,6 @@ from biasamp._engine.intervals import (
     mean_of,
     nan_reduce,
 )
-from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
 from biasamp.fairness import _metrics as _f
 
 #: up to this many groups the band of DP/EOFP/EOTP is on the pairwise differences (tighter); above, on the group
@@ -49,36 +50,6 @@ PAIRWISE_MAX_GROUPS = 32
 
 _TEST_OF = {"DP": "prediction", "DI": "prediction", "SPSF": "prediction", "EOTP": "positives",
             "EOFP": "negatives", "FPSF": "negatives"}
-
-
-def _take_rows(m: Any, rows: np.ndarray) -> Any:
-    from biasamp._core.labels import LabelMatrix
-
-    if m.codes is not None:
-        return LabelMatrix(m.name, m.classes, codes=m.codes[rows])
-    return LabelMatrix(m.name, m.classes, dense=m.dense[rows], soft=m.soft)
-
-
-def _cells(prep: Any, groups: tuple) -> tuple[Cells, tuple, tuple, bool]:
-    """Cells of the prepared labels, on the rows of ``groups`` (the headline's: small groups excluded)."""
-    yt, yp, gcodes, w = prep.yt, prep.yp, prep.gcodes, prep.weights
-    index = np.array([groups.index(g) if g in groups else -1 for g in prep.groups], dtype=np.intp)
-    codes = index[gcodes]
-    if (codes < 0).any():
-        rows = np.flatnonzero(codes >= 0)
-        yt, yp, codes = _take_rows(yt, rows), _take_rows(yp, rows), codes[rows]
-        w = None if w is None else w[rows]
-    n_groups = len(groups)
-    # a row's weight is part of its cell: a resampled row carries its weight (docs/definitions.md, def-weights)
-    rep, counts = cells_of([yt, yp], extra=[codes], weights=w)
-    t_rows, p_rows = label_rows(yt, rep), label_rows(yp, rep)
-    left = sparse.csr_matrix((np.ones(len(rep)), (np.arange(len(rep)), codes[rep])), shape=(len(rep), n_groups))
-    right = augmented([t_rows, p_rows, t_rows.multiply(p_rows)], len(rep))
-    return Cells(left, right, counts, weights=None if w is None else w[rep]), yt.classes, groups, bool(yp.soft)
-
-
-def _split(tables: np.ndarray, k: int):
-    return tables[..., 0], tables[..., 1:1 + k], tables[..., 1 + k:1 + 2 * k], tables[..., 1 + 2 * k:]
 
 
 def _rates(n, pos, pred, tp):
@@ -342,7 +313,7 @@ def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive
     if unknown:
         raise TypeError(f"fairness_metrics() got an unexpected keyword argument {unknown[0]!r}")
     # the labels are prepared once: the estimate (as fairness_metrics defines it) and the cells come from them
-    prep = _f._prepare(y_true, y_pred, sensitive_features,
+    prep = prepare(y_true, y_pred, sensitive_features,
                        **{k: v for k, v in options.items() if k in _PREPARE_OPTIONS})
     point = _f._from_prepared(prep, metrics, **{k: v for k, v in options.items() if k not in _PREPARE_OPTIONS})
     cells, _, _, soft = _cells(prep, point.counts.groups)

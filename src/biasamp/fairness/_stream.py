@@ -3,8 +3,8 @@
 The state is the one-vs-rest confusion counts per (group, class) of
 :class:`~biasamp.ConfusionCounts`: the group sizes ``n_g``, the positives
 ``P_gk``, the predicted positives ``(TP+FP)_gk`` and the true positives
-``TP_gk``, summed over batches. The differential-fairness family counts the
-same tables (:mod:`biasamp.differential._stream`).
+``TP_gk``, summed over batches: the state and counting pass shared with the
+differential-fairness family (:mod:`biasamp._engine.group_state`).
 """
 
 from __future__ import annotations
@@ -15,140 +15,56 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.labels import to_numpy
-from biasamp._core.policy import joined
-from biasamp._engine.state import CountState, ReplicateRows, Settings, any_of, arguments, meta, setting, table
+from biasamp._engine.group_state import (
+    ConfusionSettings,
+    ConfusionState,
+    cells,
+    check_counted,
+    confusion,
+    count,
+    start,
+    table_of,
+)
+from biasamp._engine.groups import LABEL_OPTIONS as _LABEL_OPTIONS
+from biasamp._engine.state import setting
 from biasamp._family import ClassList, Streaming
 from biasamp.fairness._metrics import (
     _FROM_COUNTS_OPTIONS,
-    _LABEL_OPTIONS,
     METRICS,
-    ConfusionCounts,
     FairnessResult,
     _check_metrics,
     fairness_from_counts,
 )
 
-__all__ = ["CLASSES", "FAIRNESS_STREAM", "ConfusionSettings", "ConfusionState", "confusion", "count", "start"]
+__all__ = ["CLASSES", "FAIRNESS_STREAM", "FairnessStreamSettings"]
 
 
 @dataclass(frozen=True, eq=False)
-class ConfusionSettings(Settings):
-    """Class lists and options of a fairness accumulator (``options``: read at ``compute``; ``label_options``:
-    how probabilities are counted)."""
+class FairnessStreamSettings(ConfusionSettings):
+    """The settings of a fairness accumulator: the confusion counts' settings and the metrics it computes."""
 
-    classes: tuple = setting()
-    groups: tuple = setting()
     metrics: tuple = setting()
-    options: dict = setting()
-    label_options: dict = setting()
-
-
-@dataclass(eq=False)
-class ConfusionState(CountState):
-    """The per-group confusion counts and what the batches said."""
-
-    n: np.ndarray = table()
-    positives: np.ndarray = table()
-    predicted: np.ndarray = table()
-    true_positives: np.ndarray = table()
-    feature_names: tuple | None = arguments("sensitive feature columns", describe=lambda f: repr(list(f)))
-    soft: bool = meta(False, any_of)
-    weighted: bool = meta(False, any_of)
-    multilabel: bool = meta(False, any_of)
-    predictions: str = meta("hard", joined)
 
 
 def fairness_settings(classes: Mapping[str, tuple], *, metrics: Sequence[str] = METRICS,
-                      **options: Any) -> ConfusionSettings:
+                      **options: Any) -> FairnessStreamSettings:
     """The settings of a fairness accumulator: ``metrics`` and the options of :func:`~biasamp.fairness_metrics`."""
     unknown = set(options) - set(_FROM_COUNTS_OPTIONS) - set(_LABEL_OPTIONS)
     if unknown:
         raise TypeError(f"FairnessAccumulator got unexpected options {sorted(unknown)!r}; it takes "
                         f"{sorted(_FROM_COUNTS_OPTIONS + _LABEL_OPTIONS)!r}")
-    return ConfusionSettings(classes["task"], classes["attr"], _check_metrics(metrics),
-                             {k: v for k, v in options.items() if k in _FROM_COUNTS_OPTIONS},
-                             {k: v for k, v in options.items() if k in _LABEL_OPTIONS})
+    return FairnessStreamSettings(classes["task"], classes["attr"],
+                                  {k: v for k, v in options.items() if k in _FROM_COUNTS_OPTIONS},
+                                  {k: v for k, v in options.items() if k in _LABEL_OPTIONS}, _check_metrics(metrics))
 
 
-def cells(settings: ConfusionSettings) -> tuple[int, int]:
-    """One row per group; columns ``[n | P_k | (TP+FP)_k | TP_k]``."""
-    return len(settings.groups), 1 + 3 * len(settings.classes)
-
-
-def start(settings: ConfusionSettings) -> ConfusionState:
-    """The empty state (zero tables)."""
-    g, k = len(settings.groups), len(settings.classes)
-    return ConfusionState(np.zeros(g, dtype=np.float64), np.zeros((g, k), dtype=np.float64),
-                          np.zeros((g, k), dtype=np.float64), np.zeros((g, k), dtype=np.float64))
-
-
-def count(settings: ConfusionSettings, roles: Mapping[str, Any],
-          replicate: bool) -> tuple[ConfusionState, ReplicateRows | None]:
-    """One batch (``task``: ``y_true``, ``task_pred``: ``y_pred``, ``attr``: ``sensitive_features``).
-
-    The rows are prepared and counted exactly as by
-    :func:`~biasamp.fairness_metrics` (one vectorized pass).
-    """
-    from biasamp.fairness._metrics import _count, _prepare
-
-    sample_weight, row_ids = roles.get("sample_weight"), roles.get("row_ids")
-    prep = _prepare(roles.get("task"), roles.get("task_pred"), roles.get("attr"), classes=settings.classes,
-                    groups=settings.groups, batch=True, sample_weight=sample_weight, **settings.label_options)
-    if row_ids is not None and prep.rows is not None and prep.rows.n_zero_weight:
-        row_ids = np.asarray(to_numpy(row_ids, "row_ids"))[to_numpy(sample_weight, "sample_weight") > 0]
-    yt, yp, gcodes, w = prep.yt, prep.yp, prep.gcodes, prep.weights
-    n_g, pos, pred, tp = _count(gcodes, len(prep.groups), yt, yp, w)
-    c = ConfusionCounts(yt.classes, prep.groups, n_g, pos, pred, tp, prep.feature_names, yp.soft)
-    empty = start(settings)
-    state = ConfusionState(empty.n + c.n, empty.positives + c.positives, empty.predicted + c.predicted,
-                           empty.true_positives + c.true_positives, c.feature_names, c.soft, w is not None,
-                           yt.codes is None, prep.predictions)
-    if not replicate:
-        return state, None
-    from scipy import sparse
-
-    from biasamp._engine.resample import augmented, label_rows
-
-    n, idx = yt.n_rows, np.arange(yt.n_rows)
-    trows, prows = label_rows(yt, idx), label_rows(yp, idx)
-    vals = np.ones(n) if w is None else w
-    left = sparse.csr_matrix((vals, (idx, gcodes)), shape=(n, len(settings.groups)))
-    return state, ReplicateRows(left, augmented([trows, prows, trows.multiply(prows)], n), n, row_ids)
-
-
-def confusion(settings: ConfusionSettings, state: ConfusionState) -> ConfusionCounts:
-    """The accumulated :class:`~biasamp.ConfusionCounts` (integers where every count is one)."""
-    n, pos = state.n.copy(), state.positives.copy()
-    pred, tp = state.predicted.copy(), state.true_positives.copy()
-    if not state.weighted:
-        n, pos = np.rint(n).astype(np.int64), np.rint(pos).astype(np.int64)
-        if not state.soft:
-            pred, tp = np.rint(pred).astype(np.int64), np.rint(tp).astype(np.int64)
-    return ConfusionCounts(
-        settings.classes, settings.groups, n, pos, pred, tp,
-        state.feature_names or ("sensitive_feature",), state.soft, state.multilabel, state.predictions,
-    )
-
-
-def check_counted(state: ConfusionState) -> None:
-    """``ValueError`` when no row was counted."""
-    if int(state.n.sum()) == 0:
-        raise ValueError("no batch was counted: call update() first")
-
-
-def compute(settings: ConfusionSettings, state: ConfusionState) -> FairnessResult:
+def compute(settings: FairnessStreamSettings, state: ConfusionState) -> FairnessResult:
     """The fairness metrics of the counts (:func:`~biasamp.fairness_from_counts`)."""
     check_counted(state)
     return fairness_from_counts(confusion(settings, state), metrics=settings.metrics, **settings.options)
 
 
-def table_of(state: ConfusionState) -> np.ndarray:
-    """The state as one table ``(G, 1 + 3K)``, the layout of the plans' replicate tables."""
-    return np.column_stack([state.n, state.positives, state.predicted, state.true_positives]).astype(np.float64)
-
-
-def resample(settings: ConfusionSettings, state: ConfusionState, boot: np.ndarray) -> tuple:
+def resample(settings: FairnessStreamSettings, state: ConfusionState, boot: np.ndarray) -> tuple:
     """The fairness plan on the confusion table and its replicate tables."""
     from biasamp.fairness._plan import fairness_evaluator
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.labels import LabelMatrix, encode_labels
+from biasamp._engine.groups import encode_groups, headline_of, infer_classes
 from biasamp._engine.sweep import Column, SweepCurve, SweepInputs, grid_of, hard, score_matrix
 from biasamp.fairness import _metrics as _f
 
@@ -31,9 +32,9 @@ def fairness_sweep(inputs: SweepInputs) -> SweepCurve:
             or inputs.task_pred is not None or inputs.attr_train is not None:
         raise ValueError("the fairness metrics take task_scores only (attr is the sensitive feature, task the "
                          "ground truth); attr_scores, attr_pred, task_pred and the training labels do not apply")
-    classes = _f._infer_classes(inputs.task)
+    classes = infer_classes(inputs.task)
     yt = encode_labels({"y_true": inputs.task}, classes=classes)["y_true"]
-    gcodes, groups, _ = _f._encode_groups(inputs.attr, yt.n_rows)
+    gcodes, groups, _ = encode_groups(inputs.attr, yt.n_rows)
     n_groups = len(groups)
     if n_groups < 2:
         raise ValueError(f"sensitive_features (attr) has a single group {groups[0]!r}; the fairness metrics "
@@ -62,7 +63,7 @@ def fairness_sweep(inputs: SweepInputs) -> SweepCurve:
     # the headline of fairness_metrics: the positive class (binary) or the mean over classes, without the
     # small groups (docs/definitions.md, def-fairness and def-small-groups)
     opts = inputs.options
-    _, _, headline = _f._headline(yt.classes, False, opts.get("average", "auto"), opts.get("pos_label", 1))
+    _, _, headline = headline_of(yt.classes, False, opts.get("average", "auto"), opts.get("pos_label", 1))
     _, excluded = _f._small_groups(n_g.astype(np.float64), _f._check_min_group_size(opts.get("min_group_size", 30)),
                                    bool(opts.get("include_small_groups", False)))
     keep = ~excluded

@@ -24,11 +24,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from biasamp.report._config import AuditConfig
+from biasamp.report._errors import NothingComputedError
 
 __all__ = ["attribute_names", "audit_attributes", "intersection_labels", "merge_reports", "section_key",
            "split_by_attribute", "summary_by_attribute"]
@@ -177,7 +180,7 @@ def _per_attribute(value: Any, what: str, names: Sequence[str]) -> dict:
     return {k: value.get(k) for k in names}
 
 
-def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: Any = None,
+def audit_attributes(attr: Any, task: Any, *, audit: Callable[..., Any], intersect: Any = None, attr_pred: Any = None,
                      attr_train: Any = None, task_train: Any = None, attr_val_scores: Any = None,
                      config: Any = None, **data: Any) -> Any:
     """:func:`~biasamp.report.audit` of several protected attributes and their intersections, in one report.
@@ -188,6 +191,10 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
         The protected attributes by name (e.g. ``{"race": ..., "sex": ...}``).
     task
         As in :func:`~biasamp.report.audit`, shared by every attribute.
+    audit : callable
+        The audit of one attribute, :func:`~biasamp.report.audit` (passed in by
+        it: this module never imports the report's model, so the two form no
+        import circle).
     intersect : list of tuples of str, optional
         Intersections to audit as one more attribute each, e.g.
         ``[("race", "sex")]`` (one tuple alone is one intersection).
@@ -211,9 +218,6 @@ def audit_attributes(attr: Any, task: Any, *, intersect: Any = None, attr_pred: 
     Report
         The sections of every attribute, keyed ``"<section>[<attribute>]"``.
     """
-    from biasamp.report._config import AuditConfig
-    from biasamp.report._model import NothingComputedError, audit
-
     config = AuditConfig.of(config, {}, "audit")
 
     if not isinstance(attr, Mapping):
@@ -301,8 +305,6 @@ def merge_reports(reports: Mapping[str, Any], *, title: str | None = None,
     attribute by attribute in the order given; see the module docstring for
     ``inputs`` and ``options``.
     """
-    from biasamp.report._model import Report
-
     if not reports:
         raise ValueError("no report to merge")
     intersections = dict(intersections or {})
@@ -333,7 +335,7 @@ def merge_reports(reports: Mapping[str, Any], *, title: str | None = None,
     options = dict(opt_common)
     if any(opt_differing.values()):  # e.g. a reference group per attribute: no shared value to show
         options["attributes"] = opt_differing
-    return Report(sections, inputs, options, title=first.title if title is None else title, version=first.version,
+    return type(first)(sections, inputs, options, title=first.title if title is None else title, version=first.version,
                   source=first.source)
 
 
@@ -351,8 +353,6 @@ def split_by_attribute(report: Any) -> dict:
     ``"<title> — protected attribute <name>"``; a report of a single
     attribute comes back as ``{attribute: report}``.
     """
-    from biasamp.report._model import Report
-
     names = attribute_names(report)
     if not names:
         return {str(report.inputs.get("attribute", "attr")): report}
@@ -365,7 +365,7 @@ def split_by_attribute(report: Any) -> dict:
         inputs["attribute"] = name
         options = {k: v for k, v in report.options.items() if k != "attributes"}
         options.update((report.options.get("attributes") or {}).get(name, {}))
-        out[name] = Report([s for s in report.sections if s.key in keys], inputs, options,
+        out[name] = type(report)([s for s in report.sections if s.key in keys], inputs, options,
                            title=_section_title(report.title, f"protected attribute {name}"),
                            version=report.version, source=report.source)
     return out

@@ -43,7 +43,9 @@ from biasamp._core.progress import progress_bar
 from biasamp._core.results import signed, to_builtin
 from biasamp._core.rows import RowFilter
 from biasamp.exceptions import UnknownKeyError
+from biasamp.report._attributes import audit_attributes, summary_by_attribute
 from biasamp.report._config import AuditConfig, AuditOptions
+from biasamp.report._errors import NothingComputedError
 from biasamp.report._inputs import (
     AuditInputs,
     _caption_inputs,
@@ -61,7 +63,7 @@ from biasamp.report._json import (
     _table_from_json,
     _table_to_json,
 )
-from biasamp.report._overview import AttributeOverview, Overview
+from biasamp.report._overview import AttributeOverview, Overview, _wrapped
 from biasamp.report._registry import (
     _BUILDERS,  # noqa: F401 - the registry, importable from here (tests patch it)
     FigureSpec,
@@ -408,12 +410,10 @@ def audit(
     if len(shape) == 2:  # the guard of the command line: an absurd task width is refused before any work
         check_task_count(shape[1], getattr(task, "columns", ()))
     if isinstance(attr, Mapping) or intersect is not None:  # several attributes: one audit each, merged
-        from biasamp.report._attributes import audit_attributes
-
         return _computed(audit_attributes(
             attr, task, intersect=intersect, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
             task_train=task_train, attr_val_scores=attr_val_scores, task_val_scores=task_val_scores,
-            sample_weight=sample_weight, captions=captions, features=features, config=config))
+            sample_weight=sample_weight, captions=captions, features=features, config=config, audit=audit))
     chosen = _chosen_builders(config.sections, config.exclude, config.errors)
     inp = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores,
                    sample_weight=sample_weight, missing=config.missing)
@@ -431,19 +431,6 @@ def audit(
     if few is not None:
         report.inputs["warnings"] = [few]
     return _computed(report)
-
-
-class NothingComputedError(ValueError):
-    """Every section of an audit that ran failed: :func:`audit` has no number to report.
-
-    A ``ValueError`` whose message lists each section's error; ``report``
-    holds the report of the failed sections (the command line prints their
-    errors and writes nothing).
-    """
-
-    def __init__(self, message: str, report: Report) -> None:
-        super().__init__(message)
-        self.report = report
 
 
 def _computed(report: Report) -> Report:
@@ -606,15 +593,6 @@ def _listed(values: Any, limit: int = _MAX_LISTED) -> str:
     return "[" + ", ".join(shown) + f", ... ({len(values):,} in all)]"
 
 
-def _wrapped(text: str, width: int, indent: str = "", rest: str | None = None) -> list[str]:
-    """``text`` as lines of at most ``width`` characters, broken between words (never inside a number)."""
-    import textwrap
-
-    rest = indent + "  " if rest is None else rest
-    return textwrap.wrap(text, max(20, width), initial_indent=indent, subsequent_indent=rest,
-                         break_on_hyphens=False, break_long_words=True) or [indent.rstrip()]
-
-
 def _cell_lines(text: str, width: int) -> list:
     """A table cell narrower than :func:`_wrapped`'s 20 characters, wrapped between words."""
     import textwrap
@@ -744,8 +722,6 @@ class Report:
         """The report as a plain-text (ASCII) table for a terminal (one block per attribute when several)."""
         inp = self.inputs
         if "attributes" in inp:  # an audit of several protected attributes: label every block
-            from biasamp.report._attributes import summary_by_attribute
-
             return summary_by_attribute(self, width=width)
         lines = [self.title]
         if self.source:

@@ -62,6 +62,15 @@ _SAME = 1e-3
 _READS = {"task_pred": "the task predictions", "attr_pred": "the attribute predictions"}
 
 
+def _wrapped(text: str, width: int, indent: str = "", rest: str | None = None) -> list[str]:
+    """``text`` as lines of at most ``width`` characters, broken between words (never inside a number)."""
+    import textwrap
+
+    rest = indent + "  " if rest is None else rest
+    return textwrap.wrap(text, max(20, width), initial_indent=indent, subsequent_indent=rest,
+                         break_on_hyphens=False, break_long_words=True) or [indent.rstrip()]
+
+
 # --------------------------------------------------------------------------- #
 # the result
 # --------------------------------------------------------------------------- #
@@ -567,7 +576,6 @@ def _reading_lines(a: AttributeOverview) -> list[tuple[str, str]]:
 
 def overview_lines(ov: Overview, *, width: int = 100) -> list[str]:
     """The overview as plain-text lines (the terminal summary; the caller escapes them)."""
-    from biasamp.report._model import _wrapped
 
     lines: list[str] = []
     for a in ov.attributes:
