@@ -260,7 +260,9 @@ class Accumulator:
         self.key = family
         self.weight_total: dict[str, float] = {}  # the weights counted so far, by role (at most 2**53 each)
         lists = {k: _class_list(classes.get(k), c.name) for k, c in decl.classes.items()}
-        self.settings = decl.settings(lists, **options)
+        self.settings = decl.settings(lists, **options)  # refuses an option the accumulator does not take
+        # the family's options it takes, built by the declaration: refused as the function refuses them
+        REGISTRY[family].options_of({k: v for k, v in options.items() if k not in decl.widens})
         self._init_bootstrap(n_boot, random_state, stream)
         if decl.prepass is not None and decl.prepass.needed(self.settings):
             self.collected = decl.prepass.start(self.settings)

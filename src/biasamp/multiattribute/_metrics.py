@@ -1746,11 +1746,6 @@ def multi_bias_amp(
                                predictions=prep.predictions, binary_task=prep.binary_task)
 
 
-def _check_options(combinations: Any, support: Any, attr_pred_rule: Any) -> str:
-    """``combinations`` after the three choices are checked by their declaration (:class:`MultiOptions`)."""
-    return MultiOptions(combinations=combinations, support=support, attr_pred_rule=attr_pred_rule).combinations
-
-
 @dataclass(frozen=True, eq=False)
 class _Prepared:
     """The arguments of :func:`multi_bias_amp` after the row layer and the encoding."""

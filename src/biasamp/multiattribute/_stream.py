@@ -717,4 +717,5 @@ MULTI_STREAM = Streaming(
     count_train=count_train,
     prepass=Prepass(needed=_needed, start=_collect_start, count=collect, end=freeze, reads=("task", "task_train"),
                     pending=PENDING, name="combinations"),
+    widens=("combinations",),
 )
