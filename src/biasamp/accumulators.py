@@ -62,6 +62,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from biasamp._core.deprecation import renamed_arguments
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp._engine.state import ReplicateRows
 from biasamp._families import REGISTRY
 from biasamp.cooccurrence._counts import CooccurrenceCounts
@@ -446,7 +448,7 @@ class Accumulator:
         add_group_tables(self.boot, rows.left, rows.right, ids, self.boot_seed)
         self.rows_seen += n_rows
 
-    def bootstrap(self, *, level: float = 0.95, ci_method: str = "auto", p_adjust: str = "holm") -> Any:
+    def bootstrap(self, *, level: float = DEFAULT_LEVEL, ci_method: str = "auto", p_adjust: str = "holm") -> Any:
         r"""Intervals and tests of the accumulated metric: the grouped bootstrap of the hashed group tables.
 
         Needs ``n_boot > 0`` at construction. Every counted row is in one of
@@ -754,9 +756,9 @@ class CooccurrenceAccumulator(Accumulator):
         random_state: Any = None,
         stream: int = 0,
         missing: str = "raise",
-        threshold: float = 0.5,
+        threshold: float = DEFAULT_THRESHOLD,
         soft: str = "threshold",
-        min_group_size: int = 30,
+        min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
         include_small_groups: bool = False,
         cross_fit: bool | None = None,
         cross_fit_random_state: Any = None,
@@ -1209,8 +1211,8 @@ class MultiAttributeAccumulator(Accumulator):
         random_state: Any = None,
         stream: int = 0,
         missing: str = "raise",
-        threshold: float = 0.5,
-        min_group_size: int = 30,
+        threshold: float = DEFAULT_THRESHOLD,
+        min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
         include_small_groups: bool = False,
         cross_fit: bool | None = None,
         cross_fit_random_state: Any = None,

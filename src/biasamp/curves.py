@@ -35,6 +35,7 @@ import pandas as pd
 
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import CIMethod
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp._engine.sweep import SweepInputs
 from biasamp._families import REGISTRY
 from biasamp._family import Family
@@ -418,7 +419,7 @@ def threshold_curve(
     task_train: Any = None,
     metrics: Sequence[str] | None = None,
     n_boot: int | None = None,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     ci_method: CIMethod = "auto",
     random_state: Any = None,
     **metric_kwargs: Any,
@@ -658,7 +659,7 @@ def checkpoint_curve(
     attr_train: Any = None,
     task_train: Any = None,
     n_boot: int | None = None,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     ci_method: CIMethod = "auto",
     random_state: Any = None,
     **metric_kwargs: Any,

@@ -64,7 +64,7 @@ from biasamp._core.policy import class_index as _class_index
 from biasamp._core.policy import harden as _harden  # noqa: F401
 from biasamp._core.policy import harden_maybe as _harden_maybe
 from biasamp._core.policy import small_groups as _small_groups
-from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.policy_options import BINARY_TASK, DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Average, BinaryTask, Labels, Missing, Soft, Weights
 from biasamp._core.validation import check
@@ -400,7 +400,7 @@ class ConfusionCounts:
         sensitive_features: Any,
         classes: Sequence | None = None,
         groups: Sequence | None = None,
-        threshold: float = 0.5,
+        threshold: float = DEFAULT_THRESHOLD,
         soft: str = "threshold",
         pos_label: Any = 1,
     ) -> ConfusionCounts:
@@ -694,7 +694,7 @@ class FairnessSettings(ResultMixin):
     pos_label: Any
     headline_classes: tuple
     predictions: str = "hard"
-    min_group_size: int = 30
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE
     small_groups: tuple = ()
     excluded_groups: tuple = ()
     reference_group: Any = None
@@ -803,7 +803,7 @@ class _Prepared:
 
 
 def _prepare(y_true: Any, y_pred: Any, sensitive_features: Any, *, average: Any = "auto", pos_label: Any = 1,
-             threshold: float = 0.5, soft: str = "threshold", sample_weight: Any = None,
+             threshold: float = DEFAULT_THRESHOLD, soft: str = "threshold", sample_weight: Any = None,
              missing: str = "raise", classes: Sequence | None = None, groups: Sequence | None = None,
              batch: bool = False, binary_task: str = "positive") -> _Prepared:
     """Everything :func:`fairness_metrics` and its bootstrap do before counting, in one place."""
@@ -1027,7 +1027,8 @@ def _headline_values(counts: ConfusionCounts, metrics: tuple, headline: tuple, p
 
 
 def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = METRICS, average: Any = "auto",
-                         pos_label: Any = 1, min_group_size: int = 30, include_small_groups: bool = False,
+                         pos_label: Any = 1, min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
+                         include_small_groups: bool = False,
                          reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
                          binary_task: BinaryTask = "positive") -> FairnessResult:
     r"""The group fairness metrics from a :class:`ConfusionCounts` table.
@@ -1201,8 +1202,8 @@ def _warn(counts: ConfusionCounts, metrics, n_undefined: dict, by_group: pd.Data
 # --------------------------------------------------------------------------- #
 def fairness_metrics(
     y_true: Labels, y_pred: Labels, *, sensitive_features: Labels, metrics: Sequence[str] = METRICS,
-    average: Average = "auto", pos_label: Any = 1, threshold: float = 0.5, soft: Soft = "threshold",
-    sample_weight: Weights | None = None, missing: Missing = "raise", min_group_size: int = 30,
+    average: Average = "auto", pos_label: Any = 1, threshold: float = DEFAULT_THRESHOLD, soft: Soft = "threshold",
+    sample_weight: Weights | None = None, missing: Missing = "raise", min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
     include_small_groups: bool = False, reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
     group_metrics: Mapping[str, Any] | None = None, classes: Sequence | None = None,
     binary_task: BinaryTask = "positive",
@@ -1395,7 +1396,8 @@ def fairness_metrics(
                           tolerance=opts.tolerance, group_metrics=opts.group_metrics)
 
 
-def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = 30, include_small_groups: bool = False,
+def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
+                   include_small_groups: bool = False,
                    reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
                    group_metrics: Mapping[str, Any] | None = None) -> FairnessResult:
     """:func:`fairness_metrics` of labels already prepared (its bootstrap prepares them once for both)."""
