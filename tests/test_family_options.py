@@ -215,6 +215,10 @@ def test_the_multi_attribute_options_check_their_joint_rules(options, match):
     assert all(type(v) is int for v in family.options(min_size=np.int64(2), max_size=np.int64(3)).sizes())
 
 
+#: the options of cross-fitting, which threshold_curve takes for a family that cross-fits
+CROSS_FIT = ("cross_fit", "cross_fit_random_state")
+
+
 def _error(call, *args, **kwargs) -> tuple[type, str]:
     """The type and message of the error ``call(*args, **kwargs)`` raises (it must raise one)."""
     with pytest.raises((TypeError, ValueError)) as caught:
@@ -245,7 +249,7 @@ def _accumulator_takes(family, name: str, classes: dict) -> bool:
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.key)
 def test_every_path_refuses_a_bad_option_with_the_functions_error(family):
-    """``bootstrap`` (of the function and of its aliases) and the accumulator build the options as the function does.
+    """``bootstrap`` (of the function and its aliases), the accumulator, ``threshold_curve`` build the options alike.
 
     Each path builds the family's options object from the call's keywords with
     the same declaration, so each refuses exactly what the function refuses,
@@ -253,14 +257,14 @@ def test_every_path_refuses_a_bad_option_with_the_functions_error(family):
     """
     import warnings
 
-    from biasamp import bootstrap
+    from biasamp import bootstrap, threshold_curve
     from biasamp.accumulators import Accumulator
 
     from .test_common import _classes
 
     roles = _example(family)
     classes = _classes(family, roles)
-    checked = {"bootstrap": 0, "accumulator": 0}
+    checked = {"bootstrap": 0, "accumulator": 0, "curve": 0}
     for name, options in _bad_calls(family):
         args, kwargs = family.call(roles, options)
         expected = _error(family.function, *args, **kwargs)
@@ -279,4 +283,30 @@ def test_every_path_refuses_a_bad_option_with_the_functions_error(family):
                                                                                                  classes):
             assert _error(Accumulator, family.key, classes, **options) == expected, (name, options)
             checked["accumulator"] += 1
+        swept = () if family.sweep is None else (*family.sweep.options, *(CROSS_FIT if family.cross_fit else ()))
+        if set(options) <= set(swept):
+            scores = np.random.default_rng(1).random(np.shape(roles["task"]))
+            assert _error(threshold_curve, family.function, roles["attr"], roles["task"], task_scores=scores,
+                          thresholds=[0.5], **options) == expected, (name, options)
+            checked["curve"] += 1
     assert checked["bootstrap"] >= 4 and (family.stream is None or checked["accumulator"] >= 4), checked
+    assert family.sweep is None or checked["curve"] >= 1, checked
+
+
+@pytest.mark.parametrize("cross_fit", [None, True, False])
+def test_mals_decides_where_it_counts_b_train_once(cross_fit):
+    """Without a training set, ``train_sample_weight`` is refused by the function, its bootstrap and Dask alike."""
+    da = pytest.importorskip("dask.array")
+    import biasamp.dask
+    from biasamp import bias_amp_mals, bootstrap
+
+    roles = _example(REGISTRY["mals"])
+    a, t = roles["attr"], roles["task"]
+    w = np.ones(len(a))
+    kwargs = {"attr_pred": a, "task_pred": t, "train_sample_weight": w, "cross_fit": cross_fit}
+    expected = _error(bias_amp_mals, a, t, **kwargs)
+    assert expected[0] is ValueError and "train_sample_weight weights the training rows" in expected[1]
+    assert _error(bootstrap, bias_amp_mals, a, t, n_boot=5, **kwargs) == expected
+    lazy = {k: (da.from_array(v, chunks=40) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
+    assert _error(biasamp.dask.bias_amp_mals, da.from_array(a, chunks=40), da.from_array(t, chunks=40),
+                  **lazy) == expected

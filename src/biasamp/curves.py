@@ -589,6 +589,7 @@ def threshold_curve(
         taking = [fam.name for fam in REGISTRY if fam.sweep is not None and fam.sweep.options]
         raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown}: {family.name} takes "
                         f"{list(sweep.options) or 'no options'} here (options apply only to {', '.join(taking)})")
+    family.family.options_of(metric_kwargs)  # the options it takes, built (and refused) as the function builds them
     if metric_kwargs.get("average", "auto") is None:
         raise ValueError("threshold_curve needs one value per threshold: average='auto', 'binary' or 'macro'")
     _check_boot(n_boot, level, ci_method, random_state)
