@@ -213,3 +213,100 @@ def test_the_multi_attribute_options_check_their_joint_rules(options, match):
         family.function(*args, **kwargs)
     assert family.options(min_size=np.int64(2), max_size=np.int64(2)).sizes() == (2, 2, 1, 200_000)
     assert all(type(v) is int for v in family.options(min_size=np.int64(2), max_size=np.int64(3)).sizes())
+
+
+#: the options of cross-fitting, which threshold_curve takes for a family that cross-fits
+CROSS_FIT = ("cross_fit", "cross_fit_random_state")
+
+
+def _error(call, *args, **kwargs) -> tuple[type, str]:
+    """The type and message of the error ``call(*args, **kwargs)`` raises (it must raise one)."""
+    with pytest.raises((TypeError, ValueError)) as caught:
+        call(*args, **kwargs)
+    return caught.type, str(caught.value)
+
+
+def _bad_calls(family) -> list[tuple[str, dict]]:
+    """``(option, options of a call)``: a bad value of every declared option of BAD, and a bad seed left unused."""
+    cases = [(name, {name: BAD[name][0]}) for name in family.options.option_names() if name in BAD]
+    if family.cross_fit:  # refused although the call does not cross-fit (the function checks every option it takes)
+        cases.append(("cross_fit_random_state", {"cross_fit": False, "cross_fit_random_state": "seed"}))
+    return cases
+
+
+def _accumulator_takes(family, name: str, classes: dict) -> bool:
+    """Whether the family's accumulator takes option ``name`` (with its default value)."""
+    from biasamp.accumulators import Accumulator
+
+    try:
+        Accumulator(family.key, classes, **{name: family.options.field(name).default})
+    except TypeError as e:
+        if "unexpected" not in str(e):  # the only error a default value may raise: not an option of the accumulator
+            raise
+        return False
+    return True
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.key)
+def test_every_path_refuses_a_bad_option_with_the_functions_error(family):
+    """``bootstrap`` (of the function and its aliases), the accumulator, ``threshold_curve`` build the options alike.
+
+    Each path builds the family's options object from the call's keywords with
+    the same declaration, so each refuses exactly what the function refuses,
+    with the same exception type and message.
+    """
+    import warnings
+
+    from biasamp import bootstrap, threshold_curve
+    from biasamp.accumulators import Accumulator
+
+    from .test_common import _classes
+
+    roles = _example(family)
+    classes = _classes(family, roles)
+    checked = {"bootstrap": 0, "accumulator": 0, "curve": 0}
+    for name, options in _bad_calls(family):
+        args, kwargs = family.call(roles, options)
+        expected = _error(family.function, *args, **kwargs)
+        assert expected[0] is BAD[name][1] or name == "cross_fit_random_state", (name, expected)
+        assert name in expected[1], (name, expected)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for function in family.functions:
+                if function is not family.function and name == "metrics":
+                    continue  # an alias fixes its metric
+                assert _error(function, *args, **kwargs) == expected, (function.__name__, name)
+                assert _error(bootstrap, function, *args, n_boot=5, random_state=0, **kwargs) == expected, \
+                    (function.__name__, name, options)
+                checked["bootstrap"] += 1
+        if family.stream is not None and name not in family.stream.widens and _accumulator_takes(family, name,
+                                                                                                 classes):
+            assert _error(Accumulator, family.key, classes, **options) == expected, (name, options)
+            checked["accumulator"] += 1
+        swept = () if family.sweep is None else (*family.sweep.options, *(CROSS_FIT if family.cross_fit else ()))
+        if set(options) <= set(swept):
+            scores = np.random.default_rng(1).random(np.shape(roles["task"]))
+            assert _error(threshold_curve, family.function, roles["attr"], roles["task"], task_scores=scores,
+                          thresholds=[0.5], **options) == expected, (name, options)
+            checked["curve"] += 1
+    assert checked["bootstrap"] >= 4 and (family.stream is None or checked["accumulator"] >= 4), checked
+    assert family.sweep is None or checked["curve"] >= 1, checked
+
+
+@pytest.mark.parametrize("cross_fit", [None, True, False])
+def test_mals_decides_where_it_counts_b_train_once(cross_fit):
+    """Without a training set, ``train_sample_weight`` is refused by the function, its bootstrap and Dask alike."""
+    da = pytest.importorskip("dask.array")
+    import biasamp.dask
+    from biasamp import bias_amp_mals, bootstrap
+
+    roles = _example(REGISTRY["mals"])
+    a, t = roles["attr"], roles["task"]
+    w = np.ones(len(a))
+    kwargs = {"attr_pred": a, "task_pred": t, "train_sample_weight": w, "cross_fit": cross_fit}
+    expected = _error(bias_amp_mals, a, t, **kwargs)
+    assert expected[0] is ValueError and "train_sample_weight weights the training rows" in expected[1]
+    assert _error(bootstrap, bias_amp_mals, a, t, n_boot=5, **kwargs) == expected
+    lazy = {k: (da.from_array(v, chunks=40) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
+    assert _error(biasamp.dask.bias_amp_mals, da.from_array(a, chunks=40), da.from_array(t, chunks=40),
+                  **lazy) == expected

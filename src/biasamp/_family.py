@@ -21,6 +21,7 @@ truth), ``sample_weight``.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -204,6 +205,13 @@ class Streaming:
     filtered_classes : bool
         Whether :mod:`biasamp.dask` finds the class lists on the rows the row
         layer keeps (weights, ``missing``) or on every row.
+    widens : tuple of str
+        The family's options whose streamed settings accept more than its
+        function (multi-attribute: ``combinations`` may also be a list of
+        combinations): the settings check them, not the declaration. Every
+        other option of ``Family.options`` an accumulator takes is checked
+        by the declaration (:meth:`Family.options_of`), as the function
+        checks it.
     """
 
     classes: Mapping[str, ClassList]
@@ -216,6 +224,7 @@ class Streaming:
     count_train: Callable[[Any, Mapping[str, Any]], Any] | None = None
     prepass: Prepass | None = None
     filtered_classes: bool = True
+    widens: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -241,8 +250,11 @@ class Family:
         for labels given by role (``None`` where absent) and options. Raises
         ``ValueError`` naming what is missing.
     plan : callable
-        ``plan(*args, **kwargs) -> Plan``: the resampling plan of a call
-        with the function's own arguments (see :mod:`biasamp._engine.intervals`).
+        ``plan(opts, *args, **kwargs) -> Plan``: the resampling plan of a
+        call ``function(*args, **kwargs, **options)``: ``opts`` is the
+        options object built from the call's options (:meth:`options_of`),
+        ``args``/``kwargs`` the call's other arguments (labels, weights; see
+        :mod:`biasamp._engine.intervals`). Called through :meth:`plan_of`.
     aliases : mapping
         Other public functions of the family (e.g. ``demographic_parity``)
         -> the statistic names they return.
@@ -375,14 +387,37 @@ class Family:
             return tuple(self.statistic(n) for n in self.selected(options or {}))
         return self.statistics
 
+    def options_of(self, kwargs: Mapping[str, Any]) -> tuple[Any, dict]:
+        """The options object of a call's keywords, built and checked by the declaration, and the other keywords.
+
+        ``self.options(**options given)``: what the public function's
+        ``Options.from_call(locals())`` builds from the same keywords (the
+        options not given take their declared defaults, which are the
+        function's), so a bad option raises the declaration's own
+        ``TypeError``/``ValueError`` on every path that takes the family's
+        options, before any label is read.
+        """
+        if self.options is None:
+            return None, dict(kwargs)
+        names = set(self.options.option_names())
+        return (self.options(**self.options.pick(kwargs)), {k: v for k, v in kwargs.items() if k not in names})
+
     def plan_of(self, function: Callable) -> Callable[..., Any]:
-        """The plan builder of ``function``: an alias resamples the family's call restricted to its statistics."""
-        if function is self.function:
-            return self.plan
-        only = self.aliases[function]
+        """The plan builder of a call of ``function`` with its own arguments: the options built once, then the plan.
+
+        An alias resamples the family's call restricted to its statistics.
+        """
+        only = None if function is self.function else self.aliases[function]
 
         def plan(*args: Any, **kwargs: Any) -> Any:
-            return self.plan(*args, _only=only, **kwargs)
+            opts, rest = self.options_of(kwargs)
+            takes = list(inspect.signature(self.plan).parameters)[1:]  # not opts
+            unknown = [k for k in rest if k not in takes or k == "_only"]
+            if unknown:  # the function's own words
+                raise TypeError(f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}")
+            if only is not None:
+                rest["_only"] = only
+            return self.plan(opts, *args, **rest)
 
         return plan
 

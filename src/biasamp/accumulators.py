@@ -62,7 +62,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from biasamp._core.deprecation import renamed_arguments
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._engine.group_state import confusion as _confusion
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp._engine.state import ReplicateRows
 from biasamp._families import REGISTRY
 from biasamp.cooccurrence import DirectionalBiasAmpResult, MALSResult
@@ -260,7 +262,9 @@ class Accumulator:
         self.key = family
         self.weight_total: dict[str, float] = {}  # the weights counted so far, by role (at most 2**53 each)
         lists = {k: _class_list(classes.get(k), c.name) for k, c in decl.classes.items()}
-        self.settings = decl.settings(lists, **options)
+        self.settings = decl.settings(lists, **options)  # refuses an option the accumulator does not take
+        # the family's options it takes, built by the declaration: refused as the function refuses them
+        REGISTRY[family].options_of({k: v for k, v in options.items() if k not in decl.widens})
         self._init_bootstrap(n_boot, random_state, stream)
         if decl.prepass is not None and decl.prepass.needed(self.settings):
             self.collected = decl.prepass.start(self.settings)
@@ -444,7 +448,7 @@ class Accumulator:
         add_group_tables(self.boot, rows.left, rows.right, ids, self.boot_seed)
         self.rows_seen += n_rows
 
-    def bootstrap(self, *, level: float = 0.95, ci_method: str = "auto", p_adjust: str = "holm") -> Any:
+    def bootstrap(self, *, level: float = DEFAULT_LEVEL, ci_method: str = "auto", p_adjust: str = "holm") -> Any:
         r"""Intervals and tests of the accumulated metric: the grouped bootstrap of the hashed group tables.
 
         Needs ``n_boot > 0`` at construction. Every counted row is in one of
@@ -752,9 +756,9 @@ class CooccurrenceAccumulator(Accumulator):
         random_state: Any = None,
         stream: int = 0,
         missing: str = "raise",
-        threshold: float = 0.5,
+        threshold: float = DEFAULT_THRESHOLD,
         soft: str = "threshold",
-        min_group_size: int = 30,
+        min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
         include_small_groups: bool = False,
         cross_fit: bool | None = None,
         cross_fit_random_state: Any = None,
@@ -1207,8 +1211,8 @@ class MultiAttributeAccumulator(Accumulator):
         random_state: Any = None,
         stream: int = 0,
         missing: str = "raise",
-        threshold: float = 0.5,
-        min_group_size: int = 30,
+        threshold: float = DEFAULT_THRESHOLD,
+        min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
         include_small_groups: bool = False,
         cross_fit: bool | None = None,
         cross_fit_random_state: Any = None,

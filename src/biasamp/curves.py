@@ -35,6 +35,7 @@ import pandas as pd
 
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import CIMethod
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp._engine.sweep import SweepInputs
 from biasamp._families import REGISTRY
 from biasamp._family import Family
@@ -418,7 +419,7 @@ def threshold_curve(
     task_train: Any = None,
     metrics: Sequence[str] | None = None,
     n_boot: int | None = None,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     ci_method: CIMethod = "auto",
     random_state: Any = None,
     **metric_kwargs: Any,
@@ -588,6 +589,7 @@ def threshold_curve(
         taking = [fam.name for fam in REGISTRY if fam.sweep is not None and fam.sweep.options]
         raise TypeError(f"threshold_curve got unexpected keyword arguments {unknown}: {family.name} takes "
                         f"{list(sweep.options) or 'no options'} here (options apply only to {', '.join(taking)})")
+    family.family.options_of(metric_kwargs)  # the options it takes, built (and refused) as the function builds them
     if metric_kwargs.get("average", "auto") is None:
         raise ValueError("threshold_curve needs one value per threshold: average='auto', 'binary' or 'macro'")
     _check_boot(n_boot, level, ci_method, random_state)
@@ -658,7 +660,7 @@ def checkpoint_curve(
     attr_train: Any = None,
     task_train: Any = None,
     n_boot: int | None = None,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     ci_method: CIMethod = "auto",
     random_state: Any = None,
     **metric_kwargs: Any,

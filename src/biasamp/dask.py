@@ -55,6 +55,7 @@ import pandas as pd
 from biasamp._core.deprecation import keyword_only_since, old_positional_order, renamed_arguments
 from biasamp._core.labels import _sorted_classes
 from biasamp._core.rows import check_missing, select_rows
+from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._families import REGISTRY
 from biasamp.accumulators import _declaration, accumulator_for
 from biasamp.cooccurrence import DirectionalBiasAmpResult, MALSResult
@@ -786,20 +787,13 @@ def bias_amp_mals(
     ...                                  task_train=task).value, 4)
     0.2
     """
-    from biasamp._core.crossfit import check_cross_fit
+    from biasamp.cooccurrence._metrics import mals_cross_fit
 
     options = {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state,
                "binary_task": binary_task, "pos_label": pos_label}
-    if (attr_train is None) != (task_train is None):
-        raise ValueError("give both attr_train and task_train, or neither")
     no_train = attr_train is None
-    if no_train and (attr is None or task is None):
-        raise TypeError("bias_amp_mals needs the test ground truth attr and task, or a training set "
-                        "(attr_train=..., task_train=...)")
-    if check_cross_fit(cross_fit, not no_train):  # the test rows stand in for the training rows, and are split
-        if train_sample_weight is not None:
-            raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
-                             "given (without a training set the test rows and sample_weight stand in for it)")
+    if mals_cross_fit(attr, task, attr_train, task_train, train_sample_weight, cross_fit):
+        # the test rows stand in for the training rows, and are split
         arguments = {"attr_train": ("attr", attr), "task_train": ("task", task),
                      **_roles(attr_pred=attr_pred, task_pred=task_pred, sample_weight=sample_weight)}
         options["cross_fit"] = True
@@ -1069,7 +1063,8 @@ def multi_bias_amp(
         {"attr": attr_classes, "task": task_classes}, options, split_every)
 
 
-def bootstrap(metric: Any, *args: Any, n_boot: int = 1000, level: float = 0.95, ci_method: str = "auto",
+def bootstrap(metric: Any, *args: Any, n_boot: int = DEFAULT_N_BOOT, level: float = DEFAULT_LEVEL,
+              ci_method: str = "auto",
               random_state: Any = None, p_adjust: str = "holm", **kwargs: Any):
     r"""Intervals and tests of no effect of a count-based metric on Dask collections (grouped Poisson bootstrap).
 
@@ -1321,7 +1316,8 @@ def _scan_prepass(acc: Any, **parts: Any) -> Any:
 
 def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pred: Any = None,
          attr_train: Any = None, task_train: Any = None, statistic: str = "A->T", max_order: int = 2,
-         min_group_size: float = 100, level: float = 0.95, n_boot: int = 1000, random_state: Any = None,
+         min_group_size: float = 100, level: float = DEFAULT_LEVEL, n_boot: int = DEFAULT_N_BOOT,
+         random_state: Any = None,
          sample_weight: Any = None, train_sample_weight: Any = None, levels: Any = None,
          classes: dict | None = None, split_every: int = 8, **options: Any) -> Any:
     """The subgroup scan (:func:`biasamp.scan`) of Dask DataFrames/Series: the same result as in memory.

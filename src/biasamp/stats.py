@@ -36,6 +36,7 @@ from biasamp._engine.bootstrap import (
     fill_replicates,
     summarize,
 )
+from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._engine.runs import (  # noqa: F401
     MAX_N_BOOT,
     CompareRunsResult,
@@ -64,8 +65,8 @@ __all__ = [
 def bootstrap(
     metric: Callable,
     *args: Any,
-    n_boot: int = 1000,
-    level: float = 0.95,
+    n_boot: int = DEFAULT_N_BOOT,
+    level: float = DEFAULT_LEVEL,
     ci_method: CIMethod = "auto",
     random_state: Any = None,
     p_adjust: PAdjust = "holm",

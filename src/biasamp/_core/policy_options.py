@@ -22,8 +22,14 @@ from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THR
 from biasamp._core.rows import MISSING_CHOICES
 from biasamp._core.validation import NONE, Checked, InstanceOf, OneOf, Validated, option
 
-__all__ = ["BINARY_TASK", "CROSS_FIT", "MISSING", "SPLIT_SEED", "BinaryTaskOptions", "CrossFitOptions", "GroupOptions",
-           "PolicyOptions"]
+__all__ = ["BINARY_TASK", "CROSS_FIT", "DEFAULT_MIN_GROUP_SIZE", "DEFAULT_THRESHOLD", "MISSING", "SPLIT_SEED",
+           "BinaryTaskOptions", "CrossFitOptions", "GroupOptions", "PolicyOptions"]
+
+#: the one default of ``threshold``: probabilities above it are positive predictions (every signature reads it)
+DEFAULT_THRESHOLD = 0.5
+#: the one default of ``min_group_size``: groups with fewer (weighted) test members are small (every signature,
+#: the audit's configuration and the command line read it)
+DEFAULT_MIN_GROUP_SIZE = 30
 
 #: ``binary_task``: a binary task read as its positive class, or as both classes (the one-hot reading)
 BINARY_TASK = (OneOf(*BINARY_TASK_CHOICES),)
@@ -43,7 +49,7 @@ SPLIT_SEED = (NONE, InstanceOf(np.random.Generator, np.random.SeedSequence, np.r
 class PolicyOptions(Validated):
     """The probability policy: scores above ``threshold`` are positive, or (``soft="expected"``) expected rates."""
 
-    threshold: float = option(0.5, *THRESHOLD, doc="probabilities above it are positive predictions")
+    threshold: float = option(DEFAULT_THRESHOLD, *THRESHOLD, doc="probabilities above it are positive predictions")
     soft: str = option("threshold", *SOFT, doc="'threshold' the probabilities, or use them as 'expected' rates")
 
 
@@ -51,7 +57,8 @@ class PolicyOptions(Validated):
 class GroupOptions(Validated):
     """The small-group rule: groups below ``min_group_size`` are flagged and left out of the headline."""
 
-    min_group_size: int = option(30, *MIN_GROUP_SIZE, doc="groups with fewer (weighted) test members are small")
+    min_group_size: int = option(DEFAULT_MIN_GROUP_SIZE, *MIN_GROUP_SIZE,
+                                 doc="groups with fewer (weighted) test members are small")
     include_small_groups: bool = option(False, *INCLUDE_SMALL_GROUPS, doc="keep the small groups in the headline")
 
 

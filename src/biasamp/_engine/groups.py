@@ -32,7 +32,7 @@ from biasamp._core.labels import (
     to_numpy,
 )
 from biasamp._core.policy import SOFT_CHOICES, check_threshold, class_index, harden_maybe
-from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.policy_options import BINARY_TASK, DEFAULT_THRESHOLD
 from biasamp._core.rows import select_rows
 from biasamp._core.validation import check
 from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
@@ -367,7 +367,7 @@ class ConfusionCounts:
         sensitive_features: Any,
         classes: Sequence | None = None,
         groups: Sequence | None = None,
-        threshold: float = 0.5,
+        threshold: float = DEFAULT_THRESHOLD,
         soft: str = "threshold",
         pos_label: Any = 1,
     ) -> ConfusionCounts:
@@ -574,7 +574,7 @@ class Prepared:
 
 
 def prepare(y_true: Any, y_pred: Any, sensitive_features: Any, *, average: Any = "auto", pos_label: Any = 1,
-             threshold: float = 0.5, soft: str = "threshold", sample_weight: Any = None,
+             threshold: float = DEFAULT_THRESHOLD, soft: str = "threshold", sample_weight: Any = None,
              missing: str = "raise", classes: Sequence | None = None, groups: Sequence | None = None,
              batch: bool = False, binary_task: str = "positive") -> Prepared:
     """Everything :func:`~biasamp.fairness_metrics` and its bootstrap do before counting, in one place."""

@@ -20,11 +20,17 @@ from biasamp._engine.intervals import CI_METHODS
 from biasamp._engine.resample import check_random_state
 from biasamp._engine.runs import _check_n_boot
 
-__all__ = ["CI_METHOD", "LEVEL", "N_BOOT", "P_ADJUST", "P_ADJUST_CHOICE", "RANDOM_STATE", "BootstrapOptions",
+__all__ = ["CI_METHOD", "DEFAULT_LEVEL", "DEFAULT_N_BOOT", "LEVEL", "N_BOOT", "P_ADJUST", "P_ADJUST_CHOICE",
+           "RANDOM_STATE", "BootstrapOptions",
            "check_ci_method", "check_p_adjust"]
 
 #: multiplicity adjustments of the per-unit p-values
 P_ADJUST = ("holm", "bh")
+
+#: the one default of ``n_boot`` (bootstrap replicates) of every layer that resamples, the audit included
+DEFAULT_N_BOOT = 1000
+#: the one default of ``level`` (confidence level) of every interval, the audit and its renderers included
+DEFAULT_LEVEL = 0.95
 
 # the declared constraints (BootstrapOptions and the audit's configuration read them)
 #: ``n_boot``: an integer >= 2, bounded (the checker of every bootstrap, reused: its bound has its own words)
@@ -67,8 +73,8 @@ class BootstrapOptions(Validated):
         ``"holm"`` or ``"bh"``.
     """
 
-    n_boot: int = option(1000, *N_BOOT)
-    level: float = option(0.95, *LEVEL)
+    n_boot: int = option(DEFAULT_N_BOOT, *N_BOOT)
+    level: float = option(DEFAULT_LEVEL, *LEVEL)
     ci_method: str = option("auto", *CI_METHOD)
     random_state: Any = option(None, *RANDOM_STATE)
     p_adjust: str = option("holm", *P_ADJUST_CHOICE)

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
+
 from . import _intervals as _iv
 from . import _text
 from ._attackers import attacker_name, check_text_attacker, deterministic, encode_texts, fit_proba
@@ -184,8 +186,8 @@ def lic(
     encoder: Any = None,
     n_iter: int = 10,
     random_state: Any = None,
-    level: float | None = 0.95,
-    n_boot: int = 1000,
+    level: float | None = DEFAULT_LEVEL,
+    n_boot: int = DEFAULT_N_BOOT,
     ci_over: str = "both",
     test_size: float = 0.2,
     balanced: bool = True,

@@ -17,6 +17,7 @@ import pandas as pd
 
 from biasamp._core.results import as_read, interval_side
 from biasamp._engine.inference import consistent_p_value, t_inference
+from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 
 from ._intervals import standard_error
 from ._text import GENDER_WORDS
@@ -254,7 +255,8 @@ def _is_gender(attr: Any) -> bool:
 
 
 def audit_section(attr: Any, task: Any, inputs: dict, *, task_pred: Any = None, n_iter: int = 10,
-                  n_boot: int = 1000, level: float = 0.95, random_state: Any = None, progress: Any = None) -> dict:
+                  n_boot: int = DEFAULT_N_BOOT, level: float = DEFAULT_LEVEL, random_state: Any = None,
+                  progress: Any = None) -> dict:
     """The audit's captioning section: LIC, DBAC (with human captions) and caption gender statistics.
 
     ``inputs`` is :func:`caption_inputs`' result. The words masked are the

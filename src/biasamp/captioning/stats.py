@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
+
 from . import _text
 from ._common import check_n, encode_single, fmt_ci
 from ._deps import ResultMixin, check_n_boot, check_random_state, seed_sequence
@@ -179,8 +181,8 @@ def caption_gender_stats(
     *,
     captions_pred: Any,
     words: Any = "gender",
-    level: float | None = 0.95,
-    n_boot: int = 1000,
+    level: float | None = DEFAULT_LEVEL,
+    n_boot: int = DEFAULT_N_BOOT,
     random_state: Any = None,
 ) -> CaptionGenderStats:
     r"""Gender error, gender-neutral rate and gender ratio of captions (Burns et al. 2018), no attacker.

@@ -37,7 +37,7 @@ import numpy as np
 
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy import EXPECTED_RATES, check_soft, check_threshold, harden_roles, joined
-from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.policy_options import BINARY_TASK, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, add_filters, select_rows
 from biasamp._core.validation import check
 from biasamp.exceptions import UnknownKeyError
@@ -213,7 +213,7 @@ class CooccurrenceCounts:
         sample_weight: Any = None,
         missing: str = "raise",
         soft: str = "expected",
-        threshold: float = 0.5,
+        threshold: float = DEFAULT_THRESHOLD,
         binary_task: str = "positive",
         pos_label: Any = None,
     ) -> CooccurrenceCounts:

@@ -37,6 +37,7 @@ from biasamp._core.policy import (
     small_groups,
     warn_small_groups,
 )
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, select_rows
 from biasamp._core.typing import BinaryTask, Labels, Missing, Soft, Weights
@@ -551,7 +552,7 @@ def _direction_result(direction: str, test: CooccurrenceCounts, both: np.ndarray
 
 
 
-def small_attr_groups(test: CooccurrenceCounts, min_group_size: int = 30,
+def small_attr_groups(test: CooccurrenceCounts, min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
                       include_small_groups: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(small, excluded)`` over the attribute classes, from their (weighted) test sizes."""
     return small_groups(test.total("attr"), check_min_group_size(min_group_size),
@@ -559,7 +560,8 @@ def small_attr_groups(test: CooccurrenceCounts, min_group_size: int = 30,
 
 
 def directional_from_counts(
-    train: CooccurrenceCounts, test: CooccurrenceCounts, *, train_source: str = "train", min_group_size: int = 30,
+    train: CooccurrenceCounts, test: CooccurrenceCounts, *, train_source: str = "train",
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
     include_small_groups: bool = False,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification from count tables.
@@ -696,7 +698,8 @@ _NEEDS = {"A->T": "task_pred", "T->A": "attr_pred"}
 
 
 def directional_from_folds(
-    folds: dict, *, sign_tables: dict | None = None, min_group_size: int = 30, include_small_groups: bool = False,
+    folds: dict, *, sign_tables: dict | None = None, min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
+    include_small_groups: bool = False,
 ) -> DirectionalBiasAmpResult:
     r"""BiasAmp→ with cross-fitted signs, from the count tables of two folds of the test rows.
 
@@ -789,7 +792,8 @@ def _mals_value(contribution: np.ndarray, n_tasks: int) -> np.ndarray:
     return np.where(np.isnan(contribution), 0.0, contribution).sum(axis=(-2, -1)) / n_tasks
 
 
-def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts, *, min_group_size: int = 30,
+def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts, *,
+                     min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
                      include_small_groups: bool = False) -> MALSResult:
     r"""BiasAmp_MALS from count tables.
 
@@ -932,7 +936,8 @@ def fold_keep(sizes: Sequence[np.ndarray], min_group_size: int,
     return keep0, keep1
 
 
-def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *, min_group_size: int = 30,
+def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *,
+                    min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
                     include_small_groups: bool = False) -> MALSResult:
     r"""BiasAmp_MALS with a cross-fitted indicator, from the count tables of two folds of the same rows.
 
@@ -1031,9 +1036,9 @@ def bias_amp_directional(
     sample_weight: Weights | None = None,
     train_sample_weight: Weights | None = None,
     missing: Missing = "raise",
-    threshold: float = 0.5,
+    threshold: float = DEFAULT_THRESHOLD,
     soft: Soft = "threshold",
-    min_group_size: int = 30,
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
     include_small_groups: bool = False,
     cross_fit: bool | None = None,
     cross_fit_random_state: Any = None,
@@ -1261,8 +1266,9 @@ def bias_amp_directional(
 def bias_amp_mals(attr: Labels | None = None, task: Labels | None = None, *, attr_pred: Labels, task_pred: Labels,
                   attr_train: Labels | None = None, task_train: Labels | None = None,
                   sample_weight: Weights | None = None, train_sample_weight: Weights | None = None,
-                  missing: Missing = "raise", threshold: float = 0.5, soft: Soft = "threshold",
-                  min_group_size: int = 30, include_small_groups: bool = False, cross_fit: bool | None = None,
+                  missing: Missing = "raise", threshold: float = DEFAULT_THRESHOLD, soft: Soft = "threshold",
+                  min_group_size: int = DEFAULT_MIN_GROUP_SIZE, include_small_groups: bool = False,
+                  cross_fit: bool | None = None,
                   cross_fit_random_state: Any = None, binary_task: BinaryTask = "positive",
                   pos_label: Any = None) -> MALSResult:
     r"""BiasAmp_MALS, the bias amplification of Zhao et al. (2017).
@@ -1416,32 +1422,47 @@ def bias_amp_mals(attr: Labels | None = None, task: Labels | None = None, *, att
                                predictions=predictions, binary_task=reading)
 
 
+def mals_cross_fit(attr: Any, task: Any, attr_train: Any, task_train: Any, train_sample_weight: Any,
+                   cross_fit: Any) -> bool:
+    """Whether BiasAmp_MALS cross-fits its indicator: the one decision of every path (function, plan, Dask).
+
+    With a training set (``attr_train`` and ``task_train``, both or neither):
+    no (``cross_fit=True`` raises). Without one the test ground truth stands
+    in for it (it must be given, and ``train_sample_weight`` must not: the
+    test rows' ``sample_weight`` weights it), cross-fitted unless
+    ``cross_fit=False`` (:func:`~biasamp._core.crossfit.check_cross_fit`).
+    """
+    if (attr_train is None) != (task_train is None):
+        raise ValueError("give both attr_train and task_train, or neither")
+    has_train = attr_train is not None
+    cross_fit = check_cross_fit(cross_fit, has_train)
+    if not has_train:
+        if attr is None or task is None:
+            raise TypeError("bias_amp_mals needs the test ground truth attr and task, or a training set "
+                            "(attr_train=..., task_train=...)")
+        if train_sample_weight is not None:
+            raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
+                             "given (without a training set the test rows and sample_weight stand in for it)")
+    return cross_fit
+
+
 def mals_training(attr: Any, task: Any, attr_pred: Any, attr_train: Any, task_train: Any, sample_weight: Any,
                   train_sample_weight: Any, cross_fit: Any) -> tuple[tuple[Any, Any], Any, bool]:
     """Where :func:`bias_amp_mals` counts :math:`b_{\text{train}}`: ``((attr, task), weights, cross_fit)``.
 
     The training set when given (the test ground truth, if given too, must
     have the prediction rows); else the test ground truth, with the test
-    rows' weights, cross-fitted unless ``cross_fit=False``.
+    rows' weights, cross-fitted unless ``cross_fit=False`` (:func:`mals_cross_fit`).
     """
     from biasamp._core.batch import length
 
-    if (attr_train is None) != (task_train is None):
-        raise ValueError("give both attr_train and task_train, or neither")
-    has_train = attr_train is not None
-    cross_fit = check_cross_fit(cross_fit, has_train)
-    if has_train:
+    cross_fit = mals_cross_fit(attr, task, attr_train, task_train, train_sample_weight, cross_fit)
+    if attr_train is not None:
         for name, x in (("attr", attr), ("task", task)):
             if x is not None and attr_pred is not None and length(x) != length(attr_pred):
                 raise ValueError(f"{name} has {length(x)} rows but attr_pred has {length(attr_pred)}: the test "
                                  "ground truth has one row per prediction")
         return (attr_train, task_train), train_sample_weight, cross_fit
-    if attr is None or task is None:
-        raise TypeError("bias_amp_mals needs the test ground truth attr and task, or a training set "
-                        "(attr_train=..., task_train=...)")
-    if train_sample_weight is not None:
-        raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not given "
-                         "(without a training set the test rows and sample_weight stand in for it)")
     return (attr, task), sample_weight, cross_fit
 
 
@@ -1558,7 +1579,7 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
 
 
 def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False,
-                       sample_weight=None, train_sample_weight=None, missing="raise", threshold=0.5,
+                       sample_weight=None, train_sample_weight=None, missing="raise", threshold=DEFAULT_THRESHOLD,
                        soft="threshold", cross_fit=False, cross_fit_random_state=None, binary_task="positive",
                        pos_label=None):
     """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_directional`.
@@ -1618,8 +1639,8 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
 
 
 def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None, train_sample_weight=None,
-                missing="raise", threshold=0.5, soft="threshold", cross_fit=False, cross_fit_random_state=None,
-                binary_task="positive", pos_label=None):
+                missing="raise", threshold=DEFAULT_THRESHOLD, soft="threshold", cross_fit=False,
+                cross_fit_random_state=None, binary_task="positive", pos_label=None):
     """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_mals`.
 
     Returns ``(train, pred, (left, right, weights), predictions, binary_task)``

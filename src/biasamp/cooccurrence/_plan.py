@@ -284,31 +284,26 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full
     return Plan(None, values, parts, statistics, tests, notes)
 
 
-def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
-                      task_pred: Any = None, attr_train: Any = None, task_train: Any = None,
-                      drop_empty_train_rows: bool = False, sample_weight: Any = None,
-                      train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
-                      soft: str = "threshold", min_group_size: int = 30, include_small_groups: bool = False,
-                      cross_fit: bool | None = None, cross_fit_random_state: Any = None,
-                      binary_task: str = "positive", pos_label: Any = None) -> Plan:
+def _directional_plan(opts: DirectionalOptions, attr: Any = None, task: Any = None, *args: Any,
+                      attr_pred: Any = None, task_pred: Any = None, attr_train: Any = None, task_train: Any = None,
+                      sample_weight: Any = None, train_sample_weight: Any = None) -> Plan:
     if args:
         raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("bias_amp_directional needs attr and task")
-    opts = DirectionalOptions.from_call(locals())  # the function's checks of its options
-    cross_fit = check_cross_fit(cross_fit, attr_train is not None or task_train is not None)
+    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
     train, test, (left, right, weights), source, predictions, reading = _c._count_directional(
-        attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows, sample_weight,
-        train_sample_weight, missing, threshold, soft, cross_fit, cross_fit_random_state, opts.binary_task,
-        opts.pos_label)
+        attr, task, attr_pred, task_pred, attr_train, task_train, opts.drop_empty_train_rows, sample_weight,
+        train_sample_weight, opts.missing, opts.threshold, opts.soft, cross_fit, opts.cross_fit_random_state,
+        opts.binary_task, opts.pos_label)
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
     expected_rates = any(m.soft for m in (*left, *right))  # probabilities left soft (soft="expected")
     classes = (test.attr_classes, test.task_classes)
     if cross_fit:
         point = dataclasses.replace(_c.directional_from_folds({d: f.tests for d, f in train.items()},
                                                               sign_tables={d: f.signs for d, f in train.items()},
-                                                              min_group_size=min_group_size,
-                                                              include_small_groups=include_small_groups),
+                                                              min_group_size=opts.min_group_size,
+                                                              include_small_groups=opts.include_small_groups),
                                     predictions=predictions, rows=test.rows, binary_task=reading)
         empty = next(iter(train.values())).empty
         by_role = {m.name: m for m in (*left, *right)}
@@ -324,8 +319,8 @@ def _directional_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred:
         plan.result = point
         return plan
     point = dataclasses.replace(_c.directional_from_counts(train, test, train_source=source,
-                                                           min_group_size=min_group_size,
-                                                           include_small_groups=include_small_groups),
+                                                           min_group_size=opts.min_group_size,
+                                                           include_small_groups=opts.include_small_groups),
                                 predictions=predictions, binary_task=reading)
     cells, agree = _label_cells(left, right, weights)
     plan = directional_evaluator(point, classes, _c.correlation_sign(train), cells.table(), roles, agree,
@@ -404,35 +399,31 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
     return Plan(None, values, parts, statistics, None, notes)
 
 
-def _mals_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
-               attr_train: Any = None, task_train: Any = None, sample_weight: Any = None,
-               train_sample_weight: Any = None, missing: str = "raise", threshold: float = 0.5,
-               soft: str = "threshold", min_group_size: int = 30, include_small_groups: bool = False,
-               cross_fit: bool | None = None, cross_fit_random_state: Any = None, binary_task: str = "positive",
-               pos_label: Any = None) -> Plan:
+def _mals_plan(opts: MALSOptions, attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
+               task_pred: Any = None, attr_train: Any = None, task_train: Any = None, sample_weight: Any = None,
+               train_sample_weight: Any = None) -> Plan:
     if args or attr_pred is None or task_pred is None:
         raise TypeError("bias_amp_mals takes attr, task and the keyword arguments attr_pred, task_pred "
                         "(and attr_train, task_train)")
-    opts = MALSOptions.from_call(locals())  # the function's checks of its options
     train_args, train_weights, cross_fit = _c.mals_training(attr, task, attr_pred, attr_train, task_train,
-                                                            sample_weight, train_sample_weight, cross_fit)
+                                                            sample_weight, train_sample_weight, opts.cross_fit)
     train, pred, (left, right, weights), predictions, reading = _c._count_mals(
-        *train_args, attr_pred, task_pred, sample_weight, train_weights, missing, threshold, soft,
-        cross_fit, cross_fit_random_state, opts.binary_task, opts.pos_label)
+        *train_args, attr_pred, task_pred, sample_weight, train_weights, opts.missing, opts.threshold, opts.soft,
+        cross_fit, opts.cross_fit_random_state, opts.binary_task, opts.pos_label)
     if cross_fit:
-        point = dataclasses.replace(_c.mals_from_folds(*train.tests, min_group_size=min_group_size,
-                                                       include_small_groups=include_small_groups),
+        point = dataclasses.replace(_c.mals_from_folds(*train.tests, min_group_size=opts.min_group_size,
+                                                       include_small_groups=opts.include_small_groups),
                                     predictions=predictions, rows=pred.rows, train_rows=pred.rows, binary_task=reading)
         cells, _ = _label_cells(left, right, weights, folds=[train.of_rows])
         plan = mals_evaluator(point, (pred.attr_classes, pred.task_classes), None,
                               folds=1 + sum(m.n_classes for m in left),
-                              group_options={"min_group_size": min_group_size,
-                                             "include_small_groups": include_small_groups})
+                              group_options={"min_group_size": opts.min_group_size,
+                                             "include_small_groups": opts.include_small_groups})
         plan.cells = cells
         plan.result = point
         return plan
-    point = dataclasses.replace(_c.mals_from_counts(train, pred, min_group_size=min_group_size,
-                                                    include_small_groups=include_small_groups),
+    point = dataclasses.replace(_c.mals_from_counts(train, pred, min_group_size=opts.min_group_size,
+                                                    include_small_groups=opts.include_small_groups),
                                 predictions=predictions, binary_task=reading)
     cells, _ = _label_cells(left, right, weights)
     plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._as_count(train.cross("attr", "task")))

@@ -45,6 +45,7 @@ from biasamp._core.policy import (
     harden_roles,
     joined,
 )
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
 from biasamp._engine.state import (
     CountState,
@@ -147,7 +148,8 @@ class CooccurrenceState(CountState):
 # settings and the empty state
 # --------------------------------------------------------------------------- #
 def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceCounts | None = None,
-              missing: str = "raise", threshold: float = 0.5, soft: str = "threshold", min_group_size: int = 30,
+              missing: str = "raise", threshold: float = DEFAULT_THRESHOLD, soft: str = "threshold",
+              min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
               include_small_groups: bool = False, cross_fit: bool | None = None,
               cross_fit_random_state: Any = None, binary_task: str = "positive",
               pos_label: Any = None) -> CooccurrenceSettings:

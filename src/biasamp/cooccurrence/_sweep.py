@@ -18,16 +18,13 @@ import numpy as np
 
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, positive_class, read_task_roles
 from biasamp._core.policy import small_groups
-from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.policy_options import BINARY_TASK, DEFAULT_MIN_GROUP_SIZE
 from biasamp._core.validation import check
 from biasamp._engine.sweep import SweepCurve, SweepInputs, grid_of, hard, label_taus, predicted, score_matrix, totals
 from biasamp.cooccurrence import _metrics as _c
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 
 __all__ = ["directional_sweep", "mals_sweep"]
-
-#: the metrics' default min_group_size: a small attribute class is left out of the means
-_MIN_GROUP_SIZE = 30
 
 
 @dataclass(frozen=True)
@@ -108,7 +105,7 @@ def _directional_values(attr: LabelMatrix, task: LabelMatrix, y: np.ndarray, a_c
     both = _c._exact(_cross(attr, task)).astype(np.float64)
     out = {}
     n_a, n_t = totals(attr), totals(task)
-    _, excluded = small_groups(n_a, _MIN_GROUP_SIZE, False)
+    _, excluded = small_groups(n_a, DEFAULT_MIN_GROUP_SIZE, False)
     left_out = np.broadcast_to(excluded[:, None], both.shape)
     for s, pred, support in (("a_to_t", t_counts, np.broadcast_to(n_a[:, None], both.shape)),
                              ("t_to_a", a_counts, np.broadcast_to(n_t[None, :], both.shape))):
@@ -179,7 +176,7 @@ def mals_sweep(inputs: SweepInputs) -> SweepCurve:
     *_, contribution, undefined, n_tasks = _c._mals_arrays(at, pp.astype(np.float64))
     if n_tasks == 0:
         raise ValueError("BiasAmp_MALS: no task has a positive training instance; every pair is undefined")
-    left_out = np.stack([small_groups(s, _MIN_GROUP_SIZE, False)[1] for s in sizes])[:, :, None]  # (G, K_A, 1)
+    left_out = np.stack([small_groups(s, DEFAULT_MIN_GROUP_SIZE, False)[1] for s in sizes])[:, :, None]  # (G, K_A, 1)
     value = _c._mals_value(np.where(left_out, np.nan, contribution), n_tasks)
     nund = np.broadcast_to(undefined, pp.shape).sum(axis=(-2, -1))
     total = undefined.shape[-1] * undefined.shape[-2]

@@ -41,6 +41,7 @@ from biasamp._core.policy import (
     small_groups,
     warn_small_groups,
 )
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import BinaryTask, Labels, Missing, Soft, Weights
 from biasamp._engine.groups import ConfusionCounts, counts_of, prepare
@@ -203,7 +204,7 @@ def binary_outcome(y_true: Any, y_pred: Any, pos_label: Any) -> tuple[Any, Any, 
 
 
 def df_from_counts(counts: ConfusionCounts, *, concentration: float = 1.0, pos_label: Any = 1,
-                   min_group_size: int = 30, include_small_groups: bool = False) -> DFBiasAmpResult:
+                   min_group_size: int = DEFAULT_MIN_GROUP_SIZE, include_small_groups: bool = False) -> DFBiasAmpResult:
     r"""DF bias amplification from per-group confusion counts of a binary task.
 
     Parameters
@@ -301,10 +302,10 @@ def df_bias_amplification(
     concentration: float = 1.0,
     pos_label: Any = 1,
     sample_weight: Weights | None = None,
-    threshold: float = 0.5,
+    threshold: float = DEFAULT_THRESHOLD,
     soft: Soft = "threshold",
     missing: Missing = "raise",
-    min_group_size: int = 30,
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
     include_small_groups: bool = False,
     binary_task: BinaryTask = "positive",
 ) -> DFBiasAmpResult:

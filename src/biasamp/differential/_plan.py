@@ -101,23 +101,20 @@ def kept_groups(groups: tuple, n: np.ndarray, point: Any) -> np.ndarray:
     return (np.asarray(n, dtype=np.float64) > 0) & ~left_out_mask(groups, point.small_groups)
 
 
-def _df_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
-             concentration: float = 1.0, pos_label: Any = 1, sample_weight: Any = None, threshold: float = 0.5,
-             soft: str = "threshold", missing: str = "raise", min_group_size: int = 30,
-             include_small_groups: bool = False, binary_task: str = "positive") -> Plan:
+def _df_plan(opts: DifferentialOptions, y_true: Any = None, y_pred: Any = None, *args: Any,
+             sensitive_features: Any = None, sample_weight: Any = None) -> Plan:
     if args:
         raise TypeError(f"df_bias_amplification takes y_true and y_pred positionally, got {2 + len(args)} arguments")
     if y_true is None or y_pred is None or sensitive_features is None:
         raise TypeError("df_bias_amplification needs y_true, y_pred and the keyword argument sensitive_features")
-    c = _d._check_concentration(concentration)
-    DifferentialOptions.from_call(locals())  # the function's checks of its options (binary_task changes nothing)
-    y_true, y_pred, pos_label = _d.binary_outcome(y_true, y_pred, pos_label)
+    c = _d._check_concentration(opts.concentration)  # binary_task changes nothing (ε: a maximum over both outcomes)
+    y_true, y_pred, pos_label = _d.binary_outcome(y_true, y_pred, opts.pos_label)
     prep = prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
-                   threshold=threshold, soft=soft, sample_weight=sample_weight, missing=missing)
+                   threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing)
     _d.warn_weight_scale(prep.weights, c, stacklevel=3)
     counts = counts_of(prep)
-    point = _d.df_from_counts(counts, concentration=c, pos_label=prep.pos_label, min_group_size=min_group_size,
-                              include_small_groups=include_small_groups)
+    point = _d.df_from_counts(counts, concentration=c, pos_label=prep.pos_label, min_group_size=opts.min_group_size,
+                              include_small_groups=opts.include_small_groups)
     cells, classes, groups, _ = _cells(prep, prep.groups)
     k = list(classes).index(prep.pos_label)
     plan = df_evaluator(point, k, kept_groups(counts.groups, counts.n, point), c)

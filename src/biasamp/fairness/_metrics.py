@@ -49,6 +49,7 @@ from biasamp._core.labels import describe_reading
 from biasamp._core.policy import check_include_small_groups, warn_small_groups
 from biasamp._core.policy import check_min_group_size as _check_min_group_size
 from biasamp._core.policy import small_groups as _small_groups
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Average, BinaryTask, Labels, Missing, Soft, Weights
 from biasamp._engine.groups import ConfusionCounts, binary_average
@@ -246,7 +247,7 @@ class FairnessSettings(ResultMixin):
     pos_label: Any
     headline_classes: tuple
     predictions: str = "hard"
-    min_group_size: int = 30
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE
     small_groups: tuple = ()
     excluded_groups: tuple = ()
     reference_group: Any = None
@@ -456,7 +457,8 @@ def _headline_values(counts: ConfusionCounts, metrics: tuple, headline: tuple, p
 
 
 def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = METRICS, average: Any = "auto",
-                         pos_label: Any = 1, min_group_size: int = 30, include_small_groups: bool = False,
+                         pos_label: Any = 1, min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
+                         include_small_groups: bool = False,
                          reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
                          binary_task: BinaryTask = "positive") -> FairnessResult:
     r"""The group fairness metrics from a :class:`ConfusionCounts` table.
@@ -630,8 +632,8 @@ def _warn(counts: ConfusionCounts, metrics, n_undefined: dict, by_group: pd.Data
 # --------------------------------------------------------------------------- #
 def fairness_metrics(
     y_true: Labels, y_pred: Labels, *, sensitive_features: Labels, metrics: Sequence[str] = METRICS,
-    average: Average = "auto", pos_label: Any = 1, threshold: float = 0.5, soft: Soft = "threshold",
-    sample_weight: Weights | None = None, missing: Missing = "raise", min_group_size: int = 30,
+    average: Average = "auto", pos_label: Any = 1, threshold: float = DEFAULT_THRESHOLD, soft: Soft = "threshold",
+    sample_weight: Weights | None = None, missing: Missing = "raise", min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
     include_small_groups: bool = False, reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
     group_metrics: Mapping[str, Any] | None = None, classes: Sequence | None = None,
     binary_task: BinaryTask = "positive",
@@ -824,7 +826,8 @@ def fairness_metrics(
                           tolerance=opts.tolerance, group_metrics=opts.group_metrics)
 
 
-def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = 30, include_small_groups: bool = False,
+def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
+                   include_small_groups: bool = False,
                    reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
                    group_metrics: Mapping[str, Any] | None = None) -> FairnessResult:
     """:func:`fairness_metrics` of labels already prepared (its bootstrap prepares them once for both)."""

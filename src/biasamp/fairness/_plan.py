@@ -43,6 +43,7 @@ from biasamp._engine.intervals import (
     nan_reduce,
 )
 from biasamp.fairness import _metrics as _f
+from biasamp.fairness._options import FairnessOptions
 
 #: up to this many groups the band of DP/EOFP/EOTP is on the pairwise differences (tighter); above, on the group
 #: rates (G parts instead of G(G-1)/2, conservative: the width of a difference is the sum of two rates' widths)
@@ -294,28 +295,24 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
     return Plan(None, values, parts, statistics, tests, notes)
 
 
-_PREPARE_OPTIONS = ("average", "pos_label", "threshold", "soft", "sample_weight", "missing", "classes", "binary_task")
-_POINT_OPTIONS = ("min_group_size", "include_small_groups", "reference_group", "tolerance", "group_metrics")
-
-
-def _fairness_plan(y_true: Any = None, y_pred: Any = None, *args: Any, sensitive_features: Any = None,
-                   metrics: Any = _f.METRICS, _only: tuple | None = None, **options: Any) -> Plan:
+def _fairness_plan(opts: FairnessOptions, y_true: Any = None, y_pred: Any = None, *args: Any,
+                   sensitive_features: Any = None, sample_weight: Any = None, _only: tuple | None = None) -> Plan:
     if args:
         raise TypeError(f"fairness metrics take y_true and y_pred positionally, got {2 + len(args)} arguments")
     if y_true is None or y_pred is None:
         raise TypeError("the fairness metrics need y_true and y_pred")
     if sensitive_features is None:
         raise TypeError("the fairness metrics need the keyword argument sensitive_features")
-    metrics = tuple(_only) if _only else _f._check_metrics(metrics)
-    if options.get("average", "auto") is None:
+    metrics = tuple(_only) if _only else opts.metric_names
+    if opts.average is None:
         raise ValueError("bootstrap needs one headline value per metric: average='binary' or 'macro', not None")
-    unknown = sorted(set(options) - set(_PREPARE_OPTIONS) - set(_POINT_OPTIONS))
-    if unknown:
-        raise TypeError(f"fairness_metrics() got an unexpected keyword argument {unknown[0]!r}")
     # the labels are prepared once: the estimate (as fairness_metrics defines it) and the cells come from them
-    prep = prepare(y_true, y_pred, sensitive_features,
-                       **{k: v for k, v in options.items() if k in _PREPARE_OPTIONS})
-    point = _f._from_prepared(prep, metrics, **{k: v for k, v in options.items() if k not in _PREPARE_OPTIONS})
+    prep = prepare(y_true, y_pred, sensitive_features, average=opts.average, pos_label=opts.pos_label,
+                   threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing,
+                   classes=opts.classes, binary_task=opts.binary_task)
+    point = _f._from_prepared(prep, metrics, min_group_size=opts.min_group_size,
+                          include_small_groups=opts.include_small_groups, reference_group=opts.reference_group,
+                          tolerance=opts.tolerance, group_metrics=opts.group_metrics)
     cells, _, _, soft = _cells(prep, point.counts.groups)
     plan = fairness_evaluator(point, cells.table(), metrics, soft)
     plan.cells = cells

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.labels import LabelMatrix, encode_labels
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE
 from biasamp._engine.groups import encode_groups, headline_of, infer_classes
 from biasamp._engine.sweep import Column, SweepCurve, SweepInputs, grid_of, hard, score_matrix
 from biasamp.fairness import _metrics as _f
@@ -64,7 +65,8 @@ def fairness_sweep(inputs: SweepInputs) -> SweepCurve:
     # small groups (docs/definitions.md, def-fairness and def-small-groups)
     opts = inputs.options
     _, _, headline = headline_of(yt.classes, False, opts.get("average", "auto"), opts.get("pos_label", 1))
-    _, excluded = _f._small_groups(n_g.astype(np.float64), _f._check_min_group_size(opts.get("min_group_size", 30)),
+    _, excluded = _f._small_groups(n_g.astype(np.float64), _f._check_min_group_size(opts.get("min_group_size",
+                                                                                             DEFAULT_MIN_GROUP_SIZE)),
                                    bool(opts.get("include_small_groups", False)))
     keep = ~excluded
     in_headline = np.zeros(yt.n_classes, dtype=bool)

@@ -67,6 +67,7 @@ from biasamp._core.policy import (
     small_groups,
     warn_small_groups,
 )
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, add_filters
 from biasamp._core.typing import AttrPredRule, BinaryTask, Combinations, Labels, Missing, Soft, Support, Weights
@@ -1056,7 +1057,7 @@ def _signs_and_groups(counts: MultiAttributeCounts, min_group_size: int,
 
 
 def multi_from_counts(counts: MultiAttributeCounts, *, selection: dict | None = None,
-                      train_source: str = "train", min_group_size: int = 30,
+                      train_source: str = "train", min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
                       include_small_groups: bool = False) -> MultiBiasAmpResult:
     r"""Multi_MALS, Multi G→M and Multi M→G from a count table.
 
@@ -1238,7 +1239,8 @@ _METRIC_ROLES = {"Multi_MALS": ("attr_pred", "task_pred"), "G->M": ("task_pred",
 
 
 def multi_from_folds(folds: dict, *, counts: MultiAttributeCounts | None = None, selection: dict | None = None,
-                     min_group_size: int = 30, include_small_groups: bool = False) -> MultiBiasAmpResult:
+                     min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
+                     include_small_groups: bool = False) -> MultiBiasAmpResult:
     r"""Multi_MALS and Multi→ with cross-fitted signs, from the count tables of two folds of the test rows.
 
     Without a training set the "training" counts of each fold are its own
@@ -1474,9 +1476,9 @@ def multi_bias_amp(
     sample_weight: Weights | None = None,
     train_sample_weight: Weights | None = None,
     missing: Missing = "raise",
-    threshold: float = 0.5,
+    threshold: float = DEFAULT_THRESHOLD,
     soft: Soft = "threshold",
-    min_group_size: int = 30,
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
     include_small_groups: bool = False,
     cross_fit: bool | None = None,
     cross_fit_random_state: Any = None,
@@ -1746,11 +1748,6 @@ def multi_bias_amp(
                                predictions=prep.predictions, binary_task=prep.binary_task)
 
 
-def _check_options(combinations: Any, support: Any, attr_pred_rule: Any) -> str:
-    """``combinations`` after the three choices are checked by their declaration (:class:`MultiOptions`)."""
-    return MultiOptions(combinations=combinations, support=support, attr_pred_rule=attr_pred_rule).combinations
-
-
 @dataclass(frozen=True, eq=False)
 class _Prepared:
     """The arguments of :func:`multi_bias_amp` after the row layer and the encoding."""
@@ -1777,7 +1774,7 @@ class _Prepared:
 
 
 def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, *, attr_pred_rule="one_hot",
-             sample_weight=None, train_sample_weight=None, missing="raise", threshold=0.5,
+             sample_weight=None, train_sample_weight=None, missing="raise", threshold=DEFAULT_THRESHOLD,
              soft="threshold", binary_task="positive", pos_label=None) -> _Prepared:
     """Validate, select the rows of (``missing``, weights) and encode the labels of :func:`multi_bias_amp`.
 

@@ -1,8 +1,9 @@
 """The options of the multi-attribute family, declared with their constraints (``Family.options``).
 
 :func:`~biasamp.multi_bias_amp` builds :class:`MultiOptions` from its keywords
-at entry; its bootstrap plan and its streaming settings check the combination
-options through it too (``_metrics._check_options`` / ``_check_sizes``).
+at entry; its bootstrap plan receives it built the same way
+(:meth:`biasamp._family.Family.options_of`), and its streaming settings check
+the combination sizes through it (``_metrics._check_sizes``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from numbers import Integral
 
 from biasamp._core.policy import THRESHOLD
-from biasamp._core.policy_options import MISSING, BinaryTaskOptions, CrossFitOptions, GroupOptions
+from biasamp._core.policy_options import DEFAULT_THRESHOLD, MISSING, BinaryTaskOptions, CrossFitOptions, GroupOptions
 from biasamp._core.validation import NONE, Interval, OneOf, Validated, option
 
 __all__ = ["MultiOptions"]
@@ -49,7 +50,7 @@ class MultiOptions(GroupOptions, CrossFitOptions, BinaryTaskOptions, Validated):
     support: str = option("containment", OneOf(*_SUPPORTS), doc="how min_support counts")
     attr_pred_rule: str = option("one_hot", OneOf(*_ATTR_PRED_RULES), doc="how attr_pred is read")
     missing: str = option("raise", *MISSING, doc="rows with a missing value: 'raise', 'drop' or 'group'")
-    threshold: float = option(0.5, *THRESHOLD, doc="probabilities above it are positive predictions")
+    threshold: float = option(DEFAULT_THRESHOLD, *THRESHOLD, doc="probabilities above it are positive predictions")
 
     def _normalise(self) -> None:
         for name in _SIZES:  # a numpy integer is stored as an int (the counts record it in their selection)

@@ -27,13 +27,13 @@ from scipy import sparse
 
 from biasamp._core.crossfit import align_splits, check_cross_fit
 from biasamp._core.policy import left_out_mask
-from biasamp._core.policy_options import BINARY_TASK
-from biasamp._core.validation import check
+from biasamp._core.policy_options import PolicyOptions
 from biasamp._engine.intervals import Parts, Plan, Statistic, abs_range
 from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
 from biasamp.cooccurrence import _metrics as _c
 from biasamp.cooccurrence._plan import content_ids, fold_layout, fold_tables
 from biasamp.multiattribute import _metrics as _m
+from biasamp.multiattribute._options import MultiOptions
 
 _CHUNK = 8 << 20  # bytes of one dense containment chunk
 
@@ -88,34 +88,19 @@ def _mean_defined(x: np.ndarray) -> float:
     return float(x[ok].mean()) if ok.any() else float("nan")
 
 
-_MULTI_OPTIONS = ("combinations", "min_size", "max_size", "min_support", "max_combinations", "support",
-                  "threshold", "soft", "min_group_size", "include_small_groups", "cross_fit", "cross_fit_random_state",
-                  "binary_task", "pos_label")
-
-
-def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None, task_pred: Any = None,
-                attr_train: Any = None, task_train: Any = None, attr_pred_rule: str = "one_hot",
-                sample_weight: Any = None, train_sample_weight: Any = None, missing: str = "raise",
-                **options: Any) -> Plan:
+def _multi_plan(opts: MultiOptions, attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
+                task_pred: Any = None, attr_train: Any = None, task_train: Any = None, sample_weight: Any = None,
+                train_sample_weight: Any = None, soft: str = PolicyOptions.soft) -> Plan:
     if args:
         raise TypeError(f"multi_bias_amp takes attr and task positionally, got {2 + len(args)} arguments")
     if attr is None or task is None:
         raise TypeError("multi_bias_amp needs attr and task")
-    unknown = set(options) - set(_MULTI_OPTIONS)
-    if unknown:
-        raise TypeError(f"multi_bias_amp got unexpected keyword arguments {sorted(unknown)!r}")
     # the point estimate, from the same prepared rows as the cells
-    opts = {"combinations": "observed", "min_size": 1, "max_size": None, "min_support": 1,
-            "max_combinations": 200_000, "support": "containment", "threshold": 0.5, "soft": "threshold",
-            "min_group_size": 30, "include_small_groups": False, "cross_fit": None, "cross_fit_random_state": None,
-            "binary_task": "positive", "pos_label": None, **options}
-    mode = _m._check_options(opts["combinations"], opts["support"], attr_pred_rule)
-    min_size, max_size, min_support, max_combinations = _m._check_sizes(
-        opts["min_size"], opts["max_size"], opts["min_support"], opts["max_combinations"])
-    prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=attr_pred_rule,
-                       sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing,
-                       threshold=opts["threshold"], soft=opts["soft"],
-                       binary_task=check("binary_task", opts["binary_task"], BINARY_TASK), pos_label=opts["pos_label"])
+    min_size, max_size, min_support, max_combinations = opts.sizes()
+    prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=opts.attr_pred_rule,
+                       sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=opts.missing,
+                       threshold=opts.threshold, soft=soft,  # soft: not declared (only "threshold")
+                       binary_task=opts.binary_task, pos_label=opts.pos_label)
     cols = prep.attr_pred_columns
     if cols is not None and not np.array_equal(cols, np.eye(cols.shape[1], dtype=bool)[prep.codes["attr_pred"]]):
         # the replicates count Multi_MALS and M->G from one predicted group per row; the authors' M->G counts
@@ -125,22 +110,22 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
             "predicted group after thresholding (some rows have none or several; the authors' M->G counts them "
             "in every column, which the resampled tables do not hold): compute the point estimate with "
             "multi_bias_amp, or pass one-hot attr_pred")
-    counts, selection = _m._count(prep, mode=mode, support=opts["support"], min_size=min_size, max_size=max_size,
-                                  min_support=min_support, max_combinations=max_combinations)
-    cross_fit = check_cross_fit(opts["cross_fit"], attr_train is not None or task_train is not None)
+    counts, selection = _m._count(prep, mode=opts.combinations, support=opts.support, min_size=min_size,
+                                  max_size=max_size, min_support=min_support, max_combinations=max_combinations)
+    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
     splits = None
     if cross_fit:
-        counted = _m._count_folds(prep, counts, opts["cross_fit_random_state"])
+        counted = _m._count_folds(prep, counts, opts.cross_fit_random_state)
         splits = {key: of_rows for key, (of_rows, _, _) in counted.items()}
         point = dataclasses.replace(_m.multi_from_folds({key: (f0, f1) for key, (_, f0, f1) in counted.items()},
                                                         counts=counts, selection=selection,
-                                                        min_group_size=opts["min_group_size"],
-                                                        include_small_groups=opts["include_small_groups"]),
+                                                        min_group_size=opts.min_group_size,
+                                                        include_small_groups=opts.include_small_groups),
                                     predictions=prep.predictions, binary_task=prep.binary_task)
     else:
         point = dataclasses.replace(_m.multi_from_counts(counts, selection=selection, train_source=prep.source,
-                                                         min_group_size=opts["min_group_size"],
-                                                         include_small_groups=opts["include_small_groups"]),
+                                                         min_group_size=opts.min_group_size,
+                                                         include_small_groups=opts.include_small_groups),
                                     predictions=prep.predictions, binary_task=prep.binary_task)
     codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}
     task_mats = [prep.a[r] for r in ("task", "task_pred") if r in prep.a]
@@ -167,7 +152,8 @@ def _multi_plan(attr: Any = None, task: Any = None, *args: Any, attr_pred: Any =
                        for m in task_mats], len(rep))
     cells = Cells(left, right, cell_counts, weights=cell_weights)
     plan = multi_evaluator(point, folds=None if splits is None else (width, list(splits)),
-                           group_options={k: opts[k] for k in ("min_group_size", "include_small_groups")})
+                           group_options={"min_group_size": opts.min_group_size,
+                                          "include_small_groups": opts.include_small_groups})
     plan.cells = cells
     plan.result = point
     return plan

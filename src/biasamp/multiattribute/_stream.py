@@ -36,6 +36,7 @@ from biasamp._core.crossfit import (
 )
 from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
+from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
 from biasamp._engine.state import (
     CountState,
@@ -176,8 +177,9 @@ class MultiState(CountState):
 # --------------------------------------------------------------------------- #
 def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence[Sequence] = "observed",
                    min_size: int = 1, max_size: int | None = None, min_support: int = 1,
-                   max_combinations: int = 200_000, missing: str = "raise", threshold: float = 0.5,
-                   min_group_size: int = 30, include_small_groups: bool = False, cross_fit: bool | None = None,
+                   max_combinations: int = 200_000, missing: str = "raise", threshold: float = DEFAULT_THRESHOLD,
+                   min_group_size: int = DEFAULT_MIN_GROUP_SIZE, include_small_groups: bool = False,
+                   cross_fit: bool | None = None,
                    cross_fit_random_state: Any = None, binary_task: str = "positive",
                    pos_label: Any = None) -> MultiSettings:
     """The settings of a multi-attribute accumulator (the options of :class:`.MultiAttributeAccumulator`)."""
@@ -717,4 +719,5 @@ MULTI_STREAM = Streaming(
     count_train=count_train,
     prepass=Prepass(needed=_needed, start=_collect_start, count=collect, end=freeze, reads=("task", "task_train"),
                     pending=PENDING, name="combinations"),
+    widens=("combinations",),
 )

@@ -63,6 +63,7 @@ from biasamp._core.progress import progress_bar
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.validation import NONE, Interval, OneOf, check
 from biasamp._engine.inference import t_min_detectable
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp._engine.resample import seed_sequence
 from biasamp._engine.runs import _check_n_iter as _check_n_iter_bound
 from biasamp._engine.runs import iterations_and_data_intervals
@@ -1088,7 +1089,7 @@ def dpa(
     quality: Any = "inv_ce",
     n_iter: int = 10,
     random_state: Any = None,
-    level: float | None = 0.95,
+    level: float | None = DEFAULT_LEVEL,
     test_size: float = 0.2,
     equalize: bool = True,
     n_jobs: int | None = None,
@@ -1423,7 +1424,7 @@ def leakage_amplification(
     quality: Any = "accuracy",
     n_iter: int = 10,
     random_state: Any = None,
-    level: float | None = 0.95,
+    level: float | None = DEFAULT_LEVEL,
     test_size: float = 0.2,
     equalize: bool = True,
     n_jobs: int | None = None,

@@ -27,11 +27,19 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.policy import INCLUDE_SMALL_GROUPS, MIN_GROUP_SIZE, SOFT, THRESHOLD
-from biasamp._core.policy_options import BINARY_TASK, CROSS_FIT, MISSING, SPLIT_SEED, CrossFitOptions
+from biasamp._core.policy_options import (
+    BINARY_TASK,
+    CROSS_FIT,
+    DEFAULT_MIN_GROUP_SIZE,
+    DEFAULT_THRESHOLD,
+    MISSING,
+    SPLIT_SEED,
+    CrossFitOptions,
+)
 from biasamp._core.progress import progress_mode
 from biasamp._core.results import to_builtin
 from biasamp._core.validation import NONE, Checked, InstanceOf, Interval, OneOf, Validated, constraints_of, option
-from biasamp._engine.options import CI_METHOD, LEVEL, RANDOM_STATE
+from biasamp._engine.options import CI_METHOD, DEFAULT_LEVEL, DEFAULT_N_BOOT, LEVEL, RANDOM_STATE
 from biasamp._engine.runs import MAX_N_ITER, _check_n_boot
 from biasamp.fairness._options import TOLERANCE
 from biasamp.multiattribute._options import MultiOptions
@@ -276,10 +284,11 @@ class AuditConfig(Validated):
     exclude: Any = option((), _check_keys("exclude"), doc="keys of sections not to compute")
     errors: str = option("report", OneOf("report", "raise"), doc="a failing section: 'report' it, or 'raise'")
     # intervals
-    n_boot: int = option(1000, Checked(_check_audit_n_boot, "0 or an integer >= 2"), doc="bootstrap replicates")
+    n_boot: int = option(DEFAULT_N_BOOT, Checked(_check_audit_n_boot, "0 or an integer >= 2"),
+                         doc="bootstrap replicates")
     n_boot_multi: int | None = option(None, NONE, Checked(_check_audit_n_boot, "0 or an integer >= 2"),
                                       doc="replicates of the multi-attribute section")
-    level: float = option(0.95, *LEVEL, doc="confidence level")
+    level: float = option(DEFAULT_LEVEL, *LEVEL, doc="confidence level")
     ci_method: str = option("auto", *CI_METHOD, doc="interval method")
     random_state: Any = option(0, *RANDOM_STATE, doc="seed")
     min_effect: Any = option(0.01, Checked(_check_min_effect, "a number >= 0 or a mapping metric -> number"),
@@ -294,9 +303,10 @@ class AuditConfig(Validated):
     pos_label: Any = _forward(None, doc="positive class of a binary task (None: 1/True, else the mean)")
     binary_task: str = _forward("positive", *BINARY_TASK, doc="a binary task read as its 'positive' class, or "
                                 "'both' classes (one-hot), in every family")
-    threshold: float = _forward(0.5, *THRESHOLD, doc="probabilities above it are positive predictions")
+    threshold: float = _forward(DEFAULT_THRESHOLD, *THRESHOLD, doc="probabilities above it are positive predictions")
     soft: str = _forward("threshold", *SOFT, doc="'threshold' probabilities, or 'expected' rates")
-    min_group_size: int = _forward(30, *MIN_GROUP_SIZE, doc="smaller groups are flagged and left out")
+    min_group_size: int = _forward(DEFAULT_MIN_GROUP_SIZE, *MIN_GROUP_SIZE,
+                                   doc="smaller groups are flagged and left out")
     include_small_groups: bool = _forward(False, *INCLUDE_SMALL_GROUPS, doc="keep small groups in headlines")
     reference_group: Any = _forward("largest", doc="reference of the disparity ratios (or per attribute)")
     tolerance: Any = _forward((0.8, 1.25), *TOLERANCE, doc="disparity ratios inside it pass")

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from biasamp._core import escape as _escape
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp.report._overview import overview_latex, overview_markdown
 
 __all__ = ["headline_rows", "metric_key", "render_latex", "render_markdown", "render_model_card"]
@@ -102,11 +103,11 @@ def _p(v: Any) -> str:
 
 
 def _alpha(report: Any) -> str:
-    return f"{1 - float(report.options.get('level', 0.95)):g}"
+    return f"{1 - float(report.options.get('level', DEFAULT_LEVEL)):g}"
 
 
 def _level(report: Any) -> str:
-    lvl = float(report.options.get("level", 0.95))
+    lvl = float(report.options.get("level", DEFAULT_LEVEL))
     return f"{100 * lvl:g}%"
 
 

@@ -19,6 +19,7 @@ import pandas as pd
 
 from biasamp._core.escape import plain
 from biasamp._core.results import EXACT_ZERO, signed
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp.report._overview import overview_html
 
 __all__ = ["render_html"]
@@ -215,7 +216,7 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
     from biasamp.report._plots import available
 
     plots = plots and available()
-    level = float(report.options.get("level", 0.95))
+    level = float(report.options.get("level", DEFAULT_LEVEL))
     inp = report.inputs
     meta = [
         f"{inp.get('n_test')} test instances",

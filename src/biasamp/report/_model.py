@@ -42,6 +42,7 @@ from biasamp._core.escape import terminal
 from biasamp._core.progress import progress_bar
 from biasamp._core.results import signed, to_builtin
 from biasamp._core.rows import RowFilter
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp.exceptions import UnknownKeyError
 from biasamp.report._attributes import audit_attributes, summary_by_attribute
 from biasamp.report._config import AuditConfig, AuditOptions
@@ -748,7 +749,7 @@ class Report:
         if rows_used:
             lines.append("; ".join(rows_used))
         lines += [f"warning: {w}" for w in inp.get("warnings", [])]
-        lvl = self.options.get("level", 0.95)
+        lvl = self.options.get("level", DEFAULT_LEVEL)
         lines.append(f"values are fractions (not percentages); CI = {_ci_note(lvl)} confidence interval")
         methods = [m for m in dict.fromkeys(self.table["ci_method"]) if isinstance(m, str) and m]
         if methods:

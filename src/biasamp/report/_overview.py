@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from biasamp._core.results import EXACT_ZERO, signed
+from biasamp._engine.options import DEFAULT_LEVEL
 
 __all__ = ["AttributeOverview", "Overview", "report_overview"]
 
@@ -139,7 +140,7 @@ class Overview:
     """
 
     attributes: list
-    level: float = 0.95
+    level: float = DEFAULT_LEVEL
 
     @property
     def disagree(self) -> bool:
@@ -530,7 +531,7 @@ def report_overview(report: Any) -> Overview:
     """The :class:`Overview` of a report: one :class:`AttributeOverview` per protected attribute."""
     from biasamp.report._attributes import attribute_names, split_by_attribute
 
-    level = float(report.options.get("level", 0.95))
+    level = float(report.options.get("level", DEFAULT_LEVEL))
     if attribute_names(report):
         parts = [_attribute_overview(sub, name, level) for name, sub in split_by_attribute(report).items()]
     else:

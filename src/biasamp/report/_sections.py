@@ -23,6 +23,7 @@ from biasamp._core.labels import to_numpy
 from biasamp._core.results import interval_side, top_rows
 from biasamp._engine.bootstrap import REPLICATES_WARNING
 from biasamp._engine.inference import consistent_p_value
+from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp.exceptions import UndefinedPairWarning
 from biasamp.report._config import AuditConfig
 from biasamp.report._inputs import AuditInputs, family_options, resolve_fairness_options
@@ -90,7 +91,7 @@ def _finite_number(v: Any) -> TypeGuard[float]:
 
 def _row(metric, direction, value, ci, ci_method, n, note="", reading=None, p_value=None, kind="amp",
          zero_width=None, min_detectable=None, p_global=None, p_global_label="per-pair test, Holm",
-         level=0.95) -> dict:
+         level=DEFAULT_LEVEL) -> dict:
     """One summary row. ``p_value`` must be the interval's own p-value (its inversion at ``level``: see
     :func:`biasamp._engine.inference.bootstrap_inference` / :func:`~biasamp._engine.inference.t_inference`);
     ``min_detectable`` the interval's MDE. ``p_global`` (a test of single pairs, ``p_global_label``) never

@@ -36,6 +36,7 @@ from scipy import sparse
 
 from biasamp._core.crossfit import STREAM_FOLDS_NOTE
 from biasamp._core.labels import _sorted_classes
+from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._engine.resample import (
     _group_replicates,
     add_keyed_tables,
@@ -179,7 +180,7 @@ class ScanAccumulator:
     partition_starts: tuple = ()
 
     def __init__(self, statistic: str, classes: Mapping[str, Any], levels: Sequence[FeatureLevels], *,
-                 max_order: int = 2, n_boot: int = 1000, random_state: Any = None, train: bool = False,
+                 max_order: int = 2, n_boot: int = DEFAULT_N_BOOT, random_state: Any = None, train: bool = False,
                  stream: int = 0, **options: Any) -> None:
         fam, spec = statistic_of(statistic)
         self.statistic, self.fam_key = statistic, fam.key
@@ -371,7 +372,7 @@ class ScanAccumulator:
         member = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(rules), self.n_atoms))
         return member, rules, orders, conds
 
-    def result(self, *, level: float = 0.95, min_group_size: float = 100) -> ScanResult:
+    def result(self, *, level: float = DEFAULT_LEVEL, min_group_size: float = 100) -> ScanResult:
         """The scan: every subgroup of at least ``min_group_size`` rows (weighted), with adjusted intervals.
 
         Returns

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp.subgroups._accumulator import ScanAccumulator, find_classes, statistic_of
 from biasamp.subgroups._levels import FeatureLevels, feature_frame, levels_of
 from biasamp.subgroups._result import ScanResult
@@ -43,7 +44,8 @@ def feature_levels(features: Any) -> tuple[FeatureLevels, ...]:
 
 def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pred: Any = None,
          attr_train: Any = None, task_train: Any = None, statistic: str = "A->T", max_order: int = 2,
-         min_group_size: float = 100, level: float = 0.95, n_boot: int = 1000, random_state: Any = None,
+         min_group_size: float = 100, level: float = DEFAULT_LEVEL, n_boot: int = DEFAULT_N_BOOT,
+         random_state: Any = None,
          sample_weight: Any = None, train_sample_weight: Any = None, levels: Any = None,
          min_class_size: int | None = None, **options: Any) -> ScanResult:
     """Where a statistic lives: every subgroup of up to ``max_order`` conditions, with selection-adjusted intervals.
