@@ -730,7 +730,7 @@ class Report:
         if len(self.table):  # first: what the readings say together, and why they disagree
             from biasamp.report._overview import overview_lines
 
-            lines += ["", *overview_lines(self.overview(), width=width), ""]
+            lines += ["", *overview_lines(self.overview(), width=width, brief=self._brief), ""]
         n_train = inp.get("n_train")
         classes = list(inp.get("attribute_classes") or [])
         lines.append(

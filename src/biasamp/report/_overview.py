@@ -575,12 +575,18 @@ def _reading_lines(a: AttributeOverview) -> list[tuple[str, str]]:
     return out
 
 
-def overview_lines(ov: Overview, *, width: int = 100) -> list[str]:
-    """The overview as plain-text lines (the terminal summary; the caller escapes them)."""
+def overview_lines(ov: Overview, *, width: int = 100, brief: bool = False) -> list[str]:
+    """The overview as plain-text lines (the terminal summary; the caller escapes them).
+
+    ``brief``: the verdict of each attribute only (a report's ``repr``, a glance in a REPL).
+    """
 
     lines: list[str] = []
     for a in ov.attributes:
         name = f" of {a.attribute}" if len(ov.attributes) > 1 else ""
+        if brief:
+            lines.append(f"OVERVIEW{name}: {_verdict(a)} (print(report.overview()) says why)")
+            continue
         lines.append(f"OVERVIEW{name}: {_verdict(a)} (docs/report.md, 'Overview')")
         for label, text in _reading_lines(a):
             lines += _wrapped(f"{label}: {text}", width, indent="  ", rest="    ")
