@@ -265,7 +265,14 @@ def test_summary_text(report):
         assert name in text
     assert text.isascii()
     brief = repr(report)  # the header and the table, one line per row; the notes and legend are in summary()
-    assert brief.splitlines()[:6] == text.splitlines()[:6] and "print(report.summary())" in brief
+    assert brief.splitlines()[:2] == text.splitlines()[:2] and "print(report.summary())" in brief
+    # the overview's verdict alone (summary() opens with the whole overview), then the same table
+    verdict = text.splitlines()[2].split(" (docs/report.md")[0]
+    assert brief.splitlines()[2] == f"{verdict} (print(report.overview()) says why)"
+    assert "\nmetric " in brief
+    rows = [line for line in brief.splitlines() if line.startswith("BiasAmp->")]
+    assert len(rows) == 2 and all("  amplified" in r or "  reduced" in r or "  no evidence" in r
+                                  or "  too small to tell" in r for r in rows)  # the reading whole, on its line
     assert "\nnotes:" not in brief and "\nterms:" not in brief and "\nnotes:" in text and "\nterms:" in text
 
 

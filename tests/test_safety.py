@@ -825,7 +825,7 @@ def test_total_weight_bound_holds_over_batches_and_merges():
     with pytest.raises(ValueError, match="over the accumulators merged"):
         acc + other
     # training weights have their own total
-    co = CooccurrenceAccumulator(2, 2, metric="directional")
+    co = CooccurrenceAccumulator(2, 2, metric="directional", binary_task="both")  # an indicator of both classes
     co.update(g == "a", np.eye(2)[y], task_pred=np.eye(2)[y], sample_weight=half)
     co.update_train(g == "a", np.eye(2)[y], sample_weight=half)
     with pytest.raises(ValueError, match="train_sample_weight sums to 1.6e"):

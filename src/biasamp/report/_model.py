@@ -773,12 +773,15 @@ class Report:
         widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
         widths = [min(w, 40) for w in widths[:-1]] + widths[-1:]  # a long name from the data cannot widen the table
         used = sum(widths[:-1]) + 2 * (len(head) - 1)
-        for col, least in ((6, 9), (0, 12)):  # too wide for a note of 20: wrap the reading, then the metric
-            if used + 20 > width and widths[col] > least:
-                cut = min(widths[col] - least, used + 20 - width)
+        # too wide for a note of 20: wrap the reading, then the metric; a repr (one line per row) keeps the
+        # reading whole and cuts the note shorter instead
+        note_least = 12 if self._brief else 20
+        for col, least in ((6, 9), (0, 12)) if not self._brief else ((0, 12),):
+            if used + note_least > width and widths[col] > least:
+                cut = min(widths[col] - least, used + note_least - width)
                 widths[col] -= cut
                 used -= cut
-        widths[-1] = max(20, min(widths[-1], width - used))
+        widths[-1] = max(note_least, min(widths[-1], width - used))
 
         def table_lines(cells):
             # every cell wrapped to its column (between words: a number is never cut), continuation lines below
