@@ -585,7 +585,9 @@ def relabel_value(a: Arg, how: str, perm: list[int]) -> Any:
 def permute_rows(arrays: dict, perms: dict[str, np.ndarray]) -> dict:
     out = {}
     for name, a in arrays.items():
-        if a.rows in perms:
+        if a.rows in perms and isinstance(a.value, pd.DataFrame):  # a custom frame (the scan's features) stays one
+            out[name] = dataclasses.replace(a, value=a.value.iloc[perms[a.rows]])
+        elif a.rows in perms:
             out[name] = dataclasses.replace(a, value=np.asarray(a.value)[perms[a.rows]])
         else:
             out[name] = a
@@ -744,7 +746,8 @@ def _row_flagged(frame: pd.DataFrame, i: int, column: Any) -> bool:
     """Whether a non-finite cell is explained by its row.
 
     By an ``undefined`` (or ``<column>_undefined``) flag, a ``reading``/``status``
-    of "undefined", an empty conditioning event (a count column of 0), a standard
+    of "undefined", a non-empty ``reason`` (the scan's subgroups out of its band),
+    an empty conditioning event (a count column of 0), a standard
     deviation of fewer than two defined values, or an interval column where no
     interval was computed (empty ``ci_method``).
     """
@@ -756,6 +759,8 @@ def _row_flagged(frame: pd.DataFrame, i: int, column: Any) -> bool:
         if flag in frame.columns and str(row[flag]).partition(":")[0] == "undefined":  # "undefined: why"
             return True
     if str(column).startswith("ci_") and "ci_method" in frame.columns and not row["ci_method"]:
+        return True
+    if "reason" in frame.columns and isinstance(row["reason"], str) and row["reason"]:  # a row that says why
         return True
     if str(column) in ("std", "sd", "stdev"):
         for count in ("n", "n_models", "n_runs", "n_images"):
@@ -858,6 +863,8 @@ def unflagged_nonfinite(obj: Any, path: str = "result", depth: int = 0) -> list[
         return _bootstrap_unflagged(obj, path, depth)
     if type(obj).__name__ == "CurveResult":
         return _curve_unflagged(obj, path, depth)
+    if type(obj).__name__ == "ScanResult":
+        return _scan_unflagged(obj, path)
     if _is_dataclass_instance(obj):
         flagged = _object_flag(obj)
         bad = []
@@ -902,6 +909,21 @@ def _curve_unflagged(obj: Any, path: str, depth: int) -> list[str]:
                 obj.values.columns) else np.zeros_like(lo)
             bad += [f"{path}.{f} row {i} col {j} = {lo[i, j]!r}"
                     for i, j in np.argwhere(~np.isfinite(lo) & np.isfinite(vals))]
+    return bad
+
+
+def _scan_unflagged(obj: Any, path: str) -> list[str]:
+    """A scan: its subgroups' NaN flagged by their ``reason``; its critical value explained by a note.
+
+    ``se`` is documented for regular statistics only (a non-regular one's
+    standard errors are its parts', not the subgroup's): NaN otherwise.
+    """
+    frame = obj.subgroups if obj.regular else obj.subgroups.drop(columns="se")
+    bad = _frame_unflagged(frame, f"{path}.subgroups")
+    if not math.isfinite(obj.overall):
+        bad.append(f"{path}.overall = {obj.overall!r}")
+    if not math.isfinite(obj.critical_value) and not any(n.startswith("critical value") for n in obj.notes):
+        bad.append(f"{path}.critical_value = {obj.critical_value!r} with no note saying why")
     return bad
 
 

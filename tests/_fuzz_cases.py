@@ -24,8 +24,9 @@ import biasamp
 import biasamp as b
 from biasamp import datasets as bds
 from biasamp import sklearn as bsk
+from biasamp import subgroups as bsub
 
-from ._fuzz import INVALID, Arg, Case, Data, datasets
+from ._fuzz import INVALID, Arg, Case, Data, datasets, pl
 
 N_BOOT = 12
 SEED = ("seed",)
@@ -820,6 +821,75 @@ CASES += [
          examples=6),
 ]
 
+# ---- the subgroup scan -------------------------------------------------------- #
+def _scan_features(d: Data) -> pd.DataFrame:
+    """One row of features per test row: a string column, an integer one (binned past 10 distinct values), a bool."""
+    return pd.DataFrame({"site": np.where(d.values_b > 0, "south", "north"), "k": (d.values * 8).astype(np.int64),
+                         "flag": d.task_multi[:, -1].astype(bool)})
+
+
+def _features_arg(d: Data) -> Arg:
+    f = _scan_features(d)
+    n = len(f)
+    inf, cplx = f.assign(k=f["k"].astype(float)), f.assign(k=f["k"].astype(complex))
+    inf.iloc[n // 2, 1] = np.inf
+    nasty = {
+        "odd-index": f.set_axis(np.arange(n)[::-1] * 3 + 7), "duplicate-index": f.set_axis(np.zeros(n, int)),
+        "categorical": f.assign(site=pd.Categorical(f["site"])),
+        "categorical-unused": f.assign(site=pd.Categorical(f["site"], categories=["east", "north", "south"])),
+        "string-dtype": f.astype({"site": "string"}), "Int64": f.astype({"k": "Int64"}),
+        "float64": f.astype({"k": np.float64}), "boolean": f.astype({"flag": "boolean"}),
+        "object": f.astype(object).assign(k=f["k"]),  # object strings and bools (a numeric column stays numeric)
+        "mapping": {c: f[c].to_numpy() for c in f.columns},
+    }
+    if pl is not None:
+        nasty["polars"] = pl.DataFrame({c: f[c].to_numpy() for c in f.columns})
+    return Arg(f, "custom", custom_nasty=nasty, custom_invalid={
+        "None": None, "str": "site", "scalar": 3, "1-D": f["k"].to_numpy(), "3-D": np.zeros((n, 2, 2)),
+        "short": f.iloc[:-1], "long": pd.concat([f, f.iloc[:1]]), "no-columns": f.iloc[:, :0],
+        "duplicate-columns": f.set_axis(["site", "site", "flag"], axis=1), "inf": inf, "complex": cplx})
+
+
+def _scan_arrays(d: Data) -> dict:
+    return {**_directional_arrays(d), "task_pred": L(d.task_pred, family="task", pred=True),
+            "features": _features_arg(d)}
+
+
+def _scan_headline(res: object) -> dict:
+    """What neither the row order nor the class names change: the overall value, each subgroup's size and estimate.
+
+    (The bootstrap groups are a hash of the row's position, so the intervals and p-values follow the rows.)
+    """
+    frame = res.subgroups  # type: ignore[attr-defined]
+    out = {"overall": res.overall}  # type: ignore[attr-defined]
+    for rule, n, est in zip(frame["rule"], frame["n"], frame["estimate"]):
+        out[f"n[{rule}]"], out[f"estimate[{rule}]"] = float(n), float(est)
+    return out
+
+
+def _scan_acc(attr, task, task_pred, features, ka, kt):
+    """DP scanned by the accumulator (levels fixed up front, one batch, as the other accumulator cases), then its result."""
+    acc = b.ScanAccumulator("DP", {"attr": list(range(ka)), "task": list(range(kt))},
+                            bsub.feature_levels(features), n_boot=20, random_state=0)
+    return acc.update(features, {"attr": attr, "task": task, "task_pred": task_pred}).result(min_group_size=1)
+
+
+_SCAN_SCALARS = {"n_boot": (20, "n_boot"), "level": (0.9, "level"), "random_state": (0, "seed"),
+                 "max_order": (2, (0, -1, 1.5, "2", True, None)),
+                 "min_group_size": (1, (0, -1, float("nan"), "1", None, True)),
+                 "statistic": ("A->T", ("nope", 3, None))}
+
+CASES += [
+    Case("scan", ("scan", "ScanResult"), _scan_arrays,
+         lambda attr, task, features, **kw: b.scan(attr, task, features=features, **kw),
+         scalars=_SCAN_SCALARS, relabel=_any_single, headline=_scan_headline, examples=6),
+    Case("ScanAccumulator.update+result", ("ScanAccumulator",), _with_consts(lambda d: {
+        "attr": L(d.attr, invalid=_GROUPS_INVALID), "task": L(d.task), "task_pred": L(d.task_pred, pred=True),
+        "features": _features_arg(d)}), _scan_acc, headline=_scan_headline, examples=6,
+         # DP reads its roles as the fairness metrics' arguments, and says so in its messages
+         names={"attr": ("sensitive_features",), "task": ("y_true",), "task_pred": ("y_pred",)}),
+]
+
 CASES += SUBMODULE_CASES
 
 # Names exercised by tests/test_fuzz_torch.py (torch models and tensors only).
@@ -852,4 +922,5 @@ RESULT_TYPES: dict[str, str] = {
     "DBACDirectionResult": "dbac",
     "CaptionGenderStats": "caption_gender_stats",
     "DFBiasAmpResult": "df_bias_amplification",
+    "ScanResult": "scan",
 }

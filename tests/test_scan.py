@@ -268,6 +268,42 @@ def test_bad_input():
         scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], threshold=2)
 
 
+def test_fixed_inputs_the_fuzz_found():
+    """tests/test_fuzz.py's scan cases: each of these once gave a wrong result or an unnamed error."""
+    data = _population(13, n=300)
+    a, t, tp, feats = data["attr"], data["task"], data["task_pred"], data["features"]
+    kw = {"task_pred": tp, "n_boot": 20, "random_state": 0}
+    pl = pytest.importorskip("polars")
+    plain = scan(a, t, features=feats, **kw).subgroups
+    as_polars = scan(a, t, features=pl.DataFrame({c: feats[c].to_numpy() for c in feats}), **kw).subgroups
+    pd.testing.assert_frame_equal(as_polars, plain)  # the column names were lost (pd.DataFrame of a polars frame)
+    with_inf = feats.assign(x=np.where(np.arange(300) == 5, np.inf, feats["x"]))
+    with pytest.raises(ValueError, match="features column 'x' holds an infinite value"):
+        scan(a, t, features=with_inf, **kw)  # a bin edge was NaN ('x in [0.67, nan]')
+    with pytest.raises(ValueError, match="features column 'x' holds an infinite value"):
+        ScanAccumulator("A->T", {"attr": [0, 1], "task": [0, 1]}, feature_levels(feats), n_boot=20).update(
+            with_inf, {"attr": a, "task": t, "task_pred": tp})  # given levels: the last bin took it silently
+    with pytest.raises(TypeError, match="features column 'x' is complex"):
+        scan(a, t, features=feats.assign(x=feats["x"] + 0j), **kw)  # the imaginary part was dropped
+    with pytest.raises(TypeError, match="attr must be array-like"):
+        scan(3, t, features=feats, **kw)  # "object of type 'int' has no len()"
+    with pytest.raises(ValueError, match="attr must hold one label"):
+        scan([[0], [0, 1], *a[2:].tolist()], t, features=feats, **kw)  # numpy's inhomogeneous-shape message
+    with pytest.raises(TypeError, match="attr_train must be array-like"):
+        scan(a, t, features=feats, attr_train={"a": a.tolist()}, task_train=t, **kw)  # "unhashable type: 'dict'"
+
+
+def test_critical_value_that_is_not_a_number_is_explained():
+    rng = np.random.default_rng(0)
+    n = 16  # a handful of rows per subgroup: replicates whose subgroup moved with a jackknife SE of 0
+    feats = pd.DataFrame({"site": rng.choice(["n", "s"], n), "k": rng.integers(-16, 17, n), "flag": rng.random(n) < .5})
+    a, t, tp = rng.integers(0, 2, n), rng.integers(0, 3, n), rng.integers(0, 3, n)
+    res = scan(a, t, task_pred=tp, features=feats, n_boot=20, random_state=0, min_group_size=1)
+    assert np.isinf(res.critical_value)
+    assert any(n.startswith("critical value infinite") for n in res.notes)
+    assert (res.subgroups.loc[res.subgroups.scanned, ["ci_low", "ci_high"]].abs() == 1).all().all()
+
+
 def test_result_conversions_and_plot():
     data = _population(14, n=1200)
     res = scan(data["attr"], data["task"], task_pred=data["task_pred"], features=data["features"], n_boot=100,

@@ -52,7 +52,7 @@ from biasamp.subgroups._band import max_t, replicate_se
 from biasamp.subgroups._levels import FeatureLevels, encode, feature_frame, rule_notes
 from biasamp.subgroups._result import ScanResult
 
-__all__ = ["ScanAccumulator", "find_classes", "statistic_of"]
+__all__ = ["ScanAccumulator", "find_classes", "n_rows", "statistic_of"]
 
 #: group tables of the scan's bootstrap, at most ...
 SCAN_GROUPS = 1000
@@ -71,11 +71,16 @@ def statistic_of(statistic: Any, name: str = "statistic") -> tuple[Family, Stati
     return fam, spec
 
 
-def _values_of(x: Any) -> tuple[np.ndarray | None, list | None]:
-    """(1-D values, None) or (None, column names) of a label argument."""
+def _values_of(name: str, x: Any) -> tuple[np.ndarray | None, list | None]:
+    """(1-D values, None) or (None, column names) of the label argument ``name``."""
     if isinstance(x, pd.DataFrame):
         return None, list(x.columns)
-    arr = x.to_numpy() if isinstance(x, pd.Series) else np.asarray(x)
+    try:
+        arr = x.to_numpy() if isinstance(x, pd.Series) else np.asarray(x)
+    except ValueError as exc:  # ragged rows
+        raise ValueError(f"{name} must hold one label (or one row of indicators) per row: {exc}") from None
+    if arr.ndim == 0:  # a scalar, a mapping, a set: no rows
+        raise TypeError(f"{name} must be array-like, one label per row, got {type(x).__name__}")
     if arr.ndim == 2:
         return None, list(range(arr.shape[1]))
     return arr.ravel(), None
@@ -90,10 +95,10 @@ def find_classes(fam: Family, roles: Mapping[str, Any]) -> dict[str, list]:
     assert fam.stream is not None
     out = {}
     for key, spec in fam.stream.classes.items():
-        given = [roles[r] for r in spec.roles if roles.get(r) is not None]
+        given = [r for r in spec.roles if roles.get(r) is not None]
         if not given:
             raise ValueError(f"{fam.title} needs {' or '.join(spec.roles)} to find its classes ({spec.name})")
-        values, columns = zip(*map(_values_of, given))
+        values, columns = zip(*(_values_of(r, roles[r]) for r in given))
         wide = next((c for c in columns if c is not None), None)
         if wide is not None:
             out[key] = wide
@@ -101,6 +106,16 @@ def find_classes(fam: Family, roles: Mapping[str, Any]) -> dict[str, list]:
         flat = pd.Series(np.concatenate([np.asarray(v, dtype=object) for v in values]))
         out[key] = _sorted_classes(flat[flat.notna()].to_numpy())
     return out
+
+
+def n_rows(name: str, x: Any) -> int:
+    """The rows of a label argument (``TypeError`` naming it for a scalar or anything without a length)."""
+    try:
+        if isinstance(x, (str, bytes)):
+            raise TypeError
+        return len(x)
+    except TypeError:
+        raise TypeError(f"{name} must be array-like, one entry per row, got {type(x).__name__}") from None
 
 
 def _group_count(n_atoms: int, cells: tuple[int, int]) -> int:
@@ -263,7 +278,7 @@ class ScanAccumulator:
         codes = encode(frame, self.levels)
         given = {r: roles.get(r) for r in _TEST_ROLES}
         for r, x in given.items():
-            if x is not None and len(x) != n:
+            if x is not None and n_rows(r, x) != n:
                 raise ValueError(f"{r} has {len(x)} rows, features {n}: one row of features per row of labels")
         if row_ids is None:
             ids = (np.uint64(self.stream) << np.uint64(40)) + np.arange(self.rows_seen, self.rows_seen + n,
@@ -442,10 +457,23 @@ class ScanAccumulator:
         frame["conditions"] = [conds[i] for i in keep]
         # one batch of test rows is the one-shot split: the streamed layers' note on per-batch folds does not apply
         notes = rule_notes(self.levels) + [n for n in plan.notes if self.batches > 1 or n != STREAM_FOLDS_NOTE]
+        notes += _band_notes(band.critical, level)
         return ScanResult.build(frame, statistic=spec.name, family=fam.title, level=level, n_boot=self.n_boot,
                                 critical_value=band.critical, overall=overall, max_order=self.max_order,
                                 min_group_size=float(min_group_size), n_candidates=len(rules),
                                 n_groups=len(kept), regular=spec.regular, notes=notes)
+
+
+def _band_notes(critical: float, level: float) -> list[str]:
+    """Why the band's critical value is not a finite number, when it is not (else nothing)."""
+    if np.isnan(critical):
+        return ["critical value undefined: no subgroup is in the band (each is undefined or has no bootstrap "
+                "variation), so no adjusted interval or p-value is given"]
+    if np.isinf(critical):
+        return [f"critical value infinite: in more than {1 - level:.0%} of the replicates a subgroup's value moved "
+                "while its replicate standard error was 0 (too few rows per subgroup for the bootstrap-t), so every "
+                "adjusted interval is the statistic's whole range"]
+    return []
 
 
 def _floored(se: np.ndarray, floor: np.ndarray | None) -> np.ndarray:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.labels import canonical_order
+from biasamp._core.labels import _as_pandas, canonical_order
 from biasamp._engine.resample import _splitmix64
 
 __all__ = ["MAX_DISTINCT", "QUANTILE_ROWS", "FeatureLevels", "LevelCount", "encode", "feature_frame", "levels_of"]
@@ -86,7 +86,8 @@ class FeatureLevels:
 
 
 def feature_frame(features: Any) -> pd.DataFrame:
-    """``features`` as a DataFrame (a DataFrame, a mapping of columns, or anything ``pd.DataFrame`` accepts)."""
+    """``features`` as a DataFrame (a DataFrame, a polars or pyarrow table, a mapping of columns, a 2-D array)."""
+    features = _as_pandas(features)  # polars/pyarrow tables: the pandas frame with the same column names
     if isinstance(features, pd.DataFrame):
         frame = features
     else:
@@ -113,6 +114,17 @@ def _missing(col: pd.Series) -> np.ndarray:
 
 def _numeric(col: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
+
+
+def _check_values(name: str, col: pd.Series, miss: np.ndarray) -> None:
+    """``TypeError``/``ValueError`` naming the column for values no level can hold: complex or infinite numbers."""
+    if pd.api.types.is_complex_dtype(col.dtype):
+        raise TypeError(f"features column {name!r} is complex: give real numbers (or strings)")
+    if _numeric(col):
+        x = np.asarray(col[~miss].to_numpy(dtype=np.float64))
+        if np.isinf(x).any():
+            raise ValueError(f"features column {name!r} holds an infinite value: no bin of its quartiles holds it "
+                             "(replace it, or make it missing)")
 
 
 def levels_of(name: str, col: pd.Series) -> FeatureLevels:
@@ -157,6 +169,7 @@ class LevelCount:
         col = pd.Series(col) if not isinstance(col, pd.Series) else col
         self._check_kind(_numeric(col))
         miss = _missing(col)
+        _check_values(self.name, col, miss)
         self.missing = self.missing or bool(miss.any())
         present = col[~miss].to_numpy()
         seen = np.asarray(pd.unique(present)[: MAX_LEVELS + 1], dtype=object)
@@ -211,6 +224,7 @@ def encode(frame: pd.DataFrame, levels: Sequence[FeatureLevels]) -> np.ndarray:
     for j, lv in enumerate(levels):
         col = frame.iloc[:, j]
         miss = _missing(col)
+        _check_values(lv.name, col, miss)
         code = np.full(len(col), len(lv.values), dtype=np.int64)
         if lv.edges is not None:
             if not _numeric(col) and not miss.all():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
-from biasamp.subgroups._accumulator import ScanAccumulator, find_classes, statistic_of
+from biasamp.subgroups._accumulator import ScanAccumulator, find_classes, n_rows, statistic_of
 from biasamp.subgroups._levels import FeatureLevels, feature_frame, levels_of
 from biasamp.subgroups._result import ScanResult
 
@@ -182,7 +182,7 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
     frame = feature_frame(features)
     n = len(frame)
     for r in ("attr", "task", "attr_pred", "task_pred", "sample_weight"):
-        if roles[r] is not None and len(roles[r]) != n:
+        if roles[r] is not None and n_rows(r, roles[r]) != n:
             raise ValueError(f"{r} has {len(roles[r])} rows, features has {n}: one row of features per test row")
     levels = feature_levels(frame) if levels is None else tuple(levels)
     if min_class_size is not None:
