@@ -748,8 +748,8 @@ def _row_flagged(frame: pd.DataFrame, i: int, column: Any) -> bool:
     By an ``undefined`` (or ``<column>_undefined``) flag, a ``reading``/``status``
     of "undefined", a non-empty ``reason`` (the scan's subgroups out of its band),
     an empty conditioning event (a count column of 0), a standard
-    deviation of fewer than two defined values, or an interval column where no
-    interval was computed (empty ``ci_method``).
+    deviation of fewer than two defined values, or an interval column (or the
+    minimum detectable effect) where no interval was computed (empty ``ci_method``).
     """
     row = frame.iloc[i]
     for flag in ("undefined", f"{column}_undefined"):
@@ -758,7 +758,9 @@ def _row_flagged(frame: pd.DataFrame, i: int, column: Any) -> bool:
     for flag in ("reading", "status"):
         if flag in frame.columns and str(row[flag]).partition(":")[0] == "undefined":  # "undefined: why"
             return True
-    if str(column).startswith("ci_") and "ci_method" in frame.columns and not row["ci_method"]:
+    # an interval's bounds, and its minimum detectable effect, where no interval was computed
+    if (str(column).startswith("ci_") or column == "min_detectable") and "ci_method" in frame.columns \
+            and not row["ci_method"]:
         return True
     if "reason" in frame.columns and isinstance(row["reason"], str) and row["reason"]:  # a row that says why
         return True

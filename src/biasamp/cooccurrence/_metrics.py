@@ -331,7 +331,7 @@ class MALSResult(ResultMixin):
     >>> res = bias_amp_mals(attr, task, attr_pred=attr, task_pred=np.array([[1], [1], [1], [1], [0], [0], [0]]),
     ...                     attr_train=attr, task_train=task)
     >>> res
-    BiasAmp_MALS = +0.2000 (1 tasks)
+    BiasAmp_MALS = +0.2000 (1 task)
     >>> round(float(res.to_frame()["contribution"].sum() / res.n_tasks), 4)
     0.2
     """
@@ -363,7 +363,8 @@ class MALSResult(ResultMixin):
         extra += f", binary task: {self.binary_task}" if self.binary_task is not None else ""
         lines = [line.strip(" ,") for line in _rows_lines(self.rows, self.train_rows, self.weighted)]
         tail = "".join(f"; {line}" for line in lines)
-        return f"BiasAmp_MALS = {fmt(self.value)} ({self.n_tasks} tasks{extra}{tail})"
+        tasks = f"{self.n_tasks} task{'s' if self.n_tasks != 1 else ''}"
+        return f"BiasAmp_MALS = {fmt(self.value)} ({tasks}{extra}{tail})"
 
 
 # --------------------------------------------------------------------------- #

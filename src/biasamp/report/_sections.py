@@ -473,7 +473,8 @@ def _mals_section(inp: AuditInputs, opt: AuditConfig) -> SectionData:
     res, boot, notes = _family_result(inp, opt, "mals")
     out.notes.extend(_predictions_note(res) + notes)
     extra = f", {res.n_undefined} undefined pairs" if res.n_undefined else ""
-    out.summary = _declared_rows(inp, "mals", res, boot, note=lambda s: f"{res.n_tasks} tasks{extra}")
+    tasks = f"{res.n_tasks} task{'s' if res.n_tasks != 1 else ''}"
+    out.summary = _declared_rows(inp, "mals", res, boot, note=lambda s: f"{tasks}{extra}")
     pairs = _with_intervals(res.pairs, boot, "MALS", ["attr", "task"])
     out.tables["pairs"] = pairs
     counted = pairs[pairs["indicator"].to_numpy(dtype=np.float64) > 0] if "indicator" in pairs.columns else pairs
