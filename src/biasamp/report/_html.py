@@ -241,6 +241,8 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         f'<p class="meta">biasamp {escape(report.version)}'
         + (f" &middot; data: {escape(report.source)}" if report.source else "") + "</p>",
         "<p>" + " &middot; ".join(meta) + "</p>",
+        # first what the readings say together, then how to read the table
+        overview_html(report.overview(), escape) if len(report.table) else "",
         '<p class="meta">Values are fractions (not percentages). Intervals: '
         f"{round(100 * level)}% confidence (bootstrap over the test instances; the CI method column names "
         "the method). A signed amplification metric reads <i>amplified</i> when its interval lies above 0 "
@@ -262,7 +264,6 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         "inv_ce: 1 / cross-entropy."
         + ("" if plots else " Plots are not included (install matplotlib, the <code>[plot]</code> extra).")
         + "</p>",
-        overview_html(report.overview(), escape) if len(report.table) else "",
         '<h2 id="summary">Summary</h2>',
         _summary_table(report.table, level, with_section=True, min_effect=report.options.get("min_effect")),
         f"<nav><ul>{toc}</ul></nav>",
