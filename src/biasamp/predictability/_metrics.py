@@ -767,7 +767,7 @@ class DPADirectionResult(ResultMixin):
         The row-bootstrap replicates (``replicate`` and the columns of
         ``iterations``); ``None`` for ``ci_over="iterations"``.
     min_detectable : float or None
-        The smallest |DPA| the t test of ``ci`` detects with 80% power
+        The smallest absolute DPA that the t test of ``ci`` detects with 80% power
         (non-central t); ``None`` without an interval.
 
     Notes
@@ -940,7 +940,7 @@ class LeakageResult(ResultMixin):
         One row per row-bootstrap replicate, with the columns of
         ``iterations``; none fitted for the interval over the iterations.
     min_detectable : float or None
-        The smallest |LA| the t test of ``ci`` detects with 80% power
+        The smallest absolute LA that the t test of ``ci`` detects with 80% power
         (non-central t); ``None`` without an interval.
 
     Notes

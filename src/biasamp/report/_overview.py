@@ -120,7 +120,7 @@ class AttributeOverview:
 
 @dataclass(eq=False)
 class Overview:
-    """What :meth:`Report.overview <biasamp.report.Report.overview>` returns: one overview per attribute.
+    """What :meth:`Report.overview <biasamp.Report.overview>` returns: one overview per attribute.
 
     Attributes
     ----------

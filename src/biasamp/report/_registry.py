@@ -23,7 +23,7 @@ from biasamp.report._inputs import AuditInputs
 __all__ = ["BASE_RATES", "SCALES", "FigureSpec", "SectionBuilder", "SectionData", "register_section",
            "section_builders"]
 
-#: what a headline number compares (:meth:`Report.overview <biasamp.report.Report.overview>` sets measures of one
+#: what a headline number compares (:meth:`Report.overview <biasamp.Report.overview>` sets measures of one
 #: kind against another): ``"difference"``, rates subtracted (BiasAmp->, DP); ``"ratio"``, rates divided (DI,
 #: differential fairness' log-ratio epsilon); ``"predictability"``, how well an attacker predicts one variable
 #: from the other (DPA, LA)
@@ -180,7 +180,7 @@ def register_section(
     scales : mapping of str to str, optional
         What each of its headline metrics compares (``{"DI": "ratio"}``;
         values among ``"difference"``, ``"ratio"``, ``"predictability"``),
-        for the overview (:meth:`Report.overview <biasamp.report.Report.overview>`).
+        for the overview (:meth:`Report.overview <biasamp.Report.overview>`).
 
     Returns
     -------
