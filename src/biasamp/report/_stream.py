@@ -1366,9 +1366,9 @@ def stream_audit(
     if find or count_weights or features:
         what = "classes" if find else "feature levels" if features else "weights"
         with _bar(data.num_rows, what, opt.progress) as bar:
-            parts = _run_parts(_classes_part, [(reading, find, count_weights, features, *job) for job in jobs],
+            found = _run_parts(_classes_part, [(reading, find, count_weights, features, *job) for job in jobs],
                                job_rows, workers, bar)
-            for i, (part, positive, counted_levels) in enumerate(parts):
+            for i, (part, positive, counted_levels) in enumerate(found):
                 positives[i] = positive
                 for key, values in part.items():  # in row order: the first-seen order of one pass
                     uniques[key] = _uniques(uniques.get(key), values)
