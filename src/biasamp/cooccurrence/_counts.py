@@ -64,7 +64,7 @@ def _blas_controller():
 
 def _gram(
     left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, pairs: frozenset | None = None,
-    weights: np.ndarray | None = None,
+    weights: np.ndarray | None = None, folds: np.ndarray | None = None, n_folds: int = 1,
 ) -> tuple[np.ndarray, frozenset]:
     """``[1|left...]ᵀ diag(w) [1|right...]`` accumulated over row blocks (float64).
 
@@ -80,6 +80,12 @@ def _gram(
     limited to one thread: the products are small and memory-bound, and
     two-thread synchronisation per block stalls badly on a loaded machine.
     ``weights`` (one per row) scale the left block's rows, in float64.
+
+    ``folds`` (one small integer per row, below ``n_folds``): one Gram matrix
+    per fold, in the same pass, stacked as ``(n_folds, wl, wr)``: each block is
+    converted once, its left rows are spread to their fold's columns of an
+    ``n_folds * wl`` wide left factor, and one product gives every fold's
+    counts (the blocks of ``uncounted`` are zeroed).
     """
     wl = 1 + sum(m.n_classes for m in left)
     wr = 1 + sum(m.n_classes for m in right)
@@ -97,6 +103,8 @@ def _gram(
         width = lslices[left[needed[-1]].name].stop if needed else 1
         plan.append((rslices[r.name], width))
         uncounted |= {(m.name, r.name) for m in left if lslices[m.name].stop > width}
+    if folds is not None:
+        return _gram_folds(left, right, n, lslices, rslices, lbuf, rbuf, weights, folds, n_folds), frozenset(uncounted)
     g = np.zeros((wl, wr), dtype=np.float64)
     with _blas_controller().limit(limits=1, user_api="blas"):
         for start in range(0, n, rows):
@@ -115,6 +123,35 @@ def _gram(
             for cols, width in plan:  # right column sums (row 0) and cross counts
                 g[:width, cols] += lb[:, :width].T @ rb[:, cols]
     return g, frozenset(uncounted)
+
+
+def _gram_folds(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, lslices: dict, rslices: dict,
+                lbuf: np.ndarray, rbuf: np.ndarray, weights: np.ndarray | None, folds: np.ndarray,
+                n_folds: int) -> np.ndarray:
+    """:func:`_gram` per fold of the rows, in one pass (its ``folds`` case; the buffers and layouts are its)."""
+    rows, wl = lbuf.shape
+    wr = rbuf.shape[1]
+    rbuf[:, 0] = 1
+    spread = np.zeros((rows, n_folds, wl), dtype=lbuf.dtype)
+    g = np.zeros((n_folds * wl, wr), dtype=np.float64)
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            b = stop - start
+            lb, rb = lbuf[:b], rbuf[:b]
+            for m in left:
+                m.block(start, stop, lb[:, lslices[m.name]])
+            for m in right:
+                m.block(start, stop, rb[:, rslices[m.name]])
+            if weights is not None:
+                w = weights[start:stop]
+                lb[:, 0] = w
+                lb[:, 1:] *= w[:, None]
+            sb = spread[:b]
+            sb[...] = 0
+            sb[np.arange(b), folds[start:stop]] = lb
+            g += sb.reshape(b, n_folds * wl).T @ rb
+    return g.reshape(n_folds, wl, wr)
 
 
 @dataclass(frozen=True, eq=False)
@@ -290,14 +327,47 @@ class CooccurrenceCounts:
         threshold; default: the matrices that hold probabilities are counted
         as expected rates).
         """
-        for side, roles, allowed in (("attribute", left, ATTR_ROLES), ("task", right, TASK_ROLES)):
-            names = [m.name for m in roles]
-            if not names or names != [r for r in allowed if r in names]:
-                raise ValueError(f"{side}-side roles must be a non-empty, ordered subset of {allowed}, got {names}")
-        n = check_consistent_length(**{m.name: m for m in (*left, *right)})
-        if weights is not None and len(weights) != n:
-            raise ValueError(f"weights has {len(weights)} entries but the labels have {n} rows")
+        n = _check_encoded(left, right, weights)
         gram, uncounted = _gram(left, right, n, None if pairs is None else frozenset(pairs), weights)
+        return cls._of_gram(left, right, gram, uncounted, weights is not None, rows, predictions)
+
+    @classmethod
+    def from_encoded_folds(
+        cls,
+        left: Sequence[LabelMatrix],
+        right: Sequence[LabelMatrix],
+        folds: np.ndarray,
+        *,
+        n_folds: int = 2,
+        pairs: Iterable[tuple[str, str]] | None = None,
+    ) -> tuple[CooccurrenceCounts, ...]:
+        """One table per fold of the rows (unweighted), counted in one pass: :meth:`from_encoded` of each fold's rows.
+
+        ``folds`` holds every row's fold (an integer below ``n_folds``; a
+        "fold" may be any cell of the rows, e.g. a pair of folds of two
+        splits). Every block of rows is converted once and multiplied once;
+        hard labels give exactly the counts of :meth:`from_encoded` on each
+        fold's rows (integers).
+        """
+        n = _check_encoded(left, right, None)
+        folds = np.asarray(folds)
+        if folds.shape != (n,):
+            raise ValueError(f"folds has shape {folds.shape} but the labels have {n} rows")
+        if folds.size and not (folds.min() >= 0 and folds.max() < n_folds):
+            raise ValueError(f"folds must hold integers from 0 to {n_folds - 1}")
+        grams, uncounted = _gram(left, right, n, None if pairs is None else frozenset(pairs), folds=folds,
+                                 n_folds=n_folds)
+        lslices = _layout([m.name for m in left], [m.n_classes for m in left])
+        rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+        for a, t in uncounted:  # counted in the one product, but not asked for: zero, as from_encoded leaves them
+            grams[:, lslices[a], rslices[t]] = 0
+        return tuple(cls._of_gram(left, right, g, uncounted, False, None, None) for g in grams)
+
+    @classmethod
+    def _of_gram(cls, left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], gram: np.ndarray,
+                 uncounted: frozenset, weighted: bool, rows: RowFilter | None,
+                 predictions: str | None) -> CooccurrenceCounts:
+        """The table of a Gram matrix of ``left`` and ``right`` (:func:`_gram`)."""
         return cls(
             attr_classes=left[0].classes,
             task_classes=right[0].classes,
@@ -306,7 +376,7 @@ class CooccurrenceCounts:
             gram=gram,
             soft_roles=frozenset(m.name for m in (*left, *right) if m.soft),
             uncounted=uncounted,
-            weighted=weights is not None,
+            weighted=weighted,
             rows=rows,
             predictions=joined(*(f"{m.name}: {EXPECTED_RATES}" for m in (*left, *right) if m.soft))
             if predictions is None else predictions,
@@ -406,6 +476,18 @@ class CooccurrenceCounts:
             f"task_classes={list(self.task_classes)[:8]!r}{'...' if len(self.task_classes) > 8 else ''}, "
             f"roles={list(self.attr_roles + self.task_roles)!r}{extra})"
         )
+
+
+def _check_encoded(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], weights: np.ndarray | None) -> int:
+    """The rows of encoded matrices, checked: roles in order on each side, one length, one weight per row."""
+    for side, roles, allowed in (("attribute", left, ATTR_ROLES), ("task", right, TASK_ROLES)):
+        names = [m.name for m in roles]
+        if not names or names != [r for r in allowed if r in names]:
+            raise ValueError(f"{side}-side roles must be a non-empty, ordered subset of {allowed}, got {names}")
+    n = check_consistent_length(**{m.name: m for m in (*left, *right)})
+    if weights is not None and len(weights) != n:
+        raise ValueError(f"weights has {len(weights)} entries but the labels have {n} rows")
+    return n
 
 
 def _encode_side(truth, pred, family, classes, allow_soft) -> dict[str, LabelMatrix]:
