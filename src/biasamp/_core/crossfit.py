@@ -67,8 +67,8 @@ import numpy as np
 
 from biasamp._core.labels import LabelMatrix
 
-__all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "align_splits", "check_cross_fit", "crossfit_folds",
-           "crossfit_splits", "describe", "fold_weights", "split_seed", "weight_units"]
+__all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "align_splits", "byte_counts", "check_cross_fit",
+           "crossfit_folds", "crossfit_splits", "describe", "fold_weights", "split_seed", "weight_units"]
 
 #: the seed of the split when ``cross_fit_random_state`` is None: the same data always give the same value
 DEFAULT_SPLIT_SEED = 0
@@ -227,13 +227,31 @@ def _stats(roles: dict, sides: tuple, units: np.ndarray | None = None) -> _Stats
     return _Stats(count, diag, cross)
 
 
-#: the most bins of one histogram of :func:`_byte_stats` (a joint histogram of both task-side roles, else one each)
+#: the most bins of one histogram of :func:`_byte_stats`
 _MAX_BINS = 1 << 22
+#: the most bins of a joint histogram of both task-side roles (one that stays in cache), else one histogram each
+_TOGETHER_BINS = 1 << 18
 #: the bits of every byte value (256 x 8), to turn a histogram of bytes into counts of their bits
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
 
 
-def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | None = None) -> _Stats | None:
+def byte_counts(roles: dict, sides: tuple, *, diag: bool = True) -> _Stats | None:
+    """Exact unweighted counts of the non-zero entries of ``roles`` from histograms of bytes, or None.
+
+    ``sides`` names the attribute-side roles (codes, any number of them, all
+    with the same classes) and the task-side roles (0/1 matrices, at most
+    two); returns the counts per role, per same-side pair (when ``diag``) and
+    per cross pair (``count``, ``diag``, ``cross`` as integers in float64),
+    or None when the roles are not of those kinds (:func:`_byte_stats`).
+    """
+    if any(roles[r].codes is None for r in sides[0]) or len(sides[1]) > 2 or \
+            any(roles[r].codes is not None or roles[r].soft for r in sides[1]):
+        return None
+    return _byte_stats(roles, sides, {r: _row_bytes(roles[r]._dense()) for r in sides[1]}, diag=diag)
+
+
+def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | None = None,
+                diag: bool = True) -> _Stats | None:
     """:func:`_stats` from histograms of the rows' bytes, or None when the roles do not allow it.
 
     The attribute-side roles must hold codes and the task-side roles 0/1
@@ -258,7 +276,7 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
         return np.bincount(x, weights=weights, minlength=bins).astype(np.int64)
 
     count: dict = {}
-    diag: dict = {}
+    same: dict = {}
     cross: dict = {}
     ka = roles[attr_side[0]].n_classes if attr_side else 1
     joint = np.zeros(n, dtype=np.intp)  # the attribute side's classes as one id per row
@@ -266,9 +284,9 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
         codes = np.asarray(roles[r].codes, dtype=np.intp)
         count[r] = hist(codes, ka).astype(np.float64)
         joint = joint * ka + codes
-    if len(attr_side) == 2:
+    if diag and len(attr_side) == 2:
         c1, c2 = (np.asarray(roles[r].codes) for r in attr_side)
-        diag[attr_side] = hist(np.asarray(c1, dtype=np.intp), ka, c1 == c2).astype(np.float64)
+        same[attr_side] = hist(np.asarray(c1, dtype=np.intp), ka, c1 == c2).astype(np.float64)
     n_ids = ka ** len(attr_side)
     if n_ids > _MAX_BINS:
         return None
@@ -278,14 +296,15 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
     joint = remap[joint]
     class_of = {r: (present // ka ** (len(attr_side) - 1 - i)) % ka for i, r in enumerate(attr_side)}
     ids = len(present)
-    together = ids * 256 ** len(task_side) <= _MAX_BINS  # one histogram for both task-side roles
+    together = ids * 256 ** len(task_side) <= _TOGETHER_BINS  # one histogram for both task-side roles
     if not together and ids * 256 > _MAX_BINS:
         return None
     kt = roles[task_side[0]].n_classes if task_side else 0
     count.update({r: np.zeros(kt) for r in task_side})
     cross.update({(ra, r): np.zeros((ka, kt)) for ra in attr_side for r in task_side})  # _stats's order
-    if len(task_side) == 2:
-        diag[task_side] = np.zeros(kt)
+    pair = diag and len(task_side) == 2
+    if pair:
+        same[task_side] = np.zeros(kt)
     columns = [octets[r] for r in task_side]
     key = np.empty(n, dtype=np.intp)
     for b in range(-(-kt // 8)):
@@ -299,24 +318,24 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
             h = hist(key, ids * 256 ** len(task_side)).reshape(ids, *[256] * len(task_side))
             axes = range(1, 1 + len(task_side))
             marginals = [h.sum(axis=tuple(j for j in axes if j != i)) for i in axes]
-            if len(task_side) == 2:
+            if pair:
                 # the rows holding bit j in both bytes: the diagonal of (bits)ᵀ H (bits)
-                diag[task_side][cols] = ((h.sum(axis=0) @ _BYTE_BITS) * _BYTE_BITS).sum(axis=0)[:width]
+                same[task_side][cols] = ((h.sum(axis=0) @ _BYTE_BITS) * _BYTE_BITS).sum(axis=0)[:width]
         else:
             marginals = []
             for c in columns:
                 np.left_shift(joint, 8, out=key)
                 key |= c[:, b]
                 marginals.append(hist(key, ids * 256).reshape(ids, 256))
-            if len(task_side) == 2:
-                diag[task_side][cols] = (hist(columns[0][:, b] & columns[1][:, b], 256) @ _BYTE_BITS)[:width]
+            if pair:
+                same[task_side][cols] = (hist(columns[0][:, b] & columns[1][:, b], 256) @ _BYTE_BITS)[:width]
         for r, m in zip(task_side, marginals):
             bits = m @ _BYTE_BITS[:, :width]  # ids x width, integers (no BLAS)
             count[r][cols] = bits.sum(axis=0)
             for ra in attr_side:  # the ids of every class of the role, summed
                 for j in range(width):
                     cross[(ra, r)][:, cols.start + j] = np.bincount(class_of[ra], weights=bits[:, j], minlength=ka)
-    return _Stats(count, diag, cross)
+    return _Stats(count, same, cross)
 
 
 def _rows(m: LabelMatrix, a: int, b: int) -> LabelMatrix:
@@ -833,6 +852,7 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     every_sides = (tuple(r for r in every if r in _ATTR_ROLES), tuple(r for r in every if r not in _ATTR_ROLES))
     counted: _Stats | None = None
     every_w: np.ndarray | None = None
+    by_stratum: tuple | None = None  # the rows ordered by stratum, and the strata's bounds (rows dealt row by row)
     out = []
     with np.errstate(over="ignore"):
         for read, stratified_read in zip(reads, flags):
@@ -849,10 +869,15 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
                 if "attr" not in digits:
                     digits["attr"] = _role_digit(attr, octets.get("attr"), positions[:n])
                 key, tie = _keys(used, octets, counted.of(used), sides, sizes, every_w, None)
-                contents = [roles[r].codes if roles[r].codes is not None else octets[r] for r in used]
+                # a row's content: its labels (the attribute's is its stratum when stratified) and a real weight
+                contents = [roles[r].codes if roles[r].codes is not None else octets[r] for r in used
+                            if not (r == "attr" and stratified_read)]
                 if real:
                     contents.append(_float_bits(weights))
-                folds = _deal_rows(key, digits["attr"] if stratified_read else None, contents, seed,
+                if stratified_read and by_stratum is None:  # the rows by stratum: once for every read
+                    order, starts = _group(*digits["attr"], positions[:n])
+                    by_stratum = order, np.append(starts, n)
+                folds = _deal_rows(key, by_stratum if stratified_read else None, contents, seed,
                                    positions[:n], alternating)
                 if folds is not None:  # else two rows share a key but not their labels: by content, below
                     out.append(folds)
@@ -941,13 +966,14 @@ def _wide(parts: tuple, roles: dict, octets: dict, n: int) -> bool:
     return bits + _index_bits(n) > _WORD_BITS
 
 
-def _deal_rows(key: np.ndarray, stratum: tuple | None, contents: list, seed: np.ndarray, positions: np.ndarray,
+def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.ndarray, positions: np.ndarray,
                alternating: np.ndarray) -> np.ndarray | None:
     """The fold of every row, rows hashed one by one: :func:`_deal` without grouping the rows by content first.
 
-    ``stratum``: every row's stratum as ``(digit, bits)`` (:func:`_role_digit`
-    of the attribute; None: unstratified); ``contents``: the arrays that make
-    a row's content (codes, bytes, weights' bits). The rows of a stratum are
+    ``strata``: the rows ordered by stratum and where each stratum starts and
+    ends (:func:`_group` of the attribute's :func:`_role_digit`; None:
+    unstratified); ``contents``: the arrays that make a row's content within
+    its stratum (codes, bytes, weights' bits). The rows of a stratum are
     ordered by the hash of ``(key, 0)``; rows of one key are rows of one
     content (checked on ``contents``), so their occurrences are their order
     among them; those rows are hashed again with their occurrences and the
@@ -957,11 +983,10 @@ def _deal_rows(key: np.ndarray, stratum: tuple | None, contents: list, seed: np.
     hashes tie: the caller then groups the rows by content.
     """
     n = len(key)
-    if stratum is None:
+    if strata is None:
         by_stratum, bounds = None, np.array([0, n])
     else:
-        by_stratum, starts = _group(stratum[0], stratum[1], positions)
-        bounds = np.append(starts, n)
+        by_stratum, bounds = strata
         key = key[by_stratum]
     u = np.zeros(n, dtype=np.uint64)  # the occurrences: 0 for now
     scratch = key.copy()

@@ -64,7 +64,7 @@ def _blas_controller():
 
 def _gram(
     left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, pairs: frozenset | None = None,
-    weights: np.ndarray | None = None, folds: np.ndarray | None = None, n_folds: int = 1,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, frozenset]:
     """``[1|left...]ᵀ diag(w) [1|right...]`` accumulated over row blocks (float64).
 
@@ -80,12 +80,6 @@ def _gram(
     limited to one thread: the products are small and memory-bound, and
     two-thread synchronisation per block stalls badly on a loaded machine.
     ``weights`` (one per row) scale the left block's rows, in float64.
-
-    ``folds`` (one small integer per row, below ``n_folds``): one Gram matrix
-    per fold, in the same pass, stacked as ``(n_folds, wl, wr)``: each block is
-    converted once, its left rows are spread to their fold's columns of an
-    ``n_folds * wl`` wide left factor, and one product gives every fold's
-    counts (the blocks of ``uncounted`` are zeroed).
     """
     wl = 1 + sum(m.n_classes for m in left)
     wr = 1 + sum(m.n_classes for m in right)
@@ -103,8 +97,6 @@ def _gram(
         width = lslices[left[needed[-1]].name].stop if needed else 1
         plan.append((rslices[r.name], width))
         uncounted |= {(m.name, r.name) for m in left if lslices[m.name].stop > width}
-    if folds is not None:
-        return _gram_folds(left, right, n, lslices, rslices, lbuf, rbuf, weights, folds, n_folds), frozenset(uncounted)
     g = np.zeros((wl, wr), dtype=np.float64)
     with _blas_controller().limit(limits=1, user_api="blas"):
         for start in range(0, n, rows):
@@ -125,15 +117,30 @@ def _gram(
     return g, frozenset(uncounted)
 
 
-def _gram_folds(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, lslices: dict, rslices: dict,
-                lbuf: np.ndarray, rbuf: np.ndarray, weights: np.ndarray | None, folds: np.ndarray,
-                n_folds: int) -> np.ndarray:
-    """:func:`_gram` per fold of the rows, in one pass (its ``folds`` case; the buffers and layouts are its)."""
-    rows, wl = lbuf.shape
-    wr = rbuf.shape[1]
+def _gram_splits(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int,
+                 splits: Sequence[tuple[np.ndarray, int, int]]) -> list[np.ndarray]:
+    """Per split of the rows in two folds, both folds' ``[1|left]ᵀ [1|right]`` (unweighted), in one pass.
+
+    ``splits`` holds, per split, every row's fold as 1 (fold 0) or 0 (fold 1)
+    and the widths of the left and right factors it reads (prefixes of
+    ``[1|left...]`` and ``[1|right...]``). Each block is converted once (as
+    :func:`_gram` converts it); per split its left rows are spread to their
+    fold's columns of a twice as wide left factor, and one product gives both
+    folds' counts. Returns per split a ``(2, wl, wr)`` array: exact integers
+    for 0/1 labels, so each fold's counts are those of its rows alone.
+    """
+    wl = 1 + sum(m.n_classes for m in left)
+    wr = 1 + sum(m.n_classes for m in right)
+    dtype = np.float64 if any(m.soft for m in (*left, *right)) else np.float32
+    rows = max(1024, min(n, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(2 * wl, wr))))
+    lbuf = np.empty((rows, wl), dtype=dtype)
+    rbuf = np.empty((rows, wr), dtype=dtype)
+    lbuf[:, 0] = 1
     rbuf[:, 0] = 1
-    spread = np.zeros((rows, n_folds, wl), dtype=lbuf.dtype)
-    g = np.zeros((n_folds * wl, wr), dtype=np.float64)
+    lslices = _layout([m.name for m in left], [m.n_classes for m in left])
+    rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+    spread = [np.zeros((rows, 2, width), dtype=dtype) for _, width, _ in splits]
+    grams = [np.zeros((2 * width, right_width)) for _, width, right_width in splits]
     with _blas_controller().limit(limits=1, user_api="blas"):
         for start in range(0, n, rows):
             stop = min(n, start + rows)
@@ -143,15 +150,12 @@ def _gram_folds(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: in
                 m.block(start, stop, lb[:, lslices[m.name]])
             for m in right:
                 m.block(start, stop, rb[:, rslices[m.name]])
-            if weights is not None:
-                w = weights[start:stop]
-                lb[:, 0] = w
-                lb[:, 1:] *= w[:, None]
-            sb = spread[:b]
-            sb[...] = 0
-            sb[np.arange(b), folds[start:stop]] = lb
-            g += sb.reshape(b, n_folds * wl).T @ rb
-    return g.reshape(n_folds, wl, wr)
+            for (in_fold0, width, right_width), sb, g in zip(splits, spread, grams):
+                sb = sb[:b]
+                sb[...] = 0
+                sb[np.arange(b), 1 - in_fold0[start:stop]] = lb[:, :width]  # fold 0's columns first
+                g += sb.reshape(b, 2 * width).T @ rb[:, :right_width]
+    return [g.reshape(2, width, right_width) for g, (_, width, right_width) in zip(grams, splits)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -332,36 +336,38 @@ class CooccurrenceCounts:
         return cls._of_gram(left, right, gram, uncounted, weights is not None, rows, predictions)
 
     @classmethod
-    def from_encoded_folds(
+    def from_encoded_splits(
         cls,
         left: Sequence[LabelMatrix],
         right: Sequence[LabelMatrix],
-        folds: np.ndarray,
-        *,
-        n_folds: int = 2,
-        pairs: Iterable[tuple[str, str]] | None = None,
-    ) -> tuple[CooccurrenceCounts, ...]:
-        """One table per fold of the rows (unweighted), counted in one pass: :meth:`from_encoded` of each fold's rows.
+        splits: Sequence[tuple[np.ndarray, Sequence[str], Sequence[str]]],
+    ) -> list[tuple[CooccurrenceCounts, CooccurrenceCounts]]:
+        """Both folds' tables of every split of the rows (unweighted, hard labels), counted in one pass.
 
-        ``folds`` holds every row's fold (an integer below ``n_folds``; a
-        "fold" may be any cell of the rows, e.g. a pair of folds of two
-        splits). Every block of rows is converted once and multiplied once;
-        hard labels give exactly the counts of :meth:`from_encoded` on each
-        fold's rows (integers).
+        ``splits`` holds, per split, every row's fold (1: fold 0, 0: fold 1,
+        as :func:`biasamp._core.crossfit.crossfit_splits` returns it) and the
+        roles it counts: a prefix of the roles of ``left`` and one of
+        ``right`` (e.g. ``["attr"]``, ``["task", "task_pred"]``), every pair
+        of them counted. Each block of rows is converted once; the tables hold
+        exactly the counts of :meth:`from_encoded` on each fold's rows.
         """
         n = _check_encoded(left, right, None)
-        folds = np.asarray(folds)
-        if folds.shape != (n,):
-            raise ValueError(f"folds has shape {folds.shape} but the labels have {n} rows")
-        if folds.size and not (folds.min() >= 0 and folds.max() < n_folds):
-            raise ValueError(f"folds must hold integers from 0 to {n_folds - 1}")
-        grams, uncounted = _gram(left, right, n, None if pairs is None else frozenset(pairs), folds=folds,
-                                 n_folds=n_folds)
-        lslices = _layout([m.name for m in left], [m.n_classes for m in left])
-        rslices = _layout([m.name for m in right], [m.n_classes for m in right])
-        for a, t in uncounted:  # counted in the one product, but not asked for: zero, as from_encoded leaves them
-            grams[:, lslices[a], rslices[t]] = 0
-        return tuple(cls._of_gram(left, right, g, uncounted, False, None, None) for g in grams)
+        if any(m.soft for m in (*left, *right)):
+            raise ValueError("from_encoded_splits counts hard labels: give 0/1 matrices or codes")
+        plan = []
+        for in_fold0, lroles, rroles in splits:
+            in_fold0 = np.asarray(in_fold0)
+            if in_fold0.shape != (n,) or not np.isin(in_fold0, (0, 1)).all():
+                raise ValueError(f"a split must give every one of the {n} rows 1 (fold 0) or 0 (fold 1)")
+            lsub, rsub = left[:len(lroles)], right[:len(rroles)]
+            if [m.name for m in lsub] != list(lroles) or [m.name for m in rsub] != list(rroles):
+                raise ValueError(f"a split's roles must be prefixes of the roles given, got {lroles} and {rroles}")
+            plan.append((in_fold0.astype(np.intp), 1 + sum(m.n_classes for m in lsub),
+                         1 + sum(m.n_classes for m in rsub)))
+        grams = _gram_splits(left, right, n, plan)
+        return [(cls._of_gram(left[:len(lr)], right[:len(rr)], g[0], frozenset(), False, None, None),
+                 cls._of_gram(left[:len(lr)], right[:len(rr)], g[1], frozenset(), False, None, None))
+                for g, (_, lr, rr) in zip(grams, splits)]
 
     @classmethod
     def _of_gram(cls, left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], gram: np.ndarray,

@@ -1461,18 +1461,14 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
     given = [d for d, pred in _NEEDS.items() if pred in by_role]
     splits = crossfit_splits(by_role, [tuple(reads[d][0] + reads[d][1]) for d in given], weights=weights,
                              random_state=random_state)
-    cells = None
-    if weights is None and not any(m.soft for m in by_role.values()):  # every fold of every split in one pass:
-        cells = np.zeros(len(splits[0]), dtype=np.intp)  # a row's cell: its fold in each split, as bits
-        for i, of_rows in enumerate(splits):
-            cells |= (1 - of_rows.astype(np.intp)) << i
-        tables = CooccurrenceCounts.from_encoded_folds(left, right, cells, n_folds=1 << len(given),
-                                                       pairs=_DIRECTIONAL_PAIRS)
+    counted = None
+    if weights is None and not any(m.soft for m in by_role.values()):  # every fold of every split in one pass
+        counted = CooccurrenceCounts.from_encoded_splits(
+            left, right, [(of_rows, *reads[d]) for d, of_rows in zip(given, splits)])
     for i, (direction, of_rows) in enumerate(zip(given, splits)):
         lroles, rroles = reads[direction]
-        pairs = _DIRECTIONAL_PAIRS & {(a, t) for a in lroles for t in rroles}
-        if cells is not None:  # a fold's table: the sum of its cells' (integer counts: those of the fold's rows)
-            tests = [sum(t for c, t in enumerate(tables) if (c >> i) & 1 == f).restrict(lroles, rroles) for f in (0, 1)]
+        if counted is not None:
+            tests = list(counted[i])
             n_empty = [] if empty is None else [float(np.sum(empty & (of_rows == 1 - f))) for f in (0, 1)]
         else:
             tests, n_empty = [], []
@@ -1480,7 +1476,8 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
                 idx = np.flatnonzero(share > 0)
                 lf, rf = [take_rows(by_role[r], idx) for r in lroles], [take_rows(by_role[r], idx) for r in rroles]
                 wf = None if weights is None else share[idx]
-                tests.append(CooccurrenceCounts.from_encoded(lf, rf, pairs=pairs, weights=wf))
+                tests.append(CooccurrenceCounts.from_encoded(lf, rf, pairs=_DIRECTIONAL_PAIRS & {
+                    (a, t) for a in lroles for t in rroles}, weights=wf))
                 if empty is not None:
                     n_empty.append(float(empty[idx].sum()) if wf is None else float(wf[empty[idx]].sum()))
         signs = [test.restrict(["attr"], ["task"]) for test in tests]
