@@ -307,14 +307,14 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
         same[task_side] = np.zeros(kt)
     columns = [octets[r] for r in task_side]
     key = np.empty(n, dtype=np.intp)
+    high = joint << (8 * len(task_side) if together else 8)  # the id above the bytes
     for b in range(-(-kt // 8)):
         cols = slice(8 * b, min(kt, 8 * b + 8))
         width = cols.stop - cols.start
         if together:
-            key[:] = joint
-            for c in columns:
-                key <<= 8
-                key |= c[:, b]
+            np.bitwise_or(high, columns[-1][:, b], out=key)
+            if len(columns) == 2:
+                key |= columns[0][:, b].astype(np.intp) << 8
             h = hist(key, ids * 256 ** len(task_side)).reshape(ids, *[256] * len(task_side))
             axes = range(1, 1 + len(task_side))
             marginals = [h.sum(axis=tuple(j for j in axes if j != i)) for i in axes]
@@ -324,8 +324,7 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
         else:
             marginals = []
             for c in columns:
-                np.left_shift(joint, 8, out=key)
-                key |= c[:, b]
+                np.bitwise_or(high, c[:, b], out=key)
                 marginals.append(hist(key, ids * 256).reshape(ids, 256))
             if pair:
                 same[task_side][cols] = (hist(columns[0][:, b] & columns[1][:, b], 256) @ _BYTE_BITS)[:width]

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from biasamp._core.crossfit import byte_counts
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels
 from biasamp._core.policy import EXPECTED_RATES, check_soft, check_threshold, harden_roles, joined
 from biasamp._core.rows import RowFilter, add_filters, select_rows
@@ -115,6 +116,50 @@ def _gram(
             for cols, width in plan:  # right column sums (row 0) and cross counts
                 g[:width, cols] += lb[:, :width].T @ rb[:, cols]
     return g, frozenset(uncounted)
+
+
+def _histogram_splits(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix],
+                      splits: Sequence[tuple[np.ndarray, int, int]]) -> list[np.ndarray] | None:
+    """:func:`_gram_splits` from histograms of the rows' bytes (no float conversion), or None.
+
+    For attribute-side codes and 0/1 task-side matrices: every attribute-side
+    role of every split becomes codes ``2 * class + fold`` and
+    :func:`biasamp._core.crossfit.byte_counts` counts them against the
+    task-side roles exactly; each fold's Gram matrix is read from those counts
+    (its ``n`` and task column sums from the attribute's classes, one per row).
+    """
+    if any(m.codes is None for m in left):
+        return None
+    ka = left[0].n_classes
+    lslices = _layout([m.name for m in left], [m.n_classes for m in left])
+    rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+    roles: dict = {}
+    for i, (in_fold0, width, _) in enumerate(splits):  # a split's roles: (class, fold) as one code
+        for m in left:
+            if lslices[m.name].stop <= width:
+                roles[f"{m.name}@{i}"] = LabelMatrix(f"{m.name}@{i}", tuple(range(2 * ka)),
+                                                     codes=2 * np.asarray(m.codes) + (1 - in_fold0))
+    attr_side = tuple(roles)
+    roles.update({m.name: m for m in right})
+    counts = byte_counts(roles, (attr_side, tuple(m.name for m in right)), diag=False)
+    if counts is None:
+        return None
+    out = []
+    for i, (_, width, right_width) in enumerate(splits):
+        g = np.zeros((2, width, right_width))
+        for f in (0, 1):
+            g[f, 0, 0] = counts.count[f"{left[0].name}@{i}"][f::2].sum()
+            for m in left:
+                if lslices[m.name].stop <= width:
+                    g[f, lslices[m.name], 0] = counts.count[f"{m.name}@{i}"][f::2]
+            for t in right:
+                if rslices[t.name].stop <= right_width:
+                    g[f, 0, rslices[t.name]] = counts.cross[(f"{left[0].name}@{i}", t.name)][f::2].sum(axis=0)
+                    for m in left:
+                        if lslices[m.name].stop <= width:
+                            g[f, lslices[m.name], rslices[t.name]] = counts.cross[(f"{m.name}@{i}", t.name)][f::2]
+        out.append(g)
+    return out
 
 
 def _gram_splits(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int,
@@ -364,7 +409,8 @@ class CooccurrenceCounts:
                 raise ValueError(f"a split's roles must be prefixes of the roles given, got {lroles} and {rroles}")
             plan.append((in_fold0.astype(np.intp), 1 + sum(m.n_classes for m in lsub),
                          1 + sum(m.n_classes for m in rsub)))
-        grams = _gram_splits(left, right, n, plan)
+        grams = _histogram_splits(left, right, plan)
+        grams = _gram_splits(left, right, n, plan) if grams is None else grams
         return [(cls._of_gram(left[:len(lr)], right[:len(rr)], g[0], frozenset(), False, None, None),
                  cls._of_gram(left[:len(lr)], right[:len(rr)], g[1], frozenset(), False, None, None))
                 for g, (_, lr, rr) in zip(grams, splits)]
