@@ -49,6 +49,13 @@ with one sort of packed words, the class signatures and hashes are computed
 once per distinct content (or row by row when nearly every row is distinct),
 and each class is dealt with one more sort of packed ``(key, position)``
 words: about 0.1 s per million single-label rows for BiasAmp→'s two splits.
+Rows too wide to pack with a position in one word (multi-label rows, nearly
+all distinct; issue 31) are not grouped by content: the counts come from
+histograms of the rows' bytes (:func:`byte_counts`), every row is hashed
+(two bytes a table look-up), the rows of a class are ordered by
+``H(seed, key, 0)``, rows that share a key are checked to share their
+labels (else the rows go back to the grouping by content) and hashed again
+with their occurrences, in row order (:func:`_deal_rows`): the same split.
 
 The functions work on any batch of rows (:func:`crossfit_splits` /
 :func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
@@ -872,9 +879,10 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
                 contents = [roles[r].codes if roles[r].codes is not None else octets[r] for r in used
                             if not (r == "attr" and stratified_read)]
                 if real:
-                    contents.append(_float_bits(weights))
+                    contents.append(_float_bits(np.asarray(weights)))
                 if stratified_read and by_stratum is None:  # the rows by stratum: once for every read
-                    order, starts = _group(*digits["attr"], positions[:n])
+                    stratum_digit, stratum_bits = digits["attr"]
+                    order, starts = _group(stratum_digit, stratum_bits, positions[:n])
                     by_stratum = order, np.append(starts, n)
                 folds = _deal_rows(key, by_stratum if stratified_read else None, contents, seed,
                                    positions[:n], alternating)

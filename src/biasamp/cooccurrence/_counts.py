@@ -63,6 +63,20 @@ def _blas_controller():
     return ThreadpoolController()
 
 
+def _blocks(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, lbuf: np.ndarray, rbuf: np.ndarray,
+            lslices: dict, rslices: dict):
+    """Row blocks ``(start, stop, left block, right block)``: the roles converted into the buffers' columns."""
+    rows = len(lbuf)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        lb, rb = lbuf[:stop - start], rbuf[:stop - start]
+        for m in left:
+            m.block(start, stop, lb[:, lslices[m.name]])
+        for m in right:
+            m.block(start, stop, rb[:, rslices[m.name]])
+        yield start, stop, lb, rb
+
+
 def _gram(
     left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, pairs: frozenset | None = None,
     weights: np.ndarray | None = None,
@@ -100,14 +114,7 @@ def _gram(
         uncounted |= {(m.name, r.name) for m in left if lslices[m.name].stop > width}
     g = np.zeros((wl, wr), dtype=np.float64)
     with _blas_controller().limit(limits=1, user_api="blas"):
-        for start in range(0, n, rows):
-            stop = min(n, start + rows)
-            b = stop - start
-            lb, rb = lbuf[:b], rbuf[:b]
-            for m in left:
-                m.block(start, stop, lb[:, lslices[m.name]])
-            for m in right:
-                m.block(start, stop, rb[:, rslices[m.name]])
+        for start, stop, lb, rb in _blocks(left, right, n, lbuf, rbuf, lslices, rslices):
             if weights is not None:
                 w = weights[start:stop]
                 lb[:, 0] = w
@@ -187,14 +194,8 @@ def _gram_splits(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: i
     spread = [np.zeros((rows, 2, width), dtype=dtype) for _, width, _ in splits]
     grams = [np.zeros((2 * width, right_width)) for _, width, right_width in splits]
     with _blas_controller().limit(limits=1, user_api="blas"):
-        for start in range(0, n, rows):
-            stop = min(n, start + rows)
+        for start, stop, lb, rb in _blocks(left, right, n, lbuf, rbuf, lslices, rslices):
             b = stop - start
-            lb, rb = lbuf[:b], rbuf[:b]
-            for m in left:
-                m.block(start, stop, lb[:, lslices[m.name]])
-            for m in right:
-                m.block(start, stop, rb[:, rslices[m.name]])
             for (in_fold0, width, right_width), sb, g in zip(splits, spread, grams):
                 sb = sb[:b]
                 sb[...] = 0
