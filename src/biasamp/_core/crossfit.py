@@ -315,13 +315,16 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
     columns = [octets[r] for r in task_side]
     key = np.empty(n, dtype=np.intp)
     high = joint << (8 * len(task_side) if together else 8)  # the id above the bytes
+    if together and len(columns) == 2:  # the two roles' bytes side by side, as 16-bit words
+        joined = columns[0].astype(np.uint16) << 8
+        joined |= columns[1]
+    elif together and columns:
+        joined = columns[0]
     for b in range(-(-kt // 8)):
         cols = slice(8 * b, min(kt, 8 * b + 8))
         width = cols.stop - cols.start
         if together:
-            np.bitwise_or(high, columns[-1][:, b], out=key)
-            if len(columns) == 2:
-                key |= columns[0][:, b].astype(np.intp) << 8
+            np.bitwise_or(high, joined[:, b], out=key)
             h = hist(key, ids * 256 ** len(task_side)).reshape(ids, *[256] * len(task_side))
             axes = range(1, 1 + len(task_side))
             marginals = [h.sum(axis=tuple(j for j in axes if j != i)) for i in axes]
