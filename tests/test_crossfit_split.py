@@ -405,7 +405,7 @@ def test_counts_from_byte_histograms_equal_the_products(seed, n, n_attr, ka, n_t
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.sampled_from(["codes", "dense"]), st.integers(1, 20))
 def test_both_folds_of_both_splits_counted_in_one_pass(seed, n, attr_kind, kt):
-    """:meth:`CooccurrenceCounts.from_encoded_splits` equals :meth:`from_encoded` on each fold's rows, bit for bit."""
+    """:meth:`CooccurrenceCounts._from_encoded_splits` equals :meth:`from_encoded` on each fold's rows, bit for bit."""
     from biasamp.cooccurrence._counts import CooccurrenceCounts
 
     rng = np.random.default_rng(seed)
@@ -413,7 +413,7 @@ def test_both_folds_of_both_splits_counted_in_one_pass(seed, n, attr_kind, kt):
     right = [LabelMatrix(r, tuple(range(kt)), dense=rng.random((n, kt)) < 0.3) for r in ("task", "task_pred")]
     splits = [(rng.integers(0, 2, n).astype(np.int8), ["attr"], ["task", "task_pred"]),
               (rng.integers(0, 2, n).astype(np.int8), ["attr", "attr_pred"], ["task"])]
-    got = CooccurrenceCounts.from_encoded_splits(left, right, splits)
+    got = CooccurrenceCounts._from_encoded_splits(left, right, splits)
     for (in_fold0, lroles, rroles), tables in zip(splits, got):
         for fold, table in zip((1, 0), tables):
             idx = np.flatnonzero(in_fold0 == fold)
@@ -425,6 +425,6 @@ def test_both_folds_of_both_splits_counted_in_one_pass(seed, n, attr_kind, kt):
             assert (table.attr_roles, table.task_roles, table.uncounted) == \
                 (expected.attr_roles, expected.task_roles, expected.uncounted)
     with pytest.raises(ValueError, match="prefixes"):
-        CooccurrenceCounts.from_encoded_splits(left, right, [(splits[0][0], ["attr_pred"], ["task"])])
+        CooccurrenceCounts._from_encoded_splits(left, right, [(splits[0][0], ["attr_pred"], ["task"])])
     with pytest.raises(ValueError, match="fold 0"):
-        CooccurrenceCounts.from_encoded_splits(left, right, [(np.full(n, 2), ["attr"], ["task"])])
+        CooccurrenceCounts._from_encoded_splits(left, right, [(np.full(n, 2), ["attr"], ["task"])])

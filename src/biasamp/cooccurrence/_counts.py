@@ -382,7 +382,7 @@ class CooccurrenceCounts:
         return cls._of_gram(left, right, gram, uncounted, weights is not None, rows, predictions)
 
     @classmethod
-    def from_encoded_splits(
+    def _from_encoded_splits(
         cls,
         left: Sequence[LabelMatrix],
         right: Sequence[LabelMatrix],
@@ -399,7 +399,7 @@ class CooccurrenceCounts:
         """
         n = _check_encoded(left, right, None)
         if any(m.soft for m in (*left, *right)):
-            raise ValueError("from_encoded_splits counts hard labels: give 0/1 matrices or codes")
+            raise ValueError("_from_encoded_splits counts hard labels: give 0/1 matrices or codes")
         plan = []
         for in_fold0, lroles, rroles in splits:
             in_fold0 = np.asarray(in_fold0)

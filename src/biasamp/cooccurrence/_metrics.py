@@ -1463,7 +1463,7 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
                              random_state=random_state)
     counted = None
     if weights is None and not any(m.soft for m in by_role.values()):  # every fold of every split in one pass
-        counted = CooccurrenceCounts.from_encoded_splits(
+        counted = CooccurrenceCounts._from_encoded_splits(
             left, right, [(of_rows, *reads[d]) for d, of_rows in zip(given, splits)])
     for i, (direction, of_rows) in enumerate(zip(given, splits)):
         lroles, rroles = reads[direction]
