@@ -318,3 +318,113 @@ def test_align_splits_redeals_each_group_in_content_order(seed, n, weighted):
         at = group == g
         np.testing.assert_array_equal(np.sort(dealt[at]), np.sort(split[at]))
         assert (np.diff(dealt[at][np.argsort(content[at], kind="stable")]) >= 0).all()
+
+
+# --------------------------------------------------------------------------- #
+# the fast path of wide rows (issue 31): dealt row by row, counts from byte histograms, folds counted in one pass
+# --------------------------------------------------------------------------- #
+def _count_row_path(mp):
+    """Wrap the row-by-row dealer: the list records, per call, whether it dealt the rows (else: by content)."""
+    calls = []
+    inner = cf._deal_rows
+
+    def spy(*args, **kwargs):
+        out = inner(*args, **kwargs)
+        calls.append(out is not None)
+        return out
+
+    mp.setattr(cf, "_deal_rows", spy)
+    return calls
+
+
+@settings(max_examples=150, deadline=None)
+@given(split_inputs())
+def test_rows_dealt_one_by_one_give_the_rule_s_split(data):
+    """Every input whose rows are codes or 0/1 bytes dealt row by row (not grouped by content): the rule's split.
+
+    The inputs hold duplicate rows (same key: occurrences in row order),
+    classes identical up to their names (same key, other labels: the rows go
+    back to the grouping by content) and weights of every kind.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cf, "_WORD_BITS", 0)  # every content "too wide for a word"
+        _check(*data)
+
+
+@pytest.mark.parametrize("density", [0.05, 0.5])
+def test_wide_multi_label_rows_with_many_repeats_are_dealt_row_by_row(density):
+    """80 tasks, thousands of repeated rows (empty ones above all): the row path is taken, and gives the rule's split."""
+    rng = np.random.default_rng(int(density * 100))
+    n, k = 6000, 80
+    attr = rng.integers(0, 3, n)
+    task = rng.random((n, k)) < density
+    task[:1500] = task[:1500] & (rng.random((1500, 1)) < 0.02)  # mostly empty rows: repeated contents
+    pred = task ^ (rng.random((n, k)) < 0.01)
+    roles = {"attr": LabelMatrix("attr", (0, 1, 2), codes=attr),
+             "attr_pred": LabelMatrix("attr_pred", (0, 1, 2), codes=np.where(rng.random(n) < 0.1, 0, attr)),
+             "task": LabelMatrix("task", tuple(range(k)), dense=task),
+             "task_pred": LabelMatrix("task_pred", tuple(range(k)), dense=pred)}
+    with pytest.MonkeyPatch.context() as mp:
+        calls = _count_row_path(mp)
+        _check(roles, READS[0], None, 11)
+        _check(roles, READS[0], rng.choice([0.5, 1.0, 3.25], n), 11, [True, False])
+    assert calls == [True] * 4
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 200), st.integers(1, 2), st.integers(1, 12),
+       st.integers(0, 2), st.integers(1, 70), st.booleans(), st.booleans())
+def test_counts_from_byte_histograms_equal_the_products(seed, n, n_attr, ka, n_task, kt, units, small_bins):
+    """:func:`_byte_stats` gives exactly the counts of :func:`_stats` (per role, same-side pairs, cross pairs)."""
+    rng = np.random.default_rng(seed)
+    roles = {}
+    for r in ("attr", "attr_pred")[:n_attr]:
+        roles[r] = LabelMatrix(r, tuple(range(ka)), codes=rng.integers(0, ka, n))
+    for r in ("task", "task_pred")[:n_task]:
+        dtype = rng.choice([np.bool_, np.int8, np.uint8, np.int64, np.float64])
+        roles[r] = LabelMatrix(r, tuple(range(kt)), dense=(rng.random((n, kt)) < rng.random()).astype(dtype))
+    sides = (tuple(r for r in roles if r in cf._ATTR_ROLES), tuple(r for r in roles if r not in cf._ATTR_ROLES))
+    octets = {r: cf._row_bytes(m._dense()) for r, m in roles.items() if m.codes is None}
+    for r, x in octets.items():  # the bytes of every row, whatever the dtype
+        np.testing.assert_array_equal(x, np.packbits(roles[r]._dense() != 0, axis=1, bitorder="little"))
+    weights = rng.integers(1, 5, n) if units else None
+    with pytest.MonkeyPatch.context() as mp:
+        if small_bins:  # one histogram per task-side role, not both together
+            mp.setattr(cf, "_TOGETHER_BINS", 0)
+        got = cf._byte_stats(roles, sides, octets, weights)
+    expected = cf._stats(roles, sides, weights)
+    assert got is not None
+    for part in ("count", "diag", "cross"):
+        g, e = getattr(got, part), getattr(expected, part)
+        assert list(g) == list(e)  # the same keys in the same order (the signatures hash them in order)
+        for key in e:
+            assert g[key].dtype == e[key].dtype
+            np.testing.assert_array_equal(g[key], e[key])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 300), st.sampled_from(["codes", "dense"]), st.integers(1, 20))
+def test_both_folds_of_both_splits_counted_in_one_pass(seed, n, attr_kind, kt):
+    """:meth:`CooccurrenceCounts._from_encoded_splits` equals :meth:`from_encoded` on each fold's rows, bit for bit."""
+    from biasamp.cooccurrence._counts import CooccurrenceCounts
+
+    rng = np.random.default_rng(seed)
+    left = [_matrix(rng, r, n, 3, attr_kind) for r in ("attr", "attr_pred")]
+    right = [LabelMatrix(r, tuple(range(kt)), dense=rng.random((n, kt)) < 0.3) for r in ("task", "task_pred")]
+    splits = [(rng.integers(0, 2, n).astype(np.int8), ["attr"], ["task", "task_pred"]),
+              (rng.integers(0, 2, n).astype(np.int8), ["attr", "attr_pred"], ["task"])]
+    got = CooccurrenceCounts._from_encoded_splits(left, right, splits)
+    for (in_fold0, lroles, rroles), tables in zip(splits, got):
+        for fold, table in zip((1, 0), tables):
+            idx = np.flatnonzero(in_fold0 == fold)
+            take = [LabelMatrix(m.name, m.classes, codes=None if m.codes is None else m.codes[idx],
+                                dense=None if m.codes is not None else m._dense()[idx]) for m in (*left, *right)]
+            by_name = {m.name: m for m in take}
+            expected = CooccurrenceCounts.from_encoded([by_name[r] for r in lroles], [by_name[r] for r in rroles])
+            np.testing.assert_array_equal(table.gram, expected.gram)
+            assert (table.attr_roles, table.task_roles, table.uncounted) == \
+                (expected.attr_roles, expected.task_roles, expected.uncounted)
+    with pytest.raises(ValueError, match="prefixes"):
+        CooccurrenceCounts._from_encoded_splits(left, right, [(splits[0][0], ["attr_pred"], ["task"])])
+    with pytest.raises(ValueError, match="fold 0"):
+        CooccurrenceCounts._from_encoded_splits(left, right, [(np.full(n, 2), ["attr"], ["task"])])

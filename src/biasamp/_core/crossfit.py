@@ -49,6 +49,13 @@ with one sort of packed words, the class signatures and hashes are computed
 once per distinct content (or row by row when nearly every row is distinct),
 and each class is dealt with one more sort of packed ``(key, position)``
 words: about 0.1 s per million single-label rows for BiasAmp→'s two splits.
+Rows too wide to pack with a position in one word (multi-label rows, nearly
+all distinct; issue 31) are not grouped by content: the counts come from
+histograms of the rows' bytes (:func:`byte_counts`), every row is hashed
+(two bytes a table look-up), the rows of a class are ordered by
+``H(seed, key, 0)``, rows that share a key are checked to share their
+labels (else the rows go back to the grouping by content) and hashed again
+with their occurrences, in row order (:func:`_deal_rows`): the same split.
 
 The functions work on any batch of rows (:func:`crossfit_splits` /
 :func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
@@ -67,8 +74,8 @@ import numpy as np
 
 from biasamp._core.labels import LabelMatrix
 
-__all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "align_splits", "check_cross_fit", "crossfit_folds",
-           "crossfit_splits", "describe", "fold_weights", "split_seed", "weight_units"]
+__all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "align_splits", "byte_counts", "check_cross_fit",
+           "crossfit_folds", "crossfit_splits", "describe", "fold_weights", "split_seed", "weight_units"]
 
 #: the seed of the split when ``cross_fit_random_state`` is None: the same data always give the same value
 DEFAULT_SPLIT_SEED = 0
@@ -185,6 +192,13 @@ class _Stats:
     diag: dict
     cross: dict
 
+    def of(self, roles: Iterable[str]) -> _Stats:
+        """The counts of some of the roles (in the same order)."""
+        roles = set(roles)
+        return _Stats({r: v for r, v in self.count.items() if r in roles},
+                      {p: v for p, v in self.diag.items() if set(p) <= roles},
+                      {p: v for p, v in self.cross.items() if set(p) <= roles})
+
 
 def _stats(roles: dict, sides: tuple, units: np.ndarray | None = None) -> _Stats:
     """The counts of :class:`_Stats` for the roles ``roles`` (name -> LabelMatrix), in one pass over row blocks.
@@ -218,6 +232,119 @@ def _stats(roles: dict, sides: tuple, units: np.ndarray | None = None) -> _Stats
                 left = blocks[ra] if w is None else blocks[ra] * w
                 cross[(ra, rt)] += left.T @ (blocks[rt] if w is None else blocks[rt].astype(np.float64))
     return _Stats(count, diag, cross)
+
+
+#: the most bins of one histogram of :func:`_byte_stats`
+_MAX_BINS = 1 << 22
+#: the most bins of a joint histogram of both task-side roles (one that stays in cache), else one histogram each
+_TOGETHER_BINS = 1 << 18
+#: the bits of every byte value (256 x 8), to turn a histogram of bytes into counts of their bits
+_BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
+
+
+def byte_counts(roles: dict, sides: tuple, *, diag: bool = True) -> _Stats | None:
+    """Exact unweighted counts of the non-zero entries of ``roles`` from histograms of bytes, or None.
+
+    ``sides`` names the attribute-side roles (codes, any number of them, all
+    with the same classes) and the task-side roles (0/1 matrices, at most
+    two); returns the counts per role, per same-side pair (when ``diag``) and
+    per cross pair (``count``, ``diag``, ``cross`` as integers in float64),
+    or None when the roles are not of those kinds (:func:`_byte_stats`).
+    """
+    if any(roles[r].codes is None for r in sides[0]) or len(sides[1]) > 2 or \
+            any(roles[r].codes is not None or roles[r].soft for r in sides[1]):
+        return None
+    return _byte_stats(roles, sides, {r: _row_bytes(roles[r]._dense()) for r in sides[1]}, diag=diag)
+
+
+def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | None = None,
+                diag: bool = True) -> _Stats | None:
+    """:func:`_stats` from histograms of the rows' bytes, or None when the roles do not allow it.
+
+    The attribute-side roles must hold codes and the task-side roles 0/1
+    matrices (their bytes in ``octets``, :func:`_row_bytes`). The attribute
+    side's classes are joined in one id per row; for every byte of the task
+    side, one ``bincount`` of ``(id, byte of each task-side role)`` gives all
+    the counts of the 8 columns of that byte, as exact integers: the same
+    numbers as :func:`_stats` (no product of float blocks).
+    """
+    attr_side, task_side = sides
+    if any(roles[r].codes is None for r in attr_side) or any(r not in octets for r in task_side):
+        return None
+    n = next(iter(roles.values())).n_rows
+    w = None if units is None else np.asarray(units, dtype=np.float64)
+
+    def hist(x: np.ndarray, bins: int, mask: np.ndarray | None = None) -> np.ndarray:
+        """Integer counts (exact: integer weights sum exactly in float64) as int64, for products without BLAS."""
+        if mask is not None:
+            x, weights = x[mask], (None if w is None else w[mask])
+        else:
+            weights = w
+        return np.bincount(x, weights=weights, minlength=bins).astype(np.int64)
+
+    count: dict = {}
+    same: dict = {}
+    cross: dict = {}
+    ka = roles[attr_side[0]].n_classes if attr_side else 1
+    joint = np.zeros(n, dtype=np.intp)  # the attribute side's classes as one id per row
+    for r in attr_side:
+        codes = np.asarray(roles[r].codes, dtype=np.intp)
+        count[r] = hist(codes, ka).astype(np.float64)
+        joint = joint * ka + codes
+    if diag and len(attr_side) == 2:
+        c1, c2 = (np.asarray(roles[r].codes) for r in attr_side)
+        same[attr_side] = hist(np.asarray(c1, dtype=np.intp), ka, c1 == c2).astype(np.float64)
+    n_ids = ka ** len(attr_side)
+    if n_ids > _MAX_BINS:
+        return None
+    present = np.flatnonzero(np.bincount(joint, minlength=n_ids))
+    remap = np.zeros(n_ids, dtype=np.intp)
+    remap[present] = np.arange(len(present))
+    joint = remap[joint]
+    class_of = {r: (present // ka ** (len(attr_side) - 1 - i)) % ka for i, r in enumerate(attr_side)}
+    ids = len(present)
+    together = ids * 256 ** len(task_side) <= _TOGETHER_BINS  # one histogram for both task-side roles
+    if not together and ids * 256 > _MAX_BINS:
+        return None
+    kt = roles[task_side[0]].n_classes if task_side else 0
+    count.update({r: np.zeros(kt) for r in task_side})
+    cross.update({(ra, r): np.zeros((ka, kt)) for ra in attr_side for r in task_side})  # _stats's order
+    pair = diag and len(task_side) == 2
+    if pair:
+        same[task_side] = np.zeros(kt)
+    columns = [octets[r] for r in task_side]
+    key = np.empty(n, dtype=np.intp)
+    high = joint << (8 * len(task_side) if together else 8)  # the id above the bytes
+    if together and len(columns) == 2:  # the two roles' bytes side by side, as 16-bit words
+        joined = columns[0].astype(np.uint16) << 8
+        joined |= columns[1]
+    elif together and columns:
+        joined = columns[0]
+    for b in range(-(-kt // 8)):
+        cols = slice(8 * b, min(kt, 8 * b + 8))
+        width = cols.stop - cols.start
+        if together:
+            np.bitwise_or(high, joined[:, b], out=key)
+            h = hist(key, ids * 256 ** len(task_side)).reshape(ids, *[256] * len(task_side))
+            axes = range(1, 1 + len(task_side))
+            marginals = [h.sum(axis=tuple(j for j in axes if j != i)) for i in axes]
+            if pair:
+                # the rows holding bit j in both bytes: the diagonal of (bits)ᵀ H (bits)
+                same[task_side][cols] = ((h.sum(axis=0) @ _BYTE_BITS) * _BYTE_BITS).sum(axis=0)[:width]
+        else:
+            marginals = []
+            for c in columns:
+                np.bitwise_or(high, c[:, b], out=key)
+                marginals.append(hist(key, ids * 256).reshape(ids, 256))
+            if pair:
+                same[task_side][cols] = (hist(columns[0][:, b] & columns[1][:, b], 256) @ _BYTE_BITS)[:width]
+        for r, m in zip(task_side, marginals):
+            bits = m @ _BYTE_BITS[:, :width]  # ids x width, integers (no BLAS)
+            count[r][cols] = bits.sum(axis=0)
+            for ra in attr_side:  # the ids of every class of the role, summed
+                for j in range(width):
+                    cross[(ra, r)][:, cols.start + j] = np.bincount(class_of[ra], weights=bits[:, j], minlength=ka)
+    return _Stats(count, same, cross)
 
 
 def _rows(m: LabelMatrix, a: int, b: int) -> LabelMatrix:
@@ -443,6 +570,10 @@ def _row_bytes(dense: np.ndarray) -> np.ndarray:
     """
     n, k = dense.shape
     width = -(-k // 8)
+    if dense.dtype.itemsize == 1 and dense.dtype.kind in "biu":  # one byte an entry: packbits reads non-zero as 1
+        if k % 8 == 0:
+            return np.packbits(dense.reshape(-1), bitorder="little").reshape(n, width)
+        return np.packbits(dense, axis=1, bitorder="little")
     out = np.empty((n, width), dtype=np.uint8)
     step = max(1, _CHUNK_BYTES // max(8 * width, 1))
     bits = np.zeros((min(n, step), 8 * width), dtype=bool)
@@ -459,13 +590,18 @@ def _set_hash(octets: np.ndarray, keys: np.ndarray) -> np.ndarray:
     The value of :func:`_positional` for a 0/1 matrix (there a float product
     of the keys' limbs), with one look-up per byte of a row.
     """
-    padded = np.zeros(8 * octets.shape[1], dtype=np.uint64)
+    width = octets.shape[1]
+    padded = np.zeros(8 * width, dtype=np.uint64)
     padded[:len(keys)] = keys
-    members = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.uint64)  # the bits of every byte
+    members = _BYTE_BITS.astype(np.uint64)  # the bits of every byte
     out = np.zeros(len(octets), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for b in range(octets.shape[1]):
-            out += (members * padded[8 * b:8 * b + 8]).sum(axis=1, dtype=np.uint64)[octets[:, b]]
+        tables = [(members * padded[8 * b:8 * b + 8]).sum(axis=1, dtype=np.uint64) for b in range(width)]
+        pairs = octets[:, :width - width % 2].view(np.uint16) if len(octets) else np.zeros((0, width // 2), np.uint16)
+        for b in range(0, width - 1, 2):  # two bytes a look-up: a 65536-entry table of their sums (the low byte first)
+            out += (tables[b + 1][:, None] + tables[b][None, :]).ravel()[pairs[:, b // 2]]
+        if width % 2:
+            out += tables[-1][octets[:, -1]]
     return out
 
 
@@ -531,6 +667,21 @@ def _mix_in_place(h: np.ndarray, tmp: np.ndarray) -> np.ndarray:
     return h
 
 
+def _item_hash(u: np.ndarray, keys: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """``H(seed, H(key, occurrence ^ salt))`` as :func:`_combine` computes it, in place in ``u`` (the occurrences).
+
+    ``keys`` (uint64, the items' keys) is overwritten: it serves as scratch.
+    """
+    with np.errstate(over="ignore"):
+        u ^= _SALT_OCCURRENCE
+        keys *= _M2
+        u += keys
+        _mix_in_place(u, keys)
+        u += _mix(seed)[0] * _M2
+        _mix_in_place(u, keys)
+    return u
+
+
 #: more strata than this: :func:`_alternate` sorts all items at once (lexicographically) instead of stratum by stratum
 _MAX_SLICES = 4096
 
@@ -541,10 +692,18 @@ def _alternate(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, alterna
 
     The items of stratum ``s`` are ``bounds[s]:bounds[s + 1]``. ``positions``
     is ``arange(n)`` (uint64), ``alternating`` ``0, 1, 0, 1, ...`` (int8),
-    ``scratch`` a uint64 array of ``n`` items to overwrite. Within a stratum
-    the top bits of ``u`` and the position are packed in one word and sorted
-    as numbers; items whose top bits tie are then ordered by their whole
-    ``u``, so the order is exactly the one by ``(u, position)``.
+    ``scratch`` a uint64 array of ``n`` items to overwrite
+    (:func:`_stratum_order`, then :func:`_dealt`).
+    """
+    return _dealt(_stratum_order(u, bounds, positions, scratch), bounds, positions, alternating)
+
+
+def _stratum_order(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """The items ordered by stratum, then by ``u``, then by position (the arguments of :func:`_alternate`).
+
+    Within a stratum the top bits of ``u`` and the position are packed in one
+    word and sorted as numbers; items whose top bits tie are then ordered by
+    their whole ``u``, so the order is exactly the one by ``(u, position)``.
     """
     n = len(u)
     ib = _index_bits(n)
@@ -552,33 +711,43 @@ def _alternate(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, alterna
     slices = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
     if len(slices) > _MAX_SLICES:
         strata = np.repeat(np.arange(len(slices)), np.diff(bounds))
-        order = np.lexsort((positions, u, strata))
+        return np.lexsort((positions, u, strata))
+    packed = np.bitwise_and(u, ~low, out=scratch)
+    packed |= positions
+    for a, b in slices:
+        packed[a:b].sort()
+    tied = (packed[1:] ^ packed[:-1]) <= low  # equal top bits
+    tied[bounds[1:-1][(bounds[1:-1] > 0) & (bounds[1:-1] < n)] - 1] = False  # not across strata
+    pairs = np.flatnonzero(tied)
+    # runs of equal top bits are in position order: right where their whole u are equal too (repeated keys)
+    differ = pairs[u[packed[pairs] & low] != u[packed[pairs + 1] & low]]
+    if len(differ):  # the runs that hold different u: ordered by (u, position)
+        member = np.zeros(n, dtype=bool)
+        member[1:] |= tied
+        member[:-1] |= tied
+        first = member.copy()
+        first[1:] &= ~tied  # the first item of every run
+        run = np.cumsum(first) - 1
+        at = np.flatnonzero(member & np.isin(run, run[differ]))
+        top = packed[at] >> np.uint64(ib)
+        packed &= low
+        sub = packed[at].view(np.int64)
+        stratum = np.searchsorted(bounds, at, side="right")
+        packed[at] = sub[np.lexsort((sub, u[sub], top, stratum))].view(np.uint64)
     else:
-        packed = np.bitwise_and(u, ~low, out=scratch)
-        packed |= positions
-        for a, b in slices:
-            packed[a:b].sort()
-        tied = (packed[1:] ^ packed[:-1]) <= low  # equal top bits
-        tied[bounds[1:-1][(bounds[1:-1] > 0) & (bounds[1:-1] < n)] - 1] = False  # not across strata
-        if tied.any():
-            member = np.zeros(n, dtype=bool)
-            member[1:] |= tied
-            member[:-1] |= tied
-            at = np.flatnonzero(member)
-            top = packed[at] >> np.uint64(ib)
-            packed &= low
-            sub = packed[at].view(np.int64)
-            stratum = np.searchsorted(bounds, at, side="right")
-            packed[at] = sub[np.lexsort((sub, u[sub], top, stratum))].view(np.uint64)
-        else:
-            packed &= low
-        order = packed.view(np.int64)
-    # position p in its stratum: fold p mod 2
-    if len(slices) > _MAX_SLICES:
-        dealt = ((positions - np.repeat(bounds[:-1], np.diff(bounds)).astype(np.uint64)) & np.uint64(1)).astype(np.int8)
+        packed &= low
+    return packed.view(np.int64)
+
+
+def _dealt(order: np.ndarray, bounds: np.ndarray, positions: np.ndarray, alternating: np.ndarray) -> np.ndarray:
+    """The fold of every item from :func:`_stratum_order`: position p in its stratum, fold p mod 2."""
+    n = len(order)
+    if len(bounds) - 1 > _MAX_SLICES:
+        dealt = ((positions[:n] - np.repeat(bounds[:-1], np.diff(bounds)).astype(np.uint64))
+                 & np.uint64(1)).astype(np.int8)
     else:
         dealt = np.empty(n, dtype=np.int8)
-        for a, b in slices:
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
             dealt[a:b] = alternating[:b - a]
     folds = np.empty(n, dtype=np.int8)
     folds[order] = dealt
@@ -692,6 +861,7 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     every_sides = (tuple(r for r in every if r in _ATTR_ROLES), tuple(r for r in every if r not in _ATTR_ROLES))
     counted: _Stats | None = None
     every_w: np.ndarray | None = None
+    by_stratum: tuple | None = None  # the rows ordered by stratum, and the strata's bounds (rows dealt row by row)
     out = []
     with np.errstate(over="ignore"):
         for read, stratified_read in zip(reads, flags):
@@ -701,8 +871,29 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
             # the content of every row: its stratum first (the attribute's class when stratified), its labels in
             # the roles read, a non-integer weight
             first = ("attr",) if stratified_read or "attr" in used else ()
+            parts = (*first, *(r for r in used if r != "attr"), *((None,) if real else ()))
+            if row_of is None and _wide(parts, roles, octets, n):  # hashed and dealt row by row, not by content
+                if counted is None:
+                    counted, every_w = _every_stats(every, every_sides, octets, None, weights if real else None)
+                if "attr" not in digits:
+                    digits["attr"] = _role_digit(attr, octets.get("attr"), positions[:n])
+                key, tie = _keys(used, octets, counted.of(used), sides, sizes, every_w, None)
+                # a row's content: its labels (the attribute's is its stratum when stratified) and a real weight
+                contents = [roles[r].codes if roles[r].codes is not None else octets[r] for r in used
+                            if not (r == "attr" and stratified_read)]
+                if real:
+                    contents.append(_float_bits(np.asarray(weights)))
+                if stratified_read and by_stratum is None:  # the rows by stratum: once for every read
+                    stratum_digit, stratum_bits = digits["attr"]
+                    order, starts = _group(stratum_digit, stratum_bits, positions[:n])
+                    by_stratum = order, np.append(starts, n)
+                folds = _deal_rows(key, by_stratum if stratified_read else None, contents, seed,
+                                   positions[:n], alternating)
+                if folds is not None:  # else two rows share a key but not their labels: by content, below
+                    out.append(folds)
+                    continue
             content, bits = None, 0
-            for r in (*first, *(r for r in used if r != "attr"), *((None,) if real else ())):
+            for r in parts:
                 if r not in digits:
                     digits[r] = _role_digit(roles[r], octets.get(r), positions[:n])
                 digit, digit_bits = digits[r]
@@ -720,35 +911,16 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
             if not by_row:  # the counts and hashes of one row of each content, counted mult times
                 labels = {r: _take(m, rep) for r, m in used.items()}
                 label_bytes = {r: x[rep] for r, x in octets.items() if r in used}
-                stats = _stats(labels, sides, mult)
+                stats = _byte_stats(labels, sides, label_bytes, mult)
+                stats = _stats(labels, sides, mult) if stats is None else stats
                 count_units, w_hash = mult, (_weight_hash(np.asarray(weights)[rep]) if real else None)
             else:  # about as many contents as rows: those of every row (every read's counts at once), as before
                 if counted is None:
-                    counted = _stats(every, every_sides, units)
-                    every_w = _weight_hash(np.asarray(weights)) if real else None
-                stats = _Stats({r: counted.count[r] for r in used},
-                               {p: v for p, v in counted.diag.items() if set(p) <= set(used)},
-                               {p: v for p, v in counted.cross.items() if set(p) <= set(used)})
+                    counted, every_w = _every_stats(every, every_sides, octets, units, weights if real else None)
+                stats = counted.of(used)
                 labels, count_units, w_hash = used, units, every_w
                 label_bytes = octets
-            sigs = _class_signatures(stats, sides, sizes)
-            empty = [np.all([stats.count[r] == 0 for r in side], axis=0) if side else np.ones(k, dtype=bool)
-                     for side, k in zip(sides, sizes)]
-            tied = any(_tied(x, e) for x, e in zip(sigs, empty))
-            if tied:  # classes the counts cannot tell apart: look at the rows that hold them
-                sigs = _refine(labels, sides, sigs, w_hash, count_units)
-                tied = any(_tied(x, e) for x, e in zip(sigs, empty))
-            size = next(iter(labels.values())).n_rows
-            key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
-            for r in labels:  # every class named by its signature: a renaming changes nothing
-                sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
-                key = _combine(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
-            tie = None
-            if tied:  # equal keys of different labels (classes the data cannot tell apart): their positions
-                tie = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
-                for r in labels:
-                    tie = _combine(tie, _label_hash(labels[r], label_bytes.get(r),
-                                                    np.arange(labels[r].n_classes, dtype=np.uint64), _role_salt(r)))
+            key, tie = _keys(labels, label_bytes, stats, sides, sizes, w_hash, count_units)
             if by_row:  # hashed row by row: each content's
                 key = key[rep]
                 tie = None if tie is None else tie[rep]
@@ -768,6 +940,139 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     elif weights is None:
         out = [(f == 0).astype(np.int8) for f in out]
     return out
+
+
+def _every_stats(every: dict, sides: tuple, octets: dict, units: np.ndarray | None,
+                 weights: np.ndarray | None) -> tuple[_Stats, np.ndarray | None]:
+    """The counts of every row in every role read (:func:`_byte_stats`, else :func:`_stats`), and the weights' hashes.
+
+    ``weights``: non-integer weights (part of a row's content), else None.
+    """
+    counted = _byte_stats(every, sides, octets, units)
+    counted = _stats(every, sides, units) if counted is None else counted
+    return counted, (None if weights is None else _weight_hash(np.asarray(weights)))
+
+
+#: rows whose content and position need more bits than this are hashed and dealt row by row (:func:`_deal_rows`)
+_WORD_BITS = 64
+
+
+def _wide(parts: tuple, roles: dict, octets: dict, n: int) -> bool:
+    """Whether the rows are dealt row by row: every part of a content held as codes or bytes, and too wide for a word.
+
+    Wide rows are nearly all distinct: grouping them by content would renumber
+    words in sorts of every row, for few repeated contents.
+    """
+    bits = 0
+    for r in parts:
+        if r is None:  # a non-integer weight
+            bits += 64
+        elif roles[r].codes is not None:
+            bits += (roles[r].n_classes - 1).bit_length()
+        elif r in octets:
+            bits += roles[r].n_classes
+        else:  # probabilities: by content
+            return False
+    return bits + _index_bits(n) > _WORD_BITS
+
+
+def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.ndarray, positions: np.ndarray,
+               alternating: np.ndarray) -> np.ndarray | None:
+    """The fold of every row, rows hashed one by one: :func:`_deal` without grouping the rows by content first.
+
+    ``strata``: the rows ordered by stratum and where each stratum starts and
+    ends (:func:`_group` of the attribute's :func:`_role_digit`; None:
+    unstratified); ``contents``: the arrays that make a row's content within
+    its stratum (codes, bytes, weights' bits). The rows of a stratum are
+    ordered by the hash of ``(key, 0)``; rows of one key are rows of one
+    content (checked on ``contents``), so their occurrences are their order
+    among them; those rows are hashed again with their occurrences and the
+    stratum is ordered again. The folds are then those of :func:`_deal`.
+    Returns None when two rows of a stratum share a key but not their
+    content (classes the data cannot tell apart, or a collision), or two
+    hashes tie: the caller then groups the rows by content.
+    """
+    n = len(key)
+    if strata is None:
+        by_stratum, bounds = None, np.array([0, n])
+    else:
+        by_stratum, bounds = strata
+        key = key[by_stratum]
+    u = np.zeros(n, dtype=np.uint64)  # the occurrences: 0 for now
+    scratch = key.copy()
+    _item_hash(u, scratch, seed)
+    order = _stratum_order(u, bounds, positions, scratch)
+    repeated = _repeats(u[order], bounds)
+    if repeated.any():  # rows of one key: their occurrences, in row order
+        new = ~np.append(False, repeated)
+        run = np.maximum.accumulate(np.where(new, np.arange(n), 0))
+        again = np.flatnonzero(~new)
+        rows, firsts = order[again], order[run[again]]
+        if by_stratum is not None:
+            rows, firsts = by_stratum[rows], by_stratum[firsts]
+        if not all(_rows_equal(x, rows, firsts) for x in contents):
+            return None
+        occurrence = (again - run[again]).astype(np.uint64)
+        at = order[again]
+        u[at] = _item_hash(occurrence, key[at], seed)
+        order = _stratum_order(u, bounds, positions, scratch)
+        if _repeats(u[order], bounds).any():
+            return None
+    folds = _dealt(order, bounds, positions, alternating)
+    if by_stratum is None:
+        return folds
+    out = np.empty(n, dtype=np.int8)
+    out[by_stratum] = folds
+    return out
+
+
+def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Per item but the first, whether it equals the item before it in the same stratum."""
+    same = ordered[1:] == ordered[:-1]
+    inner = bounds[1:-1]
+    same[inner[(inner > 0) & (inner < len(ordered))] - 1] = False
+    return same
+
+
+def _rows_equal(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether rows ``a`` and rows ``b`` of ``x`` (1-D, or rows of a 2-D array) are equal, pair by pair."""
+    x = np.asarray(x)
+    if x.ndim == 2:  # bytes: compared a word of each row at a time (np.take: fast on a strided column)
+        size = next(s for s in (8, 4, 2, 1) if x.shape[1] % s == 0)
+        x = np.ascontiguousarray(x).view(np.dtype(f"u{size}"))
+        return all(np.array_equal(np.take(x[:, j], a), np.take(x[:, j], b)) for j in range(x.shape[1]))
+    return bool(np.array_equal(np.take(x, a), np.take(x, b)))
+
+
+def _keys(labels: dict, label_bytes: dict, stats: _Stats, sides: tuple, sizes: tuple, w_hash: np.ndarray | None,
+          units: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Every row's key (its labels, every class named by its signature) and, when classes tie, its tie-breaker.
+
+    The class signatures come from ``stats`` (:func:`_class_signatures`),
+    refined on the rows when the counts cannot tell classes apart
+    (:func:`_refine`); the key hashes a row's labels with the classes named by
+    their signatures, so a renaming changes nothing; the tie-breaker (None
+    unless classes are still tied) with the classes named by their positions.
+    """
+    sigs = _class_signatures(stats, sides, sizes)
+    empty = [np.all([stats.count[r] == 0 for r in side], axis=0) if side else np.ones(k, dtype=bool)
+             for side, k in zip(sides, sizes)]
+    tied = any(_tied(x, e) for x, e in zip(sigs, empty))
+    if tied:  # classes the counts cannot tell apart: look at the rows that hold them
+        sigs = _refine(labels, sides, sigs, w_hash, units)
+        tied = any(_tied(x, e) for x, e in zip(sigs, empty))
+    size = next(iter(labels.values())).n_rows
+    key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
+    for r in labels:  # every class named by its signature: a renaming changes nothing
+        sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
+        key = _combine(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
+    tie = None
+    if tied:  # equal keys of different labels (classes the data cannot tell apart): their positions
+        tie = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
+        for r in labels:
+            tie = _combine(tie, _label_hash(labels[r], label_bytes.get(r),
+                                            np.arange(labels[r].n_classes, dtype=np.uint64), _role_salt(r)))
+    return key, tie
 
 
 def _deal(mult: np.ndarray, key: np.ndarray, strata: np.ndarray, tie: np.ndarray | None, seed: np.ndarray,
@@ -798,15 +1103,10 @@ def _deal(mult: np.ndarray, key: np.ndarray, strata: np.ndarray, tie: np.ndarray
     else:  # every content its own key
         offset = np.zeros(len(key), dtype=np.int64)
     first = np.cumsum(mult) - mult  # where each content's items start in the list
-    with np.errstate(over="ignore"):  # u = H(seed, H(key, occurrence ^ salt)) as _combine computes it, in place
-        u = np.repeat((offset - first).astype(np.uint64), mult)
-        u += positions  # the occurrence
-        u ^= _SALT_OCCURRENCE
-        scratch = np.repeat(key * _M2, mult)
-        u += scratch
-        _mix_in_place(u, scratch)
-        u += _mix(seed)[0] * _M2
-        _mix_in_place(u, scratch)
+    u = np.repeat((offset - first).astype(np.uint64), mult)
+    u += positions  # the occurrence
+    scratch = np.repeat(key, mult)
+    _item_hash(u, scratch, seed)
     # deal each stratum's items, in the order of their keys, alternately to fold 0 and fold 1
     counts = np.bincount(strata, weights=mult).astype(np.int64)
     return _alternate(u, np.append(0, np.cumsum(counts)), positions, alternating, scratch)

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from biasamp._core.crossfit import byte_counts
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy import EXPECTED_RATES, check_soft, check_threshold, harden_roles, joined
 from biasamp._core.policy_options import BINARY_TASK, DEFAULT_THRESHOLD
@@ -62,6 +63,20 @@ def _blas_controller():
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
+
+
+def _blocks(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int, lbuf: np.ndarray, rbuf: np.ndarray,
+            lslices: dict, rslices: dict):
+    """Row blocks ``(start, stop, left block, right block)``: the roles converted into the buffers' columns."""
+    rows = len(lbuf)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        lb, rb = lbuf[:stop - start], rbuf[:stop - start]
+        for m in left:
+            m.block(start, stop, lb[:, lslices[m.name]])
+        for m in right:
+            m.block(start, stop, rb[:, rslices[m.name]])
+        yield start, stop, lb, rb
 
 
 def _gram(
@@ -101,14 +116,7 @@ def _gram(
         uncounted |= {(m.name, r.name) for m in left if lslices[m.name].stop > width}
     g = np.zeros((wl, wr), dtype=np.float64)
     with _blas_controller().limit(limits=1, user_api="blas"):
-        for start in range(0, n, rows):
-            stop = min(n, start + rows)
-            b = stop - start
-            lb, rb = lbuf[:b], rbuf[:b]
-            for m in left:
-                m.block(start, stop, lb[:, lslices[m.name]])
-            for m in right:
-                m.block(start, stop, rb[:, rslices[m.name]])
+        for start, stop, lb, rb in _blocks(left, right, n, lbuf, rbuf, lslices, rslices):
             if weights is not None:
                 w = weights[start:stop]
                 lb[:, 0] = w
@@ -117,6 +125,85 @@ def _gram(
             for cols, width in plan:  # right column sums (row 0) and cross counts
                 g[:width, cols] += lb[:, :width].T @ rb[:, cols]
     return g, frozenset(uncounted)
+
+
+def _histogram_splits(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix],
+                      splits: Sequence[tuple[np.ndarray, int, int]]) -> list[np.ndarray] | None:
+    """:func:`_gram_splits` from histograms of the rows' bytes (no float conversion), or None.
+
+    For attribute-side codes and 0/1 task-side matrices: every attribute-side
+    role of every split becomes codes ``2 * class + fold`` and
+    :func:`biasamp._core.crossfit.byte_counts` counts them against the
+    task-side roles exactly; each fold's Gram matrix is read from those counts
+    (its ``n`` and task column sums from the attribute's classes, one per row).
+    """
+    if any(m.codes is None for m in left):
+        return None
+    ka = left[0].n_classes
+    lslices = _layout([m.name for m in left], [m.n_classes for m in left])
+    rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+    roles: dict = {}
+    for i, (in_fold0, width, _) in enumerate(splits):  # a split's roles: (class, fold) as one code
+        for m in left:
+            if lslices[m.name].stop <= width:
+                roles[f"{m.name}@{i}"] = LabelMatrix(f"{m.name}@{i}", tuple(range(2 * ka)),
+                                                     codes=2 * np.asarray(m.codes) + (1 - in_fold0))
+    attr_side = tuple(roles)
+    roles.update({m.name: m for m in right})
+    counts = byte_counts(roles, (attr_side, tuple(m.name for m in right)), diag=False)
+    if counts is None:
+        return None
+    out = []
+    for i, (_, width, right_width) in enumerate(splits):
+        g = np.zeros((2, width, right_width))
+        for f in (0, 1):
+            g[f, 0, 0] = counts.count[f"{left[0].name}@{i}"][f::2].sum()
+            for m in left:
+                if lslices[m.name].stop <= width:
+                    g[f, lslices[m.name], 0] = counts.count[f"{m.name}@{i}"][f::2]
+            for t in right:
+                if rslices[t.name].stop <= right_width:
+                    g[f, 0, rslices[t.name]] = counts.cross[(f"{left[0].name}@{i}", t.name)][f::2].sum(axis=0)
+                    for m in left:
+                        if lslices[m.name].stop <= width:
+                            g[f, lslices[m.name], rslices[t.name]] = counts.cross[(f"{m.name}@{i}", t.name)][f::2]
+        out.append(g)
+    return out
+
+
+def _gram_splits(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: int,
+                 splits: Sequence[tuple[np.ndarray, int, int]]) -> list[np.ndarray]:
+    """Per split of the rows in two folds, both folds' ``[1|left]ᵀ [1|right]`` (unweighted), in one pass.
+
+    ``splits`` holds, per split, every row's fold as 1 (fold 0) or 0 (fold 1)
+    and the widths of the left and right factors it reads (prefixes of
+    ``[1|left...]`` and ``[1|right...]``). Each block is converted once (as
+    :func:`_gram` converts it); per split its left rows are spread to their
+    fold's columns of a twice as wide left factor, and one product gives both
+    folds' counts. Returns per split a ``(2, wl, wr)`` array: exact integers
+    for 0/1 labels, so each fold's counts are those of its rows alone.
+    """
+    wl = 1 + sum(m.n_classes for m in left)
+    wr = 1 + sum(m.n_classes for m in right)
+    dtype = np.float64 if any(m.soft for m in (*left, *right)) else np.float32
+    rows = max(1024, min(n, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(2 * wl, wr))))
+    lbuf = np.empty((rows, wl), dtype=dtype)
+    rbuf = np.empty((rows, wr), dtype=dtype)
+    lbuf[:, 0] = 1
+    rbuf[:, 0] = 1
+    lslices = _layout([m.name for m in left], [m.n_classes for m in left])
+    rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+    spread = [np.zeros((rows, 2, width), dtype=dtype) for _, width, _ in splits]
+    grams = [np.zeros((2 * width, right_width)) for _, width, right_width in splits]
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        for start, stop, lb, rb in _blocks(left, right, n, lbuf, rbuf, lslices, rslices):
+            b = stop - start
+            for (in_fold0, width, right_width), sb, g in zip(splits, spread, grams):
+                sb = sb[:b]
+                sb[...] = 0
+                sb[np.arange(b), 1 - in_fold0[start:stop]] = lb[:, :width]  # fold 0's columns first
+                g += sb.reshape(b, 2 * width).T @ rb[:, :right_width]
+    return [g.reshape(2, width, right_width) for g, (_, width, right_width) in zip(grams, splits)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -307,14 +394,50 @@ class CooccurrenceCounts:
         threshold; default: the matrices that hold probabilities are counted
         as expected rates).
         """
-        for side, roles, allowed in (("attribute", left, ATTR_ROLES), ("task", right, TASK_ROLES)):
-            names = [m.name for m in roles]
-            if not names or names != [r for r in allowed if r in names]:
-                raise ValueError(f"{side}-side roles must be a non-empty, ordered subset of {allowed}, got {names}")
-        n = check_consistent_length(**{m.name: m for m in (*left, *right)})
-        if weights is not None and len(weights) != n:
-            raise ValueError(f"weights has {len(weights)} entries but the labels have {n} rows")
+        n = _check_encoded(left, right, weights)
         gram, uncounted = _gram(left, right, n, None if pairs is None else frozenset(pairs), weights)
+        return cls._of_gram(left, right, gram, uncounted, weights is not None, rows, predictions)
+
+    @classmethod
+    def _from_encoded_splits(
+        cls,
+        left: Sequence[LabelMatrix],
+        right: Sequence[LabelMatrix],
+        splits: Sequence[tuple[np.ndarray, Sequence[str], Sequence[str]]],
+    ) -> list[tuple[CooccurrenceCounts, CooccurrenceCounts]]:
+        """Both folds' tables of every split of the rows (unweighted, hard labels), counted in one pass.
+
+        ``splits`` holds, per split, every row's fold (1: fold 0, 0: fold 1,
+        as :func:`biasamp._core.crossfit.crossfit_splits` returns it) and the
+        roles it counts: a prefix of the roles of ``left`` and one of
+        ``right`` (e.g. ``["attr"]``, ``["task", "task_pred"]``), every pair
+        of them counted. Each block of rows is converted once; the tables hold
+        exactly the counts of :meth:`from_encoded` on each fold's rows.
+        """
+        n = _check_encoded(left, right, None)
+        if any(m.soft for m in (*left, *right)):
+            raise ValueError("_from_encoded_splits counts hard labels: give 0/1 matrices or codes")
+        plan = []
+        for in_fold0, lroles, rroles in splits:
+            in_fold0 = np.asarray(in_fold0)
+            if in_fold0.shape != (n,) or not np.isin(in_fold0, (0, 1)).all():
+                raise ValueError(f"a split must give every one of the {n} rows 1 (fold 0) or 0 (fold 1)")
+            lsub, rsub = left[:len(lroles)], right[:len(rroles)]
+            if [m.name for m in lsub] != list(lroles) or [m.name for m in rsub] != list(rroles):
+                raise ValueError(f"a split's roles must be prefixes of the roles given, got {lroles} and {rroles}")
+            plan.append((in_fold0.astype(np.intp), 1 + sum(m.n_classes for m in lsub),
+                         1 + sum(m.n_classes for m in rsub)))
+        grams = _histogram_splits(left, right, plan)
+        grams = _gram_splits(left, right, n, plan) if grams is None else grams
+        return [(cls._of_gram(left[:len(lr)], right[:len(rr)], g[0], frozenset(), False, None, None),
+                 cls._of_gram(left[:len(lr)], right[:len(rr)], g[1], frozenset(), False, None, None))
+                for g, (_, lr, rr) in zip(grams, splits)]
+
+    @classmethod
+    def _of_gram(cls, left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], gram: np.ndarray,
+                 uncounted: frozenset, weighted: bool, rows: RowFilter | None,
+                 predictions: str | None) -> CooccurrenceCounts:
+        """The table of a Gram matrix of ``left`` and ``right`` (:func:`_gram`)."""
         return cls(
             attr_classes=left[0].classes,
             task_classes=right[0].classes,
@@ -323,7 +446,7 @@ class CooccurrenceCounts:
             gram=gram,
             soft_roles=frozenset(m.name for m in (*left, *right) if m.soft),
             uncounted=uncounted,
-            weighted=weights is not None,
+            weighted=weighted,
             rows=rows,
             predictions=joined(*(f"{m.name}: {EXPECTED_RATES}" for m in (*left, *right) if m.soft))
             if predictions is None else predictions,
@@ -442,6 +565,18 @@ def _positive_of(task_classes: Sequence | None, binary_task: str, task: Any, tas
 
 def _zero_or_one(c: Any) -> bool:
     return isinstance(c, (int, np.integer, bool, np.bool_)) and c in (0, 1)
+
+
+def _check_encoded(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], weights: np.ndarray | None) -> int:
+    """The rows of encoded matrices, checked: roles in order on each side, one length, one weight per row."""
+    for side, roles, allowed in (("attribute", left, ATTR_ROLES), ("task", right, TASK_ROLES)):
+        names = [m.name for m in roles]
+        if not names or names != [r for r in allowed if r in names]:
+            raise ValueError(f"{side}-side roles must be a non-empty, ordered subset of {allowed}, got {names}")
+    n = check_consistent_length(**{m.name: m for m in (*left, *right)})
+    if weights is not None and len(weights) != n:
+        raise ValueError(f"weights has {len(weights)} entries but the labels have {n} rows")
+    return n
 
 
 def _encode_side(truth, pred, family, classes, allow_soft) -> dict[str, LabelMatrix]:

@@ -1560,21 +1560,28 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
     given = [d for d, pred in _NEEDS.items() if pred in by_role]
     splits = crossfit_splits(by_role, [tuple(reads[d][0] + reads[d][1]) for d in given], weights=weights,
                              random_state=random_state)
-    for direction, of_rows in zip(given, splits):
+    counted = None
+    if weights is None and not any(m.soft for m in by_role.values()):  # every fold of every split in one pass
+        counted = CooccurrenceCounts._from_encoded_splits(
+            left, right, [(of_rows, *reads[d]) for d, of_rows in zip(given, splits)])
+    for i, (direction, of_rows) in enumerate(zip(given, splits)):
         lroles, rroles = reads[direction]
-        tests, signs = [], []
-        for share in fold_weights(of_rows, weights):
-            idx = np.flatnonzero(share > 0)
-            lf, rf = [take_rows(by_role[r], idx) for r in lroles], [take_rows(by_role[r], idx) for r in rroles]
-            wf = None if weights is None else share[idx]
-            test = CooccurrenceCounts.from_encoded(lf, rf, pairs=_DIRECTIONAL_PAIRS & {(a, t) for a in lroles
-                                                                                      for t in rroles},
-                                                   weights=wf)
-            sign = test.restrict(["attr"], ["task"])
-            if empty is not None:
-                sign = _without_empty_rows(sign, float(empty[idx].sum()) if wf is None else float(wf[empty[idx]].sum()))
-            tests.append(test)
-            signs.append(sign)
+        if counted is not None:
+            tests = list(counted[i])
+            n_empty = [] if empty is None else [float(np.sum(empty & (of_rows == 1 - f))) for f in (0, 1)]
+        else:
+            tests, n_empty = [], []
+            for share in fold_weights(of_rows, weights):
+                idx = np.flatnonzero(share > 0)
+                lf, rf = [take_rows(by_role[r], idx) for r in lroles], [take_rows(by_role[r], idx) for r in rroles]
+                wf = None if weights is None else share[idx]
+                tests.append(CooccurrenceCounts.from_encoded(lf, rf, pairs=_DIRECTIONAL_PAIRS & {
+                    (a, t) for a in lroles for t in rroles}, weights=wf))
+                if empty is not None:
+                    n_empty.append(float(empty[idx].sum()) if wf is None else float(wf[empty[idx]].sum()))
+        signs = [test.restrict(["attr"], ["task"]) for test in tests]
+        if empty is not None:  # the empty rows of each fold: their number, or their weight in it
+            signs = [_without_empty_rows(sign, k) for sign, k in zip(signs, n_empty)]
         out[direction] = Folds(of_rows, tuple(tests), tuple(signs), empty)
     return out
 
