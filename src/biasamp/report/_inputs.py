@@ -197,7 +197,7 @@ def _check_shared_classes(inp: AuditInputs) -> None:
             continue  # probabilities: the families read them (or say why they cannot)
         classes = pd.unique(np.concatenate([pd.unique(_as_array(t, role)[0]).astype(object) for t in truths]))
         values = pd.unique(predicted)
-        if len(values) and (pd.Index(classes).get_indexer(values.astype(object)) < 0).all():
+        if len(values) and (pd.Index(classes, dtype=object).get_indexer(values.astype(object)) < 0).all():
             shown = [canonical_order(v.tolist())[:10] for v in (classes, values)]
             raise ValueError(f"{role}_pred shares no class with {role}: {role} has the classes {shown[0]!r}, "
                              f"{role}_pred the values {shown[1]!r}; predictions must be classes of the labels (map "
