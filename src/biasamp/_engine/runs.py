@@ -264,6 +264,24 @@ def _clip(low: float, high: float, bounds: tuple[float, float] | None) -> tuple[
     return float(low), float(high)
 
 
+def combined_standard_error(se_data: float, df_data: float, se_iterations: float,
+                            n_iter: int) -> tuple[float, float]:
+    """``(se, df)`` of a mean over ``n_iter`` iterations that also varies with the data: the variances add.
+
+    ``se = sqrt(se_data² + se_iterations²)`` with Welch-Satterthwaite degrees
+    of freedom (``se_data`` estimated on ``df_data``; infinite: known), and
+    ``(0, inf)`` when both are 0.
+    """
+    total = se_data ** 2 + se_iterations ** 2
+    if total <= 0:
+        return 0.0, math.inf
+    if not math.isfinite(df_data):
+        df = math.inf if se_iterations == 0 else total ** 2 * (n_iter - 1) / se_iterations ** 4
+    else:
+        df = total ** 2 / (se_data ** 4 / df_data + (se_iterations ** 4 / (n_iter - 1) if n_iter > 1 else 0.0))
+    return math.sqrt(total), df
+
+
 def iterations_and_data_intervals(estimate: float, per_iteration: np.ndarray, se_data: float, level: float,
                                   bounds: tuple[float, float] | None, df_data: float = math.inf) -> dict:
     r"""The intervals of a mean over randomised iterations that also varies with the data, and their p-values.
@@ -288,15 +306,8 @@ def iterations_and_data_intervals(estimate: float, per_iteration: np.ndarray, se
     j = len(per_iteration)
     s_it = float(np.std(per_iteration, ddof=1)) if j > 1 else 0.0
     se_it = s_it / math.sqrt(j)
-    total = se_data ** 2 + se_it ** 2
-    if total > 0:
-        if not math.isfinite(df_data):
-            df = math.inf if se_it == 0 else total ** 2 * (j - 1) / se_it ** 4  # Welch-Satterthwaite
-        else:
-            df = total ** 2 / (se_data ** 4 / df_data + (se_it ** 4 / (j - 1) if j > 1 else 0.0))
-        half = _t_quantile(level, df) * math.sqrt(total)
-    else:
-        df, half = math.inf, 0.0
+    se, df = combined_standard_error(se_data, df_data, se_it, j)
+    half = _t_quantile(level, df) * se if se > 0 else 0.0
     half_d = _t_quantile(level, df_data) * se_data
     if j > 1:  # the 0.2 numbers: the t-interval over the iterations, as confidence_interval computes it
         iterations = confidence_interval(per_iteration, level=level, method="t", bounds=bounds)
@@ -309,11 +320,11 @@ def iterations_and_data_intervals(estimate: float, per_iteration: np.ndarray, se
         "both": _clip(estimate - half, estimate + half, bounds),
         "p_iterations": _t_p_value(estimate, se_it, j - 1),
         "p_data": _t_p_value(estimate, se_data, df_data),
-        "p_both": _t_p_value(estimate, math.sqrt(total), df),
+        "p_both": _t_p_value(estimate, se, df),
         # each interval's standard error and degrees of freedom (its minimum detectable effect)
         "se_df_iterations": (se_it, float(j - 1) if j > 1 else math.nan),
         "se_df_data": (float(se_data), float(df_data)),
-        "se_df_both": (math.sqrt(total), df),
+        "se_df_both": (se, df),
     }
 
 

@@ -13,11 +13,12 @@ from biasamp._core.results import ResultMixin, fmt
 from biasamp._engine.resample import check_random_state, seed_sequence
 from biasamp._engine.runs import _check_n_boot as check_n_boot
 from biasamp._engine.runs import _check_n_iter as check_n_iter_bound
-from biasamp._engine.runs import confidence_interval, iterations_and_data_intervals
+from biasamp._engine.runs import combined_standard_error, confidence_interval, iterations_and_data_intervals
 from biasamp.predictability._attackers import _check_attacker, single_threaded
 from biasamp.predictability._metrics import _PARALLEL_MIN_SECONDS, _idle_cores
 
 __all__ = [
+    "combined_standard_error",
     "_PARALLEL_MIN_SECONDS",
     "ResultMixin",
     "_as_array",

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._deps import iterations_and_data_intervals
+from ._deps import combined_standard_error, iterations_and_data_intervals
 
 CI_OVER = ("both", "captions", "iterations")
 _BLOCK = 1 << 22  # replicate x image cells per block of bootstrap counts (32 MiB of float64)
@@ -101,9 +101,7 @@ def standard_error(se_iterations: float, se_captions: float, n_iter: int, ci_ove
         return se_iterations, float(n_iter - 1)
     if ci_over == "captions":
         return se_captions, math.inf
-    total = se_captions ** 2 + se_iterations ** 2
-    df = math.inf if se_iterations == 0 or total == 0 else total ** 2 * (n_iter - 1) / se_iterations ** 4
-    return math.sqrt(total), df
+    return combined_standard_error(se_captions, math.inf, se_iterations, n_iter)
 
 
 def intervals(quantity: str, estimate: float, per_iteration: np.ndarray, replicates: np.ndarray, level: float,
