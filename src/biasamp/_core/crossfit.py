@@ -75,7 +75,8 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 
 __all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "align_splits", "byte_counts", "check_cross_fit",
-           "crossfit_folds", "crossfit_splits", "describe", "fold_weights", "split_seed", "weight_units"]
+           "crossfit_folds", "crossfit_splits", "describe", "fold_counts", "fold_weights", "split_seed",
+           "splits_and_counts", "weight_units"]
 
 #: the seed of the split when ``cross_fit_random_state`` is None: the same data always give the same value
 DEFAULT_SPLIT_SEED = 0
@@ -154,6 +155,14 @@ def _mix(x: np.ndarray) -> np.ndarray:
 def _combine(h: np.ndarray, x: np.ndarray) -> np.ndarray:
     """An order-sensitive hash of ``(h, x)``: ``mix(h · C + x)`` (multiplication by an odd constant is a bijection)."""
     return _mix(np.asarray(h, dtype=np.uint64) * _M2 + np.asarray(x, dtype=np.uint64))
+
+
+def _combine_into(h: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """:func:`_combine` of uint64 arrays of one shape, computed in a new array (``h`` kept) and ``x`` (overwritten)."""
+    with np.errstate(over="ignore"):
+        out = np.multiply(h, _M2)
+        out += x
+        return _mix_in_place(out, x)
 
 
 def _float_bits(x: np.ndarray) -> np.ndarray:
@@ -236,8 +245,9 @@ def _stats(roles: dict, sides: tuple, units: np.ndarray | None = None) -> _Stats
 
 #: the most bins of one histogram of :func:`_byte_stats`
 _MAX_BINS = 1 << 22
-#: the most bins of a joint histogram of both task-side roles (one that stays in cache), else one histogram each
-_TOGETHER_BINS = 1 << 18
+#: the fewest rows per group for which two bytes are counted together (16-bit words: a 65536-bin histogram per
+#: group, the rows ordered by group), else one byte at a time (a histogram of ``(group, byte)``)
+_TOGETHER_BINS = 1 << 16
 #: the bits of every byte value (256 x 8), to turn a histogram of bytes into counts of their bits
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
 
@@ -263,15 +273,15 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
 
     The attribute-side roles must hold codes and the task-side roles 0/1
     matrices (their bytes in ``octets``, :func:`_row_bytes`). The attribute
-    side's classes are joined in one id per row; for every byte of the task
-    side, one ``bincount`` of ``(id, byte of each task-side role)`` gives all
-    the counts of the 8 columns of that byte, as exact integers: the same
+    side's classes are joined in one id per row; the bits of every task-side
+    role are counted per id (:func:`_grouped_bits`), those of both task-side
+    roles' ``and`` for the same-side pair, as exact integers: the same
     numbers as :func:`_stats` (no product of float blocks).
     """
     attr_side, task_side = sides
     if any(roles[r].codes is None for r in attr_side) or any(r not in octets for r in task_side):
         return None
-    n = next(iter(roles.values())).n_rows
+    n = roles[attr_side[0]].n_rows if attr_side else len(octets[task_side[0]]) if task_side else 0
     w = None if units is None else np.asarray(units, dtype=np.float64)
 
     def hist(x: np.ndarray, bins: int, mask: np.ndarray | None = None) -> np.ndarray:
@@ -301,50 +311,75 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
     remap = np.zeros(n_ids, dtype=np.intp)
     remap[present] = np.arange(len(present))
     joint = remap[joint]
-    class_of = {r: (present // ka ** (len(attr_side) - 1 - i)) % ka for i, r in enumerate(attr_side)}
     ids = len(present)
-    together = ids * 256 ** len(task_side) <= _TOGETHER_BINS  # one histogram for both task-side roles
-    if not together and ids * 256 > _MAX_BINS:
-        return None
     kt = roles[task_side[0]].n_classes if task_side else 0
     count.update({r: np.zeros(kt) for r in task_side})
     cross.update({(ra, r): np.zeros((ka, kt)) for ra in attr_side for r in task_side})  # _stats's order
-    pair = diag and len(task_side) == 2
-    if pair:
-        same[task_side] = np.zeros(kt)
-    columns = [octets[r] for r in task_side]
-    key = np.empty(n, dtype=np.intp)
-    high = joint << (8 * len(task_side) if together else 8)  # the id above the bytes
-    if together and len(columns) == 2:  # the two roles' bytes side by side, as 16-bit words
-        joined = columns[0].astype(np.uint16) << 8
-        joined |= columns[1]
-    elif together and columns:
-        joined = columns[0]
-    for b in range(-(-kt // 8)):
-        cols = slice(8 * b, min(kt, 8 * b + 8))
-        width = cols.stop - cols.start
-        if together:
-            np.bitwise_or(high, joined[:, b], out=key)
-            h = hist(key, ids * 256 ** len(task_side)).reshape(ids, *[256] * len(task_side))
-            axes = range(1, 1 + len(task_side))
-            marginals = [h.sum(axis=tuple(j for j in axes if j != i)) for i in axes]
-            if pair:
-                # the rows holding bit j in both bytes: the diagonal of (bits)ᵀ H (bits)
-                same[task_side][cols] = ((h.sum(axis=0) @ _BYTE_BITS) * _BYTE_BITS).sum(axis=0)[:width]
-        else:
-            marginals = []
-            for c in columns:
-                np.bitwise_or(high, c[:, b], out=key)
-                marginals.append(hist(key, ids * 256).reshape(ids, 256))
-            if pair:
-                same[task_side][cols] = (hist(columns[0][:, b] & columns[1][:, b], 256) @ _BYTE_BITS)[:width]
-        for r, m in zip(task_side, marginals):
-            bits = m @ _BYTE_BITS[:, :width]  # ids x width, integers (no BLAS)
-            count[r][cols] = bits.sum(axis=0)
-            for ra in attr_side:  # the ids of every class of the role, summed
-                for j in range(width):
-                    cross[(ra, r)][:, cols.start + j] = np.bincount(class_of[ra], weights=bits[:, j], minlength=ka)
+    if diag and len(task_side) == 2:  # the rows holding bit j in both roles
+        both = np.bitwise_and(octets[task_side[0]], octets[task_side[1]])
+        same[task_side] = _grouped_bits([both], None, 1, w, kt)[0][0].astype(np.float64)
+    bits = _grouped_bits([octets[r] for r in task_side], joint, ids, w, kt)
+    if bits is None:
+        return None
+    for r, by_id in zip(task_side, bits):
+        count[r][:] = by_id.sum(axis=0)
+        for i, ra in enumerate(attr_side):  # the ids of every class of the role, summed
+            of_class = (present // ka ** (len(attr_side) - 1 - i)) % ka
+            # a product of exact integers below 2**53 (float64: BLAS, whatever the order of its sums)
+            cross[(ra, r)][:] = np.equal.outer(np.arange(ka), of_class).astype(np.float64) @ by_id.astype(np.float64)
     return _Stats(count, same, cross)
+
+
+def _grouped_bits(octets: list, groups: np.ndarray | None, n_groups: int, weights: np.ndarray | None,
+                  k: int) -> list[np.ndarray] | None:
+    """Per matrix of row bytes (:func:`_row_bytes`), its ``k`` bits counted per group of rows: ``(n_groups, k)`` int64.
+
+    ``groups``: every row's group (``0 .. n_groups - 1``; None: one group);
+    ``weights``: integer weights, a row counted that many times. With many
+    rows per group the rows are ordered by group and each group's 16-bit
+    words counted in a 65536-bin histogram; else each byte in a histogram of
+    ``(group, byte)`` (None when that has more than :data:`_MAX_BINS` bins).
+    The bits of every histogram's values then give the counts, as exact
+    integers (no product of float blocks).
+    """
+    n = len(octets[0]) if octets else 0
+    width = octets[0].shape[1] if octets else 0
+    if groups is None:
+        groups = np.zeros(n, dtype=np.intp)
+    out = [np.zeros((n_groups, 8 * width), dtype=np.int64) for _ in octets]
+
+    def hist(x: np.ndarray, w: np.ndarray | None, bins: int) -> np.ndarray:
+        h = np.bincount(x, weights=w, minlength=bins)
+        return h if h.dtype == np.int64 else h.astype(np.int64)
+
+    if n == 0:
+        return [res[:, :k] for res in out]
+    if n >= _TOGETHER_BINS * n_groups:  # two bytes at a time, group by group
+        if n_groups > 1:
+            order = np.argsort(groups.astype(_uint(_index_bits(n_groups))), kind="stable")  # a counting sort
+            weights = None if weights is None else weights[order]
+        bounds = np.append(0, np.cumsum(np.bincount(groups, minlength=n_groups))).tolist()
+        for x, res in zip(octets, out):
+            rows = np.ascontiguousarray(x if n_groups == 1 else np.take(x, order, axis=0))
+            words = rows[:, :width - width % 2].view("<u2")  # byte 2j low, byte 2j + 1 high
+            for g, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+                w = None if weights is None else weights[a:b]
+                for j in range(width // 2):
+                    h = hist(words[a:b, j], w, 1 << 16).reshape(256, 256)  # [high byte, low byte]
+                    res[g, 16 * j:16 * j + 8] = h.sum(axis=0) @ _BYTE_BITS
+                    res[g, 16 * j + 8:16 * j + 16] = h.sum(axis=1) @ _BYTE_BITS
+                if width % 2:
+                    res[g, 8 * width - 8:] = hist(rows[a:b, -1], w, 256) @ _BYTE_BITS
+        return [res[:, :k] for res in out]
+    if n_groups * 256 > _MAX_BINS:
+        return None
+    high = groups.astype(np.intp) << 8  # the group above the byte
+    key = np.empty(n, dtype=np.intp)
+    for x, res in zip(octets, out):
+        for j in range(width):
+            np.bitwise_or(high, x[:, j], out=key)
+            res[:, 8 * j:8 * j + 8] = hist(key, weights, 256 * n_groups).reshape(n_groups, 256) @ _BYTE_BITS
+    return [res[:, :k] for res in out]
 
 
 def _rows(m: LabelMatrix, a: int, b: int) -> LabelMatrix:
@@ -597,12 +632,24 @@ def _set_hash(octets: np.ndarray, keys: np.ndarray) -> np.ndarray:
     out = np.zeros(len(octets), dtype=np.uint64)
     with np.errstate(over="ignore"):
         tables = [(members * padded[8 * b:8 * b + 8]).sum(axis=1, dtype=np.uint64) for b in range(width)]
-        pairs = octets[:, :width - width % 2].view(np.uint16) if len(octets) else np.zeros((0, width // 2), np.uint16)
-        for b in range(0, width - 1, 2):  # two bytes a look-up: a 65536-entry table of their sums (the low byte first)
-            out += (tables[b + 1][:, None] + tables[b][None, :]).ravel()[pairs[:, b // 2]]
-        if width % 2:
-            out += tables[-1][octets[:, -1]]
+        # two bytes a look-up: a 65536-entry table of their sums (the low byte first)
+        pair_tables = [(tables[b + 1][:, None] + tables[b][None, :]).ravel() for b in range(0, width - 1, 2)]
+        index = np.empty((min(len(octets), _HASH_ROWS), width // 2), dtype=np.intp)
+        for a in range(0, len(octets), _HASH_ROWS):  # in blocks: the indices stay in cache
+            block = octets[a:a + _HASH_ROWS]
+            idx = index[:len(block)]
+            if width > 1:
+                np.copyto(idx, block[:, :width - width % 2].view("<u2"), casting="safe")  # np.take wants intp
+            part = out[a:a + len(block)]
+            for j, table in enumerate(pair_tables):
+                part += np.take(table, idx[:, j])
+            if width % 2:
+                part += np.take(tables[-1], block[:, -1].astype(np.intp))
     return out
+
+
+#: rows per block of :func:`_set_hash`
+_HASH_ROWS = 1 << 16
 
 
 def _label_hash(m: LabelMatrix, octets: np.ndarray | None, rank: np.ndarray, salt: np.uint64) -> np.ndarray:
@@ -705,38 +752,50 @@ def _stratum_order(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scr
     word and sorted as numbers; items whose top bits tie are then ordered by
     their whole ``u``, so the order is exactly the one by ``(u, position)``.
     """
+    return _ordered(u, bounds, positions, scratch)[0]
+
+
+def _ordered(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray,
+             scratch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_stratum_order`, and the places ``i`` of the order where item ``i + 1`` has the ``u`` of item ``i``.
+
+    Equal ``u`` have equal top bits: the repeats are looked for among the
+    pairs of the order whose top bits tie (a few), not along the whole order.
+    """
     n = len(u)
     ib = _index_bits(n)
     low = np.uint64((1 << ib) - 1)
     slices = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
     if len(slices) > _MAX_SLICES:
         strata = np.repeat(np.arange(len(slices)), np.diff(bounds))
-        return np.lexsort((positions, u, strata))
+        order = np.lexsort((positions, u, strata))
+        return order, np.flatnonzero(_repeats(u[order], bounds))
     packed = np.bitwise_and(u, ~low, out=scratch)
     packed |= positions
     for a, b in slices:
         packed[a:b].sort()
-    tied = (packed[1:] ^ packed[:-1]) <= low  # equal top bits
+    tied = np.bitwise_xor(packed[1:], packed[:-1]) <= low  # equal top bits
     tied[bounds[1:-1][(bounds[1:-1] > 0) & (bounds[1:-1] < n)] - 1] = False  # not across strata
     pairs = np.flatnonzero(tied)
+    packed &= low
+    order = packed.view(np.int64)
     # runs of equal top bits are in position order: right where their whole u are equal too (repeated keys)
-    differ = pairs[u[packed[pairs] & low] != u[packed[pairs + 1] & low]]
-    if len(differ):  # the runs that hold different u: ordered by (u, position)
-        member = np.zeros(n, dtype=bool)
-        member[1:] |= tied
-        member[:-1] |= tied
-        first = member.copy()
-        first[1:] &= ~tied  # the first item of every run
-        run = np.cumsum(first) - 1
-        at = np.flatnonzero(member & np.isin(run, run[differ]))
-        top = packed[at] >> np.uint64(ib)
-        packed &= low
-        sub = packed[at].view(np.int64)
-        stratum = np.searchsorted(bounds, at, side="right")
-        packed[at] = sub[np.lexsort((sub, u[sub], top, stratum))].view(np.uint64)
-    else:
-        packed &= low
-    return packed.view(np.int64)
+    first, second = u[order[pairs]], u[order[pairs + 1]]
+    differ = pairs[first != second]
+    if not len(differ):
+        return order, pairs
+    # the runs that hold different u: ordered by (u, position)
+    member = np.zeros(n, dtype=bool)
+    member[1:] |= tied
+    member[:-1] |= tied
+    start = member.copy()
+    start[1:] &= ~tied  # the first item of every run
+    run = np.cumsum(start) - 1
+    at = np.flatnonzero(member & np.isin(run, run[differ]))
+    sub = order[at]
+    stratum = np.searchsorted(bounds, at, side="right")
+    order[at] = sub[np.lexsort((sub, u[sub], stratum))]
+    return order, pairs[u[order[pairs]] == u[order[pairs + 1]]]
 
 
 def _dealt(order: np.ndarray, bounds: np.ndarray, positions: np.ndarray, alternating: np.ndarray) -> np.ndarray:
@@ -836,6 +895,16 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     of rows only: not on their order, nor on the classes' names. Of
     identical rows, the earlier ones take the earlier occurrences, so the
     share of every row is fixed too.
+    """
+    return splits_and_counts(roles, reads, weights, random_state, stratified)[0]
+
+
+def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.ndarray | None, random_state: Any,
+                     stratified: bool | Sequence[bool]) -> tuple[list[np.ndarray], _Stats | None, dict]:
+    """:func:`crossfit_splits`, the counts of every row it made on the way, and the rows' bytes (:func:`fold_counts`).
+
+    The counts (:class:`_Stats` of every role read) are those of all the rows,
+    unweighted: None when the split did not count every row (or weights were given).
     """
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
@@ -939,7 +1008,21 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
         out = [np.where(f == 0, w, 0.0) for f in out]
     elif weights is None:
         out = [(f == 0).astype(np.int8) for f in out]
-    return out
+    return out, (counted if weights is None else None), octets
+
+
+def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray) -> _Stats | None:
+    """The counts of the rows of fold 0 (``in_fold0`` 1), from the rows' bytes (:func:`_byte_stats`), or None.
+
+    ``sides`` as in :func:`byte_counts` (attribute-side codes, task-side 0/1
+    matrices whose bytes are in ``octets``); no same-side pairs.
+    """
+    rows = np.flatnonzero(in_fold0)
+    if any(roles[r].codes is None for r in sides[0]) or any(r not in octets for r in sides[1]):
+        return None
+    sub = {r: _take(roles[r], rows) for r in sides[0]}
+    sub.update({r: roles[r] for r in sides[1]})  # their classes (their rows are read from the bytes)
+    return _byte_stats(sub, sides, {r: np.take(octets[r], rows, axis=0) for r in sides[1]}, diag=False)
 
 
 def _every_stats(every: dict, sides: tuple, octets: dict, units: np.ndarray | None,
@@ -1001,29 +1084,26 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
     u = np.zeros(n, dtype=np.uint64)  # the occurrences: 0 for now
     scratch = key.copy()
     _item_hash(u, scratch, seed)
-    order = _stratum_order(u, bounds, positions, scratch)
-    repeated = _repeats(u[order], bounds)
-    if repeated.any():  # rows of one key: their occurrences, in row order
-        new = ~np.append(False, repeated)
-        run = np.maximum.accumulate(np.where(new, np.arange(n), 0))
-        again = np.flatnonzero(~new)
-        rows, firsts = order[again], order[run[again]]
+    order, repeats = _ordered(u, bounds, positions, scratch)
+    if len(repeats):  # rows of one key (runs of the order): their occurrences, in row order
+        again = repeats + 1  # the items that repeat the one before them
+        starts = np.ones(len(again), dtype=bool)
+        np.not_equal(again[1:], repeats[:-1] + 2, out=starts[1:])  # a new run: not right after the last repeat
+        first = repeats[starts][np.cumsum(starts) - 1]  # the first item of each repeat's run
+        rows, firsts = order[again], order[first]
         if by_stratum is not None:
             rows, firsts = by_stratum[rows], by_stratum[firsts]
         if not all(_rows_equal(x, rows, firsts) for x in contents):
             return None
-        occurrence = (again - run[again]).astype(np.uint64)
+        occurrence = (again - first).astype(np.uint64)
         at = order[again]
         u[at] = _item_hash(occurrence, key[at], seed)
-        order = _stratum_order(u, bounds, positions, scratch)
-        if _repeats(u[order], bounds).any():
+        order, repeats = _ordered(u, bounds, positions, scratch)
+        if len(repeats):
             return None
-    folds = _dealt(order, bounds, positions, alternating)
-    if by_stratum is None:
-        return folds
-    out = np.empty(n, dtype=np.int8)
-    out[by_stratum] = folds
-    return out
+    if by_stratum is not None:
+        order = by_stratum[order]
+    return _dealt(order, bounds, positions, alternating)
 
 
 def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -1037,10 +1117,8 @@ def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
 def _rows_equal(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
     """Whether rows ``a`` and rows ``b`` of ``x`` (1-D, or rows of a 2-D array) are equal, pair by pair."""
     x = np.asarray(x)
-    if x.ndim == 2:  # bytes: compared a word of each row at a time (np.take: fast on a strided column)
-        size = next(s for s in (8, 4, 2, 1) if x.shape[1] % s == 0)
-        x = np.ascontiguousarray(x).view(np.dtype(f"u{size}"))
-        return all(np.array_equal(np.take(x[:, j], a), np.take(x[:, j], b)) for j in range(x.shape[1]))
+    if x.ndim == 2:  # bytes: whole rows taken
+        return bool(np.array_equal(np.take(x, a, axis=0), np.take(x, b, axis=0)))
     return bool(np.array_equal(np.take(x, a), np.take(x, b)))
 
 
@@ -1065,7 +1143,7 @@ def _keys(labels: dict, label_bytes: dict, stats: _Stats, sides: tuple, sizes: t
     key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
     for r in labels:  # every class named by its signature: a renaming changes nothing
         sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
-        key = _combine(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
+        key = _combine_into(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
     tie = None
     if tied:  # equal keys of different labels (classes the data cannot tell apart): their positions
         tie = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
