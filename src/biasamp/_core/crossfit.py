@@ -355,12 +355,13 @@ def _grouped_bits(octets: list, groups: np.ndarray | None, n_groups: int, weight
     if n == 0:
         return [res[:, :k] for res in out]
     if n >= _TOGETHER_BINS * n_groups:  # two bytes at a time, group by group
-        if n_groups > 1:
+        ordered = n_groups == 1 or bool((groups[1:] >= groups[:-1]).all())  # the rows already in group order
+        if not ordered:
             order = np.argsort(groups.astype(_uint(_index_bits(n_groups))), kind="stable")  # a counting sort
             weights = None if weights is None else weights[order]
         bounds = np.append(0, np.cumsum(np.bincount(groups, minlength=n_groups))).tolist()
         for x, res in zip(octets, out):
-            rows = np.ascontiguousarray(x if n_groups == 1 else np.take(x, order, axis=0))
+            rows = np.ascontiguousarray(x if ordered else np.take(x, order, axis=0))
             words = rows[:, :width - width % 2].view("<u2")  # byte 2j low, byte 2j + 1 high
             for g, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
                 w = None if weights is None else weights[a:b]
@@ -755,43 +756,52 @@ def _stratum_order(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scr
     return _ordered(u, bounds, positions, scratch)[0]
 
 
-def _ordered(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray,
-             scratch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _ordered(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scratch: np.ndarray,
+             strata: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_stratum_order`, and the places ``i`` of the order where item ``i + 1`` has the ``u`` of item ``i``.
 
+    ``strata``: every item's stratum (the items in any order: the stratum is
+    packed above the top bits of ``u``, and the order lists the items'
+    positions), else the items of stratum ``s`` are ``bounds[s]:bounds[s + 1]``.
     Equal ``u`` have equal top bits: the repeats are looked for among the
     pairs of the order whose top bits tie (a few), not along the whole order.
     """
     n = len(u)
     ib = _index_bits(n)
     low = np.uint64((1 << ib) - 1)
-    slices = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
-    if len(slices) > _MAX_SLICES:
-        strata = np.repeat(np.arange(len(slices)), np.diff(bounds))
-        order = np.lexsort((positions, u, strata))
+    n_strata = len(bounds) - 1
+    if n_strata > _MAX_SLICES:
+        ids = np.repeat(np.arange(n_strata), np.diff(bounds)) if strata is None else strata
+        order = np.lexsort((positions[:n], u, ids))
         return order, np.flatnonzero(_repeats(u[order], bounds))
-    packed = np.bitwise_and(u, ~low, out=scratch)
-    packed |= positions
-    for a, b in slices:
-        packed[a:b].sort()
+    if strata is None:
+        packed = np.bitwise_and(u, ~low, out=scratch)
+        packed |= positions[:n]
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            packed[a:b].sort()
+    else:  # one sort of (stratum, top bits of u, position)
+        sbits = _index_bits(n_strata) if n_strata > 1 else 0
+        packed = np.right_shift(u, np.uint64(sbits), out=scratch)
+        packed &= ~low
+        if sbits:
+            packed |= strata.astype(np.uint64) << np.uint64(64 - sbits)
+        packed |= positions[:n]
+        packed.sort()
     tied = np.bitwise_xor(packed[1:], packed[:-1]) <= low  # equal top bits
     tied[bounds[1:-1][(bounds[1:-1] > 0) & (bounds[1:-1] < n)] - 1] = False  # not across strata
     pairs = np.flatnonzero(tied)
     packed &= low
     order = packed.view(np.int64)
     # runs of equal top bits are in position order: right where their whole u are equal too (repeated keys)
-    first, second = u[order[pairs]], u[order[pairs + 1]]
-    differ = pairs[first != second]
-    if not len(differ):
+    differ = u[order[pairs]] != u[order[pairs + 1]]
+    if not differ.any():
         return order, pairs
-    # the runs that hold different u: ordered by (u, position)
-    member = np.zeros(n, dtype=bool)
-    member[1:] |= tied
-    member[:-1] |= tied
-    start = member.copy()
-    start[1:] &= ~tied  # the first item of every run
-    run = np.cumsum(start) - 1
-    at = np.flatnonzero(member & np.isin(run, run[differ]))
+    # the runs (of consecutive tied pairs) that hold different u: their items ordered by (u, position)
+    new_run = np.ones(len(pairs), dtype=bool)
+    np.not_equal(pairs[1:], pairs[:-1] + 1, out=new_run[1:])
+    run = np.cumsum(new_run)
+    in_run = pairs[np.isin(run, run[differ])]
+    at = np.union1d(in_run, in_run + 1)
     sub = order[at]
     stratum = np.searchsorted(bounds, at, side="right")
     order[at] = sub[np.lexsort((sub, u[sub], stratum))]
@@ -930,7 +940,7 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     every_sides = (tuple(r for r in every if r in _ATTR_ROLES), tuple(r for r in every if r not in _ATTR_ROLES))
     counted: _Stats | None = None
     every_w: np.ndarray | None = None
-    by_stratum: tuple | None = None  # the rows ordered by stratum, and the strata's bounds (rows dealt row by row)
+    by_stratum: tuple | None = None  # every row's stratum, and the number of strata (rows dealt row by row)
     out = []
     with np.errstate(over="ignore"):
         for read, stratified_read in zip(reads, flags):
@@ -952,10 +962,8 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
                             if not (r == "attr" and stratified_read)]
                 if real:
                     contents.append(_float_bits(np.asarray(weights)))
-                if stratified_read and by_stratum is None:  # the rows by stratum: once for every read
-                    stratum_digit, stratum_bits = digits["attr"]
-                    order, starts = _group(stratum_digit, stratum_bits, positions[:n])
-                    by_stratum = order, np.append(starts, n)
+                if stratified_read and by_stratum is None:  # the rows' strata: once for every read
+                    by_stratum = _stratum_ids(attr, *digits["attr"], positions[:n])
                 folds = _deal_rows(key, by_stratum if stratified_read else None, contents, seed,
                                    positions[:n], alternating)
                 if folds is not None:  # else two rows share a key but not their labels: by content, below
@@ -1017,9 +1025,13 @@ def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray) -
     ``sides`` as in :func:`byte_counts` (attribute-side codes, task-side 0/1
     matrices whose bytes are in ``octets``); no same-side pairs.
     """
-    rows = np.flatnonzero(in_fold0)
     if any(roles[r].codes is None for r in sides[0]) or any(r not in octets for r in sides[1]):
         return None
+    rows = np.flatnonzero(in_fold0)
+    joint = np.zeros(len(rows), dtype=np.intp)
+    for r in sides[0]:  # the rows ordered by their attribute-side classes: the bytes taken once, in group order
+        joint = joint * roles[r].n_classes + np.asarray(roles[r].codes)[rows]
+    rows = rows[np.argsort(joint.astype(_uint(int(joint.max(initial=0)).bit_length())), kind="stable")]  # radix
     sub = {r: _take(roles[r], rows) for r in sides[0]}
     sub.update({r: roles[r] for r in sides[1]})  # their classes (their rows are read from the bytes)
     return _byte_stats(sub, sides, {r: np.take(octets[r], rows, axis=0) for r in sides[1]}, diag=False)
@@ -1063,9 +1075,8 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
                alternating: np.ndarray) -> np.ndarray | None:
     """The fold of every row, rows hashed one by one: :func:`_deal` without grouping the rows by content first.
 
-    ``strata``: the rows ordered by stratum and where each stratum starts and
-    ends (:func:`_group` of the attribute's :func:`_role_digit`; None:
-    unstratified); ``contents``: the arrays that make a row's content within
+    ``strata``: every row's stratum and the number of strata
+    (:func:`_stratum_ids`; None: unstratified); ``contents``: the arrays that make a row's content within
     its stratum (codes, bytes, weights' bits). The rows of a stratum are
     ordered by the hash of ``(key, 0)``; rows of one key are rows of one
     content (checked on ``contents``), so their occurrences are their order
@@ -1077,33 +1088,35 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
     """
     n = len(key)
     if strata is None:
-        by_stratum, bounds = None, np.array([0, n])
+        ids, bounds = None, np.array([0, n])
     else:
-        by_stratum, bounds = strata
-        key = key[by_stratum]
+        ids, n_strata = strata
+        bounds = np.append(0, np.cumsum(np.bincount(ids, minlength=n_strata)))
     u = np.zeros(n, dtype=np.uint64)  # the occurrences: 0 for now
     scratch = key.copy()
     _item_hash(u, scratch, seed)
-    order, repeats = _ordered(u, bounds, positions, scratch)
+    order, repeats = _ordered(u, bounds, positions, scratch, ids)
     if len(repeats):  # rows of one key (runs of the order): their occurrences, in row order
         again = repeats + 1  # the items that repeat the one before them
         starts = np.ones(len(again), dtype=bool)
         np.not_equal(again[1:], repeats[:-1] + 2, out=starts[1:])  # a new run: not right after the last repeat
         first = repeats[starts][np.cumsum(starts) - 1]  # the first item of each repeat's run
         rows, firsts = order[again], order[first]
-        if by_stratum is not None:
-            rows, firsts = by_stratum[rows], by_stratum[firsts]
         if not all(_rows_equal(x, rows, firsts) for x in contents):
             return None
-        occurrence = (again - first).astype(np.uint64)
-        at = order[again]
-        u[at] = _item_hash(occurrence, key[at], seed)
-        order, repeats = _ordered(u, bounds, positions, scratch)
+        u[rows] = _item_hash((again - first).astype(np.uint64), key[rows], seed)
+        order, repeats = _ordered(u, bounds, positions, scratch, ids)
         if len(repeats):
             return None
-    if by_stratum is not None:
-        order = by_stratum[order]
     return _dealt(order, bounds, positions, alternating)
+
+
+def _stratum_ids(attr: LabelMatrix, digit: np.ndarray, bits: int, positions: np.ndarray) -> tuple[np.ndarray, int]:
+    """Every row's stratum (its attribute class, or its exact set of groups, numbered) and the number of strata."""
+    if attr.codes is not None:
+        return np.asarray(attr.codes, dtype=np.intp), attr.n_classes
+    ids, _ = _compress(digit, bits, positions)
+    return ids, int(ids.max(initial=0)) + 1
 
 
 def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
