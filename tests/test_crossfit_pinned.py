@@ -17,8 +17,11 @@ import hashlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import biasamp
+from biasamp._core import crossfit as cf
 from biasamp._core.crossfit import crossfit_splits
 from biasamp._core.labels import LabelMatrix
 
@@ -111,3 +114,27 @@ def test_cross_fitted_values_are_those_of_the_pinned_commit(seed):
     r = biasamp.bias_amp_directional(a, t, attr_pred=ap, task_pred=tp, cross_fit_random_state=seed)
     m = biasamp.bias_amp_mals(a, t, attr_pred=ap, task_pred=tp, cross_fit_random_state=seed)
     assert (r.a_to_t.value, r.t_to_a.value, m.value) == VALUES[seed]  # bit for bit
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(1, 6), st.booleans())
+def test_rows_ordered_by_stratum_packed_above_the_hash(seed, n, n_strata, ties):
+    """:func:`_ordered` with every row's stratum: the order by (stratum, u, row), and the repeats of u, exactly.
+
+    The rows come in any order (the stratum is packed above the top bits of
+    ``u``); keys that differ only in their low bits (the bits a packed word
+    drops) and equal keys are still ordered by the whole key, then by row.
+    """
+    rng = np.random.default_rng(seed)
+    if ties:  # top bits: four values, low bits: three (equal keys too)
+        u = (rng.integers(0, 4, n, dtype=np.uint64) << np.uint64(62)) | rng.integers(0, 3, n, dtype=np.uint64)
+    else:
+        u = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+    strata = rng.integers(0, n_strata, n)
+    bounds = np.append(0, np.cumsum(np.bincount(strata, minlength=n_strata)))
+    positions = np.arange(n, dtype=np.uint64)
+    order, repeats = cf._ordered(u, bounds, positions, np.empty(n, dtype=np.uint64), strata)
+    expected = np.lexsort((np.arange(n), u, strata))
+    np.testing.assert_array_equal(order, expected)
+    same = (u[expected][1:] == u[expected][:-1]) & (strata[expected][1:] == strata[expected][:-1])
+    np.testing.assert_array_equal(repeats, np.flatnonzero(same))
