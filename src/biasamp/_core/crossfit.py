@@ -757,12 +757,13 @@ def _stratum_order(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scr
 
 
 def _ordered(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scratch: np.ndarray,
-             strata: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+             strata: np.ndarray | None = None, words: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_stratum_order`, and the places ``i`` of the order where item ``i + 1`` has the ``u`` of item ``i``.
 
-    ``strata``: every item's stratum (the items in any order: the stratum is
-    packed above the top bits of ``u``, and the order lists the items'
-    positions), else the items of stratum ``s`` are ``bounds[s]:bounds[s + 1]``.
+    ``strata``: every item's stratum (the items in any order: the stratum,
+    as ``words`` from :func:`_stratum_words`, is packed above the top bits of
+    ``u``, and the order lists the items' positions), else the items of
+    stratum ``s`` are ``bounds[s]:bounds[s + 1]``.
     Equal ``u`` have equal top bits: the repeats are looked for among the
     pairs of the order whose top bits tie (a few), not along the whole order.
     """
@@ -780,11 +781,12 @@ def _ordered(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scratch: 
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
             packed[a:b].sort()
     else:  # one sort of (stratum, top bits of u, position)
-        sbits = _index_bits(n_strata) if n_strata > 1 else 0
-        packed = np.right_shift(u, np.uint64(sbits), out=scratch)
+        if words is None:
+            words = _stratum_words(strata, n_strata)
+        packed = np.right_shift(u, np.uint64(_index_bits(n_strata) if words is not None else 0), out=scratch)
         packed &= ~low
-        if sbits:
-            packed |= strata.astype(np.uint64) << np.uint64(64 - sbits)
+        if words is not None:
+            packed |= words
         packed |= positions[:n]
         packed.sort()
     tied = np.bitwise_xor(packed[1:], packed[:-1]) <= low  # equal top bits
@@ -1075,8 +1077,8 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
                alternating: np.ndarray) -> np.ndarray | None:
     """The fold of every row, rows hashed one by one: :func:`_deal` without grouping the rows by content first.
 
-    ``strata``: every row's stratum and the number of strata
-    (:func:`_stratum_ids`; None: unstratified); ``contents``: the arrays that make a row's content within
+    ``strata``: every row's stratum, the strata's bounds and the strata as
+    words (:func:`_stratum_ids`; None: unstratified); ``contents``: the arrays that make a row's content within
     its stratum (codes, bytes, weights' bits). The rows of a stratum are
     ordered by the hash of ``(key, 0)``; rows of one key are rows of one
     content (checked on ``contents``), so their occurrences are their order
@@ -1087,15 +1089,11 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
     hashes tie: the caller then groups the rows by content.
     """
     n = len(key)
-    if strata is None:
-        ids, bounds = None, np.array([0, n])
-    else:
-        ids, n_strata = strata
-        bounds = np.append(0, np.cumsum(np.bincount(ids, minlength=n_strata)))
+    ids, bounds, words = (None, np.array([0, n]), None) if strata is None else strata
     u = np.zeros(n, dtype=np.uint64)  # the occurrences: 0 for now
     scratch = key.copy()
     _item_hash(u, scratch, seed)
-    order, repeats = _ordered(u, bounds, positions, scratch, ids)
+    order, repeats = _ordered(u, bounds, positions, scratch, ids, words)
     if len(repeats):  # rows of one key (runs of the order): their occurrences, in row order
         again = repeats + 1  # the items that repeat the one before them
         starts = np.ones(len(again), dtype=bool)
@@ -1105,18 +1103,32 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
         if not all(_rows_equal(x, rows, firsts) for x in contents):
             return None
         u[rows] = _item_hash((again - first).astype(np.uint64), key[rows], seed)
-        order, repeats = _ordered(u, bounds, positions, scratch, ids)
+        order, repeats = _ordered(u, bounds, positions, scratch, ids, words)
         if len(repeats):
             return None
     return _dealt(order, bounds, positions, alternating)
 
 
-def _stratum_ids(attr: LabelMatrix, digit: np.ndarray, bits: int, positions: np.ndarray) -> tuple[np.ndarray, int]:
-    """Every row's stratum (its attribute class, or its exact set of groups, numbered) and the number of strata."""
+def _stratum_ids(attr: LabelMatrix, digit: np.ndarray, bits: int, positions: np.ndarray) -> tuple:
+    """Every row's stratum (its class, or its exact set of groups, numbered), the strata's bounds, the strata as words.
+
+    The bounds: where each stratum's rows start and end once the rows are
+    ordered by stratum; the words: :func:`_stratum_words`.
+    """
     if attr.codes is not None:
-        return np.asarray(attr.codes, dtype=np.intp), attr.n_classes
-    ids, _ = _compress(digit, bits, positions)
-    return ids, int(ids.max(initial=0)) + 1
+        ids, n_strata = np.asarray(attr.codes, dtype=np.intp), attr.n_classes
+    else:
+        ids = _compress(digit, bits, positions)[0]
+        n_strata = int(ids.max(initial=0)) + 1
+    bounds = np.append(0, np.cumsum(np.bincount(ids, minlength=n_strata)))
+    return ids, bounds, _stratum_words(ids, n_strata)
+
+
+def _stratum_words(ids: np.ndarray, n_strata: int) -> np.ndarray | None:
+    """Every item's stratum in the top bits of a uint64 (None for one stratum): packed above the hash to sort."""
+    if n_strata <= 1 or n_strata > _MAX_SLICES:
+        return None
+    return ids.astype(np.uint64) << np.uint64(64 - _index_bits(n_strata))
 
 
 def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
