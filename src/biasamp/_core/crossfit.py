@@ -245,9 +245,11 @@ def _stats(roles: dict, sides: tuple, units: np.ndarray | None = None) -> _Stats
 
 #: the most bins of one histogram of :func:`_byte_stats`
 _MAX_BINS = 1 << 22
-#: the fewest rows per group for which two bytes are counted together (16-bit words: a 65536-bin histogram per
-#: group, the rows ordered by group), else one byte at a time (a histogram of ``(group, byte)``)
-_TOGETHER_BINS = 1 << 16
+#: the most bins of a joint histogram of both task-side roles (:func:`_joint_bits`), else one histogram each
+_TOGETHER_BINS = 1 << 18
+#: the fewest rows per group for which two bytes of a row are counted together (16-bit words: a 65536-bin
+#: histogram per group, the rows ordered by group), else one byte at a time (a histogram of ``(group, byte)``)
+_PAIR_ROWS = 1 << 16
 #: the bits of every byte value (256 x 8), to turn a histogram of bytes into counts of their bits
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
 
@@ -315,10 +317,17 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
     kt = roles[task_side[0]].n_classes if task_side else 0
     count.update({r: np.zeros(kt) for r in task_side})
     cross.update({(ra, r): np.zeros((ka, kt)) for ra in attr_side for r in task_side})  # _stats's order
-    if diag and len(task_side) == 2:  # the rows holding bit j in both roles
-        both = np.bitwise_and(octets[task_side[0]], octets[task_side[1]])
-        same[task_side] = _grouped_bits([both], None, 1, w, kt)[0][0].astype(np.float64)
-    bits = _grouped_bits([octets[r] for r in task_side], joint, ids, w, kt)
+    bits: list[np.ndarray] | None
+    if diag and len(task_side) == 2 and ids << 16 <= _TOGETHER_BINS:  # both roles and the pair in one histogram
+        bits, both = _joint_bits(octets[task_side[0]], octets[task_side[1]], joint, ids, w, kt)
+        same[task_side] = both.astype(np.float64)
+    else:
+        if diag and len(task_side) == 2:  # the rows holding bit j in both roles
+            both_bytes = np.bitwise_and(octets[task_side[0]], octets[task_side[1]])
+            grouped = _grouped_bits([both_bytes], None, 1, w, kt)
+            assert grouped is not None  # one group
+            same[task_side] = grouped[0][0].astype(np.float64)
+        bits = _grouped_bits([octets[r] for r in task_side], joint, ids, w, kt)
     if bits is None:
         return None
     for r, by_id in zip(task_side, bits):
@@ -328,6 +337,31 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
             # a product of exact integers below 2**53 (float64: BLAS, whatever the order of its sums)
             cross[(ra, r)][:] = np.equal.outer(np.arange(ka), of_class).astype(np.float64) @ by_id.astype(np.float64)
     return _Stats(count, same, cross)
+
+
+def _joint_bits(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int, weights: np.ndarray | None,
+                k: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Two matrices of row bytes: each one's ``k`` bits counted per group, and the rows holding each bit in both.
+
+    One histogram of ``(group, byte of x, byte of y)`` per byte gives all
+    three (:func:`_grouped_bits` counts one matrix at a time).
+    """
+    n, width = x.shape
+    joined = x.astype(np.uint16) << 8  # x's byte high, y's low
+    joined |= y
+    high = groups.astype(np.intp) << 16
+    key = np.empty(n, dtype=np.intp)
+    bx, by = (np.zeros((n_groups, 8 * width), dtype=np.int64) for _ in range(2))
+    both = np.zeros(8 * width, dtype=np.int64)
+    for b in range(width):
+        np.bitwise_or(high, joined[:, b], out=key)
+        h = np.bincount(key, weights=weights, minlength=n_groups << 16)
+        h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, x, y]
+        bx[:, 8 * b:8 * b + 8] = h.sum(axis=2) @ _BYTE_BITS
+        by[:, 8 * b:8 * b + 8] = h.sum(axis=1) @ _BYTE_BITS
+        # the rows holding bit j in both bytes: the diagonal of (bits)ᵀ H (bits)
+        both[8 * b:8 * b + 8] = ((h.sum(axis=0) @ _BYTE_BITS) * _BYTE_BITS).sum(axis=0)
+    return [bx[:, :k], by[:, :k]], both[:k]
 
 
 def _grouped_bits(octets: list, groups: np.ndarray | None, n_groups: int, weights: np.ndarray | None,
@@ -354,7 +388,7 @@ def _grouped_bits(octets: list, groups: np.ndarray | None, n_groups: int, weight
 
     if n == 0:
         return [res[:, :k] for res in out]
-    if n >= _TOGETHER_BINS * n_groups:  # two bytes at a time, group by group
+    if n >= _PAIR_ROWS * n_groups:  # two bytes at a time, group by group
         ordered = n_groups == 1 or bool((groups[1:] >= groups[:-1]).all())  # the rows already in group order
         if not ordered:
             order = np.argsort(groups.astype(_uint(_index_bits(n_groups))), kind="stable")  # a counting sort
