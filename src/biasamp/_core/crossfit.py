@@ -51,11 +51,16 @@ and each class is dealt with one more sort of packed ``(key, position)``
 words: about 0.1 s per million single-label rows for BiasAmp→'s two splits.
 Rows too wide to pack with a position in one word (multi-label rows, nearly
 all distinct; issue 31) are not grouped by content: the counts come from
-histograms of the rows' bytes (:func:`byte_counts`), every row is hashed
-(two bytes a table look-up), the rows of a class are ordered by
-``H(seed, key, 0)``, rows that share a key are checked to share their
+histograms of the rows' bytes (:func:`byte_counts`: 16-bit words counted
+group by group, or both task-side roles in one joint histogram), every row
+is hashed (two bytes a table look-up, in cache-sized blocks), the rows are
+ordered by ``(stratum, H(seed, key, 0))`` in one sort of packed words (the
+stratum above the hash), rows that share a key are checked to share their
 labels (else the rows go back to the grouping by content) and hashed again
 with their occurrences, in row order (:func:`_deal_rows`): the same split.
+:func:`splits_and_counts` also hands back the counts of every row it made
+and the rows' bytes, so that a caller counts only each split's fold 0
+(:func:`fold_counts`) and takes fold 1 as the rest.
 
 The functions work on any batch of rows (:func:`crossfit_splits` /
 :func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
