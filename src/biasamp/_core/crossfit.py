@@ -291,30 +291,28 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
     n = roles[attr_side[0]].n_rows if attr_side else len(octets[task_side[0]]) if task_side else 0
     w = None if units is None else np.asarray(units, dtype=np.float64)
 
-    def hist(x: np.ndarray, bins: int, mask: np.ndarray | None = None) -> np.ndarray:
+    def hist(x: np.ndarray, bins: int) -> np.ndarray:
         """Integer counts (exact: integer weights sum exactly in float64) as int64, for products without BLAS."""
-        if mask is not None:
-            x, weights = x[mask], (None if w is None else w[mask])
-        else:
-            weights = w
-        return np.bincount(x, weights=weights, minlength=bins).astype(np.int64)
+        return np.bincount(x, weights=w, minlength=bins).astype(np.int64)
 
     count: dict = {}
     same: dict = {}
     cross: dict = {}
     ka = roles[attr_side[0]].n_classes if attr_side else 1
-    joint = np.zeros(n, dtype=np.intp)  # the attribute side's classes as one id per row
-    for r in attr_side:
-        codes = np.asarray(roles[r].codes, dtype=np.intp)
-        count[r] = hist(codes, ka).astype(np.float64)
-        joint = joint * ka + codes
-    if diag and len(attr_side) == 2:
-        c1, c2 = (np.asarray(roles[r].codes) for r in attr_side)
-        same[attr_side] = hist(np.asarray(c1, dtype=np.intp), ka, c1 == c2).astype(np.float64)
     n_ids = ka ** len(attr_side)
     if n_ids > _MAX_BINS:
         return None
-    present = np.flatnonzero(np.bincount(joint, minlength=n_ids))
+    joint = np.zeros(n, dtype=np.intp)  # the attribute side's classes as one id per row
+    for r in attr_side:
+        joint *= ka
+        joint += np.asarray(roles[r].codes)
+    # one histogram of the ids: every attribute-side role's counts, and its pair's diagonal
+    by_id = hist(joint, n_ids).reshape((ka,) * len(attr_side))
+    for i, r in enumerate(attr_side):
+        count[r] = by_id.sum(axis=tuple(j for j in range(len(attr_side)) if j != i)).astype(np.float64)
+    if diag and len(attr_side) == 2:
+        same[attr_side] = np.diagonal(by_id).astype(np.float64)
+    present = np.flatnonzero(by_id.ravel() if w is None else np.bincount(joint, minlength=n_ids))
     remap = np.zeros(n_ids, dtype=np.intp)
     remap[present] = np.arange(len(present))
     joint = remap[joint]
