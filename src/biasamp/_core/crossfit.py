@@ -313,9 +313,10 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
     if diag and len(attr_side) == 2:
         same[attr_side] = np.diagonal(by_id).astype(np.float64)
     present = np.flatnonzero(by_id.ravel() if w is None else np.bincount(joint, minlength=n_ids))
-    remap = np.zeros(n_ids, dtype=np.intp)
-    remap[present] = np.arange(len(present))
-    joint = remap[joint]
+    if len(present) < n_ids:  # the ids of the rows numbered 0, 1, ... (else they already are)
+        remap = np.zeros(n_ids, dtype=np.intp)
+        remap[present] = np.arange(len(present))
+        joint = np.take(remap, joint)
     ids = len(present)
     kt = roles[task_side[0]].n_classes if task_side else 0
     count.update({r: np.zeros(kt) for r in task_side})
