@@ -687,6 +687,9 @@ def _set_hash(octets: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return out
 
 
+#: the most combinations of classes of the leading roles of codes whose part of a key is tabled (:func:`_keys`)
+_KEY_TABLE = 1 << 16
+
 #: rows per block of :func:`_set_hash`
 _HASH_ROWS = 1 << 16
 
@@ -1204,7 +1207,21 @@ def _keys(labels: dict, label_bytes: dict, stats: _Stats, sides: tuple, sizes: t
         tied = any(_tied(x, e) for x, e in zip(sigs, empty))
     size = next(iter(labels.values())).n_rows
     key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
-    for r in labels:  # every class named by its signature: a renaming changes nothing
+    roles = list(labels)
+    lead, table = 0, np.zeros(1, dtype=np.uint64)  # the leading roles of codes: their part of the key per class
+    ids = np.zeros(size, dtype=np.intp)
+    while w_hash is None and lead < len(roles) and labels[roles[lead]].codes is not None and \
+            len(table) * labels[roles[lead]].n_classes <= _KEY_TABLE:
+        m = labels[roles[lead]]
+        per_class = _positional(LabelMatrix(m.name, m.classes, codes=np.arange(m.n_classes)),
+                                sigs[0] if roles[lead] in _ATTR_ROLES else sigs[1], _role_salt(roles[lead]))
+        table = _combine(np.repeat(table, m.n_classes), np.tile(per_class, len(table)))
+        ids *= m.n_classes
+        ids += np.asarray(m.codes)
+        lead += 1
+    if lead:
+        key = np.take(table, ids)
+    for r in roles[lead:]:  # every class named by its signature: a renaming changes nothing
         sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
         key = _combine_into(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
     tie = None
