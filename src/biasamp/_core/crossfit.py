@@ -1006,7 +1006,8 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
                 if real:
                     contents.append(_float_bits(np.asarray(weights)))
                 if stratified_read and by_stratum is None:  # the rows' strata: once for every read
-                    by_stratum = _stratum_ids(attr, *digits["attr"], positions[:n])
+                    stratum_digit, stratum_bits = digits["attr"]
+                    by_stratum = _stratum_ids(attr, stratum_digit, stratum_bits, positions[:n])
                 folds = _deal_rows(key, by_stratum if stratified_read else None, contents, seed,
                                    positions[:n], alternating)
                 if folds is not None:  # else two rows share a key but not their labels: by content, below
