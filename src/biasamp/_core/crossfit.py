@@ -166,8 +166,11 @@ def _combine_into(h: np.ndarray, x: np.ndarray) -> np.ndarray:
     """:func:`_combine` of uint64 arrays of one shape, computed in a new array (``h`` kept) and ``x`` (overwritten)."""
     with np.errstate(over="ignore"):
         out = np.multiply(h, _M2)
-        out += x
-        return _mix_in_place(out, x)
+        for a in range(0, len(out), _HASH_ROWS):  # in blocks that stay in cache
+            part, tmp = out[a:a + _HASH_ROWS], x[a:a + _HASH_ROWS]
+            part += tmp
+            _mix_in_place(part, tmp)
+        return out
 
 
 def _float_bits(x: np.ndarray) -> np.ndarray:
@@ -760,14 +763,18 @@ def _item_hash(u: np.ndarray, keys: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """``H(seed, H(key, occurrence ^ salt))`` as :func:`_combine` computes it, in place in ``u`` (the occurrences).
 
     ``keys`` (uint64, the items' keys) is overwritten: it serves as scratch.
+    Computed in blocks that stay in cache (a dozen passes over each).
     """
+    salt = _mix(seed)[0] * _M2
     with np.errstate(over="ignore"):
-        u ^= _SALT_OCCURRENCE
-        keys *= _M2
-        u += keys
-        _mix_in_place(u, keys)
-        u += _mix(seed)[0] * _M2
-        _mix_in_place(u, keys)
+        for a in range(0, len(u), _HASH_ROWS):
+            part, tmp = u[a:a + _HASH_ROWS], keys[a:a + _HASH_ROWS]
+            part ^= _SALT_OCCURRENCE
+            tmp *= _M2
+            part += tmp
+            _mix_in_place(part, tmp)
+            part += salt
+            _mix_in_place(part, tmp)
     return u
 
 
