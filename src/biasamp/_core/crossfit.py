@@ -676,15 +676,17 @@ def _set_hash(octets: np.ndarray, keys: np.ndarray) -> np.ndarray:
         tables = [(members * padded[8 * b:8 * b + 8]).sum(axis=1, dtype=np.uint64) for b in range(width)]
         # two bytes a look-up: a 65536-entry table of their sums (the low byte first)
         pair_tables = [(tables[b + 1][:, None] + tables[b][None, :]).ravel() for b in range(0, width - 1, 2)]
-        index = np.empty((min(len(octets), _HASH_ROWS), width // 2), dtype=np.intp)
+        rows = min(len(octets), _HASH_ROWS)
+        index = np.empty((width // 2, rows), dtype=np.intp)  # a block's 16-bit words, word by word
+        looked_up = np.empty(rows, dtype=np.uint64)
         for a in range(0, len(octets), _HASH_ROWS):  # in blocks: the indices stay in cache
             block = octets[a:a + _HASH_ROWS]
-            idx = index[:len(block)]
+            idx = index[:, :len(block)]
             if width > 1:
-                np.copyto(idx, block[:, :width - width % 2].view("<u2"), casting="safe")  # np.take wants intp
+                np.copyto(idx, block[:, :width - width % 2].view("<u2").T, casting="safe")  # np.take wants intp
             part = out[a:a + len(block)]
             for j, table in enumerate(pair_tables):
-                part += np.take(table, idx[:, j])
+                part += np.take(table, idx[j], out=looked_up[:len(block)])
             if width % 2:
                 part += np.take(tables[-1], block[:, -1].astype(np.intp))
     return out
