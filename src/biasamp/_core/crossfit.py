@@ -1080,11 +1080,16 @@ def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray) -
     """
     if any(roles[r].codes is None for r in sides[0]) or any(r not in octets for r in sides[1]):
         return None
-    rows = np.flatnonzero(in_fold0)
-    joint = np.zeros(len(rows), dtype=np.intp)
-    for r in sides[0]:  # the rows ordered by their attribute-side classes: the bytes taken once, in group order
-        joint = joint * roles[r].n_classes + np.asarray(roles[r].codes)[rows]
-    rows = rows[np.argsort(joint.astype(_uint(int(joint.max(initial=0)).bit_length())), kind="stable")]  # radix
+    # the rows of fold 0 ordered by their attribute-side classes (then by row): the bytes taken once, in group order
+    key = np.zeros(len(in_fold0), dtype=np.intp)
+    for r in sides[0]:
+        key *= roles[r].n_classes
+        key += np.asarray(roles[r].codes)
+    key <<= 1
+    key += np.asarray(in_fold0) == 0  # fold 1 after fold 0 in every group
+    order = np.argsort(key.astype(_uint(int(key.max(initial=0)).bit_length())), kind="stable")  # a counting sort
+    counts = np.bincount(key)
+    rows = order[np.repeat(np.arange(len(counts)) % 2 == 0, counts)]  # the keys of fold 0 are even
     sub = {r: _take(roles[r], rows) for r in sides[0]}
     sub.update({r: roles[r] for r in sides[1]})  # their classes (their rows are read from the bytes)
     return _byte_stats(sub, sides, {r: np.take(octets[r], rows, axis=0) for r in sides[1]}, diag=False)
