@@ -413,15 +413,27 @@ def _grouped_bits(octets: list, groups: np.ndarray | None, n_groups: int, weight
                 if width % 2:
                     res[g, 8 * width - 8:] = hist(rows[a:b, -1], w, 256) @ _BYTE_BITS
         return [res[:, :k] for res in out]
-    if n_groups * 256 > _MAX_BINS:
+    gbits = _group_bits(n_groups)
+    if 256 << gbits > _MAX_BINS:
         return None
-    high = groups.astype(np.intp) << 8  # the group above the byte
+    groups = groups.astype(np.intp)
     key = np.empty(n, dtype=np.intp)
     for x, res in zip(octets, out):
         for j in range(width):
-            np.bitwise_or(high, x[:, j], out=key)
-            res[:, 8 * j:8 * j + 8] = hist(key, weights, 256 * n_groups).reshape(n_groups, 256) @ _BYTE_BITS
+            np.left_shift(x[:, j], gbits, out=key, dtype=np.intp)
+            key |= groups  # the group below the byte
+            h = hist(key, weights, 256 << gbits).reshape(256, -1)[:, :n_groups]  # [byte, group]
+            res[:, 8 * j:8 * j + 8] = h.T @ _BYTE_BITS
     return [res[:, :k] for res in out]
+
+
+def _group_bits(n_groups: int) -> int:
+    """The bits of a group number, packed below the bytes of a histogram's key.
+
+    The groups of one byte value are then neighbours among the bins (a few
+    cache lines), not ``256`` or ``65536`` bins apart (cache sets in conflict).
+    """
+    return max(0, n_groups - 1).bit_length()
 
 
 def _rows(m: LabelMatrix, a: int, b: int) -> LabelMatrix:
