@@ -51,11 +51,16 @@ and each class is dealt with one more sort of packed ``(key, position)``
 words: about 0.1 s per million single-label rows for BiasAmp→'s two splits.
 Rows too wide to pack with a position in one word (multi-label rows, nearly
 all distinct; issue 31) are not grouped by content: the counts come from
-histograms of the rows' bytes (:func:`byte_counts`), every row is hashed
-(two bytes a table look-up), the rows of a class are ordered by
-``H(seed, key, 0)``, rows that share a key are checked to share their
+histograms of the rows' bytes (:func:`byte_counts`: 16-bit words counted
+group by group, or both task-side roles in one joint histogram), every row
+is hashed (two bytes a table look-up, in cache-sized blocks), the rows are
+ordered by ``(stratum, H(seed, key, 0))`` in one sort of packed words (the
+stratum above the hash), rows that share a key are checked to share their
 labels (else the rows go back to the grouping by content) and hashed again
 with their occurrences, in row order (:func:`_deal_rows`): the same split.
+:func:`splits_and_counts` also hands back the counts of every row it made
+and the rows' bytes, so that a caller counts only each split's fold 0
+(:func:`fold_counts`) and takes fold 1 as the rest.
 
 The functions work on any batch of rows (:func:`crossfit_splits` /
 :func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
@@ -75,7 +80,8 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 
 __all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "align_splits", "byte_counts", "check_cross_fit",
-           "crossfit_folds", "crossfit_splits", "describe", "fold_weights", "split_seed", "weight_units"]
+           "crossfit_folds", "crossfit_splits", "describe", "fold_counts", "fold_weights", "split_seed",
+           "splits_and_counts", "weight_units"]
 
 #: the seed of the split when ``cross_fit_random_state`` is None: the same data always give the same value
 DEFAULT_SPLIT_SEED = 0
@@ -154,6 +160,17 @@ def _mix(x: np.ndarray) -> np.ndarray:
 def _combine(h: np.ndarray, x: np.ndarray) -> np.ndarray:
     """An order-sensitive hash of ``(h, x)``: ``mix(h · C + x)`` (multiplication by an odd constant is a bijection)."""
     return _mix(np.asarray(h, dtype=np.uint64) * _M2 + np.asarray(x, dtype=np.uint64))
+
+
+def _combine_into(h: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """:func:`_combine` of uint64 arrays of one shape, computed in a new array (``h`` kept) and ``x`` (overwritten)."""
+    with np.errstate(over="ignore"):
+        out = np.multiply(h, _M2)
+        for a in range(0, len(out), _HASH_ROWS):  # in blocks that stay in cache
+            part, tmp = out[a:a + _HASH_ROWS], x[a:a + _HASH_ROWS]
+            part += tmp
+            _mix_in_place(part, tmp)
+        return out
 
 
 def _float_bits(x: np.ndarray) -> np.ndarray:
@@ -236,8 +253,11 @@ def _stats(roles: dict, sides: tuple, units: np.ndarray | None = None) -> _Stats
 
 #: the most bins of one histogram of :func:`_byte_stats`
 _MAX_BINS = 1 << 22
-#: the most bins of a joint histogram of both task-side roles (one that stays in cache), else one histogram each
+#: the most bins of a joint histogram of both task-side roles (:func:`_joint_bits`), else one histogram each
 _TOGETHER_BINS = 1 << 18
+#: the fewest rows per group for which two bytes of a row are counted together (16-bit words: a 65536-bin
+#: histogram per group, the rows ordered by group), else one byte at a time (a histogram of ``(group, byte)``)
+_PAIR_ROWS = 1 << 16
 #: the bits of every byte value (256 x 8), to turn a histogram of bytes into counts of their bits
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
 
@@ -263,88 +283,157 @@ def _byte_stats(roles: dict, sides: tuple, octets: dict, units: np.ndarray | Non
 
     The attribute-side roles must hold codes and the task-side roles 0/1
     matrices (their bytes in ``octets``, :func:`_row_bytes`). The attribute
-    side's classes are joined in one id per row; for every byte of the task
-    side, one ``bincount`` of ``(id, byte of each task-side role)`` gives all
-    the counts of the 8 columns of that byte, as exact integers: the same
+    side's classes are joined in one id per row; the bits of every task-side
+    role are counted per id (:func:`_grouped_bits`), those of both task-side
+    roles' ``and`` for the same-side pair, as exact integers: the same
     numbers as :func:`_stats` (no product of float blocks).
     """
     attr_side, task_side = sides
     if any(roles[r].codes is None for r in attr_side) or any(r not in octets for r in task_side):
         return None
-    n = next(iter(roles.values())).n_rows
+    n = roles[attr_side[0]].n_rows if attr_side else len(octets[task_side[0]]) if task_side else 0
     w = None if units is None else np.asarray(units, dtype=np.float64)
 
-    def hist(x: np.ndarray, bins: int, mask: np.ndarray | None = None) -> np.ndarray:
+    def hist(x: np.ndarray, bins: int) -> np.ndarray:
         """Integer counts (exact: integer weights sum exactly in float64) as int64, for products without BLAS."""
-        if mask is not None:
-            x, weights = x[mask], (None if w is None else w[mask])
-        else:
-            weights = w
-        return np.bincount(x, weights=weights, minlength=bins).astype(np.int64)
+        return np.bincount(x, weights=w, minlength=bins).astype(np.int64)
 
     count: dict = {}
     same: dict = {}
     cross: dict = {}
     ka = roles[attr_side[0]].n_classes if attr_side else 1
-    joint = np.zeros(n, dtype=np.intp)  # the attribute side's classes as one id per row
-    for r in attr_side:
-        codes = np.asarray(roles[r].codes, dtype=np.intp)
-        count[r] = hist(codes, ka).astype(np.float64)
-        joint = joint * ka + codes
-    if diag and len(attr_side) == 2:
-        c1, c2 = (np.asarray(roles[r].codes) for r in attr_side)
-        same[attr_side] = hist(np.asarray(c1, dtype=np.intp), ka, c1 == c2).astype(np.float64)
     n_ids = ka ** len(attr_side)
     if n_ids > _MAX_BINS:
         return None
-    present = np.flatnonzero(np.bincount(joint, minlength=n_ids))
-    remap = np.zeros(n_ids, dtype=np.intp)
-    remap[present] = np.arange(len(present))
-    joint = remap[joint]
-    class_of = {r: (present // ka ** (len(attr_side) - 1 - i)) % ka for i, r in enumerate(attr_side)}
+    joint = np.zeros(n, dtype=np.intp)  # the attribute side's classes as one id per row
+    for r in attr_side:
+        joint *= ka
+        joint += np.asarray(roles[r].codes)
+    # one histogram of the ids: every attribute-side role's counts, and its pair's diagonal
+    by_id = hist(joint, n_ids).reshape((ka,) * len(attr_side))
+    for i, r in enumerate(attr_side):
+        count[r] = by_id.sum(axis=tuple(j for j in range(len(attr_side)) if j != i)).astype(np.float64)
+    if diag and len(attr_side) == 2:
+        same[attr_side] = np.diagonal(by_id).astype(np.float64)
+    present = np.flatnonzero(by_id.ravel() if w is None else np.bincount(joint, minlength=n_ids))
+    if len(present) < n_ids:  # the ids of the rows numbered 0, 1, ... (else they already are)
+        remap = np.zeros(n_ids, dtype=np.intp)
+        remap[present] = np.arange(len(present))
+        joint = np.take(remap, joint)
     ids = len(present)
-    together = ids * 256 ** len(task_side) <= _TOGETHER_BINS  # one histogram for both task-side roles
-    if not together and ids * 256 > _MAX_BINS:
-        return None
     kt = roles[task_side[0]].n_classes if task_side else 0
     count.update({r: np.zeros(kt) for r in task_side})
     cross.update({(ra, r): np.zeros((ka, kt)) for ra in attr_side for r in task_side})  # _stats's order
-    pair = diag and len(task_side) == 2
-    if pair:
-        same[task_side] = np.zeros(kt)
-    columns = [octets[r] for r in task_side]
-    key = np.empty(n, dtype=np.intp)
-    high = joint << (8 * len(task_side) if together else 8)  # the id above the bytes
-    if together and len(columns) == 2:  # the two roles' bytes side by side, as 16-bit words
-        joined = columns[0].astype(np.uint16) << 8
-        joined |= columns[1]
-    elif together and columns:
-        joined = columns[0]
-    for b in range(-(-kt // 8)):
-        cols = slice(8 * b, min(kt, 8 * b + 8))
-        width = cols.stop - cols.start
-        if together:
-            np.bitwise_or(high, joined[:, b], out=key)
-            h = hist(key, ids * 256 ** len(task_side)).reshape(ids, *[256] * len(task_side))
-            axes = range(1, 1 + len(task_side))
-            marginals = [h.sum(axis=tuple(j for j in axes if j != i)) for i in axes]
-            if pair:
-                # the rows holding bit j in both bytes: the diagonal of (bits)ᵀ H (bits)
-                same[task_side][cols] = ((h.sum(axis=0) @ _BYTE_BITS) * _BYTE_BITS).sum(axis=0)[:width]
-        else:
-            marginals = []
-            for c in columns:
-                np.bitwise_or(high, c[:, b], out=key)
-                marginals.append(hist(key, ids * 256).reshape(ids, 256))
-            if pair:
-                same[task_side][cols] = (hist(columns[0][:, b] & columns[1][:, b], 256) @ _BYTE_BITS)[:width]
-        for r, m in zip(task_side, marginals):
-            bits = m @ _BYTE_BITS[:, :width]  # ids x width, integers (no BLAS)
-            count[r][cols] = bits.sum(axis=0)
-            for ra in attr_side:  # the ids of every class of the role, summed
-                for j in range(width):
-                    cross[(ra, r)][:, cols.start + j] = np.bincount(class_of[ra], weights=bits[:, j], minlength=ka)
+    bits: list[np.ndarray] | None
+    if diag and len(task_side) == 2 and ids << 16 <= _TOGETHER_BINS:  # both roles and the pair in one histogram
+        bits, both = _joint_bits(octets[task_side[0]], octets[task_side[1]], joint, ids, w, kt)
+        same[task_side] = both.astype(np.float64)
+    else:
+        if diag and len(task_side) == 2:  # the rows holding bit j in both roles
+            both_bytes = np.bitwise_and(octets[task_side[0]], octets[task_side[1]])
+            grouped = _grouped_bits([both_bytes], None, 1, w, kt)
+            assert grouped is not None  # one group
+            same[task_side] = grouped[0][0].astype(np.float64)
+        bits = _grouped_bits([octets[r] for r in task_side], joint, ids, w, kt)
+    if bits is None:
+        return None
+    for r, by_id in zip(task_side, bits):
+        count[r][:] = by_id.sum(axis=0)
+        for i, ra in enumerate(attr_side):  # the ids of every class of the role, summed
+            of_class = (present // ka ** (len(attr_side) - 1 - i)) % ka
+            # a product of exact integers below 2**53 (float64: BLAS, whatever the order of its sums)
+            cross[(ra, r)][:] = np.equal.outer(np.arange(ka), of_class).astype(np.float64) @ by_id.astype(np.float64)
     return _Stats(count, same, cross)
+
+
+def _joint_bits(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int, weights: np.ndarray | None,
+                k: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Two matrices of row bytes: each one's ``k`` bits counted per group, and the rows holding each bit in both.
+
+    One histogram of ``(group, byte of x, byte of y)`` per byte gives all
+    three (:func:`_grouped_bits` counts one matrix at a time).
+    """
+    n, width = x.shape
+    joined = x.astype(np.uint16) << 8  # x's byte high, y's low
+    joined |= y
+    high = groups.astype(np.intp) << 16
+    key = np.empty(n, dtype=np.intp)
+    bx, by = (np.zeros((n_groups, 8 * width), dtype=np.int64) for _ in range(2))
+    both = np.zeros(8 * width, dtype=np.int64)
+    for b in range(width):
+        np.bitwise_or(high, joined[:, b], out=key)
+        h = np.bincount(key, weights=weights, minlength=n_groups << 16)
+        h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, x, y]
+        bx[:, 8 * b:8 * b + 8] = h.sum(axis=2) @ _BYTE_BITS
+        by[:, 8 * b:8 * b + 8] = h.sum(axis=1) @ _BYTE_BITS
+        # the rows holding bit j in both bytes: the diagonal of (bits)ᵀ H (bits)
+        both[8 * b:8 * b + 8] = ((h.sum(axis=0) @ _BYTE_BITS) * _BYTE_BITS).sum(axis=0)
+    return [bx[:, :k], by[:, :k]], both[:k]
+
+
+def _grouped_bits(octets: list, groups: np.ndarray | None, n_groups: int, weights: np.ndarray | None,
+                  k: int) -> list[np.ndarray] | None:
+    """Per matrix of row bytes (:func:`_row_bytes`), its ``k`` bits counted per group of rows: ``(n_groups, k)`` int64.
+
+    ``groups``: every row's group (``0 .. n_groups - 1``; None: one group);
+    ``weights``: integer weights, a row counted that many times. With many
+    rows per group the rows are ordered by group and each group's 16-bit
+    words counted in a 65536-bin histogram; else each byte in a histogram of
+    ``(group, byte)`` (None when that has more than :data:`_MAX_BINS` bins).
+    The bits of every histogram's values then give the counts, as exact
+    integers (no product of float blocks).
+    """
+    n = len(octets[0]) if octets else 0
+    width = octets[0].shape[1] if octets else 0
+    if groups is None:
+        groups = np.zeros(n, dtype=np.intp)
+    out = [np.zeros((n_groups, 8 * width), dtype=np.int64) for _ in octets]
+
+    def hist(x: np.ndarray, w: np.ndarray | None, bins: int) -> np.ndarray:
+        h = np.bincount(x, weights=w, minlength=bins)
+        return h if h.dtype == np.int64 else h.astype(np.int64)
+
+    if n == 0:
+        return [res[:, :k] for res in out]
+    if n >= _PAIR_ROWS * n_groups:  # two bytes at a time, group by group
+        ordered = n_groups == 1 or bool((groups[1:] >= groups[:-1]).all())  # the rows already in group order
+        if not ordered:
+            order = np.argsort(groups.astype(_uint(_index_bits(n_groups))), kind="stable")  # a counting sort
+            weights = None if weights is None else weights[order]
+        bounds = np.append(0, np.cumsum(np.bincount(groups, minlength=n_groups))).tolist()
+        for x, res in zip(octets, out):
+            rows = np.ascontiguousarray(x if ordered else np.take(x, order, axis=0))
+            words = rows[:, :width - width % 2].view("<u2")  # byte 2j low, byte 2j + 1 high
+            for g, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+                w = None if weights is None else weights[a:b]
+                for j in range(width // 2):
+                    h = hist(words[a:b, j], w, 1 << 16).reshape(256, 256)  # [high byte, low byte]
+                    res[g, 16 * j:16 * j + 8] = h.sum(axis=0) @ _BYTE_BITS
+                    res[g, 16 * j + 8:16 * j + 16] = h.sum(axis=1) @ _BYTE_BITS
+                if width % 2:
+                    res[g, 8 * width - 8:] = hist(rows[a:b, -1], w, 256) @ _BYTE_BITS
+        return [res[:, :k] for res in out]
+    gbits = _group_bits(n_groups)
+    if 256 << gbits > _MAX_BINS:
+        return None
+    groups = groups.astype(np.intp)
+    key = np.empty(n, dtype=np.intp)
+    for x, res in zip(octets, out):
+        for j in range(width):
+            np.left_shift(x[:, j], gbits, out=key, dtype=np.intp)
+            key |= groups  # the group below the byte
+            h = hist(key, weights, 256 << gbits).reshape(256, -1)[:, :n_groups]  # [byte, group]
+            res[:, 8 * j:8 * j + 8] = h.T @ _BYTE_BITS
+    return [res[:, :k] for res in out]
+
+
+def _group_bits(n_groups: int) -> int:
+    """The bits of a group number, packed below the bytes of a histogram's key.
+
+    The groups of one byte value are then neighbours among the bins (a few
+    cache lines), not ``256`` or ``65536`` bins apart (cache sets in conflict).
+    """
+    return max(0, n_groups - 1).bit_length()
 
 
 def _rows(m: LabelMatrix, a: int, b: int) -> LabelMatrix:
@@ -597,12 +686,29 @@ def _set_hash(octets: np.ndarray, keys: np.ndarray) -> np.ndarray:
     out = np.zeros(len(octets), dtype=np.uint64)
     with np.errstate(over="ignore"):
         tables = [(members * padded[8 * b:8 * b + 8]).sum(axis=1, dtype=np.uint64) for b in range(width)]
-        pairs = octets[:, :width - width % 2].view(np.uint16) if len(octets) else np.zeros((0, width // 2), np.uint16)
-        for b in range(0, width - 1, 2):  # two bytes a look-up: a 65536-entry table of their sums (the low byte first)
-            out += (tables[b + 1][:, None] + tables[b][None, :]).ravel()[pairs[:, b // 2]]
-        if width % 2:
-            out += tables[-1][octets[:, -1]]
+        # two bytes a look-up: a 65536-entry table of their sums (the low byte first)
+        pair_tables = [(tables[b + 1][:, None] + tables[b][None, :]).ravel() for b in range(0, width - 1, 2)]
+        rows = min(len(octets), _HASH_ROWS)
+        index = np.empty((width // 2, rows), dtype=np.intp)  # a block's 16-bit words, word by word
+        looked_up = np.empty(rows, dtype=np.uint64)
+        for a in range(0, len(octets), _HASH_ROWS):  # in blocks: the indices stay in cache
+            block = octets[a:a + _HASH_ROWS]
+            idx = index[:, :len(block)]
+            if width > 1:
+                np.copyto(idx, block[:, :width - width % 2].view("<u2").T, casting="safe")  # np.take wants intp
+            part = out[a:a + len(block)]
+            for j, table in enumerate(pair_tables):
+                part += np.take(table, idx[j], out=looked_up[:len(block)])
+            if width % 2:
+                part += np.take(tables[-1], block[:, -1].astype(np.intp))
     return out
+
+
+#: the most combinations of classes of the leading roles of codes whose part of a key is tabled (:func:`_keys`)
+_KEY_TABLE = 1 << 16
+
+#: rows per block of :func:`_set_hash`
+_HASH_ROWS = 1 << 16
 
 
 def _label_hash(m: LabelMatrix, octets: np.ndarray | None, rank: np.ndarray, salt: np.uint64) -> np.ndarray:
@@ -671,14 +777,18 @@ def _item_hash(u: np.ndarray, keys: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """``H(seed, H(key, occurrence ^ salt))`` as :func:`_combine` computes it, in place in ``u`` (the occurrences).
 
     ``keys`` (uint64, the items' keys) is overwritten: it serves as scratch.
+    Computed in blocks that stay in cache (a dozen passes over each).
     """
+    salt = _mix(seed)[0] * _M2
     with np.errstate(over="ignore"):
-        u ^= _SALT_OCCURRENCE
-        keys *= _M2
-        u += keys
-        _mix_in_place(u, keys)
-        u += _mix(seed)[0] * _M2
-        _mix_in_place(u, keys)
+        for a in range(0, len(u), _HASH_ROWS):
+            part, tmp = u[a:a + _HASH_ROWS], keys[a:a + _HASH_ROWS]
+            part ^= _SALT_OCCURRENCE
+            tmp *= _M2
+            part += tmp
+            _mix_in_place(part, tmp)
+            part += salt
+            _mix_in_place(part, tmp)
     return u
 
 
@@ -705,38 +815,61 @@ def _stratum_order(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scr
     word and sorted as numbers; items whose top bits tie are then ordered by
     their whole ``u``, so the order is exactly the one by ``(u, position)``.
     """
+    return _ordered(u, bounds, positions, scratch)[0]
+
+
+def _ordered(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scratch: np.ndarray,
+             strata: np.ndarray | None = None, words: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_stratum_order`, and the places ``i`` of the order where item ``i + 1`` has the ``u`` of item ``i``.
+
+    ``strata``: every item's stratum (the items in any order: the stratum,
+    as ``words`` from :func:`_stratum_words`, is packed above the top bits of
+    ``u``, and the order lists the items' positions), else the items of
+    stratum ``s`` are ``bounds[s]:bounds[s + 1]``.
+    Equal ``u`` have equal top bits: the repeats are looked for among the
+    pairs of the order whose top bits tie (a few), not along the whole order.
+    """
     n = len(u)
     ib = _index_bits(n)
     low = np.uint64((1 << ib) - 1)
-    slices = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
-    if len(slices) > _MAX_SLICES:
-        strata = np.repeat(np.arange(len(slices)), np.diff(bounds))
-        return np.lexsort((positions, u, strata))
-    packed = np.bitwise_and(u, ~low, out=scratch)
-    packed |= positions
-    for a, b in slices:
-        packed[a:b].sort()
-    tied = (packed[1:] ^ packed[:-1]) <= low  # equal top bits
+    n_strata = len(bounds) - 1
+    if n_strata > _MAX_SLICES:
+        ids = np.repeat(np.arange(n_strata), np.diff(bounds)) if strata is None else strata
+        order = np.lexsort((positions[:n], u, ids))
+        return order, np.flatnonzero(_repeats(u[order], bounds))
+    if strata is None:
+        packed = np.bitwise_and(u, ~low, out=scratch)
+        packed |= positions[:n]
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            packed[a:b].sort()
+    else:  # one sort of (stratum, top bits of u, position)
+        if words is None:
+            words = _stratum_words(strata, n_strata)
+        packed = np.right_shift(u, np.uint64(_index_bits(n_strata) if words is not None else 0), out=scratch)
+        packed &= ~low
+        if words is not None:
+            packed |= words
+        packed |= positions[:n]
+        packed.sort()
+    tied = np.bitwise_xor(packed[1:], packed[:-1]) <= low  # equal top bits
     tied[bounds[1:-1][(bounds[1:-1] > 0) & (bounds[1:-1] < n)] - 1] = False  # not across strata
     pairs = np.flatnonzero(tied)
+    packed &= low
+    order = packed.view(np.int64)
     # runs of equal top bits are in position order: right where their whole u are equal too (repeated keys)
-    differ = pairs[u[packed[pairs] & low] != u[packed[pairs + 1] & low]]
-    if len(differ):  # the runs that hold different u: ordered by (u, position)
-        member = np.zeros(n, dtype=bool)
-        member[1:] |= tied
-        member[:-1] |= tied
-        first = member.copy()
-        first[1:] &= ~tied  # the first item of every run
-        run = np.cumsum(first) - 1
-        at = np.flatnonzero(member & np.isin(run, run[differ]))
-        top = packed[at] >> np.uint64(ib)
-        packed &= low
-        sub = packed[at].view(np.int64)
-        stratum = np.searchsorted(bounds, at, side="right")
-        packed[at] = sub[np.lexsort((sub, u[sub], top, stratum))].view(np.uint64)
-    else:
-        packed &= low
-    return packed.view(np.int64)
+    differ = u[order[pairs]] != u[order[pairs + 1]]
+    if not differ.any():
+        return order, pairs
+    # the runs (of consecutive tied pairs) that hold different u: their items ordered by (u, position)
+    new_run = np.ones(len(pairs), dtype=bool)
+    np.not_equal(pairs[1:], pairs[:-1] + 1, out=new_run[1:])
+    run = np.cumsum(new_run)
+    in_run = pairs[np.isin(run, run[differ])]
+    at = np.union1d(in_run, in_run + 1)
+    sub = order[at]
+    stratum = np.searchsorted(bounds, at, side="right")
+    order[at] = sub[np.lexsort((sub, u[sub], stratum))]
+    return order, pairs[u[order[pairs]] == u[order[pairs + 1]]]
 
 
 def _dealt(order: np.ndarray, bounds: np.ndarray, positions: np.ndarray, alternating: np.ndarray) -> np.ndarray:
@@ -837,6 +970,16 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     identical rows, the earlier ones take the earlier occurrences, so the
     share of every row is fixed too.
     """
+    return splits_and_counts(roles, reads, weights, random_state, stratified)[0]
+
+
+def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.ndarray | None, random_state: Any,
+                     stratified: bool | Sequence[bool]) -> tuple[list[np.ndarray], _Stats | None, dict]:
+    """:func:`crossfit_splits`, the counts of every row it made on the way, and the rows' bytes (:func:`fold_counts`).
+
+    The counts (:class:`_Stats` of every role read) are those of all the rows,
+    unweighted: None when the split did not count every row (or weights were given).
+    """
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
     n = attr.n_rows
@@ -861,7 +1004,7 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     every_sides = (tuple(r for r in every if r in _ATTR_ROLES), tuple(r for r in every if r not in _ATTR_ROLES))
     counted: _Stats | None = None
     every_w: np.ndarray | None = None
-    by_stratum: tuple | None = None  # the rows ordered by stratum, and the strata's bounds (rows dealt row by row)
+    by_stratum: tuple | None = None  # every row's stratum, and the number of strata (rows dealt row by row)
     out = []
     with np.errstate(over="ignore"):
         for read, stratified_read in zip(reads, flags):
@@ -883,10 +1026,9 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
                             if not (r == "attr" and stratified_read)]
                 if real:
                     contents.append(_float_bits(np.asarray(weights)))
-                if stratified_read and by_stratum is None:  # the rows by stratum: once for every read
+                if stratified_read and by_stratum is None:  # the rows' strata: once for every read
                     stratum_digit, stratum_bits = digits["attr"]
-                    order, starts = _group(stratum_digit, stratum_bits, positions[:n])
-                    by_stratum = order, np.append(starts, n)
+                    by_stratum = _stratum_ids(attr, stratum_digit, stratum_bits, positions[:n])
                 folds = _deal_rows(key, by_stratum if stratified_read else None, contents, seed,
                                    positions[:n], alternating)
                 if folds is not None:  # else two rows share a key but not their labels: by content, below
@@ -939,7 +1081,30 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
         out = [np.where(f == 0, w, 0.0) for f in out]
     elif weights is None:
         out = [(f == 0).astype(np.int8) for f in out]
-    return out
+    return out, (counted if weights is None else None), octets
+
+
+def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray) -> _Stats | None:
+    """The counts of the rows of fold 0 (``in_fold0`` 1), from the rows' bytes (:func:`_byte_stats`), or None.
+
+    ``sides`` as in :func:`byte_counts` (attribute-side codes, task-side 0/1
+    matrices whose bytes are in ``octets``); no same-side pairs.
+    """
+    if any(roles[r].codes is None for r in sides[0]) or any(r not in octets for r in sides[1]):
+        return None
+    # the rows of fold 0 ordered by their attribute-side classes (then by row): the bytes taken once, in group order
+    key = np.zeros(len(in_fold0), dtype=np.intp)
+    for r in sides[0]:
+        key *= roles[r].n_classes
+        key += np.asarray(roles[r].codes)
+    key <<= 1
+    key += np.asarray(in_fold0) == 0  # fold 1 after fold 0 in every group
+    order = np.argsort(key.astype(_uint(int(key.max(initial=0)).bit_length())), kind="stable")  # a counting sort
+    counts = np.bincount(key)
+    rows = order[np.repeat(np.arange(len(counts)) % 2 == 0, counts)]  # the keys of fold 0 are even
+    sub = {r: _take(roles[r], rows) for r in sides[0]}
+    sub.update({r: roles[r] for r in sides[1]})  # their classes (their rows are read from the bytes)
+    return _byte_stats(sub, sides, {r: np.take(octets[r], rows, axis=0) for r in sides[1]}, diag=False)
 
 
 def _every_stats(every: dict, sides: tuple, octets: dict, units: np.ndarray | None,
@@ -980,9 +1145,8 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
                alternating: np.ndarray) -> np.ndarray | None:
     """The fold of every row, rows hashed one by one: :func:`_deal` without grouping the rows by content first.
 
-    ``strata``: the rows ordered by stratum and where each stratum starts and
-    ends (:func:`_group` of the attribute's :func:`_role_digit`; None:
-    unstratified); ``contents``: the arrays that make a row's content within
+    ``strata``: every row's stratum, the strata's bounds and the strata as
+    words (:func:`_stratum_ids`; None: unstratified); ``contents``: the arrays that make a row's content within
     its stratum (codes, bytes, weights' bits). The rows of a stratum are
     ordered by the hash of ``(key, 0)``; rows of one key are rows of one
     content (checked on ``contents``), so their occurrences are their order
@@ -993,37 +1157,46 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
     hashes tie: the caller then groups the rows by content.
     """
     n = len(key)
-    if strata is None:
-        by_stratum, bounds = None, np.array([0, n])
-    else:
-        by_stratum, bounds = strata
-        key = key[by_stratum]
+    ids, bounds, words = (None, np.array([0, n]), None) if strata is None else strata
     u = np.zeros(n, dtype=np.uint64)  # the occurrences: 0 for now
     scratch = key.copy()
     _item_hash(u, scratch, seed)
-    order = _stratum_order(u, bounds, positions, scratch)
-    repeated = _repeats(u[order], bounds)
-    if repeated.any():  # rows of one key: their occurrences, in row order
-        new = ~np.append(False, repeated)
-        run = np.maximum.accumulate(np.where(new, np.arange(n), 0))
-        again = np.flatnonzero(~new)
-        rows, firsts = order[again], order[run[again]]
-        if by_stratum is not None:
-            rows, firsts = by_stratum[rows], by_stratum[firsts]
+    order, repeats = _ordered(u, bounds, positions, scratch, ids, words)
+    if len(repeats):  # rows of one key (runs of the order): their occurrences, in row order
+        again = repeats + 1  # the items that repeat the one before them
+        starts = np.ones(len(again), dtype=bool)
+        np.not_equal(again[1:], repeats[:-1] + 2, out=starts[1:])  # a new run: not right after the last repeat
+        first = repeats[starts][np.cumsum(starts) - 1]  # the first item of each repeat's run
+        rows, firsts = order[again], order[first]
         if not all(_rows_equal(x, rows, firsts) for x in contents):
             return None
-        occurrence = (again - run[again]).astype(np.uint64)
-        at = order[again]
-        u[at] = _item_hash(occurrence, key[at], seed)
-        order = _stratum_order(u, bounds, positions, scratch)
-        if _repeats(u[order], bounds).any():
+        u[rows] = _item_hash((again - first).astype(np.uint64), key[rows], seed)
+        order, repeats = _ordered(u, bounds, positions, scratch, ids, words)
+        if len(repeats):
             return None
-    folds = _dealt(order, bounds, positions, alternating)
-    if by_stratum is None:
-        return folds
-    out = np.empty(n, dtype=np.int8)
-    out[by_stratum] = folds
-    return out
+    return _dealt(order, bounds, positions, alternating)
+
+
+def _stratum_ids(attr: LabelMatrix, digit: np.ndarray, bits: int, positions: np.ndarray) -> tuple:
+    """Every row's stratum (its class, or its exact set of groups, numbered), the strata's bounds, the strata as words.
+
+    The bounds: where each stratum's rows start and end once the rows are
+    ordered by stratum; the words: :func:`_stratum_words`.
+    """
+    if attr.codes is not None:
+        ids, n_strata = np.asarray(attr.codes, dtype=np.intp), attr.n_classes
+    else:
+        ids = _compress(digit, bits, positions)[0]
+        n_strata = int(ids.max(initial=0)) + 1
+    bounds = np.append(0, np.cumsum(np.bincount(ids, minlength=n_strata)))
+    return ids, bounds, _stratum_words(ids, n_strata)
+
+
+def _stratum_words(ids: np.ndarray, n_strata: int) -> np.ndarray | None:
+    """Every item's stratum in the top bits of a uint64 (None for one stratum): packed above the hash to sort."""
+    if n_strata <= 1 or n_strata > _MAX_SLICES:
+        return None
+    return ids.astype(np.uint64) << np.uint64(64 - _index_bits(n_strata))
 
 
 def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -1037,10 +1210,8 @@ def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
 def _rows_equal(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
     """Whether rows ``a`` and rows ``b`` of ``x`` (1-D, or rows of a 2-D array) are equal, pair by pair."""
     x = np.asarray(x)
-    if x.ndim == 2:  # bytes: compared a word of each row at a time (np.take: fast on a strided column)
-        size = next(s for s in (8, 4, 2, 1) if x.shape[1] % s == 0)
-        x = np.ascontiguousarray(x).view(np.dtype(f"u{size}"))
-        return all(np.array_equal(np.take(x[:, j], a), np.take(x[:, j], b)) for j in range(x.shape[1]))
+    if x.ndim == 2:  # bytes: whole rows taken
+        return bool(np.array_equal(np.take(x, a, axis=0), np.take(x, b, axis=0)))
     return bool(np.array_equal(np.take(x, a), np.take(x, b)))
 
 
@@ -1063,9 +1234,23 @@ def _keys(labels: dict, label_bytes: dict, stats: _Stats, sides: tuple, sizes: t
         tied = any(_tied(x, e) for x, e in zip(sigs, empty))
     size = next(iter(labels.values())).n_rows
     key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
-    for r in labels:  # every class named by its signature: a renaming changes nothing
+    roles = list(labels)
+    lead, table = 0, np.zeros(1, dtype=np.uint64)  # the leading roles of codes: their part of the key per class
+    ids = np.zeros(size, dtype=np.intp)
+    while w_hash is None and lead < len(roles) and labels[roles[lead]].codes is not None and \
+            len(table) * labels[roles[lead]].n_classes <= _KEY_TABLE:
+        m = labels[roles[lead]]
+        per_class = _positional(LabelMatrix(m.name, m.classes, codes=np.arange(m.n_classes)),
+                                sigs[0] if roles[lead] in _ATTR_ROLES else sigs[1], _role_salt(roles[lead]))
+        table = _combine(np.repeat(table, m.n_classes), np.tile(per_class, len(table)))
+        ids *= m.n_classes
+        ids += np.asarray(m.codes)
+        lead += 1
+    if lead:
+        key = np.take(table, ids)
+    for r in roles[lead:]:  # every class named by its signature: a renaming changes nothing
         sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
-        key = _combine(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
+        key = _combine_into(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
     tie = None
     if tied:  # equal keys of different labels (classes the data cannot tell apart): their positions
         tie = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.crossfit import byte_counts
+from biasamp._core.crossfit import byte_counts, fold_counts
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy import EXPECTED_RATES, check_soft, check_threshold, harden_roles, joined
 from biasamp._core.policy_options import BINARY_TASK, DEFAULT_THRESHOLD
@@ -204,6 +204,21 @@ def _gram_splits(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], n: i
                 sb[np.arange(b), 1 - in_fold0[start:stop]] = lb[:, :width]  # fold 0's columns first
                 g += sb.reshape(b, 2 * width).T @ rb[:, :right_width]
     return [g.reshape(2, width, right_width) for g, (_, width, right_width) in zip(grams, splits)]
+
+
+def _gram_of_counts(left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], counts: Any, n: float) -> np.ndarray:
+    """``[1|left...]ᵀ [1|right...]`` assembled from counts per role and per cross pair (``count``, ``cross``)."""
+    lslices = _layout([m.name for m in left], [m.n_classes for m in left])
+    rslices = _layout([m.name for m in right], [m.n_classes for m in right])
+    g = np.zeros((1 + sum(m.n_classes for m in left), 1 + sum(m.n_classes for m in right)))
+    g[0, 0] = n
+    for m in left:
+        g[lslices[m.name], 0] = counts.count[m.name]
+    for t in right:
+        g[0, rslices[t.name]] = counts.count[t.name]
+        for m in left:
+            g[lslices[m.name], rslices[t.name]] = counts.cross[(m.name, t.name)]
+    return g
 
 
 @dataclass(frozen=True, eq=False)
@@ -432,6 +447,39 @@ class CooccurrenceCounts:
         return [(cls._of_gram(left[:len(lr)], right[:len(rr)], g[0], frozenset(), False, None, None),
                  cls._of_gram(left[:len(lr)], right[:len(rr)], g[1], frozenset(), False, None, None))
                 for g, (_, lr, rr) in zip(grams, splits)]
+
+    @classmethod
+    def _from_fold_counts(
+        cls,
+        left: Sequence[LabelMatrix],
+        right: Sequence[LabelMatrix],
+        splits: Sequence[tuple[np.ndarray, Sequence[str], Sequence[str]]],
+        totals: Any,
+        octets: dict,
+    ) -> list[tuple[CooccurrenceCounts, CooccurrenceCounts]] | None:
+        """:meth:`_from_encoded_splits` from the counts of all the rows: each split's fold 0 counted, fold 1 the rest.
+
+        ``totals``: the unweighted counts of every role over all the rows, as
+        the split computed them (:func:`biasamp._core.crossfit.splits_and_counts`);
+        ``octets``: the task-side roles' rows as bytes. Each split's fold 0 is
+        counted from its rows' bytes (:func:`biasamp._core.crossfit.fold_counts`,
+        half the rows) and fold 1 is the totals less fold 0: exact integers,
+        so the tables equal those of :meth:`_from_encoded_splits` bit for bit.
+        None when the roles are not attribute codes and 0/1 task matrices.
+        """
+        n = _check_encoded(left, right, None)
+        by_name = {m.name: m for m in (*left, *right)}
+        out = []
+        for in_fold0, lroles, rroles in splits:
+            lsub, rsub = left[:len(lroles)], right[:len(rroles)]
+            fold0 = fold_counts(by_name, (tuple(lroles), tuple(rroles)), octets, in_fold0)
+            if fold0 is None:
+                return None
+            g0 = _gram_of_counts(lsub, rsub, fold0, float(np.count_nonzero(in_fold0)))
+            g = _gram_of_counts(lsub, rsub, totals, float(n))
+            out.append((cls._of_gram(lsub, rsub, g0, frozenset(), False, None, None),
+                        cls._of_gram(lsub, rsub, g - g0, frozenset(), False, None, None)))
+        return out
 
     @classmethod
     def _of_gram(cls, left: Sequence[LabelMatrix], right: Sequence[LabelMatrix], gram: np.ndarray,

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.crossfit import check_cross_fit, crossfit_folds, crossfit_splits, describe, fold_weights
+from biasamp._core.crossfit import check_cross_fit, crossfit_folds, describe, fold_weights, splits_and_counts
 from biasamp._core.deprecation import old_positional_order
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy import (
@@ -1558,12 +1558,16 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
     out = {}
     reads = {"A->T": (["attr"], ["task", "task_pred"]), "T->A": (["attr", "attr_pred"], ["task"])}
     given = [d for d, pred in _NEEDS.items() if pred in by_role]
-    splits = crossfit_splits(by_role, [tuple(reads[d][0] + reads[d][1]) for d in given], weights=weights,
-                             random_state=random_state)
+    # the split's counts of all the rows (when it made them) and its rows' bytes: each fold 0 counted, fold 1 the rest
+    splits, totals, octets = splits_and_counts(by_role, [tuple(reads[d][0] + reads[d][1]) for d in given], weights,
+                                              random_state, True)
     counted = None
     if weights is None and not any(m.soft for m in by_role.values()):  # every fold of every split in one pass
-        counted = CooccurrenceCounts._from_encoded_splits(
-            left, right, [(of_rows, *reads[d]) for d, of_rows in zip(given, splits)])
+        plan = [(of_rows, *reads[d]) for d, of_rows in zip(given, splits)]
+        if totals is not None:
+            counted = CooccurrenceCounts._from_fold_counts(left, right, plan, totals, octets)
+        if counted is None:
+            counted = CooccurrenceCounts._from_encoded_splits(left, right, plan)
     for i, (direction, of_rows) in enumerate(zip(given, splits)):
         lroles, rroles = reads[direction]
         if counted is not None:
