@@ -91,14 +91,16 @@ def replicate_se(counts: np.ndarray, deviations: np.ndarray, sizes: np.ndarray, 
     (docs/scan.md). A subgroup with no row in the replicate gets NaN.
     """
     g = counts.shape[1]
-    w = counts.astype(np.float64, copy=False)
+    u, k = deviations.shape[1], sizes.shape[1]
     d = deviations - deviations.mean(axis=0)
-    rows = sizes[:, owner]
     n = sizes.sum(axis=0)
-    n_rep = w @ sizes
+    # the replicates' weighted sums, one product: Σ w d, Σ w d², Σ w d·n_sg, Σ w n_sg, Σ w n_sg²
+    sums = counts.astype(np.float64, copy=False) @ np.hstack([d, d * d, d * sizes[:, owner], sizes, sizes * sizes])
+    s1, s2, sdn = sums[:, :u], sums[:, u:2 * u], sums[:, 2 * u:3 * u]
+    n_rep, n2 = sums[:, 3 * u:3 * u + k], sums[:, 3 * u + k:]
     with np.errstate(invalid="ignore", divide="ignore"):
-        m = (w @ d) / n_rep[:, owner]
-        var = w @ (d * d) - 2.0 * m * (w @ (d * rows)) + m * m * (w @ (sizes * sizes))[:, owner]
+        m = s1 / n_rep[:, owner]
+        var = s2 - 2.0 * m * sdn + m * m * n2[:, owner]
         var *= (g - 1) / g
         scale = np.where(n_rep > 0, n[None, :] / n_rep, np.nan)
     return np.sqrt(np.maximum(var, 0.0)) * scale[:, owner]
