@@ -311,7 +311,11 @@ class ScanAccumulator:
                 atom = atom * self.levels[f].n_levels + codes[:, f]
             key = atom * self.n_groups + group  # within the tuple's block of (atom, group) tables
             block = slice(int(start) * self.n_groups * width, int(stop) * self.n_groups * width)
-            boot[block] += np.bincount(key[row] * width + cell, weights=value, minlength=block.stop - block.start)
+            entry = key[row]  # the table of every entry, then its cell in the tuple's block (in place: rows x 4 or so)
+            entry *= width
+            entry += cell
+            boot[block] += np.bincount(entry, weights=value, minlength=block.stop - block.start)
+            del entry
             key += int(start) * self.n_groups
             self.sizes += np.bincount(key, weights=w, minlength=self.sizes.size).reshape(self.sizes.shape)
         self.family.state.add_(state)
@@ -481,13 +485,17 @@ def _row_entries(left: Any, right: Any, cells: tuple[int, int]) -> tuple[np.ndar
     if left.shape != (n, wl) or right.shape != (n, wr):
         raise ValueError(f"a batch of {n} rows needs left ({n}, {wl}) and right ({n}, {wr}), got {left.shape} and "
                          f"{right.shape}")
-    n_left, n_right = np.diff(left.indptr), np.diff(right.indptr)
-    row_of_left = np.repeat(np.arange(n), n_left)
+    # the entries outnumber the rows (about 4 a row): their indices kept narrow where they fit
+    small = np.int32 if max(n, left.nnz * wr, right.nnz * wl) < 2**31 else np.int64  # bounds every index
+    n_left, n_right = np.diff(left.indptr).astype(small), np.diff(right.indptr).astype(small)
+    row_of_left = np.repeat(np.arange(n, dtype=small), n_left)
     pairs = n_right[row_of_left]  # every left entry meets each right entry of its row
-    each = np.repeat(np.arange(len(row_of_left)), pairs)
-    first = np.cumsum(pairs) - pairs  # where each left entry's pairs start
-    at = right.indptr[row_of_left[each]] + (np.arange(len(each)) - first[each])
-    cell = left.indices[each].astype(np.int64) * wr + right.indices[at]
+    each = np.repeat(np.arange(len(row_of_left), dtype=small), pairs)
+    first = np.cumsum(pairs, dtype=small) - pairs  # where each left entry's pairs start
+    at = np.arange(len(each), dtype=small)
+    at -= first[each]
+    at += right.indptr[:-1].astype(small)[row_of_left[each]]
+    cell = left.indices[each].astype(small) * wr + right.indices[at].astype(small)
     return row_of_left[each], cell, left.data[each] * right.data[at]
 
 
