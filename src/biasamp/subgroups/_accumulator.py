@@ -7,10 +7,10 @@ contribution ``left[i]ᵀ right[i]`` (the replicate rows of the streamed
 bootstrap). The scan adds each row's contribution to the table of its *atom*
 (the cell of its levels on one tuple of ``max_order`` features) and its
 bootstrap group (a hash of the row id and the seed,
-:func:`biasamp._engine.resample.stream_groups`), one ``bincount`` of the rows' table
-entries per tuple of features. A subgroup's
-table is the sum of its atoms' (an order-1 subgroup: the atoms of a tuple
-holding its feature), and its replicate tables the same sums of the
+:func:`biasamp._engine.resample.stream_groups`), one ``bincount`` of the rows'
+table entries per tuple of features. A subgroup's table is the sum of its
+atoms' (an order-1 subgroup: the atoms of a tuple holding its feature), and
+its replicate tables the same sums of the
 replicates of the group tables: one grouped bootstrap for every subgroup at
 once, so their joint distribution gives the max-t band (:mod:`._band`).
 
@@ -311,7 +311,7 @@ class ScanAccumulator:
                 atom = atom * self.levels[f].n_levels + codes[:, f]
             key = atom * self.n_groups + group  # within the tuple's block of (atom, group) tables
             block = slice(int(start) * self.n_groups * width, int(stop) * self.n_groups * width)
-            entry = key[row]  # the table of every entry, then its cell in the tuple's block (in place: rows x 4 or so)
+            entry = key[row]  # every entry's place in the tuple's block: its table, then its cell (in place)
             entry *= width
             entry += cell
             boot[block] += np.bincount(entry, weights=value, minlength=block.stop - block.start)
