@@ -7,10 +7,10 @@ contribution ``left[i]ᵀ right[i]`` (the replicate rows of the streamed
 bootstrap). The scan adds each row's contribution to the table of its *atom*
 (the cell of its levels on one tuple of ``max_order`` features) and its
 bootstrap group (a hash of the row id and the seed,
-:func:`biasamp._engine.resample.stream_groups`), one sparse product per tuple
-of features (:func:`biasamp._engine.resample.add_keyed_tables`). A subgroup's
-table is the sum of its atoms' (an order-1 subgroup: the atoms of a tuple
-holding its feature), and its replicate tables the same sums of the
+:func:`biasamp._engine.resample.stream_groups`), one ``bincount`` of the rows'
+table entries per tuple of features. A subgroup's table is the sum of its
+atoms' (an order-1 subgroup: the atoms of a tuple holding its feature), and
+its replicate tables the same sums of the
 replicates of the group tables: one grouped bootstrap for every subgroup at
 once, so their joint distribution gives the max-t band (:mod:`._band`).
 
@@ -39,7 +39,6 @@ from biasamp._core.labels import _sorted_classes
 from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._engine.resample import (
     _group_replicates,
-    add_keyed_tables,
     check_random_state,
     seed_int,
     stream_groups,
@@ -303,13 +302,21 @@ class ScanAccumulator:
         weight = given.get("sample_weight")
         w = None if weight is None else np.asarray(pd.Series(np.asarray(weight)).to_numpy(np.float64))[kept]
         group = stream_groups(ids[kept], self.n_groups, self.seed)
-        for t, offset in zip(self.tuples, self.offsets):
+        row, cell, value = _row_entries(rows.left, rows.right, self.cells)
+        width = int(np.prod(self.cells))
+        boot = self.boot.reshape(-1)
+        for t, start, stop in zip(self.tuples, self.offsets[:-1], self.offsets[1:]):
             atom = np.zeros(len(kept), dtype=np.int64)
             for f in t:
                 atom = atom * self.levels[f].n_levels + codes[:, f]
-            atom += offset
-            key = atom * self.n_groups + group
-            add_keyed_tables(self.boot, rows.left, rows.right, key)
+            key = atom * self.n_groups + group  # within the tuple's block of (atom, group) tables
+            block = slice(int(start) * self.n_groups * width, int(stop) * self.n_groups * width)
+            entry = key[row]  # every entry's place in the tuple's block: its table, then its cell (in place)
+            entry *= width
+            entry += cell
+            boot[block] += np.bincount(entry, weights=value, minlength=block.stop - block.start)
+            del entry
+            key += int(start) * self.n_groups
             self.sizes += np.bincount(key, weights=w, minlength=self.sizes.size).reshape(self.sizes.shape)
         self.family.state.add_(state)
         self.rows_seen += n
@@ -462,6 +469,34 @@ class ScanAccumulator:
                                 critical_value=band.critical, overall=overall, max_order=self.max_order,
                                 min_group_size=float(min_group_size), n_candidates=len(rules),
                                 n_groups=len(kept), regular=spec.regular, notes=notes)
+
+
+def _row_entries(left: Any, right: Any, cells: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of every row's table ``left[i]ᵀ right[i]``: (row, cell of the flattened table, value).
+
+    The rows' tables are the same for every tuple of features; listed once,
+    each tuple's (atom, group) tables are one ``bincount`` of them (the rows'
+    entries keyed by their tables), in place of one sparse product per tuple.
+    """
+    wl, wr = cells
+    left = sparse.csr_matrix(left, dtype=np.float64)
+    right = sparse.csr_matrix(right, dtype=np.float64)
+    n = left.shape[0]
+    if left.shape != (n, wl) or right.shape != (n, wr):
+        raise ValueError(f"a batch of {n} rows needs left ({n}, {wl}) and right ({n}, {wr}), got {left.shape} and "
+                         f"{right.shape}")
+    # the entries outnumber the rows (about 4 a row): their indices kept narrow where they fit
+    small = np.int32 if max(n, left.nnz * wr, right.nnz * wl) < 2**31 else np.int64  # bounds every index
+    n_left, n_right = np.diff(left.indptr).astype(small), np.diff(right.indptr).astype(small)
+    row_of_left = np.repeat(np.arange(n, dtype=small), n_left)
+    pairs = n_right[row_of_left]  # every left entry meets each right entry of its row
+    each = np.repeat(np.arange(len(row_of_left), dtype=small), pairs)
+    first = np.cumsum(pairs, dtype=small) - pairs  # where each left entry's pairs start
+    at = np.arange(len(each), dtype=small)
+    at -= first[each]
+    at += right.indptr[:-1].astype(small)[row_of_left[each]]
+    cell = left.indices[each].astype(small) * wr + right.indices[at].astype(small)
+    return row_of_left[each], cell, left.data[each] * right.data[at]
 
 
 def _band_notes(critical: float, level: float) -> list[str]:

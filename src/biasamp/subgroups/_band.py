@@ -71,24 +71,37 @@ def replicate_se(counts: np.ndarray, deviations: np.ndarray, sizes: np.ndarray, 
     was drawn in each replicate; ``sizes`` ``(G, S)``: the rows (weighted)
     of subgroup ``s`` in group ``g``; ``owner`` ``(U,)``: the subgroup of
     every unit. The jackknife variance of a sample is
-    ``(G−1)/G · Σ_g (d_g − d̄)²``; in a replicate the groups count as often
-    as they were drawn, and a group's deviation, ``≈ −(its rows' influence) /
-    n_s``, is rescaled to the replicate's ``n*_s`` rows of the subgroup:
+    ``(G−1)/G · Σ_g (d_g − d̄)²``. A group's deviation is ``≈ −(its rows'
+    influence) / n_s``, and a row's influence is its value less the
+    estimate: in a replicate the rows' influences are centred at the
+    *replicate's* estimate, so every group's deviation moves by ``n_sg · m``
+    (``n_sg`` its rows of the subgroup), with ``m`` making the drawn
+    deviations sum to 0; the groups count as often as they were drawn and the
+    deviations are rescaled to the replicate's ``n*_s`` rows of the subgroup:
 
-    ``SE*² = (G−1)/G · (Σ_g w_g d_g² − (Σ_g w_g d_g)² / G) · (n_s / n*_s)²``
+    ``SE*² = (G−1)/G · Σ_g w_g (d_g − d̄ − n_sg·m)² · (n_s / n*_s)²,  m = Σ_g w_g (d_g − d̄) / n*_s``
 
-    (with every ``w_g = 1``: the sample's own jackknife variance). A
-    subgroup with no row in the replicate gets NaN.
+    (with every ``w_g = 1``: ``m = 0``, the sample's own jackknife variance).
+    For a ratio of sums over the rows (a rate) this is the replicate's own
+    jackknife to first order; without the recentring (centring the drawn
+    deviations at their mean over all ``G`` groups instead, as the first
+    studentised band did) a subgroup's ``SE*`` grew with ``|θ*_sb − θ_s|`` by
+    ``≈ (θ*_sb − θ_s)² / n*_s`` in variance, which shortened the tail of the
+    studentised deviations of small subgroups and let the band over-reject
+    (docs/scan.md). A subgroup with no row in the replicate gets NaN.
     """
     g = counts.shape[1]
-    w = counts.astype(np.float64, copy=False)
-    s1 = w @ deviations
-    var = w @ (deviations * deviations)
-    var -= s1 * s1 / g
-    var *= (g - 1) / g
+    u, k = deviations.shape[1], sizes.shape[1]
+    d = deviations - deviations.mean(axis=0)
     n = sizes.sum(axis=0)
-    n_rep = w @ sizes
+    # the replicates' weighted sums, one product: Σ w d, Σ w d², Σ w d·n_sg, Σ w n_sg, Σ w n_sg²
+    sums = counts.astype(np.float64, copy=False) @ np.hstack([d, d * d, d * sizes[:, owner], sizes, sizes * sizes])
+    s1, s2, sdn = sums[:, :u], sums[:, u:2 * u], sums[:, 2 * u:3 * u]
+    n_rep, n2 = sums[:, 3 * u:3 * u + k], sums[:, 3 * u + k:]
     with np.errstate(invalid="ignore", divide="ignore"):
+        m = s1 / n_rep[:, owner]
+        var = s2 - 2.0 * m * sdn + m * m * n2[:, owner]
+        var *= (g - 1) / g
         scale = np.where(n_rep > 0, n[None, :] / n_rep, np.nan)
     return np.sqrt(np.maximum(var, 0.0)) * scale[:, owner]
 
