@@ -54,6 +54,7 @@ Conventions shared by all:
 from __future__ import annotations
 
 import copy
+import inspect
 import numbers
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -78,7 +79,7 @@ from biasamp.multiattribute._stream import counts_of as _multi_counts
 from biasamp.multiattribute._stream import fixed_of as _fixed_of
 
 if TYPE_CHECKING:
-    from biasamp._family import Streaming
+    from biasamp._family import Family, Streaming
 
 __all__ = ["Accumulator", "CooccurrenceAccumulator", "DifferentialAccumulator", "FairnessAccumulator",
            "MultiAttributeAccumulator", "accumulator_for"]
@@ -999,71 +1000,6 @@ class FairnessAccumulator(Accumulator):
         )
 
 
-class DifferentialAccumulator(FairnessAccumulator):
-    r"""Streaming differential-fairness bias amplification (Foulds et al. 2020).
-
-    The counts are the group fairness family's (:class:`FairnessAccumulator`:
-    per group, its size and the positives of the labels and of the
-    predictions), so batches, :meth:`merge`, :meth:`sync`, Dask partitions and
-    the streamed bootstrap work alike; :meth:`compute` turns them into
-    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` with
-
-    .. math::
-
-        \tilde P(y \mid s) = \frac{N_{y,s} + c/2}{N_s + c}, \qquad
-        \varepsilon = \max_y \Big[\max_s \log \tilde P(y \mid s) - \min_s \log \tilde P(y \mid s)\Big]
-
-    (see :func:`~biasamp.df_bias_amplification`).
-
-    Parameters
-    ----------
-    classes : sequence or int
-        The two outcome classes.
-    groups : sequence or int
-        Group list (tuples for intersectional groups).
-    concentration : float, default 1.0
-        Total Dirichlet concentration :math:`c` > 0.
-    pos_label : object, default 1
-        The outcome y = 1.
-    n_boot, random_state, stream : as :class:`FairnessAccumulator`
-    threshold, soft : as :func:`~biasamp.df_bias_amplification`
-
-    Notes
-    -----
-    The same counts serve :class:`FairnessAccumulator`; an accumulator of
-    either kind only merges with its own kind.
-
-    References
-    ----------
-    .. [1] J. R. Foulds, R. Islam, K. N. Keya, S. Pan. "An Intersectional
-       Definition of Fairness". ICDE 2020.
-
-    Examples
-    --------
-    >>> from biasamp.accumulators import DifferentialAccumulator
-    >>> acc = DifferentialAccumulator([0, 1], ["a", "b"])
-    >>> acc.update([1, 1, 0, 0], [1, 1, 1, 0], sensitive_features=["a"] * 4)
-    DifferentialAccumulator(n=4, 2 classes, 2 groups, soft=False)
-    >>> acc.update([1, 1, 0, 0], [1, 0, 0, 0], sensitive_features=["b"] * 4)
-    DifferentialAccumulator(n=8, 2 classes, 2 groups, soft=False)
-    >>> round(acc.compute().value, 4)  # log(.7 / .3), as df_bias_amplification
-    0.8473
-    """
-
-    families = {"differential": {}}
-
-    def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
-                 pos_label: Any = 1, n_boot: int = 0, random_state: Any = None, stream: int = 0,
-                 **options: Any) -> None:
-        Accumulator.__init__(self, "differential", {"task": classes, "attr": groups}, concentration=concentration,
-                             pos_label=pos_label, n_boot=n_boot, random_state=random_state, stream=stream,
-                             **options)
-
-    def compute(self) -> Any:
-        """The :class:`~biasamp.DFBiasAmpResult` of every row counted."""
-        return Accumulator.compute(self)
-
-
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
@@ -1357,3 +1293,143 @@ class MultiAttributeAccumulator(Accumulator):
             f"MultiAttributeAccumulator(combinations={s.mode!r}, {len(s.attr_classes)} attr classes, "
             f"{len(s.task_classes)} task classes; {state})"
         )
+
+
+# --------------------------------------------------------------------------- #
+# the named forms generated from a declaration
+# --------------------------------------------------------------------------- #
+#: what a label role is, in the words of a generated ``update``'s parameter docs
+ROLE_DOCS = {
+    "attr": "Test ground truth of the protected attribute (its group).",
+    "task": "Test ground truth of the task.",
+    "attr_pred": "Predictions of the protected attribute (hard or probabilities).",
+    "task_pred": "Predictions of the task (hard, or probabilities).",
+    "sample_weight": "One non-negative weight per row (:ref:`def-weights`).",
+    "row_ids": "With ``n_boot > 0``: a unique id per row, which fixes its bootstrap weights.",
+}
+
+#: the streaming keywords of every accumulator, after the family's options
+_STREAMING = (
+    inspect.Parameter("n_boot", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
+    inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Any"),
+    inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
+)
+_STREAMING_DOCS = """n_boot : int, default 0
+    Replicates of the streamed bootstrap (0: none; :meth:`Accumulator.bootstrap`).
+random_state : int, optional
+    Seed of the streamed bootstrap (the rows' groups and the replicates).
+stream : int, default 0
+    Identifier of this stream (a rank or partition), part of every row's default id."""
+
+
+def class_list_docs(family: Family) -> str:
+    """The numpydoc entries of a family's class lists (the positional arguments of its named forms)."""
+    assert family.stream is not None
+    out = []
+    for c in family.stream.classes.values():
+        what = ("The groups (tuples for intersectional groups of several columns)" if c.groups
+                else f"The classes of {' / '.join(f'``{r}``' for r in c.roles)}")
+        out.append(f"{c.name} : sequence or int\n    {what}; an int ``k`` means ``0..k-1``.")
+    return "\n".join(out)
+
+
+def named_signature(family: Family, before: list[inspect.Parameter], after: tuple[inspect.Parameter, ...] = (),
+                    classes: str = "positional") -> inspect.Signature:
+    """The signature of a named form of ``family``: ``before``, its options (keyword-only, declared defaults,
+    less ``Named.skips``), ``after``. ``classes``: its class lists come first and positional, or (``"keyword"``)
+    after the options, keyword-only and ``None`` by default (found in a pass, :mod:`biasamp.dask`)."""
+    assert family.stream is not None and family.named is not None
+    lists = [inspect.Parameter(c.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Sequence | int")
+             for c in family.stream.classes.values()]
+    options = family.options.parameters(family.named.skips) if family.options is not None else []
+    if classes == "positional":
+        return inspect.Signature([*lists, *before, *options, *after])
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=None) for p in lists]
+    return inspect.Signature([*before, *options, *keyword, *after])
+
+
+def named_doc(family: Family, kind: str, first: str, last: str) -> str:
+    """The docstring of a named form: summary, Parameters (``first``, the options from their declarations,
+    ``last``) and the family's own sections for this ``kind`` (``Named.sections``)."""
+    assert family.named is not None
+    options = family.options.parameter_docs(family.named.skips) if family.options is not None else ""
+    head = family.named.summary or family.title
+    body = "\n".join(p for p in (first, options, last) if p)
+    return (f"{head}\n\nParameters\n----------\n{body}\n\n{family.named.sections.get(kind, '').strip()}\n"
+            .replace("\n\n\n", "\n\n"))
+
+
+def update_parameters(family: Family, *, row_ids: bool = True) -> list[inspect.Parameter]:
+    """``update``'s parameters: the keywords of ``Named.update`` (the first ``positional`` positional;
+    ``sample_weight`` optional), then ``row_ids``."""
+    assert family.named is not None
+    out = []
+    for i, name in enumerate(family.named.update):
+        optional = family.named.update[name] == "sample_weight"
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if i < family.named.positional else \
+            inspect.Parameter.KEYWORD_ONLY
+        out.append(inspect.Parameter(name, kind, default=None if optional else inspect.Parameter.empty))
+    if row_ids:
+        out.append(inspect.Parameter("row_ids", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return out
+
+
+def named_accumulator(family: Family) -> type[Accumulator]:
+    """The named accumulator class of ``family``, generated from its declaration (``Family.named``).
+
+    Its constructor takes the class lists (positional, by their declared names), the family's options
+    (keyword-only, with their declared defaults) and the streaming keywords; ``update`` names the label roles
+    as ``Named.update`` says; its docstring is assembled from the options' declarations. A class named in
+    ``Named.base`` is extended (its methods kept).
+    """
+    named, stream = family.named, family.stream
+    if named is None or stream is None or not named.accumulator:
+        raise ValueError(f"{family.key!r} declares no named accumulator (Family.named.accumulator)")
+    key, lists = family.key, {k: c.name for k, c in stream.classes.items()}
+    base = next((c for c in _subclasses(Accumulator) if c.__name__ == named.base), None) if named.base else None
+    if named.base and base is None:
+        raise ValueError(f"{family.key!r}: no accumulator class {named.base!r} to extend")
+    signature = named_signature(family, [], _STREAMING)
+
+    def __init__(self: Accumulator, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(*args, **kwargs)
+        given = dict(bound.arguments)
+        classes = {k: given.pop(name) for k, name in lists.items()}
+        streaming = {p.name: given.pop(p.name, p.default) for p in _STREAMING}
+        Accumulator.__init__(self, key, classes, **streaming, **given)
+
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *signature.parameters.values()])
+    namespace: dict[str, Any] = {"__init__": __init__, "families": {key: {}}, "__module__": __name__,
+                                 "__qualname__": named.accumulator,
+                                 "__doc__": named_doc(family, "accumulator", class_list_docs(family),
+                                                      _STREAMING_DOCS)}
+    if base is None:
+        namespace["update"] = _named_update(family)
+    return type(named.accumulator, (base or Accumulator,), namespace)
+
+
+def _named_update(family: Family) -> Any:
+    """A generated ``update``: its keywords (``Named.update``) to the label roles, counted as one batch."""
+    assert family.named is not None
+    roles = {**family.named.update, "row_ids": "row_ids"}
+    signature = inspect.Signature(update_parameters(family))
+
+    def update(self: Accumulator, *args: Any, **kwargs: Any) -> Accumulator:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        self._count({roles[name]: value for name, value in bound.arguments.items()})
+        return self
+
+    update.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *signature.parameters.values()])
+    update.__doc__ = "Count one batch of test rows; returns ``self``.\n\nParameters\n----------\n" + "\n".join(
+        f"{name} : labels\n    {ROLE_DOCS.get(role, role)}" for name, role in roles.items())
+    return update
+
+
+#: the named accumulators generated from the declarations (``Named.generated``), by class name
+GENERATED: dict[str, type[Accumulator]] = {
+    f.named.accumulator: named_accumulator(f) for f in REGISTRY
+    if f.named is not None and f.named.generated and f.named.accumulator}
+DifferentialAccumulator = GENERATED["DifferentialAccumulator"]

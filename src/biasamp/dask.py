@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import contextvars
 import copy
-from collections.abc import Sequence
-from typing import Any
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -57,10 +58,13 @@ from biasamp._core.labels import _sorted_classes
 from biasamp._core.rows import check_missing, select_rows
 from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._families import REGISTRY
-from biasamp.accumulators import _declaration, accumulator_for
+from biasamp.accumulators import _declaration, accumulator_for, named_doc, named_signature, update_parameters
 from biasamp.cooccurrence import DirectionalBiasAmpResult, MALSResult
 from biasamp.fairness import METRICS, FairnessResult
 from biasamp.multiattribute._metrics import _MULTI_RENAMES, MultiBiasAmpResult
+
+if TYPE_CHECKING:
+    from biasamp._family import Family
 
 __all__ = [
     "bias_amp_directional",
@@ -890,70 +894,6 @@ def _fairness_roles(y_true: Any, y_pred: Any, sensitive_features: Any, sample_we
             "sensitive_features": ("attr", sensitive_features), "sample_weight": ("sample_weight", sample_weight)}
 
 
-def df_bias_amplification(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    sensitive_features: Any,
-    concentration: float = 1.0,
-    pos_label: Any = 1,
-    classes: Sequence | None = None,
-    groups: Sequence | None = None,
-    split_every: int = 8,
-    sample_weight: Any = None,
-    **options: Any,
-) -> Any:
-    r"""Differential-fairness bias amplification (Foulds et al. 2020) on Dask collections.
-
-    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` from the
-    per-group counts of every partition, tree-merged, exactly as
-    :func:`biasamp.df_bias_amplification`.
-
-    Parameters
-    ----------
-    y_true, y_pred : dask collection
-        Binary ground truth and predictions, in the same row partitions.
-    sensitive_features : dask array, Series or DataFrame
-        Group of every row (several DataFrame columns: intersectional groups).
-    concentration, pos_label : as :func:`biasamp.df_bias_amplification`
-    classes, groups : sequence, optional
-        The outcome classes and the groups (found in one pass when omitted).
-    split_every : int, default 8
-        Fan-in of the tree reduction.
-    sample_weight : dask collection, optional
-        Row weights.
-    **options
-        ``threshold``, ``soft``.
-
-    Returns
-    -------
-    DFBiasAmpResult
-
-    See Also
-    --------
-    biasamp.df_bias_amplification : the in-memory function and the definition.
-    biasamp.accumulators.DifferentialAccumulator : the per-partition counter.
-
-    Examples
-    --------
-    >>> import numpy as np, pytest
-    >>> da = pytest.importorskip("dask.array")  # the [dask] extra
-    >>> import biasamp.dask
-    >>> y = np.array([1, 1, 0, 0, 1, 1, 0, 0] * 50)
-    >>> p = np.array([1, 1, 1, 0, 1, 0, 0, 0] * 50)
-    >>> s = np.array(list("aaaabbbb") * 50)
-    >>> res = biasamp.dask.df_bias_amplification(da.from_array(y, chunks=100), da.from_array(p, chunks=100),
-    ...                                          sensitive_features=da.from_array(s, chunks=100))
-    >>> round(res.value, 4) == round(biasamp.df_bias_amplification(y, p, sensitive_features=s).value, 4)
-    True
-    """
-    _require(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
-    return _family_on_dask(
-        "differential", _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
-        {"task": classes, "attr": groups}, {"concentration": concentration, "pos_label": pos_label, **options},
-        split_every)
-
-
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
@@ -1383,3 +1323,52 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
         parts += _count_partitions(_scan_train, template, train)
     (acc,) = dask.compute(tree_merge(parts, split_every))
     return acc.result(level=level, min_group_size=min_group_size)
+
+
+# --------------------------------------------------------------------------- #
+# the functions generated from a declaration
+# --------------------------------------------------------------------------- #
+_SPLIT_EVERY = inspect.Parameter("split_every", inspect.Parameter.KEYWORD_ONLY, default=8, annotation="int")
+
+
+def named_dask(family: Family) -> Callable[..., Any]:
+    """The Dask form of ``family``'s function, generated from its declaration (``Family.named``).
+
+    Its arguments: the label keywords of ``Named.update`` (Dask collections, in the same row partitions),
+    the family's options (keyword-only, with their declared defaults), the class lists (keyword-only; found
+    in one pass over the data when omitted) and ``split_every``; its docstring is assembled from the options'
+    declarations. Every partition is counted by the family's accumulator, the accumulators are merged in a
+    tree (:func:`_family_on_dask`).
+    """
+    named, stream = family.named, family.stream
+    if named is None or stream is None or not named.dask:
+        raise ValueError(f"{family.key!r} declares no Dask function (Family.named.dask)")
+    key, lists = family.key, {k: c.name for k, c in stream.classes.items()}
+    roles = dict(named.update)
+    signature = named_signature(family, update_parameters(family, row_ids=False), (_SPLIT_EVERY,),
+                                classes="keyword")
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        given = dict(signature.bind(*args, **kwargs).arguments)
+        labels = {name: (role, given.pop(name, None)) for name, role in roles.items()}
+        _require(**{name: x for name, (role, x) in labels.items() if role != "sample_weight"})
+        classes = {k: given.pop(name, None) for k, name in lists.items()}
+        split_every = given.pop("split_every", _SPLIT_EVERY.default)
+        return _family_on_dask(key, labels, classes, given, split_every)
+
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    function.__name__ = function.__qualname__ = family.name
+    function.__module__ = __name__
+    labels = "\n".join(f"{name} : dask collection{', optional' if role == 'sample_weight' else ''}\n"
+                        f"    The ``{role}`` role, in the same row partitions as the others." for name, role in roles.items())
+    found = "\n".join(f"{c.name} : sequence, optional\n    Found by one pass over the data when omitted."
+                       for c in stream.classes.values())
+    function.__doc__ = named_doc(family, "dask", labels, f"{found}\n{_SPLIT_EVERY.name} : int, default 8\n"
+                                 "    Fan-in of the merge tree.")
+    return function
+
+
+#: the Dask functions generated from the declarations (``Named.generated``), by name
+GENERATED: dict[str, Callable[..., Any]] = {
+    f.name: named_dask(f) for f in REGISTRY if f.named is not None and f.named.generated and f.named.dask}
+df_bias_amplification = GENERATED["df_bias_amplification"]

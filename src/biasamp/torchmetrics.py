@@ -68,14 +68,18 @@ except ImportError as exc:  # pragma: no cover - exercised only where torchmetri
     ) from exc
 
 from biasamp._families import REGISTRY
+from biasamp._family import Family
 from biasamp.accumulators import (
     Accumulator,
     CooccurrenceAccumulator,
-    DifferentialAccumulator,
     FairnessAccumulator,
     MultiAttributeAccumulator,
     _declaration,
     accumulator_for,
+    class_list_docs,
+    named_doc,
+    named_signature,
+    update_parameters,
 )
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.fairness import METRICS
@@ -795,57 +799,64 @@ class GroupFairness(_AccumulatorMetric):
         return f"{len(acc.classes)} classes, groups={list(acc.groups)!r}, metrics={list(acc.metrics)!r}"
 
 
-class DifferentialFairness(_AccumulatorMetric):
-    r"""Differential-fairness bias amplification as a ``torchmetrics.Metric`` (Foulds et al. 2020).
 
-    The states are the counts of
-    :class:`~biasamp.accumulators.DifferentialAccumulator` (summed across
-    processes); ``compute()`` returns
-    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` (see
-    :func:`~biasamp.df_bias_amplification`), and :meth:`result` the whole
-    :class:`~biasamp.DFBiasAmpResult`.
+# --------------------------------------------------------------------------- #
+# the named classes generated from a declaration
+# --------------------------------------------------------------------------- #
+_BOOT = (inspect.Parameter("n_boot", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
+         inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Any"))
+_BOOT_DOCS = """n_boot : int, default 0
+    Replicates of the streamed bootstrap (0: none; :meth:`bootstrap`).
+random_state : int, optional
+    Seed of the streamed bootstrap.
+**kwargs
+    torchmetrics' keyword arguments (``sync_on_compute``, ``process_group``, ...)."""
 
-    Parameters
-    ----------
-    classes : sequence or int
-        The two outcome classes.
-    groups : sequence or int
-        Group list.
-    concentration : float, default 1.0
-    pos_label : object, default 1
-    **kwargs
-        ``threshold``, ``soft``, ``n_boot``, ``random_state`` and the
-        ``torchmetrics.Metric`` keyword arguments.
 
-    Examples
-    --------
-    >>> import pytest
-    >>> _ = pytest.importorskip("torchmetrics")
-    >>> from biasamp.torchmetrics import DifferentialFairness
-    >>> metric = DifferentialFairness([0, 1], ["a", "b"])
-    >>> metric.update([1, 1, 0, 0, 1, 1, 0, 0], [1, 1, 1, 0, 1, 0, 0, 0], sensitive_features=list("aaaabbbb"))
-    >>> round(float(metric.compute()), 4)
-    0.8473
+def named_metric(family: Family) -> type[_AccumulatorMetric]:
+    """The named ``torchmetrics.Metric`` class of ``family``, generated from its declaration (``Family.named``).
+
+    Its constructor takes what the family's named accumulator takes (class lists, the options with their
+    declared defaults, ``n_boot``, ``random_state``) and torchmetrics' keyword arguments; ``update`` names the
+    label roles as ``Named.update`` says; ``compute()`` returns ``Named.returns`` (default: the headline
+    statistics); its docstring is assembled from the options' declarations.
     """
+    named, stream = family.named, family.stream
+    if named is None or stream is None or not named.metric:
+        raise ValueError(f"{family.key!r} declares no named torchmetrics class (Family.named.metric)")
+    key, lists = family.key, {k: c.name for k, c in stream.classes.items()}
+    returns = named.returns or tuple(s.name for s in family.statistics if s.headline)
+    signature = named_signature(family, [], _BOOT)
+    roles = dict(named.update)
+    update_signature = inspect.Signature(update_parameters(family, row_ids=False))
 
-    higher_is_better = False
-    family = "differential"  # the registered family it computes
+    def __init__(self: _AccumulatorMetric, *args: Any, **kwargs: Any) -> None:
+        torch_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k not in signature.parameters}
+        given = dict(signature.bind(*args, **kwargs).arguments)
+        classes = {k: given.pop(name) for k, name in lists.items()}
+        _AccumulatorMetric.__init__(self, accumulator_for(key).for_family(key, classes, **given), **torch_kwargs)
 
-    def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
-                 pos_label: Any = 1, **kwargs: Any) -> None:
-        from biasamp._engine.groups import LABEL_OPTIONS as _LABEL_OPTIONS
+    def _set_options(self: _AccumulatorMetric) -> None:
+        self._choose(returns, single=len(returns) == 1, asked=", ".join(returns))
 
-        options = {k: kwargs.pop(k) for k in (*_LABEL_OPTIONS, "binary_task") if k in kwargs}
-        super().__init__(DifferentialAccumulator(classes, groups, concentration=concentration, pos_label=pos_label,
-                                                 **options), **kwargs)
+    def update(self: _AccumulatorMetric, *args: Any, **kwargs: Any) -> None:
+        bound = update_signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        self._count("update_roles", {roles[name]: value for name, value in bound.arguments.items()})
 
-    def _set_options(self) -> None:
-        self._choose(("DF amplification",), single=True, asked="DF amplification")
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [this, *signature.parameters.values(), inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+    update.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [this, *update_signature.parameters.values()])
+    update.__doc__ = f"Count one batch (as :meth:`biasamp.accumulators.{named.accumulator or 'Accumulator'}.update`)."
+    namespace = {"__init__": __init__, "_set_options": _set_options, "update": update, "family": key,
+                 "higher_is_better": False, "__module__": __name__, "__qualname__": named.metric,
+                 "__doc__": named_doc(family, "metric", class_list_docs(family), _BOOT_DOCS)}
+    return type(named.metric, (_AccumulatorMetric,), namespace)
 
-    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any, sample_weight: Any = None) -> None:
-        """Count one batch (as :meth:`FairnessAccumulator.update`)."""
-        self._count("update", y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
 
-    def extra_repr(self) -> str:
-        acc = self._acc
-        return f"groups={list(acc.groups)!r}, concentration={acc.concentration:g}"
+#: the named torchmetrics classes generated from the declarations (``Named.generated``), by class name
+GENERATED: dict[str, type[_AccumulatorMetric]] = {
+    f.named.metric: named_metric(f) for f in REGISTRY if f.named is not None and f.named.generated and f.named.metric}
+DifferentialFairness = GENERATED["DifferentialFairness"]
