@@ -240,33 +240,10 @@ _allow("the audit option `fairness` (the former spelling of the group fairness o
 _allow("user-facing text: a Hugging Face model-card tag", {
     ("report/_export.py", "render_model_card"): {"fairness"},
 })
-_allow("a named accumulator class is one family's accumulator with the functional API's keywords: it names its "
-       "family once (its `families` table and its constructor)", {
-           ("accumulators.py", "CooccurrenceAccumulator"): {"directional", "mals"},
+_allow("the default value of CooccurrenceAccumulator's public keyword `metric=` (which of the two families it counts, "
+       "a value users write); the named forms otherwise find their families in the declarations (`Family.named`)", {
            ("accumulators.py", "CooccurrenceAccumulator.__init__"): {"directional"},
-           ("accumulators.py", "FairnessAccumulator"): {"fairness"},
-           ("accumulators.py", "FairnessAccumulator.__init__"): {"fairness"},
-           ("accumulators.py", "DifferentialAccumulator"): {"differential"},
-           ("accumulators.py", "DifferentialAccumulator.__init__"): {"differential"},
-           ("accumulators.py", "MultiAttributeAccumulator"): {"multi"},
-           ("accumulators.py", "MultiAttributeAccumulator.__init__"): {"multi"},
        })
-_allow("the Dask form of one family's public function names its family to the one generic body", {
-    ("dask.py", "bias_amp_directional"): {"directional"},
-    ("dask.py", "bias_amp_mals"): {"mals"},
-    ("dask.py", "fairness_metrics"): {"fairness"},
-    ("dask.py", "df_bias_amplification"): {"differential"},
-    ("dask.py", "multi_bias_amp"): {"multi"},
-})
-_allow("a torchmetrics metric class is one family's metric: it names the family it computes", {
-    ("torchmetrics.py", "BiasAmpDirectional"): {"directional"},
-    ("torchmetrics.py", "BiasAmpDirectional.__init__"): {"directional"},
-    ("torchmetrics.py", "BiasAmpMALS"): {"mals"},
-    ("torchmetrics.py", "BiasAmpMALS.__init__"): {"mals"},
-    ("torchmetrics.py", "MultiBiasAmp"): {"multi"},
-    ("torchmetrics.py", "GroupFairness"): {"fairness"},
-    ("torchmetrics.py", "DifferentialFairness"): {"differential"},
-})
 
 
 class _Literals(ast.NodeVisitor):

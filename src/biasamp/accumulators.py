@@ -315,6 +315,13 @@ class Accumulator:
 
     # ------------------------------------------------- the family protocol (by label role)
     @classmethod
+    def family_key(cls) -> str:
+        """The family of a named class that counts one (its ``families``, read from the declarations)."""
+        if len(cls.families) != 1:
+            raise TypeError(f"{cls.__name__} counts the families {list(cls.families)}, not one")
+        return next(iter(cls.families))
+
+    @classmethod
     def for_family(cls, key: str, classes: Mapping[str, Any], **options: Any) -> Accumulator:
         """An accumulator of family ``key`` for the class lists ``classes`` (``{"attr": ..., "task": ...}``)."""
         out = cls.__new__(cls)
@@ -744,7 +751,7 @@ class CooccurrenceAccumulator(Accumulator):
     (0.3333, 0.0, 'test')
     """
 
-    families = {"directional": {}, "mals": {"metric": "mals"}}
+    families = REGISTRY.named("accumulator", "CooccurrenceAccumulator")
 
     def __init__(
         self,
@@ -942,12 +949,12 @@ class FairnessAccumulator(Accumulator):
     {'DP': 20.0, 'DI': 33.6, 'SPSF': 10.0, 'FPSF': 20.0, 'EOFP': 40.0, 'EOTP': 40.0, 'BA': 10.1}
     """
 
-    families = {"fairness": {}}
+    families = REGISTRY.named("accumulator", "FairnessAccumulator")
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: Sequence[str] = METRICS, n_boot: int = 0, random_state: Any = None,
                  stream: int = 0, **options: Any) -> None:
-        super().__init__("fairness", {"task": classes, "attr": groups}, metrics=metrics, n_boot=n_boot,
+        super().__init__(self.family_key(), {"task": classes, "attr": groups}, metrics=metrics, n_boot=n_boot,
                          random_state=random_state, stream=stream, **options)
 
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any,
@@ -1130,7 +1137,7 @@ class MultiAttributeAccumulator(Accumulator):
     every test row (the plug-in).
     """
 
-    families = {"multi": {}}
+    families = REGISTRY.named("accumulator", "MultiAttributeAccumulator")
 
     @renamed_arguments("0.2.0", {"group_classes": "attr_classes", "attr_classes": "task_classes"})
     def __init__(
@@ -1155,7 +1162,7 @@ class MultiAttributeAccumulator(Accumulator):
         binary_task: str = "positive",
         pos_label: Any = None,
     ) -> None:
-        super().__init__("multi", {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
+        super().__init__(self.family_key(), {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
                          random_state=random_state, stream=stream, combinations=combinations, min_size=min_size,
                          max_size=max_size, min_support=min_support, max_combinations=max_combinations,
                          missing=missing, threshold=threshold, min_group_size=min_group_size,

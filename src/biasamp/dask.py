@@ -553,6 +553,12 @@ def _find_classes(decl: Any, test: dict, train: dict, classes: dict[str, Any], m
     return out
 
 
+def _declared(name: str) -> str:
+    """The family whose function is called ``name`` and declares a Dask form (``Named.dask``)."""
+    (key,) = [f.key for f in REGISTRY if f.name == name and f.named is not None and f.named.dask]
+    return key
+
+
 def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: dict[str, Any],
                     options: dict[str, Any], split_every: int) -> Any:
     """The registered family ``key`` on Dask collections: the one body of every function above.
@@ -699,7 +705,7 @@ def bias_amp_directional(
     0.3333
     """
     return _family_on_dask(
-        "directional", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+        _declared("bias_amp_directional"), _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                               task_train=task_train, sample_weight=sample_weight,
                               train_sample_weight=train_sample_weight),
         {"attr": attr_classes, "task": task_classes},
@@ -807,7 +813,7 @@ def bias_amp_mals(
         arguments = _roles(attr_train=attr_train, task_train=task_train, attr_pred=attr_pred, task_pred=task_pred,
                            sample_weight=sample_weight, train_sample_weight=train_sample_weight)
         options["cross_fit"] = False  # (None: a training set, as bias_amp_mals reads it)
-    return _family_on_dask("mals", arguments, {"attr": attr_classes, "task": task_classes}, options, split_every)
+    return _family_on_dask(_declared("bias_amp_mals"), arguments, {"attr": attr_classes, "task": task_classes}, options, split_every)
 
 
 # --------------------------------------------------------------------------- #
@@ -884,7 +890,7 @@ def fairness_metrics(
     """
     _require(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
     return _family_on_dask(
-        "fairness", _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
+        _declared("fairness_metrics"), _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
         {"task": classes, "attr": groups}, {"metrics": metrics, **options}, split_every)
 
 
@@ -998,7 +1004,7 @@ def multi_bias_amp(
                "max_combinations": max_combinations, "missing": missing, "cross_fit": cross_fit,
                "cross_fit_random_state": cross_fit_random_state, "binary_task": binary_task, "pos_label": pos_label}
     return _family_on_dask(
-        "multi", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+        _declared("multi_bias_amp"), _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                         task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
         {"attr": attr_classes, "task": task_classes}, options, split_every)
 

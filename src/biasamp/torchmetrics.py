@@ -106,6 +106,12 @@ def metric_for(key: str) -> type:
     return AccumulatorMetric
 
 
+def _declared(name: str) -> str:
+    """The family whose declaration names ``name`` its torchmetrics class (``Named.metric``)."""
+    (key,) = REGISTRY.named("metric", name)
+    return key
+
+
 def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
@@ -494,13 +500,13 @@ class BiasAmpDirectional(_AccumulatorMetric):
     2
     """
 
-    family = "directional"  # the registered family it computes
+    family = _declared("BiasAmpDirectional")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, direction: str = "A->T",
                  train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
                  cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
                  **kwargs: Any) -> None:
-        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", train=train,
+        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric=self.family, train=train,
                                                  cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
                                                  binary_task=binary_task, pos_label=pos_label),
                          direction=direction, **kwargs)
@@ -577,13 +583,13 @@ class BiasAmpMALS(_AccumulatorMetric):
     tensor(0.2500, dtype=torch.float64)
     """
 
-    family = "mals"  # the registered family it computes
+    family = _declared("BiasAmpMALS")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
                  cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
                  **kwargs: Any) -> None:
-        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", train=train,
+        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric=self.family, train=train,
                                                  cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
                                                  binary_task=binary_task, pos_label=pos_label),
                          **kwargs)
@@ -677,7 +683,7 @@ class MultiBiasAmp(_AccumulatorMetric):
     tensor(0.0833, dtype=torch.float64)
     """
 
-    family = "multi"  # the registered family it computes
+    family = _declared("MultiBiasAmp")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  combinations: Sequence[Sequence], metric: str = "Multi_MALS", raw: bool = False,
@@ -776,7 +782,7 @@ class GroupFairness(_AccumulatorMetric):
     """
 
     higher_is_better = False
-    family = "fairness"  # the registered family it computes
+    family = _declared("GroupFairness")  # the registered family it computes
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: str | Sequence[str] = METRICS, **kwargs: Any) -> None:
