@@ -528,15 +528,27 @@ class Registry:
 
         Every layer that reads the registry (``bootstrap``, the curves, the scorers, the accumulators, Dask,
         torchmetrics, the audit) serves it inside the block; the registry is as it was after, even on error.
+        Its function's source file counts as the library's for the warnings' attribution
+        (:func:`biasamp.exceptions.warn_outside`: the warning points at the caller's line).
         A key, function or statistic name already declared raises ``ValueError`` (nothing is registered).
         """
+        from pathlib import Path
+
+        from biasamp.exceptions import LIBRARY_FILES
+
         before = (dict(self._by_key), dict(self._by_function), dict(self._by_statistic), dict(self._scorers),
                   dict(self._scorer_keys))
+        source = inspect.getsourcefile(family.function)
+        added = source is not None and str(Path(source).resolve()) not in LIBRARY_FILES
         try:
             self._add(family)
+            if added:  # its warnings are attributed to its caller, as the package's are
+                LIBRARY_FILES.add(str(Path(source).resolve()))  # type: ignore[arg-type]
             yield family
         finally:
             (self._by_key, self._by_function, self._by_statistic, self._scorers, self._scorer_keys) = before
+            if added:
+                LIBRARY_FILES.discard(str(Path(source).resolve()))  # type: ignore[arg-type]
 
     def named(self, kind: str, name: str) -> dict[str, Mapping[str, Any]]:
         """The families whose named form ``kind`` (``"accumulator"``, ``"metric"``) is called ``name``.

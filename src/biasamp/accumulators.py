@@ -95,14 +95,21 @@ _TEST_ROLES = ("attr", "task", "attr_pred", "task_pred")
 def accumulator_for(key: str) -> type[Accumulator]:
     """The accumulator class of the registered family ``key``.
 
-    The named class that declares the family (``families``), else the
-    generic :class:`Accumulator`; ``accumulator_for(key).for_family(key,
+    The named class that declares the family (``families``; a class the
+    declaration says is generated, ``Family.named``, is generated on demand),
+    else the generic :class:`Accumulator`; ``accumulator_for(key).for_family(key,
     classes, **options)`` builds one. ``KeyError`` for a family that is not
     registered or declares no streamed counting.
     """
     _declaration(key)
-    found = [c for c in _subclasses(Accumulator) if key in c.__dict__.get("families", {})]
-    return found[0] if found else Accumulator
+    found = [c for c in _subclasses(Accumulator) if key in c.__dict__.get("families", {})
+             and c.__dict__.get("declaration", REGISTRY[key]) is REGISTRY[key]]
+    if found:
+        return found[0]
+    named = REGISTRY[key].named
+    if named is not None and named.generated and named.accumulator:  # a family registered later (a plug-in)
+        return named_accumulator(REGISTRY[key])
+    return Accumulator
 
 
 def _declaration(key: Any) -> Streaming:
@@ -1407,7 +1414,8 @@ def named_accumulator(family: Family) -> type[Accumulator]:
 
     __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *signature.parameters.values()])
-    namespace: dict[str, Any] = {"__init__": __init__, "families": {key: {}}, "__module__": __name__,
+    namespace: dict[str, Any] = {"__init__": __init__, "families": {key: {}}, "declaration": family,
+                                 "__module__": __name__,
                                  "__qualname__": named.accumulator,
                                  "__doc__": named_doc(family, "accumulator", class_list_docs(family),
                                                       _STREAMING_DOCS)}

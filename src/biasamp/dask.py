@@ -73,6 +73,7 @@ __all__ = [
     "df_bias_amplification",
     "dpa",
     "fairness_metrics",
+    "function_for",
     "leakage_amplification",
     "multi_bias_amp",
     "scan",
@@ -705,9 +706,9 @@ def bias_amp_directional(
     0.3333
     """
     return _family_on_dask(
-        _declared("bias_amp_directional"), _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
-                              task_train=task_train, sample_weight=sample_weight,
-                              train_sample_weight=train_sample_weight),
+        _declared("bias_amp_directional"),
+        _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+               task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
         {"attr": attr_classes, "task": task_classes},
         {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state,
          "binary_task": binary_task, "pos_label": pos_label}, split_every)
@@ -813,7 +814,8 @@ def bias_amp_mals(
         arguments = _roles(attr_train=attr_train, task_train=task_train, attr_pred=attr_pred, task_pred=task_pred,
                            sample_weight=sample_weight, train_sample_weight=train_sample_weight)
         options["cross_fit"] = False  # (None: a training set, as bias_amp_mals reads it)
-    return _family_on_dask(_declared("bias_amp_mals"), arguments, {"attr": attr_classes, "task": task_classes}, options, split_every)
+    return _family_on_dask(_declared("bias_amp_mals"), arguments, {"attr": attr_classes, "task": task_classes},
+                           options, split_every)
 
 
 # --------------------------------------------------------------------------- #
@@ -1004,8 +1006,9 @@ def multi_bias_amp(
                "max_combinations": max_combinations, "missing": missing, "cross_fit": cross_fit,
                "cross_fit_random_state": cross_fit_random_state, "binary_task": binary_task, "pos_label": pos_label}
     return _family_on_dask(
-        _declared("multi_bias_amp"), _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
-                        task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
+        _declared("multi_bias_amp"),
+        _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+               task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
         {"attr": attr_classes, "task": task_classes}, options, split_every)
 
 
@@ -1363,15 +1366,32 @@ def named_dask(family: Family) -> Callable[..., Any]:
         return _family_on_dask(key, labels, classes, given, split_every)
 
     function.__signature__ = signature  # type: ignore[attr-defined]
+    function.declaration = family  # type: ignore[attr-defined]
     function.__name__ = function.__qualname__ = family.name
     function.__module__ = __name__
     labels = "\n".join(f"{name} : dask collection{', optional' if role == 'sample_weight' else ''}\n"
-                        f"    The ``{role}`` role, in the same row partitions as the others." for name, role in roles.items())
+                        f"    The ``{role}`` role, in the same row partitions as the others."
+                        for name, role in roles.items())
     found = "\n".join(f"{c.name} : sequence, optional\n    Found by one pass over the data when omitted."
                        for c in stream.classes.values())
     function.__doc__ = named_doc(family, "dask", labels, f"{found}\n{_SPLIT_EVERY.name} : int, default 8\n"
                                  "    Fan-in of the merge tree.")
     return function
+
+
+def function_for(key: str) -> Callable[..., Any]:
+    """The Dask form of the registered family ``key``'s function: this module's function of that name, or the
+    one its declaration says is generated (``Family.named``; generated on demand for a family registered later).
+
+    ``KeyError`` for a family that has no Dask form.
+    """
+    family = REGISTRY[key]
+    if family.named is None or not family.named.dask:
+        raise KeyError(f"the family {key!r} declares no Dask function (Family.named.dask)")
+    mine = globals().get(family.name)
+    if mine is not None and (not family.named.generated or getattr(mine, "declaration", None) is family):
+        return mine
+    return named_dask(family)
 
 
 #: the Dask functions generated from the declarations (``Named.generated``), by name

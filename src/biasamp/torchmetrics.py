@@ -91,7 +91,8 @@ __all__ = ["AccumulatorMetric", "BiasAmpDirectional", "BiasAmpMALS", "Differenti
 def metric_for(key: str) -> type:
     """The ``torchmetrics.Metric`` class of the registered family ``key``.
 
-    Its named class (``family = key``), else the generic :class:`AccumulatorMetric`.
+    Its named class (``family = key``; a class the declaration says is generated, ``Family.named``, is
+    generated on demand), else the generic :class:`AccumulatorMetric`.
     """
     try:
         _declaration(key)
@@ -100,9 +101,13 @@ def metric_for(key: str) -> type:
     stack = list(_AccumulatorMetric.__subclasses__())
     while stack:
         cls = stack.pop(0)
-        if cls.__dict__.get("family") == key and cls is not AccumulatorMetric:
+        if cls.__dict__.get("family") == key and cls is not AccumulatorMetric \
+                and cls.__dict__.get("declaration", REGISTRY[key]) is REGISTRY[key]:
             return cls
         stack += cls.__subclasses__()
+    named = REGISTRY[key].named
+    if named is not None and named.generated and named.metric:  # a family registered later (a plug-in)
+        return named_metric(REGISTRY[key])
     return AccumulatorMetric
 
 
@@ -857,6 +862,7 @@ def named_metric(family: Family) -> type[_AccumulatorMetric]:
         [this, *update_signature.parameters.values()])
     update.__doc__ = f"Count one batch (as :meth:`biasamp.accumulators.{named.accumulator or 'Accumulator'}.update`)."
     namespace = {"__init__": __init__, "_set_options": _set_options, "update": update, "family": key,
+                 "declaration": family,
                  "higher_is_better": False, "__module__": __name__, "__qualname__": named.metric,
                  "__doc__": named_doc(family, "metric", class_list_docs(family), _BOOT_DOCS)}
     return type(named.metric, (_AccumulatorMetric,), namespace)

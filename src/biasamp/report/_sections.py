@@ -287,6 +287,25 @@ def _declared_rows(inp: AuditInputs, key: str, res: Any, boot: Any, *, note: Cal
     return rows
 
 
+def declared_section(key: str) -> Callable[[AuditInputs, AuditConfig], SectionData]:
+    """The ``compute`` of the audit section of a registered family that writes nothing of its own.
+
+    Its summary rows are those of its declaration (one per statistic: :func:`_declared_rows`), computed from
+    one bootstrap (or from a streamed audit's result) with the family's audit options; its notes are the
+    bootstrap's. Register it with :func:`~biasamp.report.register_section` under the family's ``section``
+    key; a family that wants detail tables, figures or notes writes its own ``compute`` instead.
+    """
+
+    def compute(inp: AuditInputs, opt: AuditConfig) -> SectionData:
+        res, boot, notes = _family_result(inp, opt, key)
+        out = SectionData(summary=_declared_rows(inp, key, res, boot), notes=notes)
+        if boot is not None:
+            out.notes.extend(boot.notes)
+        return out
+
+    return compute
+
+
 def family_n_boot(opt: AuditConfig, family: Any) -> int:
     """The bootstrap replicates of a registered family's section (in memory or streamed): the audit option its
     declaration names (``Family.n_boot_option``, e.g. ``n_boot_multi``) when that is set, else ``n_boot``."""
