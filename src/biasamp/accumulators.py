@@ -1329,7 +1329,7 @@ _STREAMING = (
     inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
 )
 _STREAMING_DOCS = """n_boot : int, default 0
-    Replicates of the streamed bootstrap (0: none; :meth:`Accumulator.bootstrap`).
+    Replicates of the streamed bootstrap (0: none; :meth:`~biasamp.accumulators.Accumulator.bootstrap`).
 random_state : int, optional
     Seed of the streamed bootstrap (the rows' groups and the replicates).
 stream : int, default 0
