@@ -336,3 +336,44 @@ def test_the_scan_finds_code_literals_only(key, place, other):
         assert hits == ([("C.m", other, 4)] if other in KEYS else [])
     else:
         assert hits == []
+
+
+# --------------------------------------------------------------------------- #
+# the named streaming forms take their option docs from the declarations
+# --------------------------------------------------------------------------- #
+def _named_forms():
+    import biasamp.dask as bdask
+    from biasamp.accumulators import accumulator_for
+
+    forms = []
+    for family in REGISTRY:
+        if family.named is None:
+            continue
+        forms.append((family, accumulator_for(family.key)))
+        if family.named.dask:
+            forms.append((family, bdask.function_for(family.key)))
+        if family.named.metric:
+            torchmetrics = pytest.importorskip("biasamp.torchmetrics")
+            forms.append((family, torchmetrics.metric_for(family.key)))
+    return forms
+
+
+def test_every_named_form_documents_its_options_from_their_declarations():
+    """An option's description is written once, in ``option(doc=...)``: every named form (generated or written by
+    hand) that takes it shows that description, and its declared default."""
+    import inspect
+
+    checked = 0
+    for family, form in _named_forms():
+        own = getattr(form, "own_options", ())
+        doc = inspect.getdoc(form).lower()
+        for name, param in inspect.signature(form).parameters.items():
+            if name in own or name in family.named.skips or name not in family.options.option_names():
+                continue
+            declared = family.options.field(name)
+            assert f"{name} : " in doc, (form.__name__, name)
+            assert declared.metadata["doc"].lower() in doc, (form.__name__, name)
+            assert f"default {declared.default!r}".lower() in doc, (form.__name__, name)
+            assert param.default == declared.default, (form.__name__, name)  # the signature's default too
+            checked += 1
+    assert checked >= 40

@@ -628,9 +628,41 @@ class Accumulator:
         return f"{type(self).__name__}({self.key!r}, {self.phase}: tables {tables}, n_boot={self.n_boot})"
 
 
+def option_docs(kind: str, own: tuple[str, ...] = (), every: bool = False) -> Any:
+    """Decorator of a hand-written named form: its docstring's ``{options}`` line becomes the parameter docs of
+    the options it takes, from their declarations (``option(doc=...)``).
+
+    Its families are those whose ``Named`` names it (``kind``: ``"accumulator"``, ``"metric"``, or ``"dask"``:
+    a function named as the family's); the options are those every one of them declares, less each one's
+    ``Named.skips`` and the form's ``own`` (the options it documents itself, where it takes more); only those
+    its signature names, unless ``every`` (a form that takes the others through ``**options``).
+    """
+
+    def deco(obj: Any) -> Any:
+        families = [f for f in REGISTRY if f.named is not None and f.options is not None and (
+            f.name == obj.__name__ and f.named.dask if kind == "dask" else getattr(f.named, kind) == obj.__name__)]
+        if not families:
+            raise ValueError(f"no family declares {obj.__name__} as its {kind}")
+        names = [n for n in families[0].options.option_names()  # type: ignore[union-attr]
+                 if n not in own and all(n in f.options.option_names() and n not in f.named.skips  # type: ignore
+                                         for f in families)]
+        if not every:  # the options its signature names
+            names = [n for n in names if n in inspect.signature(obj).parameters]
+        doc = obj.__doc__ or ""
+        at = doc.index("{options}")
+        indent = doc[doc.rindex("\n", 0, at) + 1:at]
+        entries = families[0].options.parameter_docs(only=tuple(names))  # type: ignore[union-attr]
+        obj.__doc__ = doc.replace("{options}", entries.replace("\n", "\n" + indent), 1)
+        obj.own_options = own  # the options it documents itself
+        return obj
+
+    return deco
+
+
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
+@option_docs("accumulator")
 class CooccurrenceAccumulator(Accumulator):
     r"""Streaming BiasAmp→ (both directions) or BiasAmp_MALS.
 
@@ -677,40 +709,7 @@ class CooccurrenceAccumulator(Accumulator):
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
         default id (which fixes its bootstrap group).
-    missing : {"raise", "drop", "group"}, default "raise"
-        Rows with a missing value in a batch: raise, drop them, or make a
-        missing ``attr`` its own class ``"missing"`` (which must then be in
-        ``attr_classes``) (:ref:`def-missing`). The rows dropped and grouped
-        are summed over batches and reported by :meth:`compute`.
-    threshold : float, default 0.5
-        Probabilities given as predictions are predicted when they exceed it
-        (:ref:`def-probabilities`); ``compute()``'s result says so.
-    soft : {"threshold", "expected"}, default "threshold"
-        ``"expected"``: probabilities count as expected counts instead.
-    min_group_size, include_small_groups : int, bool
-        Small attribute classes (fewer weighted test members) are left out of
-        BiasAmp→'s means, as :func:`~biasamp.bias_amp_directional` does.
-    cross_fit : bool or None, default None
-        Without a training set (no ``train``, no :meth:`update_train`) the
-        signs ``y_at`` (BiasAmp_MALS: the indicator) come from the test ground
-        truth, cross-fitted over two folds unless ``False`` (the plug-in), as
-        in :func:`~biasamp.bias_amp_directional` (docs/definitions.md, "No
-        training set"). **The batch is the unit of the split**: each batch is
-        split in two folds by the functional API's rule (every attribute class
-        halved within the batch) and the folds' tables add over batches, so
-        one batch gives the function's value exactly, and k batches an equally
-        valid split that depends on the batching (merging accumulators equals
-        feeding their batches to one). ``True`` refuses a training set.
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split (None: the fixed default). A ``Generator`` draws
-        one seed at construction; accumulators merge only with the same seed.
-    binary_task : {"positive", "both"}, default "positive"
-        How a binary task (``task_classes`` 0 and 1, or two classes with
-        ``pos_label``) is read: its positive class alone, counted as one
-        column whatever the batches hold (a 1-D column or an indicator), or
-        both classes (:ref:`def-binary-task`), as the functional API.
-    pos_label : object, optional
-        The positive class of a binary task (default: 1/True).
+    {options}
 
     Attributes
     ----------
@@ -726,6 +725,16 @@ class CooccurrenceAccumulator(Accumulator):
 
     Notes
     -----
+    The options are the functional API's (:func:`~biasamp.bias_amp_directional`):
+    ``missing="group"`` makes a missing ``attr`` its own class ``"missing"``,
+    which must then be in ``attr_classes``, and the rows dropped and grouped are
+    summed over batches; ``threshold`` and ``soft`` are applied per batch, and
+    ``compute()``'s result says which reading was used. Without a training set
+    (no ``train``, no :meth:`update_train`) the signs ``y_at`` (BiasAmp_MALS:
+    the indicator) are cross-fitted unless ``cross_fit=False``; ``True`` refuses
+    a training set; a ``Generator`` as ``cross_fit_random_state`` draws one seed
+    at construction, and accumulators merge only with the same seed.
+
     Per batch the arguments are encoded and counted exactly as by the
     functional API (one vectorized pass, float32 row blocks accumulated in
     float64), and the tables are added: for hard labels every entry is an
@@ -883,6 +892,7 @@ class CooccurrenceAccumulator(Accumulator):
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
+@option_docs("accumulator", own=("metrics",), every=True)
 class FairnessAccumulator(Accumulator):
     r"""Streaming group fairness metrics of Qian et al. (2021): DP, DI, SPSF, FPSF, EOFP, EOTP, BA.
 
@@ -918,12 +928,11 @@ class FairnessAccumulator(Accumulator):
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
         default id (which fixes its bootstrap group).
+    {options}
     **options
-        Options of :func:`~biasamp.fairness_metrics`: ``threshold`` and
-        ``soft`` (how probabilities are counted, at ``update``), and
-        ``average``, ``pos_label``, ``min_group_size``,
-        ``include_small_groups``, ``reference_group``, ``tolerance`` (at
-        ``compute``).
+        The options above, by keyword (those of
+        :func:`~biasamp.fairness_metrics`): ``threshold`` and ``soft`` are
+        applied at ``update``, the others at ``compute``.
 
     See Also
     --------
@@ -1017,6 +1026,7 @@ class FairnessAccumulator(Accumulator):
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
+@option_docs("accumulator", own=("combinations",))
 class MultiAttributeAccumulator(Accumulator):
     r"""Streaming multi-attribute bias amplification: Multi_MALS, Multi G→M and M→G.
 
@@ -1055,11 +1065,9 @@ class MultiAttributeAccumulator(Accumulator):
     task_classes : sequence or int
         Task labels (the paper's attributes; multi-label).
     combinations : {"observed", "all"} or sequence of sequences, default "observed"
-        The combination set: a mode (two passes) or a fixed list (one pass).
-    min_size, max_size, min_support, max_combinations : int
-        As in :func:`~biasamp.multi_bias_amp` (``min_size``/``max_size`` are
-        ignored for a fixed list; ``min_support`` applies to it at
-        :meth:`compute`, on the training counts).
+        The combination set: a mode (two passes) or a fixed list (one pass;
+        ``min_size``/``max_size`` are ignored for it, ``min_support`` applies
+        to it at :meth:`compute`, on the training counts).
     n_boot : int, default 0
         Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
         the accumulator keeps hashed group tables (1,000; fewer, at least 256, for wide tables) alongside the counts
@@ -1069,28 +1077,7 @@ class MultiAttributeAccumulator(Accumulator):
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
         default id (which fixes its bootstrap group).
-    missing : {"raise", "drop", "group"}, default "raise"
-        Rows with a missing value in a batch: raise, drop them, or make a
-        missing 1-D ``attr`` its own class ``"missing"`` (which must then be
-        in ``attr_classes``) (:ref:`def-missing`).
-    threshold : float, default 0.5
-        Probabilities given as predictions are predicted when they exceed it
-        (:ref:`def-probabilities`).
-    min_group_size, include_small_groups : int, bool
-        Small groups are left out of the headlines, as
-        :func:`~biasamp.multi_bias_amp` does.
-    cross_fit : bool or None, default None
-        Without a training set (no :meth:`update_train`) ``y_gm`` and
-        Multi_MALS's indicator are cross-fitted over two folds of every batch
-        unless ``False`` (the plug-in); ``True`` refuses training rows. See
-        :class:`CooccurrenceAccumulator` (the batch is the unit of the split).
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split.
-    binary_task : {"positive", "both"}, default "positive"
-        How a binary task (``task_classes`` 0 and 1) is read: its positive
-        class alone, or both classes (:ref:`def-binary-task`).
-    pos_label : object, optional
-        The positive class of a binary task (default: 1/True).
+    {options}
 
     See Also
     --------
@@ -1103,7 +1090,9 @@ class MultiAttributeAccumulator(Accumulator):
     per instance); pass 2 keeps ``O(|G|·|M|)`` counts. Unweighted counts are
     exact integers (held in float64, exact below 2**53), so any batching and
     merge order gives identical results; with ``sample_weight`` every count
-    is a sum of weights. Without a training set the signs and Multi_MALS's
+    is a sum of weights. ``missing="group"`` makes a missing 1-D ``attr``
+    its own class ``"missing"`` (which must then be in ``attr_classes``;
+    :ref:`def-missing`). Without a training set the signs and Multi_MALS's
     indicator are cross-fitted (``cross_fit``, ``cross_fit_random_state``, as
     in :class:`CooccurrenceAccumulator`: the batch is the unit of the split,
     so the value depends on where the batches are cut; one batch equals

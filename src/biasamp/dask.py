@@ -58,7 +58,14 @@ from biasamp._core.labels import _sorted_classes
 from biasamp._core.rows import check_missing, select_rows
 from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._families import REGISTRY
-from biasamp.accumulators import _declaration, accumulator_for, named_doc, named_signature, update_parameters
+from biasamp.accumulators import (
+    _declaration,
+    accumulator_for,
+    named_doc,
+    named_signature,
+    option_docs,
+    update_parameters,
+)
 from biasamp.cooccurrence import DirectionalBiasAmpResult, MALSResult
 from biasamp.fairness import METRICS, FairnessResult
 from biasamp.multiattribute._metrics import _MULTI_RENAMES, MultiBiasAmpResult
@@ -606,6 +613,7 @@ def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: di
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
+@option_docs("dask")
 def bias_amp_directional(
     attr: Any,
     task: Any,
@@ -643,7 +651,12 @@ def bias_amp_directional(
         Predictions (hard or probabilities), partitioned like ``attr``.
     attr_train, task_train : dask collection, optional
         Training ground truth (give both or neither), partitioned like each
-        other (not necessarily like the test set).
+        other (not necessarily like the test set). Without them the signs are
+        cross-fitted unless ``cross_fit=False``, every partition split in two
+        folds on its own (a partition is a batch of
+        :class:`~biasamp.accumulators.CooccurrenceAccumulator`: with one
+        partition the value is the in-memory one, with several it is another
+        valid split, which depends on the partitioning).
     attr_classes, task_classes : sequence, optional
         Class lists; when omitted they are found by one pass over the
         ground truth (the classes the in-memory function infers).
@@ -654,20 +667,7 @@ def bias_amp_directional(
         (:ref:`def-weights`).
     train_sample_weight : dask collection, optional
         One weight per training row, partitioned like ``attr_train``.
-    missing : {"raise", "drop", "group"}, default "raise"
-        As in :func:`biasamp.bias_amp_directional` (:ref:`def-missing`).
-    cross_fit : bool or None, default None
-        Without a training set the signs are cross-fitted unless ``False``,
-        as in :func:`biasamp.bias_amp_directional`; every partition is split
-        in two folds on its own (a partition is a batch of
-        :class:`~biasamp.accumulators.CooccurrenceAccumulator`: with one
-        partition the value is the in-memory one, with several it is another
-        valid split, which depends on the partitioning).
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split.
-    binary_task, pos_label : optional
-        How a binary task is read (:ref:`def-binary-task`), as in the
-        in-memory function.
+    {options}
 
     Returns
     -------
@@ -714,6 +714,7 @@ def bias_amp_directional(
          "binary_task": binary_task, "pos_label": pos_label}, split_every)
 
 
+@option_docs("dask")
 @old_positional_order("0.3.0", "0.4.0", ("attr_train", "task_train", "attr_pred", "task_pred"), fill=(None, None))
 def bias_amp_mals(
     attr: Any = None,
@@ -752,7 +753,10 @@ def bias_amp_mals(
     attr_pred, task_pred : dask collection
         Test predictions, in the same row partitions (as each other).
     attr_train, task_train : dask collection, optional
-        Training ground truth, in the same row partitions.
+        Training ground truth, in the same row partitions. Without it
+        (``attr``/``task`` stand in for it, weighted by ``sample_weight``)
+        the indicator is cross-fitted over two folds of every partition (one
+        partition: the in-memory value) unless ``cross_fit=False``.
     attr_classes, task_classes : sequence, optional
         Class lists; found by one pass over the ground truth when omitted.
     split_every : int, default 8
@@ -762,17 +766,7 @@ def bias_amp_mals(
         like ``attr_pred`` (:ref:`def-weights`).
     train_sample_weight : dask collection, optional
         One weight per training row, partitioned like ``attr_train``.
-    missing : {"raise", "drop", "group"}, default "raise"
-        As in :func:`biasamp.bias_amp_mals` (:ref:`def-missing`).
-    cross_fit : bool or None, default None
-        Without a training set (``attr``/``task`` stand in for it, weighted by
-        ``sample_weight``): ``None``/``True`` cross-fit the indicator over two
-        folds of every partition (one partition: the in-memory value),
-        ``False`` the plug-in. With a training set: ``None`` or ``False``.
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split.
-    binary_task, pos_label : optional
-        How a binary task is read, as in :func:`biasamp.bias_amp_mals`.
+    {options}
 
     Returns
     -------
@@ -821,6 +815,7 @@ def bias_amp_mals(
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
+@option_docs("dask", own=("metrics",), every=True)
 def fairness_metrics(
     y_true: Any,
     y_pred: Any,
@@ -852,16 +847,16 @@ def fairness_metrics(
     sensitive_features : dask array, Series or DataFrame
         Group of every row (several DataFrame columns: intersectional groups).
     metrics : sequence of str, default all seven
+        The metrics computed.
     classes, groups : sequence, optional
         Found by one pass over ``y_true`` and ``sensitive_features`` when omitted.
     split_every : int, default 8
         Fan-in of the merge tree.
     sample_weight : dask collection, optional
         Non-negative weight of every row, in the same partitions.
+    {options}
     **options
-        ``average``, ``pos_label``, ``threshold``, ``soft``,
-        ``min_group_size``, ``include_small_groups``, ``reference_group``,
-        ``tolerance``: as in :func:`biasamp.fairness_metrics`.
+        The options above, by keyword, as in :func:`biasamp.fairness_metrics`.
 
     Returns
     -------
@@ -905,6 +900,7 @@ def _fairness_roles(y_true: Any, y_pred: Any, sensitive_features: Any, sample_we
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
+@option_docs("dask", own=("combinations",))
 @renamed_arguments("0.2.0", {**_MULTI_RENAMES, "group_classes": "attr_classes", "attr_classes": "task_classes"})
 def multi_bias_amp(
     attr: Any,
@@ -952,10 +948,12 @@ def multi_bias_amp(
     attr_pred, task_pred : dask collection, optional
         Hard predictions, partitioned like ``attr``.
     attr_train, task_train : dask collection, optional
-        Training ground truth (both or neither).
+        Training ground truth (both or neither). Without it ``y_gm`` and
+        Multi_MALS's indicator are cross-fitted unless ``cross_fit=False``,
+        every partition split in two folds on its own.
     combinations : {"observed", "all"} or list of tuples, default "observed"
-    min_size, max_size, min_support, max_combinations : int
-        As in :func:`biasamp.multi_bias_amp`.
+        The candidate task combinations (a list: fixed), as in
+        :func:`biasamp.multi_bias_amp`.
     attr_classes, task_classes : sequence, optional
         Found by one pass over the ground truth when omitted.
     split_every : int, default 8
@@ -964,17 +962,7 @@ def multi_bias_amp(
         One weight per test row, partitioned like ``attr`` (:ref:`def-weights`).
     train_sample_weight : dask collection, optional
         One weight per training row, partitioned like ``attr_train``.
-    missing : {"raise", "drop", "group"}, default "raise"
-        As in :func:`biasamp.multi_bias_amp` (:ref:`def-missing`).
-    cross_fit : bool or None, default None
-        Without a training set ``y_gm`` and Multi_MALS's indicator are
-        cross-fitted unless ``False`` (:func:`biasamp.multi_bias_amp`); every
-        partition is split in two folds on its own.
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split.
-    binary_task, pos_label : optional
-        How a binary task is read (:ref:`def-binary-task`), as in the
-        in-memory function.
+    {options}
 
     Returns
     -------

@@ -79,6 +79,7 @@ from biasamp.accumulators import (
     class_list_docs,
     named_doc,
     named_signature,
+    option_docs,
     update_parameters,
 )
 from biasamp.cooccurrence._counts import CooccurrenceCounts
@@ -425,6 +426,7 @@ class AccumulatorMetric(_AccumulatorMetric):
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
+@option_docs("metric")
 class BiasAmpDirectional(_AccumulatorMetric):
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021) as a torchmetrics ``Metric``.
 
@@ -453,14 +455,11 @@ class BiasAmpDirectional(_AccumulatorMetric):
     train : CooccurrenceCounts, optional
         Fixed training counts for the signs ``y_at``; or stream the training
         set with :meth:`update_train`; without either the test ground truth
-        is used (``train_source="test"``), as in the functional API.
-    cross_fit, cross_fit_random_state
-        Without a training set the signs are cross-fitted over two folds of
-        every batch unless ``cross_fit=False`` (see
+        is used (``train_source="test"``), as in the functional API, and the
+        signs are cross-fitted over two folds of every batch unless
+        ``cross_fit=False`` (see
         :class:`~biasamp.accumulators.CooccurrenceAccumulator`).
-    binary_task, pos_label
-        How a binary task is read (:ref:`def-binary-task`), as in the
-        functional API.
+    {options}
     **kwargs
         torchmetrics' keyword arguments (``sync_on_compute``,
         ``process_group``, ``dist_sync_on_step``, ...).
@@ -535,6 +534,7 @@ class BiasAmpDirectional(_AccumulatorMetric):
                f"direction={self.direction!r}"
 
 
+@option_docs("metric")
 class BiasAmpMALS(_AccumulatorMetric):
     r"""BiasAmp_MALS (Zhao et al. 2017) as a torchmetrics ``Metric``.
 
@@ -557,8 +557,7 @@ class BiasAmpMALS(_AccumulatorMetric):
         :meth:`update_train`, or give the test ground truth in :meth:`update`
         (the indicator is then cross-fitted over two folds of every batch
         unless ``cross_fit=False``).
-    cross_fit, cross_fit_random_state, binary_task, pos_label
-        As in :class:`~biasamp.accumulators.CooccurrenceAccumulator`.
+    {options}
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -623,6 +622,7 @@ class BiasAmpMALS(_AccumulatorMetric):
 _MULTI_STATISTICS = {"Multi_MALS": "Multi_MALS", "Multi_G->M": "G->M", "Multi_M->G": "M->G"}
 
 
+@option_docs("metric", own=("combinations",))
 class MultiBiasAmp(_AccumulatorMetric):
     r"""Multi-attribute bias amplification Multi_MALS / Multi→ (Zhao, Andrews & Xiang 2023) as a ``Metric``.
 
@@ -651,15 +651,7 @@ class MultiBiasAmp(_AccumulatorMetric):
     raw : bool, default False
         Return the signed version (``.raw``) instead of the headline of
         absolute differences (``.value``).
-    min_support, max_combinations : int
-        As in :func:`~biasamp.multi_bias_amp`.
-    cross_fit, cross_fit_random_state
-        Without a training set the signs are cross-fitted over two folds of
-        every batch unless ``cross_fit=False`` (see
-        :class:`~biasamp.accumulators.MultiAttributeAccumulator`).
-    binary_task, pos_label
-        How a binary task is read (:ref:`def-binary-task`), as in the
-        functional API.
+    {options}
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -731,6 +723,7 @@ class MultiBiasAmp(_AccumulatorMetric):
 # --------------------------------------------------------------------------- #
 # group fairness
 # --------------------------------------------------------------------------- #
+@option_docs("metric", own=("metrics",), every=True)
 class GroupFairness(_AccumulatorMetric):
     r"""The group fairness metrics of Qian et al. (2021) as a torchmetrics ``Metric``.
 
@@ -755,10 +748,7 @@ class GroupFairness(_AccumulatorMetric):
     metrics : str or sequence of str, default all seven
         One name: :meth:`compute` returns its overall value as a 0-d
         tensor; several: a dict name -> tensor.
-    average, pos_label, threshold, soft, min_group_size, include_small_groups, reference_group, tolerance : optional
-        As in :func:`~biasamp.fairness_metrics` (``average="auto"``: the
-        positive class ``pos_label`` of a binary task, else the mean over
-        classes).
+    {options}
     **kwargs
         torchmetrics' keyword arguments.
 

@@ -306,19 +306,23 @@ class Validated:
                 if f.name not in skip]
 
     @classmethod
-    def parameter_docs(cls, skip: tuple[str, ...] = ()) -> str:
+    def parameter_docs(cls, skip: tuple[str, ...] = (), only: tuple[str, ...] | None = None) -> str:
         """The numpydoc "Parameters" entries of the options, from their declarations (``option(doc=...)``).
 
-        One entry per option: ``name : type, default value`` and its ``doc``, so that a parameter's
-        description is written once, where the option is declared.
+        One entry per option (less ``skip``; only those in ``only`` when given): ``name : type, default
+        value`` and its ``doc``, so that a parameter's description is written once, where the option is
+        declared.
         """
         out = []
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.name in skip:
+            if f.name in skip or (only is not None and f.name not in only):
                 continue
-            kind = _annotation(f)
+            choices = [c for c in constraints_of(f) if isinstance(c, OneOf)]
+            kind = ("{" + ", ".join(map(repr, choices[0].values)) + "}") if choices else _annotation(f)
+            doc = f.metadata.get("doc") or "See the function"
+            doc = doc[0].upper() + doc[1:] + ("" if doc.endswith(".") else ".")
             out.append(f"{f.name} : {'object' if kind in ('Any', 'object') else kind}, default {f.default!r}\n"
-                       f"    {f.metadata.get('doc') or 'See the function.'}")
+                       f"    {doc}")
         return "\n".join(out)
 
 
