@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import biasamp
 from biasamp._families import REGISTRY
 from biasamp.exceptions import UndefinedPairWarning
-from tests.test_toy_family import FAMILIES_UNDER_TEST, registered
+from tests.test_toy_family import FAMILIES_UNDER_TEST
 
 #: the registry's families and the family declared in tests/test_toy_family.py (registered for its tests)
 FAMILIES = FAMILIES_UNDER_TEST
@@ -33,7 +33,7 @@ def _in_registry(family):
     """A ``with`` block in which ``family`` is registered (the toy family is registered for it)."""
     from contextlib import nullcontext
 
-    return nullcontext(family) if family.key in REGISTRY.keys else registered(family)
+    return nullcontext(family) if family.key in REGISTRY.keys else REGISTRY.registered(family)
 
 
 @pytest.fixture(autouse=True)

@@ -6,21 +6,21 @@ predictions ``PR_g = P(task_pred = 1 | attr = g)`` and of positive labels ``R_g 
 the gap of the predictions ``max_g PR_g - min_g PR_g`` and its amplification, the gap of the predictions less
 the gap of the labels. Everything a family declares is here: its options dataclass, its pure function of the
 counts and its public function, its resampling plan, its streaming hooks, its declaration (statistics, scorer,
-named streaming forms generated from it) and its audit section. Its counts are the per-group confusion counts
-below the families (``biasamp._engine.groups`` / ``group_state``), as differential fairness's are.
+named streaming forms generated from it); its audit section is derived from the declaration
+(``biasamp.report._sections.declared_builder``). Its counts are the per-group confusion counts below the
+families (``biasamp._engine.groups`` / ``group_state``), as differential fairness's are.
 
-:func:`registered` registers it for a ``with`` block (``Registry.registered`` and the audit section); the
-common tests (``tests/test_common.py``) are parametrised over :data:`FAMILIES_UNDER_TEST`, which it joins, so
-every common test runs on it too: function, bootstrap, accumulator, Dask, torchmetrics, scorer, checkpoint
-curve, audit and streamed audit. The tests below check what the common tests cannot: its value against a hand
+``REGISTRY.registered(TOY)`` registers it for a ``with`` block; the common tests (``tests/test_common.py``) are
+parametrised over :data:`FAMILIES_UNDER_TEST`, which it joins, and register it for each of its tests, so every
+common test runs on it too: function, bootstrap, accumulator, Dask, torchmetrics, scorer, checkpoint curve,
+audit and streamed audit. The tests below check what the common tests cannot: its value against a hand
 computation, that the registry is as it was after, and that its named forms come from its declaration.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,37 +241,13 @@ TOY = Family(
                 sections=dict.fromkeys(("accumulator", "metric", "dask"), _EXAMPLES)),
 )
 
-#: the families the common tests run on: the registry's, and this one (registered for each test by `registered`)
+#: the families the common tests run on: the registry's, and this one (registered for each of its tests)
 FAMILIES_UNDER_TEST = [*REGISTRY, TOY]
-
-
-# --------------------------------------------------------------------------- #
-# registered for a block: the registry line and the audit section               (_families.py, report)
-# --------------------------------------------------------------------------- #
-@contextmanager
-def registered(family: Family) -> Iterator[Family]:
-    """``family`` in the registry, with its audit section (the declared summary rows), for a ``with`` block."""
-    from biasamp.report import _BUILDERS, register_section
-    from biasamp.report._sections import declared_section
-
-    def applicable(inp: Any) -> bool:
-        if family.key in inp.results:  # a streamed audit counted it
-            return True
-        return inp.task_pred is not None and np.ndim(inp.task) == 1 and len(pd.unique(np.asarray(inp.task))) == 2
-
-    with REGISTRY.registered(family):
-        register_section(family.key, title=family.title, citation=family.citation, how_to_read="-",
-                         needs="attr, a binary task and task_pred", applicable=applicable,
-                         order=46)(declared_section(family.key))
-        try:
-            yield family
-        finally:
-            del _BUILDERS[family.key]
 
 
 @pytest.fixture
 def toy():
-    with registered(TOY) as fam:
+    with REGISTRY.registered(TOY) as fam:  # the registry line, for the test
         yield fam
 
 
@@ -299,15 +275,19 @@ def test_its_value_is_the_hand_computed_gap(toy):
 def test_the_registry_is_as_it_was_after_the_block():
     from biasamp.exceptions import LIBRARY_FILES
 
+    from biasamp.report import section_builders
+
     keys, scorers = REGISTRY.keys, REGISTRY.scorer_names
-    with registered(TOY):
+    with REGISTRY.registered(TOY):
         assert REGISTRY[KEY] is TOY and REGISTRY.get(rate_gap) is TOY
+        assert KEY in [b.key for b in section_builders()]  # its audit section, derived from the declaration
         assert "PR gap amplification" in REGISTRY.scorer_names
         assert __file__ in LIBRARY_FILES  # its warnings point at its callers' lines
         with pytest.raises(ValueError, match="two families declare the key"), REGISTRY.registered(TOY):
             pass
         assert REGISTRY[KEY] is TOY  # the refused second registration left the first in place
     assert REGISTRY.keys == keys and REGISTRY.scorer_names == scorers and REGISTRY.get(rate_gap) is None
+    assert KEY not in [b.key for b in section_builders()]
     assert __file__ not in LIBRARY_FILES
     with pytest.raises(KeyError):
         REGISTRY[KEY]
