@@ -274,7 +274,6 @@ def test_its_value_is_the_hand_computed_gap(toy):
 
 def test_the_registry_is_as_it_was_after_the_block():
     from biasamp.exceptions import LIBRARY_FILES
-
     from biasamp.report import section_builders
 
     keys, scorers = REGISTRY.keys, REGISTRY.scorer_names

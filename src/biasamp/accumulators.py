@@ -1347,7 +1347,8 @@ def named_signature(family: Family, before: list[inspect.Parameter], after: tupl
     options = family.options.parameters(family.named.skips) if family.options is not None else []
     if classes == "positional":
         return inspect.Signature([*lists, *before, *options, *after])
-    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=None) for p in lists]
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Sequence | None")
+               for p in lists]
     return inspect.Signature([*before, *options, *keyword, *after])
 
 
@@ -1377,6 +1378,14 @@ def update_parameters(family: Family, *, row_ids: bool = True) -> list[inspect.P
     return out
 
 
+def bind(signature: inspect.Signature, name: str, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    """``signature.bind(*args, **kwargs)``, whose ``TypeError`` names the form as Python's own do."""
+    try:
+        return signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{name}() {exc}") from None
+
+
 def named_accumulator(family: Family) -> type[Accumulator]:
     """The named accumulator class of ``family``, generated from its declaration (``Family.named``).
 
@@ -1395,8 +1404,7 @@ def named_accumulator(family: Family) -> type[Accumulator]:
     signature = named_signature(family, [], _STREAMING)
 
     def __init__(self: Accumulator, *args: Any, **kwargs: Any) -> None:
-        bound = signature.bind(*args, **kwargs)
-        given = dict(bound.arguments)
+        given = dict(bind(signature, named.accumulator, args, kwargs).arguments)
         classes = {k: given.pop(name) for k, name in lists.items()}
         streaming = {p.name: given.pop(p.name, p.default) for p in _STREAMING}
         Accumulator.__init__(self, key, classes, **streaming, **given)
@@ -1420,7 +1428,7 @@ def _named_update(family: Family) -> Any:
     signature = inspect.Signature(update_parameters(family))
 
     def update(self: Accumulator, *args: Any, **kwargs: Any) -> Accumulator:
-        bound = signature.bind(*args, **kwargs)
+        bound = bind(signature, "update", args, kwargs)
         bound.apply_defaults()
         self._count({roles[name]: value for name, value in bound.arguments.items()})
         return self

@@ -61,6 +61,7 @@ from biasamp._families import REGISTRY
 from biasamp.accumulators import (
     _declaration,
     accumulator_for,
+    bind,
     named_doc,
     named_signature,
     option_docs,
@@ -1346,7 +1347,7 @@ def named_dask(family: Family) -> Callable[..., Any]:
                                 classes="keyword")
 
     def function(*args: Any, **kwargs: Any) -> Any:
-        given = dict(signature.bind(*args, **kwargs).arguments)
+        given = dict(bind(signature, family.name, args, kwargs).arguments)
         labels = {name: (role, given.pop(name, None)) for name, role in roles.items()}
         _require(**{name: x for name, (role, x) in labels.items() if role != "sample_weight"})
         classes = {k: given.pop(name, None) for k, name in lists.items()}

@@ -76,6 +76,7 @@ from biasamp.accumulators import (
     MultiAttributeAccumulator,
     _declaration,
     accumulator_for,
+    bind,
     class_list_docs,
     named_doc,
     named_signature,
@@ -833,7 +834,7 @@ def named_metric(family: Family) -> type[_AccumulatorMetric]:
 
     def __init__(self: _AccumulatorMetric, *args: Any, **kwargs: Any) -> None:
         torch_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k not in signature.parameters}
-        given = dict(signature.bind(*args, **kwargs).arguments)
+        given = dict(bind(signature, named.metric, args, kwargs).arguments)
         classes = {k: given.pop(name) for k, name in lists.items()}
         _AccumulatorMetric.__init__(self, accumulator_for(key).for_family(key, classes, **given), **torch_kwargs)
 
@@ -841,7 +842,7 @@ def named_metric(family: Family) -> type[_AccumulatorMetric]:
         self._choose(returns, single=len(returns) == 1, asked=", ".join(returns))
 
     def update(self: _AccumulatorMetric, *args: Any, **kwargs: Any) -> None:
-        bound = update_signature.bind(*args, **kwargs)
+        bound = bind(update_signature, "update", args, kwargs)
         bound.apply_defaults()
         self._count("update_roles", {roles[name]: value for name, value in bound.arguments.items()})
 
