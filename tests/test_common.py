@@ -22,9 +22,29 @@ from hypothesis import strategies as st
 import biasamp
 from biasamp._families import REGISTRY
 from biasamp.exceptions import UndefinedPairWarning
+from tests.test_toy_family import FAMILIES_UNDER_TEST
 
-FAMILIES = list(REGISTRY)
+#: the registry's families and the family declared in tests/test_toy_family.py (registered for its tests)
+FAMILIES = FAMILIES_UNDER_TEST
 IDS = [f.key for f in FAMILIES]
+
+
+def _in_registry(family):
+    """A ``with`` block in which ``family`` is registered (the toy family is registered for it)."""
+    from contextlib import nullcontext
+
+    return nullcontext(family) if family.key in REGISTRY.keys else REGISTRY.registered(family)
+
+
+@pytest.fixture(autouse=True)
+def _registered(request):
+    """A family of :data:`FAMILIES` that is not in the registry is registered for the test (the toy family)."""
+    family = getattr(request.node, "callspec", None) and request.node.callspec.params.get("family")
+    if family is None:
+        yield
+        return
+    with _in_registry(family):
+        yield
 
 
 def _example(family, seed: int = 0, n: int = 600) -> dict:
@@ -370,7 +390,7 @@ def test_dask_function_equals_the_function(family):
     args, kwargs = family.call(chunked, {})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
-        res = getattr(bdask, family.name)(*args, **kwargs)
+        res = bdask.function_for(family.key)(*args, **kwargs)
     # every partition is a batch (of the split too, for the families that cross-fit)
     partitions = [_take(roles, np.arange(a, min(a + 150, 400))) for a in range(0, 400, 150)]
     assert _stats(family, res) == pytest.approx(_batchwise(family, roles, partitions), abs=1e-12)
@@ -378,7 +398,7 @@ def test_dask_function_equals_the_function(family):
         assert res.cross_fit
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedPairWarning)
-            plug = getattr(bdask, family.name)(*args, **{**kwargs, "cross_fit": False})
+            plug = bdask.function_for(family.key)(*args, **{**kwargs, "cross_fit": False})
         assert _stats(family, plug) == pytest.approx(_values(family, roles, cross_fit=False), abs=1e-12)
 
 
@@ -412,7 +432,7 @@ def test_probabilities_are_thresholded_by_default_in_every_layer(family):
         hard_batches = [_take(roles, np.arange(a, b)) for a, b in ((0, 300), (300, 600))]
         assert _stats(family, acc.compute()) == _batchwise(family, roles, hard_batches)
     # expected rates are one option away, where the family defines them
-    if family.key == "multi":
+    if "soft" not in family.options.option_names():  # a family that defines no expected rates refuses them
         with pytest.raises(ValueError, match="soft='expected' is not defined"):
             _values(family, scored, soft="expected")
     else:
@@ -518,7 +538,8 @@ def test_every_count_based_family_declares_its_streamed_counting():
 
     assert STREAMED == FAMILIES  # a new family without the hooks fails here
     for fam in STREAMED:
-        cls = accumulator_for(fam.key)
+        with _in_registry(fam):
+            cls = accumulator_for(fam.key)
         assert issubclass(cls, Accumulator)
         assert set(fam.stream.classes) == {"attr", "task"}
         assert all(set(c.roles) <= set(ROLES) for c in fam.stream.classes.values())  # the roles' vocabulary
@@ -707,3 +728,87 @@ def test_generic_torchmetrics_class_equals_the_function(family):
     assert set(values) == set(headline)
     for name, value in values.items():
         assert float(value) == pytest.approx(point[name], abs=1e-12), name
+
+
+# --------------------------------------------------------------------------- #
+# the audit, in memory and streamed: each family's section holds its statistics
+# --------------------------------------------------------------------------- #
+AUDITED = [f for f in FAMILIES if f.section is not None]
+AUDIT_FAST = {"n_boot": 30, "n_boot_multi": 5, "progress": False}
+
+
+def _section_values(report, family) -> dict:
+    """The family's statistics in its section's summary rows, by statistic name."""
+    rows = report.table[report.table["section"] == family.section]
+    out = {}
+    for s in family.statistics:
+        hit = rows[(rows["metric"] == (s.label or s.name)) & (rows["direction"] == s.direction)]
+        if len(hit):
+            out[s.name] = float(hit["value"].iloc[0])
+    return out
+
+
+def _audit_options(family) -> dict:
+    """The options the audit gives the family's function (its configuration's, e.g. the audit's ``combinations``)."""
+    from biasamp.report import AuditConfig
+
+    return AuditConfig(**AUDIT_FAST).family_options(family.key)
+
+
+def _audit_task(family, roles: dict):
+    """The task as the audit reads it: a multi-label task as a DataFrame of named 0/1 columns."""
+    task = roles["task"]
+    if np.ndim(task) == 2:
+        import pandas as pd
+
+        return pd.DataFrame(task, columns=[f"t{j}" for j in range(task.shape[1])]), \
+            pd.DataFrame(roles["task_pred"], columns=[f"t{j}" for j in range(task.shape[1])])
+    return task, roles["task_pred"]
+
+
+@pytest.mark.parametrize("family", AUDITED, ids=[f.key for f in AUDITED])
+def test_the_audit_section_holds_the_functions_statistics(family):
+    from biasamp.report import audit
+
+    roles = _example(family, seed=27)
+    task, task_pred = _audit_task(family, roles)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = audit(roles["attr"], task, attr_pred=roles.get("attr_pred"), task_pred=task_pred,
+                    sections=[family.section], random_state=0, **AUDIT_FAST)
+    assert rep.section(family.section).status == "ok"
+    got, point = _section_values(rep, family), _values(family, roles, **_audit_options(family))
+    assert got and set(got) <= set(point)
+    assert got == pytest.approx({k: point[k] for k in got}, abs=1e-12)
+
+
+@pytest.mark.parametrize("family", [f for f in AUDITED if f.stream is not None],
+                         ids=[f.key for f in AUDITED if f.stream is not None])
+def test_the_streamed_audit_section_holds_the_functions_statistics(family, tmp_path):
+    """One batch (the batch is the unit of a cross-fitted split): the streamed audit's values are the function's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    roles = _example(family, seed=28)
+    task, task_pred = roles["task"], roles["task_pred"]
+    names = [f"t{j}" for j in range(task.shape[1])] if np.ndim(task) == 2 else ["label"]
+    columns = {"attr": roles["attr"]}
+    columns.update({f"task_{n}": (task[:, j] if np.ndim(task) == 2 else task) for j, n in enumerate(names)})
+    columns.update({f"task_{n}_pred": (task_pred[:, j] if np.ndim(task) == 2 else task_pred)
+                    for j, n in enumerate(names)})
+    if "attr_pred" in roles:
+        columns["attr_pred"] = roles["attr_pred"]
+    (tmp_path / "test").mkdir()
+    pq.write_table(pa.table(columns), tmp_path / "test" / "part-0.parquet")
+    cols = StreamColumns("attr", tuple(f"task_{n}" for n in names), tuple(names),
+                         "attr_pred" if "attr_pred" in roles else None, tuple(f"task_{n}_pred" for n in names))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = stream_audit(ParquetDataset.open(tmp_path / "test"), cols, batch_size=len(roles["attr"]),
+                           sections=[family.section], random_state=0, **AUDIT_FAST)
+    assert rep.section(family.section).status == "ok"
+    got, point = _section_values(rep, family), _values(family, roles, **_audit_options(family))
+    assert got and set(got) <= set(point)
+    assert got == pytest.approx({k: point[k] for k in got}, abs=1e-12)

@@ -240,33 +240,10 @@ _allow("the audit option `fairness` (the former spelling of the group fairness o
 _allow("user-facing text: a Hugging Face model-card tag", {
     ("report/_export.py", "render_model_card"): {"fairness"},
 })
-_allow("a named accumulator class is one family's accumulator with the functional API's keywords: it names its "
-       "family once (its `families` table and its constructor)", {
-           ("accumulators.py", "CooccurrenceAccumulator"): {"directional", "mals"},
+_allow("the default value of CooccurrenceAccumulator's public keyword `metric=` (which of the two families it counts, "
+       "a value users write); the named forms otherwise find their families in the declarations (`Family.named`)", {
            ("accumulators.py", "CooccurrenceAccumulator.__init__"): {"directional"},
-           ("accumulators.py", "FairnessAccumulator"): {"fairness"},
-           ("accumulators.py", "FairnessAccumulator.__init__"): {"fairness"},
-           ("accumulators.py", "DifferentialAccumulator"): {"differential"},
-           ("accumulators.py", "DifferentialAccumulator.__init__"): {"differential"},
-           ("accumulators.py", "MultiAttributeAccumulator"): {"multi"},
-           ("accumulators.py", "MultiAttributeAccumulator.__init__"): {"multi"},
        })
-_allow("the Dask form of one family's public function names its family to the one generic body", {
-    ("dask.py", "bias_amp_directional"): {"directional"},
-    ("dask.py", "bias_amp_mals"): {"mals"},
-    ("dask.py", "fairness_metrics"): {"fairness"},
-    ("dask.py", "df_bias_amplification"): {"differential"},
-    ("dask.py", "multi_bias_amp"): {"multi"},
-})
-_allow("a torchmetrics metric class is one family's metric: it names the family it computes", {
-    ("torchmetrics.py", "BiasAmpDirectional"): {"directional"},
-    ("torchmetrics.py", "BiasAmpDirectional.__init__"): {"directional"},
-    ("torchmetrics.py", "BiasAmpMALS"): {"mals"},
-    ("torchmetrics.py", "BiasAmpMALS.__init__"): {"mals"},
-    ("torchmetrics.py", "MultiBiasAmp"): {"multi"},
-    ("torchmetrics.py", "GroupFairness"): {"fairness"},
-    ("torchmetrics.py", "DifferentialFairness"): {"differential"},
-})
 
 
 class _Literals(ast.NodeVisitor):
@@ -359,3 +336,44 @@ def test_the_scan_finds_code_literals_only(key, place, other):
         assert hits == ([("C.m", other, 4)] if other in KEYS else [])
     else:
         assert hits == []
+
+
+# --------------------------------------------------------------------------- #
+# the named streaming forms take their option docs from the declarations
+# --------------------------------------------------------------------------- #
+def _named_forms():
+    import biasamp.dask as bdask
+    from biasamp.accumulators import accumulator_for
+
+    forms = []
+    for family in REGISTRY:
+        if family.named is None:
+            continue
+        forms.append((family, accumulator_for(family.key)))
+        if family.named.dask:
+            forms.append((family, bdask.function_for(family.key)))
+        if family.named.metric:
+            torchmetrics = pytest.importorskip("biasamp.torchmetrics")
+            forms.append((family, torchmetrics.metric_for(family.key)))
+    return forms
+
+
+def test_every_named_form_documents_its_options_from_their_declarations():
+    """An option's description is written once, in ``option(doc=...)``: every named form (generated or written by
+    hand) that takes it shows that description, and its declared default."""
+    import inspect
+
+    checked = 0
+    for family, form in _named_forms():
+        own = getattr(form, "own_options", ())
+        doc = inspect.getdoc(form).lower()
+        for name, param in inspect.signature(form).parameters.items():
+            if name in own or name in family.named.skips or name not in family.options.option_names():
+                continue
+            declared = family.options.field(name)
+            assert f"{name} : " in doc, (form.__name__, name)
+            assert declared.metadata["doc"].lower() in doc, (form.__name__, name)
+            assert f"default {declared.default!r}".lower() in doc, (form.__name__, name)
+            assert param.default == declared.default, (form.__name__, name)  # the signature's default too
+            checked += 1
+    assert checked >= 40

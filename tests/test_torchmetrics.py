@@ -35,7 +35,7 @@ from biasamp.accumulators import (
     FairnessAccumulator,
     MultiAttributeAccumulator,
 )
-from biasamp.torchmetrics import BiasAmpDirectional, BiasAmpMALS, GroupFairness, MultiBiasAmp
+from biasamp.torchmetrics import BiasAmpDirectional, BiasAmpMALS, DifferentialFairness, GroupFairness, MultiBiasAmp
 
 from .test_accumulators import assert_same, cooc_data, fair_data, multi_data, splits
 
@@ -314,7 +314,8 @@ def test_merge_state_clone_pickle():
     lambda: MultiBiasAmp(3, 6, combinations=[(0,), (1, 2)]),
     lambda: GroupFairness(2, 2, metrics="DP"),
     lambda: GroupFairness([0, 1], ["x", "y"], metrics=("DP", "EOTP")),
-], ids=["directional", "mals", "multi", "fairness_one", "fairness_several"])
+    lambda: DifferentialFairness([0, 1], ["x", "y"]),  # generated from its declaration
+], ids=["directional", "mals", "multi", "fairness_one", "fairness_several", "differential"])
 def test_torch_jit_script_like_torchmetrics_own(make):
     """Every class scripts as torchmetrics' BinaryFairness does (its forward override is @torch.jit.unused)."""
     from torchmetrics.classification import BinaryFairness

@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from biasamp._core.validation import Validated
 if TYPE_CHECKING:  # an annotation only: the declaration module stays free of numpy
     from biasamp._engine.sweep import ThresholdSweep
 
-__all__ = ["ROLES", "TASK_KINDS", "TRAIN_ROLES", "ClassList", "Family", "Prepass", "Registry", "Scorer",
+__all__ = ["ROLES", "TASK_KINDS", "TRAIN_ROLES", "ClassList", "Family", "Named", "Prepass", "Registry", "Scorer",
            "StatisticSpec", "Streaming", "read_attribute"]
 
 #: every label role a family can read (see the module docstring)
@@ -228,6 +229,63 @@ class Streaming:
 
 
 @dataclass(frozen=True)
+class Named:
+    """The named streaming forms of a family: what :mod:`biasamp.accumulators`, :mod:`biasamp.dask` and
+    :mod:`biasamp.torchmetrics` generate from the declaration, or the hand-written forms that compute it.
+
+    A generated form (``generated=True``) takes its name from here, its signature from the family's
+    :class:`Streaming` class lists (positional, by :attr:`ClassList.name`), its options dataclass
+    (``Family.options``, keyword-only, with their declared defaults; less ``skips``) and the streaming
+    keywords, and its parameter docs from the options' declarations (``option(doc=...)``).
+
+    Attributes
+    ----------
+    accumulator : str
+        The class name in :mod:`biasamp.accumulators` (``""``: none).
+    metric : str
+        The ``torchmetrics.Metric`` class name in :mod:`biasamp.torchmetrics` (``""``: none).
+    dask : bool
+        Whether :mod:`biasamp.dask` has the family's function (same name as the in-memory one).
+    generated : bool
+        Whether the forms are generated from this declaration (else they are written by hand in those
+        modules, which find their family here by the form's name).
+    update : mapping of str to str
+        The keywords of ``update`` (and of the Dask function) -> the label roles they give, in order;
+        the first ``positional`` are positional, the others keyword-only; ``sample_weight`` is optional.
+    positional : int
+        How many of ``update``'s keywords are positional.
+    skips : tuple of str
+        The family's options the streamed forms do not take.
+    returns : tuple of str
+        The statistics the torchmetrics class's ``compute()`` returns (default: the headline statistics).
+    fixed : mapping
+        The options a hand-written form fixes for this family (``CooccurrenceAccumulator``'s
+        ``metric="mals"``).
+    base : str
+        The named accumulator class (of :mod:`biasamp.accumulators`) a generated accumulator extends,
+        whose methods it keeps (differential fairness: ``FairnessAccumulator``, the same counts).
+    summary : str
+        The first line of the generated docstrings (default: the family's title).
+    sections : mapping of str to str
+        Extra numpydoc text by form (``"accumulator"``, ``"metric"``, ``"dask"``): the definition, Notes,
+        References, Examples, written in the family's package.
+    """
+
+    accumulator: str = ""
+    metric: str = ""
+    dask: bool = False
+    generated: bool = False
+    update: Mapping[str, str] = field(default_factory=dict)
+    positional: int = 2
+    skips: tuple[str, ...] = ()
+    returns: tuple[str, ...] = ()
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    base: str = ""
+    summary: str = ""
+    sections: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Family:
     """The one declaration of a count-based metric family.
 
@@ -313,6 +371,9 @@ class Family:
         The audit option (a field of :class:`biasamp.report.AuditConfig`)
         that, when set, replaces ``n_boot`` for its section
         (multi-attribute: ``"n_boot_multi"``).
+    named : Named, optional
+        Its named streaming forms (the accumulator class, the Dask function,
+        the torchmetrics class), generated from the declaration or written by hand.
     """
 
     key: str
@@ -336,6 +397,7 @@ class Family:
     audit_options: Callable[[Mapping[str, Any], Sequence, bool], tuple[dict, list[str]]] | None = None
     complete_classes: Callable[[Mapping[str, Sequence], Mapping[str, Any]], dict] | None = None
     n_boot_option: str | None = None
+    named: Named | None = None
 
     def __post_init__(self) -> None:
         unknown = [k for k in self.task_kinds if k not in TASK_KINDS]
@@ -437,24 +499,64 @@ class Registry:
         self._scorers: dict[str, tuple[Family, StatisticSpec]] = {}
         self._scorer_keys: dict[str, str] = {}
         for fam in families:
-            if fam.key in self._by_key:
-                raise ValueError(f"two families declare the key {fam.key!r}")
-            self._by_key[fam.key] = fam
-            for f in fam.functions:
-                if f in self._by_function:
-                    raise ValueError(f"{f.__name__} is declared by {self._by_function[f].key!r} and {fam.key!r}")
-                self._by_function[f] = fam
-            for s in fam.statistics:
-                self._by_statistic.setdefault(s.name, (fam, s))
-                if s.scorer is not None:
-                    self._scorers[s.scorer.name] = (fam, s)
-                    for alias in (s.scorer.name, *s.scorer.aliases):
-                        self._scorer_keys[_scorer_key(alias)] = s.scorer.name
-            for f in fam.aliases:
-                names = fam.aliases[f]
-                scorer = fam.statistic(names[0]).scorer if len(names) == 1 else None
-                if scorer is not None:
-                    self._scorer_keys.setdefault(_scorer_key(f.__name__), scorer.name)
+            self._add(fam)
+
+    def _add(self, fam: Family) -> None:
+        if fam.key in self._by_key:
+            raise ValueError(f"two families declare the key {fam.key!r}")
+        for f in fam.functions:
+            if f in self._by_function:
+                raise ValueError(f"{f.__name__} is declared by {self._by_function[f].key!r} and {fam.key!r}")
+        self._by_key[fam.key] = fam
+        for f in fam.functions:
+            self._by_function[f] = fam
+        for s in fam.statistics:
+            self._by_statistic.setdefault(s.name, (fam, s))
+            if s.scorer is not None:
+                self._scorers[s.scorer.name] = (fam, s)
+                for alias in (s.scorer.name, *s.scorer.aliases):
+                    self._scorer_keys[_scorer_key(alias)] = s.scorer.name
+        for f in fam.aliases:
+            names = fam.aliases[f]
+            scorer = fam.statistic(names[0]).scorer if len(names) == 1 else None
+            if scorer is not None:
+                self._scorer_keys.setdefault(_scorer_key(f.__name__), scorer.name)
+
+    @contextmanager
+    def registered(self, family: Family) -> Iterator[Family]:
+        """Register ``family`` for the duration of a ``with`` block (a test's family), then remove it.
+
+        Every layer that reads the registry (``bootstrap``, the curves, the scorers, the accumulators, Dask,
+        torchmetrics, the audit) serves it inside the block; the registry is as it was after, even on error.
+        Its function's source file counts as the library's for the warnings' attribution
+        (:func:`biasamp.exceptions.warn_outside`: the warning points at the caller's line).
+        A key, function or statistic name already declared raises ``ValueError`` (nothing is registered).
+        """
+        from pathlib import Path
+
+        from biasamp.exceptions import LIBRARY_FILES
+
+        before = (dict(self._by_key), dict(self._by_function), dict(self._by_statistic), dict(self._scorers),
+                  dict(self._scorer_keys))
+        source = inspect.getsourcefile(family.function)
+        added = source is not None and str(Path(source).resolve()) not in LIBRARY_FILES
+        try:
+            self._add(family)
+            if added:  # its warnings are attributed to its caller, as the package's are
+                LIBRARY_FILES.add(str(Path(source).resolve()))  # type: ignore[arg-type]
+            yield family
+        finally:
+            (self._by_key, self._by_function, self._by_statistic, self._scorers, self._scorer_keys) = before
+            if added:
+                LIBRARY_FILES.discard(str(Path(source).resolve()))  # type: ignore[arg-type]
+
+    def named(self, kind: str, name: str) -> dict[str, Mapping[str, Any]]:
+        """The families whose named form ``kind`` (``"accumulator"``, ``"metric"``) is called ``name``.
+
+        Family key -> the options the form fixes for it (:attr:`Named.fixed`), in declaration order: how a
+        hand-written form finds the families it computes.
+        """
+        return {f.key: dict(f.named.fixed) for f in self if f.named is not None and getattr(f.named, kind) == name}
 
     def __iter__(self) -> Iterator[Family]:
         return iter(self._by_key.values())

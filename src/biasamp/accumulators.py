@@ -54,6 +54,7 @@ Conventions shared by all:
 from __future__ import annotations
 
 import copy
+import inspect
 import numbers
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -78,7 +79,7 @@ from biasamp.multiattribute._stream import counts_of as _multi_counts
 from biasamp.multiattribute._stream import fixed_of as _fixed_of
 
 if TYPE_CHECKING:
-    from biasamp._family import Streaming
+    from biasamp._family import Family, Streaming
 
 __all__ = ["Accumulator", "CooccurrenceAccumulator", "DifferentialAccumulator", "FairnessAccumulator",
            "MultiAttributeAccumulator", "accumulator_for"]
@@ -94,14 +95,21 @@ _TEST_ROLES = ("attr", "task", "attr_pred", "task_pred")
 def accumulator_for(key: str) -> type[Accumulator]:
     """The accumulator class of the registered family ``key``.
 
-    The named class that declares the family (``families``), else the
-    generic :class:`Accumulator`; ``accumulator_for(key).for_family(key,
+    The named class that declares the family (``families``; a class the
+    declaration says is generated, ``Family.named``, is generated on demand),
+    else the generic :class:`Accumulator`; ``accumulator_for(key).for_family(key,
     classes, **options)`` builds one. ``KeyError`` for a family that is not
     registered or declares no streamed counting.
     """
     _declaration(key)
-    found = [c for c in _subclasses(Accumulator) if key in c.__dict__.get("families", {})]
-    return found[0] if found else Accumulator
+    found = [c for c in _subclasses(Accumulator) if key in c.__dict__.get("families", {})
+             and c.__dict__.get("declaration", REGISTRY[key]) is REGISTRY[key]]
+    if found:
+        return found[0]
+    named = REGISTRY[key].named
+    if named is not None and named.generated and named.accumulator:  # a family registered later (a plug-in)
+        return named_accumulator(REGISTRY[key])
+    return Accumulator
 
 
 def _declaration(key: Any) -> Streaming:
@@ -313,6 +321,13 @@ class Accumulator:
             raise ValueError(prepass.pending if prepass is not None else "the pre-pass is not over")
 
     # ------------------------------------------------- the family protocol (by label role)
+    @classmethod
+    def family_key(cls) -> str:
+        """The family of a named class that counts one (its ``families``, read from the declarations)."""
+        if len(cls.families) != 1:
+            raise TypeError(f"{cls.__name__} counts the families {list(cls.families)}, not one")
+        return next(iter(cls.families))
+
     @classmethod
     def for_family(cls, key: str, classes: Mapping[str, Any], **options: Any) -> Accumulator:
         """An accumulator of family ``key`` for the class lists ``classes`` (``{"attr": ..., "task": ...}``)."""
@@ -613,9 +628,41 @@ class Accumulator:
         return f"{type(self).__name__}({self.key!r}, {self.phase}: tables {tables}, n_boot={self.n_boot})"
 
 
+def option_docs(kind: str, own: tuple[str, ...] = (), every: bool = False) -> Any:
+    """Decorator of a hand-written named form: its docstring's ``{options}`` line becomes the parameter docs of
+    the options it takes, from their declarations (``option(doc=...)``).
+
+    Its families are those whose ``Named`` names it (``kind``: ``"accumulator"``, ``"metric"``, or ``"dask"``:
+    a function named as the family's); the options are those every one of them declares, less each one's
+    ``Named.skips`` and the form's ``own`` (the options it documents itself, where it takes more); only those
+    its signature names, unless ``every`` (a form that takes the others through ``**options``).
+    """
+
+    def deco(obj: Any) -> Any:
+        families = [f for f in REGISTRY if f.named is not None and f.options is not None and (
+            f.name == obj.__name__ and f.named.dask if kind == "dask" else getattr(f.named, kind) == obj.__name__)]
+        if not families:
+            raise ValueError(f"no family declares {obj.__name__} as its {kind}")
+        names = [n for n in families[0].options.option_names()  # type: ignore[union-attr]
+                 if n not in own and all(n in f.options.option_names() and n not in f.named.skips  # type: ignore
+                                         for f in families)]
+        if not every:  # the options its signature names
+            names = [n for n in names if n in inspect.signature(obj).parameters]
+        doc = obj.__doc__ or ""
+        at = doc.index("{options}")
+        indent = doc[doc.rindex("\n", 0, at) + 1:at]
+        entries = families[0].options.parameter_docs(only=tuple(names))  # type: ignore[union-attr]
+        obj.__doc__ = doc.replace("{options}", entries.replace("\n", "\n" + indent), 1)
+        obj.own_options = own  # the options it documents itself
+        return obj
+
+    return deco
+
+
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
+@option_docs("accumulator")
 class CooccurrenceAccumulator(Accumulator):
     r"""Streaming BiasAmp→ (both directions) or BiasAmp_MALS.
 
@@ -662,40 +709,7 @@ class CooccurrenceAccumulator(Accumulator):
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
         default id (which fixes its bootstrap group).
-    missing : {"raise", "drop", "group"}, default "raise"
-        Rows with a missing value in a batch: raise, drop them, or make a
-        missing ``attr`` its own class ``"missing"`` (which must then be in
-        ``attr_classes``) (:ref:`def-missing`). The rows dropped and grouped
-        are summed over batches and reported by :meth:`compute`.
-    threshold : float, default 0.5
-        Probabilities given as predictions are predicted when they exceed it
-        (:ref:`def-probabilities`); ``compute()``'s result says so.
-    soft : {"threshold", "expected"}, default "threshold"
-        ``"expected"``: probabilities count as expected counts instead.
-    min_group_size, include_small_groups : int, bool
-        Small attribute classes (fewer weighted test members) are left out of
-        BiasAmp→'s means, as :func:`~biasamp.bias_amp_directional` does.
-    cross_fit : bool or None, default None
-        Without a training set (no ``train``, no :meth:`update_train`) the
-        signs ``y_at`` (BiasAmp_MALS: the indicator) come from the test ground
-        truth, cross-fitted over two folds unless ``False`` (the plug-in), as
-        in :func:`~biasamp.bias_amp_directional` (docs/definitions.md, "No
-        training set"). **The batch is the unit of the split**: each batch is
-        split in two folds by the functional API's rule (every attribute class
-        halved within the batch) and the folds' tables add over batches, so
-        one batch gives the function's value exactly, and k batches an equally
-        valid split that depends on the batching (merging accumulators equals
-        feeding their batches to one). ``True`` refuses a training set.
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split (None: the fixed default). A ``Generator`` draws
-        one seed at construction; accumulators merge only with the same seed.
-    binary_task : {"positive", "both"}, default "positive"
-        How a binary task (``task_classes`` 0 and 1, or two classes with
-        ``pos_label``) is read: its positive class alone, counted as one
-        column whatever the batches hold (a 1-D column or an indicator), or
-        both classes (:ref:`def-binary-task`), as the functional API.
-    pos_label : object, optional
-        The positive class of a binary task (default: 1/True).
+    {options}
 
     Attributes
     ----------
@@ -711,6 +725,16 @@ class CooccurrenceAccumulator(Accumulator):
 
     Notes
     -----
+    The options are the functional API's (:func:`~biasamp.bias_amp_directional`):
+    ``missing="group"`` makes a missing ``attr`` its own class ``"missing"``,
+    which must then be in ``attr_classes``, and the rows dropped and grouped are
+    summed over batches; ``threshold`` and ``soft`` are applied per batch, and
+    ``compute()``'s result says which reading was used. Without a training set
+    (no ``train``, no :meth:`update_train`) the signs ``y_at`` (BiasAmp_MALS:
+    the indicator) are cross-fitted unless ``cross_fit=False``; ``True`` refuses
+    a training set; a ``Generator`` as ``cross_fit_random_state`` draws one seed
+    at construction, and accumulators merge only with the same seed.
+
     Per batch the arguments are encoded and counted exactly as by the
     functional API (one vectorized pass, float32 row blocks accumulated in
     float64), and the tables are added: for hard labels every entry is an
@@ -743,7 +767,7 @@ class CooccurrenceAccumulator(Accumulator):
     (0.3333, 0.0, 'test')
     """
 
-    families = {"directional": {}, "mals": {"metric": "mals"}}
+    families = REGISTRY.named("accumulator", "CooccurrenceAccumulator")
 
     def __init__(
         self,
@@ -868,6 +892,7 @@ class CooccurrenceAccumulator(Accumulator):
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
+@option_docs("accumulator", own=("metrics",), every=True)
 class FairnessAccumulator(Accumulator):
     r"""Streaming group fairness metrics of Qian et al. (2021): DP, DI, SPSF, FPSF, EOFP, EOTP, BA.
 
@@ -903,12 +928,11 @@ class FairnessAccumulator(Accumulator):
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
         default id (which fixes its bootstrap group).
+    {options}
     **options
-        Options of :func:`~biasamp.fairness_metrics`: ``threshold`` and
-        ``soft`` (how probabilities are counted, at ``update``), and
-        ``average``, ``pos_label``, ``min_group_size``,
-        ``include_small_groups``, ``reference_group``, ``tolerance`` (at
-        ``compute``).
+        The options above, by keyword (those of
+        :func:`~biasamp.fairness_metrics`): ``threshold`` and ``soft`` are
+        applied at ``update``, the others at ``compute``.
 
     See Also
     --------
@@ -941,12 +965,12 @@ class FairnessAccumulator(Accumulator):
     {'DP': 20.0, 'DI': 33.6, 'SPSF': 10.0, 'FPSF': 20.0, 'EOFP': 40.0, 'EOTP': 40.0, 'BA': 10.1}
     """
 
-    families = {"fairness": {}}
+    families = REGISTRY.named("accumulator", "FairnessAccumulator")
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: Sequence[str] = METRICS, n_boot: int = 0, random_state: Any = None,
                  stream: int = 0, **options: Any) -> None:
-        super().__init__("fairness", {"task": classes, "attr": groups}, metrics=metrics, n_boot=n_boot,
+        super().__init__(self.family_key(), {"task": classes, "attr": groups}, metrics=metrics, n_boot=n_boot,
                          random_state=random_state, stream=stream, **options)
 
     def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any,
@@ -999,74 +1023,10 @@ class FairnessAccumulator(Accumulator):
         )
 
 
-class DifferentialAccumulator(FairnessAccumulator):
-    r"""Streaming differential-fairness bias amplification (Foulds et al. 2020).
-
-    The counts are the group fairness family's (:class:`FairnessAccumulator`:
-    per group, its size and the positives of the labels and of the
-    predictions), so batches, :meth:`merge`, :meth:`sync`, Dask partitions and
-    the streamed bootstrap work alike; :meth:`compute` turns them into
-    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` with
-
-    .. math::
-
-        \tilde P(y \mid s) = \frac{N_{y,s} + c/2}{N_s + c}, \qquad
-        \varepsilon = \max_y \Big[\max_s \log \tilde P(y \mid s) - \min_s \log \tilde P(y \mid s)\Big]
-
-    (see :func:`~biasamp.df_bias_amplification`).
-
-    Parameters
-    ----------
-    classes : sequence or int
-        The two outcome classes.
-    groups : sequence or int
-        Group list (tuples for intersectional groups).
-    concentration : float, default 1.0
-        Total Dirichlet concentration :math:`c` > 0.
-    pos_label : object, default 1
-        The outcome y = 1.
-    n_boot, random_state, stream : as :class:`FairnessAccumulator`
-    threshold, soft : as :func:`~biasamp.df_bias_amplification`
-
-    Notes
-    -----
-    The same counts serve :class:`FairnessAccumulator`; an accumulator of
-    either kind only merges with its own kind.
-
-    References
-    ----------
-    .. [1] J. R. Foulds, R. Islam, K. N. Keya, S. Pan. "An Intersectional
-       Definition of Fairness". ICDE 2020.
-
-    Examples
-    --------
-    >>> from biasamp.accumulators import DifferentialAccumulator
-    >>> acc = DifferentialAccumulator([0, 1], ["a", "b"])
-    >>> acc.update([1, 1, 0, 0], [1, 1, 1, 0], sensitive_features=["a"] * 4)
-    DifferentialAccumulator(n=4, 2 classes, 2 groups, soft=False)
-    >>> acc.update([1, 1, 0, 0], [1, 0, 0, 0], sensitive_features=["b"] * 4)
-    DifferentialAccumulator(n=8, 2 classes, 2 groups, soft=False)
-    >>> round(acc.compute().value, 4)  # log(.7 / .3), as df_bias_amplification
-    0.8473
-    """
-
-    families = {"differential": {}}
-
-    def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
-                 pos_label: Any = 1, n_boot: int = 0, random_state: Any = None, stream: int = 0,
-                 **options: Any) -> None:
-        Accumulator.__init__(self, "differential", {"task": classes, "attr": groups}, concentration=concentration,
-                             pos_label=pos_label, n_boot=n_boot, random_state=random_state, stream=stream,
-                             **options)
-
-    def compute(self) -> Any:
-        """The :class:`~biasamp.DFBiasAmpResult` of every row counted."""
-        return Accumulator.compute(self)
-
-
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
+@option_docs("accumulator", own=("combinations",))
 class MultiAttributeAccumulator(Accumulator):
     r"""Streaming multi-attribute bias amplification: Multi_MALS, Multi G→M and M→G.
 
@@ -1105,11 +1065,9 @@ class MultiAttributeAccumulator(Accumulator):
     task_classes : sequence or int
         Task labels (the paper's attributes; multi-label).
     combinations : {"observed", "all"} or sequence of sequences, default "observed"
-        The combination set: a mode (two passes) or a fixed list (one pass).
-    min_size, max_size, min_support, max_combinations : int
-        As in :func:`~biasamp.multi_bias_amp` (``min_size``/``max_size`` are
-        ignored for a fixed list; ``min_support`` applies to it at
-        :meth:`compute`, on the training counts).
+        The combination set: a mode (two passes) or a fixed list (one pass;
+        ``min_size``/``max_size`` are ignored for it, ``min_support`` applies
+        to it at :meth:`compute`, on the training counts).
     n_boot : int, default 0
         Replicates of the streamed bootstrap (0: none). With ``n_boot > 0``
         the accumulator keeps hashed group tables (1,000; fewer, at least 256, for wide tables) alongside the counts
@@ -1119,28 +1077,7 @@ class MultiAttributeAccumulator(Accumulator):
     stream : int, default 0
         Identifier of this stream (a rank or partition), part of every row's
         default id (which fixes its bootstrap group).
-    missing : {"raise", "drop", "group"}, default "raise"
-        Rows with a missing value in a batch: raise, drop them, or make a
-        missing 1-D ``attr`` its own class ``"missing"`` (which must then be
-        in ``attr_classes``) (:ref:`def-missing`).
-    threshold : float, default 0.5
-        Probabilities given as predictions are predicted when they exceed it
-        (:ref:`def-probabilities`).
-    min_group_size, include_small_groups : int, bool
-        Small groups are left out of the headlines, as
-        :func:`~biasamp.multi_bias_amp` does.
-    cross_fit : bool or None, default None
-        Without a training set (no :meth:`update_train`) ``y_gm`` and
-        Multi_MALS's indicator are cross-fitted over two folds of every batch
-        unless ``False`` (the plug-in); ``True`` refuses training rows. See
-        :class:`CooccurrenceAccumulator` (the batch is the unit of the split).
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split.
-    binary_task : {"positive", "both"}, default "positive"
-        How a binary task (``task_classes`` 0 and 1) is read: its positive
-        class alone, or both classes (:ref:`def-binary-task`).
-    pos_label : object, optional
-        The positive class of a binary task (default: 1/True).
+    {options}
 
     See Also
     --------
@@ -1153,7 +1090,9 @@ class MultiAttributeAccumulator(Accumulator):
     per instance); pass 2 keeps ``O(|G|·|M|)`` counts. Unweighted counts are
     exact integers (held in float64, exact below 2**53), so any batching and
     merge order gives identical results; with ``sample_weight`` every count
-    is a sum of weights. Without a training set the signs and Multi_MALS's
+    is a sum of weights. ``missing="group"`` makes a missing 1-D ``attr``
+    its own class ``"missing"`` (which must then be in ``attr_classes``;
+    :ref:`def-missing`). Without a training set the signs and Multi_MALS's
     indicator are cross-fitted (``cross_fit``, ``cross_fit_random_state``, as
     in :class:`CooccurrenceAccumulator`: the batch is the unit of the split,
     so the value depends on where the batches are cut; one batch equals
@@ -1194,7 +1133,7 @@ class MultiAttributeAccumulator(Accumulator):
     every test row (the plug-in).
     """
 
-    families = {"multi": {}}
+    families = REGISTRY.named("accumulator", "MultiAttributeAccumulator")
 
     @renamed_arguments("0.2.0", {"group_classes": "attr_classes", "attr_classes": "task_classes"})
     def __init__(
@@ -1219,7 +1158,7 @@ class MultiAttributeAccumulator(Accumulator):
         binary_task: str = "positive",
         pos_label: Any = None,
     ) -> None:
-        super().__init__("multi", {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
+        super().__init__(self.family_key(), {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
                          random_state=random_state, stream=stream, combinations=combinations, min_size=min_size,
                          max_size=max_size, min_support=min_support, max_combinations=max_combinations,
                          missing=missing, threshold=threshold, min_group_size=min_group_size,
@@ -1357,3 +1296,152 @@ class MultiAttributeAccumulator(Accumulator):
             f"MultiAttributeAccumulator(combinations={s.mode!r}, {len(s.attr_classes)} attr classes, "
             f"{len(s.task_classes)} task classes; {state})"
         )
+
+
+# --------------------------------------------------------------------------- #
+# the named forms generated from a declaration
+# --------------------------------------------------------------------------- #
+#: what a label role is, in the words of a generated ``update``'s parameter docs
+ROLE_DOCS = {
+    "attr": "Test ground truth of the protected attribute (its group).",
+    "task": "Test ground truth of the task.",
+    "attr_pred": "Predictions of the protected attribute (hard or probabilities).",
+    "task_pred": "Predictions of the task (hard, or probabilities).",
+    "sample_weight": "One non-negative weight per row (:ref:`def-weights`).",
+    "row_ids": "With ``n_boot > 0``: a unique id per row, which fixes its bootstrap weights.",
+}
+
+#: the streaming keywords of every accumulator, after the family's options
+_STREAMING = (
+    inspect.Parameter("n_boot", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
+    inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Any"),
+    inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
+)
+_STREAMING_DOCS = """n_boot : int, default 0
+    Replicates of the streamed bootstrap (0: none; :meth:`~biasamp.accumulators.Accumulator.bootstrap`).
+random_state : int, optional
+    Seed of the streamed bootstrap (the rows' groups and the replicates).
+stream : int, default 0
+    Identifier of this stream (a rank or partition), part of every row's default id."""
+
+
+def class_list_docs(family: Family) -> str:
+    """The numpydoc entries of a family's class lists (the positional arguments of its named forms)."""
+    assert family.stream is not None
+    out = []
+    for c in family.stream.classes.values():
+        what = ("The groups (tuples for intersectional groups of several columns)" if c.groups
+                else f"The classes of {' / '.join(f'``{r}``' for r in c.roles)}")
+        out.append(f"{c.name} : sequence or int\n    {what}; an int ``k`` means ``0..k-1``.")
+    return "\n".join(out)
+
+
+def named_signature(family: Family, before: list[inspect.Parameter], after: tuple[inspect.Parameter, ...] = (),
+                    classes: str = "positional") -> inspect.Signature:
+    """The signature of a named form of ``family``: ``before``, its options (keyword-only, declared defaults,
+    less ``Named.skips``), ``after``. ``classes``: its class lists come first and positional, or (``"keyword"``)
+    after the options, keyword-only and ``None`` by default (found in a pass, :mod:`biasamp.dask`)."""
+    assert family.stream is not None and family.named is not None
+    lists = [inspect.Parameter(c.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Sequence | int")
+             for c in family.stream.classes.values()]
+    options = family.options.parameters(family.named.skips) if family.options is not None else []
+    if classes == "positional":
+        return inspect.Signature([*lists, *before, *options, *after])
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Sequence | None")
+               for p in lists]
+    return inspect.Signature([*before, *options, *keyword, *after])
+
+
+def named_doc(family: Family, kind: str, first: str, last: str) -> str:
+    """The docstring of a named form: summary, Parameters (``first``, the options from their declarations,
+    ``last``) and the family's own sections for this ``kind`` (``Named.sections``)."""
+    assert family.named is not None
+    options = family.options.parameter_docs(family.named.skips) if family.options is not None else ""
+    head = family.named.summary or family.title
+    body = "\n".join(p for p in (first, options, last) if p)
+    return (f"{head}\n\nParameters\n----------\n{body}\n\n{family.named.sections.get(kind, '').strip()}\n"
+            .replace("\n\n\n", "\n\n"))
+
+
+def update_parameters(family: Family, *, row_ids: bool = True) -> list[inspect.Parameter]:
+    """``update``'s parameters: the keywords of ``Named.update`` (the first ``positional`` positional;
+    ``sample_weight`` optional), then ``row_ids``."""
+    assert family.named is not None
+    out = []
+    for i, name in enumerate(family.named.update):
+        optional = family.named.update[name] == "sample_weight"
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if i < family.named.positional else \
+            inspect.Parameter.KEYWORD_ONLY
+        out.append(inspect.Parameter(name, kind, default=None if optional else inspect.Parameter.empty))
+    if row_ids:
+        out.append(inspect.Parameter("row_ids", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return out
+
+
+def bind(signature: inspect.Signature, name: str, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    """``signature.bind(*args, **kwargs)``, whose ``TypeError`` names the form as Python's own do."""
+    try:
+        return signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{name}() {exc}") from None
+
+
+def named_accumulator(family: Family) -> type[Accumulator]:
+    """The named accumulator class of ``family``, generated from its declaration (``Family.named``).
+
+    Its constructor takes the class lists (positional, by their declared names), the family's options
+    (keyword-only, with their declared defaults) and the streaming keywords; ``update`` names the label roles
+    as ``Named.update`` says; its docstring is assembled from the options' declarations. A class named in
+    ``Named.base`` is extended (its methods kept).
+    """
+    named, stream = family.named, family.stream
+    if named is None or stream is None or not named.accumulator:
+        raise ValueError(f"{family.key!r} declares no named accumulator (Family.named.accumulator)")
+    key, lists = family.key, {k: c.name for k, c in stream.classes.items()}
+    base = next((c for c in _subclasses(Accumulator) if c.__name__ == named.base), None) if named.base else None
+    if named.base and base is None:
+        raise ValueError(f"{family.key!r}: no accumulator class {named.base!r} to extend")
+    signature = named_signature(family, [], _STREAMING)
+
+    def __init__(self: Accumulator, *args: Any, **kwargs: Any) -> None:
+        given = dict(bind(signature, named.accumulator, args, kwargs).arguments)
+        classes = {k: given.pop(name) for k, name in lists.items()}
+        streaming = {p.name: given.pop(p.name, p.default) for p in _STREAMING}
+        Accumulator.__init__(self, key, classes, **streaming, **given)
+
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *signature.parameters.values()])
+    namespace: dict[str, Any] = {"__init__": __init__, "families": {key: {}}, "declaration": family,
+                                 "__module__": __name__,
+                                 "__qualname__": named.accumulator,
+                                 "__doc__": named_doc(family, "accumulator", class_list_docs(family),
+                                                      _STREAMING_DOCS)}
+    if base is None:
+        namespace["update"] = _named_update(family)
+    return type(named.accumulator, (base or Accumulator,), namespace)
+
+
+def _named_update(family: Family) -> Any:
+    """A generated ``update``: its keywords (``Named.update``) to the label roles, counted as one batch."""
+    assert family.named is not None
+    roles = {**family.named.update, "row_ids": "row_ids"}
+    signature = inspect.Signature(update_parameters(family))
+
+    def update(self: Accumulator, *args: Any, **kwargs: Any) -> Accumulator:
+        bound = bind(signature, "update", args, kwargs)
+        bound.apply_defaults()
+        self._count({roles[name]: value for name, value in bound.arguments.items()})
+        return self
+
+    update.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *signature.parameters.values()])
+    update.__doc__ = "Count one batch of test rows; returns ``self``.\n\nParameters\n----------\n" + "\n".join(
+        f"{name} : labels\n    {ROLE_DOCS.get(role, role)}" for name, role in roles.items())
+    return update
+
+
+#: the named accumulators generated from the declarations (``Named.generated``), by class name
+GENERATED: dict[str, type[Accumulator]] = {
+    f.named.accumulator: named_accumulator(f) for f in REGISTRY
+    if f.named is not None and f.named.generated and f.named.accumulator}
+DifferentialAccumulator = GENERATED["DifferentialAccumulator"]

@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import contextvars
 import copy
-from collections.abc import Sequence
-from typing import Any
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -57,10 +58,21 @@ from biasamp._core.labels import _sorted_classes
 from biasamp._core.rows import check_missing, select_rows
 from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._families import REGISTRY
-from biasamp.accumulators import _declaration, accumulator_for
+from biasamp.accumulators import (
+    _declaration,
+    accumulator_for,
+    bind,
+    named_doc,
+    named_signature,
+    option_docs,
+    update_parameters,
+)
 from biasamp.cooccurrence import DirectionalBiasAmpResult, MALSResult
 from biasamp.fairness import METRICS, FairnessResult
 from biasamp.multiattribute._metrics import _MULTI_RENAMES, MultiBiasAmpResult
+
+if TYPE_CHECKING:
+    from biasamp._family import Family
 
 __all__ = [
     "bias_amp_directional",
@@ -69,6 +81,7 @@ __all__ = [
     "df_bias_amplification",
     "dpa",
     "fairness_metrics",
+    "function_for",
     "leakage_amplification",
     "multi_bias_amp",
     "scan",
@@ -549,6 +562,12 @@ def _find_classes(decl: Any, test: dict, train: dict, classes: dict[str, Any], m
     return out
 
 
+def _declared(name: str) -> str:
+    """The family whose function is called ``name`` and declares a Dask form (``Named.dask``)."""
+    (key,) = [f.key for f in REGISTRY if f.name == name and f.named is not None and f.named.dask]
+    return key
+
+
 def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: dict[str, Any],
                     options: dict[str, Any], split_every: int) -> Any:
     """The registered family ``key`` on Dask collections: the one body of every function above.
@@ -595,6 +614,7 @@ def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: di
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
+@option_docs("dask")
 def bias_amp_directional(
     attr: Any,
     task: Any,
@@ -632,7 +652,12 @@ def bias_amp_directional(
         Predictions (hard or probabilities), partitioned like ``attr``.
     attr_train, task_train : dask collection, optional
         Training ground truth (give both or neither), partitioned like each
-        other (not necessarily like the test set).
+        other (not necessarily like the test set). Without them the signs are
+        cross-fitted unless ``cross_fit=False``, every partition split in two
+        folds on its own (a partition is a batch of
+        :class:`~biasamp.accumulators.CooccurrenceAccumulator`: with one
+        partition the value is the in-memory one, with several it is another
+        valid split, which depends on the partitioning).
     attr_classes, task_classes : sequence, optional
         Class lists; when omitted they are found by one pass over the
         ground truth (the classes the in-memory function infers).
@@ -643,20 +668,7 @@ def bias_amp_directional(
         (:ref:`def-weights`).
     train_sample_weight : dask collection, optional
         One weight per training row, partitioned like ``attr_train``.
-    missing : {"raise", "drop", "group"}, default "raise"
-        As in :func:`biasamp.bias_amp_directional` (:ref:`def-missing`).
-    cross_fit : bool or None, default None
-        Without a training set the signs are cross-fitted unless ``False``,
-        as in :func:`biasamp.bias_amp_directional`; every partition is split
-        in two folds on its own (a partition is a batch of
-        :class:`~biasamp.accumulators.CooccurrenceAccumulator`: with one
-        partition the value is the in-memory one, with several it is another
-        valid split, which depends on the partitioning).
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split.
-    binary_task, pos_label : optional
-        How a binary task is read (:ref:`def-binary-task`), as in the
-        in-memory function.
+    {options}
 
     Returns
     -------
@@ -695,14 +707,15 @@ def bias_amp_directional(
     0.3333
     """
     return _family_on_dask(
-        "directional", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
-                              task_train=task_train, sample_weight=sample_weight,
-                              train_sample_weight=train_sample_weight),
+        _declared("bias_amp_directional"),
+        _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+               task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
         {"attr": attr_classes, "task": task_classes},
         {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state,
          "binary_task": binary_task, "pos_label": pos_label}, split_every)
 
 
+@option_docs("dask")
 @old_positional_order("0.3.0", "0.4.0", ("attr_train", "task_train", "attr_pred", "task_pred"), fill=(None, None))
 def bias_amp_mals(
     attr: Any = None,
@@ -741,7 +754,10 @@ def bias_amp_mals(
     attr_pred, task_pred : dask collection
         Test predictions, in the same row partitions (as each other).
     attr_train, task_train : dask collection, optional
-        Training ground truth, in the same row partitions.
+        Training ground truth, in the same row partitions. Without it
+        (``attr``/``task`` stand in for it, weighted by ``sample_weight``)
+        the indicator is cross-fitted over two folds of every partition (one
+        partition: the in-memory value) unless ``cross_fit=False``.
     attr_classes, task_classes : sequence, optional
         Class lists; found by one pass over the ground truth when omitted.
     split_every : int, default 8
@@ -751,17 +767,7 @@ def bias_amp_mals(
         like ``attr_pred`` (:ref:`def-weights`).
     train_sample_weight : dask collection, optional
         One weight per training row, partitioned like ``attr_train``.
-    missing : {"raise", "drop", "group"}, default "raise"
-        As in :func:`biasamp.bias_amp_mals` (:ref:`def-missing`).
-    cross_fit : bool or None, default None
-        Without a training set (``attr``/``task`` stand in for it, weighted by
-        ``sample_weight``): ``None``/``True`` cross-fit the indicator over two
-        folds of every partition (one partition: the in-memory value),
-        ``False`` the plug-in. With a training set: ``None`` or ``False``.
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split.
-    binary_task, pos_label : optional
-        How a binary task is read, as in :func:`biasamp.bias_amp_mals`.
+    {options}
 
     Returns
     -------
@@ -803,12 +809,14 @@ def bias_amp_mals(
         arguments = _roles(attr_train=attr_train, task_train=task_train, attr_pred=attr_pred, task_pred=task_pred,
                            sample_weight=sample_weight, train_sample_weight=train_sample_weight)
         options["cross_fit"] = False  # (None: a training set, as bias_amp_mals reads it)
-    return _family_on_dask("mals", arguments, {"attr": attr_classes, "task": task_classes}, options, split_every)
+    return _family_on_dask(_declared("bias_amp_mals"), arguments, {"attr": attr_classes, "task": task_classes},
+                           options, split_every)
 
 
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
+@option_docs("dask", own=("metrics",), every=True)
 def fairness_metrics(
     y_true: Any,
     y_pred: Any,
@@ -840,16 +848,16 @@ def fairness_metrics(
     sensitive_features : dask array, Series or DataFrame
         Group of every row (several DataFrame columns: intersectional groups).
     metrics : sequence of str, default all seven
+        The metrics computed.
     classes, groups : sequence, optional
         Found by one pass over ``y_true`` and ``sensitive_features`` when omitted.
     split_every : int, default 8
         Fan-in of the merge tree.
     sample_weight : dask collection, optional
         Non-negative weight of every row, in the same partitions.
+    {options}
     **options
-        ``average``, ``pos_label``, ``threshold``, ``soft``,
-        ``min_group_size``, ``include_small_groups``, ``reference_group``,
-        ``tolerance``: as in :func:`biasamp.fairness_metrics`.
+        The options above, by keyword, as in :func:`biasamp.fairness_metrics`.
 
     Returns
     -------
@@ -880,7 +888,7 @@ def fairness_metrics(
     """
     _require(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
     return _family_on_dask(
-        "fairness", _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
+        _declared("fairness_metrics"), _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
         {"task": classes, "attr": groups}, {"metrics": metrics, **options}, split_every)
 
 
@@ -890,73 +898,10 @@ def _fairness_roles(y_true: Any, y_pred: Any, sensitive_features: Any, sample_we
             "sensitive_features": ("attr", sensitive_features), "sample_weight": ("sample_weight", sample_weight)}
 
 
-def df_bias_amplification(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    sensitive_features: Any,
-    concentration: float = 1.0,
-    pos_label: Any = 1,
-    classes: Sequence | None = None,
-    groups: Sequence | None = None,
-    split_every: int = 8,
-    sample_weight: Any = None,
-    **options: Any,
-) -> Any:
-    r"""Differential-fairness bias amplification (Foulds et al. 2020) on Dask collections.
-
-    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` from the
-    per-group counts of every partition, tree-merged, exactly as
-    :func:`biasamp.df_bias_amplification`.
-
-    Parameters
-    ----------
-    y_true, y_pred : dask collection
-        Binary ground truth and predictions, in the same row partitions.
-    sensitive_features : dask array, Series or DataFrame
-        Group of every row (several DataFrame columns: intersectional groups).
-    concentration, pos_label : as :func:`biasamp.df_bias_amplification`
-    classes, groups : sequence, optional
-        The outcome classes and the groups (found in one pass when omitted).
-    split_every : int, default 8
-        Fan-in of the tree reduction.
-    sample_weight : dask collection, optional
-        Row weights.
-    **options
-        ``threshold``, ``soft``.
-
-    Returns
-    -------
-    DFBiasAmpResult
-
-    See Also
-    --------
-    biasamp.df_bias_amplification : the in-memory function and the definition.
-    biasamp.accumulators.DifferentialAccumulator : the per-partition counter.
-
-    Examples
-    --------
-    >>> import numpy as np, pytest
-    >>> da = pytest.importorskip("dask.array")  # the [dask] extra
-    >>> import biasamp.dask
-    >>> y = np.array([1, 1, 0, 0, 1, 1, 0, 0] * 50)
-    >>> p = np.array([1, 1, 1, 0, 1, 0, 0, 0] * 50)
-    >>> s = np.array(list("aaaabbbb") * 50)
-    >>> res = biasamp.dask.df_bias_amplification(da.from_array(y, chunks=100), da.from_array(p, chunks=100),
-    ...                                          sensitive_features=da.from_array(s, chunks=100))
-    >>> round(res.value, 4) == round(biasamp.df_bias_amplification(y, p, sensitive_features=s).value, 4)
-    True
-    """
-    _require(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
-    return _family_on_dask(
-        "differential", _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
-        {"task": classes, "attr": groups}, {"concentration": concentration, "pos_label": pos_label, **options},
-        split_every)
-
-
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
+@option_docs("dask", own=("combinations",))
 @renamed_arguments("0.2.0", {**_MULTI_RENAMES, "group_classes": "attr_classes", "attr_classes": "task_classes"})
 def multi_bias_amp(
     attr: Any,
@@ -1004,10 +949,12 @@ def multi_bias_amp(
     attr_pred, task_pred : dask collection, optional
         Hard predictions, partitioned like ``attr``.
     attr_train, task_train : dask collection, optional
-        Training ground truth (both or neither).
+        Training ground truth (both or neither). Without it ``y_gm`` and
+        Multi_MALS's indicator are cross-fitted unless ``cross_fit=False``,
+        every partition split in two folds on its own.
     combinations : {"observed", "all"} or list of tuples, default "observed"
-    min_size, max_size, min_support, max_combinations : int
-        As in :func:`biasamp.multi_bias_amp`.
+        The candidate task combinations (a list: fixed), as in
+        :func:`biasamp.multi_bias_amp`.
     attr_classes, task_classes : sequence, optional
         Found by one pass over the ground truth when omitted.
     split_every : int, default 8
@@ -1016,17 +963,7 @@ def multi_bias_amp(
         One weight per test row, partitioned like ``attr`` (:ref:`def-weights`).
     train_sample_weight : dask collection, optional
         One weight per training row, partitioned like ``attr_train``.
-    missing : {"raise", "drop", "group"}, default "raise"
-        As in :func:`biasamp.multi_bias_amp` (:ref:`def-missing`).
-    cross_fit : bool or None, default None
-        Without a training set ``y_gm`` and Multi_MALS's indicator are
-        cross-fitted unless ``False`` (:func:`biasamp.multi_bias_amp`); every
-        partition is split in two folds on its own.
-    cross_fit_random_state : None, int or numpy Generator, default None
-        The seed of the split.
-    binary_task, pos_label : optional
-        How a binary task is read (:ref:`def-binary-task`), as in the
-        in-memory function.
+    {options}
 
     Returns
     -------
@@ -1058,8 +995,9 @@ def multi_bias_amp(
                "max_combinations": max_combinations, "missing": missing, "cross_fit": cross_fit,
                "cross_fit_random_state": cross_fit_random_state, "binary_task": binary_task, "pos_label": pos_label}
     return _family_on_dask(
-        "multi", _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
-                        task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
+        _declared("multi_bias_amp"),
+        _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
+               task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
         {"attr": attr_classes, "task": task_classes}, options, split_every)
 
 
@@ -1383,3 +1321,69 @@ def scan(attr: Any, task: Any, *, features: Any, attr_pred: Any = None, task_pre
         parts += _count_partitions(_scan_train, template, train)
     (acc,) = dask.compute(tree_merge(parts, split_every))
     return acc.result(level=level, min_group_size=min_group_size)
+
+
+# --------------------------------------------------------------------------- #
+# the functions generated from a declaration
+# --------------------------------------------------------------------------- #
+_SPLIT_EVERY = inspect.Parameter("split_every", inspect.Parameter.KEYWORD_ONLY, default=8, annotation="int")
+
+
+def named_dask(family: Family) -> Callable[..., Any]:
+    """The Dask form of ``family``'s function, generated from its declaration (``Family.named``).
+
+    Its arguments: the label keywords of ``Named.update`` (Dask collections, in the same row partitions),
+    the family's options (keyword-only, with their declared defaults), the class lists (keyword-only; found
+    in one pass over the data when omitted) and ``split_every``; its docstring is assembled from the options'
+    declarations. Every partition is counted by the family's accumulator, the accumulators are merged in a
+    tree (:func:`_family_on_dask`).
+    """
+    named, stream = family.named, family.stream
+    if named is None or stream is None or not named.dask:
+        raise ValueError(f"{family.key!r} declares no Dask function (Family.named.dask)")
+    key, lists = family.key, {k: c.name for k, c in stream.classes.items()}
+    roles = dict(named.update)
+    signature = named_signature(family, update_parameters(family, row_ids=False), (_SPLIT_EVERY,),
+                                classes="keyword")
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        given = dict(bind(signature, family.name, args, kwargs).arguments)
+        labels = {name: (role, given.pop(name, None)) for name, role in roles.items()}
+        _require(**{name: x for name, (role, x) in labels.items() if role != "sample_weight"})
+        classes = {k: given.pop(name, None) for k, name in lists.items()}
+        split_every = given.pop("split_every", _SPLIT_EVERY.default)
+        return _family_on_dask(key, labels, classes, given, split_every)
+
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    function.declaration = family  # type: ignore[attr-defined]
+    function.__name__ = function.__qualname__ = family.name
+    function.__module__ = __name__
+    labels = "\n".join(f"{name} : dask collection{', optional' if role == 'sample_weight' else ''}\n"
+                        f"    The ``{role}`` role, in the same row partitions as the others."
+                        for name, role in roles.items())
+    found = "\n".join(f"{c.name} : sequence, optional\n    Found by one pass over the data when omitted."
+                       for c in stream.classes.values())
+    function.__doc__ = named_doc(family, "dask", labels, f"{found}\n{_SPLIT_EVERY.name} : int, default 8\n"
+                                 "    Fan-in of the merge tree.")
+    return function
+
+
+def function_for(key: str) -> Callable[..., Any]:
+    """The Dask form of the registered family ``key``'s function: this module's function of that name, or the
+    one its declaration says is generated (``Family.named``; generated on demand for a family registered later).
+
+    ``KeyError`` for a family that has no Dask form.
+    """
+    family = REGISTRY[key]
+    if family.named is None or not family.named.dask:
+        raise KeyError(f"the family {key!r} declares no Dask function (Family.named.dask)")
+    mine = globals().get(family.name)
+    if mine is not None and (not family.named.generated or getattr(mine, "declaration", None) is family):
+        return mine
+    return named_dask(family)
+
+
+#: the Dask functions generated from the declarations (``Named.generated``), by name
+GENERATED: dict[str, Callable[..., Any]] = {
+    f.name: named_dask(f) for f in REGISTRY if f.named is not None and f.named.generated and f.named.dask}
+df_bias_amplification = GENERATED["df_bias_amplification"]

@@ -153,10 +153,20 @@ class UnknownKeyError(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
+#: source files outside the package that count as biasamp for :func:`warn_outside`: the modules of a family
+#: registered from outside it (``Registry.registered``), whose warnings belong to their caller too
+LIBRARY_FILES: set[str] = set()
+
+
+def _inside(filename: str) -> bool:
+    path = str(Path(filename).resolve())
+    return path.startswith(_PACKAGE_DIR) or path in LIBRARY_FILES
+
+
 def warn_outside(message: str, category: type[Warning]) -> None:
-    """Emit a warning attributed to the first caller outside the biasamp package."""
+    """Emit a warning attributed to the first caller outside the biasamp package (and :data:`LIBRARY_FILES`)."""
     level = 2  # stacklevel 2 = the caller of warn_outside
     frame: FrameType | None = sys._getframe(1)
-    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE_DIR):
+    while frame is not None and _inside(frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)

@@ -68,14 +68,20 @@ except ImportError as exc:  # pragma: no cover - exercised only where torchmetri
     ) from exc
 
 from biasamp._families import REGISTRY
+from biasamp._family import Family
 from biasamp.accumulators import (
     Accumulator,
     CooccurrenceAccumulator,
-    DifferentialAccumulator,
     FairnessAccumulator,
     MultiAttributeAccumulator,
     _declaration,
     accumulator_for,
+    bind,
+    class_list_docs,
+    named_doc,
+    named_signature,
+    option_docs,
+    update_parameters,
 )
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.fairness import METRICS
@@ -87,7 +93,8 @@ __all__ = ["AccumulatorMetric", "BiasAmpDirectional", "BiasAmpMALS", "Differenti
 def metric_for(key: str) -> type:
     """The ``torchmetrics.Metric`` class of the registered family ``key``.
 
-    Its named class (``family = key``), else the generic :class:`AccumulatorMetric`.
+    Its named class (``family = key``; a class the declaration says is generated, ``Family.named``, is
+    generated on demand), else the generic :class:`AccumulatorMetric`.
     """
     try:
         _declaration(key)
@@ -96,10 +103,20 @@ def metric_for(key: str) -> type:
     stack = list(_AccumulatorMetric.__subclasses__())
     while stack:
         cls = stack.pop(0)
-        if cls.__dict__.get("family") == key and cls is not AccumulatorMetric:
+        if cls.__dict__.get("family") == key and cls is not AccumulatorMetric \
+                and cls.__dict__.get("declaration", REGISTRY[key]) is REGISTRY[key]:
             return cls
         stack += cls.__subclasses__()
+    named = REGISTRY[key].named
+    if named is not None and named.generated and named.metric:  # a family registered later (a plug-in)
+        return named_metric(REGISTRY[key])
     return AccumulatorMetric
+
+
+def _declared(name: str) -> str:
+    """The family whose declaration names ``name`` its torchmetrics class (``Named.metric``)."""
+    (key,) = REGISTRY.named("metric", name)
+    return key
 
 
 def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
@@ -410,6 +427,7 @@ class AccumulatorMetric(_AccumulatorMetric):
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
+@option_docs("metric")
 class BiasAmpDirectional(_AccumulatorMetric):
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021) as a torchmetrics ``Metric``.
 
@@ -438,14 +456,11 @@ class BiasAmpDirectional(_AccumulatorMetric):
     train : CooccurrenceCounts, optional
         Fixed training counts for the signs ``y_at``; or stream the training
         set with :meth:`update_train`; without either the test ground truth
-        is used (``train_source="test"``), as in the functional API.
-    cross_fit, cross_fit_random_state
-        Without a training set the signs are cross-fitted over two folds of
-        every batch unless ``cross_fit=False`` (see
+        is used (``train_source="test"``), as in the functional API, and the
+        signs are cross-fitted over two folds of every batch unless
+        ``cross_fit=False`` (see
         :class:`~biasamp.accumulators.CooccurrenceAccumulator`).
-    binary_task, pos_label
-        How a binary task is read (:ref:`def-binary-task`), as in the
-        functional API.
+    {options}
     **kwargs
         torchmetrics' keyword arguments (``sync_on_compute``,
         ``process_group``, ``dist_sync_on_step``, ...).
@@ -490,13 +505,13 @@ class BiasAmpDirectional(_AccumulatorMetric):
     2
     """
 
-    family = "directional"  # the registered family it computes
+    family = _declared("BiasAmpDirectional")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, direction: str = "A->T",
                  train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
                  cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
                  **kwargs: Any) -> None:
-        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="directional", train=train,
+        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric=self.family, train=train,
                                                  cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
                                                  binary_task=binary_task, pos_label=pos_label),
                          direction=direction, **kwargs)
@@ -520,6 +535,7 @@ class BiasAmpDirectional(_AccumulatorMetric):
                f"direction={self.direction!r}"
 
 
+@option_docs("metric")
 class BiasAmpMALS(_AccumulatorMetric):
     r"""BiasAmp_MALS (Zhao et al. 2017) as a torchmetrics ``Metric``.
 
@@ -542,8 +558,7 @@ class BiasAmpMALS(_AccumulatorMetric):
         :meth:`update_train`, or give the test ground truth in :meth:`update`
         (the indicator is then cross-fitted over two folds of every batch
         unless ``cross_fit=False``).
-    cross_fit, cross_fit_random_state, binary_task, pos_label
-        As in :class:`~biasamp.accumulators.CooccurrenceAccumulator`.
+    {options}
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -573,13 +588,13 @@ class BiasAmpMALS(_AccumulatorMetric):
     tensor(0.2500, dtype=torch.float64)
     """
 
-    family = "mals"  # the registered family it computes
+    family = _declared("BiasAmpMALS")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
                  cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
                  **kwargs: Any) -> None:
-        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric="mals", train=train,
+        super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric=self.family, train=train,
                                                  cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
                                                  binary_task=binary_task, pos_label=pos_label),
                          **kwargs)
@@ -608,6 +623,7 @@ class BiasAmpMALS(_AccumulatorMetric):
 _MULTI_STATISTICS = {"Multi_MALS": "Multi_MALS", "Multi_G->M": "G->M", "Multi_M->G": "M->G"}
 
 
+@option_docs("metric", own=("combinations",))
 class MultiBiasAmp(_AccumulatorMetric):
     r"""Multi-attribute bias amplification Multi_MALS / Multi→ (Zhao, Andrews & Xiang 2023) as a ``Metric``.
 
@@ -636,15 +652,7 @@ class MultiBiasAmp(_AccumulatorMetric):
     raw : bool, default False
         Return the signed version (``.raw``) instead of the headline of
         absolute differences (``.value``).
-    min_support, max_combinations : int
-        As in :func:`~biasamp.multi_bias_amp`.
-    cross_fit, cross_fit_random_state
-        Without a training set the signs are cross-fitted over two folds of
-        every batch unless ``cross_fit=False`` (see
-        :class:`~biasamp.accumulators.MultiAttributeAccumulator`).
-    binary_task, pos_label
-        How a binary task is read (:ref:`def-binary-task`), as in the
-        functional API.
+    {options}
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -673,7 +681,7 @@ class MultiBiasAmp(_AccumulatorMetric):
     tensor(0.0833, dtype=torch.float64)
     """
 
-    family = "multi"  # the registered family it computes
+    family = _declared("MultiBiasAmp")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
                  combinations: Sequence[Sequence], metric: str = "Multi_MALS", raw: bool = False,
@@ -716,6 +724,7 @@ class MultiBiasAmp(_AccumulatorMetric):
 # --------------------------------------------------------------------------- #
 # group fairness
 # --------------------------------------------------------------------------- #
+@option_docs("metric", own=("metrics",), every=True)
 class GroupFairness(_AccumulatorMetric):
     r"""The group fairness metrics of Qian et al. (2021) as a torchmetrics ``Metric``.
 
@@ -740,10 +749,7 @@ class GroupFairness(_AccumulatorMetric):
     metrics : str or sequence of str, default all seven
         One name: :meth:`compute` returns its overall value as a 0-d
         tensor; several: a dict name -> tensor.
-    average, pos_label, threshold, soft, min_group_size, include_small_groups, reference_group, tolerance : optional
-        As in :func:`~biasamp.fairness_metrics` (``average="auto"``: the
-        positive class ``pos_label`` of a binary task, else the mean over
-        classes).
+    {options}
     **kwargs
         torchmetrics' keyword arguments.
 
@@ -772,7 +778,7 @@ class GroupFairness(_AccumulatorMetric):
     """
 
     higher_is_better = False
-    family = "fairness"  # the registered family it computes
+    family = _declared("GroupFairness")  # the registered family it computes
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
                  metrics: str | Sequence[str] = METRICS, **kwargs: Any) -> None:
@@ -795,57 +801,65 @@ class GroupFairness(_AccumulatorMetric):
         return f"{len(acc.classes)} classes, groups={list(acc.groups)!r}, metrics={list(acc.metrics)!r}"
 
 
-class DifferentialFairness(_AccumulatorMetric):
-    r"""Differential-fairness bias amplification as a ``torchmetrics.Metric`` (Foulds et al. 2020).
 
-    The states are the counts of
-    :class:`~biasamp.accumulators.DifferentialAccumulator` (summed across
-    processes); ``compute()`` returns
-    :math:`\varepsilon_{\text{pred}} - \varepsilon_{\text{true}}` (see
-    :func:`~biasamp.df_bias_amplification`), and :meth:`result` the whole
-    :class:`~biasamp.DFBiasAmpResult`.
+# --------------------------------------------------------------------------- #
+# the named classes generated from a declaration
+# --------------------------------------------------------------------------- #
+_BOOT = (inspect.Parameter("n_boot", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
+         inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Any"))
+_BOOT_DOCS = """n_boot : int, default 0
+    Replicates of the streamed bootstrap (0: none; :meth:`bootstrap`).
+random_state : int, optional
+    Seed of the streamed bootstrap.
+**kwargs
+    torchmetrics' keyword arguments (``sync_on_compute``, ``process_group``, ...)."""
 
-    Parameters
-    ----------
-    classes : sequence or int
-        The two outcome classes.
-    groups : sequence or int
-        Group list.
-    concentration : float, default 1.0
-    pos_label : object, default 1
-    **kwargs
-        ``threshold``, ``soft``, ``n_boot``, ``random_state`` and the
-        ``torchmetrics.Metric`` keyword arguments.
 
-    Examples
-    --------
-    >>> import pytest
-    >>> _ = pytest.importorskip("torchmetrics")
-    >>> from biasamp.torchmetrics import DifferentialFairness
-    >>> metric = DifferentialFairness([0, 1], ["a", "b"])
-    >>> metric.update([1, 1, 0, 0, 1, 1, 0, 0], [1, 1, 1, 0, 1, 0, 0, 0], sensitive_features=list("aaaabbbb"))
-    >>> round(float(metric.compute()), 4)
-    0.8473
+def named_metric(family: Family) -> type[_AccumulatorMetric]:
+    """The named ``torchmetrics.Metric`` class of ``family``, generated from its declaration (``Family.named``).
+
+    Its constructor takes what the family's named accumulator takes (class lists, the options with their
+    declared defaults, ``n_boot``, ``random_state``) and torchmetrics' keyword arguments; ``update`` names the
+    label roles as ``Named.update`` says; ``compute()`` returns ``Named.returns`` (default: the headline
+    statistics); its docstring is assembled from the options' declarations.
     """
+    named, stream = family.named, family.stream
+    if named is None or stream is None or not named.metric:
+        raise ValueError(f"{family.key!r} declares no named torchmetrics class (Family.named.metric)")
+    key, lists = family.key, {k: c.name for k, c in stream.classes.items()}
+    returns = named.returns or tuple(s.name for s in family.statistics if s.headline)
+    signature = named_signature(family, [], _BOOT)
+    roles = dict(named.update)
+    update_signature = inspect.Signature(update_parameters(family, row_ids=False))
 
-    higher_is_better = False
-    family = "differential"  # the registered family it computes
+    def __init__(self: _AccumulatorMetric, *args: Any, **kwargs: Any) -> None:
+        torch_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k not in signature.parameters}
+        given = dict(bind(signature, named.metric, args, kwargs).arguments)
+        classes = {k: given.pop(name) for k, name in lists.items()}
+        _AccumulatorMetric.__init__(self, accumulator_for(key).for_family(key, classes, **given), **torch_kwargs)
 
-    def __init__(self, classes: Sequence | int, groups: Sequence | int, *, concentration: float = 1.0,
-                 pos_label: Any = 1, **kwargs: Any) -> None:
-        from biasamp._engine.groups import LABEL_OPTIONS as _LABEL_OPTIONS
+    def _set_options(self: _AccumulatorMetric) -> None:
+        self._choose(returns, single=len(returns) == 1, asked=", ".join(returns))
 
-        options = {k: kwargs.pop(k) for k in (*_LABEL_OPTIONS, "binary_task") if k in kwargs}
-        super().__init__(DifferentialAccumulator(classes, groups, concentration=concentration, pos_label=pos_label,
-                                                 **options), **kwargs)
+    def update(self: _AccumulatorMetric, *args: Any, **kwargs: Any) -> None:
+        bound = bind(update_signature, "update", args, kwargs)
+        bound.apply_defaults()
+        self._count("update_roles", {roles[name]: value for name, value in bound.arguments.items()})
 
-    def _set_options(self) -> None:
-        self._choose(("DF amplification",), single=True, asked="DF amplification")
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [this, *signature.parameters.values(), inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+    update.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [this, *update_signature.parameters.values()])
+    update.__doc__ = f"Count one batch (as :meth:`biasamp.accumulators.{named.accumulator or 'Accumulator'}.update`)."
+    namespace = {"__init__": __init__, "_set_options": _set_options, "update": update, "family": key,
+                 "declaration": family,
+                 "higher_is_better": False, "__module__": __name__, "__qualname__": named.metric,
+                 "__doc__": named_doc(family, "metric", class_list_docs(family), _BOOT_DOCS)}
+    return type(named.metric, (_AccumulatorMetric,), namespace)
 
-    def update(self, y_true: Any, y_pred: Any, *, sensitive_features: Any, sample_weight: Any = None) -> None:
-        """Count one batch (as :meth:`FairnessAccumulator.update`)."""
-        self._count("update", y_true, y_pred, sensitive_features=sensitive_features, sample_weight=sample_weight)
 
-    def extra_repr(self) -> str:
-        acc = self._acc
-        return f"groups={list(acc.groups)!r}, concentration={acc.concentration:g}"
+#: the named torchmetrics classes generated from the declarations (``Named.generated``), by class name
+GENERATED: dict[str, type[_AccumulatorMetric]] = {
+    f.named.metric: named_metric(f) for f in REGISTRY if f.named is not None and f.named.generated and f.named.metric}
+DifferentialFairness = GENERATED["DifferentialFairness"]

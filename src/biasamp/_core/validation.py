@@ -35,6 +35,7 @@ and reads its options from it (docs/architecture.md, "Options").
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -296,3 +297,35 @@ class Validated:
     def to_dict(self) -> dict:
         """Every option by name."""
         return {k: getattr(self, k) for k in self.option_names()}
+
+    @classmethod
+    def parameters(cls, skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
+        """The options as keyword-only :class:`inspect.Parameter` s with their declared defaults (a signature's)."""
+        return [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                  annotation=_annotation(f)) for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+                if f.name not in skip]
+
+    @classmethod
+    def parameter_docs(cls, skip: tuple[str, ...] = (), only: tuple[str, ...] | None = None) -> str:
+        """The numpydoc "Parameters" entries of the options, from their declarations (``option(doc=...)``).
+
+        One entry per option (less ``skip``; only those in ``only`` when given): ``name : type, default
+        value`` and its ``doc``, so that a parameter's description is written once, where the option is
+        declared.
+        """
+        out = []
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if f.name in skip or (only is not None and f.name not in only):
+                continue
+            choices = [c for c in constraints_of(f) if isinstance(c, OneOf)]
+            kind = ("{" + ", ".join(map(repr, choices[0].values)) + "}") if choices else _annotation(f)
+            doc = f.metadata.get("doc") or "See the function"
+            doc = doc[0].upper() + doc[1:] + ("" if doc.endswith(".") else ".")
+            out.append(f"{f.name} : {'object' if kind in ('Any', 'object') else kind}, default {f.default!r}\n"
+                       f"    {doc}")
+        return "\n".join(out)
+
+
+def _annotation(f: dataclasses.Field) -> str:
+    """A field's annotation as written (``from __future__ import annotations``: a string)."""
+    return f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from biasamp._engine.sweep import ThresholdSweep
-from biasamp._family import Family, Scorer, StatisticSpec, read_attribute
+from biasamp._family import Family, Named, Scorer, StatisticSpec, read_attribute
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
 from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
@@ -58,6 +58,7 @@ DIRECTIONAL = Family(
     plan=_directional_plan,
     sweep=ThresholdSweep(directional_sweep, options=("binary_task", "pos_label")),
     options=DirectionalOptions,
+    named=Named(accumulator="CooccurrenceAccumulator", metric="BiasAmpDirectional", dask=True),
     section="directional",
     stream=DIRECTIONAL_STREAM,
     cross_fit=True,
@@ -79,6 +80,7 @@ MALS = Family(
     plan=_mals_plan,
     sweep=ThresholdSweep(mals_sweep, options=("binary_task", "pos_label")),
     options=MALSOptions,
+    named=Named(accumulator="CooccurrenceAccumulator", metric="BiasAmpMALS", dask=True, fixed={"metric": "mals"}),
     section="mals",
     stream=MALS_STREAM,
     stream_roles=_mals_stream_roles,

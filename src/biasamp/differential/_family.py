@@ -5,6 +5,7 @@ from __future__ import annotations
 from biasamp._engine.groups import fairness_call
 from biasamp._family import Family, Scorer, StatisticSpec
 from biasamp.differential._metrics import df_bias_amplification
+from biasamp.differential._named import NAMED
 from biasamp.differential._options import DifferentialOptions
 from biasamp.differential._plan import _df_plan
 from biasamp.differential._stream import DIFFERENTIAL_STREAM
@@ -39,4 +40,5 @@ DIFFERENTIAL = Family(
     section="differential",
     stream=DIFFERENTIAL_STREAM,
     options=DifferentialOptions,
+    named=NAMED,
 )

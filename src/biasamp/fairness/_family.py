@@ -7,7 +7,7 @@ from typing import Any
 
 from biasamp._engine.groups import complete_one_class, fairness_call
 from biasamp._engine.sweep import ThresholdSweep
-from biasamp._family import Family, Scorer, StatisticSpec
+from biasamp._family import Family, Named, Scorer, StatisticSpec
 from biasamp.fairness import _metrics as _f
 from biasamp.fairness._options import FairnessOptions
 from biasamp.fairness._plan import _fairness_plan
@@ -86,6 +86,8 @@ FAIRNESS = Family(
     plan=_fairness_plan,
     sweep=ThresholdSweep(fairness_sweep, options=_SWEEP_OPTIONS),
     options=FairnessOptions,
+    named=Named(accumulator="FairnessAccumulator", metric="GroupFairness", dask=True,
+                skips=("missing", "group_metrics", "classes")),
     aliases={f: (m,) for f, m in _SINGLE.items()},
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),
     section="fairness",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from biasamp._family import Family, Scorer, StatisticSpec
+from biasamp._family import Family, Named, Scorer, StatisticSpec
 from biasamp.cooccurrence._family import truth_call
 from biasamp.multiattribute._metrics import multi_bias_amp
 from biasamp.multiattribute._options import MultiOptions
@@ -48,6 +48,8 @@ MULTI = Family(
     call=truth_call,
     plan=_multi_plan,
     options=MultiOptions,
+    named=Named(accumulator="MultiAttributeAccumulator", metric="MultiBiasAmp", dask=True,
+                skips=("support", "attr_pred_rule")),
     section="multi",
     stream=MULTI_STREAM,
     cross_fit=True,

@@ -191,9 +191,9 @@ def _base_key(key: str) -> str:
 
 
 def _scale(key: str, metric: str) -> str:
-    from biasamp.report._registry import _BUILDERS
+    from biasamp.report._registry import section_builder
 
-    builder = _BUILDERS.get(_base_key(key))
+    builder = section_builder(_base_key(key))
     return "" if builder is None else str(builder.scales.get(metric, ""))
 
 

@@ -211,6 +211,24 @@ def register_section(
     return deco
 
 
+#: functions giving sections derived from other declarations (``biasamp.report._sections``: the section of every
+#: registered count-based family that writes none of its own); a registered builder of the same key wins
+DERIVED: list[Callable[[], list[SectionBuilder]]] = []
+
+
+def _builders() -> dict[str, SectionBuilder]:
+    out = dict(_BUILDERS)
+    for derive in DERIVED:
+        for builder in derive():
+            out.setdefault(builder.key, builder)
+    return out
+
+
 def section_builders() -> list[SectionBuilder]:
-    """The registered section builders, in report order."""
-    return sorted(_BUILDERS.values(), key=lambda b: (b.order, b.key))
+    """The section builders, registered or derived (a count-based family's declared section), in report order."""
+    return sorted(_builders().values(), key=lambda b: (b.order, b.key))
+
+
+def section_builder(key: str) -> SectionBuilder | None:
+    """The builder of section ``key`` (registered or derived), None if there is none."""
+    return _builders().get(key)

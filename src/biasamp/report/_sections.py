@@ -27,7 +27,15 @@ from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp.exceptions import UndefinedPairWarning
 from biasamp.report._config import AuditConfig
 from biasamp.report._inputs import AuditInputs, family_options, resolve_fairness_options
-from biasamp.report._registry import BASE_RATES, FigureSpec, SectionData, register_section
+from biasamp.report._registry import (
+    _BUILDERS,
+    BASE_RATES,
+    DERIVED,
+    FigureSpec,
+    SectionBuilder,
+    SectionData,
+    register_section,
+)
 
 # --------------------------------------------------------------------------- #
 # helpers for builders
@@ -285,6 +293,62 @@ def _declared_rows(inp: AuditInputs, key: str, res: Any, boot: Any, *, note: Cal
             continue
         rows.append(_boot_row(boot, s.name, label, s.direction, s.read(res)[0], inp.n, note(s), kind=s.reading_kind))
     return rows
+
+
+def declared_section(key: str) -> Callable[[AuditInputs, AuditConfig], SectionData]:
+    """The ``compute`` of the audit section of a registered family that writes nothing of its own.
+
+    Its summary rows are those of its declaration (one per statistic: :func:`_declared_rows`), computed from
+    one bootstrap (or from a streamed audit's result) with the family's audit options; its notes are the
+    bootstrap's. Register it with :func:`~biasamp.report.register_section` under the family's ``section``
+    key; a family that wants detail tables, figures or notes writes its own ``compute`` instead.
+    """
+
+    def compute(inp: AuditInputs, opt: AuditConfig) -> SectionData:
+        res, boot, notes = _family_result(inp, opt, key)
+        out = SectionData(summary=_declared_rows(inp, key, res, boot), notes=notes)
+        if boot is not None:
+            out.notes.extend(boot.notes)
+        return out
+
+    return compute
+
+
+def _task_kind(inp: AuditInputs) -> str:
+    """The kind of the audit's task labels (``Family.task_kinds``' words)."""
+    if np.ndim(inp.task) == 2:
+        return "multilabel"
+    return "binary" if len(_uniques(inp.task)) == 2 else "single"
+
+
+def declared_builder(family: Any) -> SectionBuilder:
+    """The audit section of a registered family that registers none of its own, from its declaration.
+
+    Its title and citation are the family's; it applies when a streamed audit counted the family, or when the
+    inputs hold the predictions one of its statistics needs and a task of one of its ``task_kinds``; its rows
+    are :func:`declared_section`'s.
+    """
+    needs = sorted({r for s in family.statistics for r in s.needs})
+
+    def applicable(inp: AuditInputs) -> bool:
+        if family.key in inp.results:  # a streamed audit counted it
+            return True
+        return family.computes(r for r in needs if inp.get(r) is not None) and _task_kind(inp) in family.task_kinds
+
+    return SectionBuilder(
+        family.section, family.title, family.citation,
+        how_to_read=f"One row per statistic of {family.title}, read as the summary's reading column says.",
+        needs=f"attr, a task ({' or '.join(family.task_kinds)}) and {' or '.join(needs)}",
+        applicable=applicable, compute=declared_section(family.key))
+
+
+def _declared_builders() -> list[SectionBuilder]:
+    from biasamp._families import REGISTRY
+
+    return [declared_builder(f) for f in REGISTRY if f.section is not None and f.section not in _BUILDERS]
+
+
+DERIVED.append(_declared_builders)
 
 
 def family_n_boot(opt: AuditConfig, family: Any) -> int:
