@@ -199,3 +199,42 @@ def test_multi_k_batches_are_the_function_and_so_is_the_interval(k):
                 assert getattr(res, name).raw == getattr(ref, name).raw, name
             boots.append(acc.bootstrap())
     assert boots[0].ci == boots[1].ci
+
+
+@pytest.mark.parametrize("name", ["bias_amp_directional", "bias_amp_mals", "multi_bias_amp"])
+def test_dask_partitions_and_torchmetrics_batches_are_the_function_by_default(name):
+    """The cross-fitted default (no training set, no cross_fit option) on Dask partitions of uneven sizes and on
+    torchmetrics over uneven batches equals the function on every row (before: each partition / batch was split
+    on its own)."""
+    da = pytest.importorskip("dask.array")
+    from biasamp import dask as bdask
+
+    attr, task, attr_pred, task_pred = _data(6, n=1200)
+    fn = getattr(biasamp, name)
+
+    def values(r):
+        if name == "bias_amp_directional":
+            return r.a_to_t.value, r.t_to_a.value
+        if name == "bias_amp_mals":
+            return (r.value,)
+        return r.mals.raw, r.g_to_m.raw, r.m_to_g.raw
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = values(fn(attr, task, attr_pred=attr_pred, task_pred=task_pred))
+        chunks = (100, 350, 250, 500)
+        res = getattr(bdask, name)(da.from_array(attr, chunks=(chunks,)), da.from_array(task, chunks=(chunks, -1)),
+                                   attr_pred=da.from_array(attr_pred, chunks=(chunks,)),
+                                   task_pred=da.from_array(task_pred, chunks=(chunks, -1)))
+        assert values(res) == ref
+        if name == "multi_bias_amp":
+            return
+        torch = pytest.importorskip("torch")
+        pytest.importorskip("torchmetrics")
+        from biasamp import torchmetrics as btm
+
+        metric = (btm.BiasAmpDirectional if name == "bias_amp_directional" else btm.BiasAmpMALS)(3, 4)
+        for rows in _uneven(len(attr), 4, 11):
+            metric.update(torch.as_tensor(attr[rows]), torch.as_tensor(task[rows]),
+                          attr_pred=torch.as_tensor(attr_pred[rows]), task_pred=torch.as_tensor(task_pred[rows]))
+        assert values(metric.result()) == ref
