@@ -68,6 +68,9 @@ def dataset(tmp_path_factory, demo):
 # without a training set both audits cross-fit the signs, but the streamed one splits every batch on its own (the
 # batch is the unit of the split; the dataset is several files, so several batches): their values differ
 # (tests/test_crossfit_stream.py checks that the streamed audit cross-fits)
+STREAMED_PLUG_IN = ("without a training set the streamed audit cross-fits the signs within each batch (the batch is "
+                    "the unit of the split), the in-memory audit over every row at once: the values differ")
+
 
 def _columns(tasks=TASKS) -> StreamColumns:
     return StreamColumns("attr", tuple(f"task_{t}" for t in tasks), tuple(tasks), "attr_pred",
@@ -118,8 +121,7 @@ def assert_same_report(streamed: Report, memory: Report, *, sampled: bool = Fals
         assert [f.key for f in other.figures] == [f.key for f in s.figures]
         if s.key in COUNT_SECTIONS:
             poisson = [n for n in other.notes if n.startswith("intervals: Poisson bootstrap")]
-            split = [n for n in other.notes if n.startswith("streamed: the rows were split in two folds once")]
-            assert len(poisson) == 1 and set(other.notes) - set(poisson) - set(split) <= set(s.notes)
+            assert len(poisson) == 1 and set(other.notes) - set(poisson) <= set(s.notes)
     streamed_inputs = dict(streamed.inputs)
     assert streamed_inputs.pop("streamed")["files"] >= 1
     assert streamed_inputs == memory.inputs
@@ -139,6 +141,7 @@ def test_streamed_equals_in_memory(dataset, demo, batch_size):
     assert "Poisson bootstrap" in rep.to_html(plots=False)
 
 
+@pytest.mark.xfail(strict=True, reason=STREAMED_PLUG_IN)
 def test_without_training_set(dataset, demo):
     rep = stream_audit(ParquetDataset.open(dataset / "test"), _columns(), batch_size=128,
                        names={"attr": "attr", "task": "task"}, **FAST)
@@ -169,6 +172,7 @@ def test_single_label_classes_per_family(tmp_path):
     assert rep.inputs["task_kind"] == "single-label" and rep.inputs["attribute_classes"] == ["x", "y"]
 
 
+@pytest.mark.xfail(strict=True, reason=STREAMED_PLUG_IN)
 def test_soft_predictions(tmp_path, demo):
     rng = np.random.default_rng(1)
     scores = (demo.task_pred * 0.7 + rng.random(demo.task_pred.shape) * 0.3).round(3)

@@ -206,11 +206,6 @@ class Streaming:
     filtered_classes : bool
         Whether :mod:`biasamp.dask` finds the class lists on the rows the row
         layer keeps (weights, ``missing``) or on every row.
-    replicate_groups : callable, optional
-        ``replicate_groups(settings, state, n_groups, seed) -> tables or None``:
-        the streamed bootstrap's ``(G, *cells)`` group tables built from the
-        state at the end (a cross-fitted state splits its rows only then), in
-        place of the tables added batch by batch; None: use those.
     widens : tuple of str
         The family's options whose streamed settings accept more than its
         function (multi-attribute: ``combinations`` may also be a list of
@@ -231,7 +226,6 @@ class Streaming:
     prepass: Prepass | None = None
     filtered_classes: bool = True
     widens: tuple[str, ...] = ()
-    replicate_groups: Callable[[Any, Any, int, int], Any] | None = None
 
 
 @dataclass(frozen=True)

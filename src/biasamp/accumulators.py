@@ -498,11 +498,6 @@ class Accumulator:
         check_p_adjust(p_adjust)
         self._check_counting()
         boot = np.asarray(self.boot, dtype=np.float64)
-        late = self._declared.replicate_groups
-        assert self.boot_seed is not None  # set with n_boot > 0 by _init_bootstrap
-        dealt = late(self.settings, self.state, len(boot), self.boot_seed) if late is not None else None
-        if dealt is not None:  # a cross-fitted state's rows, split at the end and dealt to the groups
-            boot = dealt
         kept = np.flatnonzero(boot.reshape(len(boot), -1).any(axis=1))  # the non-empty groups, in group order
         seed = np.random.SeedSequence(self.boot_seed)
         with warnings.catch_warnings():
@@ -746,10 +741,9 @@ class CooccurrenceAccumulator(Accumulator):
     exact integer, so the result does not depend on the batching, the merge
     order or the number of ranks. Soft predictions give expected counts,
     equal up to floating-point rounding. Cross-fitted signs (no training
-    set) are drawn over every row too: the accumulator keeps the distinct
-    rows it counted and splits them at the end as the function splits all
-    rows (memory: the distinct rows, :ref:`def-no-train`), so any batching
-    and merge order give the function's value.
+    set) are the exception: the folds are drawn within each batch, so the
+    value depends on where the batches are cut (not on their order, nor on
+    the merge order); one batch equals the function.
 
     References
     ----------
@@ -1100,8 +1094,9 @@ class MultiAttributeAccumulator(Accumulator):
     its own class ``"missing"`` (which must then be in ``attr_classes``;
     :ref:`def-missing`). Without a training set the signs and Multi_MALS's
     indicator are cross-fitted (``cross_fit``, ``cross_fit_random_state``, as
-    in :class:`CooccurrenceAccumulator`: the distinct rows counted are split
-    at the end, so any batching gives the function's value).
+    in :class:`CooccurrenceAccumulator`: the batch is the unit of the split,
+    so the value depends on where the batches are cut; one batch equals
+    the function).
 
     References
     ----------
@@ -1132,9 +1127,10 @@ class MultiAttributeAccumulator(Accumulator):
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
     (0.0833, 0.0625, 0.0)
 
-    Without a training set the signs are cross-fitted over two folds of all
-    the rows counted (``cross_fit=None``, see :class:`CooccurrenceAccumulator`);
-    ``cross_fit=False`` reads them from every test row (the plug-in).
+    Without a training set the signs are cross-fitted over two folds of every
+    batch (``cross_fit=None``; the batch is the unit of the split, see
+    :class:`CooccurrenceAccumulator`); ``cross_fit=False`` reads them from
+    every test row (the plug-in).
     """
 
     families = REGISTRY.named("accumulator", "MultiAttributeAccumulator")

@@ -125,7 +125,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from biasamp._core.crossfit import STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE
+from biasamp._core.crossfit import STREAM_FOLDS_NOTE
 from biasamp._core.progress import progress_bar
 from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, ClassList, Family
@@ -844,7 +844,7 @@ class _Family:
         except ValueError as exc:
             return SectionResult(compute, notes=[f"no bootstrap interval: {exc}"])
         # the one note a stream adds to the section's own: where its folds came from (when it cross-fitted)
-        folds = [n for n in boot.notes if n in (STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE)]
+        folds = [n for n in boot.notes if n == STREAM_FOLDS_NOTE]
         return SectionResult(compute, notes=[_interval_note(opt.ci_method), *folds], bootstrap=boot)
 
 
@@ -1319,8 +1319,8 @@ def stream_audit(
     >>> rep.table["value"].tolist() == ref.table["value"].tolist(), bool(rep.table["ci_low"].notna().all())
     (True, True)
 
-    Without a training set both cross-fit the signs over all 400 rows at once
-    (the stream splits the distinct rows it kept, at the end): the same values.
+    Without a training set the stream cross-fits the signs within each batch
+    of 128 rows (the default), the in-memory audit over all 400 rows at once.
     >>> tmp.cleanup()
     """
     if fairness is not None:  # the former spelling of the fairness options: keywords like the others
