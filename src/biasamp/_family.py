@@ -539,16 +539,17 @@ class Registry:
         before = (dict(self._by_key), dict(self._by_function), dict(self._by_statistic), dict(self._scorers),
                   dict(self._scorer_keys))
         source = inspect.getsourcefile(family.function)
-        added = source is not None and str(Path(source).resolve()) not in LIBRARY_FILES
+        path = None if source is None else str(Path(source).resolve())
+        added = path is not None and path not in LIBRARY_FILES
         try:
             self._add(family)
             if added:  # its warnings are attributed to its caller, as the package's are
-                LIBRARY_FILES.add(str(Path(source).resolve()))  # type: ignore[arg-type]
+                LIBRARY_FILES.add(path)  # type: ignore[arg-type]
             yield family
         finally:
             (self._by_key, self._by_function, self._by_statistic, self._scorers, self._scorer_keys) = before
             if added:
-                LIBRARY_FILES.discard(str(Path(source).resolve()))  # type: ignore[arg-type]
+                LIBRARY_FILES.discard(path)
 
     def named(self, kind: str, name: str) -> dict[str, Mapping[str, Any]]:
         """The families whose named form ``kind`` (``"accumulator"``, ``"metric"``) is called ``name``.
