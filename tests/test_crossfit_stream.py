@@ -1,10 +1,10 @@
 """Cross-fitted signs in the streamed layers (issue 21 item 1, second step).
 
-The accumulators split every batch in two folds with the functional API's rule
-(the batch is the unit of the split) and add the folds' tables over batches.
-Derived independently here: the functional API's own fold tables of each
-batch, summed, through the pure ``*_from_folds`` combiners; and the streamed
-audit of issue 21's noise attribute.
+The co-occurrence accumulators keep the distinct rows they count and split them
+once, at the end, with the functional API's rule, so any batching (and any
+merge) gives the function's value on every row. Derived independently here:
+the function on all the rows, on the distinct rows with their multiplicities
+as weights, and the streamed audit of issue 21's noise attribute.
 """
 
 from __future__ import annotations
@@ -17,12 +17,6 @@ import pytest
 import biasamp
 from biasamp import UndefinedPairWarning
 from biasamp.accumulators import CooccurrenceAccumulator, MultiAttributeAccumulator
-from biasamp.cooccurrence._metrics import (
-    _count_directional,
-    _count_mals_crossfit,
-    directional_from_folds,
-    mals_from_folds,
-)
 from biasamp.exceptions import SmallGroupWarning
 
 
@@ -39,46 +33,66 @@ def _batches(n: int, k: int) -> list[np.ndarray]:
     return np.array_split(np.arange(n), k)
 
 
-@pytest.mark.parametrize("k", [1, 2, 5])
-@pytest.mark.parametrize("weighted", [False, True])
-def test_k_batches_are_the_functions_fold_tables_of_each_batch_added(k, weighted):
-    """BiasAmp-> of k batches = directional_from_folds of the function's fold tables of every batch, summed."""
+def _uneven(n: int, k: int, seed: int) -> list[np.ndarray]:
+    """k batches of uneven sizes (cut at random places) of the rows 0..n-1."""
+    cuts = np.sort(np.random.default_rng(seed).choice(np.arange(1, n), size=k - 1, replace=False))
+    return np.split(np.arange(n), cuts)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 7])
+@pytest.mark.parametrize("weights", ["none", "integer", "fractional"])
+def test_k_batches_are_the_function_bit_for_bit(k, weights):
+    """BiasAmp-> of k uneven batches = the function on every row (one dataset, one number): the split is drawn
+    once over every row counted, never per batch (before, k batches split each batch on its own)."""
     attr, task, attr_pred, task_pred = _data(1)
-    w = np.random.default_rng(2).integers(1, 4, len(attr)).astype(float) if weighted else None
+    rng = np.random.default_rng(2)
+    w = None if weights == "none" else rng.integers(1, 4, len(attr)).astype(float)
+    if weights == "fractional":
+        w[::7] = 0.5
     acc = CooccurrenceAccumulator(3, 4)
-    tests: dict = {}
-    for rows in _batches(len(attr), k):
-        wr = None if w is None else w[rows]
-        acc.update(attr[rows], task[rows], attr_pred=attr_pred[rows], task_pred=task_pred[rows], sample_weight=wr)
-        folds, *_ = _count_directional(attr[rows], task[rows], attr_pred[rows], task_pred[rows], None, None,
-                                       sample_weight=wr, cross_fit=True)
-        for d, f in folds.items():
-            tests[d] = f.tests if d not in tests else (tests[d][0] + f.tests[0], tests[d][1] + f.tests[1])
+    for rows in _uneven(len(attr), k, k):
+        acc.update(attr[rows], task[rows], attr_pred=attr_pred[rows], task_pred=task_pred[rows],
+                   sample_weight=None if w is None else w[rows])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedPairWarning)
-        expected = directional_from_folds(tests)
         res = acc.compute()
-    assert res.cross_fit
-    assert res.a_to_t.value == expected.a_to_t.value and res.t_to_a.value == expected.t_to_a.value
-    np.testing.assert_array_equal(res.a_to_t.pairs["y_fold0"], expected.a_to_t.pairs["y_fold0"])
-    if k == 1:  # one batch: the function, bit for bit
         ref = biasamp.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w)
-        assert res.a_to_t.value == ref.a_to_t.value and res.t_to_a.value == ref.t_to_a.value
+    assert res.cross_fit
+    assert res.a_to_t.value == ref.a_to_t.value and res.t_to_a.value == ref.t_to_a.value
+    np.testing.assert_array_equal(res.a_to_t.pairs["y_fold0"], ref.a_to_t.pairs["y_fold0"])
 
 
-@pytest.mark.parametrize("k", [1, 3])
-def test_mals_k_batches_are_the_functions_fold_tables_added(k):
+@pytest.mark.parametrize("metric", ["directional", "mals"])
+def test_merged_shuffled_batches_and_repeated_rows_are_the_function(metric):
+    """Two accumulators over shuffled uneven batches, merged (ranks, partitions), equal the function; so do the
+    distinct rows given once with their multiplicities as integer weights; and so do their bootstraps."""
     attr, task, attr_pred, task_pred = _data(3)
-    acc = CooccurrenceAccumulator(3, 4, metric="mals")
-    f0 = f1 = None
-    for rows in _batches(len(attr), k):
-        acc.update(attr[rows], task[rows], attr_pred=attr_pred[rows], task_pred=task_pred[rows])
-        folds, *_ = _count_mals_crossfit(attr[rows], task[rows], attr_pred[rows], task_pred[rows], None, None,
-                                         "raise", 0.5, "threshold", None)
-        f0 = folds.tests[0] if f0 is None else f0 + folds.tests[0]
-        f1 = folds.tests[1] if f1 is None else f1 + folds.tests[1]
-    res = acc.compute()
-    assert res.cross_fit and res.value == mals_from_folds(f0, f1).value
+    fn = biasamp.bias_amp_directional if metric == "directional" else biasamp.bias_amp_mals
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        ref = fn(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+        order = np.random.default_rng(5).permutation(len(attr))
+        parts = []
+        for half in np.array_split(order, 2):
+            acc = CooccurrenceAccumulator(3, 4, metric=metric, n_boot=200, random_state=1)
+            for rows in _uneven(len(half), 3, 9):
+                r = half[rows]
+                acc.update(attr[r], task[r], attr_pred=attr_pred[r], task_pred=task_pred[r])
+            parts.append(acc)
+        merged = parts[0].merge(parts[1])
+        one = CooccurrenceAccumulator(3, 4, metric=metric, n_boot=200, random_state=1)
+        one.update(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+        rows = np.column_stack([attr, attr_pred, task, task_pred])
+        u, mult = np.unique(rows, axis=0, return_counts=True)
+        rep = fn(u[:, 0], u[:, 2:6], attr_pred=u[:, 1], task_pred=u[:, 6:10], sample_weight=mult.astype(float))
+        values = [(r.a_to_t.value, r.t_to_a.value) if metric == "directional" else (r.value,)
+                  for r in (ref, merged.compute(), one.compute(), rep)]
+        assert values[1] == values[0] and values[2] == values[0] and values[3] == values[0]
+        # the streamed interval is a function of the rows too: the same whatever the batching and merging
+        b1, b2 = merged.bootstrap(), one.bootstrap()
+    assert b1.ci == b2.ci and b1.estimate == b2.estimate
+    assert all(b1.ci[k][0] <= b1.estimate[k] <= b1.ci[k][1] for k in b1.ci)
+    assert any("split in two folds once, over every row" in n for n in b1.notes)
 
 
 def test_multi_one_batch_is_the_function_and_other_seeds_other_splits():
@@ -136,7 +150,7 @@ def test_dask_one_partition_is_the_function():
 
 
 def test_the_streamed_audit_reads_the_noise_attribute_as_neither_amplified_nor_reduced(tmp_path):
-    """Issue 21's reproducer through the streamed audit: cross-fitted per batch, no "reduced" reading."""
+    """Issue 21's reproducer through the streamed audit: cross-fitted over every row, no "reduced" reading."""
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
@@ -156,7 +170,7 @@ def test_the_streamed_audit_reads_the_noise_attribute_as_neither_amplified_nor_r
     rows = rep.table[rep.table["section"] == "directional"]
     assert set(rows["reading"]) & {"amplified", "reduced"} == set(), rows[["direction", "value", "reading"]]
     assert any("cross-fitted" in note for note in rep.section("directional").notes)
-    assert any("the batch is the unit of the split" in note for note in rep.section("directional").notes)
+    assert any("split in two folds once, over every row" in note for note in rep.section("directional").notes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SmallGroupWarning)
         # the plug-in of the same batches reads "reduced" (the bias cross-fitting removes): the test can fail
@@ -165,3 +179,62 @@ def test_the_streamed_audit_reads_the_noise_attribute_as_neither_amplified_nor_r
             acc.update(g[rows_], y[rows_], task_pred=p[rows_])
         lo, hi = acc.bootstrap().ci["A->T"]
     assert hi < 0
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_multi_k_batches_are_the_function_and_so_is_the_interval(k):
+    """Multi_MALS, G->M and M->G of k uneven batches = the function on every row (the row set split at the end),
+    and the streamed interval does not depend on the batching."""
+    attr, task, attr_pred, task_pred = _data(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        ref = biasamp.multi_bias_amp(attr, task, attr_pred=attr_pred, task_pred=task_pred)
+        boots = []
+        for cuts in (_uneven(len(attr), k, 3), [np.arange(len(attr))]):
+            acc = MultiAttributeAccumulator(3, 4, combinations=list(ref.combinations), n_boot=100, random_state=0)
+            for rows in cuts:
+                acc.update(attr[rows], task[rows], attr_pred=attr_pred[rows], task_pred=task_pred[rows])
+            res = acc.compute()
+            for name in ("mals", "g_to_m", "m_to_g"):
+                assert getattr(res, name).raw == getattr(ref, name).raw, name
+            boots.append(acc.bootstrap())
+    assert boots[0].ci == boots[1].ci
+
+
+@pytest.mark.parametrize("name", ["bias_amp_directional", "bias_amp_mals", "multi_bias_amp"])
+def test_dask_partitions_and_torchmetrics_batches_are_the_function_by_default(name):
+    """The cross-fitted default (no training set, no cross_fit option) on Dask partitions of uneven sizes and on
+    torchmetrics over uneven batches equals the function on every row (before: each partition / batch was split
+    on its own)."""
+    da = pytest.importorskip("dask.array")
+    from biasamp import dask as bdask
+
+    attr, task, attr_pred, task_pred = _data(6, n=1200)
+    fn = getattr(biasamp, name)
+
+    def values(r):
+        if name == "bias_amp_directional":
+            return r.a_to_t.value, r.t_to_a.value
+        if name == "bias_amp_mals":
+            return (r.value,)
+        return r.mals.raw, r.g_to_m.raw, r.m_to_g.raw
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = values(fn(attr, task, attr_pred=attr_pred, task_pred=task_pred))
+        chunks = (100, 350, 250, 500)
+        res = getattr(bdask, name)(da.from_array(attr, chunks=(chunks,)), da.from_array(task, chunks=(chunks, -1)),
+                                   attr_pred=da.from_array(attr_pred, chunks=(chunks,)),
+                                   task_pred=da.from_array(task_pred, chunks=(chunks, -1)))
+        assert values(res) == ref
+        if name == "multi_bias_amp":
+            return
+        torch = pytest.importorskip("torch")
+        pytest.importorskip("torchmetrics")
+        from biasamp import torchmetrics as btm
+
+        metric = (btm.BiasAmpDirectional if name == "bias_amp_directional" else btm.BiasAmpMALS)(3, 4)
+        for rows in _uneven(len(attr), 4, 11):
+            metric.update(torch.as_tensor(attr[rows]), torch.as_tensor(task[rows]),
+                          attr_pred=torch.as_tensor(attr_pred[rows]), task_pred=torch.as_tensor(task_pred[rows]))
+        assert values(metric.result()) == ref

@@ -68,9 +68,6 @@ def dataset(tmp_path_factory, demo):
 # without a training set both audits cross-fit the signs, but the streamed one splits every batch on its own (the
 # batch is the unit of the split; the dataset is several files, so several batches): their values differ
 # (tests/test_crossfit_stream.py checks that the streamed audit cross-fits)
-STREAMED_PLUG_IN = ("without a training set the streamed audit cross-fits the signs within each batch (the batch is "
-                    "the unit of the split), the in-memory audit over every row at once: the values differ")
-
 
 def _columns(tasks=TASKS) -> StreamColumns:
     return StreamColumns("attr", tuple(f"task_{t}" for t in tasks), tuple(tasks), "attr_pred",
@@ -121,7 +118,8 @@ def assert_same_report(streamed: Report, memory: Report, *, sampled: bool = Fals
         assert [f.key for f in other.figures] == [f.key for f in s.figures]
         if s.key in COUNT_SECTIONS:
             poisson = [n for n in other.notes if n.startswith("intervals: Poisson bootstrap")]
-            assert len(poisson) == 1 and set(other.notes) - set(poisson) <= set(s.notes)
+            split = [n for n in other.notes if n.startswith("streamed: the rows were split in two folds once")]
+            assert len(poisson) == 1 and set(other.notes) - set(poisson) - set(split) <= set(s.notes)
     streamed_inputs = dict(streamed.inputs)
     assert streamed_inputs.pop("streamed")["files"] >= 1
     assert streamed_inputs == memory.inputs
@@ -141,7 +139,6 @@ def test_streamed_equals_in_memory(dataset, demo, batch_size):
     assert "Poisson bootstrap" in rep.to_html(plots=False)
 
 
-@pytest.mark.xfail(strict=True, reason=STREAMED_PLUG_IN)
 def test_without_training_set(dataset, demo):
     rep = stream_audit(ParquetDataset.open(dataset / "test"), _columns(), batch_size=128,
                        names={"attr": "attr", "task": "task"}, **FAST)
@@ -172,7 +169,6 @@ def test_single_label_classes_per_family(tmp_path):
     assert rep.inputs["task_kind"] == "single-label" and rep.inputs["attribute_classes"] == ["x", "y"]
 
 
-@pytest.mark.xfail(strict=True, reason=STREAMED_PLUG_IN)
 def test_soft_predictions(tmp_path, demo):
     rng = np.random.default_rng(1)
     scores = (demo.task_pred * 0.7 + rng.random(demo.task_pred.shape) * 0.3).round(3)
@@ -333,10 +329,19 @@ def test_cli_stream_equals_no_stream(dataset, tmp_path):
 def test_auto_streaming_above_max_memory(dataset, tmp_path):
     runner = CliRunner()
     args = ["audit", str(dataset / "test"), *CLI_FAST, "--exclude", "dpa", "--exclude", "leakage", "-q"]
-    res = runner.invoke(main, [*args, "--max-memory", "1K", "--json", str(tmp_path / "a.json")])
+    res = runner.invoke(main, [*args, "--max-memory", "1K", "--no-cross-fit", "--json", str(tmp_path / "a.json")])
     assert res.exit_code == 0, res.output
     assert "streaming" in res.stderr and "more than --max-memory 1.0 KiB" in res.stderr
     assert "streamed" in json.loads((tmp_path / "a.json").read_text())["inputs"]
+    # cross-fitted without --train, a section keeps its distinct test rows: they too must fit in --max-memory
+    res = runner.invoke(main, [*args, "--max-memory", "1K", "--json", str(tmp_path / "c.json")])
+    assert res.exit_code == 1 and "could not be computed" in res.output
+    rep = Report.from_json((tmp_path / "c.json").read_text(encoding="utf-8"))
+    for key in ("directional", "mals", "multi"):
+        message = rep.section(key).message
+        assert rep.section(key).status == "error" and "more than max_memory (--max-memory) 1.0 KiB" in message
+        assert "distinct test rows" in message and "--train" in message and "--no-cross-fit" in message
+    assert rep.section("fairness").status == "ok"
     res = runner.invoke(main, [*args, "--json", str(tmp_path / "b.json")])  # default 1G: in memory
     assert res.exit_code == 0 and "--max-memory" not in res.stderr
     assert "streamed" not in json.loads((tmp_path / "b.json").read_text())["inputs"]

@@ -569,19 +569,27 @@ def test_training_loop_logs_the_functional_value_on_both_ranks(ranks):
     assert logged[0][0].item() != logged[0][1].item()
 
 
-def test_poisson_bootstrap_through_the_metric():
-    """A metric built on an accumulator with n_boot carries the replicate tables as states."""
+@pytest.mark.parametrize("cross_fit", [False, None])
+def test_poisson_bootstrap_through_the_metric(cross_fit):
+    """A metric built on an accumulator with n_boot carries the replicate tables as states, or, cross-fitted
+    (the default), the distinct rows its bootstrap deals to the groups at the end: the same interval as the
+    accumulator's, and (cross-fitted) as one batch's."""
     from biasamp.torchmetrics import BiasAmpDirectional
 
     rng = np.random.default_rng(0)
     attr = rng.integers(0, 2, 600)
     task = (rng.random((600, 3)) < 0.3 + 0.2 * attr[:, None]).astype(int)
     task_pred = np.where(rng.random((600, 3)) < 0.1, 1 - task, task)
-    metric = BiasAmpDirectional.from_accumulator(CooccurrenceAccumulator(2, 3, n_boot=100, random_state=0))
-    acc = CooccurrenceAccumulator(2, 3, n_boot=100, random_state=0)
+    options = {"n_boot": 100, "random_state": 0, "cross_fit": cross_fit}
+    metric = BiasAmpDirectional.from_accumulator(CooccurrenceAccumulator(2, 3, **options))
+    acc = CooccurrenceAccumulator(2, 3, **options)
     for rows in np.array_split(np.arange(600), 3):
         metric.update(torch.as_tensor(attr[rows]), torch.as_tensor(task[rows]),
                       task_pred=torch.as_tensor(task_pred[rows]))
         acc.update(attr[rows], task[rows], task_pred=task_pred[rows])
-    assert "directional_boot" in metric.metric_state
-    assert metric.bootstrap().ci == acc.bootstrap().ci
+    assert ("directional_boot" in metric.metric_state) is (cross_fit is False)
+    ci = metric.bootstrap().ci
+    assert ci == acc.bootstrap().ci
+    if cross_fit is None:
+        whole = CooccurrenceAccumulator(2, 3, **options).update(attr, task, task_pred=task_pred)
+        assert ci == whole.bootstrap().ci

@@ -307,8 +307,14 @@ class Accumulator:
                 + f" would hold {tables:,} float64 cells, more than {MAX_TABLE_CELLS:,} (2 GiB): give fewer classes "
                 "or groups" + (", or n_boot=0" if self.n_boot else ""))
         self.state, self.collected = decl.start(self.settings), None
-        if self.n_boot:
-            self.boot = np.zeros((stream_group_count(cells), *cells), dtype=np.float64)
+        self.boot = np.zeros((stream_group_count(cells), *cells), dtype=np.float64) if self._batch_replicates else None
+
+    @property
+    def _batch_replicates(self) -> bool:
+        """Whether the bootstrap's group tables are added batch by batch (``n_boot`` > 0 and the family does not
+        deal them from its state at the end: :attr:`biasamp._family.Streaming.late_replicates`)."""
+        late = self._declared.late_replicates
+        return bool(self.n_boot) and not (late is not None and late(self.settings))
 
     @property
     def phase(self) -> str:
@@ -366,7 +372,7 @@ class Accumulator:
     def _count(self, roles: Mapping[str, Any]) -> Accumulator:
         """Count a batch of test rows: the family's counting pass, then ``state + batch``."""
         self._check_counting()
-        batch, rows = self._declared.count(self.settings, roles, bool(self.n_boot))
+        batch, rows = self._declared.count(self.settings, roles, self._batch_replicates)
         self.state.check_batch(batch)  # every batch carries the same arguments
         totals = self._weight_totals(roles, ("sample_weight",))
         if rows is not None:
@@ -497,13 +503,27 @@ class Accumulator:
         check_ci_method(ci_method)
         check_p_adjust(p_adjust)
         self._check_counting()
-        boot = np.asarray(self.boot, dtype=np.float64)
+        assert self.boot_seed is not None  # set with n_boot > 0 by _init_bootstrap
+        if self._batch_replicates:
+            boot = np.asarray(self.boot, dtype=np.float64)
+        else:  # the state's rows (a cross-fitted state's are split at the end), dealt to the groups now
+            from biasamp._engine.resample import stream_group_count
+
+            deal = self._declared.replicate_groups
+            assert deal is not None  # declared with late_replicates
+            dealt = deal(self.settings, self.state, stream_group_count(self._declared.cells(self.settings)),
+                         self.boot_seed)
+            if dealt is None:
+                raise ValueError("no row has been counted: there is nothing to resample")
+            boot = dealt
         kept = np.flatnonzero(boot.reshape(len(boot), -1).any(axis=1))  # the non-empty groups, in group order
         seed = np.random.SeedSequence(self.boot_seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedPairWarning)
             # the family's selection of the table entries its plan reads, applied to every group table
-            plan, full, groups = self._declared.resample(self.settings, self.state, boot[kept])
+            plan, full, groups = self._declared.resample(self.settings, self.state,
+                                                         boot if len(kept) == len(boot) else boot[kept])
+            del boot
             if not len(kept):
                 raise ValueError("no row has been counted: there is nothing to resample")
             groups = np.asarray(groups, dtype=np.float64)
@@ -527,7 +547,7 @@ class Accumulator:
         if self.state is None:
             return {}
         out = dict(self.state.tables())
-        if self.n_boot:
+        if self._batch_replicates:
             out["boot"] = self.boot
         return out
 
@@ -741,9 +761,10 @@ class CooccurrenceAccumulator(Accumulator):
     exact integer, so the result does not depend on the batching, the merge
     order or the number of ranks. Soft predictions give expected counts,
     equal up to floating-point rounding. Cross-fitted signs (no training
-    set) are the exception: the folds are drawn within each batch, so the
-    value depends on where the batches are cut (not on their order, nor on
-    the merge order); one batch equals the function.
+    set) are drawn over every row too: the accumulator keeps the distinct
+    rows it counted and splits them at the end as the function splits all
+    rows (memory: the distinct rows, :ref:`def-no-train`), so any batching
+    and merge order give the function's value.
 
     References
     ----------
@@ -1094,9 +1115,8 @@ class MultiAttributeAccumulator(Accumulator):
     its own class ``"missing"`` (which must then be in ``attr_classes``;
     :ref:`def-missing`). Without a training set the signs and Multi_MALS's
     indicator are cross-fitted (``cross_fit``, ``cross_fit_random_state``, as
-    in :class:`CooccurrenceAccumulator`: the batch is the unit of the split,
-    so the value depends on where the batches are cut; one batch equals
-    the function).
+    in :class:`CooccurrenceAccumulator`: the distinct rows counted are split
+    at the end, so any batching gives the function's value).
 
     References
     ----------
@@ -1127,10 +1147,9 @@ class MultiAttributeAccumulator(Accumulator):
     >>> round(res.mals.value, 4), round(res.g_to_m.value, 4), res.m_to_g.value
     (0.0833, 0.0625, 0.0)
 
-    Without a training set the signs are cross-fitted over two folds of every
-    batch (``cross_fit=None``; the batch is the unit of the split, see
-    :class:`CooccurrenceAccumulator`); ``cross_fit=False`` reads them from
-    every test row (the plug-in).
+    Without a training set the signs are cross-fitted over two folds of all
+    the rows counted (``cross_fit=None``, see :class:`CooccurrenceAccumulator`);
+    ``cross_fit=False`` reads them from every test row (the plug-in).
     """
 
     families = REGISTRY.named("accumulator", "MultiAttributeAccumulator")

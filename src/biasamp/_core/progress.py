@@ -224,3 +224,13 @@ class LineProgress:
             if line:
                 self._write(line)
                 self._printed = True
+
+
+def format_size(n: float) -> str:
+    """A number of bytes as people read it: ``512 B``, ``1.5 KiB``, ``2.0 GiB`` (powers of 1024)."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"

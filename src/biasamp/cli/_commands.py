@@ -67,6 +67,7 @@ import pandas as pd
 from click.core import ParameterSource
 
 from biasamp._core.escape import terminal
+from biasamp._core.progress import format_size
 from biasamp._engine.runs import MAX_N_ITER
 from biasamp.captioning.section import caption_frame
 from biasamp.cli._data import (
@@ -199,15 +200,6 @@ def _check_jobs(ctx: Any, param: Any, value: int) -> int:
     return value
 
 
-def _fmt_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"
-
-
 def _open_dataset(path: str | os.PathLike) -> Any:
     """The footers of a Parquet file or directory; UsageError (exit 2) for a directory without Parquet files."""
     from biasamp.report._stream import ParquetDataset, StreamReadError
@@ -242,11 +234,11 @@ def _decide_streaming(stream: bool | None, data: str, train_path: str | None, va
         what = " and ".join(str(p) for p, _ in inputs)
         if val_path:
             raise click.UsageError(
-                f"{what}: about {_fmt_size(size)} uncompressed, more than --max-memory {_fmt_size(max_memory)}, "
+                f"{what}: about {format_size(size)} uncompressed, more than --max-memory {format_size(max_memory)}, "
                 "so it would be streamed, but --val (threshold calibration) is not supported when streaming; "
                 "pass --no-stream to load it in memory, or a larger --max-memory")
-        click.echo(f"streaming {terminal(what)}: about {_fmt_size(size)} uncompressed, more than --max-memory "
-                   f"{_fmt_size(max_memory)} (--no-stream loads it in memory)", err=True)
+        click.echo(f"streaming {terminal(what)}: about {format_size(size)} uncompressed, more than --max-memory "
+                   f"{format_size(max_memory)} (--no-stream loads it in memory)", err=True)
         return True, datasets
     for p, what in inputs:
         if p not in datasets:
@@ -547,7 +539,7 @@ def _terminal(report: Any) -> str:
 
 
 #: what a command passes to :func:`_run` besides the labels: options of the audit's configuration
-_CONFIG_ARGUMENTS = ("title", "names", "missing", "pos_label", "batch_size", "dpa_rows", "n_jobs")
+_CONFIG_ARGUMENTS = ("title", "names", "missing", "pos_label", "batch_size", "dpa_rows", "n_jobs", "max_memory")
 
 
 def _run(report_kwargs: dict, *, json_path, html_path, no_plots, n_boot, n_iter, attacker, exclude, random_state,
@@ -717,7 +709,9 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
 @click.option("--stream/--no-stream", default=None,
               help="Read Parquet in batches, in bounded memory [default: when larger than --max-memory].")
 @click.option("--max-memory", default="1G", show_default=True, callback=_parse_size, metavar="SIZE",
-              help="Stream Parquet input larger than this uncompressed (from the file footers), e.g. 500M, 4G.")
+              help="Stream Parquet input larger than this uncompressed (from the file footers), e.g. 500M, 4G; when "
+                   "streaming without --train, also the most the distinct test rows a cross-fitted section keeps may "
+                   "hold.")
 @click.option("--batch-size", type=click.IntRange(1), default=_DEFAULT.batch_size, show_default=True,
               help="Rows per batch when streaming.")
 @click.option("--dpa-rows", type=click.IntRange(0), default=_DEFAULT.dpa_rows, show_default=True,
@@ -794,7 +788,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path))
         sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
         _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows,
-              "n_jobs": n_jobs, **({"scan_statistic": scan_statistic} if scan_statistic is not None else {})},
+              "n_jobs": n_jobs, "max_memory": max_memory,
+              **({"scan_statistic": scan_statistic} if scan_statistic is not None else {})},
              **common, protect=[data, train_path],
              auditor=auditor, attrs=dict.fromkeys(per_attr))
         return

@@ -8,16 +8,17 @@ tables; BiasAmp→ counts the cross blocks of its two directions, BiasAmp_MALS
 the block of the predictions.
 
 Without a training set (no ``train`` counts, no ``update_train``) the signs
-are cross-fitted unless ``cross_fit=False``: every batch is split in two folds
-by :func:`biasamp._core.crossfit.crossfit_splits` (the batch is the unit of the
-split: one batch is the functional API's split exactly; k batches halve every
-attribute class within each batch, an equally valid split that depends on the
-batching), and the state's ``folds`` table holds the Gram table of each fold,
-one split per statistic (BiasAmp→: A→T's, then T→A's; BiasAmp_MALS: one). The
-streamed bootstrap's replicate rows carry the fold: a row's left vector
-``[1|A|Â]`` sits in the block of its fold (:func:`fold_rows`), so every
+are cross-fitted unless ``cross_fit=False``, over every row at once: the state
+keeps the distinct rows it counted (``rowset``, :class:`biasamp._engine.rowset.RowSet`),
+and :func:`_folds` splits them at the end with
+:func:`biasamp._core.crossfit.crossfit_splits` exactly as the function splits
+all rows, one split per statistic (BiasAmp→: A→T's, then T→A's; BiasAmp_MALS:
+one), so any batching gives the function's value. The streamed bootstrap's
+group tables are dealt from the row set then (:func:`replicate_groups`): a
+unit's left vector ``[1|A|Â]`` sits in the block of its fold, so every
 replicate table holds every fold's table side by side, as the in-memory
-bootstrap's cells do.
+bootstrap's cells do. A batch's replicate rows laid out on the batch's own folds
+(:func:`fold_rows`) serve the subgroup scan's streamed tables.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.crossfit import (
-    STREAM_FOLDS_NOTE,
+    STREAM_SPLIT_NOTE,
     crossfit_folds,
     crossfit_splits,
     fold_weights,
@@ -47,6 +48,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
+from biasamp._engine.rowset import RowSet, merge_rowsets
 from biasamp._engine.state import (
     CountState,
     ReplicateRows,
@@ -142,6 +144,8 @@ class CooccurrenceState(CountState):
     weighted: bool = meta(False, any_of)
     rows: RowFilter | None = meta(None, sum_filters)
     train_rows: RowFilter | None = meta(None, sum_filters)
+    # cross-fitting: the distinct rows counted, split at the end as the function splits all rows
+    rowset: RowSet | None = meta(None, merge_rowsets)
 
 
 # --------------------------------------------------------------------------- #
@@ -255,17 +259,23 @@ def count(settings: CooccurrenceSettings, roles: Mapping[str, Any],
     ka, kt = len(settings.attr_classes), len(settings.task_classes)
     _embed(state.gram, counts, ka, kt)
     n = next(m.n_rows for m in (*left, *right))
-    shares = _split(settings, {**a, **t}, weights)
-    _count_folds(settings, state.folds, left, right, weights, shares)
+    rowset = None
+    if settings.folds:  # the distinct rows, split at the end over every row (one dataset, one number)
+        _split(settings, {**a, **t}, None, check_only=True)
+        rowset = RowSet.of({**a, **t}, weights)
+    # the replicate rows of a batch laid out on the batch's own folds: the subgroup scan's streamed tables
+    # (an accumulator's bootstrap deals the row set's units to its groups instead: replicate_groups)
+    shares = _split(settings, {**a, **t}, weights) if replicate else []
     boot = _three_way(settings, state.agree, a, t, n, weights, replicate, shares)
     state = replace(state, roles=(counts.attr_roles, counts.task_roles), soft_roles=counts.soft_roles,
-                    predictions=joined("hard", said_a, said_t), weighted=weights is not None, rows=rows)
+                    predictions=joined("hard", said_a, said_t), weighted=weights is not None, rows=rows,
+                    rowset=rowset)
     if boot is None:
         return state, None
     return state, ReplicateRows(boot[0], boot[1], n, arrays["row_ids"])
 
 
-def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | None) -> list:
+def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | None, check_only: bool = False) -> list:
     """Per split, every row of the batch's share of fold 0 (None: a split the batch does not give); [] without folds.
 
     The split of the functional API (:func:`biasamp._core.crossfit.crossfit_splits`),
@@ -275,6 +285,8 @@ def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | 
     if not settings.folds:
         return []
     if settings.metric == "directional":
+        if check_only:
+            return []
         given = [d for d in _SPLITS if _NEEDS[d] in by_role]
         splits = crossfit_splits(by_role, [_SPLITS[d][0] + _SPLITS[d][1] for d in given], weights=weights,
                                  random_state=settings.split_seed)
@@ -286,6 +298,8 @@ def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | 
                              "the test ground truth attr and task (or construct the accumulator with cross_fit=None "
                              "and give a training set)")
         return [None]  # a training set must give the indicator (compute() says so otherwise)
+    if check_only:
+        return []
     # unstratified, as bias_amp_mals: a share statistic's two folds must not share the groups' sizes
     return [crossfit_folds(by_role["attr"], [by_role["task"], by_role["task_pred"]], attr_pred=by_role["attr_pred"],
                            weights=weights, random_state=settings.split_seed, stratified=False)]
@@ -419,12 +433,29 @@ def cross_fitted(settings: CooccurrenceSettings, state: CooccurrenceState) -> bo
     return settings.folds and not state.train_gram[0, 0] > 0
 
 
+def _folds(settings: CooccurrenceSettings, state: CooccurrenceState) -> np.ndarray:
+    """The Gram table of each fold of each split ``(split, fold, *gram)``: the row set split as the function splits
+    all rows (the distinct rows with their multiplicities as integer weights), counted once per row set."""
+    rowset = state.rowset
+    if rowset is None:
+        return state.folds
+    memo = rowset.memo.get("folds")
+    if memo is None:
+        roles, weights = rowset.rows()
+        memo = np.zeros_like(state.folds)
+        _count_folds(settings, memo, [roles[r] for r in ATTR_ROLES if r in roles],
+                     [roles[r] for r in TASK_ROLES if r in roles], weights, _split(settings, roles, weights))
+        rowset.memo["folds"] = memo
+    return memo
+
+
 def fold_counts(settings: CooccurrenceSettings, state: CooccurrenceState,
                 split: int) -> tuple[CooccurrenceCounts, CooccurrenceCounts]:
     """The two folds of split ``split`` as count tables of every role (restrict them to a statistic's roles)."""
     every = {(a, t) for a in ATTR_ROLES for t in TASK_ROLES}
+    folds = _folds(settings, state)
     return tuple(CooccurrenceCounts(settings.attr_classes, settings.task_classes, ATTR_ROLES, TASK_ROLES,
-                                    state.folds[split, f].copy(), state.soft_roles, frozenset(every - settings.pairs),
+                                    folds[split, f].copy(), state.soft_roles, frozenset(every - settings.pairs),
                                     state.weighted, None, state.predictions)
                  for f in (0, 1))  # type: ignore[return-value]
 
@@ -507,10 +538,10 @@ def resample_directional(settings: CooccurrenceSettings, state: CooccurrenceStat
         w = _gram_shape(settings)[0]
         blocks = [(list(_SPLITS).index(d), f) for d in given for f in (0, 1)]
         laid = np.concatenate([(2 * s + f) * w + rows for s, f in blocks])
-        full = np.concatenate([state.folds[s, f][np.ix_(rows, cols)] for s, f in blocks])
+        full = np.concatenate([_folds(settings, state)[s, f][np.ix_(rows, cols)] for s, f in blocks])
         plan = directional_evaluator(point, classes, None, full, (a_roles, t_roles), agree, bool(state.soft_roles),
                                      folds=(len(rows), False, given))
-        plan.notes.append(STREAM_FOLDS_NOTE)
+        plan.notes.append(STREAM_SPLIT_NOTE)
         return plan, full, boot[:, laid][:, :, cols]
     full = state.gram[np.ix_(rows, cols)]
     reps = _merged(settings, boot, list(_SPLITS).index(given[0]))[:, rows][:, :, cols]
@@ -529,10 +560,10 @@ def resample_mals(settings: CooccurrenceSettings, state: CooccurrenceState, boot
     train, _ = train_counts_of(settings, state)
     classes = (settings.attr_classes, settings.task_classes)
     if cross_fitted(settings, state):
-        full = np.concatenate([state.folds[0, 0], state.folds[0, 1]])
+        full = np.concatenate([_folds(settings, state)[0, 0], _folds(settings, state)[0, 1]])
         plan = mals_evaluator(point, classes, None, folds=_gram_shape(settings)[0],
                               group_options=settings.group_options)
-        plan.notes.append(STREAM_FOLDS_NOTE)
+        plan.notes.append(STREAM_SPLIT_NOTE)
         return plan, full, boot
     rows, cols = _blocks(settings, ("attr_pred",), ("task_pred",))
     full = state.gram[np.ix_(rows, cols)]
@@ -540,14 +571,46 @@ def resample_mals(settings: CooccurrenceSettings, state: CooccurrenceState, boot
     return mals_evaluator(point, classes, _as_count(train.cross("attr", "task"))), full, reps
 
 
+def keeps_rows(settings: CooccurrenceSettings) -> bool:
+    """Whether a state keeps its distinct rows (``cross_fit`` not False): its bootstrap's group tables are then
+    dealt from them at the end (:func:`replicate_groups`), none are added batch by batch."""
+    return settings.folds
+
+
+def replicate_groups(settings: CooccurrenceSettings, state: CooccurrenceState, n_groups: int,
+                     seed: int) -> np.ndarray | None:
+    """The streamed bootstrap's group tables ``(G, *cells)`` of a state that keeps its rows (``cross_fit`` not
+    False), dealt from its row set (:func:`biasamp._engine.rowset.dealt_group_tables`) in the blocks of their
+    folds; once a training set was counted (no cross-fitting) every row in fold 0 (the blocks are read added).
+    None without a row set."""
+    from scipy import sparse
+
+    from biasamp._engine.resample import augmented, label_rows
+    from biasamp._engine.rowset import dealt_group_tables
+
+    if state.rowset is None:
+        return None
+    roles, weights = state.rowset.rows()
+    n = len(weights)
+    idx = np.arange(n)
+    ka, kt = len(settings.attr_classes), len(settings.task_classes)
+    rows = {r: label_rows(m, idx) for r, m in roles.items()}
+    left = augmented([rows.get(r, sparse.csr_matrix((n, ka))) for r in ATTR_ROLES], n)
+    right = augmented([rows.get(r, sparse.csr_matrix((n, kt))) for r in TASK_ROLES], n)
+    shares = _split(settings, roles, weights) if cross_fitted(settings, state) else [weights] * settings.n_splits
+    return dealt_group_tables(left, right, weights, shares, cells(settings), n_groups, seed)
+
+
 _CLASSES = {"attr": ClassList("attr_classes", ("attr", "attr_train")),
             "task": ClassList("task_classes", ("task", "task_train"))}
 
 DIRECTIONAL_STREAM = Streaming(
     classes=_CLASSES, settings=directional_settings, start=start, count=count, compute=compute_directional,
-    cells=cells, resample=resample_directional, count_train=count_train,
+    cells=cells, resample=resample_directional, count_train=count_train, replicate_groups=replicate_groups,
+    late_replicates=keeps_rows,
 )
 MALS_STREAM = Streaming(
     classes=_CLASSES, settings=mals_settings, start=start, count=count, compute=compute_mals,
-    cells=cells, resample=resample_mals, count_train=count_train,
+    cells=cells, resample=resample_mals, count_train=count_train, replicate_groups=replicate_groups,
+    late_replicates=keeps_rows,
 )

@@ -8,13 +8,14 @@ sets with their multiplicities (a summary that merges exactly), and its end
 (``freeze``) chooses M from them as :func:`~biasamp.multi_bias_amp` does.
 
 Without a training set (no ``update_train``) the signs ``y_gm`` and Multi_MALS's
-indicator are cross-fitted unless ``cross_fit=False``: every batch is split in
-two folds by :func:`biasamp._core.crossfit.crossfit_splits`, one split per
-metric (Multi_MALS, G→M, M→G: the roles each reads), and the state's ``folds``
-table holds the table ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]`` of each fold of each split.
-The batch is the unit of the split (one batch is the function's split; k
-batches halve every group within each batch). The streamed bootstrap's rows
-carry their fold (their left vector ``[1|G|Ĝ]`` in the block of their fold).
+indicator are cross-fitted unless ``cross_fit=False``, over every row at once:
+the state keeps the distinct rows it counted (``rowset``), and :func:`_folds`
+splits them at the end with :func:`biasamp._core.crossfit.crossfit_splits`, one
+split per metric (Multi_MALS, G→M, M→G: the roles each reads), into the table
+``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]`` of each fold of each split, as the function does:
+any batching gives the function's value. The streamed bootstrap's group tables
+are dealt from the row set at the end (:func:`replicate_groups`, a unit's left
+vector ``[1|G|Ĝ]`` in the block of its fold).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from biasamp._core.crossfit import (
-    STREAM_FOLDS_NOTE,
+    STREAM_SPLIT_NOTE,
     crossfit_splits,
     fold_weights,
     stream_check_train,
@@ -38,6 +39,7 @@ from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
 from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
+from biasamp._engine.rowset import RowSet, merge_rowsets
 from biasamp._engine.state import (
     CountState,
     ReplicateRows,
@@ -170,6 +172,8 @@ class MultiState(CountState):
     weighted: bool = meta(False, any_of)
     rows: RowFilter | None = meta(None, sum_filters)
     train_rows: RowFilter | None = meta(None, sum_filters)
+    # cross-fitting: the distinct rows counted, split at the end as the function splits all rows
+    rowset: RowSet | None = meta(None, merge_rowsets)
 
 
 # --------------------------------------------------------------------------- #
@@ -454,27 +458,33 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
     state.joint_ghat_mhat += table[1 + ng:, 1 + len(fixed[1]):]
     state.n_test = state.n_test + table[0, 0]
     state.test_attr += table[1:1 + ng, 0]
-    shares = _split(settings, g, a, weights)
-    for s, share in enumerate(shares):
-        if share is None:
-            continue
-        for f, part in enumerate(fold_weights(share, weights)):
-            idx = np.flatnonzero(part > 0)
-            if idx.size:
-                state.folds[s, f] += _count_table(settings, {k: take_rows(m, idx) for k, m in g.items()},
-                                                  {k: take_rows(m, idx) for k, m in a.items()},
-                                                  {k: c[idx] for k, c in codes.items()},
-                                                  None if weights is None else part[idx], len(idx))
+    rowset = RowSet.of({**g, **a}, weights) if settings.folds else None  # split at the end, over every row
     state = replace(state, roles=(attr_pred is not None, task_pred is not None), rows=rows,
-                    weighted=weights is not None)
+                    weighted=weights is not None, rowset=rowset)
     if not replicate:
         return state, None
+    from scipy import sparse
+
+    left, right = _table_rows(settings, g, a, codes, n)
+    if settings.folds:  # a row's left vector in the block of its fold of every split of the batch (weighted by its
+        # share): the subgroup scan's streamed tables, and the training set's (the blocks are then added);
+        # an accumulator's cross-fitted bootstrap deals the row set's units instead (replicate_groups)
+        from biasamp.cooccurrence._stream import fold_rows
+
+        left = fold_rows(left, _split(settings, g, a, weights), weights, missing_in_fold0=False)
+    elif weights is not None:  # a row's replicate weight multiplies its sample weight
+        left = sparse.csr_matrix(sparse.diags(weights) @ left)
+    return state, ReplicateRows(left, right, n, arrays["row_ids"])
+
+
+def _table_rows(settings: MultiSettings, g: dict, a: dict, codes: dict, n: int) -> tuple[Any, Any]:
+    """Every row's table vectors: ``[1 | group | predicted group]`` and ``[1 | M contained in T | in T̂]``."""
     from scipy import sparse
 
     from biasamp._engine.resample import augmented, label_rows
     from biasamp.multiattribute._plan import containment_rows
 
-    idx, combos = np.arange(n), settings.combinations
+    idx, combos, ng = np.arange(n), settings.combinations, len(settings.attr_classes)
 
     def onehot(name):
         if name not in codes:
@@ -487,14 +497,60 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
         return containment_rows(label_rows(a[name], idx), settings.task_classes, combos)
 
     left = augmented([onehot("attr"), onehot("attr_pred")], n)
-    if settings.folds:  # a row's left vector in the block of its fold of every split (weighted by its share)
-        from biasamp.cooccurrence._stream import fold_rows
+    return left, augmented([contained("task"), contained("task_pred")], n)
 
-        left = fold_rows(left, shares, weights, missing_in_fold0=False)
-    elif weights is not None:  # a row's replicate weight multiplies its sample weight
-        left = sparse.csr_matrix(sparse.diags(weights) @ left)
-    right = augmented([contained("task"), contained("task_pred")], n)
-    return state, ReplicateRows(left, right, n, arrays["row_ids"])
+
+def _split_rows(state: MultiState) -> tuple[dict, dict, np.ndarray]:
+    """The row set's rows as the group and task roles, and their weights."""
+    assert state.rowset is not None
+    roles, weights = state.rowset.rows()
+    return ({k: m for k, m in roles.items() if k in ("attr", "attr_pred")},
+            {k: m for k, m in roles.items() if k in ("task", "task_pred")}, weights)
+
+
+def _folds(settings: MultiSettings, state: MultiState) -> np.ndarray:
+    """Each split's fold tables ``(split, fold, *table)``: the row set split as :func:`~biasamp.multi_bias_amp`
+    splits all rows (the distinct rows with their multiplicities as integer weights), counted once."""
+    rowset = state.rowset
+    if rowset is None:
+        return state.folds
+    memo = rowset.memo.get("folds")
+    if memo is None:
+        g, a, weights = _split_rows(state)
+        codes = {name: _group_codes(m) for name, m in g.items()}
+        memo = np.zeros_like(state.folds)
+        for s, share in enumerate(_split(settings, g, a, weights)):
+            if share is None:
+                continue
+            for f, part in enumerate(fold_weights(share, weights)):
+                idx = np.flatnonzero(part > 0)
+                if idx.size:
+                    memo[s, f] += _count_table(settings, {k: take_rows(m, idx) for k, m in g.items()},
+                                               {k: take_rows(m, idx) for k, m in a.items()},
+                                               {k: c[idx] for k, c in codes.items()}, part[idx], len(idx))
+        rowset.memo["folds"] = memo
+    return memo
+
+
+def keeps_rows(settings: MultiSettings) -> bool:
+    """Whether a state keeps its distinct rows (``cross_fit`` not False): its bootstrap's group tables are then
+    dealt from them at the end (:func:`replicate_groups`), none are added batch by batch."""
+    return settings.folds
+
+
+def replicate_groups(settings: MultiSettings, state: MultiState, n_groups: int, seed: int) -> np.ndarray | None:
+    """The streamed bootstrap's group tables of a state that keeps its rows (``cross_fit`` not False), dealt from
+    its row set (:func:`biasamp._engine.rowset.dealt_group_tables`) in the blocks of their folds; once a training
+    set was counted every row in fold 0 (the blocks are read added). None without a row set."""
+    from biasamp._engine.rowset import dealt_group_tables
+
+    if state.rowset is None:
+        return None
+    g, a, weights = _split_rows(state)
+    codes = {name: _group_codes(m) for name, m in g.items()}
+    left, right = _table_rows(settings, g, a, codes, len(weights))
+    shares = _split(settings, g, a, weights) if cross_fitted(settings, state) else [weights] * settings.n_splits
+    return dealt_group_tables(left, right, weights, shares, cells(settings), n_groups, seed)
 
 
 def _count_table(settings: MultiSettings, g: dict, a: dict, codes: dict, weights: np.ndarray | None,
@@ -644,7 +700,7 @@ def fold_counts(settings: MultiSettings, state: MultiState, counts: MultiAttribu
     has_gp, has_ap = state.roles if state.roles is not None else (False, False)
     out = []
     for f in (0, 1):
-        t = state.folds[list(_SPLITS).index(key), f]
+        t = _folds(settings, state)[list(_SPLITS).index(key), f]
         if counts.weighted:
             def table(x):
                 return np.array(x, dtype=np.float64)
@@ -697,9 +753,9 @@ def resample(settings: MultiSettings, state: MultiState, boot: np.ndarray) -> tu
     if cross_fitted(settings, state):
         blocks = [(list(_SPLITS).index(key), f) for key in given for f in (0, 1)]
         laid = np.concatenate([(2 * s + f) * w + np.arange(w) for s, f in blocks])
-        full = np.concatenate([state.folds[s, f][:, cols] for s, f in blocks])
+        full = np.concatenate([_folds(settings, state)[s, f][:, cols] for s, f in blocks])
         plan = multi_evaluator(point, folds=(w, given), group_options=settings.group_options)
-        plan.notes.append(STREAM_FOLDS_NOTE)
+        plan.notes.append(STREAM_SPLIT_NOTE)
         return plan, full, boot[:, laid][:, :, cols]
     full = np.zeros((1 + 2 * g, 1 + 2 * k))
     full[0, 0] = state.n_test
@@ -716,7 +772,7 @@ MULTI_STREAM = Streaming(
     classes={"attr": ClassList("attr_classes", ("attr", "attr_train")),
              "task": ClassList("task_classes", ("task", "task_train"))},
     settings=multi_settings, start=start, count=count, compute=compute, cells=cells, resample=resample,
-    count_train=count_train,
+    count_train=count_train, replicate_groups=replicate_groups, late_replicates=keeps_rows,
     prepass=Prepass(needed=_needed, start=_collect_start, count=collect, end=freeze, reads=("task", "task_train"),
                     pending=PENDING, name="combinations"),
     widens=("combinations",),

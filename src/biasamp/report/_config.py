@@ -245,6 +245,15 @@ class AuditConfig(Validated):
     dpa_rows : int, default 200000
         A streamed audit runs DPA and LA on a uniform sample of this many
         test rows (0 leaves them out).
+    max_memory : int, default 2**30
+        A streamed audit without a training set keeps, for each cross-fitted
+        family (BiasAmp→, BiasAmp_MALS, multi-attribute), the distinct test
+        rows it has read, to split them in two folds at the end as the
+        in-memory audit splits all rows; a family whose distinct rows would
+        hold more bytes than this fails with an error that says so (the
+        other sections go on). Rows of one attribute and one task with hard
+        labels repeat, so they rarely come near it; wide multi-label or soft
+        rows can.
     n_jobs : int, default 1
         Worker processes of a streamed audit, at most 1,024 (``-1``: one per core; under
         ``joblib.parallel_config(backend="dask")``, the workers of a
@@ -334,6 +343,8 @@ class AuditConfig(Validated):
     batch_size: int = option(65_536, Interval(Integral, 1, None), doc="rows per record batch when streaming")
     dpa_rows: int = option(200_000, Interval(Integral, 0, None), doc="rows of the DPA/LA sample when streaming")
     n_jobs: int = option(1, Interval(Integral, 1, MAX_JOBS), OneOf(-1), doc="worker processes of a streamed audit")
+    max_memory: int = option(2**30, Interval(Integral, 1, None),
+                             doc="bytes a streamed family's kept distinct rows may hold (cross-fitted)")
 
     def _normalise(self) -> None:
         for name in ("sections", "exclude"):

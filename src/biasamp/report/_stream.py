@@ -125,8 +125,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from biasamp._core.crossfit import STREAM_FOLDS_NOTE
-from biasamp._core.progress import progress_bar
+from biasamp._core.crossfit import STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE
+from biasamp._core.progress import format_size, progress_bar
 from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, ClassList, Family
 from biasamp.captioning.section import CAPTION_COLUMNS, NOT_STREAMED
@@ -775,8 +775,10 @@ class _Family:
     the error a single pass over every row would have met first.
     """
 
-    def __init__(self, key: str, make: Any, errors: str, family: str | None = None) -> None:
+    def __init__(self, key: str, make: Any, errors: str, family: str | None = None,
+                 max_memory: int | None = None) -> None:
         self.key = key
+        self.max_memory = max_memory  # the most bytes the accumulator's kept distinct rows may hold
         self.family = key if family is None else family  # the registered family it counts (the scan: its statistic's)
         self.errors = errors
         self.acc: Any = None
@@ -797,10 +799,23 @@ class _Family:
             return
         try:
             getattr(self.acc, method)(*args, **kwargs)
+            self._check_held()
         except Exception as exc:
             if self.errors == "raise":
                 raise
             self.acc, self.error, self.error_stage = None, _located(exc, where), self.stage
+
+    def _check_held(self) -> None:
+        """``ValueError`` when the distinct rows a cross-fitted accumulator keeps (to split every row at the end)
+        hold more than ``max_memory`` bytes: what bounds a streamed audit's memory without a training set."""
+        held = getattr(getattr(self.acc, "state", None), "rowset", None)
+        if self.max_memory is None or held is None or held.nbytes <= self.max_memory:
+            return
+        raise ValueError(
+            f"the {held.n_distinct:,} distinct test rows kept to split every row in two folds at the end "
+            f"(cross-fitting without a training set) hold {format_size(held.nbytes)}, more than max_memory "
+            f"(--max-memory) {format_size(self.max_memory)}: give a training set (--train), turn cross-fitting "
+            "off (cross_fit=False, --no-cross-fit), or allow more memory")
 
     def shipped(self) -> _Family:
         """A copy to count other rows with (in a worker): its accumulator, which has counted nothing yet, travels
@@ -826,7 +841,13 @@ class _Family:
         if other.error is not None and (self.error is None or other.error_stage < self.error_stage):
             self.acc, self.error, self.error_stage = None, other.error, other.error_stage
         elif self.acc is not None and other.acc is not None:
-            self.acc.merge(other.acc)
+            try:
+                self.acc.merge(other.acc)
+                self._check_held()
+            except Exception as exc:
+                if self.errors == "raise":
+                    raise
+                self.acc, self.error, self.error_stage = None, exc, max(self.stage, other.stage)
         return self
 
     def result(self, opt: AuditConfig) -> SectionResult:
@@ -844,7 +865,7 @@ class _Family:
         except ValueError as exc:
             return SectionResult(compute, notes=[f"no bootstrap interval: {exc}"])
         # the one note a stream adds to the section's own: where its folds came from (when it cross-fitted)
-        folds = [n for n in boot.notes if n == STREAM_FOLDS_NOTE]
+        folds = [n for n in boot.notes if n in (STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE)]
         return SectionResult(compute, notes=[_interval_note(opt.ci_method), *folds], bootstrap=boot)
 
 
@@ -1319,8 +1340,8 @@ def stream_audit(
     >>> rep.table["value"].tolist() == ref.table["value"].tolist(), bool(rep.table["ci_low"].notna().all())
     (True, True)
 
-    Without a training set the stream cross-fits the signs within each batch
-    of 128 rows (the default), the in-memory audit over all 400 rows at once.
+    Without a training set both cross-fit the signs over all 400 rows at once
+    (the stream splits the distinct rows it kept, at the end): the same values.
     >>> tmp.cleanup()
     """
     if fairness is not None:  # the former spelling of the fairness options: keywords like the others
@@ -1392,7 +1413,7 @@ def stream_audit(
         classes, options = setup
         boot = {"n_boot": family_n_boot(opt, family), "random_state": opt.seed(family.key)}
         fam[family.key] = _Family(family.key, partial(_accumulator, family.key, classes, {**options, **boot}),
-                                  config.errors)
+                                  config.errors, max_memory=opt.max_memory)
     if features:  # the subgroup scan: its own accumulator, counted with the families
         scanned = _scan_family(config, columns, class_list, levels, has_train)
         if scanned is not None:

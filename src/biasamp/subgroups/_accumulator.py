@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from biasamp._core.crossfit import STREAM_FOLDS_NOTE
+from biasamp._core.crossfit import STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE
 from biasamp._core.labels import _sorted_classes
 from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._engine.resample import (
@@ -462,8 +462,10 @@ class ScanAccumulator:
         frame.insert(1, "order", [orders[i] for i in keep])
         frame.insert(2, "n", sizes[keep])
         frame["conditions"] = [conds[i] for i in keep]
-        # one batch of test rows is the one-shot split: the streamed layers' note on per-batch folds does not apply
-        notes = rule_notes(self.levels) + [n for n in plan.notes if self.batches > 1 or n != STREAM_FOLDS_NOTE]
+        # one batch of test rows is the one-shot split; with more, the subgroups' replicate tables split each batch
+        split = [n for n in plan.notes if n in (STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE)]
+        notes = rule_notes(self.levels) + [n for n in plan.notes if n not in split]
+        notes += [STREAM_FOLDS_NOTE] if split and self.batches > 1 else []
         notes += _band_notes(band.critical, level)
         return ScanResult.build(frame, statistic=spec.name, family=fam.title, level=level, n_boot=self.n_boot,
                                 critical_value=band.critical, overall=overall, max_order=self.max_order,

@@ -1,0 +1,240 @@
+"""The multiset of the distinct rows a stream has counted: what makes a cross-fitted stream batch-free.
+
+Without a training set, the cross-fitted families split the test rows in two
+folds (:mod:`biasamp._core.crossfit`). That split is a function of the
+*multiset* of rows (row order does not matter, and a row of integer weight w
+is w repeated rows), so a stream that keeps the distinct rows it has seen,
+with their multiplicities, can split all of them at the end exactly as the
+function splits the rows of one call: any batching of an accumulator, merged
+accumulators (ranks, Dask partitions) and the streamed audit then give the
+function's value (docs/definitions.md, "One dataset, one number").
+
+A :class:`RowSet` holds, for the label roles a family reads (encoded
+:class:`~biasamp._core.labels.LabelMatrix` objects on the accumulator's class
+lists), the distinct rows in a canonical order (sorted by content, never by
+arrival) and each one's multiplicity. A row's sample weight is part of its
+content (1 for an unweighted row), and the multiplicity counts the rows of that
+content and weight: the split counts integer weights in units (a row of weight
+w is w rows), a non-integer weight makes every row one unit of its own weight
+(:func:`biasamp._core.crossfit.weight_units`), and :meth:`RowSet.rows` gives the
+rows back in the form that reproduces either.
+
+Memory is bounded by the number of distinct rows over the roles read: one code
+(8 bytes) per single-label role, ``ceil(K/8)`` bytes per multi-label 0/1 role
+of ``K`` classes (8 bytes per class for probabilities), and 16 bytes of
+multiplicity and unit weight, per distinct row. An audit of one attribute and
+one binary task with hard predictions holds at most ``|A|² · 4`` distinct rows
+whatever the number of rows; wide multi-label rows or probabilities may be
+nearly all distinct (then it grows with the rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from biasamp._core.labels import LabelMatrix
+from biasamp._engine.resample import canonical_ids, first_rows, key_columns
+
+__all__ = ["RowSet", "deal_units", "dealt_group_tables", "merge_rowsets"]
+
+
+def _concat(ms: list[LabelMatrix]) -> LabelMatrix:
+    """Label matrices of the same role and classes, one under the other."""
+    first = ms[0]
+    if all(m.codes is not None for m in ms):
+        return replace(first, codes=np.concatenate([m.codes for m in ms]))
+    dense = np.concatenate([m.dense if m.codes is None else _one_hot(m) for m in ms])
+    return replace(first, codes=None, dense=dense, soft=any(m.soft for m in ms))
+
+
+def _one_hot(m: LabelMatrix) -> np.ndarray:
+    out = np.zeros((m.n_rows, m.n_classes), dtype=np.uint8)
+    out[np.arange(m.n_rows), m.codes] = 1
+    return out
+
+
+def _take(m: LabelMatrix, rows: np.ndarray) -> LabelMatrix:
+    if m.codes is not None:
+        return replace(m, codes=m.codes[rows])
+    dense = m._dense()[rows]
+    if not m.soft and dense.dtype != np.uint8:  # 0/1 indicators held in a byte each
+        dense = dense.astype(np.uint8)
+    return replace(m, dense=dense)
+
+
+@dataclass(frozen=True, eq=False)
+class RowSet:
+    """The distinct rows of the roles counted (canonical order) and their multiplicities.
+
+    ``roles``: role -> :class:`LabelMatrix` of the distinct rows;
+    ``counts``: each distinct row's multiplicity (the rows of that content and weight);
+    ``unit``: each distinct row's sample weight (1.0 when unweighted).
+    """
+
+    roles: Mapping[str, LabelMatrix]
+    counts: np.ndarray
+    unit: np.ndarray
+    #: what a family computed from these rows once (its fold tables), kept for the next reading
+    memo: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, roles: Mapping[str, LabelMatrix], weights: np.ndarray | None) -> RowSet:
+        """The rows of one batch (encoded roles, one sample weight per row or None)."""
+        n = next(iter(roles.values())).n_rows
+        unit = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+        return cls._distinct(dict(roles), np.ones(n), unit)
+
+    @classmethod
+    def _distinct(cls, roles: dict, counts: np.ndarray, unit: np.ndarray) -> RowSet:
+        keep = counts > 0
+        if not keep.all():
+            idx = np.flatnonzero(keep)
+            roles, counts, unit = {r: _take(m, idx) for r, m in roles.items()}, counts[idx], unit[idx]
+        if not len(counts):
+            return cls(roles, counts, unit)
+        cols: list[np.ndarray] = []
+        for r in sorted(roles):
+            cols.extend(key_columns(roles[r]))
+        cols.append(unit)
+        ids = canonical_ids(cols)
+        n_cells = int(ids.max()) + 1
+        rep = first_rows(ids, n_cells)
+        return cls({r: _take(m, rep) for r, m in roles.items()}, np.bincount(ids, weights=counts, minlength=n_cells),
+                   unit[rep])
+
+    def __add__(self, other: RowSet) -> RowSet:
+        if set(self.roles) != set(other.roles):
+            raise ValueError(f"cannot merge the rows of roles {sorted(self.roles)} and {sorted(other.roles)}: "
+                             "every batch must give the same label arguments")
+        roles = {r: _concat([self.roles[r], other.roles[r]]) for r in self.roles}
+        return self._distinct(roles, np.concatenate([self.counts, other.counts]),
+                              np.concatenate([self.unit, other.unit]))
+
+    @property
+    def n_distinct(self) -> int:
+        """The number of distinct rows held."""
+        return len(self.counts)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the distinct rows and their multiplicities hold."""
+        size = self.counts.nbytes + self.unit.nbytes
+        for m in self.roles.values():
+            size += (m.codes if m.codes is not None else m._dense()).nbytes
+        return int(size)
+
+    def rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray]:
+        """The rows to count as the function counts all rows: ``(roles, weights)``.
+
+        The split counts integer weights in units (a row of weight w is w
+        rows) while their total is at most
+        :data:`biasamp._core.crossfit.MAX_UNITS`: a distinct row is then given
+        once, of weight ``multiplicity x weight``. Otherwise (a non-integer
+        weight anywhere, or more units) every row is a unit of its own weight,
+        and a distinct row is given once per occurrence.
+        """
+        from biasamp._core.crossfit import MAX_UNITS
+
+        units = self.counts * self.unit
+        if np.array_equal(self.unit, np.rint(self.unit)) and float(units.sum()) <= MAX_UNITS:
+            return dict(self.roles), units
+        idx = np.repeat(np.arange(self.n_distinct), self.counts.astype(np.int64))
+        return {r: _take(m, idx) for r, m in self.roles.items()}, self.unit[idx]
+
+
+def merge_rowsets(mine: RowSet | None, theirs: RowSet | None) -> RowSet | None:
+    """Two states' row sets combined (the ``meta`` combination of a count state)."""
+    if mine is None:
+        return theirs
+    if theirs is None:
+        return mine
+    return mine + theirs
+
+
+def deal_units(units: np.ndarray, n_groups: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every unit of every entry dealt to one of ``n_groups`` groups at random: ``(entry, group, units)`` triples.
+
+    ``units``: whole numbers of units per entry (at most a few dozen each:
+    one draw per unit). Each unit falls in each group with probability
+    ``1 / n_groups``, independently, so the groups are the random groups of
+    rows of the streamed bootstrap (:func:`biasamp._engine.resample.stream_groups`).
+    """
+    units = np.rint(np.asarray(units, dtype=np.float64)).astype(np.int64)
+    entries = np.flatnonzero(units > 0)
+    idx = np.repeat(entries, units[entries])
+    key = idx * n_groups + rng.integers(n_groups, size=len(idx))
+    uk, cnt = np.unique(key, return_counts=True)
+    return uk // n_groups, uk % n_groups, cnt.astype(np.float64)
+
+
+#: entries of more units than this draw their groups with one multinomial (dense tables), the others unit by unit
+_MANY_UNITS = 64
+_ENTRY_CHUNK = 256
+
+
+def dealt_group_tables(left: Any, right: Any, weights: np.ndarray, shares: list, shape: tuple[int, int],
+                       n_groups: int, seed: int) -> np.ndarray:
+    """The streamed bootstrap's ``(G, *shape)`` group tables of rows split in folds only at the end.
+
+    The rows (a row set's, :meth:`RowSet.rows`: ``left``/``right`` their
+    table vectors, ``weights`` their weights, ``shares`` each split's weight
+    of every row in fold 0, None for a split not drawn) cannot be added to the
+    groups batch by batch, since their folds are known only once every row is
+    counted. Every unit of every row (a row of integer weight w is w units, a
+    row of a non-integer weight one unit of that weight) is dealt to one of
+    the ``G`` groups at random, with its fold in each split (of a row's units,
+    those in fold 0 of a split are its first ones: the units are
+    interchangeable), and adds its ``left`` vector, in the block of its fold
+    of every split (``[l·w0 | l·w1]`` per split), times its ``right`` vector
+    to its group's table: what a batch's rows add to theirs. The groups then
+    resample as every streamed bootstrap's. A function of the rows and
+    ``seed`` only, so of no batching. Memory: the tables, and a few hundred
+    rows' draws at a time.
+    """
+    from itertools import product
+
+    from scipy import sparse
+
+    from biasamp._engine.resample import add_keyed_tables
+
+    whole = weights == np.floor(weights)
+    units, scale = np.where(whole, weights, 1.0), np.where(whole, 1.0, weights)
+    n, w = left.shape
+    left, right = sparse.csr_matrix(left), sparse.csr_matrix(right)
+    out = np.zeros((n_groups, *shape), dtype=np.float64)
+    flat = out.reshape(n_groups, -1)
+    valid = [s for s, share in enumerate(shares) if share is not None]
+    fold0 = {s: np.rint(shares[s] / scale) for s in valid}  # a share is a weight: in units
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xC0F1D]))
+    even = np.full(n_groups, 1.0 / n_groups)
+    for pattern in product((0, 1), repeat=len(valid)):  # the units in the same fold of every split
+        lo, hi = np.zeros(n), units.copy()
+        for s, f in zip(valid, pattern):
+            if f:
+                lo = np.maximum(lo, fold0[s])
+            else:
+                hi = np.minimum(hi, fold0[s])
+        count = np.maximum(hi - lo, 0)
+        place = [2 * s + f for s, f in zip(valid, pattern)]
+
+        def laid(rows: np.ndarray, scaled: np.ndarray, place: list = place) -> sparse.csr_matrix:
+            vec = sparse.csr_matrix(sparse.diags(scaled) @ left[rows])
+            blocks = [vec if b in place else sparse.csr_matrix((len(rows), w)) for b in range(2 * len(shares))]
+            return sparse.hstack(blocks, format="csr")
+
+        few = np.flatnonzero(count <= _MANY_UNITS)
+        entry, group, k = deal_units(count[few], n_groups, rng)
+        if len(entry):
+            rows = few[entry]
+            add_keyed_tables(out, laid(rows, k * scale[rows]), right[rows], group)
+        many = np.flatnonzero(count > _MANY_UNITS)
+        for at in range(0, len(many), _ENTRY_CHUNK):  # (entries x groups) draws, then one dense product
+            rows = many[at:at + _ENTRY_CHUNK]
+            draws = rng.multinomial(count[rows].astype(np.int64), even).astype(np.float64)
+            lv, rv = laid(rows, scale[rows]).toarray(), right[rows].toarray()
+            flat += draws.T @ (lv[:, :, None] * rv[:, None, :]).reshape(len(rows), -1)
+    return out

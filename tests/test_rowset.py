@@ -1,0 +1,115 @@
+"""The row set a cross-fitted stream keeps (``biasamp._engine.rowset``), on its own.
+
+Properties derived from its definition (the multiset of the rows counted):
+any cut into batches, merged in any order, gives the row set of all the rows;
+the multiplicities add up to the rows; the rows it gives back reproduce every
+row's content and weight; its size is what it reports.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from biasamp._core.labels import encode_labels
+from biasamp._engine.rowset import RowSet, deal_units, merge_rowsets
+
+
+def _roles(attr: np.ndarray, task: np.ndarray) -> dict:
+    a = encode_labels({"attr": attr}, classes=(0, 1, 2))
+    t = encode_labels({"task": task}, classes=(0, 1, 2, 3))
+    return {**a, **t}
+
+
+def _rows_of(rs: RowSet) -> list[tuple]:
+    """Every row (content and weight) as many times as the row set counts it, sorted."""
+    out = []
+    codes = rs.roles["attr"].codes
+    dense = rs.roles["task"]._dense()
+    for i, c in enumerate(rs.counts.astype(int)):
+        out += [(int(codes[i]), tuple(int(v) for v in dense[i]), float(rs.unit[i]))] * c
+    return sorted(out)
+
+
+def _same(a: RowSet, b: RowSet) -> bool:
+    return (np.array_equal(a.counts, b.counts) and np.array_equal(a.unit, b.unit)
+            and np.array_equal(a.roles["attr"].codes, b.roles["attr"].codes)
+            and np.array_equal(a.roles["task"]._dense(), b.roles["task"]._dense()))
+
+
+@st.composite
+def _data(draw):
+    n = draw(st.integers(1, 60))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    attr = rng.integers(0, 3, n)
+    task = (rng.random((n, 4)) < 0.3).astype(int)
+    kind = draw(st.sampled_from(["none", "integer", "fractional"]))
+    w = None if kind == "none" else rng.integers(1, 4, n).astype(float)
+    if kind == "fractional":
+        w[rng.random(n) < 0.3] = 0.25
+    cuts = sorted(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=5, unique=True))) if n > 1 else []
+    order = draw(st.permutations(range(len(cuts) + 1)))
+    return attr, task, w, cuts, order
+
+
+@settings(max_examples=60, deadline=None)
+@given(_data())
+def test_any_batching_merged_in_any_order_is_the_row_set_of_every_row(data):
+    attr, task, w, cuts, order = data
+    whole = RowSet.of(_roles(attr, task), w)
+    parts = [RowSet.of(_roles(attr[rows], task[rows]), None if w is None else w[rows])
+             for rows in np.split(np.arange(len(attr)), cuts)]
+    merged = None
+    for i in order:
+        merged = merge_rowsets(merged, parts[i])
+    assert merged is not None and _same(merged, whole)
+    # the multiset: every row once per occurrence, with its weight
+    unit = np.ones(len(attr)) if w is None else w
+    expected = sorted((int(a), tuple(int(v) for v in t), float(u)) for a, t, u in zip(attr, task, unit))
+    assert _rows_of(whole) == expected
+    assert whole.counts.sum() == len(attr) and whole.n_distinct == len(set(expected))
+    assert whole.nbytes == (whole.counts.nbytes + whole.unit.nbytes + whole.roles["attr"].codes.nbytes
+                            + whole.roles["task"]._dense().nbytes)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_data())
+def test_the_rows_given_back_carry_every_unit(data):
+    """``rows()``: integer weights come back once per distinct row with weight multiplicity x weight, other
+    weights once per occurrence; either way the total weight and each content's weight are the rows'."""
+    attr, task, w, _, _ = data
+    rs = RowSet.of(_roles(attr, task), w)
+    roles, weights = rs.rows()
+    unit = np.ones(len(attr)) if w is None else w
+    assert np.isclose(weights.sum(), unit.sum(), rtol=0, atol=1e-9)
+    whole = np.array_equal(unit, np.rint(unit))
+    assert len(weights) == (rs.n_distinct if whole else len(attr))
+
+    def by_content(codes, dense, wts):
+        out: dict = {}
+        for c, t, x in zip(codes, dense, wts):
+            key = (int(c), tuple(int(v) for v in t))
+            out[key] = out.get(key, 0.0) + float(x)
+        return {k: round(v, 9) for k, v in out.items()}
+
+    assert by_content(roles["attr"].codes, roles["task"]._dense(), weights) == by_content(attr, task, unit)
+
+
+def test_merging_rows_of_other_roles_is_refused():
+    a = RowSet.of(_roles(np.array([0, 1]), np.array([[1, 0, 0, 1], [0, 1, 1, 0]])), None)
+    b = RowSet.of(encode_labels({"attr": np.array([0, 2])}, classes=(0, 1, 2)), None)
+    with pytest.raises(ValueError, match="every batch must give the same label arguments"):
+        a + b
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=30), st.integers(1, 50), st.integers(0, 2**16))
+def test_dealt_units_each_land_in_one_group(units, n_groups, seed):
+    """Every unit of every entry is dealt to exactly one group: the counts per entry add up to its units."""
+    units = np.array(units, dtype=float)
+    entry, group, k = deal_units(units, n_groups, np.random.default_rng(seed))
+    assert ((group >= 0) & (group < n_groups)).all() and (k >= 1).all()
+    np.testing.assert_array_equal(np.bincount(entry, weights=k, minlength=len(units)), units)
