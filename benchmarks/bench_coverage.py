@@ -82,8 +82,9 @@ resample the groups) at these small sizes, to measure its coverage.
 --stream``'s): the same calls through ``biasamp.dask.bootstrap`` with the label arrays cut into P Dask
 partitions (default 3; the training statistics stay fixed, as in memory), so every test row is hashed into one
 of 1,000 groups and the replicates resample the non-empty groups; ``--stream-groups G`` sets G (e.g. 50: groups
-of 20-80 rows at these sizes, the regime of large streams). The noise-* scenarios are left out (streams do not
-cross-fit the signs).
+of 20-80 rows at these sizes, the regime of large streams). The noise-* scenarios (no training set) cross-fit
+the signs over every row as the function does (streams keep their distinct rows and split them at the end), and
+their replicates deal those rows' units to the groups at the end.
 
 ``--only dpa`` (or a longer prefix of ``dpa-noise-80``, ``dpa-noise-3000``, ``dpa-noise3-3000``,
 ``dpa-noise-80-mlp``) measures instead the coverage of 0 by the DPA and LA intervals
@@ -166,7 +167,8 @@ class Scenario:
 # partitions (the accumulators' streamed bootstrap: hashed group tables; the training statistics stay fixed). Set
 # through the environment so that joblib's worker processes see it too.
 STREAM_PARTITIONS = int(os.environ.get("BIASAMP_BENCH_STREAM", "0"))
-STREAM_FAMILIES = ("fairness", "directional", "mals", "multi", "differential")  # noise-*: streams do not cross-fit
+STREAM_FAMILIES = ("fairness", "directional", "mals", "multi", "differential", "noise-dir", "noise-mals",
+                   "noise-multi")  # every scenario: streams cross-fit the signs as the function does (the row set)
 STREAM_GROUPS = int(os.environ.get("BIASAMP_BENCH_STREAM_GROUPS", "0"))  # --stream-groups G (0: the library's)
 
 
@@ -1220,8 +1222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "uses on large data) instead of the exact multinomial one; needs --n-jobs 1")
     parser.add_argument("--stream", type=int, nargs="?", const=3, default=None, metavar="P",
                         help="the streamed bootstrap instead: biasamp.dask.bootstrap on the test rows cut into P Dask "
-                             "partitions (default 3), i.e. the accumulators' hashed-group bootstrap; the noise-* "
-                             "scenarios (no training set: streams do not cross-fit) are left out")
+                             "partitions (default 3), i.e. the accumulators' hashed-group bootstrap")
     parser.add_argument("--stream-groups", type=int, default=None, metavar="G",
                         help="with --stream: G hashed groups instead of the library's 1,000 (e.g. 50 for groups of "
                              "20-80 rows at these sizes)")

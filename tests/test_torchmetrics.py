@@ -102,9 +102,10 @@ def test_directional_batches_equal_functional(k):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**16), n=st.integers(20, 200), k=st.integers(1, 6))
-def test_any_batching_is_bit_identical(seed, n, k):
-    """Property: however the rows are split, compute() is the functional value (exact integer counts)."""
+@given(seed=st.integers(0, 2**16), n=st.integers(20, 200), k=st.integers(1, 6), cross_fit=st.sampled_from([False, None]))
+def test_any_batching_is_bit_identical(seed, n, k, cross_fit):
+    """Property: however the rows are split, compute() is the functional value (exact integer counts), with the
+    plug-in and with the default (cross-fitted: the distinct rows are split at the end, as the function splits)."""
     rng = np.random.default_rng(seed)
     attr = rng.integers(0, 2, n)
     task = rng.random((n, 3)) < 0.4 + 0.2 * attr[:, None]
@@ -112,10 +113,10 @@ def test_any_batching_is_bit_identical(seed, n, k):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", biasamp.UndefinedPairWarning)
         try:
-            ref = biasamp.bias_amp_directional(attr, task, task_pred=task_pred, cross_fit=False)
+            ref = biasamp.bias_amp_directional(attr, task, task_pred=task_pred, cross_fit=cross_fit)
         except ValueError:  # every pair undefined: the metric must say so too
             ref = None
-        metric = BiasAmpDirectional(2, 3, cross_fit=False)  # the plug-in: the counts of any batching add
+        metric = BiasAmpDirectional(2, 3, cross_fit=cross_fit)
         for rows in splits(n, min(k, n - 1) if n > 1 else 1, rng):
             metric.update(_t(attr[rows]), _t(task[rows]), task_pred=_t(task_pred[rows]))
         if ref is None:
@@ -216,23 +217,28 @@ def test_group_fairness_one_and_all_metrics(soft):
     assert GroupFairness.higher_is_better is False
 
 
-def test_forward_returns_the_batch_value_and_accumulates():
+@pytest.mark.parametrize("cross_fit", [False, None])
+def test_forward_returns_the_batch_value_and_accumulates(cross_fit):
+    """forward() gives the function on the batch, compute() the function on every row: with the plug-in and with
+    the default (cross-fitted over every row at once, whatever the batches)."""
     d = cooc_data()
-    metric = BiasAmpDirectional(3, 6, cross_fit=False)  # the plug-in: the counts of the batches add
+    metric = BiasAmpDirectional(3, 6, cross_fit=cross_fit)
     parts = np.array_split(np.arange(4000), 4)
     for rows in parts:
         batch = metric(_t(d["attr"][rows]), _t(d["task"][rows]), attr_pred=_t(d["attr_pred"][rows]),
                        task_pred=_t(d["task_pred"][rows]))
         one = biasamp.bias_amp_directional(d["attr"][rows], d["task"][rows], attr_pred=d["attr_pred"][rows],
-                                           task_pred=d["task_pred"][rows], cross_fit=False)
+                                           task_pred=d["task_pred"][rows], cross_fit=cross_fit)
         _exactly(batch, one.a_to_t.value)
     assert metric.update_count == 4
-    _exactly(metric.compute(), _directional_ref(d, train=False).a_to_t.value)
+    whole = biasamp.bias_amp_directional(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"],
+                                         cross_fit=cross_fit)
+    _exactly(metric.compute(), whole.a_to_t.value)
     # torchmetrics' own forward (dist_sync_on_step): the same values, the roles of earlier batches kept
-    synced = BiasAmpDirectional(3, 6, dist_sync_on_step=True, cross_fit=False)
+    synced = BiasAmpDirectional(3, 6, dist_sync_on_step=True, cross_fit=cross_fit)
     for rows in parts:
         synced(d["attr"][rows], d["task"][rows], attr_pred=d["attr_pred"][rows], task_pred=d["task_pred"][rows])
-    _exactly(synced.compute(), _directional_ref(d, train=False).a_to_t.value)
+    _exactly(synced.compute(), whole.a_to_t.value)
     with pytest.raises(ValueError, match="same arguments"):
         synced(d["attr"][:50], d["task"][:50], task_pred=d["task_pred"][:50])
 

@@ -234,6 +234,9 @@ class _AccumulatorMetric(Metric):
             self._stream_set = True
         try:
             getattr(acc, method)(*args, **kwargs)
+            held = getattr(self, "_held", None)
+            if held is not None:  # forward: the batch was counted alone; it must carry the earlier batches' arguments
+                held.check_batch(acc.state)
             for table, value in acc._tables().items():
                 state = getattr(self, self._prefix + table)
                 batch = torch.from_numpy(np.asarray(value, dtype=np.float64))
@@ -316,18 +319,34 @@ class _AccumulatorMetric(Metric):
         ``train`` counts, if any; counts of ``update_train`` are not included).
         It raises where the metric is undefined on the batch (e.g. a batch
         showing one group only): in a training loop prefer ``update`` per batch
-        and ``compute`` per epoch.
+        and ``compute`` per epoch. The batch is counted on a state of its own
+        (its own distinct rows, so a cross-fitted batch value is the function
+        on the batch), whose metadata then joins the earlier batches'.
         """
+        if self._is_synced and not self.dist_sync_on_step:
+            raise TorchMetricsUserError(
+                "The Metric shouldn't be synced when performing ``forward``. HINT: Did you forget to call ``unsync`` ?."
+            )
+        acc = self._acc
+        acc._check_counting()
+        held, acc.state = acc.state, acc._declared.start(acc.settings)
+        self._held, counted = held, False
+        try:
+            value = self._forward_batch(*args, **kwargs)
+            counted = True
+            return value
+        finally:
+            self._held = None
+            acc.state = held.combine_meta(acc.state) if counted else held
+
+    def _forward_batch(self, *args: Any, **kwargs: Any) -> Any:
+        """Count the batch into the states and return its headline (the accumulator's state holds the batch)."""
         if self.dist_sync_on_step:  # torchmetrics' path, the batch value synchronised over the ranks
             self._in_forward = True
             try:
                 return super().forward(*args, **kwargs)
             finally:
                 self._in_forward = False
-        if self._is_synced:
-            raise TorchMetricsUserError(
-                "The Metric shouldn't be synced when performing ``forward``. HINT: Did you forget to call ``unsync`` ?."
-            )
         self._keep_batch = True
         try:
             self.update(*args, **kwargs)
@@ -341,8 +360,11 @@ class _AccumulatorMetric(Metric):
     def reset(self) -> None:
         """Zero the counts and forget the roles and flags seen (fixed ``train`` counts and combinations are kept)."""
         super().reset()
-        if not self._in_forward:  # Metric.forward resets internally; the metadata of earlier batches stays
+        if not self._in_forward:
             self._acc.reset()
+        else:  # Metric.forward counts the batch twice, resetting in between: the second count alone is the batch's
+            # (the metadata of earlier batches is held by forward and joins it at the end)
+            self._acc.state = self._acc._declared.start(self._acc.settings)
         self._result = None
 
     def merge_state(self, incoming_state: Any) -> None:
