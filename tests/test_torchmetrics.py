@@ -96,8 +96,11 @@ def test_directional_batches_equal_functional(k):
     acc.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     assert a_to_t.directional_gram.dtype == torch.float64
     np.testing.assert_array_equal(a_to_t.directional_gram.numpy(), acc.gram)
+    # the fold tables (unread: a training set came), and the value that keeps a metric holding its distinct rows
+    # (cross_fit not False) out of torchmetrics' compute groups
     assert set(a_to_t.metric_state) == {"directional_gram", "directional_train_gram", "directional_agree",
-                                        "directional_folds"}  # the fold tables (unread: a training set came)
+                                        "directional_folds", "directional_own_rows"}
+    assert float(a_to_t.directional_own_rows) != float(t_to_a.directional_own_rows)
     np.testing.assert_array_equal(a_to_t.directional_agree.numpy(), acc.agree)  # the McNemar three-way counts
 
 
@@ -365,6 +368,18 @@ def test_metric_collection_compute_groups():
     _exactly(out["mals"], mals_ref.value)
     coll.reset()
     assert all(float(s.abs().sum()) == 0 for m in coll.values() for s in m.metric_state.values())
+    # without a training set (the default: cross-fitted over every row) each metric keeps its distinct rows, so
+    # each is a compute group of its own (a group updates its first member only)
+    coll = MetricCollection({"a_to_t": BiasAmpDirectional(3, 6), "t_to_a": BiasAmpDirectional(3, 6, direction="T->A")})
+    for rows in np.array_split(np.arange(4000), 3):
+        coll.update(_t(d["attr"][rows]), _t(d["task"][rows]), attr_pred=_t(d["attr_pred"][rows]),
+                    task_pred=_t(d["task_pred"][rows]))
+    assert sorted(map(sorted, coll.compute_groups.values())) == [["a_to_t"], ["t_to_a"]]
+    out = coll.compute()
+    cross_fitted = biasamp.bias_amp_directional(d["attr"], d["task"], attr_pred=d["attr_pred"],
+                                                task_pred=d["task_pred"])
+    _exactly(out["a_to_t"], cross_fitted.a_to_t.value)
+    _exactly(out["t_to_a"], cross_fitted.t_to_a.value)
     fair = MetricCollection({"all": GroupFairness(4, ["f", "m"]), "DP": GroupFairness(4, ["f", "m"], metrics="DP")})
     y_true, y_pred, sex, _ = fair_data()
     fair.update(y_true, y_pred, sensitive_features=sex)
@@ -476,15 +491,20 @@ def _worker(rank: int, port: int, outdir: str) -> None:
         out["multi"], out["multi_result"] = multi.compute(), multi.result()
         out["fair"], out["fair_result"] = fair.compute(), fair.result()
         out["local_n"] = float(a_to_t.directional_gram[0, 0])  # compute() unsynced the states again
-        # a collection, synchronised as a whole
-        # (the plug-in: the counts of both ranks' batches add to the function's; cross-fitted, every batch of every
-        # rank would be split on its own)
+        # a collection, synchronised as a whole (the plug-in: the counts of both ranks' batches add)
         coll = MetricCollection({"a_to_t": BiasAmpDirectional(3, 6, cross_fit=False),
                                  "t_to_a": BiasAmpDirectional(3, 6, direction="T->A", cross_fit=False)})
         for rows in _shard(4000, rank):
             coll.update(_t(d["attr"][rows]), _t(d["task"][rows]), attr_pred=_t(d["attr_pred"][rows]),
                         task_pred=_t(d["task_pred"][rows]))
         out["collection"] = coll.compute()
+        # the default (cross-fitted over every row of every rank: each rank's distinct rows gathered at compute);
+        # each metric keeps its rows, so each is its own compute group
+        coll = MetricCollection({"a_to_t": BiasAmpDirectional(3, 6), "t_to_a": BiasAmpDirectional(3, 6, direction="T->A")})
+        for rows in _shard(4000, rank):
+            coll.update(_t(d["attr"][rows]), _t(d["task"][rows]), attr_pred=_t(d["attr_pred"][rows]),
+                        task_pred=_t(d["task_pred"][rows]))
+        out["collection_cross_fitted"] = coll.compute()
         # a rank that counted other arguments: every rank raises the same error, none hangs
         bad = BiasAmpDirectional(3, 6)
         kw = dict(attr_pred=d["attr_pred"][:50]) if rank == 0 else {}
@@ -522,6 +542,8 @@ def test_two_ranks_cooccurrence_bit_identical(ranks):
     d = cooc_data(n=4000)
     ref = _directional_ref(d)
     no_train = _directional_ref(d, train=False)
+    cross_fitted = biasamp.bias_amp_directional(d["attr"], d["task"], attr_pred=d["attr_pred"],
+                                                task_pred=d["task_pred"])
     mals_ref = biasamp.bias_amp_mals(attr_pred=d["attr_pred"],
                                      task_pred=d["task_pred"], attr_train=d["attr_train"], task_train=d["task_train"])
     for out in ranks:
@@ -532,6 +554,8 @@ def test_two_ranks_cooccurrence_bit_identical(ranks):
         assert_same(out["mals_result"], mals_ref)
         _exactly(out["collection"]["a_to_t"], no_train.a_to_t.value)
         _exactly(out["collection"]["t_to_a"], no_train.t_to_a.value)
+        _exactly(out["collection_cross_fitted"]["a_to_t"], cross_fitted.a_to_t.value)
+        _exactly(out["collection_cross_fitted"]["t_to_a"], cross_fitted.t_to_a.value)
     # each rank counted its own uneven share, and compute() left its local state in place
     assert ranks[0]["local_n"] + ranks[1]["local_n"] == 4000
     assert ranks[0]["local_n"] != ranks[1]["local_n"]

@@ -51,6 +51,7 @@ in a first pass).
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -125,6 +126,10 @@ def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     return value
 
 
+#: a number per metric that keeps its distinct rows (see ``_AccumulatorMetric.__init__``)
+_INSTANCES = itertools.count(1)
+
+
 class _AccumulatorMetric(Metric):
     """The generic body: a ``torchmetrics.Metric`` whose states are the count tables of an accumulator.
 
@@ -155,6 +160,13 @@ class _AccumulatorMetric(Metric):
                 raise ValueError(f"the table {table!r} would shadow the attribute {name!r} of {type(self).__name__}")
             self._tables[table] = (arr.shape, arr.dtype)
             self.add_state(name, default=torch.zeros(arr.shape, dtype=torch.float64), dist_reduce_fx="sum")
+        late = accumulator._declared.late_replicates
+        if late is not None and late(accumulator.settings):
+            # the metadata holds the distinct rows counted (cross-fitting, split at compute): a torchmetrics compute
+            # group (MetricCollection updates its first member only) would leave the other members' rows behind,
+            # so a state of a value of its own keeps every such metric in a group of its own (the value is unread)
+            self.add_state(self._prefix + "own_rows", default=torch.tensor(float(next(_INSTANCES)),
+                                                                           dtype=torch.float64), dist_reduce_fx="max")
         self._result: Any = None
         self._keep_batch = False
         self._batch: Accumulator | None = None
