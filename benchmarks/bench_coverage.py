@@ -214,8 +214,8 @@ def _call_directional(sc, s, **kw):
 
 
 def _call_mals(sc, s, **kw):
-    return _boot(biasamp.bias_amp_mals, sc.train["attr"], sc.train["task"], attr_pred=s["attr_pred"],
-                             task_pred=s["task_pred"], **kw)
+    return _boot(biasamp.bias_amp_mals, attr_pred=s["attr_pred"], task_pred=s["task_pred"],
+                 attr_train=sc.train["attr"], task_train=sc.train["task"], **kw)
 
 
 def _call_multi(sc, s, **kw):
@@ -266,17 +266,17 @@ def _labels(s: dict) -> tuple:
 
 def _call_noise_dir(sc, s, **kw):
     args, preds = _labels(s)
-    return biasamp.bootstrap(biasamp.bias_amp_directional, *args, **preds, **PLUG_IN, **kw)
+    return _boot(biasamp.bias_amp_directional, *args, **preds, **PLUG_IN, **kw)
 
 
 def _call_noise_mals(sc, s, **kw):  # the test rows stand in for the training set, as the audit does
     args, preds = _labels(s)
-    return biasamp.bootstrap(biasamp.bias_amp_mals, *args, **preds, **{"cross_fit": True, **PLUG_IN}, **kw)
+    return _boot(biasamp.bias_amp_mals, *args, **preds, **{"cross_fit": True, **PLUG_IN}, **kw)
 
 
 def _call_noise_multi(sc, s, **kw):
     args, preds = _labels(s)
-    return biasamp.bootstrap(biasamp.multi_bias_amp, *args, **preds, **PLUG_IN, **kw)
+    return _boot(biasamp.multi_bias_amp, *args, **preds, **PLUG_IN, **kw)
 
 
 def _values_noise_dir(sc, s):

@@ -312,8 +312,8 @@ def main() -> None:
     if ("memory", 1) in results and streamed:
         same = _compare(results["memory", 1]["json"], results[streamed[0]]["json"])
         print(f"in-memory audit, count-based values: {same}"
-              + ("" if same.startswith("same") else " (expected without a training set: the stream cross-fits the "
-                 "signs within each batch, the in-memory audit over all the rows at once; docs/definitions.md)"))
+              + ("" if same.startswith("same") else " (UNEXPECTED: the stream splits every row at once as the "
+                 "in-memory audit does, docs/definitions.md, 'One dataset, one number')"))
     serial = results.get(("stream", 1))
     for k in streamed:
         if serial is not None and k != ("stream", 1):

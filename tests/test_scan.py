@@ -232,6 +232,38 @@ def test_streamed_and_merged_equal_one_shot():
     pd.testing.assert_frame_equal(one.subgroups, merged.result().subgroups, check_exact=False, rtol=1e-9)
 
 
+@pytest.mark.parametrize("statistic", ["A->T", "MALS", "G->M"])
+def test_cross_fitted_scan_of_any_batching_is_the_one_shot_scan(statistic):
+    """Without a training set (cross-fitted, the default) the scan's tables are dealt at the end from the distinct
+    rows with their features: k uneven batches, and partitions merged in another order, give the one-shot scan."""
+    from biasamp.subgroups._accumulator import statistic_of
+
+    data = _population(13, n=1500)
+    fam, _ = statistic_of(statistic)
+    roles = _roles(fam, data)
+    one = scan(roles["attr"], roles["task"], attr_pred=roles["attr_pred"], task_pred=roles["task_pred"],
+               features=data["features"], statistic=statistic, n_boot=100, random_state=3)
+    levels = feature_levels(data["features"])
+    classes = {"attr": [0, 1], "task": [0, 1, 2] if fam.task_kinds == ("multilabel",) else [0, 1]}
+
+    def counted(batches):
+        acc = ScanAccumulator(statistic, classes, levels, n_boot=100, random_state=3)
+        if acc.phase == "collect":
+            acc.prepass({r: roles[r] for r in ("attr", "task", "attr_pred", "task_pred")}).end_prepass()
+        for rows in batches:
+            acc.update(data["features"].iloc[rows], {r: v[rows] for r, v in roles.items()})
+        return acc
+
+    cuts = np.split(np.arange(1500), [100, 700, 720, 1300])
+    streamed = counted(cuts)
+    assert streamed.boot is None  # nothing dealt batch by batch
+    pd.testing.assert_frame_equal(one.subgroups, streamed.result().subgroups, check_exact=False, rtol=1e-12)
+    parts = [counted([rows]) for rows in cuts]
+    merged = parts[3] + parts[1] + parts[4] + parts[0] + parts[2]
+    pd.testing.assert_frame_equal(one.subgroups, merged.result().subgroups, check_exact=False, rtol=1e-12)
+    assert one.critical_value == merged.result().critical_value
+
+
 def test_dask_equals_in_memory():
     dd = pytest.importorskip("dask.dataframe")
     import biasamp.dask as bdask
@@ -388,7 +420,7 @@ def _scan_parquet(tmp_path, n=2400, seed=31):
     return test, train
 
 
-@pytest.mark.parametrize(("train", "options"), [(True, {}), (False, {"cross_fit": False}),
+@pytest.mark.parametrize(("train", "options"), [(True, {}), (False, {"cross_fit": False}), (False, {}),
                                                 (True, {"scan_statistic": "DP", "n_jobs": 2})])
 def test_streamed_audit_scan_equals_in_memory(tmp_path, train, options):
     from biasamp.report import audit
@@ -411,17 +443,19 @@ def test_streamed_audit_scan_equals_in_memory(tmp_path, train, options):
     assert s.notes == m.notes and any("age: more than 10 distinct values" in n for n in s.notes)
 
 
-def test_streamed_audit_scan_notes_the_batch_split(tmp_path):
+def test_streamed_audit_scan_has_no_batch_split(tmp_path):
     from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
 
     _scan_parquet(tmp_path)
     cols = StreamColumns("attr", ("label",), ("label",), None, ("label_pred",), features=("region",))
     rep = stream_audit(ParquetDataset.open(tmp_path / "test"), cols, batch_size=256, n_boot=100, progress=False,
                        sections=["scan"], random_state=7)
-    # without a training set the family cross-fits each batch on its own: the section says so
-    from biasamp._core.crossfit import STREAM_FOLDS_NOTE
+    # without a training set the family keeps its distinct rows and splits them once, as in memory: no note of a
+    # per-batch split (there was one before the row set)
+    from biasamp._core.crossfit import STREAM_SPLIT_NOTE
 
-    assert STREAM_FOLDS_NOTE in rep.section("scan").notes
+    assert rep.section("scan").status == "ok"
+    assert not any(n == STREAM_SPLIT_NOTE or "each batch" in n for n in rep.section("scan").notes)
     # the command line: --stream with --features runs the section (it used to refuse them)
     from click.testing import CliRunner
 

@@ -438,8 +438,11 @@ for i in range(files):
 
 # runs the audit as its own child and prints that child's peak resident memory
 _MEASURE = """
-import resource, subprocess, sys
-proc = subprocess.run([sys.executable, "-m", "biasamp.cli", "audit", *sys.argv[1:]], capture_output=True, text=True)
+import os, resource, subprocess, sys
+env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}  # large arrays mmapped and returned when freed (no
+# adaptive threshold): the peak is the memory the audit holds, not what the allocator kept of its temporaries
+proc = subprocess.run([sys.executable, "-m", "biasamp.cli", "audit", *sys.argv[1:]], capture_output=True, text=True,
+                      env=env)
 assert proc.returncode == 0, proc.stderr
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """

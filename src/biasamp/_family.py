@@ -206,14 +206,16 @@ class Streaming:
     filtered_classes : bool
         Whether :mod:`biasamp.dask` finds the class lists on the rows the row
         layer keeps (weights, ``missing``) or on every row.
-    replicate_groups : callable, optional
-        ``replicate_groups(settings, state, n_groups, seed) -> tables``: the
-        streamed bootstrap's ``(G, *cells)`` group tables built from the state
-        at the end (a cross-fitted state splits its rows only then), in place
-        of tables added batch by batch.
+    dealt_rows : callable, optional
+        ``dealt_rows(settings, state) -> DealtRows or None``: the state's
+        distinct rows as the streamed bootstrap deals them to its groups at
+        the end (:class:`biasamp._engine.rowset.DealtRows`: table vectors,
+        weights, each split's fold-0 share, the caller's keys), in place of
+        tables added batch by batch (a cross-fitted state splits its rows only
+        then); the accumulators and the subgroup scan deal them.
     late_replicates : callable, optional
         ``late_replicates(settings) -> bool``: whether, under these settings,
-        the group tables come from ``replicate_groups`` at the end; the
+        the group tables come from ``dealt_rows`` at the end; the
         accumulator then adds none batch by batch (``count`` is called with
         ``replicate=False``) and holds no replicate tables until
         :meth:`~biasamp.accumulators.Accumulator.bootstrap`.
@@ -237,12 +239,12 @@ class Streaming:
     prepass: Prepass | None = None
     filtered_classes: bool = True
     widens: tuple[str, ...] = ()
-    replicate_groups: Callable[[Any, Any, int, int], Any] | None = None
+    dealt_rows: Callable[[Any, Any], Any] | None = None
     late_replicates: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
-        if (self.replicate_groups is None) != (self.late_replicates is None):
-            raise TypeError("Streaming: replicate_groups and late_replicates are declared together")
+        if (self.dealt_rows is None) != (self.late_replicates is None):
+            raise TypeError("Streaming: dealt_rows and late_replicates are declared together")
 
 
 @dataclass(frozen=True)

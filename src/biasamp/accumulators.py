@@ -509,13 +509,13 @@ class Accumulator:
         else:  # the state's rows (a cross-fitted state's are split at the end), dealt to the groups now
             from biasamp._engine.resample import stream_group_count
 
-            deal = self._declared.replicate_groups
+            deal = self._declared.dealt_rows
             assert deal is not None  # declared with late_replicates
-            dealt = deal(self.settings, self.state, stream_group_count(self._declared.cells(self.settings)),
-                         self.boot_seed)
+            dealt = deal(self.settings, self.state)
             if dealt is None:
                 raise ValueError("no row has been counted: there is nothing to resample")
-            boot = dealt
+            cells = self._declared.cells(self.settings)
+            boot = dealt.group_tables(cells, stream_group_count(cells), self.boot_seed)
         kept = np.flatnonzero(boot.reshape(len(boot), -1).any(axis=1))  # the non-empty groups, in group order
         seed = np.random.SeedSequence(self.boot_seed)
         with warnings.catch_warnings():

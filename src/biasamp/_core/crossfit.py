@@ -79,7 +79,7 @@ import numpy as np
 
 from biasamp._core.labels import LabelMatrix
 
-__all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "STREAM_FOLDS_NOTE", "STREAM_SPLIT_NOTE",
+__all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "STREAM_SPLIT_NOTE",
            "align_splits", "byte_counts", "check_cross_fit",
            "crossfit_folds", "crossfit_splits", "describe", "fold_counts", "fold_weights", "split_seed",
            "splits_and_counts", "weight_units"]
@@ -1394,10 +1394,6 @@ def stream_check_train(cross_fit: bool | None) -> None:
                          "accumulator with cross_fit=None")
 
 
-#: the note of a streamed bootstrap whose replicate tables split each batch in folds (the streamed subgroup scan)
-STREAM_FOLDS_NOTE = ("streamed: for the replicate tables, each batch of rows was split in two folds by the same rule "
-                     "(the batch is the unit of that split); the estimates split every row at once "
-                     "(docs/definitions.md, 'No training set')")
 #: the note of a streamed cross-fitted bootstrap: one split of every row, as the function's
 STREAM_SPLIT_NOTE = ("streamed: the rows were split in two folds once, over every row counted (the function's split, "
                      "so the value does not depend on the batching); the replicates resample the rows in random "

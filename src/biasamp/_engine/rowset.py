@@ -30,8 +30,9 @@ nearly all distinct (then it grows with the rows).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import product
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,8 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 from biasamp._engine.resample import canonical_ids, first_rows, key_columns
 
-__all__ = ["RowSet", "deal_units", "dealt_group_tables", "merge_rowsets"]
+__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables", "dealt_units", "laid_out",
+           "merge_rowsets"]
 
 
 def _concat(ms: list[LabelMatrix]) -> LabelMatrix:
@@ -80,39 +82,51 @@ class RowSet:
     unit: np.ndarray
     #: what a family computed from these rows once (its fold tables), kept for the next reading
     memo: dict = field(default_factory=dict, repr=False)
+    #: a caller's integer key columns of every distinct row ``(n_distinct, k)``, part of its content (the subgroup
+    #: scan's feature codes), or None
+    keys: np.ndarray | None = None
 
     @classmethod
-    def of(cls, roles: Mapping[str, LabelMatrix], weights: np.ndarray | None) -> RowSet:
-        """The rows of one batch (encoded roles, one sample weight per row or None)."""
+    def of(cls, roles: Mapping[str, LabelMatrix], weights: np.ndarray | None, keys: np.ndarray | None = None) -> RowSet:
+        """The rows of one batch (encoded roles, one sample weight per row or None, the caller's key columns)."""
         n = next(iter(roles.values())).n_rows
         unit = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-        return cls._distinct(dict(roles), np.ones(n), unit)
+        if keys is not None:
+            keys = np.asarray(keys, dtype=np.int64).reshape(n, -1)
+        return cls._distinct(dict(roles), np.ones(n), unit, keys)
 
     @classmethod
-    def _distinct(cls, roles: dict, counts: np.ndarray, unit: np.ndarray) -> RowSet:
+    def _distinct(cls, roles: dict, counts: np.ndarray, unit: np.ndarray, keys: np.ndarray | None) -> RowSet:
         keep = counts > 0
         if not keep.all():
             idx = np.flatnonzero(keep)
             roles, counts, unit = {r: _take(m, idx) for r, m in roles.items()}, counts[idx], unit[idx]
+            keys = None if keys is None else keys[idx]
         if not len(counts):
-            return cls(roles, counts, unit)
+            return cls(roles, counts, unit, keys=keys)
         cols: list[np.ndarray] = []
         for r in sorted(roles):
             cols.extend(key_columns(roles[r]))
         cols.append(unit)
+        if keys is not None:
+            cols.extend(keys.T)
         ids = canonical_ids(cols)
         n_cells = int(ids.max()) + 1
         rep = first_rows(ids, n_cells)
         return cls({r: _take(m, rep) for r, m in roles.items()}, np.bincount(ids, weights=counts, minlength=n_cells),
-                   unit[rep])
+                   unit[rep], keys=None if keys is None else keys[rep])
 
     def __add__(self, other: RowSet) -> RowSet:
         if set(self.roles) != set(other.roles):
             raise ValueError(f"cannot merge the rows of roles {sorted(self.roles)} and {sorted(other.roles)}: "
                              "every batch must give the same label arguments")
+        if (self.keys is None) != (other.keys is None) or (
+                self.keys is not None and other.keys is not None and self.keys.shape[1] != other.keys.shape[1]):
+            raise ValueError("cannot merge rows with and without the same key columns")
         roles = {r: _concat([self.roles[r], other.roles[r]]) for r in self.roles}
+        keys = None if self.keys is None or other.keys is None else np.concatenate([self.keys, other.keys])
         return self._distinct(roles, np.concatenate([self.counts, other.counts]),
-                              np.concatenate([self.unit, other.unit]))
+                              np.concatenate([self.unit, other.unit]), keys)
 
     @property
     def n_distinct(self) -> int:
@@ -122,13 +136,19 @@ class RowSet:
     @property
     def nbytes(self) -> int:
         """The bytes the distinct rows and their multiplicities hold."""
-        size = self.counts.nbytes + self.unit.nbytes
+        size = self.counts.nbytes + self.unit.nbytes + (0 if self.keys is None else self.keys.nbytes)
         for m in self.roles.values():
             size += (m.codes if m.codes is not None else m._dense()).nbytes
         return int(size)
 
     def rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray]:
-        """The rows to count as the function counts all rows: ``(roles, weights)``.
+        """The rows to count as the function counts all rows: ``(roles, weights)`` (:meth:`keyed_rows` without
+        the keys)."""
+        roles, weights, _ = self.keyed_rows()
+        return roles, weights
+
+    def keyed_rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray, np.ndarray | None]:
+        """The rows to count as the function counts all rows: ``(roles, weights, keys)``.
 
         The split counts integer weights in units (a row of weight w is w
         rows) while their total is at most
@@ -141,9 +161,39 @@ class RowSet:
 
         units = self.counts * self.unit
         if np.array_equal(self.unit, np.rint(self.unit)) and float(units.sum()) <= MAX_UNITS:
-            return dict(self.roles), units
+            return dict(self.roles), units, self.keys
         idx = np.repeat(np.arange(self.n_distinct), self.counts.astype(np.int64))
-        return {r: _take(m, idx) for r, m in self.roles.items()}, self.unit[idx]
+        return ({r: _take(m, idx) for r, m in self.roles.items()}, self.unit[idx],
+                None if self.keys is None else self.keys[idx])
+
+
+@dataclass(frozen=True, eq=False)
+class DealtRows:
+    """A row set's rows as the streamed bootstrap deals them at the end: their table vectors ``left`` and
+    ``right`` (sparse, one row each), ``weights``, each split's weight of every row in fold 0 (``shares``; None: a
+    split not drawn) and the caller's ``keys`` (:attr:`RowSet.keys`)."""
+
+    left: Any
+    right: Any
+    weights: np.ndarray
+    shares: list
+    keys: np.ndarray | None = None
+
+    def group_tables(self, shape: tuple[int, int], n_groups: int, seed: int) -> np.ndarray:
+        """The ``(G, *shape)`` group tables (:func:`dealt_group_tables`)."""
+        return dealt_group_tables(self.left, self.right, self.weights, self.shares, shape, n_groups, seed)
+
+
+def batch_keys(roles: Mapping[str, Any], kept: Any) -> np.ndarray | None:
+    """The key columns a caller gave with a batch (``roles["row_keys"]``, ``(n, k)`` integers: the subgroup scan's
+    feature codes), of the rows the row layer kept (``kept``: their positions, the ``row_ids`` the caller gave as
+    ``0..n-1``); None without keys."""
+    keys = roles.get("row_keys")
+    if keys is None:
+        return None
+    if kept is None:
+        raise ValueError("row_keys need row_ids: the positions 0..n-1 of the batch's rows")
+    return np.asarray(keys, dtype=np.int64)[np.asarray(kept, dtype=np.int64)]
 
 
 def merge_rowsets(mine: RowSet | None, theirs: RowSet | None) -> RowSet | None:
@@ -173,40 +223,26 @@ def deal_units(units: np.ndarray, n_groups: int, rng: np.random.Generator) -> tu
 
 #: entries of more units than this draw their groups with one multinomial (dense tables), the others unit by unit
 _MANY_UNITS = 64
-_ENTRY_CHUNK = 256
+#: (row, group) pairs of those entries' draws yielded at a time (their laid-out vectors are that many rows)
+_DEALT_PAIRS = 1 << 15
 
 
-def dealt_group_tables(left: Any, right: Any, weights: np.ndarray, shares: list, shape: tuple[int, int],
-                       n_groups: int, seed: int) -> np.ndarray:
-    """The streamed bootstrap's ``(G, *shape)`` group tables of rows split in folds only at the end.
+def dealt_units(weights: np.ndarray, shares: list, n_groups: int, seed: int) -> Iterator[tuple]:
+    """Every unit of every row dealt to one of ``n_groups`` groups at random, in its fold of every split.
 
-    The rows (a row set's, :meth:`RowSet.rows`: ``left``/``right`` their
-    table vectors, ``weights`` their weights, ``shares`` each split's weight
-    of every row in fold 0, None for a split not drawn) cannot be added to the
-    groups batch by batch, since their folds are known only once every row is
-    counted. Every unit of every row (a row of integer weight w is w units, a
-    row of a non-integer weight one unit of that weight) is dealt to one of
-    the ``G`` groups at random, with its fold in each split (of a row's units,
-    those in fold 0 of a split are its first ones: the units are
-    interchangeable), and adds its ``left`` vector, in the block of its fold
-    of every split (``[l·w0 | l·w1]`` per split), times its ``right`` vector
-    to its group's table: what a batch's rows add to theirs. The groups then
-    resample as every streamed bootstrap's. A function of the rows and
-    ``seed`` only, so of no batching. Memory: the tables, and a few hundred
-    rows' draws at a time.
+    ``weights``: the rows' weights (a row of integer weight w is w units, a row
+    of a non-integer weight one unit of that weight); ``shares``: each split's
+    weight of every row in fold 0 (None: a split not drawn). Of a row's
+    units, those in fold 0 of a split are its first ones (the units are
+    interchangeable). Yields ``(place, rows, group, weight)``: the blocks
+    ``2·split + fold`` the units lie in, and per (row, group) pair the row,
+    the group and the weight dealt there. Each unit falls in each group with
+    probability ``1 / n_groups``, independently: the random groups of the
+    streamed bootstrap. A function of the rows and ``seed`` only.
     """
-    from itertools import product
-
-    from scipy import sparse
-
-    from biasamp._engine.resample import add_keyed_tables
-
     whole = weights == np.floor(weights)
     units, scale = np.where(whole, weights, 1.0), np.where(whole, 1.0, weights)
-    n, w = left.shape
-    left, right = sparse.csr_matrix(left), sparse.csr_matrix(right)
-    out = np.zeros((n_groups, *shape), dtype=np.float64)
-    flat = out.reshape(n_groups, -1)
+    n = len(weights)
     valid = [s for s, share in enumerate(shares) if share is not None]
     fold0 = {s: np.rint(shares[s] / scale) for s in valid}  # a share is a weight: in units
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xC0F1D]))
@@ -220,21 +256,51 @@ def dealt_group_tables(left: Any, right: Any, weights: np.ndarray, shares: list,
                 hi = np.minimum(hi, fold0[s])
         count = np.maximum(hi - lo, 0)
         place = [2 * s + f for s, f in zip(valid, pattern)]
-
-        def laid(rows: np.ndarray, scaled: np.ndarray, place: list = place) -> sparse.csr_matrix:
-            vec = sparse.csr_matrix(sparse.diags(scaled) @ left[rows])
-            blocks = [vec if b in place else sparse.csr_matrix((len(rows), w)) for b in range(2 * len(shares))]
-            return sparse.hstack(blocks, format="csr")
-
         few = np.flatnonzero(count <= _MANY_UNITS)
         entry, group, k = deal_units(count[few], n_groups, rng)
         if len(entry):
             rows = few[entry]
-            add_keyed_tables(out, laid(rows, k * scale[rows]), right[rows], group)
+            yield place, rows, group, k * scale[rows]
         many = np.flatnonzero(count > _MANY_UNITS)
-        for at in range(0, len(many), _ENTRY_CHUNK):  # (entries x groups) draws, then one dense product
-            rows = many[at:at + _ENTRY_CHUNK]
-            draws = rng.multinomial(count[rows].astype(np.int64), even).astype(np.float64)
-            lv, rv = laid(rows, scale[rows]).toarray(), right[rows].toarray()
-            flat += draws.T @ (lv[:, :, None] * rv[:, None, :]).reshape(len(rows), -1)
+        chunk = max(1, _DEALT_PAIRS // n_groups)  # (entries x groups) draws, a bounded number of pairs at a time
+        for at in range(0, len(many), chunk):
+            rows = many[at:at + chunk]
+            draws = rng.multinomial(count[rows].astype(np.int64), even)
+            r, g = np.nonzero(draws)
+            yield place, rows[r], g, draws[r, g] * scale[rows[r]]
+
+
+def laid_out(left: Any, rows: np.ndarray, weight: np.ndarray, place: list, n_blocks: int) -> Any:
+    """The rows' ``left`` vectors times ``weight``, in the blocks ``place`` of ``n_blocks`` (zero elsewhere)."""
+    from scipy import sparse
+
+    vec = sparse.csr_matrix(sparse.diags(weight) @ left[rows])
+    blocks = [vec if b in place else sparse.csr_matrix((len(rows), left.shape[1])) for b in range(n_blocks)]
+    return sparse.hstack(blocks, format="csr")
+
+
+def dealt_group_tables(left: Any, right: Any, weights: np.ndarray, shares: list, shape: tuple[int, int],
+                       n_groups: int, seed: int) -> np.ndarray:
+    """The streamed bootstrap's ``(G, *shape)`` group tables of rows split in folds only at the end.
+
+    The rows (a row set's, :meth:`RowSet.rows`: ``left``/``right`` their
+    table vectors, ``weights`` their weights, ``shares`` each split's weight
+    of every row in fold 0, None for a split not drawn) cannot be added to the
+    groups batch by batch, since their folds are known only once every row is
+    counted. Every unit of every row is dealt to one of the ``G`` groups at
+    random (:func:`dealt_units`) and adds its ``left`` vector, in the block of
+    its fold of every split (``[l·w0 | l·w1]`` per split), times its
+    ``right`` vector to its group's table: what a batch's rows add to theirs.
+    The groups then resample as every streamed bootstrap's. A function of the
+    rows and ``seed`` only, so of no batching. Memory: the tables, and a few
+    hundred rows' draws at a time.
+    """
+    from scipy import sparse
+
+    from biasamp._engine.resample import add_keyed_tables
+
+    left, right = sparse.csr_matrix(left), sparse.csr_matrix(right)
+    out = np.zeros((n_groups, *shape), dtype=np.float64)
+    for place, rows, group, weight in dealt_units(weights, shares, n_groups, seed):
+        add_keyed_tables(out, laid_out(left, rows, weight, place, 2 * len(shares)), right[rows], group)
     return out

@@ -14,7 +14,7 @@ and :func:`_folds` splits them at the end with
 :func:`biasamp._core.crossfit.crossfit_splits` exactly as the function splits
 all rows, one split per statistic (BiasAmp→: A→T's, then T→A's; BiasAmp_MALS:
 one), so any batching gives the function's value. The streamed bootstrap's
-group tables are dealt from the row set then (:func:`replicate_groups`): a
+group tables are dealt from the row set then (:func:`dealt_rows`): a
 unit's left vector ``[1|A|Â]`` sits in the block of its fold, so every
 replicate table holds every fold's table side by side, as the in-memory
 bootstrap's cells do. A batch's replicate rows laid out on the batch's own folds
@@ -48,7 +48,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
-from biasamp._engine.rowset import RowSet, merge_rowsets
+from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, merge_rowsets
 from biasamp._engine.state import (
     CountState,
     ReplicateRows,
@@ -262,9 +262,9 @@ def count(settings: CooccurrenceSettings, roles: Mapping[str, Any],
     rowset = None
     if settings.folds:  # the distinct rows, split at the end over every row (one dataset, one number)
         _split(settings, {**a, **t}, None, check_only=True)
-        rowset = RowSet.of({**a, **t}, weights)
+        rowset = RowSet.of({**a, **t}, weights, batch_keys(roles, arrays["row_ids"]))
     # the replicate rows of a batch laid out on the batch's own folds: the subgroup scan's streamed tables
-    # (an accumulator's bootstrap deals the row set's units to its groups instead: replicate_groups)
+    # (an accumulator's bootstrap deals the row set's units to its groups instead: dealt_rows)
     shares = _split(settings, {**a, **t}, weights) if replicate else []
     boot = _three_way(settings, state.agree, a, t, n, weights, replicate, shares)
     state = replace(state, roles=(counts.attr_roles, counts.task_roles), soft_roles=counts.soft_roles,
@@ -542,7 +542,7 @@ def resample_directional(settings: CooccurrenceSettings, state: CooccurrenceStat
         plan = directional_evaluator(point, classes, None, full, (a_roles, t_roles), agree, bool(state.soft_roles),
                                      folds=(len(rows), False, given))
         plan.notes.append(STREAM_SPLIT_NOTE)
-        return plan, full, boot[:, laid][:, :, cols]
+        return plan, full, boot[:, laid[:, None], cols[None, :]]
     full = state.gram[np.ix_(rows, cols)]
     reps = _merged(settings, boot, list(_SPLITS).index(given[0]))[:, rows][:, :, cols]
     plan = directional_evaluator(point, classes, correlation_sign(train), full, (a_roles, t_roles), agree,
@@ -573,24 +573,21 @@ def resample_mals(settings: CooccurrenceSettings, state: CooccurrenceState, boot
 
 def keeps_rows(settings: CooccurrenceSettings) -> bool:
     """Whether a state keeps its distinct rows (``cross_fit`` not False): its bootstrap's group tables are then
-    dealt from them at the end (:func:`replicate_groups`), none are added batch by batch."""
+    dealt from them at the end (:func:`dealt_rows`), none are added batch by batch."""
     return settings.folds
 
 
-def replicate_groups(settings: CooccurrenceSettings, state: CooccurrenceState, n_groups: int,
-                     seed: int) -> np.ndarray | None:
-    """The streamed bootstrap's group tables ``(G, *cells)`` of a state that keeps its rows (``cross_fit`` not
-    False), dealt from its row set (:func:`biasamp._engine.rowset.dealt_group_tables`) in the blocks of their
-    folds; once a training set was counted (no cross-fitting) every row in fold 0 (the blocks are read added).
-    None without a row set."""
+def dealt_rows(settings: CooccurrenceSettings, state: CooccurrenceState) -> DealtRows | None:
+    """The row set's rows as the streamed bootstrap deals them at the end (``cross_fit`` not False): the table
+    vectors ``[1|A|Â]``, ``[1|T|T̂]``, the weights and each split's fold-0 share (once a training set was counted,
+    no cross-fitting: every row in fold 0, the blocks are read added). None without a row set."""
     from scipy import sparse
 
     from biasamp._engine.resample import augmented, label_rows
-    from biasamp._engine.rowset import dealt_group_tables
 
     if state.rowset is None:
         return None
-    roles, weights = state.rowset.rows()
+    roles, weights, keys = state.rowset.keyed_rows()
     n = len(weights)
     idx = np.arange(n)
     ka, kt = len(settings.attr_classes), len(settings.task_classes)
@@ -598,7 +595,7 @@ def replicate_groups(settings: CooccurrenceSettings, state: CooccurrenceState, n
     left = augmented([rows.get(r, sparse.csr_matrix((n, ka))) for r in ATTR_ROLES], n)
     right = augmented([rows.get(r, sparse.csr_matrix((n, kt))) for r in TASK_ROLES], n)
     shares = _split(settings, roles, weights) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return dealt_group_tables(left, right, weights, shares, cells(settings), n_groups, seed)
+    return DealtRows(left, right, weights, shares, keys)
 
 
 _CLASSES = {"attr": ClassList("attr_classes", ("attr", "attr_train")),
@@ -606,11 +603,11 @@ _CLASSES = {"attr": ClassList("attr_classes", ("attr", "attr_train")),
 
 DIRECTIONAL_STREAM = Streaming(
     classes=_CLASSES, settings=directional_settings, start=start, count=count, compute=compute_directional,
-    cells=cells, resample=resample_directional, count_train=count_train, replicate_groups=replicate_groups,
+    cells=cells, resample=resample_directional, count_train=count_train, dealt_rows=dealt_rows,
     late_replicates=keeps_rows,
 )
 MALS_STREAM = Streaming(
     classes=_CLASSES, settings=mals_settings, start=start, count=count, compute=compute_mals,
-    cells=cells, resample=resample_mals, count_train=count_train, replicate_groups=replicate_groups,
+    cells=cells, resample=resample_mals, count_train=count_train, dealt_rows=dealt_rows,
     late_replicates=keeps_rows,
 )

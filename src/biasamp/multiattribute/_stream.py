@@ -14,7 +14,7 @@ splits them at the end with :func:`biasamp._core.crossfit.crossfit_splits`, one
 split per metric (Multi_MALS, G→M, M→G: the roles each reads), into the table
 ``[1|G|Ĝ]ᵀ [1|M(S)|M(Ŝ)]`` of each fold of each split, as the function does:
 any batching gives the function's value. The streamed bootstrap's group tables
-are dealt from the row set at the end (:func:`replicate_groups`, a unit's left
+are dealt from the row set at the end (:func:`dealt_rows`, a unit's left
 vector ``[1|G|Ĝ]`` in the block of its fold).
 """
 
@@ -39,7 +39,7 @@ from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
 from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
-from biasamp._engine.rowset import RowSet, merge_rowsets
+from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, merge_rowsets
 from biasamp._engine.state import (
     CountState,
     ReplicateRows,
@@ -458,7 +458,8 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
     state.joint_ghat_mhat += table[1 + ng:, 1 + len(fixed[1]):]
     state.n_test = state.n_test + table[0, 0]
     state.test_attr += table[1:1 + ng, 0]
-    rowset = RowSet.of({**g, **a}, weights) if settings.folds else None  # split at the end, over every row
+    # split at the end, over every row
+    rowset = RowSet.of({**g, **a}, weights, batch_keys(roles, arrays["row_ids"])) if settings.folds else None
     state = replace(state, roles=(attr_pred is not None, task_pred is not None), rows=rows,
                     weighted=weights is not None, rowset=rowset)
     if not replicate:
@@ -468,7 +469,7 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
     left, right = _table_rows(settings, g, a, codes, n)
     if settings.folds:  # a row's left vector in the block of its fold of every split of the batch (weighted by its
         # share): the subgroup scan's streamed tables, and the training set's (the blocks are then added);
-        # an accumulator's cross-fitted bootstrap deals the row set's units instead (replicate_groups)
+        # an accumulator's cross-fitted bootstrap deals the row set's units instead (dealt_rows)
         from biasamp.cooccurrence._stream import fold_rows
 
         left = fold_rows(left, _split(settings, g, a, weights), weights, missing_in_fold0=False)
@@ -500,12 +501,12 @@ def _table_rows(settings: MultiSettings, g: dict, a: dict, codes: dict, n: int) 
     return left, augmented([contained("task"), contained("task_pred")], n)
 
 
-def _split_rows(state: MultiState) -> tuple[dict, dict, np.ndarray]:
-    """The row set's rows as the group and task roles, and their weights."""
+def _split_rows(state: MultiState) -> tuple[dict, dict, np.ndarray, np.ndarray | None]:
+    """The row set's rows as the group and task roles, their weights and their keys."""
     assert state.rowset is not None
-    roles, weights = state.rowset.rows()
+    roles, weights, keys = state.rowset.keyed_rows()
     return ({k: m for k, m in roles.items() if k in ("attr", "attr_pred")},
-            {k: m for k, m in roles.items() if k in ("task", "task_pred")}, weights)
+            {k: m for k, m in roles.items() if k in ("task", "task_pred")}, weights, keys)
 
 
 def _folds(settings: MultiSettings, state: MultiState) -> np.ndarray:
@@ -516,7 +517,7 @@ def _folds(settings: MultiSettings, state: MultiState) -> np.ndarray:
         return state.folds
     memo = rowset.memo.get("folds")
     if memo is None:
-        g, a, weights = _split_rows(state)
+        g, a, weights, _ = _split_rows(state)
         codes = {name: _group_codes(m) for name, m in g.items()}
         memo = np.zeros_like(state.folds)
         for s, share in enumerate(_split(settings, g, a, weights)):
@@ -534,23 +535,21 @@ def _folds(settings: MultiSettings, state: MultiState) -> np.ndarray:
 
 def keeps_rows(settings: MultiSettings) -> bool:
     """Whether a state keeps its distinct rows (``cross_fit`` not False): its bootstrap's group tables are then
-    dealt from them at the end (:func:`replicate_groups`), none are added batch by batch."""
+    dealt from them at the end (:func:`dealt_rows`), none are added batch by batch."""
     return settings.folds
 
 
-def replicate_groups(settings: MultiSettings, state: MultiState, n_groups: int, seed: int) -> np.ndarray | None:
-    """The streamed bootstrap's group tables of a state that keeps its rows (``cross_fit`` not False), dealt from
-    its row set (:func:`biasamp._engine.rowset.dealt_group_tables`) in the blocks of their folds; once a training
-    set was counted every row in fold 0 (the blocks are read added). None without a row set."""
-    from biasamp._engine.rowset import dealt_group_tables
-
+def dealt_rows(settings: MultiSettings, state: MultiState) -> DealtRows | None:
+    """The row set's rows as the streamed bootstrap deals them at the end (``cross_fit`` not False): the table
+    vectors ``[1|G|Ĝ]``, ``[1|M(S)|M(Ŝ)]``, the weights and each metric's fold-0 share (once a training set was
+    counted: every row in fold 0, the blocks are read added). None without a row set."""
     if state.rowset is None:
         return None
-    g, a, weights = _split_rows(state)
+    g, a, weights, keys = _split_rows(state)
     codes = {name: _group_codes(m) for name, m in g.items()}
     left, right = _table_rows(settings, g, a, codes, len(weights))
     shares = _split(settings, g, a, weights) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return dealt_group_tables(left, right, weights, shares, cells(settings), n_groups, seed)
+    return DealtRows(left, right, weights, shares, keys)
 
 
 def _count_table(settings: MultiSettings, g: dict, a: dict, codes: dict, weights: np.ndarray | None,
@@ -756,7 +755,7 @@ def resample(settings: MultiSettings, state: MultiState, boot: np.ndarray) -> tu
         full = np.concatenate([_folds(settings, state)[s, f][:, cols] for s, f in blocks])
         plan = multi_evaluator(point, folds=(w, given), group_options=settings.group_options)
         plan.notes.append(STREAM_SPLIT_NOTE)
-        return plan, full, boot[:, laid][:, :, cols]
+        return plan, full, boot[:, laid[:, None], cols[None, :]]
     full = np.zeros((1 + 2 * g, 1 + 2 * k))
     full[0, 0] = state.n_test
     full[1:1 + g, 0], full[1 + g:, 0] = state.test_attr, state.pred_attr
@@ -772,7 +771,7 @@ MULTI_STREAM = Streaming(
     classes={"attr": ClassList("attr_classes", ("attr", "attr_train")),
              "task": ClassList("task_classes", ("task", "task_train"))},
     settings=multi_settings, start=start, count=count, compute=compute, cells=cells, resample=resample,
-    count_train=count_train, replicate_groups=replicate_groups, late_replicates=keeps_rows,
+    count_train=count_train, dealt_rows=dealt_rows, late_replicates=keeps_rows,
     prepass=Prepass(needed=_needed, start=_collect_start, count=collect, end=freeze, reads=("task", "task_train"),
                     pending=PENDING, name="combinations"),
     widens=("combinations",),

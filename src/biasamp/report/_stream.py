@@ -125,7 +125,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from biasamp._core.crossfit import STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE
+from biasamp._core.crossfit import STREAM_SPLIT_NOTE
 from biasamp._core.progress import format_size, progress_bar
 from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, ClassList, Family
@@ -868,7 +868,7 @@ class _Family:
         except ValueError as exc:
             return SectionResult(compute, notes=[f"no bootstrap interval: {exc}"])
         # the one note a stream adds to the section's own: where its folds came from (when it cross-fitted)
-        folds = [n for n in boot.notes if n in (STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE)]
+        folds = [n for n in boot.notes if n == STREAM_SPLIT_NOTE]
         return SectionResult(compute, notes=[_interval_note(opt.ci_method), *folds], bootstrap=boot)
 
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from biasamp._core.crossfit import STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE
+from biasamp._core.crossfit import STREAM_SPLIT_NOTE
 from biasamp._core.labels import _sorted_classes
 from biasamp._engine.options import DEFAULT_LEVEL, DEFAULT_N_BOOT
 from biasamp._engine.resample import (
@@ -165,8 +165,11 @@ class ScanAccumulator:
     (atom, group), where the atom is its cell on each tuple of ``max_order``
     features and the group :math:`g_i = h(\\text{row id}_i, \\text{seed})`
     (a hash of the row id and the seed), so batches, merges and
-    Dask partitions give the tables of the one-shot scan; a cross-fitted
-    family splits each batch (one batch: the one-shot split).
+    Dask partitions give the tables of the one-shot scan. A family that
+    keeps its distinct rows (cross-fitting without a training set) keeps them
+    with their features instead, splits them once when the scan is asked for
+    and deals every unit of every row to a random group in its fold: the scan
+    of any batching is the one-shot scan.
 
     References
     ----------
@@ -269,7 +272,9 @@ class ScanAccumulator:
         ``roles``: ``attr``, ``task``, ``attr_pred``, ``task_pred``,
         ``sample_weight``. ``row_ids`` (optional): one non-negative integer id
         per row, which places it in its bootstrap group (default: the running
-        row number of this accumulator's stream).
+        row number of this accumulator's stream). A family that keeps its
+        distinct rows (cross-fitting without a training set) deals its rows to
+        the groups at random when the scan is asked for, and reads no id.
         """
         self.family._check_counting()
         frame = feature_frame(features)
@@ -291,6 +296,13 @@ class ScanAccumulator:
         counted = fam.counted_roles({**given, "row_ids": np.arange(n)}, self.train)
         decl = fam.stream
         assert decl is not None
+        if self._late:  # the family keeps its distinct rows, with their features: dealt to the tables at the end
+            state, _ = decl.count(self.family.settings, {**counted, "row_keys": codes}, False)
+            self.family.state.check_batch(state)
+            self.family.state.add_(state)
+            self.rows_seen += n
+            self.batches += 1
+            return self
         if self.boot is None:  # allocated with the first batch (an empty template travels light)
             self.boot = np.zeros((self.n_atoms * self.n_groups, *self.cells), dtype=np.float64)
         state, rows = decl.count(self.family.settings, counted, True)
@@ -302,11 +314,55 @@ class ScanAccumulator:
         weight = given.get("sample_weight")
         w = None if weight is None else np.asarray(pd.Series(np.asarray(weight)).to_numpy(np.float64))[kept]
         group = stream_groups(ids[kept], self.n_groups, self.seed)
-        row, cell, value = _row_entries(rows.left, rows.right, self.cells)
+        self._add(self.boot, self.sizes, rows.left, rows.right, codes, group, w)
+        self.family.state.add_(state)
+        self.rows_seen += n
+        self.batches += 1
+        return self
+
+    @property
+    def _late(self) -> bool:
+        """Whether the family keeps its distinct rows (cross-fitting, no training set: split at the end) and the
+        (atom, group) tables are dealt from them when the scan is asked for (:meth:`_dealt`), not added batch by
+        batch. With training rows (``train``) a row's folds are never read (their blocks are added): batch by
+        batch, each row in the group its id hashes to."""
+        late = self._fam.stream.late_replicates  # type: ignore[union-attr]
+        return not self.train and late is not None and late(self.family.settings)
+
+    def _dealt(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (atom, group) tables and sizes of a family that keeps its distinct rows: every unit of every
+        distinct row (its features among its content) dealt to a random group, in its fold of every split of
+        all the rows (:func:`biasamp._engine.rowset.dealt_units`), and added to the table of its atom of every
+        tuple of features in that group, as a batch's rows add theirs: one split of every row, whatever the
+        batching (the function's)."""
+        from biasamp._engine.rowset import dealt_units, laid_out
+
+        decl = self._fam.stream
+        assert decl is not None and decl.dealt_rows is not None
+        dealt = decl.dealt_rows(self.family.settings, self.family.state)
+        if dealt is None or dealt.keys is None:
+            raise ValueError("no row has been counted: there is nothing to scan")
+        g = self.n_groups
+        boot = np.zeros((self.n_atoms * g, *self.cells), dtype=np.float64)
+        sizes = np.zeros((self.n_atoms, g), dtype=np.float64)
+        left, right = sparse.csr_matrix(dealt.left), sparse.csr_matrix(dealt.right)
+        for place, rows, group, weight in dealt_units(dealt.weights, dealt.shares, g, self.seed):
+            self._add(boot, sizes, laid_out(left, rows, weight, place, 2 * len(dealt.shares)), right[rows],
+                      dealt.keys[rows], group, weight)
+        return boot, sizes
+
+    def _add(self, boot: np.ndarray, sizes: np.ndarray, left: Any, right: Any, codes: np.ndarray, group: np.ndarray,
+             weight: np.ndarray | None) -> None:
+        """Add rows (their table vectors, feature codes, groups and weights) to the (atom, group) tables and sizes.
+
+        Each row's table entries are listed once (:func:`_row_entries`); each tuple's (atom, group) tables are one
+        ``bincount`` of them, keyed by the row's atom of the tuple and its group.
+        """
+        row, cell, value = _row_entries(left, right, self.cells)
         width = int(np.prod(self.cells))
-        boot = self.boot.reshape(-1)
+        flat = boot.reshape(-1)
         for t, start, stop in zip(self.tuples, self.offsets[:-1], self.offsets[1:]):
-            atom = np.zeros(len(kept), dtype=np.int64)
+            atom = np.zeros(len(group), dtype=np.int64)
             for f in t:
                 atom = atom * self.levels[f].n_levels + codes[:, f]
             key = atom * self.n_groups + group  # within the tuple's block of (atom, group) tables
@@ -314,14 +370,10 @@ class ScanAccumulator:
             entry = key[row]  # every entry's place in the tuple's block: its table, then its cell (in place)
             entry *= width
             entry += cell
-            boot[block] += np.bincount(entry, weights=value, minlength=block.stop - block.start)
+            flat[block] += np.bincount(entry, weights=value, minlength=block.stop - block.start)
             del entry
             key += int(start) * self.n_groups
-            self.sizes += np.bincount(key, weights=w, minlength=self.sizes.size).reshape(self.sizes.shape)
-        self.family.state.add_(state)
-        self.rows_seen += n
-        self.batches += 1
-        return self
+            sizes += np.bincount(key, weights=weight, minlength=sizes.size).reshape(sizes.shape)
 
     # ------------------------------------------------------------------ merging
     def _check_mergeable(self, other: ScanAccumulator) -> None:
@@ -412,14 +464,19 @@ class ScanAccumulator:
         fam, spec = statistic_of(self.statistic)
         decl = fam.stream
         assert decl is not None
-        if self.boot is None:
+        late = self._late
+        if late:
+            boot, self_sizes = self._dealt()
+        elif self.boot is None:
             raise ValueError("no row has been counted: there is nothing to scan")
+        else:
+            boot, self_sizes = self.boot, self.sizes
         g = self.n_groups
-        boot = self.boot.reshape(self.n_atoms, g, -1)
+        cells = boot.shape[1:]
+        boot = boot.reshape(self.n_atoms, g, -1)
         kept = np.flatnonzero(boot.any(axis=(0, 2)))
         if not len(kept):
             raise ValueError("no row has been counted: there is nothing to scan")
-        cells = self.boot.shape[1:]
         flat = np.ascontiguousarray(boot[:, kept].reshape(self.n_atoms * len(kept), *cells))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BiasampWarning)
@@ -436,11 +493,11 @@ class ScanAccumulator:
         width = int(np.prod(shape))
         atom_groups = sel.reshape(self.n_atoms, len(kept), width)
         member, rules, orders, conds = self._subgroups()
-        sizes = member @ self.sizes.sum(axis=1)
+        sizes = member @ self_sizes.sum(axis=1)
         keep = np.flatnonzero(sizes >= min_group_size)
         member = member[keep]
         dense = member.toarray()
-        group_sizes = np.asarray(member @ self.sizes[:, kept]).T  # (G, S): each subgroup's rows in each group
+        group_sizes = np.asarray(member @ self_sizes[:, kept]).T  # (G, S): each subgroup's rows in each group
         tables = (member @ atom_groups.sum(axis=1)).reshape(len(keep), *shape)
         groups = np.ascontiguousarray(atom_groups.transpose(1, 0, 2).reshape(len(kept), self.n_atoms * width))
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -462,10 +519,9 @@ class ScanAccumulator:
         frame.insert(1, "order", [orders[i] for i in keep])
         frame.insert(2, "n", sizes[keep])
         frame["conditions"] = [conds[i] for i in keep]
-        # one batch of test rows is the one-shot split; with more, the subgroups' replicate tables split each batch
-        split = [n for n in plan.notes if n in (STREAM_FOLDS_NOTE, STREAM_SPLIT_NOTE)]
-        notes = rule_notes(self.levels) + [n for n in plan.notes if n not in split]
-        notes += [STREAM_FOLDS_NOTE] if split and self.batches > 1 else []
+        # a family that keeps its rows splits every row once, the function's split whatever the batching: the
+        # scan is the one-shot scan, with its notes
+        notes = rule_notes(self.levels) + [n for n in plan.notes if n != STREAM_SPLIT_NOTE]
         notes += _band_notes(band.critical, level)
         return ScanResult.build(frame, statistic=spec.name, family=fam.title, level=level, n_boot=self.n_boot,
                                 critical_value=band.critical, overall=overall, max_order=self.max_order,
