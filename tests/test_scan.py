@@ -469,6 +469,19 @@ def test_streamed_audit_scan_has_no_batch_split(tmp_path):
     assert scan_section["status"] == "ok" and "streamed" in report["inputs"]
 
 
+def test_streamed_scan_rows_are_bounded_by_max_memory(tmp_path):
+    """The rows a cross-fitted scan keeps (with their features) count against max_memory, as a section's do."""
+    from biasamp.report._stream import ParquetDataset, StreamColumns, stream_audit
+
+    _scan_parquet(tmp_path)
+    cols = StreamColumns("attr", ("label",), ("label",), None, ("label_pred",), features=("region", "age"))
+    rep = stream_audit(ParquetDataset.open(tmp_path / "test"), cols, batch_size=256, n_boot=100, progress=False,
+                       sections=["scan"], random_state=7, max_memory=1024)
+    section = rep.section("scan")
+    assert section.status == "error" and "distinct test rows" in section.message
+    assert "more than max_memory (--max-memory) 1.0 KiB" in section.message
+
+
 def test_standard_error_is_the_group_jackknife_by_hand():
     # a subgroup's se is the delete-one-group jackknife over the bootstrap groups, computed here by calling
     # bias_amp_directional on the subgroup's rows with each group left out (the training set fixes the signs)

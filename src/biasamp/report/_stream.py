@@ -811,7 +811,8 @@ class _Family:
     def _check_held(self) -> None:
         """``ValueError`` when the distinct rows a cross-fitted accumulator keeps (to split every row at the end)
         hold more than ``max_memory`` bytes: what bounds a streamed audit's memory without a training set."""
-        held = getattr(getattr(self.acc, "state", None), "rowset", None)
+        counting = getattr(self.acc, "family", self.acc)  # the subgroup scan counts with its family's accumulator
+        held = getattr(getattr(counting, "state", None), "rowset", None)
         if self.max_memory is None or held is None or held.nbytes <= self.max_memory:
             return
         raise ValueError(
@@ -1227,7 +1228,7 @@ def _scan_family(config: AuditConfig, columns: StreamColumns, class_list: Callab
                                random_state=config.seed("scan"), train=train,
                                **config.family_options(family.key))
 
-    return _Family("scan", make, config.errors, family=family.key)
+    return _Family("scan", make, config.errors, family=family.key, max_memory=config.max_memory)
 
 
 def _scan_result(family: _Family, config: AuditConfig) -> Callable[[], Any]:
