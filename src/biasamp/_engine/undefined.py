@@ -1,11 +1,8 @@
-"""Undefined pairs of a count family's statistic: the warnings when some are, the error when all are.
-"""
+"""Undefined pairs of a count family's statistics: the warnings when some are, the error when all are."""
 
 from __future__ import annotations
 
 from biasamp.exceptions import UndefinedPairWarning, warn_outside
-
-__all__: list[str] = []
 
 
 def _warn_undefined(n_undefined: int, total: int, what: str) -> None:
