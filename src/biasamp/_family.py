@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # an annotation only: the declaration module stays free of nu
     from biasamp._engine.sweep import ThresholdSweep
 
 __all__ = ["ROLES", "TASK_KINDS", "TRAIN_ROLES", "ClassList", "Family", "Named", "Prepass", "Registry", "Scorer",
-           "StatisticSpec", "Streaming", "read_attribute"]
+           "StatisticSpec", "Streaming", "read_attribute", "truth_call"]
 
 #: every label role a family can read (see the module docstring)
 ROLES = ("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train", "sample_weight")
@@ -118,6 +118,13 @@ def read_attribute(path: str) -> Callable[[Any], tuple[float, int]]:
         return float(part.value), int(getattr(part, "n_undefined", 0) or 0)
 
     return read
+
+
+def truth_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:
+    """``f(attr, task, *, attr_pred, task_pred, attr_train, task_train, sample_weight, **options)``."""
+    kwargs = {k: roles[k] for k in ("attr_pred", "task_pred", "attr_train", "task_train", "sample_weight")
+              if roles.get(k) is not None}
+    return (roles["attr"], roles["task"]), {**kwargs, **options}
 
 
 # --------------------------------------------------------------------------- #

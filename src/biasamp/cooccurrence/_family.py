@@ -6,21 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from biasamp._engine.sweep import ThresholdSweep
-from biasamp._family import Family, Named, Scorer, StatisticSpec, read_attribute
+from biasamp._family import Family, Named, Scorer, StatisticSpec, read_attribute, truth_call
 from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
 from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
 from biasamp.cooccurrence._stream import DIRECTIONAL_STREAM, MALS_STREAM
 from biasamp.cooccurrence._sweep import directional_sweep, mals_sweep
 
-__all__ = ["DIRECTIONAL", "MALS", "truth_call"]
-
-
-def truth_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:
-    """``f(attr, task, *, attr_pred, task_pred, attr_train, task_train, sample_weight, **options)``."""
-    kwargs = {k: roles[k] for k in ("attr_pred", "task_pred", "attr_train", "task_train", "sample_weight")
-              if roles.get(k) is not None}
-    return (roles["attr"], roles["task"]), {**kwargs, **options}
+__all__ = ["DIRECTIONAL", "MALS"]
 
 
 def _mals_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[tuple, dict]:

@@ -17,7 +17,6 @@ References
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,9 +40,19 @@ from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHO
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, select_rows
 from biasamp._core.typing import BinaryTask, Labels, Missing, Soft, Weights
+from biasamp._engine.pair_terms import (
+    _as_count,
+    _direction_arrays,
+    _mals_arrays,
+    crossfit_mean,
+    fold_keep,
+    mals_crossfit_arrays,
+    sign_of,
+)
+from biasamp._engine.train_test_rows import _rows_lines, select_train_test, take_rows
+from biasamp._engine.undefined import _all_undefined_error, _warn_undefined, _warn_undefined_statistics
 from biasamp.cooccurrence._counts import CooccurrenceCounts
 from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
-from biasamp.exceptions import UndefinedPairWarning, warn_outside
 
 __all__ = [
     "DirectionResult",
@@ -252,17 +261,6 @@ class DirectionalBiasAmpResult(ResultMixin):
         return "\n".join(lines)
 
 
-def _rows_lines(rows: RowFilter | None, train_rows: RowFilter | None, weighted: bool) -> list[str]:
-    """Repr lines for a row filter that did something, and for weights."""
-    out = []
-    for what, f in (("test rows", rows), ("training rows", train_rows)):
-        if f is not None and f.changed:
-            out.append(f"  {what}: {f.describe()},")
-    if weighted:
-        out.append("  weighted rows: every count is a sum of sample weights,")
-    return out
-
-
 @dataclass(frozen=True, eq=False, repr=False)
 class MALSResult(ResultMixin):
     r"""Result of :func:`bias_amp_mals`.
@@ -375,30 +373,6 @@ def _exact(counts: np.ndarray) -> np.ndarray:
     return np.rint(counts).astype(np.int64)
 
 
-def _as_count(counts: Any) -> np.ndarray:
-    """Counts as exact integers when they are integral (unweighted, or integer weights), else float64.
-
-    Integer weights therefore give exactly the integers that repeating the
-    rows would give, and the exact comparisons below stay exact.
-    """
-    x = np.asarray(counts, dtype=np.float64)
-    r = np.rint(x)
-    if np.array_equal(r, x) and (x.size == 0 or np.abs(x).max() < 2.0**62):
-        return r.astype(np.int64)
-    return x
-
-
-_REL_TOL = 1e-12  # relative tolerance of comparisons between non-integral (weighted) counts
-
-
-def _greater(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``x > y``: exact for integers; for weighted (non-integral) counts, beyond a relative rounding tolerance."""
-    x, y = np.asarray(x), np.asarray(y)
-    if x.dtype.kind in "iub" and y.dtype.kind in "iub":
-        return x > y
-    return (x - y) > _REL_TOL * np.maximum(np.abs(x), np.abs(y))
-
-
 def _pair_frame(attr_classes, task_classes, **columns: np.ndarray) -> pd.DataFrame:
     ka, kt = len(attr_classes), len(task_classes)
     index = {
@@ -407,34 +381,6 @@ def _pair_frame(attr_classes, task_classes, **columns: np.ndarray) -> pd.DataFra
     }
     data = {k: np.broadcast_to(v, (ka, kt)).ravel() for k, v in columns.items()}
     return pd.DataFrame({**index, **data})
-
-
-def _warn_undefined(n_undefined: int, total: int, what: str) -> None:
-    """Warn about some undefined pairs (a statistic with *every* pair undefined: :func:`_warn_undefined_statistics`)."""
-    if n_undefined and n_undefined < total:
-        warn_outside(
-            f"{what}: {n_undefined} of {total} pairs are undefined (conditioning on an empty "
-            "event) and were excluded; see the 'undefined' column of the per-pair table",
-            UndefinedPairWarning,
-        )
-
-
-def _warn_undefined_statistics(reasons: dict) -> None:
-    """Warn that some statistics of a call are undefined (reported as NaN, flagged) while the others are returned."""
-    if reasons:
-        warn_outside(
-            "; ".join(f"{name} is undefined: every pair is undefined ({why})" for name, why in reasons.items())
-            + ". It is reported as NaN with undefined=True and a reason; the other statistics of the call are "
-            "returned (see docs/definitions.md, 'Undefined quantities')",
-            UndefinedPairWarning,
-        )
-
-
-def _all_undefined_error(parts: list) -> ValueError:
-    """The error of a call whose every statistic is undefined; ``parts`` = [(name, n_pairs, reason)]."""
-    desc = "; ".join(f"{name}: every one of the {n} pairs is undefined ({reason})" for name, n, reason in parts)
-    return ValueError(f"every statistic asked for is undefined, {desc} (see docs/definitions.md, "
-                      "'Undefined quantities')")
 
 
 def correlation_sign(train: CooccurrenceCounts) -> np.ndarray:
@@ -446,43 +392,6 @@ def correlation_sign(train: CooccurrenceCounts) -> np.ndarray:
     with a relative tolerance of 1e-12 (differences below it are 0).
     """
     return sign_of(train.n, train.cross("attr", "task"), train.total("attr"), train.total("task"))
-
-
-def sign_of(n: Any, both: Any, attr: Any, task: Any) -> np.ndarray:
-    """``sign(n·#(a,t) − #a·#t)`` over any leading axes, exactly (see :func:`correlation_sign`).
-
-    ``n`` has shape ``(...)``, ``both`` ``(..., K_A, K_T)``, ``attr``
-    ``(..., K_A)`` and ``task`` ``(..., K_T)`` (stacked replicate tables
-    included). Integral counts are compared in integers; others in float64
-    with a relative tolerance of 1e-12.
-    """
-    n = _as_count(n)
-    at = _as_count(both)
-    a = _as_count(attr)[..., :, None]
-    t = _as_count(task)[..., None, :]
-    if all(x.dtype.kind == "i" for x in (n, at, a, t)):
-        n = n[..., None, None]
-        if n.size and int(n.max()) > 2**31:  # n * #(a,t) could overflow int64: use Python integers
-            n, at, a, t = n.astype(object), at.astype(object), a.astype(object), t.astype(object)
-        return np.sign(n * at - a * t).astype(np.int8)
-    x = np.asarray(n, dtype=np.float64)[..., None, None] * at.astype(np.float64)
-    y = a.astype(np.float64) * t.astype(np.float64)
-    return (_greater(x, y).astype(np.int8) - _greater(y, x).astype(np.int8)).astype(np.int8)
-
-
-def _direction_arrays(y: np.ndarray | int, both: np.ndarray, support: np.ndarray, predicted: np.ndarray):
-    """``(p_true, p_pred, delta, contribution, undefined)`` of one direction, over any leading axes.
-
-    ``both`` = #(a, t), ``support`` = #a (A→T) or #t (T→A) broadcast to the
-    pairs, ``predicted`` = #(a, t̂) (A→T) or #(â, t) (T→A).
-    """
-    undefined = support <= 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        safe = np.where(undefined, 1.0, support)
-        p_true = np.where(undefined, np.nan, both / safe)
-        p_pred = np.where(undefined, np.nan, predicted / safe)
-    delta = p_pred - p_true
-    return p_true, p_pred, delta, y * delta, undefined
 
 
 def _direction_inputs(direction: str, gram: np.ndarray, ka: int, kt: int, roles: tuple):
@@ -648,21 +557,6 @@ def directional_from_counts(
 # --------------------------------------------------------------------------- #
 # cross-fitted signs (no training set): two folds of the test rows
 # --------------------------------------------------------------------------- #
-def crossfit_mean(term0: np.ndarray, term1: np.ndarray, undefined0: np.ndarray,
-                  undefined1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per pair, the mean of its defined ways: ``(value, undefined)`` (value NaN exactly where neither is defined).
-
-    ``term0`` is the way "signs from fold 0, change on fold 1", ``term1`` the
-    reverse; a pair whose two ways are defined gets their average, a pair with
-    one defined way gets that one (docs/definitions.md, "No training set").
-    """
-    ways = (~undefined0).astype(np.int64) + (~undefined1).astype(np.int64)
-    total = np.where(undefined0, 0.0, term0) + np.where(undefined1, 0.0, term1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(ways > 0, total / np.maximum(ways, 1), np.nan) + 0.0  # + 0.0: no -0.0
-    return value, ways == 0
-
-
 def crossfit_direction(direction: str, y0: np.ndarray, y1: np.ndarray, gram0: np.ndarray, gram1: np.ndarray,
                        ka: int, kt: int, roles: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One direction of cross-fitted BiasAmp→ from two folds' test tables (any leading axes).
@@ -769,26 +663,6 @@ def directional_from_folds(
 # --------------------------------------------------------------------------- #
 # BiasAmp_MALS
 # --------------------------------------------------------------------------- #
-def _mals_arrays(at: np.ndarray, pp: np.ndarray):
-    """BiasAmp_MALS terms from exact training counts ``at`` (K_A x K_T) and predicted counts ``pp`` (..., K_A, K_T).
-
-    Returns ``(bias_train, bias_pred, indicator, delta, contribution, undefined, n_tasks)``;
-    ``contribution`` is NaN exactly where ``undefined``.
-    """
-    n_attr = at.shape[0]
-    col = at.sum(axis=0)  # Σ_a' #(a', t)
-    task_defined = col > 0
-    indicator = _greater(n_attr * at, col[None, :]) & task_defined[None, :]  # bias_train > 1/|A|, exactly
-    pcol = pp.sum(axis=-2)[..., None, :]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        bias_train = np.where(task_defined[None, :], at / np.where(col > 0, col, 1)[None, :], np.nan)
-        bias_pred = np.where(pcol > 0, pp / np.where(pcol > 0, pcol, 1), np.nan)
-    delta = bias_pred - bias_train
-    undefined = ~task_defined[None, :] | (indicator & (pcol <= 0))
-    contribution = np.where(undefined, np.nan, np.where(indicator, delta, 0.0))
-    return bias_train, bias_pred, indicator, delta, contribution, undefined, int(task_defined.sum())
-
-
 def _mals_value(contribution: np.ndarray, n_tasks: int) -> np.ndarray:
     return np.where(np.isnan(contribution), 0.0, contribution).sum(axis=(-2, -1)) / n_tasks
 
@@ -876,65 +750,6 @@ def mals_from_counts(train: CooccurrenceCounts, pred: CooccurrenceCounts, *,
 
 
 _MALS_UNDEFINED = "no task has a positive training instance, so no bias_train(a, t) is defined"
-
-
-def mals_crossfit_arrays(at0: np.ndarray, at1: np.ndarray, pp0: np.ndarray, pp1: np.ndarray,
-                         indicators: tuple | None = None, keep: tuple | None = None):
-    """Cross-fitted BiasAmp_MALS terms from two folds' counts (any leading axes before ``(K_A, K_T)``).
-
-    ``at_f`` = #(a, t) of fold f's ground truth, ``pp_f`` = #(â, t̂) of its
-    predictions. Way f is ``1[b_train^(f) > 1/|A|] · (b_pred − b_train)`` of
-    the other fold: defined when fold f's task has a positive (its indicator
-    is defined) and, where the indicator is 1, the other fold's change is
-    defined. Returns ``(indicator0, indicator1, contribution, undefined,
-    n_tasks)``: ``contribution`` is the mean of a pair's defined ways (NaN
-    exactly where ``undefined``), ``n_tasks`` the tasks with a positive on both
-    folds together (``|T|``). ``indicators`` = ``(at0, at1)`` of other
-    tables: the indicators (and whether they are defined) come from these
-    instead (the bootstrap holds the estimate's indicators fixed). ``keep`` =
-    ``(keep0, keep1)``, boolean and broadcastable to the tables: whether way f
-    counts a pair (its group is large enough *in fold f*, :func:`fold_keep`); a
-    pair left out of a way adds 0 to it, its way still counted in the mean.
-    """
-    n_attr = at0.shape[-2]
-
-    def indicator(at):
-        col = at.sum(axis=-2, keepdims=True)
-        return _greater(n_attr * at, col) & (col > 0), np.broadcast_to(col > 0, at.shape)
-
-    def change(at, pp):
-        col, pcol = at.sum(axis=-2, keepdims=True), pp.sum(axis=-2, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            bias_train = np.where(col > 0, at / np.where(col > 0, col, 1), np.nan)
-            bias_pred = np.where(pcol > 0, pp / np.where(pcol > 0, pcol, 1), np.nan)
-        return bias_pred - bias_train
-
-    sign0, sign1 = (at0, at1) if indicators is None else indicators
-    (i0, known0), (i1, known1) = indicator(sign0), indicator(sign1)
-    c1, c0 = change(at1, pp1), change(at0, pp0)  # way 0 reads fold 1's change, way 1 fold 0's
-    on0, on1 = (i0, i1) if keep is None else (i0 & keep[0], i1 & keep[1])
-    defined0 = known0 & (~on0 | np.isfinite(c1))
-    defined1 = known1 & (~on1 | np.isfinite(c0))
-    contribution, undefined = crossfit_mean(np.where(on0, c1, 0.0), np.where(on1, c0, 0.0), ~defined0, ~defined1)
-    n_tasks = ((at0 + at1).sum(axis=-2) > 0).sum(axis=-1)
-    return i0, i1, contribution, undefined, n_tasks
-
-
-def fold_keep(sizes: Sequence[np.ndarray], min_group_size: int,
-              include_small_groups: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Per way f, the groups it counts: those not small *in fold f* (at least ``min_group_size / 2`` members).
-
-    The small-group rule of a cross-fitted share statistic (BiasAmp_MALS,
-    Multi_MALS) is read, like its indicator, from the fold that gives the
-    indicator, never from the rows the change is measured on: a group kept
-    because the sample happened to give it many rows would carry that excess
-    into its change (docs/definitions.md, "No training set"). Each fold holds
-    half the rows, hence half the threshold: the rule :func:`small_groups` on
-    twice each fold's sizes (``sizes``: the two folds' group sizes).
-    """
-    keep0, keep1 = (~small_groups(2 * np.asarray(fold, dtype=np.float64), min_group_size, include_small_groups)[1]
-                    for fold in sizes)
-    return keep0, keep1
 
 
 def mals_from_folds(fold0: CooccurrenceCounts, fold1: CooccurrenceCounts, *,
@@ -1495,35 +1310,6 @@ def _without_empty_rows(train: CooccurrenceCounts, n_empty: float) -> Cooccurren
     gram = train.gram.copy()
     gram[0, 0] -= n_empty
     return replace(train, gram=gram)
-
-
-def select_train_test(test: dict, train: dict | None, *, sample_weight: Any, train_sample_weight: Any,
-                      missing: str, group_args: tuple = ("attr", "attr_train")):
-    """The row layer (:func:`biasamp._core.rows.select_rows`) on a test and a training set of arguments.
-
-    The two sets have their own rows, so they are filtered separately:
-    ``sample_weight`` weights the test rows, ``train_sample_weight`` the
-    training rows. Returns ``(test, weights, rows, train, train_weights,
-    train_rows)`` (the training part ``None`` when ``train`` is).
-    """
-    test, weights, rows = select_rows(test, missing=missing, group_args=group_args, sample_weight=sample_weight,
-                                      group_columns=False)
-    if train is None:
-        if train_sample_weight is not None:
-            raise ValueError("train_sample_weight weights the training rows, but attr_train/task_train were not "
-                             "given (without a training set the test rows and sample_weight stand in for it)")
-        return test, weights, rows, None, None, None
-    train, train_weights, train_rows = select_rows(
-        train, missing=missing, group_args=group_args, sample_weight=train_sample_weight,
-        weight_name="train_sample_weight", group_columns=False)
-    return test, weights, rows, train, train_weights, train_rows
-
-
-def take_rows(m: LabelMatrix, rows: np.ndarray) -> LabelMatrix:
-    """The rows ``rows`` of an encoded label matrix (same classes)."""
-    if m.codes is not None:
-        return replace(m, codes=m.codes[rows])
-    return replace(m, dense=m._dense()[rows])
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,6 +33,8 @@ from scipy import sparse
 
 from biasamp._core.crossfit import align_splits, check_cross_fit
 from biasamp._core.policy import left_out_mask
+from biasamp._engine import pair_terms as _t
+from biasamp._engine.crossfit_tables import content_ids, fold_layout, fold_tables
 from biasamp._engine.intervals import (
     Parts,
     Plan,
@@ -40,7 +42,7 @@ from biasamp._engine.intervals import (
     UnitTests,
     mean_of,
 )
-from biasamp._engine.resample import Cells, augmented_rows, canonical_ids, cells_of, key_columns
+from biasamp._engine.resample import Cells, augmented_rows, cells_of
 from biasamp.cooccurrence import _metrics as _c
 from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 
@@ -85,49 +87,6 @@ def _label_cells(left: list, right: list, weights: np.ndarray | None = None,
     return cells, _agree(lrows, right_rows, w, left, right)
 
 
-def content_ids(matrices: list, extra: tuple = (), weights: np.ndarray | None = None) -> np.ndarray:
-    """Per row, the id of its content (every matrix, the ``extra`` key columns, the weight)."""
-    cols = list(extra)
-    for m in matrices:
-        cols.extend(key_columns(m))
-    if weights is not None:
-        cols.append(np.asarray(weights, dtype=np.float64))
-    return canonical_ids(cols)
-
-
-def per_fold(rows: sparse.csr_matrix, share0: np.ndarray, share1: np.ndarray) -> sparse.csr_matrix:
-    """``[rows·share0 | rows·share1]``: each row's vector in the block of each fold, scaled by its share of it."""
-    parts = []
-    for share in (share0, share1):
-        part = sparse.csr_matrix(sparse.diags(np.asarray(share, dtype=np.float64)) @ rows)
-        part.eliminate_zeros()
-        parts.append(part)
-    return sparse.hstack(parts, format="csr")
-
-
-def fold_layout(rows: sparse.csr_matrix, splits: list, weights: np.ndarray | None) -> tuple:
-    """Cells' left rows laid out per split and fold, and the cells' weights for :class:`Cells`.
-
-    ``splits`` hold every cell's share of fold 0 (:func:`biasamp._core.crossfit.crossfit_splits`).
-    Without weights, or with weights that are not integers (a row in one fold
-    whole), the blocks hold ``1[fold]`` and :class:`Cells` scales them by the
-    weight; with integer weights (shared by the folds, in units) the blocks hold
-    each fold's share of the weight, and the cells are passed unweighted.
-    """
-    units = weights is not None and all(np.array_equal(s, np.rint(s)) for s in splits) and \
-        np.array_equal(weights, np.rint(weights)) and any(((s > 0) & (s < weights)).any() for s in splits)
-    blocks = []
-    for share in splits:
-        share = np.asarray(share, dtype=np.float64)
-        if weights is None:
-            blocks.append(per_fold(rows, share, 1.0 - share))
-        elif units:
-            blocks.append(per_fold(rows, share, weights - share))
-        else:
-            blocks.append(per_fold(rows, share > 0, share <= 0))
-    return sparse.hstack(blocks, format="csr"), (None if units else weights)
-
-
 def _agree(lrows: sparse.csr_matrix, rrows: sparse.csr_matrix, w: np.ndarray, left: list, right: list) -> dict:
     """``{"A->T": #(a, t∧t̂), "T->A": #(a∧â, t)}`` from the cells' (unweighted) rows counted ``w`` times."""
     ka, kt = left[0].n_classes, right[0].n_classes
@@ -153,22 +112,6 @@ def _agree(lrows: sparse.csr_matrix, rrows: sparse.csr_matrix, w: np.ndarray, le
         for key, value in parts.items():
             agree[key] = agree.get(key, 0.0) + np.asarray(value.todense(), dtype=np.float64)
     return agree
-
-
-def fold_tables(tables: np.ndarray, width: int, empty: bool = False,
-                split: int = 0) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """``(fold 0, fold 1, (n_empty_0, n_empty_1))`` of one split of stacked tables laid out per fold.
-
-    ``width`` is the width of one fold's ``[1 | A | Â]``; with ``empty`` each
-    fold block has one more column, ``1[empty row]``, whose count is returned;
-    ``split`` picks the split (:func:`_label_cells`).
-    """
-    step = width + (1 if empty else 0)
-    base = 2 * step * split
-    t0, t1 = tables[..., base:base + width, :], tables[..., base + step:base + step + width, :]
-    if not empty:
-        return t0, t1, (0, 0)
-    return t0, t1, (tables[..., base + width, 0], tables[..., base + step + width, 0])
 
 
 def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full: np.ndarray, roles: tuple,
@@ -198,7 +141,7 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full
 
         def fold_signs(tables: np.ndarray, split: int) -> list:
             t0, t1, empty = fold_tables(tables, width, with_empty, split)
-            return [_c.sign_of(t[..., 0, 0] - e, t[..., 1:1 + ka, 1:1 + kt], t[..., 1:1 + ka, 0], t[..., 0, 1:1 + kt])
+            return [_t.sign_of(t[..., 0, 0] - e, t[..., 1:1 + ka, 1:1 + kt], t[..., 1:1 + ka, 0], t[..., 0, 1:1 + kt])
                     for t, e in ((t0, empty[0]), (t1, empty[1]))]
 
         # the estimate's fold signs, held fixed in every replicate (as a training set's would be)
@@ -211,7 +154,7 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full
     integral = agree is not None and all(np.array_equal(x, np.rint(x)) for x in (full, *agree.values()))
 
     def arrays(tables: np.ndarray, direction: str):
-        return _c._direction_arrays(1 if y is None else y, *_c._direction_inputs(direction, tables, ka, kt, roles))
+        return _t._direction_arrays(1 if y is None else y, *_c._direction_inputs(direction, tables, ka, kt, roles))
 
     def values(tables: np.ndarray) -> dict:
         out = {}
@@ -340,7 +283,7 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
     side (:func:`fold_tables`); the estimate's fold indicators and ``|T|``
     (set by ``statistics``) are held fixed, and every replicate recomputes
     each fold's change ``b_pred − b_train`` (``at`` is not used). The groups
-    each way counts (:func:`biasamp.cooccurrence._metrics.fold_keep` of the
+    each way counts (:func:`biasamp._engine.pair_terms.fold_keep` of the
     folds' predicted group sizes, with ``group_options``: ``min_group_size``,
     ``include_small_groups``) are read from the estimate's fold tables as
     well, and held fixed.
@@ -356,10 +299,10 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
     def terms(tables: np.ndarray):
         if folds is None:
             assert at is not None
-            *_, contribution, _, n_tasks = _c._mals_arrays(at, tables[..., 1:, 1:])
+            *_, contribution, _, n_tasks = _t._mals_arrays(at, tables[..., 1:, 1:])
             return contribution, n_tasks
         t0, t1, _ = fold_tables(tables, folds)
-        _, _, contribution, _, n_tasks = _c.mals_crossfit_arrays(
+        _, _, contribution, _, n_tasks = _t.mals_crossfit_arrays(
             t0[..., a_true, t_true], t1[..., a_true, t_true], t0[..., a_pred, t_pred], t1[..., a_pred, t_pred],
             indicators=None if fixed is None else fixed[0], keep=None if fixed is None else fixed[2])
         return contribution, (n_tasks if fixed is None else fixed[1])
@@ -380,7 +323,7 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
         n_tasks = int(np.ravel(n_tasks)[0])
         if folds is not None:
             t0, t1, _ = fold_tables(full[0], folds)
-            keep = _c.fold_keep([t0[a_pred, 0], t1[a_pred, 0]], **(group_options or {}))
+            keep = _t.fold_keep([t0[a_pred, 0], t1[a_pred, 0]], **(group_options or {}))
             fixed = ((t0[a_true, t_true], t1[a_true, t_true]), n_tasks, (keep[0][:, None], keep[1][:, None]))
         est = parts(full)["MALS"][0]
         p = Parts(
@@ -426,7 +369,7 @@ def _mals_plan(opts: MALSOptions, attr: Any = None, task: Any = None, *args: Any
                                                     include_small_groups=opts.include_small_groups),
                                 predictions=predictions, binary_task=reading)
     cells, _ = _label_cells(left, right, weights)
-    plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _c._as_count(train.cross("attr", "task")))
+    plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _t._as_count(train.cross("attr", "task")))
     plan.cells = cells
     plan.result = point
     return plan

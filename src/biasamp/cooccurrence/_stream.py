@@ -48,6 +48,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
+from biasamp._engine.crossfit_tables import fold_rows
 from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, merge_rowsets
 from biasamp._engine.state import (
     CountState,
@@ -62,6 +63,7 @@ from biasamp._engine.state import (
     table,
     train_batch,
 )
+from biasamp._engine.train_test_rows import take_rows
 from biasamp._family import ClassList, Streaming
 from biasamp.cooccurrence._counts import ATTR_ROLES, TASK_ROLES, CooccurrenceCounts, _encode_side, _layout
 from biasamp.cooccurrence._metrics import (
@@ -72,7 +74,6 @@ from biasamp.cooccurrence._metrics import (
     directional_from_folds,
     mals_from_counts,
     mals_from_folds,
-    take_rows,
 )
 
 __all__ = ["DIRECTIONAL_STREAM", "MALS_STREAM", "CooccurrenceSettings", "CooccurrenceState", "counts_of",
@@ -356,32 +357,6 @@ def _three_way(settings: CooccurrenceSettings, agree: np.ndarray, a: dict, t: di
     return left, right
 
 
-def fold_rows(left: Any, shares: list, weights: np.ndarray | None, missing_in_fold0: bool) -> Any:
-    """The replicate rows' left vectors laid out per split and fold: ``[l·w0 | l·w1]`` per split.
-
-    ``w_f`` is a row's weight in fold f of the split (its share of the fold
-    times its sample weight: :func:`biasamp._core.crossfit.fold_weights`), so
-    the two blocks of a split add up to the row's ordinary (weighted) vector;
-    a split the batch does not give is zero, or, with ``missing_in_fold0``,
-    holds every row in fold 0 (no ground truth: a training set gives the
-    indicator, and the blocks are only ever read added).
-    """
-    from scipy import sparse
-
-    from biasamp.cooccurrence._plan import per_fold
-
-    n = left.shape[0]
-    total = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    blocks = []
-    for share in shares:
-        if share is None:
-            w0, w1 = (total, np.zeros(n)) if missing_in_fold0 else (np.zeros(n), np.zeros(n))
-        else:
-            w0, w1 = fold_weights(share, weights)
-        blocks.append(per_fold(left, w0, w1))
-    return sparse.hstack(blocks, format="csr")
-
-
 def count_train(settings: CooccurrenceSettings, roles: Mapping[str, Any]) -> CooccurrenceState:
     """One batch of training ground truth (``attr_train``, ``task_train``): the table ``[1|A]ᵀ [1|T]``."""
     if settings.train is not None:
@@ -553,7 +528,7 @@ def resample_directional(settings: CooccurrenceSettings, state: CooccurrenceStat
 def resample_mals(settings: CooccurrenceSettings, state: CooccurrenceState, boot: np.ndarray) -> tuple:
     """BiasAmp_MALS's plan on the predictions' Gram table and on its replicate tables (cross-fitting: both folds'
     ``[1|A|Â]ᵀ[1|T|T̂]`` side by side, the estimate's fold indicators held fixed)."""
-    from biasamp.cooccurrence._metrics import _as_count
+    from biasamp._engine.pair_terms import _as_count
     from biasamp.cooccurrence._plan import mals_evaluator
 
     point = compute_mals(settings, state)

@@ -20,6 +20,7 @@ from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_la
 from biasamp._core.policy import small_groups
 from biasamp._core.policy_options import BINARY_TASK, DEFAULT_MIN_GROUP_SIZE
 from biasamp._core.validation import check
+from biasamp._engine import pair_terms as _t
 from biasamp._engine.sweep import SweepCurve, SweepInputs, grid_of, hard, label_taus, predicted, score_matrix, totals
 from biasamp.cooccurrence import _metrics as _c
 from biasamp.cooccurrence._counts import CooccurrenceCounts
@@ -111,7 +112,7 @@ def _directional_values(attr: LabelMatrix, task: LabelMatrix, y: np.ndarray, a_c
                              ("t_to_a", a_counts, np.broadcast_to(n_t[None, :], both.shape))):
         if pred is None:
             continue
-        _, _, _, contribution, undefined = _c._direction_arrays(y, both, support, pred)
+        _, _, _, contribution, undefined = _t._direction_arrays(y, both, support, pred)
         undefined = np.broadcast_to(undefined, pred.shape)
         value = _c._mean_defined(contribution, undefined | left_out)
         out[s] = (value, undefined.sum(axis=(-2, -1)), undefined.shape[-1] * undefined.shape[-2])
@@ -173,7 +174,7 @@ def mals_sweep(inputs: SweepInputs) -> SweepCurve:
         above = (scores[None, :, :] > attr_taus[:, None, :]).sum(axis=1)  # (G, scored columns)
         sizes = np.column_stack([len(scores) - above[:, 0], above[:, 0]]) if binary else above
     at = _c._exact(_cross(enc.train_attr, enc.train_task))
-    *_, contribution, undefined, n_tasks = _c._mals_arrays(at, pp.astype(np.float64))
+    *_, contribution, undefined, n_tasks = _t._mals_arrays(at, pp.astype(np.float64))
     if n_tasks == 0:
         raise ValueError("BiasAmp_MALS: no task has a positive training instance; every pair is undefined")
     left_out = np.stack([small_groups(s, DEFAULT_MIN_GROUP_SIZE, False)[1] for s in sizes])[:, :, None]  # (G, K_A, 1)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from biasamp._family import Family, Named, Scorer, StatisticSpec
-from biasamp.cooccurrence._family import truth_call
+from biasamp._family import Family, Named, Scorer, StatisticSpec, truth_call
 from biasamp.multiattribute._metrics import multi_bias_amp
 from biasamp.multiattribute._options import MultiOptions
 from biasamp.multiattribute._plan import _multi_plan

@@ -71,21 +71,9 @@ from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHO
 from biasamp._core.results import ResultMixin, fmt, top_rows
 from biasamp._core.rows import RowFilter, add_filters
 from biasamp._core.typing import AttrPredRule, BinaryTask, Combinations, Labels, Missing, Soft, Support, Weights
-from biasamp.cooccurrence._counts import CooccurrenceCounts
-from biasamp.cooccurrence._metrics import (
-    _all_undefined_error,
-    _as_count,
-    _greater,
-    _rows_lines,
-    _warn_undefined,
-    _warn_undefined_statistics,
-    correlation_sign,
-    crossfit_mean,
-    fold_keep,
-    mals_crossfit_arrays,
-    select_train_test,
-    take_rows,
-)
+from biasamp._engine.pair_terms import _as_count, _greater, crossfit_mean, fold_keep, mals_crossfit_arrays, sign_of
+from biasamp._engine.train_test_rows import _rows_lines, select_train_test, take_rows
+from biasamp._engine.undefined import _all_undefined_error, _warn_undefined, _warn_undefined_statistics
 from biasamp.multiattribute._options import _MODES as _MODES  # read by _stream
 from biasamp.multiattribute._options import MultiOptions
 
@@ -1014,14 +1002,7 @@ def _directional(counts: MultiAttributeCounts, direction: str, y: np.ndarray, sm
 
 def _train_sign(counts: MultiAttributeCounts) -> np.ndarray:
     """``y_gm = sign(n·#(g,m) − #g·#m)`` on the training counts (exact; :ref:`def-multi`)."""
-    gram = np.zeros((1 + len(counts.attr_classes), 1 + len(counts.combinations)))
-    gram[0, 0] = counts.n_train
-    gram[1:, 0] = counts.train_attr
-    gram[0, 1:] = counts.train_joint.sum(axis=0)
-    gram[1:, 1:] = counts.train_joint
-    table = CooccurrenceCounts(counts.attr_classes, tuple(range(len(counts.combinations))),
-                               ("attr",), ("task",), gram)
-    return correlation_sign(table)
+    return sign_of(counts.n_train, counts.train_joint, counts.train_attr, counts.train_joint.sum(axis=0))
 
 
 def _require_observed(counts: MultiAttributeCounts, *, split: bool) -> None:

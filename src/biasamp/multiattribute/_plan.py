@@ -28,10 +28,10 @@ from scipy import sparse
 from biasamp._core.crossfit import align_splits, check_cross_fit
 from biasamp._core.policy import left_out_mask
 from biasamp._core.policy_options import PolicyOptions
+from biasamp._engine import pair_terms as _t
+from biasamp._engine.crossfit_tables import content_ids, fold_layout, fold_tables
 from biasamp._engine.intervals import Parts, Plan, Statistic, abs_range
 from biasamp._engine.resample import Cells, augmented, cells_of, label_rows
-from biasamp.cooccurrence import _metrics as _c
-from biasamp.cooccurrence._plan import content_ids, fold_layout, fold_tables
 from biasamp.multiattribute import _metrics as _m
 from biasamp.multiattribute._options import MultiOptions
 
@@ -167,11 +167,11 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None, group_options: di
     metrics)``, the width of one fold's ``[1|G|Ĝ]`` and the metrics whose
     splits the tables hold, in order: the signs and Multi_MALS's indicator
     are cross-fitted, the tables hold each metric's two folds' tables side by
-    side (see :func:`biasamp.cooccurrence._plan.fold_tables`), and every replicate
+    side (see :func:`biasamp._engine.crossfit_tables.fold_tables`), and every replicate
     holds the estimate's fold signs and indicators fixed: Multi→'s raw values
     and Multi_MALS (abs and raw) are cross-fitted, Multi→'s abs values use Δ
     on every row. The groups each way of the cross-fitted Multi_MALS counts
-    (:func:`biasamp.cooccurrence._metrics.fold_keep` of its folds' group
+    (:func:`biasamp._engine.pair_terms.fold_keep` of its folds' group
     sizes, with ``group_options``) are read from the estimate's fold tables
     too, and held fixed.
     """
@@ -180,7 +180,7 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None, group_options: di
     g_rows, gh_rows = slice(1, 1 + n_attr), slice(1 + n_attr, 1 + 2 * n_attr)
     m_cols, mh_cols = slice(1, 1 + n_comb), slice(1 + n_comb, 1 + 2 * n_comb)
     y = _m._train_sign(counts)
-    train_joint = _c._as_count(counts.train_joint)
+    train_joint = _t._as_count(counts.train_joint)
     use = {key: r is not None and not r.undefined
            for key, r in (("Multi_MALS", point.mals), ("G->M", point.g_to_m), ("M->G", point.m_to_g))}
     # small groups' pairs: in the tables, out of every headline (as in the estimate): NaN, like undefined pairs
@@ -195,7 +195,7 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None, group_options: di
         else:
             support = np.broadcast_to(both.sum(axis=1, keepdims=True), both.shape)
             predicted = tables[:, gh_rows, m_cols]
-        _, _, d, contribution, undefined = _c._direction_arrays(signs, both, support, predicted)
+        _, _, d, contribution, undefined = _t._direction_arrays(signs, both, support, predicted)
         return d, contribution, undefined
 
     def deltas(tables: np.ndarray) -> dict:
@@ -204,7 +204,7 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None, group_options: di
             return crossfit_deltas(tables)
         out = {}
         if use["Multi_MALS"]:
-            *_, contribution, _, _ = _c._mals_arrays(train_joint, tables[:, gh_rows, mh_cols])
+            *_, contribution, _, _ = _t._mals_arrays(train_joint, tables[:, gh_rows, mh_cols])
             contribution = np.where(left_out, np.nan, contribution)
             out["Multi_MALS"] = (contribution, contribution)
         for key in ("G->M", "M->G"):
@@ -224,16 +224,16 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None, group_options: di
         if not fixed:  # the first call is on the estimate's table
             for key in splits:
                 f0, f1, _ = fold_tables(tables[:1], width, split=splits.index(key))
-                fixed[key] = [_c.sign_of(t[:, 0, 0], t[:, g_rows, m_cols], t[:, g_rows, 0],
+                fixed[key] = [_t.sign_of(t[:, 0, 0], t[:, g_rows, m_cols], t[:, g_rows, 0],
                                          t[:, g_rows, m_cols].sum(axis=1)) for t in (f0, f1)] \
                     if key != "Multi_MALS" else (f0[:, g_rows, m_cols], f1[:, g_rows, m_cols])
                 if key == "Multi_MALS":  # the groups each way counts: their sizes in its fold
-                    fixed["keep"] = _c.fold_keep([f0[0, g_rows, 0], f1[0, g_rows, 0]], **(group_options or {}))
+                    fixed["keep"] = _t.fold_keep([f0[0, g_rows, 0], f1[0, g_rows, 0]], **(group_options or {}))
         out = {}
         if use["Multi_MALS"]:
             t0, t1, _ = fold_tables(tables, width, split=splits.index("Multi_MALS"))
             keep = fixed["keep"]
-            *_, contribution, _, _ = _c.mals_crossfit_arrays(t0[:, g_rows, m_cols], t1[:, g_rows, m_cols],
+            *_, contribution, _, _ = _t.mals_crossfit_arrays(t0[:, g_rows, m_cols], t1[:, g_rows, m_cols],
                                                              t0[:, gh_rows, mh_cols], t1[:, gh_rows, mh_cols],
                                                              indicators=fixed["Multi_MALS"],
                                                              keep=(keep[0][:, None], keep[1][:, None]))
@@ -246,7 +246,7 @@ def multi_evaluator(point: Any, *, folds: tuple | None = None, group_options: di
                 d, _, undefined = change(full, key)
                 d0, _, u0 = change(t0, key)
                 d1, _, u1 = change(t1, key)
-                contribution, _ = _c.crossfit_mean(signs[0] * d1, signs[1] * d0, u1, u0)
+                contribution, _ = _t.crossfit_mean(signs[0] * d1, signs[1] * d0, u1, u0)
                 undefined = undefined | left_out
                 out[key] = (np.where(undefined, np.nan, d), np.where(undefined, np.nan, contribution))
         return out

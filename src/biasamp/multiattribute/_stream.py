@@ -54,6 +54,7 @@ from biasamp._engine.state import (
     table,
     train_batch,
 )
+from biasamp._engine.train_test_rows import take_rows
 from biasamp._family import ClassList, Prepass, Streaming
 from biasamp.multiattribute._metrics import (
     _CHUNK_BYTES,
@@ -73,7 +74,6 @@ from biasamp.multiattribute._metrics import (
     _sized_combinations,
     multi_from_counts,
     multi_from_folds,
-    take_rows,
 )
 
 __all__ = ["MULTI_STREAM", "MultiCollected", "MultiSettings", "MultiState", "combinations_of", "counts_of",
@@ -470,7 +470,7 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
     if settings.folds:  # a row's left vector in the block of its fold of every split of the batch (weighted by its
         # share): the subgroup scan's streamed tables, and the training set's (the blocks are then added);
         # an accumulator's cross-fitted bootstrap deals the row set's units instead (dealt_rows)
-        from biasamp.cooccurrence._stream import fold_rows
+        from biasamp._engine.crossfit_tables import fold_rows
 
         left = fold_rows(left, _split(settings, g, a, weights), weights, missing_in_fold0=False)
     elif weights is not None:  # a row's replicate weight multiplies its sample weight
