@@ -238,3 +238,37 @@ def test_dask_partitions_and_torchmetrics_batches_are_the_function_by_default(na
             metric.update(torch.as_tensor(attr[rows]), torch.as_tensor(task[rows]),
                           attr_pred=torch.as_tensor(attr_pred[rows]), task_pred=torch.as_tensor(task_pred[rows]))
         assert values(metric.result()) == ref
+
+
+@pytest.mark.parametrize("weights", ["none", "integer"])
+def test_beyond_the_units_bound_the_rows_come_back_as_the_function_splits_them(monkeypatch, weights):
+    """Beyond crossfit.MAX_UNITS (2**24; lowered here to 500) the split counts rows, not units: the row set gives
+    its distinct rows back once per occurrence (unweighted rows without weights, as the function is called), and
+    every batching still gives the function's value; the streamed bootstrap deals them as below the bound."""
+    import biasamp._core.crossfit as crossfit
+
+    monkeypatch.setattr(crossfit, "MAX_UNITS", 500)
+    attr, task, attr_pred, task_pred = _data(4)
+    w = None if weights == "none" else np.random.default_rng(5).integers(1, 3, len(attr)).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedPairWarning)
+        warnings.simplefilter("ignore", SmallGroupWarning)
+        ref = biasamp.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w)
+        mals = biasamp.bias_amp_mals(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w)
+        acc = CooccurrenceAccumulator(3, 4, n_boot=50, random_state=0)
+        macc = CooccurrenceAccumulator(3, 4, metric="mals")
+        for rows in _uneven(len(attr), 4, 9):
+            kw = {"attr_pred": attr_pred[rows], "task_pred": task_pred[rows],
+                  "sample_weight": None if w is None else w[rows]}
+            acc.update(attr[rows], task[rows], **kw)
+            macc.update(attr[rows], task[rows], **kw)
+        roles, given = acc.state.rowset.rows()
+        assert len(next(iter(roles.values())).codes) == len(attr)  # given back row by row
+        assert (given is None) is (w is None)
+        res = acc.compute()
+        assert res.a_to_t.value == ref.a_to_t.value and res.t_to_a.value == ref.t_to_a.value
+        assert macc.compute().value == mals.value
+        boot = acc.bootstrap()
+    for name, est in boot.estimate.items():
+        lo, hi = boot.ci[name]
+        assert lo <= est <= hi

@@ -141,13 +141,13 @@ class RowSet:
             size += (m.codes if m.codes is not None else m._dense()).nbytes
         return int(size)
 
-    def rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray]:
+    def rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray | None]:
         """The rows to count as the function counts all rows: ``(roles, weights)`` (:meth:`keyed_rows` without
         the keys)."""
         roles, weights, _ = self.keyed_rows()
         return roles, weights
 
-    def keyed_rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray, np.ndarray | None]:
+    def keyed_rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray | None, np.ndarray | None]:
         """The rows to count as the function counts all rows: ``(roles, weights, keys)``.
 
         The split counts integer weights in units (a row of weight w is w
@@ -163,7 +163,8 @@ class RowSet:
         if np.array_equal(self.unit, np.rint(self.unit)) and float(units.sum()) <= MAX_UNITS:
             return dict(self.roles), units, self.keys
         idx = np.repeat(np.arange(self.n_distinct), self.counts.astype(np.int64))
-        return ({r: _take(m, idx) for r, m in self.roles.items()}, self.unit[idx],
+        unweighted = bool(np.all(self.unit == 1.0))  # the function's unweighted call: no weights, not ones
+        return ({r: _take(m, idx) for r, m in self.roles.items()}, None if unweighted else self.unit[idx],
                 None if self.keys is None else self.keys[idx])
 
 

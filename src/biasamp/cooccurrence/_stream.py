@@ -562,15 +562,17 @@ def dealt_rows(settings: CooccurrenceSettings, state: CooccurrenceState) -> Deal
 
     if state.rowset is None:
         return None
-    roles, weights, keys = state.rowset.keyed_rows()
-    n = len(weights)
+    roles, given, keys = state.rowset.keyed_rows()
+    n = next(iter(roles.values())).n_rows
+    weights = np.ones(n) if given is None else given
     idx = np.arange(n)
     ka, kt = len(settings.attr_classes), len(settings.task_classes)
     rows = {r: label_rows(m, idx) for r, m in roles.items()}
     left = augmented([rows.get(r, sparse.csr_matrix((n, ka))) for r in ATTR_ROLES], n)
     right = augmented([rows.get(r, sparse.csr_matrix((n, kt))) for r in TASK_ROLES], n)
-    shares = _split(settings, roles, weights) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return DealtRows(left, right, weights, shares, keys)
+    shares = _split(settings, roles, given) if cross_fitted(settings, state) else [weights] * settings.n_splits
+    return DealtRows(left, right, weights, [None if sh is None else np.asarray(sh, dtype=np.float64)
+                                            for sh in shares], keys)
 
 
 _CLASSES = {"attr": ClassList("attr_classes", ("attr", "attr_train")),

@@ -501,7 +501,7 @@ def _table_rows(settings: MultiSettings, g: dict, a: dict, codes: dict, n: int) 
     return left, augmented([contained("task"), contained("task_pred")], n)
 
 
-def _split_rows(state: MultiState) -> tuple[dict, dict, np.ndarray, np.ndarray | None]:
+def _split_rows(state: MultiState) -> tuple[dict, dict, np.ndarray | None, np.ndarray | None]:
     """The row set's rows as the group and task roles, their weights and their keys."""
     assert state.rowset is not None
     roles, weights, keys = state.rowset.keyed_rows()
@@ -545,11 +545,14 @@ def dealt_rows(settings: MultiSettings, state: MultiState) -> DealtRows | None:
     counted: every row in fold 0, the blocks are read added). None without a row set."""
     if state.rowset is None:
         return None
-    g, a, weights, keys = _split_rows(state)
+    g, a, given, keys = _split_rows(state)
+    n = g["attr"].n_rows
+    weights = np.ones(n) if given is None else given
     codes = {name: _group_codes(m) for name, m in g.items()}
-    left, right = _table_rows(settings, g, a, codes, len(weights))
-    shares = _split(settings, g, a, weights) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return DealtRows(left, right, weights, shares, keys)
+    left, right = _table_rows(settings, g, a, codes, n)
+    shares = _split(settings, g, a, given) if cross_fitted(settings, state) else [weights] * settings.n_splits
+    return DealtRows(left, right, weights, [None if sh is None else np.asarray(sh, dtype=np.float64)
+                                            for sh in shares], keys)
 
 
 def _count_table(settings: MultiSettings, g: dict, a: dict, codes: dict, weights: np.ndarray | None,
