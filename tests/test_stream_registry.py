@@ -377,3 +377,32 @@ def test_every_named_form_documents_its_options_from_their_declarations():
             assert param.default == declared.default, (form.__name__, name)  # the signature's default too
             checked += 1
     assert checked >= 40
+
+
+def test_streamed_settings_take_each_option_default_from_the_declaration():
+    """One default per option: a streamed family's settings name no default of their own for a declared option
+    (the accumulator fills the declared one), and an accumulator built without options has the settings of one
+    given every declared default."""
+    import dataclasses
+    import inspect
+
+    checked = 0
+    for fam in REGISTRY:
+        if fam.stream is None or fam.options is None:
+            continue
+        names = set(fam.options.option_names())
+        for name, p in inspect.signature(fam.stream.settings).parameters.items():
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and name in names:
+                assert p.default is inspect.Parameter.empty, (fam.key, name)
+                checked += 1
+    assert checked >= 20
+    from biasamp.accumulators import CooccurrenceAccumulator, MultiAttributeAccumulator
+
+    defaults = {f.name: f.default for f in dataclasses.fields(REGISTRY["multi"].options)
+                if f.name in inspect.signature(REGISTRY["multi"].stream.settings).parameters}
+    plain = MultiAttributeAccumulator([0, 1], ["a", "b"], combinations=[("a",), ("a", "b")])
+    spelled = MultiAttributeAccumulator([0, 1], ["a", "b"], **{**defaults, "combinations": [("a",), ("a", "b")]})
+    assert repr(plain.settings) == repr(spelled.settings)
+    assert plain.settings.group_options == {"min_group_size": 30, "include_small_groups": False}
+    spelled = CooccurrenceAccumulator(2, 3, min_group_size=30, threshold=0.5, cross_fit=None, binary_task="positive")
+    assert repr(CooccurrenceAccumulator(2, 3).settings) == repr(spelled.settings)

@@ -185,7 +185,10 @@ class Streaming:
         The class lists, by key (``"attr"``, ``"task"``).
     settings : callable
         ``settings(classes, **options) -> Settings``: validates the options
-        (``TypeError``/``ValueError`` naming the argument).
+        (``TypeError``/``ValueError`` naming the argument). A named keyword
+        option that the family's options dataclass declares takes no default
+        here: the accumulator passes the declared default of every one the
+        caller did not give (one default per option).
     start : callable
         ``start(settings) -> state``: the empty state (zero tables).
     count : callable

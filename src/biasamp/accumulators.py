@@ -112,6 +112,16 @@ def accumulator_for(key: str) -> type[Accumulator]:
     return Accumulator
 
 
+def _declared_defaults(settings: Any, declared: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared defaults (``declared``: the family's options object) of the named keyword options of the
+    ``settings`` function that the call did not give."""
+    if declared is None:
+        return {}
+    names = set(type(declared).option_names())
+    return {name: getattr(declared, name) for name, p in inspect.signature(settings).parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and name in names and name not in given}
+
+
 def _declaration(key: Any) -> Streaming:
     try:
         stream = REGISTRY[key].stream
@@ -270,9 +280,11 @@ class Accumulator:
         self.key = family
         self.weight_total: dict[str, float] = {}  # the weights counted so far, by role (at most 2**53 each)
         lists = {k: _class_list(classes.get(k), c.name) for k, c in decl.classes.items()}
-        self.settings = decl.settings(lists, **options)  # refuses an option the accumulator does not take
         # the family's options it takes, built by the declaration: refused as the function refuses them
-        REGISTRY[family].options_of({k: v for k, v in options.items() if k not in decl.widens})
+        declared, _ = REGISTRY[family].options_of({k: v for k, v in options.items() if k not in decl.widens})
+        # refuses an option the accumulator does not take; an option not given takes the declared default (one
+        # default per option: the settings' named options have none of their own)
+        self.settings = decl.settings(lists, **_declared_defaults(decl.settings, declared, options), **options)
         self._init_bootstrap(n_boot, random_state, stream)
         if decl.prepass is not None and decl.prepass.needed(self.settings):
             self.collected = decl.prepass.start(self.settings)

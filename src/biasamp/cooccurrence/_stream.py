@@ -24,6 +24,7 @@ bootstrap's cells do. A batch's replicate rows laid out on the batch's own folds
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -46,7 +47,6 @@ from biasamp._core.policy import (
     harden_roles,
     joined,
 )
-from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
 from biasamp._engine.crossfit_tables import fold_rows
 from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, merge_rowsets
@@ -153,11 +153,11 @@ class CooccurrenceState(CountState):
 # settings and the empty state
 # --------------------------------------------------------------------------- #
 def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceCounts | None = None,
-              missing: str = "raise", threshold: float = DEFAULT_THRESHOLD, soft: str = "threshold",
-              min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
-              include_small_groups: bool = False, cross_fit: bool | None = None,
-              cross_fit_random_state: Any = None, binary_task: str = "positive",
-              pos_label: Any = None) -> CooccurrenceSettings:
+              missing: str, threshold: float, soft: str, min_group_size: int, include_small_groups: bool,
+              cross_fit: bool | None, cross_fit_random_state: Any, binary_task: str,
+              pos_label: Any) -> CooccurrenceSettings:
+    """The settings of a co-occurrence accumulator: the family's options (every one given, the declared default
+    where the caller gave none: :class:`biasamp.accumulators.Accumulator`) and fixed training counts ``train``."""
     threshold, soft = check_threshold(threshold), check_soft(soft)
     group_options = {"min_group_size": check_min_group_size(min_group_size),
                      "include_small_groups": check_include_small_groups(include_small_groups)}
@@ -180,14 +180,10 @@ def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceC
                                 cross_fit=cross_fit, split_seed=seed, task_reading=reading)
 
 
-def directional_settings(classes: Mapping[str, tuple], **options: Any) -> CooccurrenceSettings:
-    """The settings of a BiasAmp→ accumulator (the options of :class:`.CooccurrenceAccumulator`)."""
-    return _settings("directional", classes, **options)
-
-
-def mals_settings(classes: Mapping[str, tuple], **options: Any) -> CooccurrenceSettings:
-    """The settings of a BiasAmp_MALS accumulator (the options of :class:`.CooccurrenceAccumulator`)."""
-    return _settings("mals", classes, **options)
+#: the settings of a BiasAmp→ accumulator (the options of :class:`.CooccurrenceAccumulator`)
+directional_settings = functools.partial(_settings, "directional")
+#: the settings of a BiasAmp_MALS accumulator (the options of :class:`.CooccurrenceAccumulator`)
+mals_settings = functools.partial(_settings, "mals")
 
 
 def _gram_shape(settings: CooccurrenceSettings) -> tuple[int, int]:

@@ -29,9 +29,10 @@ class DifferentialSettings(_fair.ConfusionSettings):
         return float(self.options["concentration"])
 
 
-def differential_settings(classes: Mapping[str, tuple], *, concentration: float = 1.0, pos_label: Any = 1,
-                          binary_task: str = "positive", **options: Any) -> DifferentialSettings:
-    """The settings of a differential-fairness accumulator (options of :func:`~biasamp.df_bias_amplification`).
+def differential_settings(classes: Mapping[str, tuple], *, concentration: float, pos_label: Any, binary_task: str,
+                          **options: Any) -> DifferentialSettings:
+    """The settings of a differential-fairness accumulator (options of :func:`~biasamp.df_bias_amplification`; the
+    named ones always given, the declared default where the caller gave none).
 
     ``binary_task`` is checked and changes nothing: ε is a maximum over both outcomes.
     """

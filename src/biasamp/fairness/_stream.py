@@ -30,7 +30,6 @@ from biasamp._engine.state import setting
 from biasamp._family import ClassList, Streaming
 from biasamp.fairness._metrics import (
     _FROM_COUNTS_OPTIONS,
-    METRICS,
     FairnessResult,
     _check_metrics,
     fairness_from_counts,
@@ -46,9 +45,10 @@ class FairnessStreamSettings(ConfusionSettings):
     metrics: tuple = setting()
 
 
-def fairness_settings(classes: Mapping[str, tuple], *, metrics: Sequence[str] = METRICS,
+def fairness_settings(classes: Mapping[str, tuple], *, metrics: Sequence[str],
                       **options: Any) -> FairnessStreamSettings:
-    """The settings of a fairness accumulator: ``metrics`` and the options of :func:`~biasamp.fairness_metrics`."""
+    """The settings of a fairness accumulator: ``metrics`` (given, the declared default where the caller gave
+    none) and the options of :func:`~biasamp.fairness_metrics`."""
     unknown = set(options) - set(_FROM_COUNTS_OPTIONS) - set(_LABEL_OPTIONS)
     if unknown:
         raise TypeError(f"FairnessAccumulator got unexpected options {sorted(unknown)!r}; it takes "

@@ -37,7 +37,6 @@ from biasamp._core.crossfit import (
 )
 from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
-from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.rows import RowFilter, check_missing, select_rows
 from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, merge_rowsets
 from biasamp._engine.state import (
@@ -179,14 +178,12 @@ class MultiState(CountState):
 # --------------------------------------------------------------------------- #
 # settings
 # --------------------------------------------------------------------------- #
-def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence[Sequence] = "observed",
-                   min_size: int = 1, max_size: int | None = None, min_support: int = 1,
-                   max_combinations: int = 200_000, missing: str = "raise", threshold: float = DEFAULT_THRESHOLD,
-                   min_group_size: int = DEFAULT_MIN_GROUP_SIZE, include_small_groups: bool = False,
-                   cross_fit: bool | None = None,
-                   cross_fit_random_state: Any = None, binary_task: str = "positive",
-                   pos_label: Any = None) -> MultiSettings:
-    """The settings of a multi-attribute accumulator (the options of :class:`.MultiAttributeAccumulator`)."""
+def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence[Sequence], min_size: int,
+                   max_size: int | None, min_support: int, max_combinations: int, missing: str, threshold: float,
+                   min_group_size: int, include_small_groups: bool, cross_fit: bool | None,
+                   cross_fit_random_state: Any, binary_task: str, pos_label: Any) -> MultiSettings:
+    """The settings of a multi-attribute accumulator (the options of :class:`.MultiAttributeAccumulator`): every
+    option given, the declared default where the caller gave none (:class:`biasamp.accumulators.Accumulator`)."""
     threshold = check_threshold(threshold)
     group_options = {"min_group_size": check_min_group_size(min_group_size),
                      "include_small_groups": check_include_small_groups(include_small_groups)}
