@@ -256,6 +256,11 @@ class Streaming:
         if (self.dealt_rows is None) != (self.late_replicates is None):
             raise TypeError("Streaming: dealt_rows and late_replicates are declared together")
 
+    def keeps_rows(self, settings: Any) -> bool:
+        """Whether an accumulator of these settings keeps its distinct rows and deals its bootstrap's group tables
+        from them at the end (``late_replicates``), adding none batch by batch."""
+        return self.late_replicates is not None and bool(self.late_replicates(settings))
+
 
 @dataclass(frozen=True)
 class Named:

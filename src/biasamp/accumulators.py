@@ -325,8 +325,7 @@ class Accumulator:
     def _batch_replicates(self) -> bool:
         """Whether the bootstrap's group tables are added batch by batch (``n_boot`` > 0 and the family does not
         deal them from its state at the end: :attr:`biasamp._family.Streaming.late_replicates`)."""
-        late = self._declared.late_replicates
-        return bool(self.n_boot) and not (late is not None and late(self.settings))
+        return bool(self.n_boot) and not self._declared.keeps_rows(self.settings)
 
     @property
     def phase(self) -> str:

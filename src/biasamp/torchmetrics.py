@@ -160,8 +160,7 @@ class _AccumulatorMetric(Metric):
                 raise ValueError(f"the table {table!r} would shadow the attribute {name!r} of {type(self).__name__}")
             self._tables[table] = (arr.shape, arr.dtype)
             self.add_state(name, default=torch.zeros(arr.shape, dtype=torch.float64), dist_reduce_fx="sum")
-        late = accumulator._declared.late_replicates
-        if late is not None and late(accumulator.settings):
+        if accumulator._declared.keeps_rows(accumulator.settings):
             # the metadata holds the distinct rows counted (cross-fitting, split at compute): a torchmetrics compute
             # group (MetricCollection updates its first member only) would leave the other members' rows behind,
             # so a state of a value of its own keeps every such metric in a group of its own (the value is unread)

@@ -40,8 +40,8 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 from biasamp._engine.resample import canonical_ids, first_rows, key_columns
 
-__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables", "dealt_units", "laid_out",
-           "merge_rowsets"]
+__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables", "dealt_units", "keeps_rows",
+           "laid_out", "merge_rowsets"]
 
 
 def _concat(ms: list[LabelMatrix]) -> LabelMatrix:
@@ -183,6 +183,13 @@ class DealtRows:
     def group_tables(self, shape: tuple[int, int], n_groups: int, seed: int) -> np.ndarray:
         """The ``(G, *shape)`` group tables (:func:`dealt_group_tables`)."""
         return dealt_group_tables(self.left, self.right, self.weights, self.shares, shape, n_groups, seed)
+
+
+def keeps_rows(settings: Any) -> bool:
+    """Whether a cross-fitting family's state keeps its distinct rows: its settings split the rows in folds
+    (``cross_fit`` not False). Its bootstrap's group tables are then dealt from them at the end
+    (``Streaming.dealt_rows``), none are added batch by batch (``Streaming.late_replicates``)."""
+    return bool(settings.folds)
 
 
 def batch_keys(roles: Mapping[str, Any], kept: Any) -> np.ndarray | None:

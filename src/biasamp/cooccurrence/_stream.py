@@ -49,7 +49,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.rows import RowFilter, check_missing, select_rows
 from biasamp._engine.crossfit_tables import fold_rows
-from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, merge_rowsets
+from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
     CountState,
     ReplicateRows,
@@ -542,11 +542,6 @@ def resample_mals(settings: CooccurrenceSettings, state: CooccurrenceState, boot
     return mals_evaluator(point, classes, _as_count(train.cross("attr", "task"))), full, reps
 
 
-def keeps_rows(settings: CooccurrenceSettings) -> bool:
-    """Whether a state keeps its distinct rows (``cross_fit`` not False): its bootstrap's group tables are then
-    dealt from them at the end (:func:`dealt_rows`), none are added batch by batch."""
-    return settings.folds
-
 
 def dealt_rows(settings: CooccurrenceSettings, state: CooccurrenceState) -> DealtRows | None:
     """The row set's rows as the streamed bootstrap deals them at the end (``cross_fit`` not False): the table
@@ -567,8 +562,7 @@ def dealt_rows(settings: CooccurrenceSettings, state: CooccurrenceState) -> Deal
     left = augmented([rows.get(r, sparse.csr_matrix((n, ka))) for r in ATTR_ROLES], n)
     right = augmented([rows.get(r, sparse.csr_matrix((n, kt))) for r in TASK_ROLES], n)
     shares = _split(settings, roles, given) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return DealtRows(left, right, weights, [None if sh is None else np.asarray(sh, dtype=np.float64)
-                                            for sh in shares], keys)
+    return DealtRows(left, right, weights, shares, keys)
 
 
 _CLASSES = {"attr": ClassList("attr_classes", ("attr", "attr_train")),

@@ -38,7 +38,7 @@ from biasamp._core.crossfit import (
 from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
 from biasamp._core.rows import RowFilter, check_missing, select_rows
-from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, merge_rowsets
+from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
     CountState,
     ReplicateRows,
@@ -530,11 +530,6 @@ def _folds(settings: MultiSettings, state: MultiState) -> np.ndarray:
     return memo
 
 
-def keeps_rows(settings: MultiSettings) -> bool:
-    """Whether a state keeps its distinct rows (``cross_fit`` not False): its bootstrap's group tables are then
-    dealt from them at the end (:func:`dealt_rows`), none are added batch by batch."""
-    return settings.folds
-
 
 def dealt_rows(settings: MultiSettings, state: MultiState) -> DealtRows | None:
     """The row set's rows as the streamed bootstrap deals them at the end (``cross_fit`` not False): the table
@@ -548,8 +543,7 @@ def dealt_rows(settings: MultiSettings, state: MultiState) -> DealtRows | None:
     codes = {name: _group_codes(m) for name, m in g.items()}
     left, right = _table_rows(settings, g, a, codes, n)
     shares = _split(settings, g, a, given) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return DealtRows(left, right, weights, [None if sh is None else np.asarray(sh, dtype=np.float64)
-                                            for sh in shares], keys)
+    return DealtRows(left, right, weights, shares, keys)
 
 
 def _count_table(settings: MultiSettings, g: dict, a: dict, codes: dict, weights: np.ndarray | None,

@@ -326,8 +326,7 @@ class ScanAccumulator:
         (atom, group) tables are dealt from them when the scan is asked for (:meth:`_dealt`), not added batch by
         batch. With training rows (``train``) a row's folds are never read (their blocks are added): batch by
         batch, each row in the group its id hashes to."""
-        late = self._fam.stream.late_replicates  # type: ignore[union-attr]
-        return not self.train and late is not None and late(self.family.settings)
+        return not self.train and self._fam.stream.keeps_rows(self.family.settings)  # type: ignore[union-attr]
 
     def _dealt(self) -> tuple[np.ndarray, np.ndarray]:
         """The (atom, group) tables and sizes of a family that keeps its distinct rows: every unit of every
