@@ -96,10 +96,10 @@ def test_directional_batches_equal_functional(k):
     acc.update(d["attr"], d["task"], attr_pred=d["attr_pred"], task_pred=d["task_pred"])
     assert a_to_t.directional_gram.dtype == torch.float64
     np.testing.assert_array_equal(a_to_t.directional_gram.numpy(), acc.gram)
-    # the fold tables (unread: a training set came), and the value that keeps a metric holding its distinct rows
-    # (cross_fit not False) out of torchmetrics' compute groups
+    # and the value that keeps a metric holding its distinct rows (cross_fit not False; the folds are drawn from
+    # them at compute) out of torchmetrics' compute groups
     assert set(a_to_t.metric_state) == {"directional_gram", "directional_train_gram", "directional_agree",
-                                        "directional_folds", "directional_own_rows"}
+                                        "directional_own_rows"}
     assert float(a_to_t.directional_own_rows) != float(t_to_a.directional_own_rows)
     np.testing.assert_array_equal(a_to_t.directional_agree.numpy(), acc.agree)  # the McNemar three-way counts
 

@@ -138,7 +138,6 @@ class CooccurrenceState(CountState):
     gram: np.ndarray = table()
     train_gram: np.ndarray = table()
     agree: np.ndarray = table()  # #(a, t∧t̂), #(a∧â, t): the McNemar tests
-    folds: np.ndarray = table()  # (split, fold, *gram): the Gram table of each fold of each split (cross-fitting)
     roles: tuple | None = arguments("roles", describe=lambda r: repr(r[0] + r[1]))  # (attr roles, task roles)
     soft_roles: frozenset = meta(frozenset(), any_of)
     predictions: str = meta("hard", joined)
@@ -202,8 +201,7 @@ def start(settings: CooccurrenceSettings) -> CooccurrenceState:
     ka, kt = len(settings.attr_classes), len(settings.task_classes)
     return CooccurrenceState(gram=np.zeros(_gram_shape(settings), dtype=np.float64),
                              train_gram=np.zeros((1 + ka, 1 + kt), dtype=np.float64),
-                             agree=np.zeros((2, ka, kt), dtype=np.float64),
-                             folds=np.zeros((settings.n_splits, 2, *_gram_shape(settings)), dtype=np.float64))
+                             agree=np.zeros((2, ka, kt), dtype=np.float64))
 
 
 # --------------------------------------------------------------------------- #
@@ -408,12 +406,13 @@ def _folds(settings: CooccurrenceSettings, state: CooccurrenceState) -> np.ndarr
     """The Gram table of each fold of each split ``(split, fold, *gram)``: the row set split as the function splits
     all rows (the distinct rows with their multiplicities as integer weights), counted once per row set."""
     rowset = state.rowset
-    if rowset is None:
-        return state.folds
+    shape = (settings.n_splits, 2, *_gram_shape(settings))
+    if rowset is None:  # no row counted
+        return np.zeros(shape)
     memo = rowset.memo.get("folds")
     if memo is None:
         roles, weights = rowset.rows()
-        memo = np.zeros_like(state.folds)
+        memo = np.zeros(shape)
         _count_folds(settings, memo, [roles[r] for r in ATTR_ROLES if r in roles],
                      [roles[r] for r in TASK_ROLES if r in roles], weights, _split(settings, roles, weights))
         rowset.memo["folds"] = memo

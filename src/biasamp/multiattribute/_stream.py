@@ -79,7 +79,7 @@ __all__ = ["MULTI_STREAM", "MultiCollected", "MultiSettings", "MultiState", "com
            "distinct_rows"]
 
 PENDING = "the combinations are not fixed yet: call collect() on every batch, then freeze()"
-#: the metrics' splits, in the order of the state's ``folds``: the prediction roles each reads
+#: the metrics' splits, in the order of their fold tables (:func:`_folds`): the prediction roles each reads
 _SPLITS = {"Multi_MALS": ("attr_pred", "task_pred"), "G->M": ("task_pred",), "M->G": ("attr_pred",)}
 
 
@@ -165,7 +165,6 @@ class MultiState(CountState):
     joint_g_mhat: np.ndarray = table()
     joint_ghat_m: np.ndarray = table()
     joint_ghat_mhat: np.ndarray = table()
-    folds: np.ndarray = table()  # (split, fold, 1 + 2|G|, 1 + 2|M|): each fold's [1|G|Ĝ]ᵀ[1|M(S)|M(Ŝ)] (cross-fitting)
     roles: tuple | None = arguments("predictions (attr_pred, task_pred)",
                                     describe=lambda r: f"attr_pred={r[0]}, task_pred={r[1]}")
     weighted: bool = meta(False, any_of)
@@ -397,7 +396,6 @@ def start(settings: MultiSettings) -> MultiState:
         test_attr=np.zeros(g, dtype=np.float64), test_joint=np.zeros((g, k), dtype=np.float64),
         pred_attr=np.zeros(g, dtype=np.float64), joint_g_mhat=np.zeros((g, k), dtype=np.float64),
         joint_ghat_m=np.zeros((g, k), dtype=np.float64), joint_ghat_mhat=np.zeros((g, k), dtype=np.float64),
-        folds=np.zeros((settings.n_splits, 2, *_table_shape(settings)), dtype=np.float64),
     )
 
 
@@ -510,13 +508,14 @@ def _folds(settings: MultiSettings, state: MultiState) -> np.ndarray:
     """Each split's fold tables ``(split, fold, *table)``: the row set split as :func:`~biasamp.multi_bias_amp`
     splits all rows (the distinct rows with their multiplicities as integer weights), counted once."""
     rowset = state.rowset
-    if rowset is None:
-        return state.folds
+    shape = (settings.n_splits, 2, *_table_shape(settings))
+    if rowset is None:  # no row counted
+        return np.zeros(shape)
     memo = rowset.memo.get("folds")
     if memo is None:
         g, a, weights, _ = _split_rows(state)
         codes = {name: _group_codes(m) for name, m in g.items()}
-        memo = np.zeros_like(state.folds)
+        memo = np.zeros(shape)
         for s, share in enumerate(_split(settings, g, a, weights)):
             if share is None:
                 continue
