@@ -40,8 +40,8 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 from biasamp._engine.resample import canonical_ids, first_rows, key_columns
 
-__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables", "dealt_units", "keeps_rows",
-           "laid_out", "merge_rowsets"]
+__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables", "dealt_units", "fold_tables",
+           "keeps_rows", "laid_out", "merge_rowsets"]
 
 
 def _concat(ms: list[LabelMatrix]) -> LabelMatrix:
@@ -183,6 +183,19 @@ class DealtRows:
     def group_tables(self, shape: tuple[int, int], n_groups: int, seed: int) -> np.ndarray:
         """The ``(G, *shape)`` group tables (:func:`dealt_group_tables`)."""
         return dealt_group_tables(self.left, self.right, self.weights, self.shares, shape, n_groups, seed)
+
+
+def fold_tables(rowset: RowSet | None, shape: tuple, fill: Any) -> np.ndarray:
+    """A family's fold tables ``(split, fold, *table)`` of a row set, counted once per row set (memoised):
+    ``fill(tables)`` adds them into zero tables of ``shape``; zero tables without a row set (no row counted)."""
+    if rowset is None:
+        return np.zeros(shape)
+    tables = rowset.memo.get("folds")
+    if tables is None:
+        tables = np.zeros(shape)
+        fill(tables)
+        rowset.memo["folds"] = tables
+    return tables
 
 
 def keeps_rows(settings: Any) -> bool:

@@ -49,7 +49,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.rows import RowFilter, check_missing, select_rows
 from biasamp._engine.crossfit_tables import fold_rows
-from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, keeps_rows, merge_rowsets
+from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
     CountState,
     ReplicateRows,
@@ -405,18 +405,13 @@ def cross_fitted(settings: CooccurrenceSettings, state: CooccurrenceState) -> bo
 def _folds(settings: CooccurrenceSettings, state: CooccurrenceState) -> np.ndarray:
     """The Gram table of each fold of each split ``(split, fold, *gram)``: the row set split as the function splits
     all rows (the distinct rows with their multiplicities as integer weights), counted once per row set."""
-    rowset = state.rowset
-    shape = (settings.n_splits, 2, *_gram_shape(settings))
-    if rowset is None:  # no row counted
-        return np.zeros(shape)
-    memo = rowset.memo.get("folds")
-    if memo is None:
-        roles, weights = rowset.rows()
-        memo = np.zeros(shape)
-        _count_folds(settings, memo, [roles[r] for r in ATTR_ROLES if r in roles],
+    def fill(tables: np.ndarray) -> None:
+        assert state.rowset is not None
+        roles, weights = state.rowset.rows()
+        _count_folds(settings, tables, [roles[r] for r in ATTR_ROLES if r in roles],
                      [roles[r] for r in TASK_ROLES if r in roles], weights, _split(settings, roles, weights))
-        rowset.memo["folds"] = memo
-    return memo
+
+    return fold_tables(state.rowset, (settings.n_splits, 2, *_gram_shape(settings)), fill)
 
 
 def fold_counts(settings: CooccurrenceSettings, state: CooccurrenceState,

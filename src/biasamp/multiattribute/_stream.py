@@ -38,7 +38,7 @@ from biasamp._core.crossfit import (
 from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
 from biasamp._core.rows import RowFilter, check_missing, select_rows
-from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, keeps_rows, merge_rowsets
+from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
     CountState,
     ReplicateRows,
@@ -507,26 +507,20 @@ def _split_rows(state: MultiState) -> tuple[dict, dict, np.ndarray | None, np.nd
 def _folds(settings: MultiSettings, state: MultiState) -> np.ndarray:
     """Each split's fold tables ``(split, fold, *table)``: the row set split as :func:`~biasamp.multi_bias_amp`
     splits all rows (the distinct rows with their multiplicities as integer weights), counted once."""
-    rowset = state.rowset
-    shape = (settings.n_splits, 2, *_table_shape(settings))
-    if rowset is None:  # no row counted
-        return np.zeros(shape)
-    memo = rowset.memo.get("folds")
-    if memo is None:
+    def fill(tables: np.ndarray) -> None:
         g, a, weights, _ = _split_rows(state)
         codes = {name: _group_codes(m) for name, m in g.items()}
-        memo = np.zeros(shape)
         for s, share in enumerate(_split(settings, g, a, weights)):
             if share is None:
                 continue
             for f, part in enumerate(fold_weights(share, weights)):
                 idx = np.flatnonzero(part > 0)
                 if idx.size:
-                    memo[s, f] += _count_table(settings, {k: take_rows(m, idx) for k, m in g.items()},
-                                               {k: take_rows(m, idx) for k, m in a.items()},
-                                               {k: c[idx] for k, c in codes.items()}, part[idx], len(idx))
-        rowset.memo["folds"] = memo
-    return memo
+                    tables[s, f] += _count_table(settings, {k: take_rows(m, idx) for k, m in g.items()},
+                                                 {k: take_rows(m, idx) for k, m in a.items()},
+                                                 {k: c[idx] for k, c in codes.items()}, part[idx], len(idx))
+
+    return fold_tables(state.rowset, (settings.n_splits, 2, *_table_shape(settings)), fill)
 
 
 
