@@ -21,6 +21,7 @@ truth), ``sample_weight``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -341,18 +342,36 @@ class Family:
         ``call(roles, options) -> (args, kwargs)``: the function's arguments
         for labels given by role (``None`` where absent) and options. Raises
         ``ValueError`` naming what is missing.
-    plan : callable
-        ``plan(opts, *args, **kwargs) -> Plan``: the resampling plan of a
-        call ``function(*args, **kwargs, **options)``: ``opts`` is the
-        options object built from the call's options (:meth:`options_of`),
-        ``args``/``kwargs`` the call's other arguments (labels, weights; see
-        :mod:`biasamp._engine.intervals`). Called through :meth:`plan_of`.
+    count : callable
+        ``count(labels, opts) -> counted``: the one counting pass of a call,
+        everything its function does before the metric: the labels checked,
+        their rows selected and encoded, counted (with the cross-fitting
+        folds' tables where the signs are cross-fitted). ``labels``: the
+        call's arguments that are not options, by parameter name (weights
+        included); ``opts``: its options object. The public function is
+        ``compute(count(labels, opts), opts)`` with ``opts, labels =
+        Options.call_of(locals())``; :meth:`plan_of` drives the same two
+        hooks, so a call and its bootstrap count alike, once.
+    compute : callable
+        ``compute(counted, opts) -> result``: the metric of the counts (the
+        family's ``*_from_counts`` / ``*_from_folds``).
+    resample : callable
+        ``resample(counted, opts, result) -> Plan``: the resampling plan of the
+        counted call (its cells and the statistics on replicate tables; see
+        :mod:`biasamp._engine.intervals`), given its ``result``.
+    plan : callable, optional
+        Instead of the three hooks above (a family declared before them):
+        ``plan(opts, *args, **kwargs) -> Plan``, the plan of a call
+        ``function(*args, **kwargs, **options)``.
     aliases : mapping
         Other public functions of the family (e.g. ``demographic_parity``)
         -> the statistic names they return.
     selected : callable, optional
         ``selected(options) -> statistic names`` a call computes when an
         option selects them (fairness' ``metrics=``); default: all.
+    selects : str, optional
+        That option's name: an alias's bootstrap is the family's call with
+        this option set to the alias's statistics.
     sweep : ThresholdSweep, optional
         How :func:`biasamp.threshold_curve` sweeps it (hard predictions at
         every threshold): the family's kernel, in its own package, and the
@@ -417,9 +436,13 @@ class Family:
     roles: tuple[str, ...]
     statistics: tuple[StatisticSpec, ...]
     call: Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[tuple, dict]]
-    plan: Callable[..., Any]
+    count: Callable[[dict, Any], Any] | None = None
+    compute: Callable[[Any, Any], Any] | None = None
+    resample: Callable[[Any, Any, Any], Any] | None = None
+    plan: Callable[..., Any] | None = None
     aliases: Mapping[Callable, tuple[str, ...]] = field(default_factory=dict)
     selected: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
+    selects: str | None = None
     sweep: ThresholdSweep | None = None
     section: str | None = None
     task_labels: str = "multilabel"
@@ -437,6 +460,14 @@ class Family:
         unknown = [k for k in self.task_kinds if k not in TASK_KINDS]
         if unknown or not self.task_kinds:
             raise ValueError(f"{self.key}: task_kinds must be some of {TASK_KINDS}, got {self.task_kinds!r}")
+        hooks = (self.count, self.compute, self.resample)
+        if (self.plan is None) != all(h is not None for h in hooks) or (self.plan is not None and any(hooks)):
+            raise ValueError(f"{self.key}: declare count, compute and resample (or, instead, plan)")
+        if self.count is not None and self.options is None:
+            raise ValueError(f"{self.key}: the count hook reads an options object: declare options")
+        if self.aliases and self.count is not None and self.selects is None:
+            raise ValueError(f"{self.key}: an alias is bootstrapped through the option that selects its "
+                             "statistics: declare selects")
 
     @property
     def name(self) -> str:
@@ -504,9 +535,12 @@ class Family:
         An alias resamples the family's call restricted to its statistics.
         """
         only = None if function is self.function else self.aliases[function]
+        if self.count is not None:
+            return functools.partial(self._counted_plan, only)
 
         def plan(*args: Any, **kwargs: Any) -> Any:
             opts, rest = self.options_of(kwargs)
+            assert self.plan is not None  # declared without the hooks
             takes = list(inspect.signature(self.plan).parameters)[1:]  # not opts
             unknown = [k for k in rest if k not in takes or k == "_only"]
             if unknown:  # the function's own words
@@ -515,6 +549,31 @@ class Family:
                 rest["_only"] = only
             return self.plan(opts, *args, **rest)
 
+        return plan
+
+    def _counted_plan(self, only: tuple[str, ...] | None, *args: Any, **kwargs: Any) -> Any:
+        """The plan of a call of the function (:meth:`plan_of`), driven by the hooks: count, compute, resample.
+
+        The call is bound to the function's signature (a wrong argument raises
+        the function's ``TypeError``) and split as the function splits it
+        (:meth:`biasamp._core.validation.Validated.call_of`), so the counts,
+        the result and every refusal are the function's.
+        """
+        assert self.count is not None and self.compute is not None and self.resample is not None
+        assert self.options is not None
+        try:
+            bound = inspect.signature(self.function).bind(*args, **kwargs)
+        except TypeError as exc:  # the function's own words
+            raise TypeError(f"{self.name}() {exc}") from None
+        bound.apply_defaults()
+        opts, labels = self.options.call_of(bound.arguments)
+        if only is not None:
+            assert self.selects is not None  # checked at declaration
+            opts = opts.replace(**{self.selects: only})
+        counted = self.count(labels, opts)
+        result = self.compute(counted, opts)
+        plan = self.resample(counted, opts, result)
+        plan.result = result
         return plan
 
 

@@ -269,6 +269,18 @@ class Validated:
         return cls(**cls.pick(arguments))
 
     @classmethod
+    def call_of(cls: type[_V], arguments: Mapping[str, Any]) -> tuple[_V, dict]:
+        """A call split in two: its options (:meth:`from_call`, checked) and its other arguments by name.
+
+        ``opts, labels = TheOptions.call_of(locals())`` at a public function's
+        entry, and the bootstrap's generic driver on the same call's bound
+        arguments (:meth:`biasamp._family.Family.plan_of`): the one place a
+        call becomes what a family's ``count`` hook reads.
+        """
+        names = set(cls.option_names())
+        return cls.from_call(arguments), {k: v for k, v in arguments.items() if k not in names}
+
+    @classmethod
     def option_names(cls) -> tuple[str, ...]:
         """The option names, in declaration order."""
         return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]

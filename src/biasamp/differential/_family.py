@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from biasamp._engine.groups import fairness_call
 from biasamp._family import Family, Scorer, StatisticSpec
-from biasamp.differential._metrics import df_bias_amplification
+from biasamp.differential._metrics import df_bias_amplification, df_compute, df_count
 from biasamp.differential._named import NAMED
 from biasamp.differential._options import DifferentialOptions
-from biasamp.differential._plan import _df_plan
+from biasamp.differential._plan import df_resample
 from biasamp.differential._stream import DIFFERENTIAL_STREAM
 
 __all__ = ["DIFFERENTIAL"]
@@ -36,7 +36,9 @@ DIFFERENTIAL = Family(
     call=fairness_call,
     task_labels="binary",
     task_kinds=("binary",),
-    plan=_df_plan,
+    count=df_count,
+    compute=df_compute,
+    resample=df_resample,
     section="differential",
     stream=DIFFERENTIAL_STREAM,
     options=DifferentialOptions,

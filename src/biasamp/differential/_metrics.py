@@ -44,11 +44,11 @@ from biasamp._core.policy import (
 from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import BinaryTask, Labels, Missing, Soft, Weights
-from biasamp._engine.groups import ConfusionCounts, counts_of, prepare
+from biasamp._engine.groups import ConfusionCounts, Prepared, counts_of, prepare
 from biasamp.differential._options import DifferentialOptions, _check_concentration
 from biasamp.exceptions import BiasampWarning
 
-__all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
+__all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_compute", "df_count", "df_from_counts"]
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
@@ -401,10 +401,27 @@ def df_bias_amplification(
     >>> res.attained_pred
     (1, 'a', 'b')
     """
-    opts = DifferentialOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
-    y_true, y_pred, pos_label = binary_outcome(y_true, y_pred, opts.pos_label)
-    prep = prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
-                   threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing)
-    warn_weight_scale(prep.weights, opts.concentration, stacklevel=3)
-    return df_from_counts(counts_of(prep), concentration=opts.concentration, pos_label=prep.pos_label,
+    opts, labels = DifferentialOptions.call_of(locals())  # the declared options, checked; the labels
+    return df_compute(df_count(labels, opts), opts)
+
+
+def df_count(labels: dict, opts: DifferentialOptions) -> tuple[Prepared, ConfusionCounts]:
+    """The counting pass of a call (the family's ``count`` hook): the labels prepared, the confusion counts.
+
+    ``labels``: ``y_true``, ``y_pred``, ``sensitive_features``,
+    ``sample_weight`` by name. Warns when the weights' scale changes the
+    smoothing (:func:`warn_weight_scale`).
+    """
+    y_true, y_pred, pos_label = binary_outcome(labels["y_true"], labels["y_pred"], opts.pos_label)
+    prep = prepare(y_true, y_pred, labels["sensitive_features"], average="binary", pos_label=pos_label,
+                   threshold=opts.threshold, soft=opts.soft, sample_weight=labels["sample_weight"],
+                   missing=opts.missing)
+    warn_weight_scale(prep.weights, opts.concentration, stacklevel=4)
+    return prep, counts_of(prep)
+
+
+def df_compute(counted: tuple[Prepared, ConfusionCounts], opts: DifferentialOptions) -> DFBiasAmpResult:
+    """The result of a counted call (the family's ``compute`` hook): :func:`df_from_counts` with its options."""
+    prep, counts = counted
+    return df_from_counts(counts, concentration=opts.concentration, pos_label=prep.pos_label,
                           min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)

@@ -23,7 +23,6 @@ import pandas as pd
 
 from biasamp._core.policy import left_out_mask
 from biasamp._engine.groups import cells as _cells
-from biasamp._engine.groups import counts_of, prepare
 from biasamp._engine.groups import split as _split
 from biasamp._engine.intervals import Parts, Plan, Statistic
 from biasamp.differential import _metrics as _d
@@ -101,23 +100,12 @@ def kept_groups(groups: tuple, n: np.ndarray, point: Any) -> np.ndarray:
     return (np.asarray(n, dtype=np.float64) > 0) & ~left_out_mask(groups, point.small_groups)
 
 
-def _df_plan(opts: DifferentialOptions, y_true: Any = None, y_pred: Any = None, *args: Any,
-             sensitive_features: Any = None, sample_weight: Any = None) -> Plan:
-    if args:
-        raise TypeError(f"df_bias_amplification takes y_true and y_pred positionally, got {2 + len(args)} arguments")
-    if y_true is None or y_pred is None or sensitive_features is None:
-        raise TypeError("df_bias_amplification needs y_true, y_pred and the keyword argument sensitive_features")
-    c = _d._check_concentration(opts.concentration)  # binary_task changes nothing (ε: a maximum over both outcomes)
-    y_true, y_pred, pos_label = _d.binary_outcome(y_true, y_pred, opts.pos_label)
-    prep = prepare(y_true, y_pred, sensitive_features, average="binary", pos_label=pos_label,
-                   threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing)
-    _d.warn_weight_scale(prep.weights, c, stacklevel=3)
-    counts = counts_of(prep)
-    point = _d.df_from_counts(counts, concentration=c, pos_label=prep.pos_label, min_group_size=opts.min_group_size,
-                              include_small_groups=opts.include_small_groups)
-    cells, classes, groups, _ = _cells(prep, prep.groups)
+def df_resample(counted: tuple, opts: DifferentialOptions, point: Any) -> Plan:
+    """The resampling plan of a counted call (the family's ``resample`` hook): its cells, ε on replicate tables."""
+    prep, counts = counted
+    cells, classes, _, _ = _cells(prep, prep.groups)
     k = list(classes).index(prep.pos_label)
-    plan = df_evaluator(point, k, kept_groups(counts.groups, counts.n, point), c)
+    plan = df_evaluator(point, k, kept_groups(counts.groups, counts.n, point),
+                        _d._check_concentration(opts.concentration))
     plan.cells = cells
-    plan.result = point
     return plan
