@@ -90,15 +90,25 @@ def rate_gap(y_true: Any, y_pred: Any, *, sensitive_features: Any, sample_weight
              threshold: float = DEFAULT_THRESHOLD, soft: str = "threshold",
              min_group_size: int = DEFAULT_MIN_GROUP_SIZE, include_small_groups: bool = False) -> RateGapResult:
     """The positive-rate gap amplification of binary predictions (the positive class is 1)."""
-    opts = GapOptions.from_call(locals())
-    prep = prepare(y_true, y_pred, sensitive_features, average="binary", threshold=opts.threshold, soft=opts.soft,
-                   sample_weight=sample_weight)
-    return gap_from_counts(counts_of(prep), min_group_size=opts.min_group_size,
+    opts, labels = GapOptions.call_of(locals())
+    return compute_gap(count_gap(labels, opts), opts)
+
+
+def count_gap(labels: dict, opts: GapOptions) -> tuple:
+    """The family's ``count`` hook: the labels prepared and counted per group, once for the function and its plan."""
+    prep = prepare(labels["y_true"], labels["y_pred"], labels["sensitive_features"], average="binary",
+                   threshold=opts.threshold, soft=opts.soft, sample_weight=labels["sample_weight"])
+    return prep, counts_of(prep)
+
+
+def compute_gap(counted: tuple, opts: GapOptions) -> RateGapResult:
+    """The family's ``compute`` hook: the result of the counts."""
+    return gap_from_counts(counted[1], min_group_size=opts.min_group_size,
                            include_small_groups=opts.include_small_groups)
 
 
 # --------------------------------------------------------------------------- #
-# the resampling plan                                                                       (_plan.py)
+# the resampling plan of a counted call                                                     (_plan.py)
 # --------------------------------------------------------------------------- #
 def _gap_units(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The range of max - min of rates inside the box [lo, hi]."""
@@ -151,17 +161,12 @@ def _kept(groups: tuple, n: np.ndarray, point: RateGapResult) -> np.ndarray:
     return (np.asarray(n, dtype=np.float64) > 0) & ~left_out_mask(groups, point.small_groups)
 
 
-def gap_plan(opts: GapOptions, y_true: Any = None, y_pred: Any = None, *, sensitive_features: Any = None,
-             sample_weight: Any = None) -> Plan:
-    """The plan of a call of :func:`rate_gap` (the options built by the declaration)."""
-    prep = prepare(y_true, y_pred, sensitive_features, average="binary", threshold=opts.threshold, soft=opts.soft,
-                   sample_weight=sample_weight)
-    counts = counts_of(prep)
-    point = gap_from_counts(counts, min_group_size=opts.min_group_size,
-                            include_small_groups=opts.include_small_groups)
-    cells, classes, groups, _ = group_cells(prep, prep.groups)
+def resample_gap(counted: tuple, opts: GapOptions, point: RateGapResult) -> Plan:
+    """The family's ``resample`` hook: the plan of a counted call (its cells, the statistics on replicate tables)."""
+    prep, counts = counted
+    cells, classes, _, _ = group_cells(prep, prep.groups)
     plan = gap_evaluator(point, list(classes).index(1), len(classes), _kept(counts.groups, counts.n, point))
-    plan.cells, plan.result = cells, point
+    plan.cells = cells
     return plan
 
 
@@ -229,7 +234,9 @@ TOY = Family(
                       signed=False),
     ),
     call=fairness_call,
-    plan=gap_plan,
+    count=count_gap,
+    compute=compute_gap,
+    resample=resample_gap,
     task_labels="binary",
     task_kinds=("binary",),
     section=KEY,
@@ -270,6 +277,44 @@ def test_its_value_is_the_hand_computed_gap(toy):
     assert acc.compute().value == 0.5
     boot = biasamp.bootstrap(rate_gap, y, p, sensitive_features=s, min_group_size=0, n_boot=50, random_state=0)
     assert boot.estimate == {"PR gap amplification": 0.5, "PR gap": 0.75}
+
+
+def test_the_bootstrap_drives_the_declared_hooks_counting_once():
+    # one path: the bootstrap binds the call to the function's signature, counts it once with the count hook and
+    # takes the function's result from the compute hook (the plan counts nothing of its own)
+    import dataclasses
+
+    import biasamp
+
+    rng = np.random.default_rng(0)
+    y, p, s = rng.integers(0, 2, 80), rng.integers(0, 2, 80), rng.choice(list("ab"), 80)
+    seen: list = []
+
+    def counting(labels: dict, opts: GapOptions) -> tuple:
+        seen.append((sorted(labels), opts))
+        return count_gap(labels, opts)
+
+    with REGISTRY.registered(dataclasses.replace(TOY, count=counting)):
+        boot = biasamp.bootstrap(rate_gap, y, p, sensitive_features=s, threshold=0.3, min_group_size=0, n_boot=20,
+                                 random_state=0)
+        # a wrong call is refused in the function's words, before anything is counted
+        with pytest.raises(TypeError, match=r"^rate_gap\(\) .*positional"):
+            biasamp.bootstrap(rate_gap, y, p, s, n_boot=20)
+        with pytest.raises(TypeError, match=r"^rate_gap\(\) got an unexpected keyword argument 'pos_label'"):
+            biasamp.bootstrap(rate_gap, y, p, sensitive_features=s, pos_label=1, n_boot=20)
+    assert seen == [(["sample_weight", "sensitive_features", "y_pred", "y_true"],
+                     GapOptions(threshold=0.3, min_group_size=0))]
+    assert boot.estimate["PR gap amplification"] == rate_gap(y, p, sensitive_features=s, threshold=0.3,
+                                                            min_group_size=0).value
+
+
+def test_a_declaration_gives_the_three_hooks_or_a_plan():
+    import dataclasses
+
+    with pytest.raises(ValueError, match="declare count, compute and resample"):
+        dataclasses.replace(TOY, resample=None)
+    with pytest.raises(ValueError, match="declare count, compute and resample"):
+        dataclasses.replace(TOY, plan=lambda opts, *a, **k: None)
 
 
 def test_the_registry_is_as_it_was_after_the_block():
