@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from biasamp._core.labels import encode_labels
-from biasamp._engine.rowset import RowSet, deal_units, merge_rowsets
+from biasamp._engine.rowset import RowSet, _take, deal_units, merge_rowsets
 
 
 def _roles(attr: np.ndarray, task: np.ndarray) -> dict:
@@ -96,6 +96,37 @@ def test_the_rows_given_back_carry_every_unit(data):
         return {k: round(v, 9) for k, v in out.items()}
 
     assert by_content(roles["attr"].codes, roles["task"]._dense(), weights) == by_content(attr, task, unit)
+
+
+def test_a_stream_of_many_batches_sorts_each_row_a_logarithmic_number_of_times(monkeypatch):
+    """Merging is amortised (levels merged like a binary counter's carries): 256 batches of 40 distinct rows
+    put each row through about log2(256) = 8 canonical sorts, where merging every batch into the whole would
+    sort the earlier rows again at every batch (256 / 2 = 128 times each on average)."""
+    import biasamp._engine.rowset as rowset_module
+
+    sorted_rows = []
+    real = rowset_module.canonical_ids
+
+    def counting(cols):
+        sorted_rows.append(len(cols[0]))
+        return real(cols)
+
+    rng = np.random.default_rng(0)
+    n_batches, size = 256, 40
+    attr = rng.integers(0, 3, n_batches * size)
+    task = np.arange(n_batches * size)[:, None] >> np.arange(14) & 1  # every row distinct (14 bits)
+    roles = {**encode_labels({"attr": attr}, classes=(0, 1, 2)),
+             **encode_labels({"task": task}, classes=tuple(range(14)))}
+    monkeypatch.setattr(rowset_module, "canonical_ids", counting)
+    merged = None
+    for b in range(n_batches):
+        idx = np.arange(b * size, (b + 1) * size)
+        merged = merge_rowsets(merged, RowSet.of({r: _take(m, idx) for r, m in roles.items()}, None))
+    assert merged is not None and merged.n_distinct == n_batches * size  # read: the levels merged into one
+    per_row = sum(sorted_rows) / (n_batches * size)
+    assert per_row <= np.log2(n_batches) + 2, per_row
+    monkeypatch.setattr(rowset_module, "canonical_ids", real)
+    assert _same(merged, RowSet.of(roles, None))
 
 
 def test_merging_rows_of_other_roles_is_refused():

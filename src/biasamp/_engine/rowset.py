@@ -31,7 +31,7 @@ nearly all distinct (then it grows with the rows).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import product
 from typing import Any
 
@@ -69,41 +69,24 @@ def _take(m: LabelMatrix, rows: np.ndarray) -> LabelMatrix:
 
 
 @dataclass(frozen=True, eq=False)
-class RowSet:
-    """The distinct rows of the roles counted (canonical order) and their multiplicities.
-
-    ``roles``: role -> :class:`LabelMatrix` of the distinct rows;
-    ``counts``: each distinct row's multiplicity (the rows of that content and weight);
-    ``unit``: each distinct row's sample weight (1.0 when unweighted).
-    """
+class _Rows:
+    """Distinct rows in canonical order (sorted by content) and their multiplicities: one level of a row set."""
 
     roles: Mapping[str, LabelMatrix]
     counts: np.ndarray
     unit: np.ndarray
-    #: what a family computed from these rows once (its fold tables), kept for the next reading
-    memo: dict = field(default_factory=dict, repr=False)
-    #: a caller's integer key columns of every distinct row ``(n_distinct, k)``, part of its content (the subgroup
-    #: scan's feature codes), or None
-    keys: np.ndarray | None = None
+    keys: np.ndarray | None
 
     @classmethod
-    def of(cls, roles: Mapping[str, LabelMatrix], weights: np.ndarray | None, keys: np.ndarray | None = None) -> RowSet:
-        """The rows of one batch (encoded roles, one sample weight per row or None, the caller's key columns)."""
-        n = next(iter(roles.values())).n_rows
-        unit = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-        if keys is not None:
-            keys = np.asarray(keys, dtype=np.int64).reshape(n, -1)
-        return cls._distinct(dict(roles), np.ones(n), unit, keys)
-
-    @classmethod
-    def _distinct(cls, roles: dict, counts: np.ndarray, unit: np.ndarray, keys: np.ndarray | None) -> RowSet:
+    def distinct(cls, roles: dict, counts: np.ndarray, unit: np.ndarray, keys: np.ndarray | None) -> _Rows:
+        """The distinct rows of ``roles`` (a row's content: its labels, its unit weight, its keys), counted."""
         keep = counts > 0
         if not keep.all():
             idx = np.flatnonzero(keep)
             roles, counts, unit = {r: _take(m, idx) for r, m in roles.items()}, counts[idx], unit[idx]
             keys = None if keys is None else keys[idx]
         if not len(counts):
-            return cls(roles, counts, unit, keys=keys)
+            return cls(roles, counts, unit, keys)
         cols: list[np.ndarray] = []
         for r in sorted(roles):
             cols.extend(key_columns(roles[r]))
@@ -114,19 +97,108 @@ class RowSet:
         n_cells = int(ids.max()) + 1
         rep = first_rows(ids, n_cells)
         return cls({r: _take(m, rep) for r, m in roles.items()}, np.bincount(ids, weights=counts, minlength=n_cells),
-                   unit[rep], keys=None if keys is None else keys[rep])
+                   unit[rep], None if keys is None else keys[rep])
+
+    @classmethod
+    def merged(cls, levels: list[_Rows]) -> _Rows:
+        """The distinct rows of several levels together."""
+        if len(levels) == 1:
+            return levels[0]
+        roles = {r: _concat([x.roles[r] for x in levels]) for r in levels[0].roles}
+        keys = None if levels[0].keys is None else np.concatenate([x.keys for x in levels])
+        return cls.distinct(roles, np.concatenate([x.counts for x in levels]),
+                            np.concatenate([x.unit for x in levels]), keys)
+
+    @property
+    def nbytes(self) -> int:
+        size = self.counts.nbytes + self.unit.nbytes + (0 if self.keys is None else self.keys.nbytes)
+        for m in self.roles.values():
+            size += (m.codes if m.codes is not None else m._dense()).nbytes
+        return int(size)
+
+
+class RowSet:
+    """The distinct rows of the roles counted (canonical order) and their multiplicities.
+
+    ``roles``: role -> :class:`LabelMatrix` of the distinct rows;
+    ``counts``: each distinct row's multiplicity (the rows of that content and weight);
+    ``unit``: each distinct row's sample weight (1.0 when unweighted);
+    ``keys``: a caller's integer key columns of every distinct row ``(n_distinct, k)``, part of its content (the
+    subgroup scan's feature codes), or None.
+
+    Merging is amortised: a row set holds levels of distinct rows, each at
+    most half the size of the one before, and ``a + b`` merges only the
+    levels that break that rule (a binary counter's carries), so a stream of
+    ``B`` batches sorts each row ``O(log B)`` times, not ``O(B)`` times. The
+    levels are merged into one when the rows are read (``roles``,
+    ``counts``, :meth:`rows`, ...); that one is a function of the multiset of
+    rows, whatever the batching and the order of the merges.
+    """
+
+    __slots__ = ("_levels", "memo")
+
+    def __init__(self, levels: tuple[_Rows, ...]) -> None:
+        self._levels = levels
+        #: what a family computed from these rows once (its fold tables), kept for the next reading
+        self.memo: dict = {}
+
+    @classmethod
+    def of(cls, roles: Mapping[str, LabelMatrix], weights: np.ndarray | None, keys: np.ndarray | None = None) -> RowSet:
+        """The rows of one batch (encoded roles, one sample weight per row or None, the caller's key columns)."""
+        n = next(iter(roles.values())).n_rows
+        unit = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+        if keys is not None:
+            keys = np.asarray(keys, dtype=np.int64).reshape(n, -1)
+        return cls((_Rows.distinct(dict(roles), np.ones(n), unit, keys),))
+
+    def __getstate__(self) -> tuple:
+        return self._levels, self.memo
+
+    def __setstate__(self, state: tuple) -> None:
+        self._levels, self.memo = state
+
+    def _whole(self) -> _Rows:
+        """The levels merged into one (kept: the row set reads as one level afterwards)."""
+        if len(self._levels) > 1:
+            self._levels = (_Rows.merged(list(self._levels)),)
+        return self._levels[0]
+
+    @property
+    def roles(self) -> Mapping[str, LabelMatrix]:
+        """Role -> the distinct rows' :class:`LabelMatrix`."""
+        return self._whole().roles
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Each distinct row's multiplicity."""
+        return self._whole().counts
+
+    @property
+    def unit(self) -> np.ndarray:
+        """Each distinct row's sample weight (1.0 when unweighted)."""
+        return self._whole().unit
+
+    @property
+    def keys(self) -> np.ndarray | None:
+        """The caller's key columns of every distinct row, or None."""
+        return self._whole().keys
 
     def __add__(self, other: RowSet) -> RowSet:
-        if set(self.roles) != set(other.roles):
-            raise ValueError(f"cannot merge the rows of roles {sorted(self.roles)} and {sorted(other.roles)}: "
+        mine, theirs = self._levels[0], other._levels[0]
+        if set(mine.roles) != set(theirs.roles):
+            raise ValueError(f"cannot merge the rows of roles {sorted(mine.roles)} and {sorted(theirs.roles)}: "
                              "every batch must give the same label arguments")
-        if (self.keys is None) != (other.keys is None) or (
-                self.keys is not None and other.keys is not None and self.keys.shape[1] != other.keys.shape[1]):
+        if (mine.keys is None) != (theirs.keys is None) or (
+                mine.keys is not None and theirs.keys is not None and mine.keys.shape[1] != theirs.keys.shape[1]):
             raise ValueError("cannot merge rows with and without the same key columns")
-        roles = {r: _concat([self.roles[r], other.roles[r]]) for r in self.roles}
-        keys = None if self.keys is None or other.keys is None else np.concatenate([self.keys, other.keys])
-        return self._distinct(roles, np.concatenate([self.counts, other.counts]),
-                              np.concatenate([self.unit, other.unit]), keys)
+        def size(x: _Rows) -> int:
+            return len(x.counts)
+
+        levels = sorted((*self._levels, *other._levels), key=size, reverse=True)
+        while len(levels) > 1 and 2 * size(levels[-1]) > size(levels[-2]):  # a carry: the two smallest merged
+            levels.append(_Rows.merged([levels.pop(), levels.pop()]))
+            levels.sort(key=size, reverse=True)
+        return RowSet(tuple(levels))
 
     @property
     def n_distinct(self) -> int:
@@ -135,11 +207,8 @@ class RowSet:
 
     @property
     def nbytes(self) -> int:
-        """The bytes the distinct rows and their multiplicities hold."""
-        size = self.counts.nbytes + self.unit.nbytes + (0 if self.keys is None else self.keys.nbytes)
-        for m in self.roles.values():
-            size += (m.codes if m.codes is not None else m._dense()).nbytes
-        return int(size)
+        """The bytes the distinct rows and their multiplicities hold (in every level: what the memory holds)."""
+        return sum(x.nbytes for x in self._levels)
 
     def rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray | None]:
         """The rows to count as the function counts all rows: ``(roles, weights)`` (:meth:`keyed_rows` without
