@@ -798,15 +798,21 @@ class _Family:
 
     def feed(self, where: str, method: str, *args: Any, **kwargs: Any) -> None:
         """Call the accumulator's ``method`` unless the family already failed; ``where``: the rows, for errors."""
-        if self.acc is None:
-            return
+        if self.acc is not None:
+            acc = self.acc
+            self._guarded(lambda: getattr(acc, method)(*args, **kwargs), lambda exc: _located(exc, where),
+                          self.stage)
+
+    def _guarded(self, step: Callable[[], Any], error: Callable[[Exception], Exception], stage: tuple) -> None:
+        """Run ``step`` and check the memory held; on an error (unless ``errors="raise"``) the family stops
+        counting and keeps ``error(exc)``, met at ``stage``."""
         try:
-            getattr(self.acc, method)(*args, **kwargs)
+            step()
             self._check_held()
         except Exception as exc:
             if self.errors == "raise":
                 raise
-            self.acc, self.error, self.error_stage = None, _located(exc, where), self.stage
+            self.acc, self.error, self.error_stage = None, error(exc), stage
 
     def _check_held(self) -> None:
         """``ValueError`` when the distinct rows a cross-fitted accumulator keeps (to split every row at the end)
@@ -845,13 +851,8 @@ class _Family:
         if other.error is not None and (self.error is None or other.error_stage < self.error_stage):
             self.acc, self.error, self.error_stage = None, other.error, other.error_stage
         elif self.acc is not None and other.acc is not None:
-            try:
-                self.acc.merge(other.acc)
-                self._check_held()
-            except Exception as exc:
-                if self.errors == "raise":
-                    raise
-                self.acc, self.error, self.error_stage = None, exc, max(self.stage, other.stage)
+            acc, theirs = self.acc, other.acc
+            self._guarded(lambda: acc.merge(theirs), lambda exc: exc, max(self.stage, other.stage))
         return self
 
     def result(self, opt: AuditConfig) -> SectionResult:
