@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -85,6 +85,12 @@ class LabelMatrix:
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    def take(self, rows: np.ndarray) -> LabelMatrix:
+        """The rows ``rows`` (positions) of these labels, on the same classes."""
+        if self.codes is not None:
+            return replace(self, codes=self.codes[rows])
+        return replace(self, dense=self._dense()[rows])
 
     def block(self, start: int, stop: int, out: np.ndarray) -> None:
         """Write rows ``start:stop`` as floats into ``out`` (shape ``(stop-start, K)``)."""

@@ -634,13 +634,6 @@ def fairness_call(roles: Mapping[str, Any], options: Mapping[str, Any]) -> tuple
 # --------------------------------------------------------------------------- #
 # the distinct rows a bootstrap resamples, and the layout of a replicate table
 # --------------------------------------------------------------------------- #
-def take_rows(m: Any, rows: np.ndarray) -> Any:
-    """The label matrix ``m`` on the rows ``rows``."""
-    if m.codes is not None:
-        return LabelMatrix(m.name, m.classes, codes=m.codes[rows])
-    return LabelMatrix(m.name, m.classes, dense=m.dense[rows], soft=m.soft)
-
-
 def cells(prep: Any, groups: tuple) -> tuple[Cells, tuple, tuple, bool]:
     """Cells of the prepared labels, on the rows of ``groups`` (the headline's: small groups excluded)."""
     yt, yp, gcodes, w = prep.yt, prep.yp, prep.gcodes, prep.weights
@@ -648,7 +641,7 @@ def cells(prep: Any, groups: tuple) -> tuple[Cells, tuple, tuple, bool]:
     codes = index[gcodes]
     if (codes < 0).any():
         rows = np.flatnonzero(codes >= 0)
-        yt, yp, codes = take_rows(yt, rows), take_rows(yp, rows), codes[rows]
+        yt, yp, codes = yt.take(rows), yp.take(rows), codes[rows]
         w = None if w is None else w[rows]
     n_groups = len(groups)
     # a row's weight is part of its cell: a resampled row carries its weight (docs/definitions.md, def-weights)

@@ -60,12 +60,11 @@ def _one_hot(m: LabelMatrix) -> np.ndarray:
 
 
 def _take(m: LabelMatrix, rows: np.ndarray) -> LabelMatrix:
-    if m.codes is not None:
-        return replace(m, codes=m.codes[rows])
-    dense = m._dense()[rows]
-    if not m.soft and dense.dtype != np.uint8:  # 0/1 indicators held in a byte each
-        dense = dense.astype(np.uint8)
-    return replace(m, dense=dense)
+    """The rows ``rows`` of ``m``, 0/1 indicators held in a byte each."""
+    out = m.take(rows)
+    if out.codes is None and not out.soft and out._dense().dtype != np.uint8:
+        out = replace(out, dense=out._dense().astype(np.uint8))
+    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,7 +4,6 @@ matrix, and the lines a result prints about them.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -49,7 +48,5 @@ def select_train_test(test: dict, train: dict | None, *, sample_weight: Any, tra
 
 
 def take_rows(m: LabelMatrix, rows: np.ndarray) -> LabelMatrix:
-    """The rows ``rows`` of an encoded label matrix (same classes)."""
-    if m.codes is not None:
-        return replace(m, codes=m.codes[rows])
-    return replace(m, dense=m._dense()[rows])
+    """The rows ``rows`` of an encoded label matrix (same classes): :meth:`LabelMatrix.take`."""
+    return m.take(rows)
