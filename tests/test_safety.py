@@ -730,7 +730,7 @@ def test_subnormal_concentration_is_refused():
     import warnings
 
     from biasamp import df_bias_amplification
-    from biasamp.differential._options import MIN_CONCENTRATION
+    from biasamp.differential._metrics import MIN_CONCENTRATION
 
     s = np.array(["a"] * 10 + ["b"] * 10)
     y = np.r_[np.zeros(10), np.ones(10)].astype(int)  # group a never positive: ε rests on the smoothing

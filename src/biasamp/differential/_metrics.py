@@ -24,10 +24,17 @@ the per-group confusion counts (:class:`~biasamp.ConfusionCounts`) hold
 :math:`N_s`, :math:`N_{1,s}` of the labels and of the predictions, so one
 counting pass serves both families and the count-table bootstrap resamples
 them alike (docs/definitions.md, "Differential fairness").
+
+This module holds the family's definition: its options (:class:`DifferentialOptions`,
+declared with their constraints, ``Family.options``), the result, the pure function of the
+counts, the public function and its two hooks (``count``, ``compute``); how the other layers
+serve it (the resampling plan, the streamed counting, the declaration) is
+:mod:`biasamp.differential._family`.
 """
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -41,14 +48,53 @@ from biasamp._core.policy import (
     small_groups,
     warn_small_groups,
 )
-from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
+from biasamp._core.policy_options import (
+    DEFAULT_MIN_GROUP_SIZE,
+    DEFAULT_THRESHOLD,
+    MISSING,
+    BinaryTaskOptions,
+    GroupOptions,
+    PolicyOptions,
+)
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import BinaryTask, Labels, Missing, Soft, Weights
+from biasamp._core.validation import Checked, option
 from biasamp._engine.groups import ConfusionCounts, Prepared, counts_of, prepare
-from biasamp.differential._options import DifferentialOptions, _check_concentration
 from biasamp.exceptions import BiasampWarning
 
 __all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_compute", "df_count", "df_from_counts"]
+
+
+#: The smallest concentration: the smoothed rate (c/2) / (N_s + c) of an outcome a group never has must stay a
+#: normal float64 for every weighted group size N_s up to 2**53 (a subnormal c, 5e-324, made it 0: ε infinite)
+MIN_CONCENTRATION = 1e-100
+
+
+def _check_concentration(concentration: Any) -> float:
+    """The Dirichlet concentration as a float, when finite and >= :data:`MIN_CONCENTRATION` (else a named error)."""
+    if isinstance(concentration, bool) or not isinstance(concentration, numbers.Real):
+        raise TypeError(f"concentration must be a positive number, got {type(concentration).__name__}")
+    c = float(concentration)
+    if not (np.isfinite(c) and c > 0):
+        raise ValueError(
+            f"concentration must be a finite number > 0, got {concentration!r} (without smoothing, ε is infinite "
+            "as soon as one group never has an outcome; use a small concentration instead)"
+        )
+    if c < MIN_CONCENTRATION:
+        raise ValueError(f"concentration must be at least {MIN_CONCENTRATION:g}, got {concentration!r} (a smaller "
+                         "one rounds to no smoothing in float64: ε infinite as soon as one group never has an "
+                         "outcome)")
+    return c
+
+
+@dataclass(frozen=True)
+class DifferentialOptions(PolicyOptions, GroupOptions, BinaryTaskOptions):
+    """Options of :func:`~biasamp.df_bias_amplification`."""
+
+    concentration: float = option(1.0, Checked(_check_concentration, f"a finite number >= {MIN_CONCENTRATION:g}"),
+                                  doc="Dirichlet smoothing of the group rates")
+    pos_label: Any = option(1, doc="the positive outcome")
+    missing: str = option("raise", *MISSING, doc="rows with a missing value: 'raise', 'drop' or 'group'")
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
