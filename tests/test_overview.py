@@ -85,10 +85,20 @@ def test_a_lower_base_rate_makes_differences_and_ratios_disagree(lowered):
     assert len(a.pairs) == 2
     assert a.pairs[0].startswith("M x income = 1 (A->T): among M, the model predicts income = 1 10.0 points less "
                                  "often than the labels have it (20.0% vs 30.0%; 95% CI of the difference")
-    assert "weakening the association" in a.pairs[0] and "strengthening the association" in a.pairs[1]
+    assert "weakening the association in the training data" in a.pairs[0]
+    assert "strengthening the association in the training data" in a.pairs[1]
     pairs = lowered.section("directional").tables["pairs A->T"].set_index(["attr", "task"])
     lo, hi = pairs.loc[("M", 1), ["ci_low", "ci_high"]]
     assert f"{100 * lo:+.1f} to {100 * hi:+.1f} points" in a.pairs[0]
+
+
+def test_without_a_training_set_the_pairs_read_the_association_of_the_test_labels():
+    # the signs then come from the test ground truth (cross-fitted): the sentence must not speak of training data
+    d = _data(0.06, 0.20)
+    report = audit(d["sex"], d["income"], task_pred=d["pred"], **FAST, exclude=["dpa", "leakage"])
+    pairs = report.overview().attributes[0].pairs
+    assert pairs and all("the association in the test labels" in p for p in pairs)
+    assert not any("training" in p for p in pairs)
 
 
 def test_agreeing_measures_do_not_disagree(raised):

@@ -452,8 +452,9 @@ def _readings_sentence(head: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------- #
 # pairs
 # --------------------------------------------------------------------------- #
-def _pair_sentences(report: Any, classes: set, level: float, task: str) -> list[str]:
-    """The pairs contributing most to the amplification headlines, in words, with their intervals."""
+def _pair_sentences(report: Any, classes: set, level: float, task: str, where: str) -> list[str]:
+    """The pairs contributing most to the amplification headlines, in words, with their intervals; ``where``: the
+    labels the association is read from (the training data, else the test labels)."""
     found = []
     for _section, name, table in _table_with(report, columns=_PAIR_COLUMNS):
         direction = name.rsplit(" ", 1)[-1] if "->" in name else ""
@@ -477,12 +478,14 @@ def _pair_sentences(report: Any, classes: set, level: float, task: str) -> list[
         for row in t.to_dict(orient="records"):
             found.append((abs(float(row["contribution"])), direction, given, predicted, row))
     found.sort(key=lambda item: -item[0])
-    return [_pair_sentence(direction, given, predicted, row, level, task)
+    return [_pair_sentence(direction, given, predicted, row, level, task, where)
             for _, direction, given, predicted, row in found[:TOP_PAIRS]]
 
 
-def _pair_sentence(direction: str, given: str, predicted: str, row: dict, level: float, task: str) -> str:
-    """One pair in words; ``task``: the task's name (a single-label task's class reads ``income = 1``)."""
+def _pair_sentence(direction: str, given: str, predicted: str, row: dict, level: float, task: str,
+                   where: str = "the training data") -> str:
+    """One pair in words; ``task``: the task's name (a single-label task's class reads ``income = 1``); ``where``:
+    the labels whose association the pair's sign reads."""
     delta = float(row["delta"])
     label = f"{task} = {row['task']}" if task else str(row["task"])
     among = f"among {row['attr']}" if given == "attr" else f"among rows labelled {label}"
@@ -494,8 +497,7 @@ def _pair_sentence(direction: str, given: str, predicted: str, row: dict, level:
     if lo is not None and hi is not None and np.isfinite(float(lo)) and np.isfinite(float(hi)):
         text += f"; {round(100 * level)}% CI of the difference {100 * float(lo):+.1f} to {100 * float(hi):+.1f} points"
     contribution = float(row["contribution"])
-    text += ("), strengthening the association in the training data" if contribution > 0 else
-             "), weakening the association in the training data")
+    text += f"), {'strengthening' if contribution > 0 else 'weakening'} the association in {where}"
     return text + f" (contribution {signed(contribution, 4)})."
 
 
@@ -523,7 +525,8 @@ def _attribute_overview(report: Any, attribute: str, level: float) -> AttributeO
     explanation += _small_sentence(head, disagree)
     explanation += _sides_sentence(head)
     classes = set(facts["class"].map(str)) if len(facts) else set()
-    pairs = _pair_sentences(report, classes, level, task)
+    where = "the training data" if report.inputs.get("n_train") else "the test labels"
+    pairs = _pair_sentences(report, classes, level, task, where)
     return AttributeOverview(attribute, head, disagree, explanation, pairs, facts)
 
 
