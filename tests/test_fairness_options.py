@@ -257,6 +257,56 @@ def test_bootstrap_takes_the_options_and_holds_the_estimate():
         bootstrap(fairness_metrics, y, p, sensitive_features=g, average=None, n_boot=10)
 
 
+def test_bootstrap_counts_through_the_functions_one_counting_pass(monkeypatch):
+    """The bootstrap prepares the labels once, through the same count hook as the function (no counting of its own)."""
+    import biasamp.fairness._metrics as fm
+
+    calls = []
+    prepare = fm._prepare
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["average"])
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(fm, "_prepare", spy)
+    y, p, g = _compas_like()
+    boot = bootstrap(fairness_metrics, y, p, sensitive_features=g, average="macro", n_boot=20, random_state=0)
+    assert calls == ["macro"]
+    point = fairness_metrics(y, p, sensitive_features=g, average="macro")
+    assert calls == ["macro", "macro"]
+    assert boot.estimate == point.overall
+
+
+@pytest.mark.parametrize("alias", ["demographic_parity", "normalized_disparate_impact",
+                                   "statistical_parity_subgroup_fairness", "false_positive_subgroup_fairness",
+                                   "equalized_odds_false_positive", "equalized_odds_true_positive",
+                                   "group_bias_amplification"])
+def test_an_alias_bootstraps_the_family_call_restricted_to_its_metric(alias):
+    import biasamp
+    from biasamp.fairness._family import _SINGLE
+
+    fn = getattr(biasamp, alias)
+    m = _SINGLE[fn]
+    y, p, g = _compas_like()
+    w = np.tile([1.0, 2.0, 3.0], len(y) // 3 + 1)[:len(y)]
+    one = bootstrap(fn, y, p, sensitive_features=g, sample_weight=w, n_boot=50, random_state=4)
+    family = bootstrap(fairness_metrics, y, p, sensitive_features=g, sample_weight=w, metrics=[m], n_boot=50,
+                       random_state=4)
+    assert list(one.estimate) == [m]
+    assert one.estimate[m] == fn(y, p, sensitive_features=g, sample_weight=w)
+    assert one.ci == family.ci and one.estimate == family.estimate
+
+
+def test_bootstrap_refuses_a_wrong_call_in_the_functions_words():
+    y, p, g = _binary_example()
+    with pytest.raises(TypeError, match=r"fairness_metrics\(\) missing a required argument: 'sensitive_features'"):
+        bootstrap(fairness_metrics, y, p, n_boot=10)
+    with pytest.raises(TypeError, match=r"fairness_metrics\(\) too many positional arguments"):
+        bootstrap(fairness_metrics, y, p, g, n_boot=10)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nonsense'"):
+        bootstrap(fairness_metrics, y, p, sensitive_features=g, nonsense=1, n_boot=10)
+
+
 def test_bootstrap_with_weights_is_order_free_and_holds_its_estimate():
     y, p, g = _binary_example()
     w = np.tile([1.0, 2.0, 0.5, 3.0], len(y) // 4)

@@ -10,7 +10,7 @@ from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Named, Scorer, StatisticSpec
 from biasamp.fairness import _metrics as _f
 from biasamp.fairness._options import FairnessOptions
-from biasamp.fairness._plan import _fairness_plan
+from biasamp.fairness._plan import fairness_resample
 from biasamp.fairness._stream import FAIRNESS_STREAM
 from biasamp.fairness._sweep import OPTIONS as _SWEEP_OPTIONS
 from biasamp.fairness._sweep import fairness_sweep
@@ -83,12 +83,15 @@ FAIRNESS = Family(
     ),
     call=fairness_call,
     task_labels="single",
-    plan=_fairness_plan,
+    count=_f.fairness_count,
+    compute=_f.fairness_compute,
+    resample=fairness_resample,
     sweep=ThresholdSweep(fairness_sweep, options=_SWEEP_OPTIONS),
     options=FairnessOptions,
     named=Named(accumulator="FairnessAccumulator", metric="GroupFairness", dask=True,
                 skips=("missing", "group_metrics", "classes")),
     aliases={f: (m,) for f, m in _SINGLE.items()},
+    selects="metrics",
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),
     section="fairness",
     stream=FAIRNESS_STREAM,

@@ -275,7 +275,7 @@ def build_group_view(counts: Any, headline: Sequence[int], *, small: np.ndarray,
     if group_metrics:
         if not isinstance(group_metrics, Mapping):
             raise TypeError("group_metrics must be a mapping of name -> metric function (y_true, y_pred)")
-        assert labels is not None  # _from_prepared passes the labels whenever group_metrics is given
+        assert labels is not None  # fairness_compute passes the labels whenever group_metrics is given
         y_true, y_pred, codes, w = labels
         for name, fn in group_metrics.items():
             if not callable(fn):

@@ -70,6 +70,8 @@ __all__ = [
     "demographic_parity",
     "equalized_odds_false_positive",
     "equalized_odds_true_positive",
+    "fairness_compute",
+    "fairness_count",
     "fairness_from_counts",
     "fairness_metrics",
     "false_positive_subgroup_fairness",
@@ -817,23 +819,59 @@ def fairness_metrics(
     2  female   1.00        reference
     3    male   0.75  below tolerance
     """
-    opts = FairnessOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
-    prep = _prepare(y_true, y_pred, sensitive_features, average=opts.average, pos_label=opts.pos_label,
-                    threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing,
-                    classes=opts.classes, binary_task=opts.binary_task)
-    return _from_prepared(prep, opts.metric_names, min_group_size=opts.min_group_size,
-                          include_small_groups=opts.include_small_groups, reference_group=opts.reference_group,
-                          tolerance=opts.tolerance, group_metrics=opts.group_metrics)
+    opts, labels = FairnessOptions.call_of(locals())  # the declared options, checked; the labels
+    return fairness_compute(fairness_count(labels, opts), opts)
 
 
-def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
-                   include_small_groups: bool = False,
-                   reference_group: Any = "largest", tolerance: Any = (0.8, 1.25),
-                   group_metrics: Mapping[str, Any] | None = None) -> FairnessResult:
-    """:func:`fairness_metrics` of labels already prepared (its bootstrap prepares them once for both)."""
-    full = _counts_of(prep)
+def fairness_count(labels: dict, opts: FairnessOptions) -> tuple[_Prepared, ConfusionCounts]:
+    """The counting pass of a call (the family's ``count`` hook): the labels prepared, the confusion counts.
+
+    Parameters
+    ----------
+    labels : dict
+        ``y_true``, ``y_pred``, ``sensitive_features`` and ``sample_weight``
+        by name.
+    opts : FairnessOptions
+        The call's options (``average``, ``pos_label``, ``threshold``,
+        ``soft``, ``missing``, ``classes`` and ``binary_task`` are read here).
+
+    Returns
+    -------
+    prepared : Prepared
+        The labels encoded, their rows selected, the groups and the headline.
+    counts : ConfusionCounts
+        The one-vs-rest confusion counts of every (group, class).
+    """
+    prep = _prepare(labels["y_true"], labels["y_pred"], labels["sensitive_features"], average=opts.average,
+                    pos_label=opts.pos_label, threshold=opts.threshold, soft=opts.soft,
+                    sample_weight=labels["sample_weight"], missing=opts.missing, classes=opts.classes,
+                    binary_task=opts.binary_task)
+    return prep, _counts_of(prep)
+
+
+def fairness_compute(counted: tuple[_Prepared, ConfusionCounts], opts: FairnessOptions) -> FairnessResult:
+    """The result of a counted call (the family's ``compute`` hook): the metrics of its confusion counts.
+
+    Small groups, the group view, the disparities and the headline follow
+    from the counts and the options (:func:`fairness_from_counts` with the
+    call's reading of the labels); ``group_metrics`` read the prepared
+    labels themselves.
+
+    Parameters
+    ----------
+    counted : tuple of (Prepared, ConfusionCounts)
+        What :func:`fairness_count` returns.
+    opts : FairnessOptions
+        The call's options.
+
+    Returns
+    -------
+    FairnessResult
+        What :func:`fairness_metrics` returns.
+    """
+    prep, full = counted
     labels = None
-    if group_metrics:
+    if opts.group_metrics:
         yt = np.asarray(prep.yt.classes)[prep.yt.codes] if prep.yt.codes is not None else prep.yt.dense
         if prep.yp.codes is not None:
             yp = np.asarray(prep.yp.classes)[prep.yp.codes]
@@ -842,10 +880,11 @@ def _from_prepared(prep: _Prepared, metrics: tuple, *, min_group_size: int = DEF
             assert dense is not None  # a LabelMatrix without codes holds its dense matrix
             yp = dense[:, prep.headline[0]] if prep.yp.soft and prep.average == "binary" else dense
         labels = (yt, yp, prep.gcodes, prep.weights)
-    return _from_counts(full, metrics, average=prep.average, pos_label=prep.pos_label, headline=prep.headline,
-                        min_group_size=min_group_size, include_small_groups=include_small_groups,
-                        reference_group=reference_group, tolerance=tolerance, rows=prep.rows,
-                        weighted=prep.weights is not None, group_metrics=group_metrics, labels=labels)
+    return _from_counts(full, opts.metric_names, average=prep.average, pos_label=prep.pos_label,
+                        headline=prep.headline, min_group_size=opts.min_group_size,
+                        include_small_groups=opts.include_small_groups, reference_group=opts.reference_group,
+                        tolerance=opts.tolerance, rows=prep.rows, weighted=prep.weights is not None,
+                        group_metrics=opts.group_metrics, labels=labels)
 
 
 def _single(metric: str, y_true: Any, y_pred: Any, sensitive_features: Any, options: dict) -> float:

@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from biasamp._engine.groups import cells as _cells
-from biasamp._engine.groups import prepare
 from biasamp._engine.groups import split as _split
 from biasamp._engine.intervals import (
     Parts,
@@ -295,26 +294,20 @@ def fairness_evaluator(point: Any, full: np.ndarray, metrics: tuple, soft: bool)
     return Plan(None, values, parts, statistics, tests, notes)
 
 
-def _fairness_plan(opts: FairnessOptions, y_true: Any = None, y_pred: Any = None, *args: Any,
-                   sensitive_features: Any = None, sample_weight: Any = None, _only: tuple | None = None) -> Plan:
-    if args:
-        raise TypeError(f"fairness metrics take y_true and y_pred positionally, got {2 + len(args)} arguments")
-    if y_true is None or y_pred is None:
-        raise TypeError("the fairness metrics need y_true and y_pred")
-    if sensitive_features is None:
-        raise TypeError("the fairness metrics need the keyword argument sensitive_features")
-    metrics = tuple(_only) if _only else opts.metric_names
+def fairness_resample(counted: tuple, opts: FairnessOptions, point: Any) -> Plan:
+    """The resampling plan of a counted call (the family's ``resample`` hook): its cells, the metrics on replicates.
+
+    ``counted`` is :func:`~biasamp.fairness._metrics.fairness_count`'s
+    (prepared labels, confusion counts), ``point`` the call's
+    :class:`~biasamp.FairnessResult`; the cells are the distinct (group,
+    y_true, y_pred) rows of the groups it counts, and the statistics are
+    :func:`fairness_evaluator`'s for ``opts.metrics``. Raises ``ValueError``
+    when ``average=None`` (one value per class, no headline to resample).
+    """
     if opts.average is None:
         raise ValueError("bootstrap needs one headline value per metric: average='binary' or 'macro', not None")
-    # the labels are prepared once: the estimate (as fairness_metrics defines it) and the cells come from them
-    prep = prepare(y_true, y_pred, sensitive_features, average=opts.average, pos_label=opts.pos_label,
-                   threshold=opts.threshold, soft=opts.soft, sample_weight=sample_weight, missing=opts.missing,
-                   classes=opts.classes, binary_task=opts.binary_task)
-    point = _f._from_prepared(prep, metrics, min_group_size=opts.min_group_size,
-                          include_small_groups=opts.include_small_groups, reference_group=opts.reference_group,
-                          tolerance=opts.tolerance, group_metrics=opts.group_metrics)
+    prep, _ = counted
     cells, _, _, soft = _cells(prep, point.counts.groups)
-    plan = fairness_evaluator(point, cells.table(), metrics, soft)
+    plan = fairness_evaluator(point, cells.table(), opts.metric_names, soft)
     plan.cells = cells
-    plan.result = point
     return plan
