@@ -305,6 +305,16 @@ def test_bootstrap_refuses_a_wrong_call_in_the_functions_words():
         bootstrap(fairness_metrics, y, p, g, n_boot=10)
     with pytest.raises(TypeError, match="unexpected keyword argument 'nonsense'"):
         bootstrap(fairness_metrics, y, p, sensitive_features=g, nonsense=1, n_boot=10)
+    # an alias: its own name, and the option that selects its statistic is not one of its arguments
+    from biasamp import statistical_parity_subgroup_fairness as spsf
+
+    with pytest.raises(TypeError, match=r"^statistical_parity_subgroup_fairness\(\) too many positional"):
+        bootstrap(spsf, y, p, g, n_boot=10)
+    with pytest.raises(TypeError, match="got multiple values for keyword argument 'metrics'") as raised:
+        bootstrap(spsf, y, p, sensitive_features=g, metrics=["DP"], n_boot=10)
+    with pytest.raises(TypeError, match="got multiple values for keyword argument 'metrics'") as called:
+        spsf(y, p, sensitive_features=g, metrics=["DP"])
+    assert str(raised.value).split("()")[1] == str(called.value).split("()")[1]
 
 
 def test_bootstrap_with_weights_is_order_free_and_holds_its_estimate():

@@ -536,7 +536,7 @@ class Family:
         """
         only = None if function is self.function else self.aliases[function]
         if self.count is not None:
-            return functools.partial(self._counted_plan, only)
+            return functools.partial(self._counted_plan, function.__name__, only)
 
         def plan(*args: Any, **kwargs: Any) -> Any:
             opts, rest = self.options_of(kwargs)
@@ -551,20 +551,26 @@ class Family:
 
         return plan
 
-    def _counted_plan(self, only: tuple[str, ...] | None, *args: Any, **kwargs: Any) -> Any:
-        """The plan of a call of the function (:meth:`plan_of`), driven by the hooks: count, compute, resample.
+    def _counted_plan(self, name: str, only: tuple[str, ...] | None, *args: Any, **kwargs: Any) -> Any:
+        """The plan of a call of the function called ``name`` (:meth:`plan_of`), driven by the hooks: count,
+        compute, resample.
 
-        The call is bound to the function's signature (a wrong argument raises
-        the function's ``TypeError``) and split as the function splits it
+        The call is bound to the family function's signature (a wrong argument
+        raises the function's ``TypeError``, naming the function called) and
+        split as the function splits it
         (:meth:`biasamp._core.validation.Validated.call_of`), so the counts,
-        the result and every refusal are the function's.
+        the result and every refusal are the function's. An alias (``only``:
+        its statistics) is the family's call with the option ``selects`` set to
+        them, which the alias itself does not take.
         """
         assert self.count is not None and self.compute is not None and self.resample is not None
         assert self.options is not None
+        if only is not None and self.selects in kwargs:
+            raise TypeError(f"{name}() got multiple values for keyword argument {self.selects!r}")
         try:
             bound = inspect.signature(self.function).bind(*args, **kwargs)
         except TypeError as exc:  # the function's own words
-            raise TypeError(f"{self.name}() {exc}") from None
+            raise TypeError(f"{name}() {exc}") from None
         bound.apply_defaults()
         opts, labels = self.options.call_of(bound.arguments)
         if only is not None:

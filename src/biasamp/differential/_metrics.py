@@ -62,7 +62,7 @@ from biasamp._core.validation import Checked, option
 from biasamp._engine.groups import ConfusionCounts, Prepared, counts_of, prepare
 from biasamp.exceptions import BiasampWarning
 
-__all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_compute", "df_count", "df_from_counts"]
+__all__ = ["DFBiasAmpResult", "df_bias_amplification", "df_from_counts"]
 
 
 #: The smallest concentration: the smoothed rate (c/2) / (N_s + c) of an outcome a group never has must stay a

@@ -70,8 +70,6 @@ __all__ = [
     "demographic_parity",
     "equalized_odds_false_positive",
     "equalized_odds_true_positive",
-    "fairness_compute",
-    "fairness_count",
     "fairness_from_counts",
     "fairness_metrics",
     "false_positive_subgroup_fairness",
