@@ -3,7 +3,10 @@
 Both metrics are pure functions of :class:`~biasamp.counts.CooccurrenceCounts`
 tables (:func:`mals_from_counts`, :func:`directional_from_counts`); the
 label-level functions :func:`bias_amp_mals` and :func:`bias_amp_directional`
-encode and count their inputs in one vectorized pass and call them.
+encode and count their inputs in one vectorized pass (:func:`mals_count`,
+:func:`directional_count`: the families' ``count`` hooks, which the
+bootstrap drives as well) and call them (:func:`mals_compute`,
+:func:`directional_compute`).
 
 References
 ----------
@@ -1217,7 +1220,7 @@ def bias_amp_mals(attr: Labels | None = None, task: Labels | None = None, *, att
 
 def mals_cross_fit(attr: Any, task: Any, attr_train: Any, task_train: Any, train_sample_weight: Any,
                    cross_fit: Any) -> bool:
-    """Whether BiasAmp_MALS cross-fits its indicator: the one decision of every path (function, plan, Dask).
+    """Whether BiasAmp_MALS cross-fits its indicator: the one decision of every path (:func:`mals_count`, Dask).
 
     With a training set (``attr_train`` and ``task_train``, both or neither):
     no (``cross_fit=True`` raises). Without one the test ground truth stands
@@ -1357,7 +1360,7 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
 class Counted:
     """A counted call of :func:`bias_amp_directional` or :func:`bias_amp_mals`: what the families' ``count`` hooks give.
 
-    ``train``: the training side, a :class:`~biasamp.CooccurrenceCounts` (a
+    ``train``: the training side, a :class:`~biasamp.counts.CooccurrenceCounts` (a
     training set, or the test ground truth standing in for it, plug-in) or,
     with ``cross_fit``, the :class:`Folds` of the test rows (BiasAmp→: one
     per direction, in a dict); ``test``: the test counts (BiasAmp_MALS: of
@@ -1378,7 +1381,7 @@ class Counted:
     weights: np.ndarray | None
     source: str
     predictions: str
-    binary_task: str
+    binary_task: str | None
     cross_fit: bool
 
 
@@ -1448,7 +1451,8 @@ def directional_compute(counted: Counted, opts: DirectionalOptions) -> Direction
     policy's ``predictions``, the binary task's reading and, cross-fitted,
     the test rows.
     """
-    groups = {"min_group_size": opts.min_group_size, "include_small_groups": opts.include_small_groups}
+    groups: dict[str, Any] = {"min_group_size": opts.min_group_size,
+                              "include_small_groups": opts.include_small_groups}
     if counted.cross_fit:
         res = directional_from_folds({d: f.tests for d, f in counted.train.items()},
                                      sign_tables={d: f.signs for d, f in counted.train.items()}, **groups)
@@ -1487,7 +1491,8 @@ def mals_compute(counted: Counted, opts: MALSOptions) -> MALSResult:
     ``predictions``, the binary task's reading and, cross-fitted, the rows
     (the training rows are the prediction rows).
     """
-    groups = {"min_group_size": opts.min_group_size, "include_small_groups": opts.include_small_groups}
+    groups: dict[str, Any] = {"min_group_size": opts.min_group_size,
+                              "include_small_groups": opts.include_small_groups}
     if counted.cross_fit:
         return replace(mals_from_folds(*counted.train.tests, **groups), predictions=counted.predictions,
                        rows=counted.test.rows, train_rows=counted.test.rows, binary_task=counted.binary_task)
