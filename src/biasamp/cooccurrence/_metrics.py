@@ -1442,6 +1442,11 @@ def directional_count(labels: dict, opts: DirectionalOptions) -> Counted:
     return Counted(train, test, left, right, w, "train", predictions, reading, cross_fit)
 
 
+def _group_options(opts: MALSOptions) -> dict[str, Any]:
+    """The small-group rule of a call, as the keywords of the ``*_from_counts`` / ``*_from_folds`` functions."""
+    return {"min_group_size": opts.min_group_size, "include_small_groups": opts.include_small_groups}
+
+
 def directional_compute(counted: Counted, opts: DirectionalOptions) -> DirectionalBiasAmpResult:
     """The result of a counted :func:`bias_amp_directional` call (the family's ``compute`` hook).
 
@@ -1451,8 +1456,7 @@ def directional_compute(counted: Counted, opts: DirectionalOptions) -> Direction
     policy's ``predictions``, the binary task's reading and, cross-fitted,
     the test rows.
     """
-    groups: dict[str, Any] = {"min_group_size": opts.min_group_size,
-                              "include_small_groups": opts.include_small_groups}
+    groups = _group_options(opts)
     if counted.cross_fit:
         res = directional_from_folds({d: f.tests for d, f in counted.train.items()},
                                      sign_tables={d: f.signs for d, f in counted.train.items()}, **groups)
@@ -1491,8 +1495,7 @@ def mals_compute(counted: Counted, opts: MALSOptions) -> MALSResult:
     ``predictions``, the binary task's reading and, cross-fitted, the rows
     (the training rows are the prediction rows).
     """
-    groups: dict[str, Any] = {"min_group_size": opts.min_group_size,
-                              "include_small_groups": opts.include_small_groups}
+    groups = _group_options(opts)
     if counted.cross_fit:
         return replace(mals_from_folds(*counted.train.tests, **groups), predictions=counted.predictions,
                        rows=counted.test.rows, train_rows=counted.test.rows, binary_task=counted.binary_task)

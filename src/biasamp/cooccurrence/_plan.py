@@ -341,8 +341,7 @@ def mals_resample(counted: _c.Counted, opts: MALSOptions, point: Any) -> Plan:
         cells, _ = _label_cells(counted.left, counted.right, counted.weights, folds=[train.of_rows])
         plan = mals_evaluator(point, (counted.test.attr_classes, counted.test.task_classes), None,
                               folds=1 + sum(m.n_classes for m in counted.left),
-                              group_options={"min_group_size": opts.min_group_size,
-                                             "include_small_groups": opts.include_small_groups})
+                              group_options=_c._group_options(opts))
     else:
         cells, _ = _label_cells(counted.left, counted.right, counted.weights)
         plan = mals_evaluator(point, (train.attr_classes, train.task_classes),
