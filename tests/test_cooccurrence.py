@@ -761,3 +761,116 @@ def test_small_attribute_classes_are_left_out_of_the_means_and_kept_in_the_table
     for name in ("A->T", "T->A"):
         lo, hi = boot.ci[name]
         assert lo <= boot.estimate[name] <= hi
+
+
+# --------------------------------------------------------------------------- #
+# one path: the function and its bootstrap are the family's count and compute hooks
+# --------------------------------------------------------------------------- #
+def _hook_data():
+    rng = np.random.default_rng(5)
+    n = 240
+    attr = rng.integers(0, 2, n)
+    task = (rng.random((n, 3)) < 0.3 + 0.3 * attr[:, None]).astype(int)
+    task_pred = task ^ (rng.random((n, 3)) < 0.15)
+    attr_pred = np.where(rng.random(n) < 0.1, 1 - attr, attr)
+    probs_a = np.clip(np.eye(2)[attr] * 0.6 + rng.random((n, 2)) * 0.4, 0, 1)
+    probs_t = np.clip(task * 0.6 + rng.random((n, 3)) * 0.4, 0, 1)
+    attr_ind = np.eye(2, dtype=int)[attr]
+    empty = rng.random(n) < 0.2  # rows with no attribute class and no task label
+    attr_ind[empty], task_e = 0, np.where(empty[:, None], 0, task)
+    attr_nan = np.where(rng.random(n) < 0.05, np.nan, attr)
+    y = (rng.random(n) < 0.3 + 0.4 * attr).astype(int)
+    y_pred = np.where(rng.random(n) < 0.1, 1 - y, y)
+    w = rng.integers(1, 4, n).astype(float)
+    return dict(attr=attr, task=task, task_pred=task_pred, attr_pred=attr_pred, probs_a=probs_a, probs_t=probs_t,
+                attr_ind=attr_ind, task_e=task_e, attr_nan=attr_nan, y=y, y_pred=y_pred, w=w)
+
+
+_D = _hook_data()
+_HOOK_CALLS = {  # every path of the two counting hooks: cross-fitted, training set, plug-in, and the options' own
+    "dir": (bias_amp_directional, (_D["attr"], _D["task"]), dict(task_pred=_D["task_pred"], attr_pred=_D["attr_pred"])),
+    "dir-train": (bias_amp_directional, (_D["attr"], _D["task"]),
+                  dict(task_pred=_D["task_pred"], attr_train=_D["attr"][::-1], task_train=_D["task"], sample_weight=_D["w"],
+                       train_sample_weight=_D["w"][::-1])),
+    "dir-plug": (bias_amp_directional, (_D["attr"], _D["task"]), dict(attr_pred=_D["probs_a"], cross_fit=False,
+                                                                       soft="expected")),
+    "dir-empty": (bias_amp_directional, (_D["attr_ind"], _D["task_e"]),
+                  dict(task_pred=_D["task_pred"], attr_pred=_D["attr_ind"], drop_empty_train_rows=True)),
+    "dir-empty-plug": (bias_amp_directional, (_D["attr_ind"], _D["task_e"]),
+                       dict(task_pred=_D["task_pred"], drop_empty_train_rows=True, cross_fit=False, sample_weight=_D["w"])),
+    "dir-nan": (bias_amp_directional, (_D["attr_nan"], _D["task"]), dict(task_pred=_D["task_pred"], missing="drop")),
+    "dir-both": (bias_amp_directional, (_D["attr"], _D["y"]), dict(task_pred=_D["y_pred"], binary_task="both")),
+    "dir-pos": (bias_amp_directional, (_D["attr"], _D["y"]), dict(task_pred=_D["y_pred"], pos_label=0, cross_fit=False)),
+    "mals": (bias_amp_mals, (_D["attr"], _D["task"]), dict(attr_pred=_D["attr_pred"], task_pred=_D["task_pred"],
+                                                           sample_weight=_D["w"])),
+    "mals-train": (bias_amp_mals, (), dict(attr_pred=_D["attr_pred"], task_pred=_D["task_pred"],
+                                           attr_train=_D["attr"][::-1], task_train=_D["task"])),
+    "mals-plug": (bias_amp_mals, (_D["attr"], _D["task"]), dict(attr_pred=_D["attr_pred"], task_pred=_D["task_pred"],
+                                                                cross_fit=False)),
+    "mals-soft": (bias_amp_mals, (_D["attr"], _D["task"]), dict(attr_pred=_D["probs_a"], task_pred=_D["probs_t"],
+                                                                soft="expected")),
+    "mals-soft-plug": (bias_amp_mals, (_D["attr"], _D["task"]),
+                       dict(attr_pred=_D["probs_a"], task_pred=_D["probs_t"], soft="expected", cross_fit=False)),
+    "mals-nan": (bias_amp_mals, (_D["attr_nan"], _D["task"]), dict(attr_pred=_D["attr_pred"], task_pred=_D["task_pred"],
+                                                                   missing="drop")),
+    "mals-both": (bias_amp_mals, (_D["attr"], _D["y"]), dict(attr_pred=_D["attr_pred"], task_pred=_D["y_pred"],
+                                                             binary_task="both")),
+}
+
+
+@pytest.mark.parametrize("case", list(_HOOK_CALLS))
+def test_function_and_bootstrap_are_the_family_hooks(case):
+    import inspect
+
+    from biasamp.cooccurrence._family import DIRECTIONAL, MALS
+
+    fn, args, kwargs = _HOOK_CALLS[case]
+    family = DIRECTIONAL if fn is bias_amp_directional else MALS
+    assert family.plan is None  # no counting of its own beside the hooks
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    opts, labels = family.options.call_of(bound.arguments)
+    counted = family.count(labels, opts)
+    res = fn(*args, **kwargs)
+    hooked = family.compute(counted, opts)
+    assert hooked.to_frame().equals(res.to_frame()) and hooked.predictions == res.predictions
+    assert hooked.binary_task == res.binary_task
+    boot = bootstrap(fn, *args, n_boot=20, random_state=0, **kwargs)
+    if fn is bias_amp_mals:
+        assert boot.estimate == {"MALS": res.value}
+    else:
+        assert boot.estimate == {d.direction: d.value for d in (res.a_to_t, res.t_to_a) if d is not None}
+    assert boot.result.to_frame().equals(res.to_frame())
+
+
+def test_dropped_empty_training_rows_count_as_rows_never_given():
+    from biasamp.cooccurrence._metrics import directional_count
+    from biasamp.cooccurrence._options import DirectionalOptions
+
+    d = _D
+    empty = ~d["attr_ind"].any(axis=1) & ~d["task_e"].any(axis=1)
+    assert 20 < empty.sum() < 80
+    attr = np.eye(2, dtype=int)[d["attr"]]
+    labels = dict(attr=attr, task=d["task"], attr_pred=None, task_pred=d["task_pred"], attr_train=d["attr_ind"],
+                  task_train=d["task_e"], sample_weight=None, train_sample_weight=None)
+    counted = directional_count(labels, DirectionalOptions(drop_empty_train_rows=True))
+    assert counted.source == "train" and not counted.cross_fit
+    assert counted.train.n == len(empty) - empty.sum()  # the training table's n: the rows with a label
+    stripped = bias_amp_directional(attr, d["task"], task_pred=d["task_pred"], attr_train=d["attr_ind"][~empty],
+                                    task_train=d["task_e"][~empty])
+    boot = bootstrap(bias_amp_directional, attr, d["task"], task_pred=d["task_pred"], attr_train=d["attr_ind"],
+                     task_train=d["task_e"], drop_empty_train_rows=True, n_boot=20, random_state=0)
+    assert boot.estimate == {"A->T": stripped.a_to_t.value}
+
+
+def test_bootstrap_refuses_a_call_in_the_function_s_words():
+    d = _D
+    with pytest.raises(TypeError) as by_function:
+        bias_amp_mals(d["attr"], d["task"], attr_pred=None, task_pred=d["task_pred"])
+    with pytest.raises(TypeError) as by_bootstrap:
+        bootstrap(bias_amp_mals, d["attr"], d["task"], attr_pred=None, task_pred=d["task_pred"], n_boot=10)
+    assert str(by_bootstrap.value) == str(by_function.value) and "attr_pred" in str(by_function.value)
+    with pytest.raises(TypeError, match=r"^bias_amp_directional\(\) missing a required argument: 'task'"):
+        bootstrap(bias_amp_directional, d["attr"], task_pred=d["task_pred"], n_boot=10)
+    with pytest.raises(TypeError, match=r"^bias_amp_mals\(\) missing a required argument: 'task_pred'"):
+        bootstrap(bias_amp_mals, d["attr"], d["task"], attr_pred=d["attr_pred"], n_boot=10)

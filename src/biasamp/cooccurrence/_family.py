@@ -7,9 +7,16 @@ from typing import Any
 
 from biasamp._engine.sweep import ThresholdSweep
 from biasamp._family import Family, Named, Scorer, StatisticSpec, read_attribute, truth_call
-from biasamp.cooccurrence._metrics import bias_amp_directional, bias_amp_mals
+from biasamp.cooccurrence._metrics import (
+    bias_amp_directional,
+    bias_amp_mals,
+    directional_compute,
+    directional_count,
+    mals_compute,
+    mals_count,
+)
 from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
-from biasamp.cooccurrence._plan import _directional_plan, _mals_plan
+from biasamp.cooccurrence._plan import directional_resample, mals_resample
 from biasamp.cooccurrence._stream import DIRECTIONAL_STREAM, MALS_STREAM
 from biasamp.cooccurrence._sweep import directional_sweep, mals_sweep
 
@@ -48,7 +55,9 @@ DIRECTIONAL = Family(
                                                  aliases=("BiasAmp-> T->A",)), label="BiasAmp->", direction="T->A"),
     ),
     call=truth_call,
-    plan=_directional_plan,
+    count=directional_count,
+    compute=directional_compute,
+    resample=directional_resample,
     sweep=ThresholdSweep(directional_sweep, options=("binary_task", "pos_label")),
     options=DirectionalOptions,
     named=Named(accumulator="CooccurrenceAccumulator", metric="BiasAmpDirectional", dask=True),
@@ -70,7 +79,9 @@ MALS = Family(
                       label="BiasAmp_MALS"),
     ),
     call=_mals_call,
-    plan=_mals_plan,
+    count=mals_count,
+    compute=mals_compute,
+    resample=mals_resample,
     sweep=ThresholdSweep(mals_sweep, options=("binary_task", "pos_label")),
     options=MALSOptions,
     named=Named(accumulator="CooccurrenceAccumulator", metric="BiasAmpMALS", dask=True, fixed={"metric": "mals"}),

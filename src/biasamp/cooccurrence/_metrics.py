@@ -3,7 +3,10 @@
 Both metrics are pure functions of :class:`~biasamp.counts.CooccurrenceCounts`
 tables (:func:`mals_from_counts`, :func:`directional_from_counts`); the
 label-level functions :func:`bias_amp_mals` and :func:`bias_amp_directional`
-encode and count their inputs in one vectorized pass and call them.
+encode and count their inputs in one vectorized pass (:func:`mals_count`,
+:func:`directional_count`: the families' ``count`` hooks, which the
+bootstrap drives as well) and call them (:func:`mals_compute`,
+:func:`directional_compute`).
 
 References
 ----------
@@ -16,7 +19,6 @@ References
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,8 +31,6 @@ from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_la
 from biasamp._core.policy import (
     check_include_small_groups,
     check_min_group_size,
-    check_soft,
-    check_threshold,
     harden_roles,
     joined,
     small_groups,
@@ -60,7 +60,11 @@ __all__ = [
     "MALSResult",
     "bias_amp_directional",
     "bias_amp_mals",
+    "directional_compute",
+    "directional_count",
     "directional_from_counts",
+    "mals_compute",
+    "mals_count",
     "mals_from_counts",
 ]
 
@@ -1061,21 +1065,8 @@ def bias_amp_directional(
     ...                                               cross_fit=False).a_to_t.value
     True
     """
-    opts = DirectionalOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
-    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
-    train, test, _, source, predictions, reading = _count_directional(
-        attr, task, attr_pred, task_pred, attr_train, task_train, opts.drop_empty_train_rows, sample_weight,
-        train_sample_weight, opts.missing, opts.threshold, opts.soft, cross_fit, opts.cross_fit_random_state,
-        opts.binary_task, opts.pos_label)
-    if cross_fit:
-        res = directional_from_folds({d: f.tests for d, f in train.items()},
-                                     sign_tables={d: f.signs for d, f in train.items()},
-                                     min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)
-        return dataclasses.replace(res, predictions=predictions, rows=test.rows, binary_task=reading)
-    return dataclasses.replace(directional_from_counts(train, test, train_source=source,
-                                                       min_group_size=opts.min_group_size,
-                                                       include_small_groups=opts.include_small_groups),
-                               predictions=predictions, binary_task=reading)
+    opts, labels = DirectionalOptions.call_of(locals())  # the declared options, checked; the labels
+    return directional_compute(directional_count(labels, opts), opts)
 
 
 @old_positional_order("0.3.0", "0.4.0", ("attr_train", "task_train", "attr_pred", "task_pred"), fill=(None, None))
@@ -1223,24 +1214,13 @@ def bias_amp_mals(attr: Labels | None = None, task: Labels | None = None, *, att
     The 0.2 order (training ground truth first, four positional arguments)
     still works until 0.4, with a ``FutureWarning``.
     """
-    opts = MALSOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
-    train_args, train_weights, cross_fit = mals_training(attr, task, attr_pred, attr_train, task_train,
-                                                         sample_weight, train_sample_weight, opts.cross_fit)
-    train, pred, _, predictions, reading = _count_mals(
-        *train_args, attr_pred, task_pred, sample_weight, train_weights, opts.missing, opts.threshold, opts.soft,
-        cross_fit, opts.cross_fit_random_state, opts.binary_task, opts.pos_label)
-    if cross_fit:
-        return dataclasses.replace(mals_from_folds(*train.tests, min_group_size=opts.min_group_size,
-                                                   include_small_groups=opts.include_small_groups),
-                                   predictions=predictions, rows=pred.rows, train_rows=pred.rows, binary_task=reading)
-    return dataclasses.replace(mals_from_counts(train, pred, min_group_size=opts.min_group_size,
-                                                include_small_groups=opts.include_small_groups),
-                               predictions=predictions, binary_task=reading)
+    opts, labels = MALSOptions.call_of(locals())  # the declared options, checked; the labels
+    return mals_compute(mals_count(labels, opts), opts)
 
 
 def mals_cross_fit(attr: Any, task: Any, attr_train: Any, task_train: Any, train_sample_weight: Any,
                    cross_fit: Any) -> bool:
-    """Whether BiasAmp_MALS cross-fits its indicator: the one decision of every path (function, plan, Dask).
+    """Whether BiasAmp_MALS cross-fits its indicator: the one decision of every path (:func:`mals_count`, Dask).
 
     With a training set (``attr_train`` and ``task_train``, both or neither):
     no (``cross_fit=True`` raises). Without one the test ground truth stands
@@ -1376,25 +1356,51 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
     return out
 
 
-def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train, drop_empty_train_rows=False,
-                       sample_weight=None, train_sample_weight=None, missing="raise", threshold=DEFAULT_THRESHOLD,
-                       soft="threshold", cross_fit=False, cross_fit_random_state=None, binary_task="positive",
-                       pos_label=None):
-    """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_directional`.
+@dataclass(frozen=True, eq=False)
+class Counted:
+    """A counted call of :func:`bias_amp_directional` or :func:`bias_amp_mals`: what the families' ``count`` hooks give.
 
-    Returns ``(train, test, (left, right, weights), train_source, predictions, binary_task)``
-    where ``left`` and ``right`` are the encoded test matrices (attribute side,
-    task side), ``weights`` the test rows' weights (or None) and
-    ``predictions`` what the probability policy did (:mod:`biasamp._core.policy`),
-    ``binary_task`` how a binary task was read (:func:`biasamp._core.labels.read_task_roles`).
-    ``drop_empty_train_rows``: the training counts leave out the rows with no
-    attribute class and no task label. With ``cross_fit`` (the resolved
-    option: no training set) ``train`` maps each direction to its
-    :class:`Folds` and ``test`` is the sum of the first direction's folds.
+    ``train``: the training side, a :class:`~biasamp.counts.CooccurrenceCounts` (a
+    training set, or the test ground truth standing in for it, plug-in) or,
+    with ``cross_fit``, the :class:`Folds` of the test rows (BiasAmp→: one
+    per direction, in a dict); ``test``: the test counts (BiasAmp_MALS: of
+    the predictions; cross-fitted: the sum of a split's folds); ``left``,
+    ``right``: the encoded test matrices, attribute side and task side (the
+    resampling cells' rows); ``weights``: the test rows' weights (or None);
+    ``source``: ``"train"`` or ``"test"``, where the training counts come
+    from; ``predictions``: what the probability policy did
+    (:mod:`biasamp._core.policy`); ``binary_task``: how a binary task was
+    read (:func:`biasamp._core.labels.read_task_roles`); ``cross_fit``: the
+    resolved option.
     """
-    threshold, soft = check_threshold(threshold), check_soft(soft)
-    if not isinstance(drop_empty_train_rows, (bool, np.bool_)):
-        raise TypeError(f"drop_empty_train_rows must be True or False, got {drop_empty_train_rows!r}")
+
+    train: Any
+    test: CooccurrenceCounts
+    left: list
+    right: list
+    weights: np.ndarray | None
+    source: str
+    predictions: str
+    binary_task: str | None
+    cross_fit: bool
+
+
+def directional_count(labels: dict, opts: DirectionalOptions) -> Counted:
+    """The counting pass of a :func:`bias_amp_directional` call (the family's ``count`` hook).
+
+    ``labels``: the call's ``attr``, ``task``, ``attr_pred``, ``task_pred``,
+    ``attr_train``, ``task_train``, ``sample_weight``,
+    ``train_sample_weight`` by name. Validates them, selects their rows,
+    encodes and counts them. With ``drop_empty_train_rows`` the training
+    counts leave out the rows with no attribute class and no task label.
+    Cross-fitted (no training set, unless ``cross_fit=False``) the training
+    side is each direction's :class:`Folds` and ``test`` the sum of the first
+    direction's folds; BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂), so #(â,t̂)
+    is not counted.
+    """
+    attr, task, attr_pred, task_pred, attr_train, task_train = (
+        labels[k] for k in ("attr", "task", "attr_pred", "task_pred", "attr_train", "task_train"))
+    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
     if (attr_train is None) != (task_train is None):
         raise ValueError("give both attr_train and task_train, or neither")
     if attr_pred is None and task_pred is None:
@@ -1402,63 +1408,118 @@ def _count_directional(attr, task, attr_pred, task_pred, attr_train, task_train,
     te, w, rows, tr, tw, train_rows = select_train_test(
         {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred},
         None if attr_train is None else {"attr_train": attr_train, "task_train": task_train},
-        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+        sample_weight=labels["sample_weight"], train_sample_weight=labels["train_sample_weight"], missing=opts.missing)
     tr = tr or {"attr_train": None, "task_train": None}
     a = encode_labels({"attr": te["attr"], "attr_train": tr["attr_train"]}, {"attr_pred": te["attr_pred"]},
                       allow_soft=True)
     t = encode_labels({"task": te["task"], "task_train": tr["task_train"]}, {"task_pred": te["task_pred"]},
                       allow_soft=True)
-    a, said_a = harden_roles(a, (("attr", "attr_pred"),), soft, threshold)
-    t, said_t = harden_roles(t, (("task", "task_pred"),), soft, threshold)
-    t, reading = read_task_roles(t, "task", binary_task, pos_label)
+    threshold = float(opts.threshold)  # the option keeps the caller's number type
+    a, said_a = harden_roles(a, (("attr", "attr_pred"),), opts.soft, threshold)
+    t, said_t = harden_roles(t, (("task", "task_pred"),), opts.soft, threshold)
+    t, reading = read_task_roles(t, "task", opts.binary_task, opts.pos_label)
     predictions = joined(said_a, said_t)
     left = [a[r] for r in ("attr", "attr_pred") if r in a]
     right = [t[r] for r in ("task", "task_pred") if r in t]
     check_consistent_length(**{m.name: m for m in (*left, *right)})
     if cross_fit:  # signs from one fold applied to the other: each fold counted on its own rows
-        folds = _directional_folds(left, right, w, rows, drop_empty_train_rows, cross_fit_random_state)
+        folds = _directional_folds(left, right, w, rows, opts.drop_empty_train_rows, opts.cross_fit_random_state)
         first = next(iter(folds.values()))
-        return (folds, replace(first.tests[0] + first.tests[1], rows=rows), (left, right, w), "test", predictions,
-                reading)
-    # BiasAmp→ reads #(a,t), #(â,t) and #(a,t̂): #(â,t̂) is not counted
+        return Counted(folds, replace(first.tests[0] + first.tests[1], rows=rows), left, right, w, "test",
+                       predictions, reading, cross_fit)
     test = CooccurrenceCounts.from_encoded(left, right, pairs=_DIRECTIONAL_PAIRS, weights=w, rows=rows,
                                            predictions=predictions)
     if attr_train is None:
         train = test.restrict(["attr"], ["task"])
-        if drop_empty_train_rows:
+        if opts.drop_empty_train_rows:
             train = _without_empty_rows(train, _empty_rows(a["attr"], t["task"], w))
-        return train, test, (left, right, w), "test", predictions, reading
+        return Counted(train, test, left, right, w, "test", predictions, reading, cross_fit)
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
     train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
                                             weights=tw, rows=train_rows)
-    if drop_empty_train_rows:
+    if opts.drop_empty_train_rows:
         train = _without_empty_rows(train, _empty_rows(a["attr_train"], t["task_train"], tw))
-    return train, test, (left, right, w), "train", predictions, reading
+    return Counted(train, test, left, right, w, "train", predictions, reading, cross_fit)
 
 
-def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None, train_sample_weight=None,
-                missing="raise", threshold=DEFAULT_THRESHOLD, soft="threshold", cross_fit=False,
-                cross_fit_random_state=None, binary_task="positive", pos_label=None):
-    """Validate, select the rows of, encode and count the arguments of :func:`bias_amp_mals`.
+def _group_options(opts: MALSOptions) -> dict[str, Any]:
+    """The small-group rule of a call, as the keywords of the ``*_from_counts`` / ``*_from_folds`` functions."""
+    return {"min_group_size": opts.min_group_size, "include_small_groups": opts.include_small_groups}
+
+
+def directional_compute(counted: Counted, opts: DirectionalOptions) -> DirectionalBiasAmpResult:
+    """The result of a counted :func:`bias_amp_directional` call (the family's ``compute`` hook).
+
+    :func:`directional_from_folds` on the folds' tables (cross-fitted signs)
+    or :func:`directional_from_counts` on the training and test counts, with
+    the small-group options, and what the counting did: the probability
+    policy's ``predictions``, the binary task's reading and, cross-fitted,
+    the test rows.
+    """
+    groups = _group_options(opts)
+    if counted.cross_fit:
+        res = directional_from_folds({d: f.tests for d, f in counted.train.items()},
+                                     sign_tables={d: f.signs for d, f in counted.train.items()}, **groups)
+        return replace(res, predictions=counted.predictions, rows=counted.test.rows, binary_task=counted.binary_task)
+    return replace(directional_from_counts(counted.train, counted.test, train_source=counted.source, **groups),
+                   predictions=counted.predictions, binary_task=counted.binary_task)
+
+
+def mals_count(labels: dict, opts: MALSOptions) -> Counted:
+    """The counting pass of a :func:`bias_amp_mals` call (the family's ``count`` hook).
+
+    ``labels``: the call's ``attr``, ``task``, ``attr_pred``, ``task_pred``,
+    ``attr_train``, ``task_train``, ``sample_weight``,
+    ``train_sample_weight`` by name. The training co-occurrences are counted
+    where :func:`mals_training` says (a training set, or the test ground
+    truth standing in for it); cross-fitted (:func:`mals_cross_fit`) the
+    training rows are the prediction rows, split in two folds
+    (:func:`_count_mals_crossfit`).
+    """
+    (attr_train, task_train), train_weights, cross_fit = mals_training(
+        labels["attr"], labels["task"], labels["attr_pred"], labels["attr_train"], labels["task_train"],
+        labels["sample_weight"], labels["train_sample_weight"], opts.cross_fit)
+    count = _count_mals_crossfit if cross_fit else _count_mals
+    train, pred, (left, right, w), predictions, reading = count(
+        attr_train, task_train, labels["attr_pred"], labels["task_pred"], labels["sample_weight"], train_weights, opts)
+    return Counted(train, pred, left, right, w, "test" if labels["attr_train"] is None else "train", predictions,
+                   reading, cross_fit)
+
+
+def mals_compute(counted: Counted, opts: MALSOptions) -> MALSResult:
+    """The result of a counted :func:`bias_amp_mals` call (the family's ``compute`` hook).
+
+    :func:`mals_from_folds` on the folds' tables (cross-fitted indicator) or
+    :func:`mals_from_counts` on the training and prediction counts, with the
+    small-group options, and what the counting did: the probability policy's
+    ``predictions``, the binary task's reading and, cross-fitted, the rows
+    (the training rows are the prediction rows).
+    """
+    groups = _group_options(opts)
+    if counted.cross_fit:
+        return replace(mals_from_folds(*counted.train.tests, **groups), predictions=counted.predictions,
+                       rows=counted.test.rows, train_rows=counted.test.rows, binary_task=counted.binary_task)
+    return replace(mals_from_counts(counted.train, counted.test, **groups), predictions=counted.predictions,
+                   binary_task=counted.binary_task)
+
+
+def _count_mals(attr_train: Any, task_train: Any, attr_pred: Any, task_pred: Any, sample_weight: Any,
+                train_sample_weight: Any, opts: MALSOptions) -> tuple:
+    """Select the rows of, encode and count a training set and the predictions (:func:`mals_count`).
 
     Returns ``(train, pred, (left, right, weights), predictions, binary_task)``
     with the encoded prediction matrices, the prediction rows' weights (or
     None), what the probability policy did and how a binary task was read.
-    With ``cross_fit`` the training rows are the prediction rows: see
-    :func:`_count_mals_crossfit`.
     """
-    if cross_fit:
-        return _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight,
-                                    missing, threshold, soft, cross_fit_random_state, binary_task, pos_label)
-    threshold, soft = check_threshold(threshold), check_soft(soft)
+    threshold = float(opts.threshold)  # the option keeps the caller's number type
     pr, w, rows, tr, tw, train_rows = select_train_test(
         {"attr_pred": attr_pred, "task_pred": task_pred}, {"attr_train": attr_train, "task_train": task_train},
-        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=missing)
+        sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=opts.missing)
     a = encode_labels({"attr_train": tr["attr_train"]}, {"attr_pred": pr["attr_pred"]}, allow_soft=True)
     t = encode_labels({"task_train": tr["task_train"]}, {"task_pred": pr["task_pred"]}, allow_soft=True)
-    a, said_a = harden_roles(a, (("attr_train", "attr_pred"),), soft, threshold)
-    t, said_t = harden_roles(t, (("task_train", "task_pred"),), soft, threshold)
-    t, reading = read_task_roles(t, "task_train", binary_task, pos_label)
+    a, said_a = harden_roles(a, (("attr_train", "attr_pred"),), opts.soft, threshold)
+    t, said_t = harden_roles(t, (("task_train", "task_pred"),), opts.soft, threshold)
+    t, reading = read_task_roles(t, "task_train", opts.binary_task, opts.pos_label)
     check_consistent_length(attr_train=a["attr_train"], task_train=t["task_train"])
     train = CooccurrenceCounts.from_encoded([_as_role(a["attr_train"], "attr")], [_as_role(t["task_train"], "task")],
                                             weights=tw, rows=train_rows)
@@ -1472,9 +1533,9 @@ def _count_mals(attr_train, task_train, attr_pred, task_pred, sample_weight=None
 _MALS_PAIRS = frozenset({("attr", "task"), ("attr_pred", "task_pred")})
 
 
-def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_weight, train_sample_weight, missing,
-                         threshold, soft, random_state, binary_task="positive", pos_label=None):
-    """:func:`_count_mals` when the training rows are the prediction rows (``cross_fit=True``).
+def _count_mals_crossfit(attr_train: Any, task_train: Any, attr_pred: Any, task_pred: Any, sample_weight: Any,
+                         train_sample_weight: Any, opts: MALSOptions) -> tuple:
+    """:func:`_count_mals` when the training rows are the prediction rows (cross-fitted).
 
     The four arguments are one set of rows (selected together: ``missing``
     drops a row from all of them), weighted by ``sample_weight``. Returns
@@ -1483,7 +1544,6 @@ def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_we
     their sum; ``left`` = ``[A, Â]`` and ``right`` = ``[T, T̂]`` (roles
     ``attr``, ``attr_pred``, ``task``, ``task_pred``).
     """
-    threshold, soft = check_threshold(threshold), check_soft(soft)
     if train_sample_weight is not None and (sample_weight is None or not np.array_equal(
             np.asarray(train_sample_weight, dtype=np.float64), np.asarray(sample_weight, dtype=np.float64))):
         raise ValueError("cross_fit=True: the training rows are the prediction rows, so they have one weight each: "
@@ -1495,18 +1555,19 @@ def _count_mals_crossfit(attr_train, task_train, attr_pred, task_pred, sample_we
                          f"for a training set), but attr_train has {lengths['attr_train']} rows and attr_pred "
                          f"{lengths['attr_pred']}; with a separate training set leave cross_fit=None")
     te, w, rows = select_rows({"attr_train": attr_train, "task_train": task_train, "attr_pred": attr_pred,
-                               "task_pred": task_pred}, missing=missing, group_args=("attr_train",),
+                               "task_pred": task_pred}, missing=opts.missing, group_args=("attr_train",),
                               sample_weight=sample_weight, group_columns=False)
     a = encode_labels({"attr_train": te["attr_train"]}, {"attr_pred": te["attr_pred"]}, allow_soft=True)
     t = encode_labels({"task_train": te["task_train"]}, {"task_pred": te["task_pred"]}, allow_soft=True)
-    a, said_a = harden_roles(a, (("attr_train", "attr_pred"),), soft, threshold)
-    t, said_t = harden_roles(t, (("task_train", "task_pred"),), soft, threshold)
-    t, reading = read_task_roles(t, "task_train", binary_task, pos_label)
+    threshold = float(opts.threshold)  # the option keeps the caller's number type
+    a, said_a = harden_roles(a, (("attr_train", "attr_pred"),), opts.soft, threshold)
+    t, said_t = harden_roles(t, (("task_train", "task_pred"),), opts.soft, threshold)
+    t, reading = read_task_roles(t, "task_train", opts.binary_task, opts.pos_label)
     left = [_as_role(a["attr_train"], "attr"), a["attr_pred"]]
     right = [_as_role(t["task_train"], "task"), t["task_pred"]]
     check_consistent_length(attr_train=left[0], task_train=right[0], attr_pred=left[1], task_pred=right[1])
     # unstratified: the indicator's fold and the change's fold must not share the sample's group sizes
-    of_rows = crossfit_folds(left[0], right, attr_pred=left[1], weights=w, random_state=random_state,
+    of_rows = crossfit_folds(left[0], right, attr_pred=left[1], weights=w, random_state=opts.cross_fit_random_state,
                              stratified=False)
     tests = []
     for share in fold_weights(of_rows, w):

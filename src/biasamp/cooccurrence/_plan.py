@@ -24,14 +24,13 @@ are not computed (a note says so). A statistic undefined on the full data
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from biasamp._core.crossfit import align_splits, check_cross_fit
+from biasamp._core.crossfit import align_splits
 from biasamp._core.policy import left_out_mask
 from biasamp._engine import pair_terms as _t
 from biasamp._engine.crossfit_tables import content_ids, fold_layout, fold_tables
@@ -227,27 +226,21 @@ def directional_evaluator(point: Any, classes: tuple, y: np.ndarray | None, full
     return Plan(None, values, parts, statistics, tests, notes)
 
 
-def _directional_plan(opts: DirectionalOptions, attr: Any = None, task: Any = None, *args: Any,
-                      attr_pred: Any = None, task_pred: Any = None, attr_train: Any = None, task_train: Any = None,
-                      sample_weight: Any = None, train_sample_weight: Any = None) -> Plan:
-    if args:
-        raise TypeError(f"bias_amp_directional takes attr and task positionally, got {2 + len(args)} arguments")
-    if attr is None or task is None:
-        raise TypeError("bias_amp_directional needs attr and task")
-    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
-    train, test, (left, right, weights), source, predictions, reading = _c._count_directional(
-        attr, task, attr_pred, task_pred, attr_train, task_train, opts.drop_empty_train_rows, sample_weight,
-        train_sample_weight, opts.missing, opts.threshold, opts.soft, cross_fit, opts.cross_fit_random_state,
-        opts.binary_task, opts.pos_label)
+def directional_resample(counted: _c.Counted, opts: DirectionalOptions, point: Any) -> Plan:
+    """The resampling plan of a counted BiasAmp→ call (the family's ``resample`` hook): cells and evaluator.
+
+    The cells are the distinct rows of the test labels
+    (:func:`_label_cells`); with a training set (or the plug-in) the signs
+    y_at of the training counts are fixed, cross-fitted every cell carries
+    its fold in each direction's split and the folds' signs are those of the
+    estimate ``point`` (:func:`directional_evaluator`).
+    """
+    left, right, weights = counted.left, counted.right, counted.weights
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
     expected_rates = any(m.soft for m in (*left, *right))  # probabilities left soft (soft="expected")
-    classes = (test.attr_classes, test.task_classes)
-    if cross_fit:
-        point = dataclasses.replace(_c.directional_from_folds({d: f.tests for d, f in train.items()},
-                                                              sign_tables={d: f.signs for d, f in train.items()},
-                                                              min_group_size=opts.min_group_size,
-                                                              include_small_groups=opts.include_small_groups),
-                                    predictions=predictions, rows=test.rows, binary_task=reading)
+    classes = (counted.test.attr_classes, counted.test.task_classes)
+    if counted.cross_fit:
+        train = counted.train
         empty = next(iter(train.values())).empty
         by_role = {m.name: m for m in (*left, *right)}
         reads = {"A->T": ("attr", "task", "task_pred"), "T->A": ("attr", "attr_pred", "task")}
@@ -258,18 +251,11 @@ def _directional_plan(opts: DirectionalOptions, attr: Any = None, task: Any = No
         width = 1 + sum(m.n_classes for m in left)
         plan = directional_evaluator(point, classes, None, cells.table(), roles, agree, expected_rates,
                                      folds=(width, empty is not None, list(train)))
-        plan.cells = cells
-        plan.result = point
-        return plan
-    point = dataclasses.replace(_c.directional_from_counts(train, test, train_source=source,
-                                                           min_group_size=opts.min_group_size,
-                                                           include_small_groups=opts.include_small_groups),
-                                predictions=predictions, binary_task=reading)
-    cells, agree = _label_cells(left, right, weights)
-    plan = directional_evaluator(point, classes, _c.correlation_sign(train), cells.table(), roles, agree,
-                                 expected_rates)
+    else:
+        cells, agree = _label_cells(left, right, weights)
+        plan = directional_evaluator(point, classes, _c.correlation_sign(counted.train), cells.table(), roles, agree,
+                                     expected_rates)
     plan.cells = cells
-    plan.result = point
     return plan
 
 
@@ -342,34 +328,23 @@ def mals_evaluator(point: Any, classes: tuple, at: np.ndarray | None, *, folds: 
     return Plan(None, values, parts, statistics, None, notes)
 
 
-def _mals_plan(opts: MALSOptions, attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
-               task_pred: Any = None, attr_train: Any = None, task_train: Any = None, sample_weight: Any = None,
-               train_sample_weight: Any = None) -> Plan:
-    if args or attr_pred is None or task_pred is None:
-        raise TypeError("bias_amp_mals takes attr, task and the keyword arguments attr_pred, task_pred "
-                        "(and attr_train, task_train)")
-    train_args, train_weights, cross_fit = _c.mals_training(attr, task, attr_pred, attr_train, task_train,
-                                                            sample_weight, train_sample_weight, opts.cross_fit)
-    train, pred, (left, right, weights), predictions, reading = _c._count_mals(
-        *train_args, attr_pred, task_pred, sample_weight, train_weights, opts.missing, opts.threshold, opts.soft,
-        cross_fit, opts.cross_fit_random_state, opts.binary_task, opts.pos_label)
-    if cross_fit:
-        point = dataclasses.replace(_c.mals_from_folds(*train.tests, min_group_size=opts.min_group_size,
-                                                       include_small_groups=opts.include_small_groups),
-                                    predictions=predictions, rows=pred.rows, train_rows=pred.rows, binary_task=reading)
-        cells, _ = _label_cells(left, right, weights, folds=[train.of_rows])
-        plan = mals_evaluator(point, (pred.attr_classes, pred.task_classes), None,
-                              folds=1 + sum(m.n_classes for m in left),
-                              group_options={"min_group_size": opts.min_group_size,
-                                             "include_small_groups": opts.include_small_groups})
-        plan.cells = cells
-        plan.result = point
-        return plan
-    point = dataclasses.replace(_c.mals_from_counts(train, pred, min_group_size=opts.min_group_size,
-                                                    include_small_groups=opts.include_small_groups),
-                                predictions=predictions, binary_task=reading)
-    cells, _ = _label_cells(left, right, weights)
-    plan = mals_evaluator(point, (train.attr_classes, train.task_classes), _t._as_count(train.cross("attr", "task")))
+def mals_resample(counted: _c.Counted, opts: MALSOptions, point: Any) -> Plan:
+    """The resampling plan of a counted BiasAmp_MALS call (the family's ``resample`` hook): cells and evaluator.
+
+    The cells are the distinct rows of the predictions ``[Â | T̂]``
+    (:func:`_label_cells`), the training counts fixed; cross-fitted, of
+    ``[A | Â | T | T̂]`` with their fold, the estimate's fold indicators and
+    kept groups held fixed (:func:`mals_evaluator`).
+    """
+    train = counted.train
+    if counted.cross_fit:
+        cells, _ = _label_cells(counted.left, counted.right, counted.weights, folds=[train.of_rows])
+        plan = mals_evaluator(point, (counted.test.attr_classes, counted.test.task_classes), None,
+                              folds=1 + sum(m.n_classes for m in counted.left),
+                              group_options=_c._group_options(opts))
+    else:
+        cells, _ = _label_cells(counted.left, counted.right, counted.weights)
+        plan = mals_evaluator(point, (train.attr_classes, train.task_classes),
+                              _t._as_count(train.cross("attr", "task")))
     plan.cells = cells
-    plan.result = point
     return plan
