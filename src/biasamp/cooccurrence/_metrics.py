@@ -60,11 +60,7 @@ __all__ = [
     "MALSResult",
     "bias_amp_directional",
     "bias_amp_mals",
-    "directional_compute",
-    "directional_count",
     "directional_from_counts",
-    "mals_compute",
-    "mals_count",
     "mals_from_counts",
 ]
 
