@@ -1796,12 +1796,13 @@ def multi_compute(counted: _Counted, opts: MultiOptions) -> MultiBiasAmpResult:
         What :func:`multi_bias_amp` returns.
     """
     prep, counts, selection = counted.prep, counted.counts, counted.selection
-    groups = {"min_group_size": opts.min_group_size, "include_small_groups": opts.include_small_groups}
     if counted.folds is not None:
         folds = {key: (f0, f1) for key, (_, f0, f1) in counted.folds.items()}
-        result = multi_from_folds(folds, counts=counts, selection=selection, **groups)
+        result = multi_from_folds(folds, counts=counts, selection=selection, min_group_size=opts.min_group_size,
+                                  include_small_groups=opts.include_small_groups)
     else:
-        result = multi_from_counts(counts, selection=selection, train_source=prep.source, **groups)
+        result = multi_from_counts(counts, selection=selection, train_source=prep.source,
+                                   min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)
     return dataclasses.replace(result, predictions=prep.predictions, binary_task=prep.binary_task)
 
 
