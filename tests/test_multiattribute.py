@@ -635,6 +635,59 @@ def test_attr_pred_argmax_in_the_bootstrap():
                   attr_pred_rule="argmax", n_boot=30, random_state=0)
 
 
+def test_the_bootstrap_counts_and_refuses_as_the_function():
+    """One counting path: the bootstrap's estimates are the function's values on every option path, and a call
+    the function refuses, the bootstrap refuses in the function's words; the argmax rule's refusal alone is its own."""
+    from biasamp import bootstrap
+
+    rng = np.random.default_rng(5)
+    n = 240
+    attr = rng.integers(0, 3, n)
+    task = (rng.random((n, 4)) < 0.3 + 0.15 * attr[:, None]).astype(int)
+    task_pred = task ^ (rng.random((n, 4)) < 0.1)
+    attr_pred = np.where(rng.random(n) < 0.15, rng.integers(0, 3, n), attr)
+    probs = np.clip(task * 0.6 + rng.random((n, 4)) * 0.4, 0, 1)
+    gappy = attr.astype(float)
+    gappy[[3, 17]] = np.nan
+    weights = rng.random(n) + 0.5
+    train = {"attr_train": rng.integers(0, 3, n), "task_train": (rng.random((n, 4)) < 0.4).astype(int)}
+    for labels, options in [
+        ({}, {"combinations": "all", "max_size": 3}),
+        ({}, {"support": "exact", "min_support": 3}),
+        ({}, {"min_support": 5, "min_size": 2}),
+        ({}, {"cross_fit": False, "sample_weight": weights}),
+        ({}, {"cross_fit_random_state": 4, "sample_weight": weights}),
+        ({"task_pred": probs}, {"threshold": 0.6}),
+        ({"attr": gappy}, {"missing": "drop"}),
+        (train, {"sample_weight": weights}),
+    ]:
+        call = {"attr": attr, "task": task, "attr_pred": attr_pred, "task_pred": task_pred, **labels, **options}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = multi_bias_amp(**call)
+            boot = bootstrap(multi_bias_amp, **call, n_boot=20, random_state=0)
+        point = {"Multi_MALS": res.mals, "G->M": res.g_to_m, "M->G": res.m_to_g}
+        for name, metric in point.items():  # the same counts (the bootstrap's from the cells' table: weighted sums
+            # in another order differ in the last bits)
+            assert boot.estimate[name] == pytest.approx(metric.value, rel=1e-12, abs=1e-15), (options, name)
+            assert boot.estimate[name + " raw"] == pytest.approx(metric.raw, rel=1e-12, abs=1e-15), (options, name)
+    refused = [  # ((args, kwargs), ...): each refused by the function
+        ((attr, task, attr_pred), {"task_pred": task_pred}),
+        ((attr,), {"task_pred": task_pred}),
+        ((attr, task), {"attr_pred": rng.random((n, 3)), "attr_pred_rule": "argmax", "cross_fit": True, **train}),
+        ((attr, task), {"task_pred": probs, "soft": "expected"}),
+    ]
+    for args, kwargs in refused:
+        with pytest.raises((TypeError, ValueError)) as by_function:
+            multi_bias_amp(*args, **kwargs)
+        with pytest.raises(by_function.type) as by_bootstrap:
+            bootstrap(multi_bias_amp, *args, **kwargs, n_boot=20, random_state=0)
+        if by_function.type is TypeError:  # Python's words for the binding, both naming the function
+            assert str(by_bootstrap.value).startswith("multi_bias_amp() "), by_bootstrap.value
+        else:
+            assert str(by_bootstrap.value) == str(by_function.value)
+
+
 def test_attr_pred_argmax_reproduces_the_authors_m_to_g_by_hand():
     """Zhao, Andrews & Xiang's code: Multi_MALS from argmax groups, M->G from each thresholded column."""
     attr = [0, 0, 1, 1]

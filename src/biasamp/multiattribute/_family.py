@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from biasamp._family import Family, Named, Scorer, StatisticSpec, truth_call
-from biasamp.multiattribute._metrics import multi_bias_amp
+from biasamp.multiattribute._metrics import multi_bias_amp, multi_compute, multi_count
 from biasamp.multiattribute._options import MultiOptions
-from biasamp.multiattribute._plan import _multi_plan
+from biasamp.multiattribute._plan import multi_resample
 from biasamp.multiattribute._stream import MULTI_STREAM
 
 __all__ = ["MULTI"]
@@ -45,7 +45,9 @@ MULTI = Family(
                       direction=f"{_LABELS[f][1]} raw".strip()),
     )),
     call=truth_call,
-    plan=_multi_plan,
+    count=multi_count,
+    compute=multi_compute,
+    resample=multi_resample,
     options=MultiOptions,
     named=Named(accumulator="MultiAttributeAccumulator", metric="MultiBiasAmp", dask=True,
                 skips=("support", "attr_pred_rule")),

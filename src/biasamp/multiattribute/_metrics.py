@@ -1708,25 +1708,102 @@ def multi_bias_amp(
       attr combination  bias_train  bias_pred
     7    1      (a, b)    0.666667        1.0
     """
-    opts = MultiOptions.from_call(locals())  # the declared options, checked (TypeError/ValueError naming one)
-    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
+    opts, labels = MultiOptions.call_of(locals())  # the declared options, checked; the labels (and ``soft``)
+    return multi_compute(multi_count(labels, opts), opts)
+
+
+@dataclass(frozen=True, eq=False)
+class _Counted:
+    """A counted call of :func:`multi_bias_amp` (what :func:`multi_count` returns).
+
+    Attributes
+    ----------
+    prep : _Prepared
+        The labels after the row layer and the encoding.
+    counts : MultiAttributeCounts
+        The counts of the kept combinations on every row.
+    selection : dict
+        How the combinations were chosen (``MultiBiasAmpResult.selection``).
+    folds : dict or None
+        Cross-fitted signs (no training set): ``{metric: (every row's share
+        of fold 0, fold 0 counts, fold 1 counts)}`` (:func:`_count_folds`);
+        None for the plug-in or a training set.
+    """
+
+    prep: _Prepared
+    counts: MultiAttributeCounts
+    selection: dict
+    folds: dict | None
+
+
+def multi_count(labels: dict, opts: MultiOptions) -> _Counted:
+    """The counting pass of a call (the family's ``count`` hook): the labels prepared, the combinations counted.
+
+    Everything :func:`multi_bias_amp` does before the metric: the
+    cross-fitting decision (``cross_fit``, refused with a training set), the
+    labels checked, their rows selected (``missing``, weights) and encoded,
+    the combinations chosen and counted (:class:`MultiAttributeCounts`) and,
+    when the signs are cross-fitted, each metric's split of the test rows in
+    two folds and the kept combinations counted on each.
+
+    Parameters
+    ----------
+    labels : dict
+        The call's arguments that are not options, by name: ``attr``,
+        ``task``, ``attr_pred``, ``task_pred``, ``attr_train``,
+        ``task_train``, ``sample_weight``, ``train_sample_weight`` and
+        ``soft`` (the probability policy, not an option of this family:
+        ``"expected"`` is refused).
+    opts : MultiOptions
+        The call's options.
+
+    Returns
+    -------
+    _Counted
+        What :func:`multi_compute` and the bootstrap's resampling read.
+    """
+    has_train = labels["attr_train"] is not None or labels["task_train"] is not None
+    cross_fit = check_cross_fit(opts.cross_fit, has_train)
     min_size, max_size, min_support, max_combinations = opts.sizes()
-    prep = _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=opts.attr_pred_rule,
-                    sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=opts.missing,
-                    threshold=opts.threshold, soft=soft,  # soft: not declared (only "threshold")
+    prep = _prepare(labels["attr"], labels["task"], labels["attr_pred"], labels["task_pred"], labels["attr_train"],
+                    labels["task_train"], attr_pred_rule=opts.attr_pred_rule, sample_weight=labels["sample_weight"],
+                    train_sample_weight=labels["train_sample_weight"], missing=opts.missing,
+                    threshold=opts.threshold, soft=labels["soft"],  # soft: not declared (only "threshold")
                     binary_task=opts.binary_task, pos_label=opts.pos_label)
     counts, selection = _count(prep, mode=opts.combinations, min_size=min_size, max_size=max_size,
                                min_support=min_support, max_combinations=max_combinations, support=opts.support)
-    if cross_fit:
-        folds = {key: (f0, f1) for key, (_, f0, f1) in _count_folds(prep, counts, opts.cross_fit_random_state).items()}
-        return dataclasses.replace(multi_from_folds(folds, counts=counts, selection=selection,
-                                                    min_group_size=opts.min_group_size,
-                                                    include_small_groups=opts.include_small_groups),
-                                   predictions=prep.predictions, binary_task=prep.binary_task)
-    return dataclasses.replace(multi_from_counts(counts, selection=selection, train_source=prep.source,
-                                                 min_group_size=opts.min_group_size,
-                                                 include_small_groups=opts.include_small_groups),
-                               predictions=prep.predictions, binary_task=prep.binary_task)
+    folds = _count_folds(prep, counts, opts.cross_fit_random_state) if cross_fit else None
+    return _Counted(prep, counts, selection, folds)
+
+
+def multi_compute(counted: _Counted, opts: MultiOptions) -> MultiBiasAmpResult:
+    """The result of a counted call (the family's ``compute`` hook).
+
+    :func:`multi_from_folds` of the folds' counts when the signs are
+    cross-fitted, else :func:`multi_from_counts`, with the small-group
+    options, and the probability policy and the binary-task reading recorded.
+
+    Parameters
+    ----------
+    counted : _Counted
+        The counted call (:func:`multi_count`).
+    opts : MultiOptions
+        The call's options.
+
+    Returns
+    -------
+    MultiBiasAmpResult
+        What :func:`multi_bias_amp` returns.
+    """
+    prep, counts, selection = counted.prep, counted.counts, counted.selection
+    if counted.folds is not None:
+        folds = {key: (f0, f1) for key, (_, f0, f1) in counted.folds.items()}
+        result = multi_from_folds(folds, counts=counts, selection=selection, min_group_size=opts.min_group_size,
+                                  include_small_groups=opts.include_small_groups)
+    else:
+        result = multi_from_counts(counts, selection=selection, train_source=prep.source,
+                                   min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)
+    return dataclasses.replace(result, predictions=prep.predictions, binary_task=prep.binary_task)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,9 +1,10 @@
 """The options of the multi-attribute family, declared with their constraints (``Family.options``).
 
 :func:`~biasamp.multi_bias_amp` builds :class:`MultiOptions` from its keywords
-at entry; its bootstrap plan receives it built the same way
-(:meth:`biasamp._family.Family.options_of`), and its streaming settings check
-the combination sizes through it (``_metrics._check_sizes``).
+at entry; the bootstrap's generic driver builds it from the same call
+(:meth:`biasamp._family.Family.plan_of`) for the family's count, compute and
+resample hooks, and its streaming settings check the combination sizes
+through it (``_metrics._check_sizes``).
 """
 
 from __future__ import annotations

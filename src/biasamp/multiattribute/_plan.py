@@ -18,16 +18,14 @@ vectors, so replicates resample rows with their weights.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from biasamp._core.crossfit import align_splits, check_cross_fit
+from biasamp._core.crossfit import align_splits
 from biasamp._core.policy import left_out_mask
-from biasamp._core.policy_options import PolicyOptions
 from biasamp._engine import pair_terms as _t
 from biasamp._engine.crossfit_tables import content_ids, fold_layout, fold_tables
 from biasamp._engine.intervals import Parts, Plan, Statistic, abs_range
@@ -88,19 +86,16 @@ def _mean_defined(x: np.ndarray) -> float:
     return float(x[ok].mean()) if ok.any() else float("nan")
 
 
-def _multi_plan(opts: MultiOptions, attr: Any = None, task: Any = None, *args: Any, attr_pred: Any = None,
-                task_pred: Any = None, attr_train: Any = None, task_train: Any = None, sample_weight: Any = None,
-                train_sample_weight: Any = None, soft: str = PolicyOptions.soft) -> Plan:
-    if args:
-        raise TypeError(f"multi_bias_amp takes attr and task positionally, got {2 + len(args)} arguments")
-    if attr is None or task is None:
-        raise TypeError("multi_bias_amp needs attr and task")
-    # the point estimate, from the same prepared rows as the cells
-    min_size, max_size, min_support, max_combinations = opts.sizes()
-    prep = _m._prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_pred_rule=opts.attr_pred_rule,
-                       sample_weight=sample_weight, train_sample_weight=train_sample_weight, missing=opts.missing,
-                       threshold=opts.threshold, soft=soft,  # soft: not declared (only "threshold")
-                       binary_task=opts.binary_task, pos_label=opts.pos_label)
+def multi_resample(counted: _m._Counted, opts: MultiOptions, point: Any) -> Plan:
+    """The resampling plan of a counted call (the family's ``resample`` hook): its cells, the metrics on tables.
+
+    The test rows' cells (one per distinct row: its left vector ``[1 | g |
+    ĝ]``, one block per fold of each cross-fitted metric's split, and right
+    vector ``[1 | 1[m ⊆ S] | 1[m ⊆ Ŝ]]``) and :func:`multi_evaluator` of the
+    estimate ``point``. Refuses ``attr_pred_rule="argmax"`` rows in no or
+    several predicted groups (the resampled tables count one group per row).
+    """
+    prep, counts = counted.prep, counted.counts
     cols = prep.attr_pred_columns
     if cols is not None and not np.array_equal(cols, np.eye(cols.shape[1], dtype=bool)[prep.codes["attr_pred"]]):
         # the replicates count Multi_MALS and M->G from one predicted group per row; the authors' M->G counts
@@ -110,23 +105,7 @@ def _multi_plan(opts: MultiOptions, attr: Any = None, task: Any = None, *args: A
             "predicted group after thresholding (some rows have none or several; the authors' M->G counts them "
             "in every column, which the resampled tables do not hold): compute the point estimate with "
             "multi_bias_amp, or pass one-hot attr_pred")
-    counts, selection = _m._count(prep, mode=opts.combinations, support=opts.support, min_size=min_size,
-                                  max_size=max_size, min_support=min_support, max_combinations=max_combinations)
-    cross_fit = check_cross_fit(opts.cross_fit, attr_train is not None or task_train is not None)
-    splits = None
-    if cross_fit:
-        counted = _m._count_folds(prep, counts, opts.cross_fit_random_state)
-        splits = {key: of_rows for key, (of_rows, _, _) in counted.items()}
-        point = dataclasses.replace(_m.multi_from_folds({key: (f0, f1) for key, (_, f0, f1) in counted.items()},
-                                                        counts=counts, selection=selection,
-                                                        min_group_size=opts.min_group_size,
-                                                        include_small_groups=opts.include_small_groups),
-                                    predictions=prep.predictions, binary_task=prep.binary_task)
-    else:
-        point = dataclasses.replace(_m.multi_from_counts(counts, selection=selection, train_source=prep.source,
-                                                         min_group_size=opts.min_group_size,
-                                                         include_small_groups=opts.include_small_groups),
-                                    predictions=prep.predictions, binary_task=prep.binary_task)
+    splits = None if counted.folds is None else {key: of_rows for key, (of_rows, _, _) in counted.folds.items()}
     codes = {name: c for name, c in prep.codes.items() if name != "attr_train"}
     task_mats = [prep.a[r] for r in ("task", "task_pred") if r in prep.a]
     extra = [codes[r] for r in ("attr", "attr_pred") if r in codes]
@@ -155,7 +134,6 @@ def _multi_plan(opts: MultiOptions, attr: Any = None, task: Any = None, *args: A
                            group_options={"min_group_size": opts.min_group_size,
                                           "include_small_groups": opts.include_small_groups})
     plan.cells = cells
-    plan.result = point
     return plan
 
 
