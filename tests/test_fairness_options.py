@@ -299,16 +299,17 @@ def test_an_alias_bootstraps_the_family_call_restricted_to_its_metric(alias):
 
 def test_bootstrap_refuses_a_wrong_call_in_the_functions_words():
     y, p, g = _binary_example()
-    with pytest.raises(TypeError, match=r"fairness_metrics\(\) missing a required argument: 'sensitive_features'"):
+    with pytest.raises(TypeError,
+                       match=r"^fairness_metrics\(\) missing 1 required keyword-only argument: 'sensitive_features'"):
         bootstrap(fairness_metrics, y, p, n_boot=10)
-    with pytest.raises(TypeError, match=r"fairness_metrics\(\) too many positional arguments"):
+    with pytest.raises(TypeError, match=r"^fairness_metrics\(\) takes 2 positional arguments but 3 were given"):
         bootstrap(fairness_metrics, y, p, g, n_boot=10)
     with pytest.raises(TypeError, match="unexpected keyword argument 'nonsense'"):
         bootstrap(fairness_metrics, y, p, sensitive_features=g, nonsense=1, n_boot=10)
     # an alias: its own name, and the option that selects its statistic is not one of its arguments
     from biasamp import statistical_parity_subgroup_fairness as spsf
 
-    with pytest.raises(TypeError, match=r"^statistical_parity_subgroup_fairness\(\) too many positional"):
+    with pytest.raises(TypeError, match=r"^statistical_parity_subgroup_fairness\(\) takes 2 positional arguments"):
         bootstrap(spsf, y, p, g, n_boot=10)
     with pytest.raises(TypeError, match="got multiple values for keyword argument 'metrics'") as raised:
         bootstrap(spsf, y, p, sensitive_features=g, metrics=["DP"], n_boot=10)

@@ -359,10 +359,6 @@ class Family:
         ``resample(counted, opts, result) -> Plan``: the resampling plan of the
         counted call (its cells and the statistics on replicate tables; see
         :mod:`biasamp._engine.intervals`), given its ``result``.
-    plan : callable, optional
-        Instead of the three hooks above (a family declared before them):
-        ``plan(opts, *args, **kwargs) -> Plan``, the plan of a call
-        ``function(*args, **kwargs, **options)``.
     aliases : mapping
         Other public functions of the family (e.g. ``demographic_parity``)
         -> the statistic names they return.
@@ -436,10 +432,9 @@ class Family:
     roles: tuple[str, ...]
     statistics: tuple[StatisticSpec, ...]
     call: Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[tuple, dict]]
-    count: Callable[[dict, Any], Any] | None = None
-    compute: Callable[[Any, Any], Any] | None = None
-    resample: Callable[[Any, Any, Any], Any] | None = None
-    plan: Callable[..., Any] | None = None
+    count: Callable[[dict, Any], Any]
+    compute: Callable[[Any, Any], Any]
+    resample: Callable[[Any, Any, Any], Any]
     aliases: Mapping[Callable, tuple[str, ...]] = field(default_factory=dict)
     selected: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
     selects: str | None = None
@@ -460,12 +455,9 @@ class Family:
         unknown = [k for k in self.task_kinds if k not in TASK_KINDS]
         if unknown or not self.task_kinds:
             raise ValueError(f"{self.key}: task_kinds must be some of {TASK_KINDS}, got {self.task_kinds!r}")
-        hooks = (self.count, self.compute, self.resample)
-        if (self.plan is None) != all(h is not None for h in hooks) or (self.plan is not None and any(hooks)):
-            raise ValueError(f"{self.key}: declare count, compute and resample (or, instead, plan)")
-        if self.count is not None and self.options is None:
+        if self.options is None:
             raise ValueError(f"{self.key}: the count hook reads an options object: declare options")
-        if self.aliases and self.count is not None and self.selects is None:
+        if self.aliases and self.selects is None:
             raise ValueError(f"{self.key}: an alias is bootstrapped through the option that selects its "
                              "statistics: declare selects")
 
@@ -530,47 +522,30 @@ class Family:
         return (self.options(**self.options.pick(kwargs)), {k: v for k, v in kwargs.items() if k not in names})
 
     def plan_of(self, function: Callable) -> Callable[..., Any]:
-        """The plan builder of a call of ``function`` with its own arguments: the options built once, then the plan.
+        """The plan builder of a call of ``function`` (the family's function or an alias) with its own arguments.
 
-        An alias resamples the family's call restricted to its statistics.
+        The call is bound to the family function's signature (a wrong call
+        raises ``function``'s own ``TypeError``: the call is made, and fails
+        where the binding did) and split as the function splits it
+        (:meth:`biasamp._core.validation.Validated.call_of`); the hooks then
+        count, compute and resample it, so the counts, the result and every
+        refusal are the function's. An alias is the family's call with the
+        option ``selects`` set to its statistics, which the alias itself does
+        not take.
         """
         only = None if function is self.function else self.aliases[function]
-        if self.count is not None:
-            return functools.partial(self._counted_plan, function.__name__, only)
+        return functools.partial(self._counted_plan, function, only)
 
-        def plan(*args: Any, **kwargs: Any) -> Any:
-            opts, rest = self.options_of(kwargs)
-            assert self.plan is not None  # declared without the hooks
-            takes = list(inspect.signature(self.plan).parameters)[1:]  # not opts
-            unknown = [k for k in rest if k not in takes or k == "_only"]
-            if unknown:  # the function's own words
-                raise TypeError(f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}")
-            if only is not None:
-                rest["_only"] = only
-            return self.plan(opts, *args, **rest)
-
-        return plan
-
-    def _counted_plan(self, name: str, only: tuple[str, ...] | None, *args: Any, **kwargs: Any) -> Any:
-        """The plan of a call of the function called ``name`` (:meth:`plan_of`), driven by the hooks: count,
-        compute, resample.
-
-        The call is bound to the family function's signature (a wrong argument
-        raises the function's ``TypeError``, naming the function called) and
-        split as the function splits it
-        (:meth:`biasamp._core.validation.Validated.call_of`), so the counts,
-        the result and every refusal are the function's. An alias (``only``:
-        its statistics) is the family's call with the option ``selects`` set to
-        them, which the alias itself does not take.
-        """
-        assert self.count is not None and self.compute is not None and self.resample is not None
-        assert self.options is not None
+    def _counted_plan(self, function: Callable, only: tuple[str, ...] | None, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`plan_of`'s plan: count, compute, resample."""
+        assert self.options is not None  # checked at declaration
         if only is not None and self.selects in kwargs:
-            raise TypeError(f"{name}() got multiple values for keyword argument {self.selects!r}")
+            raise TypeError(f"{function.__name__}() got multiple values for keyword argument {self.selects!r}")
         try:
             bound = inspect.signature(self.function).bind(*args, **kwargs)
-        except TypeError as exc:  # the function's own words
-            raise TypeError(f"{name}() {exc}") from None
+        except TypeError as exc:
+            function(*args, **kwargs)  # the function's own words: a call fails where its binding fails
+            raise TypeError(f"{function.__name__}() {exc}") from None
         bound.apply_defaults()
         opts, labels = self.options.call_of(bound.arguments)
         if only is not None:
