@@ -354,24 +354,31 @@ def _joint_bits(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
     """Two matrices of row bytes: each one's ``k`` bits counted per group, and the rows holding each bit in both.
 
     One histogram of ``(group, byte of x, byte of y)`` per byte gives all
-    three (:func:`_grouped_bits` counts one matrix at a time).
+    three (:func:`_grouped_bits` counts one matrix at a time). The bytes are
+    counted in two threads (:func:`in_threads`: each byte's counts are exact
+    integers, the same in any thread).
     """
     n, width = x.shape
-    joined = x.astype(np.uint16) << 8  # x's byte high, y's low
-    joined |= y
+    joined = x.T.astype(np.uint16, order="C")  # x's byte high, y's low; byte by byte (contiguous, not strided)
+    joined <<= 8
+    joined |= y.T
     high = groups.astype(np.intp) << 16
-    key = np.empty(n, dtype=np.intp)
     bx, by = (np.zeros((n_groups, 8 * width), dtype=np.int64) for _ in range(2))
     both = np.zeros(8 * width, dtype=np.int64)
-    for b in range(width):
-        np.bitwise_or(high, joined[:, b], out=key)
-        h = np.bincount(key, weights=weights, minlength=n_groups << 16)
-        h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, x, y]
-        bx[:, 8 * b:8 * b + 8] = h.sum(axis=2) @ _BYTE_BITS
-        by[:, 8 * b:8 * b + 8] = h.sum(axis=1) @ _BYTE_BITS
-        # the rows holding bit j in both bytes: the histogram of the bytes' ``and``, from that of the pairs
-        both[8 * b:8 * b + 8] = np.bincount(_AND_PAIRS, weights=h.sum(axis=0).ravel(), minlength=256).astype(
-            np.int64) @ _BYTE_BITS  # (integers below 2**53: exact)
+
+    def count(every_other: int) -> None:
+        key = np.empty(n, dtype=np.intp)
+        for b in range(every_other, width, 2):
+            np.bitwise_or(high, joined[b], out=key)
+            h = np.bincount(key, weights=weights, minlength=n_groups << 16)
+            h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, x, y]
+            bx[:, 8 * b:8 * b + 8] = h.sum(axis=2) @ _BYTE_BITS
+            by[:, 8 * b:8 * b + 8] = h.sum(axis=1) @ _BYTE_BITS
+            # the rows holding bit j in both bytes: the histogram of the bytes' ``and``, from that of the pairs
+            both[8 * b:8 * b + 8] = np.bincount(_AND_PAIRS, weights=h.sum(axis=0).ravel(), minlength=256).astype(
+                np.int64) @ _BYTE_BITS  # (integers below 2**53: exact)
+
+    in_threads(count, [0, 1], n)
     return [bx[:, :k], by[:, :k]], both[:k]
 
 
@@ -1044,7 +1051,7 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
                 key = _keys(used, octets, counted.of(used), sides, sizes, every_w, None)[0]
                 return _deal_rows(key, by_stratum if flags[i] else None, contents, seed, positions[:n], alternating)
 
-        dealt_rows = dict(zip(np.flatnonzero(wide).tolist(), in_threads(deal, np.flatnonzero(wide).tolist())))
+        dealt_rows = dict(zip(np.flatnonzero(wide).tolist(), in_threads(deal, np.flatnonzero(wide).tolist(), n)))
     with np.errstate(over="ignore"):
         for i, stratified_read in enumerate(flags):
             used, sides, sizes, parts = plans[i]
@@ -1104,15 +1111,20 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     return out, (counted if weights is None else None), octets, fold0
 
 
-def in_threads(fn: Any, items: list) -> list:
+#: the fewest rows for which :func:`in_threads` starts threads (fewer: the calls one after the other)
+_THREAD_ROWS = 1 << 16
+
+
+def in_threads(fn: Any, items: list, n_rows: int) -> list:
     """``[fn(x) for x in items]``, the calls in threads when there are several and the machine has several cores.
 
     Each call must depend on its item only (numpy releases the GIL in its
     sorts, takes, histograms and element-wise passes): the results are then
     the same whatever the number of threads. The BLAS libraries are held to
     one thread meanwhile (the calls' small products; no oversubscription).
+    ``n_rows``: the rows the calls read; below :data:`_THREAD_ROWS`, no threads.
     """
-    workers = min(len(items), _cores())
+    workers = min(len(items), _cores()) if n_rows >= _THREAD_ROWS else 1
     if workers <= 1:
         return [fn(x) for x in items]
     from concurrent.futures import ThreadPoolExecutor

@@ -475,7 +475,7 @@ class CooccurrenceCounts:
         out = []
         folds0 = in_threads(lambda i: fold_counts(by_name, (tuple(splits[i][1]), tuple(splits[i][2])), octets,
                                                   splits[i][0], None if fold0_rows is None else fold0_rows[i]),
-                            list(range(len(splits))))
+                            list(range(len(splits))), n)
         for (in_fold0, lroles, rroles), fold0 in zip(splits, folds0):
             lsub, rsub = left[:len(lroles)], right[:len(rroles)]
             if fold0 is None:
