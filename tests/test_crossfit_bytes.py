@@ -92,7 +92,7 @@ def test_the_split_hands_back_the_rows_of_fold_0_by_stratum(seed, n, ka, kt, str
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(200, 3000), st.integers(2, 4), st.integers(30, 60))
+@given(st.integers(0, 2**32 - 1), st.integers(200, 3000), st.integers(2, 4), st.integers(56, 80))
 def test_threads_change_nothing(seed, n, ka, kt):
     """The statistics' splits, the joint histogram and the fold counts in threads: the values of the calls in turn."""
     rng = np.random.default_rng(seed)
