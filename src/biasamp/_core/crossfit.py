@@ -58,9 +58,15 @@ ordered by ``(stratum, H(seed, key, 0))`` in one sort of packed words (the
 stratum above the hash), rows that share a key are checked to share their
 labels (else the rows go back to the grouping by content) and hashed again
 with their occurrences, in row order (:func:`_deal_rows`): the same split.
-:func:`splits_and_counts` also hands back the counts of every row it made
-and the rows' bytes, so that a caller counts only each split's fold 0
-(:func:`fold_counts`) and takes fold 1 as the rest.
+:func:`splits_and_counts` also hands back the counts of every row it made,
+the rows' bytes and, for rows dealt one by one, the rows of each split's
+fold 0 (stratum by stratum, read off the order that dealt them), so that a
+caller counts only each split's fold 0 (:func:`fold_counts`) and takes fold
+1 as the rest. Given the counts of every row, the statistics' splits are
+independent of each other: with several cores and many rows they are
+computed in threads, as are the splits' fold counts and the bytes of the
+joint histogram (:func:`in_threads`; every call's result is the same in any
+thread, so the folds and the counts do not depend on the number of threads).
 
 The functions work on any batch of rows (:func:`crossfit_splits` /
 :func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
@@ -1009,8 +1015,9 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     alternating[1::2] = 1
     digits: dict = {}  # per role: every row's labels as one integer (equal rows, equal integers), and its bits
     # per 0/1 matrix: its rows as bytes (the content's digits and the hashes read them)
-    octets = {r: _row_bytes(m._dense()) for r, m in roles.items()
-              if m is not None and m.codes is None and not m.soft and any(r in read for read in reads)}
+    packed = [r for r, m in roles.items()
+              if m is not None and m.codes is None and not m.soft and any(r in read for read in reads)]
+    octets = dict(zip(packed, in_threads(lambda r: _row_bytes(roles[r]._dense()), packed, n)))
     if weights is not None and units is None:
         digits[None] = _compress(_float_bits(weights), 64, positions[:n])
     every = {r: roles[r] for r in _canonical({r for read in reads for r in read if roles.get(r) is not None})}
@@ -1037,7 +1044,8 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
         counted, every_w = _every_stats(every, every_sides, octets, None, weights if real else None)
         digits["attr"] = _role_digit(attr, octets.get("attr"), positions[:n])
         if any(w and f for w, f in zip(wide, flags)):  # the rows' strata: once for every statistic
-            by_stratum = _stratum_ids(attr, *digits["attr"], positions[:n])
+            stratum_digit, stratum_bits = digits["attr"]
+            by_stratum = _stratum_ids(attr, stratum_digit, stratum_bits, positions[:n])
 
         def deal(i: int) -> tuple[np.ndarray, np.ndarray] | None:
             used, sides, sizes, _ = plans[i]
@@ -1238,9 +1246,11 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
 
 
 def _fold0_rows(order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """The items of fold 0 from :func:`_stratum_order` (positions 0, 2, 4, ... of each stratum), stratum by stratum.
+    """The items of fold 0 from :func:`_stratum_order` (positions 0, 2, 4, ... of each stratum), in increasing order.
 
-    In increasing order within each stratum (the rows' bytes are then read in order, not at random).
+    Stratum by stratum, increasing within each (with more than
+    :data:`_MAX_SLICES` strata: all of them in increasing order), so that
+    the rows' bytes are then read in order, not at random.
     """
     if len(bounds) - 1 > _MAX_SLICES:
         offset = np.arange(len(order)) - np.repeat(bounds[:-1], np.diff(bounds))
