@@ -1234,9 +1234,11 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
         again = repeats + 1  # the items that repeat the one before them
         starts = np.ones(len(again), dtype=bool)
         np.not_equal(again[1:], repeats[:-1] + 2, out=starts[1:])  # a new run: not right after the last repeat
-        first = repeats[starts][np.cumsum(starts) - 1]  # the first item of each repeat's run
-        rows, firsts = order[again], order[first]
-        if not all(_rows_equal(x, rows, firsts) for x in contents):
+        run = np.cumsum(starts) - 1  # every repeat's run
+        heads = repeats[starts]  # the first item of each run
+        first = heads[run]
+        rows, firsts = order[again], order[heads]
+        if not all(_rows_equal(x, rows, firsts, run) for x in contents):
             return None
         u[rows] = _item_hash((again - first).astype(np.uint64), key[rows], seed)
         order, repeats = _ordered(u, bounds, positions, scratch, ids, words)
@@ -1289,12 +1291,13 @@ def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     return same
 
 
-def _rows_equal(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether rows ``a`` and rows ``b`` of ``x`` (1-D, or rows of a 2-D array) are equal, pair by pair."""
+def _rows_equal(x: np.ndarray, a: np.ndarray, b: np.ndarray, of: np.ndarray) -> bool:
+    """Whether rows ``a`` of ``x`` (1-D, or rows of a 2-D array) equal rows ``b[of]``, pair by pair.
+
+    The rows ``b`` (the first of each run of repeats: far fewer) are taken once each.
+    """
     x = np.asarray(x)
-    if x.ndim == 2:  # bytes: whole rows taken
-        return bool(np.array_equal(np.take(x, a, axis=0), np.take(x, b, axis=0)))
-    return bool(np.array_equal(np.take(x, a), np.take(x, b)))
+    return bool(np.array_equal(np.take(x, a, axis=0), np.take(np.take(x, b, axis=0), of, axis=0)))
 
 
 def _keys(labels: dict, label_bytes: dict, stats: _Stats, sides: tuple, sizes: tuple, w_hash: np.ndarray | None,
