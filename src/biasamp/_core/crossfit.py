@@ -58,9 +58,15 @@ ordered by ``(stratum, H(seed, key, 0))`` in one sort of packed words (the
 stratum above the hash), rows that share a key are checked to share their
 labels (else the rows go back to the grouping by content) and hashed again
 with their occurrences, in row order (:func:`_deal_rows`): the same split.
-:func:`splits_and_counts` also hands back the counts of every row it made
-and the rows' bytes, so that a caller counts only each split's fold 0
-(:func:`fold_counts`) and takes fold 1 as the rest.
+:func:`splits_and_counts` also hands back the counts of every row it made,
+the rows' bytes and, for rows dealt one by one, the rows of each split's
+fold 0 (stratum by stratum, read off the order that dealt them), so that a
+caller counts only each split's fold 0 (:func:`fold_counts`) and takes fold
+1 as the rest. Given the counts of every row, the statistics' splits are
+independent of each other: with several cores and many rows they are
+computed in threads, as are the splits' fold counts and the bytes of the
+joint histogram (:func:`in_threads`; every call's result is the same in any
+thread, so the folds and the counts do not depend on the number of threads).
 
 The functions work on any batch of rows (:func:`crossfit_splits` /
 :func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
@@ -81,7 +87,7 @@ from biasamp._core.labels import LabelMatrix
 
 __all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "STREAM_SPLIT_NOTE",
            "align_splits", "byte_counts", "check_cross_fit",
-           "crossfit_folds", "crossfit_splits", "describe", "fold_counts", "fold_weights", "split_seed",
+           "crossfit_folds", "crossfit_splits", "describe", "fold_counts", "fold_weights", "in_threads", "split_seed",
            "splits_and_counts", "weight_units"]
 
 #: the seed of the split when ``cross_fit_random_state`` is None: the same data always give the same value
@@ -261,6 +267,8 @@ _TOGETHER_BINS = 1 << 18
 _PAIR_ROWS = 1 << 16
 #: the bits of every byte value (256 x 8), to turn a histogram of bytes into counts of their bits
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
+#: the ``and`` of every pair of bytes ``(x, y)``, at ``256 x + y``
+_AND_PAIRS = (np.arange(256)[:, None] & np.arange(256)).ravel()
 
 
 def byte_counts(roles: dict, sides: tuple, *, diag: bool = True) -> _Stats | None:
@@ -352,23 +360,31 @@ def _joint_bits(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
     """Two matrices of row bytes: each one's ``k`` bits counted per group, and the rows holding each bit in both.
 
     One histogram of ``(group, byte of x, byte of y)`` per byte gives all
-    three (:func:`_grouped_bits` counts one matrix at a time).
+    three (:func:`_grouped_bits` counts one matrix at a time). The bytes are
+    counted in two threads (:func:`in_threads`: each byte's counts are exact
+    integers, the same in any thread).
     """
     n, width = x.shape
-    joined = x.astype(np.uint16) << 8  # x's byte high, y's low
-    joined |= y
+    joined = x.T.astype(np.uint16, order="C")  # x's byte high, y's low; byte by byte (contiguous, not strided)
+    joined <<= 8
+    joined |= y.T
     high = groups.astype(np.intp) << 16
-    key = np.empty(n, dtype=np.intp)
     bx, by = (np.zeros((n_groups, 8 * width), dtype=np.int64) for _ in range(2))
     both = np.zeros(8 * width, dtype=np.int64)
-    for b in range(width):
-        np.bitwise_or(high, joined[:, b], out=key)
-        h = np.bincount(key, weights=weights, minlength=n_groups << 16)
-        h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, x, y]
-        bx[:, 8 * b:8 * b + 8] = h.sum(axis=2) @ _BYTE_BITS
-        by[:, 8 * b:8 * b + 8] = h.sum(axis=1) @ _BYTE_BITS
-        # the rows holding bit j in both bytes: the diagonal of (bits)ᵀ H (bits)
-        both[8 * b:8 * b + 8] = ((h.sum(axis=0) @ _BYTE_BITS) * _BYTE_BITS).sum(axis=0)
+
+    def count(every_other: int) -> None:
+        key = np.empty(n, dtype=np.intp)
+        for b in range(every_other, width, 2):
+            np.bitwise_or(high, joined[b], out=key)
+            h = np.bincount(key, weights=weights, minlength=n_groups << 16)
+            h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, x, y]
+            bx[:, 8 * b:8 * b + 8] = h.sum(axis=2) @ _BYTE_BITS
+            by[:, 8 * b:8 * b + 8] = h.sum(axis=1) @ _BYTE_BITS
+            # the rows holding bit j in both bytes: the histogram of the bytes' ``and``, from that of the pairs
+            both[8 * b:8 * b + 8] = np.bincount(_AND_PAIRS, weights=h.sum(axis=0).ravel(), minlength=256).astype(
+                np.int64) @ _BYTE_BITS  # (integers below 2**53: exact)
+
+    in_threads(count, [0, 1], n)
     return [bx[:, :k], by[:, :k]], both[:k]
 
 
@@ -975,11 +991,13 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
 
 
 def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.ndarray | None, random_state: Any,
-                     stratified: bool | Sequence[bool]) -> tuple[list[np.ndarray], _Stats | None, dict]:
-    """:func:`crossfit_splits`, the counts of every row it made on the way, and the rows' bytes (:func:`fold_counts`).
+                     stratified: bool | Sequence[bool]) -> tuple[list[np.ndarray], _Stats | None, dict, list]:
+    """:func:`crossfit_splits`, the counts of every row it made on the way, the rows' bytes and the rows of fold 0.
 
     The counts (:class:`_Stats` of every role read) are those of all the rows,
     unweighted: None when the split did not count every row (or weights were given).
+    The rows of fold 0 (per split, for :func:`fold_counts`): ordered by
+    stratum, when the rows were dealt one by one without weights, else None.
     """
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
@@ -997,8 +1015,9 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     alternating[1::2] = 1
     digits: dict = {}  # per role: every row's labels as one integer (equal rows, equal integers), and its bits
     # per 0/1 matrix: its rows as bytes (the content's digits and the hashes read them)
-    octets = {r: _row_bytes(m._dense()) for r, m in roles.items()
-              if m is not None and m.codes is None and not m.soft and any(r in read for read in reads)}
+    packed = [r for r, m in roles.items()
+              if m is not None and m.codes is None and not m.soft and any(r in read for read in reads)]
+    octets = dict(zip(packed, in_threads(lambda r: _row_bytes(roles[r]._dense()), packed, n)))
     if weights is not None and units is None:
         digits[None] = _compress(_float_bits(weights), 64, positions[:n])
     every = {r: roles[r] for r in _canonical({r for read in reads for r in read if roles.get(r) is not None})}
@@ -1007,34 +1026,48 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     every_w: np.ndarray | None = None
     by_stratum: tuple | None = None  # every row's stratum, and the number of strata (rows dealt row by row)
     out = []
+    fold0: list = []  # per split, the rows of fold 0 when dealt row by row
+    plans = []  # per statistic: the roles it reads, by side, the classes per side, the parts of a row's content
+    for read, stratified_read in zip(reads, flags):
+        used = {r: roles[r] for r in _canonical([r for r in read if roles.get(r) is not None])}
+        sides = (tuple(r for r in used if r in _ATTR_ROLES), tuple(r for r in used if r not in _ATTR_ROLES))
+        sizes = (attr.n_classes, next((used[r].n_classes for r in sides[1]), 0))
+        # the content of every row: its stratum first (the attribute's class when stratified), its labels in
+        # the roles read, a non-integer weight
+        first = ("attr",) if stratified_read or "attr" in used else ()
+        plans.append((used, sides, sizes, (*first, *(r for r in used if r != "attr"), *((None,) if real else ()))))
+    # the statistics whose rows are hashed and dealt row by row, not by content: what they share computed once,
+    # then each one's split (in threads: each is the same as computed alone)
+    wide = [row_of is None and _wide(plan[3], roles, octets, n) for plan in plans]
+    dealt_rows: dict = {}
+    if any(wide):
+        counted, every_w = _every_stats(every, every_sides, octets, None, weights if real else None)
+        digits["attr"] = _role_digit(attr, octets.get("attr"), positions[:n])
+        if any(w and f for w, f in zip(wide, flags)):  # the rows' strata: once for every statistic
+            stratum_digit, stratum_bits = digits["attr"]
+            by_stratum = _stratum_ids(attr, stratum_digit, stratum_bits, positions[:n])
+
+        def deal(i: int) -> tuple[np.ndarray, np.ndarray] | None:
+            used, sides, sizes, _ = plans[i]
+            assert counted is not None
+            # a row's content: its labels (the attribute's is its stratum when stratified) and a real weight
+            contents = [roles[r].codes if roles[r].codes is not None else octets[r] for r in used
+                        if not (r == "attr" and flags[i])]
+            if real:
+                contents.append(_float_bits(np.asarray(weights)))
+            with np.errstate(over="ignore"):  # (a thread's own state)
+                key = _keys(used, octets, counted.of(used), sides, sizes, every_w, None)[0]
+                return _deal_rows(key, by_stratum if flags[i] else None, contents, seed, positions[:n], alternating)
+
+        dealt_rows = dict(zip(np.flatnonzero(wide).tolist(), in_threads(deal, np.flatnonzero(wide).tolist(), n)))
     with np.errstate(over="ignore"):
-        for read, stratified_read in zip(reads, flags):
-            used = {r: roles[r] for r in _canonical([r for r in read if roles.get(r) is not None])}
-            sides = (tuple(r for r in used if r in _ATTR_ROLES), tuple(r for r in used if r not in _ATTR_ROLES))
-            sizes = (attr.n_classes, next((used[r].n_classes for r in sides[1]), 0))
-            # the content of every row: its stratum first (the attribute's class when stratified), its labels in
-            # the roles read, a non-integer weight
-            first = ("attr",) if stratified_read or "attr" in used else ()
-            parts = (*first, *(r for r in used if r != "attr"), *((None,) if real else ()))
-            if row_of is None and _wide(parts, roles, octets, n):  # hashed and dealt row by row, not by content
-                if counted is None:
-                    counted, every_w = _every_stats(every, every_sides, octets, None, weights if real else None)
-                if "attr" not in digits:
-                    digits["attr"] = _role_digit(attr, octets.get("attr"), positions[:n])
-                key, tie = _keys(used, octets, counted.of(used), sides, sizes, every_w, None)
-                # a row's content: its labels (the attribute's is its stratum when stratified) and a real weight
-                contents = [roles[r].codes if roles[r].codes is not None else octets[r] for r in used
-                            if not (r == "attr" and stratified_read)]
-                if real:
-                    contents.append(_float_bits(np.asarray(weights)))
-                if stratified_read and by_stratum is None:  # the rows' strata: once for every read
-                    stratum_digit, stratum_bits = digits["attr"]
-                    by_stratum = _stratum_ids(attr, stratum_digit, stratum_bits, positions[:n])
-                folds = _deal_rows(key, by_stratum if stratified_read else None, contents, seed,
-                                   positions[:n], alternating)
-                if folds is not None:  # else two rows share a key but not their labels: by content, below
-                    out.append(folds)
-                    continue
+        for i, stratified_read in enumerate(flags):
+            used, sides, sizes, parts = plans[i]
+            dealt = dealt_rows.get(i)
+            if dealt is not None:  # else by content, below (or two rows share a key but not their labels)
+                out.append(dealt[0])
+                fold0.append(None if weights is not None else dealt[1])
+                continue
             content, bits = None, 0
             for r in parts:
                 if r not in digits:
@@ -1073,6 +1106,7 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
                 np.zeros(len(rep), dtype=np.intp)  # unstratified: all the rows one stratum
             folds = np.empty(n_items, dtype=np.int8)
             folds[order] = _deal(mult, key, strata, tie, seed, positions[:n_items], alternating)
+            fold0.append(None)
             if row_of is None:
                 out.append(folds)
             else:
@@ -1082,27 +1116,59 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
         out = [np.where(f == 0, w, 0.0) for f in out]
     elif weights is None:
         out = [(f == 0).astype(np.int8) for f in out]
-    return out, (counted if weights is None else None), octets
+    return out, (counted if weights is None else None), octets, fold0
 
 
-def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray) -> _Stats | None:
+#: the fewest rows for which :func:`in_threads` starts threads (fewer: the calls one after the other)
+_THREAD_ROWS = 1 << 16
+
+
+def in_threads(fn: Any, items: list, n_rows: int) -> list:
+    """``[fn(x) for x in items]``, the calls in threads when there are several and the machine has several cores.
+
+    Each call must depend on its item only (numpy releases the GIL in its
+    sorts, takes, histograms and element-wise passes): the results are then
+    the same whatever the number of threads. The BLAS libraries are held to
+    one thread meanwhile (the calls' small products; no oversubscription).
+    ``n_rows``: the rows the calls read; below :data:`_THREAD_ROWS`, no threads.
+    """
+    workers = min(len(items), _cores()) if n_rows >= _THREAD_ROWS else 1
+    if workers <= 1:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray,
+                rows: np.ndarray | None = None) -> _Stats | None:
     """The counts of the rows of fold 0 (``in_fold0`` 1), from the rows' bytes (:func:`_byte_stats`), or None.
 
     ``sides`` as in :func:`byte_counts` (attribute-side codes, task-side 0/1
-    matrices whose bytes are in ``octets``); no same-side pairs.
+    matrices whose bytes are in ``octets``); no same-side pairs. ``rows``:
+    the rows of fold 0 in any order, when known (:func:`splits_and_counts`
+    hands them back as the split dealt them, by stratum), else found from ``in_fold0``.
     """
     if any(roles[r].codes is None for r in sides[0]) or any(r not in octets for r in sides[1]):
         return None
-    # the rows of fold 0 ordered by their attribute-side classes (then by row): the bytes taken once, in group order
-    key = np.zeros(len(in_fold0), dtype=np.intp)
+    # the rows of fold 0 ordered by their attribute-side classes: the bytes taken once, in group order
+    rows = np.flatnonzero(np.asarray(in_fold0)) if rows is None else np.asarray(rows)
+    key = np.zeros(len(rows), dtype=np.intp)
     for r in sides[0]:
         key *= roles[r].n_classes
-        key += np.asarray(roles[r].codes)
-    key <<= 1
-    key += np.asarray(in_fold0) == 0  # fold 1 after fold 0 in every group
-    order = np.argsort(key.astype(_uint(int(key.max(initial=0)).bit_length())), kind="stable")  # a counting sort
-    counts = np.bincount(key)
-    rows = order[np.repeat(np.arange(len(counts)) % 2 == 0, counts)]  # the keys of fold 0 are even
+        key += np.take(np.asarray(roles[r].codes), rows)
+    if not (key[1:] >= key[:-1]).all():  # (the rows of a split by the attribute's class already are)
+        rows = rows[np.argsort(key.astype(_uint(int(key.max(initial=0)).bit_length())), kind="stable")]  # counting sort
     sub = {r: _take(roles[r], rows) for r in sides[0]}
     sub.update({r: roles[r] for r in sides[1]})  # their classes (their rows are read from the bytes)
     return _byte_stats(sub, sides, {r: np.take(octets[r], rows, axis=0) for r in sides[1]}, diag=False)
@@ -1143,7 +1209,7 @@ def _wide(parts: tuple, roles: dict, octets: dict, n: int) -> bool:
 
 
 def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.ndarray, positions: np.ndarray,
-               alternating: np.ndarray) -> np.ndarray | None:
+               alternating: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The fold of every row, rows hashed one by one: :func:`_deal` without grouping the rows by content first.
 
     ``strata``: every row's stratum, the strata's bounds and the strata as
@@ -1153,9 +1219,10 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
     content (checked on ``contents``), so their occurrences are their order
     among them; those rows are hashed again with their occurrences and the
     stratum is ordered again. The folds are then those of :func:`_deal`.
-    Returns None when two rows of a stratum share a key but not their
-    content (classes the data cannot tell apart, or a collision), or two
-    hashes tie: the caller then groups the rows by content.
+    Returns every row's fold and the rows of fold 0 (:func:`_fold0_rows`),
+    or None when two rows of a stratum share a key but not their content
+    (classes the data cannot tell apart, or a collision), or two hashes
+    tie: the caller then groups the rows by content.
     """
     n = len(key)
     ids, bounds, words = (None, np.array([0, n]), None) if strata is None else strata
@@ -1167,15 +1234,31 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
         again = repeats + 1  # the items that repeat the one before them
         starts = np.ones(len(again), dtype=bool)
         np.not_equal(again[1:], repeats[:-1] + 2, out=starts[1:])  # a new run: not right after the last repeat
-        first = repeats[starts][np.cumsum(starts) - 1]  # the first item of each repeat's run
-        rows, firsts = order[again], order[first]
-        if not all(_rows_equal(x, rows, firsts) for x in contents):
+        run = np.cumsum(starts) - 1  # every repeat's run
+        heads = repeats[starts]  # the first item of each run
+        first = heads[run]
+        rows, firsts = order[again], order[heads]
+        if not all(_rows_equal(x, rows, firsts, run) for x in contents):
             return None
         u[rows] = _item_hash((again - first).astype(np.uint64), key[rows], seed)
         order, repeats = _ordered(u, bounds, positions, scratch, ids, words)
         if len(repeats):
             return None
-    return _dealt(order, bounds, positions, alternating)
+    return _dealt(order, bounds, positions, alternating), _fold0_rows(order, bounds)
+
+
+def _fold0_rows(order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The items of fold 0 from :func:`_stratum_order` (positions 0, 2, 4, ... of each stratum), in increasing order.
+
+    Stratum by stratum, increasing within each (with more than
+    :data:`_MAX_SLICES` strata: all of them in increasing order), so that
+    the rows' bytes are then read in order, not at random.
+    """
+    if len(bounds) - 1 > _MAX_SLICES:
+        offset = np.arange(len(order)) - np.repeat(bounds[:-1], np.diff(bounds))
+        return np.sort(order[offset % 2 == 0])
+    return np.concatenate([np.sort(order[a:b:2]) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+                          or [order[:0]])
 
 
 def _stratum_ids(attr: LabelMatrix, digit: np.ndarray, bits: int, positions: np.ndarray) -> tuple:
@@ -1208,12 +1291,13 @@ def _repeats(ordered: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     return same
 
 
-def _rows_equal(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether rows ``a`` and rows ``b`` of ``x`` (1-D, or rows of a 2-D array) are equal, pair by pair."""
+def _rows_equal(x: np.ndarray, a: np.ndarray, b: np.ndarray, of: np.ndarray) -> bool:
+    """Whether rows ``a`` of ``x`` (1-D, or rows of a 2-D array) equal rows ``b[of]``, pair by pair.
+
+    The rows ``b`` (the first of each run of repeats: far fewer) are taken once each.
+    """
     x = np.asarray(x)
-    if x.ndim == 2:  # bytes: whole rows taken
-        return bool(np.array_equal(np.take(x, a, axis=0), np.take(x, b, axis=0)))
-    return bool(np.array_equal(np.take(x, a), np.take(x, b)))
+    return bool(np.array_equal(np.take(x, a, axis=0), np.take(np.take(x, b, axis=0), of, axis=0)))
 
 
 def _keys(labels: dict, label_bytes: dict, stats: _Stats, sides: tuple, sizes: tuple, w_hash: np.ndarray | None,

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from biasamp._core.crossfit import byte_counts, fold_counts
+from biasamp._core.crossfit import byte_counts, fold_counts, in_threads
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy import EXPECTED_RATES, check_soft, check_threshold, harden_roles, joined
 from biasamp._core.policy_options import BINARY_TASK, DEFAULT_THRESHOLD
@@ -456,23 +456,28 @@ class CooccurrenceCounts:
         splits: Sequence[tuple[np.ndarray, Sequence[str], Sequence[str]]],
         totals: Any,
         octets: dict,
+        fold0_rows: Sequence[np.ndarray | None] | None = None,
     ) -> list[tuple[CooccurrenceCounts, CooccurrenceCounts]] | None:
         """:meth:`_from_encoded_splits` from the counts of all the rows: each split's fold 0 counted, fold 1 the rest.
 
         ``totals``: the unweighted counts of every role over all the rows, as
         the split computed them (:func:`biasamp._core.crossfit.splits_and_counts`);
-        ``octets``: the task-side roles' rows as bytes. Each split's fold 0 is
-        counted from its rows' bytes (:func:`biasamp._core.crossfit.fold_counts`,
-        half the rows) and fold 1 is the totals less fold 0: exact integers,
+        ``octets``: the task-side roles' rows as bytes; ``fold0_rows``: per
+        split, the rows of its fold 0 when the split handed them back. Each
+        split's fold 0 is counted from its rows' bytes
+        (:func:`biasamp._core.crossfit.fold_counts`, half the rows; the splits
+        in threads) and fold 1 is the totals less fold 0: exact integers,
         so the tables equal those of :meth:`_from_encoded_splits` bit for bit.
         None when the roles are not attribute codes and 0/1 task matrices.
         """
         n = _check_encoded(left, right, None)
         by_name = {m.name: m for m in (*left, *right)}
         out = []
-        for in_fold0, lroles, rroles in splits:
+        folds0 = in_threads(lambda i: fold_counts(by_name, (tuple(splits[i][1]), tuple(splits[i][2])), octets,
+                                                  splits[i][0], None if fold0_rows is None else fold0_rows[i]),
+                            list(range(len(splits))), n)
+        for (in_fold0, lroles, rroles), fold0 in zip(splits, folds0):
             lsub, rsub = left[:len(lroles)], right[:len(rroles)]
-            fold0 = fold_counts(by_name, (tuple(lroles), tuple(rroles)), octets, in_fold0)
             if fold0 is None:
                 return None
             g0 = _gram_of_counts(lsub, rsub, fold0, float(np.count_nonzero(in_fold0)))
