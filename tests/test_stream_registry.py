@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -406,3 +407,50 @@ def test_streamed_settings_take_each_option_default_from_the_declaration():
     assert plain.settings.group_options == {"min_group_size": 30, "include_small_groups": False}
     spelled = CooccurrenceAccumulator(2, 3, min_group_size=30, threshold=0.5, cross_fit=None, binary_task="positive")
     assert repr(CooccurrenceAccumulator(2, 3).settings) == repr(spelled.settings)
+
+
+@pytest.mark.parametrize(("key", "module", "hook"), [
+    ("directional", "biasamp.cooccurrence._stream", "directional_compute"),
+    ("mals", "biasamp.cooccurrence._stream", "mals_compute"),
+    ("multi", "biasamp.multiattribute._stream", "multi_compute"),
+])
+@pytest.mark.parametrize("train", [False, True])
+def test_the_streamed_compute_is_the_family_compute_hook(monkeypatch, key, module, hook, train):
+    """No family writes the sequence twice (issue 31): an accumulator's compute() is the family's compute hook
+    on the counted call its state holds, with the options object the function builds from the same keywords."""
+    import importlib
+
+    from biasamp.accumulators import accumulator_for
+
+    rng = np.random.default_rng(4)
+    n = 600
+    attr = rng.integers(0, 3, n)
+    task = (rng.random((n, 4)) < 0.25 + 0.15 * attr[:, None]).astype(int)
+    roles = {"attr": attr, "task": task, "attr_pred": np.where(rng.random(n) < 0.2, (attr + 1) % 3, attr),
+             "task_pred": np.where(rng.random(task.shape) < 0.2, 1 - task, task)}
+    train_roles = {"attr_train": rng.integers(0, 3, n), "task_train": (rng.random((n, 4)) < 0.3).astype(int)}
+    seen = []
+    stream = importlib.import_module(module)
+    real = getattr(stream, hook)
+
+    def spy(counted, opts):
+        seen.append(opts)
+        out = real(counted, opts)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(stream, hook, spy)
+    acc = accumulator_for(key).for_family(key, {"attr": [0, 1, 2], "task": [0, 1, 2, 3]}, min_group_size=5)
+    batches = [roles, train_roles] if train else [roles]
+    for b in batches:
+        acc.prepass(b)
+    acc.end_prepass()
+    for b in batches:
+        acc.update_roles(b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = acc.compute()
+    opts, out = seen
+    assert res is out
+    assert opts == REGISTRY[key].options_of({"min_group_size": 5})[0]
+    assert res.cross_fit is not train

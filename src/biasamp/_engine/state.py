@@ -88,6 +88,12 @@ def same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def compared_above(mine: Any, theirs: Any) -> bool:
+    """``same`` of the family's options object among the settings (always true): the settings built from it,
+    declared before it, compare every option (a random generator by the split seed it gave, not by identity)."""
+    return True
+
+
 def sum_filters(mine: Any, theirs: Any) -> Any:
     """Row filters of two states: their sum, where one that has seen nothing (None) is the identity."""
     if mine is None:

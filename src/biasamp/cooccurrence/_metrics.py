@@ -1292,14 +1292,15 @@ def _without_empty_rows(train: CooccurrenceCounts, n_empty: float) -> Cooccurren
 class Folds:
     """The two folds of a cross-fitted call: the fold of every row and each fold's count tables.
 
-    ``of_rows``: every (selected) row's share of fold 0 (:func:`biasamp._core.crossfit.crossfit_splits`);
+    ``of_rows``: every (selected) row's share of fold 0 (:func:`biasamp._core.crossfit.crossfit_splits`; None
+    for a stream's folds, which keep tables, not rows);
     ``tests``: each fold's test table;
     ``signs``: each fold's table of the signs (its ground truth, without the
     empty rows when ``drop_empty_train_rows``); ``empty``: per row, whether it
     is an empty row left out of the signs (None when none is).
     """
 
-    of_rows: np.ndarray
+    of_rows: np.ndarray | None
     tests: tuple
     signs: tuple
     empty: np.ndarray | None = None
@@ -1362,7 +1363,8 @@ class Counted:
     per direction, in a dict); ``test``: the test counts (BiasAmp_MALS: of
     the predictions; cross-fitted: the sum of a split's folds); ``left``,
     ``right``: the encoded test matrices, attribute side and task side (the
-    resampling cells' rows); ``weights``: the test rows' weights (or None);
+    resampling cells' rows; None for a stream's counts, which keep tables,
+    not rows); ``weights``: the test rows' weights (or None);
     ``source``: ``"train"`` or ``"test"``, where the training counts come
     from; ``predictions``: what the probability policy did
     (:mod:`biasamp._core.policy`); ``binary_task``: how a binary task was
@@ -1372,13 +1374,19 @@ class Counted:
 
     train: Any
     test: CooccurrenceCounts
-    left: list
-    right: list
+    left: list | None
+    right: list | None
     weights: np.ndarray | None
     source: str
     predictions: str
     binary_task: str | None
     cross_fit: bool
+
+    def encoded(self) -> tuple[list, list, np.ndarray | None]:
+        """``(left, right, weights)``: the encoded test rows of a counted call (the resampling cells' rows)."""
+        if self.left is None or self.right is None:
+            raise ValueError("a stream's counts keep tables, not rows: no resampling cells")
+        return self.left, self.right, self.weights
 
 
 def directional_count(labels: dict, opts: DirectionalOptions) -> Counted:

@@ -235,7 +235,7 @@ def directional_resample(counted: _c.Counted, opts: DirectionalOptions, point: A
     its fold in each direction's split and the folds' signs are those of the
     estimate ``point`` (:func:`directional_evaluator`).
     """
-    left, right, weights = counted.left, counted.right, counted.weights
+    left, right, weights = counted.encoded()
     roles = (tuple(m.name for m in left), tuple(m.name for m in right))
     expected_rates = any(m.soft for m in (*left, *right))  # probabilities left soft (soft="expected")
     classes = (counted.test.attr_classes, counted.test.task_classes)
@@ -337,13 +337,14 @@ def mals_resample(counted: _c.Counted, opts: MALSOptions, point: Any) -> Plan:
     kept groups held fixed (:func:`mals_evaluator`).
     """
     train = counted.train
+    left, right, weights = counted.encoded()
     if counted.cross_fit:
-        cells, _ = _label_cells(counted.left, counted.right, counted.weights, folds=[train.of_rows])
+        cells, _ = _label_cells(left, right, weights, folds=[train.of_rows])
         plan = mals_evaluator(point, (counted.test.attr_classes, counted.test.task_classes), None,
-                              folds=1 + sum(m.n_classes for m in counted.left),
+                              folds=1 + sum(m.n_classes for m in left),
                               group_options=_c._group_options(opts))
     else:
-        cells, _ = _label_cells(counted.left, counted.right, counted.weights)
+        cells, _ = _label_cells(left, right, weights)
         plan = mals_evaluator(point, (train.attr_classes, train.task_classes),
                               _t._as_count(train.cross("attr", "task")))
     plan.cells = cells

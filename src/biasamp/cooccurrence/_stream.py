@@ -23,7 +23,6 @@ bootstrap's cells do. A batch's replicate rows laid out on the batch's own folds
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -57,6 +56,7 @@ from biasamp._engine.state import (
     TaskReading,
     any_of,
     arguments,
+    compared_above,
     meta,
     setting,
     sum_filters,
@@ -68,13 +68,14 @@ from biasamp._family import ClassList, Streaming
 from biasamp.cooccurrence._counts import ATTR_ROLES, TASK_ROLES, CooccurrenceCounts, _encode_side, _layout
 from biasamp.cooccurrence._metrics import (
     _DIRECTIONAL_PAIRS,
+    Counted,
     DirectionalBiasAmpResult,
+    Folds,
     MALSResult,
-    directional_from_counts,
-    directional_from_folds,
-    mals_from_counts,
-    mals_from_folds,
+    directional_compute,
+    mals_compute,
 )
+from biasamp.cooccurrence._options import DirectionalOptions, MALSOptions
 
 __all__ = ["DIRECTIONAL_STREAM", "MALS_STREAM", "CooccurrenceSettings", "CooccurrenceState", "counts_of",
            "train_counts_of"]
@@ -107,6 +108,7 @@ class CooccurrenceSettings(Settings):
     cross_fit: bool | None = setting()
     split_seed: int = setting(label="cross_fit_random_state (the seed of the split)")
     task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)")
+    options: MALSOptions = setting(label="options", show=False, same=compared_above)
 
     @property
     def reading(self) -> TaskReading:
@@ -156,7 +158,15 @@ def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceC
               cross_fit: bool | None, cross_fit_random_state: Any, binary_task: str,
               pos_label: Any) -> CooccurrenceSettings:
     """The settings of a co-occurrence accumulator: the family's options (every one given, the declared default
-    where the caller gave none: :class:`biasamp.accumulators.Accumulator`) and fixed training counts ``train``."""
+    where the caller gave none: :class:`biasamp.accumulators.Accumulator`) and fixed training counts ``train``.
+
+    ``options``: the family's options object of these options (what the
+    function builds from the same keywords), which its compute hook reads.
+    """
+    options = (DirectionalOptions if metric == "directional" else MALSOptions)(
+        threshold=threshold, soft=soft, min_group_size=min_group_size, include_small_groups=include_small_groups,
+        cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state, binary_task=binary_task,
+        pos_label=pos_label, missing=missing)
     threshold, soft = check_threshold(threshold), check_soft(soft)
     group_options = {"min_group_size": check_min_group_size(min_group_size),
                      "include_small_groups": check_include_small_groups(include_small_groups)}
@@ -176,7 +186,7 @@ def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceC
         train = train.restrict(["attr"], ["task"])
     cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, train is not None)
     return CooccurrenceSettings(attr_classes, task_classes, metric, threshold, soft, group_options, train, missing,
-                                cross_fit=cross_fit, split_seed=seed, task_reading=reading)
+                                cross_fit=cross_fit, split_seed=seed, task_reading=reading, options=options)
 
 
 #: the settings of a BiasAmp→ accumulator (the options of :class:`.CooccurrenceAccumulator`)
@@ -431,33 +441,48 @@ def _given(state: CooccurrenceState) -> list[str]:
     return [d for d in _SPLITS if _NEEDS[d] in state.roles[0] + state.roles[1]]
 
 
-def compute_directional(settings: CooccurrenceSettings, state: CooccurrenceState) -> DirectionalBiasAmpResult:
-    """BiasAmp→ of the counts (:func:`~biasamp.cooccurrence._metrics.directional_from_counts`), or of the folds'
-    counts when cross-fitting (:func:`~biasamp.cooccurrence._metrics.directional_from_folds`)."""
+def counted(settings: CooccurrenceSettings, state: CooccurrenceState) -> Counted:
+    """The counted call of the state: what the families' ``count`` hooks give a call of every row counted.
+
+    The training side is the training counts (fixed, counted or the test
+    ground truth standing in for them), or, cross-fitting, each statistic's
+    :class:`~biasamp.cooccurrence._metrics.Folds` (BiasAmp→: one per
+    direction given) with the signs of each fold's ground truth; ``test``:
+    the test counts of the roles seen (BiasAmp_MALS: of the predictions). A
+    stream keeps tables, not rows: no encoded matrices, weights or fold of
+    every row.
+    """
     test = counts_of(settings, state)
+    train: Any
     train, source = train_counts_of(settings, state)
-    if cross_fitted(settings, state):
-        folds = {d: tuple(c.restrict(*_SPLITS[d]) for c in fold_counts(settings, state, list(_SPLITS).index(d)))
-                 for d in _given(state)}
-        res = directional_from_folds(folds, **settings.group_options)
-        return dataclasses.replace(res, predictions=state.predictions, rows=test.rows,
-                                   binary_task=settings.reading.said)
-    res = directional_from_counts(train, test, train_source=source, **settings.group_options)
-    return dataclasses.replace(res, predictions=state.predictions, binary_task=settings.reading.said)
+    cross_fit = cross_fitted(settings, state)
+    if settings.metric == "mals":
+        test = test.restrict(["attr_pred"], ["task_pred"])
+    if cross_fit and settings.metric == "directional":
+        train = {d: _fold_pair(settings, state, list(_SPLITS).index(d), _SPLITS[d]) for d in _given(state)}
+    elif cross_fit:
+        train = _fold_pair(settings, state, 0, (("attr", "attr_pred"), ("task", "task_pred")))
+    return Counted(train, test, None, None, None, source, state.predictions, settings.reading.said, cross_fit)
+
+
+def _fold_pair(settings: CooccurrenceSettings, state: CooccurrenceState, split: int, roles: tuple) -> Folds:
+    """The two folds of split ``split`` (their tables of ``roles``, the ``(attribute, task)`` roles a statistic
+    reads) and the signs of each fold's ground truth."""
+    tests = tuple(c.restrict(*roles) for c in fold_counts(settings, state, split))
+    return Folds(None, tests, tuple(c.restrict(["attr"], ["task"]) for c in tests))
+
+
+def compute_directional(settings: CooccurrenceSettings, state: CooccurrenceState) -> DirectionalBiasAmpResult:
+    """BiasAmp→ of the state: the family's compute hook
+    (:func:`~biasamp.cooccurrence._metrics.directional_compute`) on its :func:`counted` call."""
+    assert isinstance(settings.options, DirectionalOptions)  # the settings of metric="directional" build them
+    return directional_compute(counted(settings, state), settings.options)
 
 
 def compute_mals(settings: CooccurrenceSettings, state: CooccurrenceState) -> MALSResult:
-    """BiasAmp_MALS of the counts (:func:`~biasamp.cooccurrence._metrics.mals_from_counts`), or of the folds'
-    counts when cross-fitting (:func:`~biasamp.cooccurrence._metrics.mals_from_folds`)."""
-    test = counts_of(settings, state)
-    train, _ = train_counts_of(settings, state)
-    if cross_fitted(settings, state):
-        f0, f1 = (c.restrict(["attr", "attr_pred"], ["task", "task_pred"]) for c in fold_counts(settings, state, 0))
-        res = mals_from_folds(f0, f1, **settings.group_options)
-        return dataclasses.replace(res, predictions=state.predictions, rows=state.rows, train_rows=state.rows,
-                                   binary_task=settings.reading.said)
-    res = mals_from_counts(train, test.restrict(["attr_pred"], ["task_pred"]), **settings.group_options)
-    return dataclasses.replace(res, predictions=state.predictions, binary_task=settings.reading.said)
+    """BiasAmp_MALS of the state: the family's compute hook
+    (:func:`~biasamp.cooccurrence._metrics.mals_compute`) on its :func:`counted` call."""
+    return mals_compute(counted(settings, state), settings.options)
 
 
 # --------------------------------------------------------------------------- #

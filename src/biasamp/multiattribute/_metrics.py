@@ -1718,22 +1718,33 @@ class _Counted:
 
     Attributes
     ----------
-    prep : _Prepared
-        The labels after the row layer and the encoding.
+    prep : _Prepared or None
+        The labels after the row layer and the encoding (None for a stream's
+        counts, which keep tables, not rows).
     counts : MultiAttributeCounts
         The counts of the kept combinations on every row.
     selection : dict
         How the combinations were chosen (``MultiBiasAmpResult.selection``).
     folds : dict or None
         Cross-fitted signs (no training set): ``{metric: (every row's share
-        of fold 0, fold 0 counts, fold 1 counts)}`` (:func:`_count_folds`);
-        None for the plug-in or a training set.
+        of fold 0, fold 0 counts, fold 1 counts)}`` (:func:`_count_folds`;
+        a stream's folds hold None for the rows' shares); None for the
+        plug-in or a training set.
+    source : str
+        Where the training counts come from, ``"train"`` or ``"test"``.
+    predictions : str
+        What the probability policy did to the predictions.
+    binary_task : str or None
+        How a binary task was read.
     """
 
-    prep: _Prepared
+    prep: _Prepared | None
     counts: MultiAttributeCounts
     selection: dict
     folds: dict | None
+    source: str
+    predictions: str
+    binary_task: str | None
 
 
 def multi_count(labels: dict, opts: MultiOptions) -> _Counted:
@@ -1773,7 +1784,7 @@ def multi_count(labels: dict, opts: MultiOptions) -> _Counted:
     counts, selection = _count(prep, mode=opts.combinations, min_size=min_size, max_size=max_size,
                                min_support=min_support, max_combinations=max_combinations, support=opts.support)
     folds = _count_folds(prep, counts, opts.cross_fit_random_state) if cross_fit else None
-    return _Counted(prep, counts, selection, folds)
+    return _Counted(prep, counts, selection, folds, prep.source, prep.predictions, prep.binary_task)
 
 
 def multi_compute(counted: _Counted, opts: MultiOptions) -> MultiBiasAmpResult:
@@ -1795,15 +1806,15 @@ def multi_compute(counted: _Counted, opts: MultiOptions) -> MultiBiasAmpResult:
     MultiBiasAmpResult
         What :func:`multi_bias_amp` returns.
     """
-    prep, counts, selection = counted.prep, counted.counts, counted.selection
+    counts, selection = counted.counts, counted.selection
     if counted.folds is not None:
         folds = {key: (f0, f1) for key, (_, f0, f1) in counted.folds.items()}
         result = multi_from_folds(folds, counts=counts, selection=selection, min_group_size=opts.min_group_size,
                                   include_small_groups=opts.include_small_groups)
     else:
-        result = multi_from_counts(counts, selection=selection, train_source=prep.source,
+        result = multi_from_counts(counts, selection=selection, train_source=counted.source,
                                    min_group_size=opts.min_group_size, include_small_groups=opts.include_small_groups)
-    return dataclasses.replace(result, predictions=prep.predictions, binary_task=prep.binary_task)
+    return dataclasses.replace(result, predictions=counted.predictions, binary_task=counted.binary_task)
 
 
 @dataclass(frozen=True, eq=False)

@@ -96,6 +96,8 @@ def multi_resample(counted: _m._Counted, opts: MultiOptions, point: Any) -> Plan
     several predicted groups (the resampled tables count one group per row).
     """
     prep, counts = counted.prep, counted.counts
+    if prep is None:
+        raise ValueError("a stream's counts keep tables, not rows: no resampling cells")
     cols = prep.attr_pred_columns
     if cols is not None and not np.array_equal(cols, np.eye(cols.shape[1], dtype=bool)[prep.codes["attr_pred"]]):
         # the replicates count Multi_MALS and M->G from one predicted group per row; the authors' M->G counts

@@ -20,7 +20,6 @@ vector ``[1|G|Ĝ]`` in the block of its fold).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -46,6 +45,7 @@ from biasamp._engine.state import (
     TaskReading,
     any_of,
     arguments,
+    compared_above,
     meta,
     same_value,
     setting,
@@ -63,6 +63,7 @@ from biasamp.multiattribute._metrics import (
     _check_sizes,
     _column_bitsets,
     _containment,
+    _Counted,
     _counts_by_group,
     _frequent_sets,
     _group_codes,
@@ -71,9 +72,9 @@ from biasamp.multiattribute._metrics import (
     _label_blocks,
     _padded,
     _sized_combinations,
-    multi_from_counts,
-    multi_from_folds,
+    multi_compute,
 )
+from biasamp.multiattribute._options import MultiOptions
 
 __all__ = ["MULTI_STREAM", "MultiCollected", "MultiSettings", "MultiState", "combinations_of", "counts_of",
            "distinct_rows"]
@@ -111,6 +112,7 @@ class MultiSettings(Settings):
     cross_fit: bool | None = setting()
     split_seed: int = setting(label="cross_fit_random_state (the seed of the split)")
     task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)")
+    options: MultiOptions = setting(label="options", show=False, same=compared_above)
 
     @property
     def reading(self) -> TaskReading:
@@ -182,7 +184,20 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
                    min_group_size: int, include_small_groups: bool, cross_fit: bool | None,
                    cross_fit_random_state: Any, binary_task: str, pos_label: Any) -> MultiSettings:
     """The settings of a multi-attribute accumulator (the options of :class:`.MultiAttributeAccumulator`): every
-    option given, the declared default where the caller gave none (:class:`biasamp.accumulators.Accumulator`)."""
+    option given, the declared default where the caller gave none (:class:`biasamp.accumulators.Accumulator`).
+
+    ``options``: the family's options object of these options (what the
+    function builds from the same keywords), which its compute hook reads;
+    ``combinations`` given as a list of combinations, which the function does
+    not take, is held by the settings (``fixed``), the options object keeping
+    the declared ``combinations`` (as the accumulator's own check builds it).
+    """
+    options = MultiOptions(**({"combinations": combinations} if isinstance(combinations, str) else {}),
+                           min_size=min_size, max_size=max_size, min_support=min_support,
+                           max_combinations=max_combinations, missing=missing, threshold=threshold,
+                           min_group_size=min_group_size, include_small_groups=include_small_groups,
+                           cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
+                           binary_task=binary_task, pos_label=pos_label)
     threshold = check_threshold(threshold)
     group_options = {"min_group_size": check_min_group_size(min_group_size),
                      "include_small_groups": check_include_small_groups(include_small_groups)}
@@ -215,7 +230,7 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
         selection = {"n_candidates": len(fixed[1]), "removed_min_support": 0}
     cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, False)
     return MultiSettings(attr_classes, task_classes, mode, min_size, max_size, min_support, max_combinations,
-                         threshold, group_options, missing, fixed, selection, cross_fit, seed, reading)
+                         threshold, group_options, missing, fixed, selection, cross_fit, seed, reading, options)
 
 
 def _given(combinations: Any, task_classes: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -708,16 +723,25 @@ def fold_counts(settings: MultiSettings, state: MultiState, counts: MultiAttribu
     return out[0], out[1]
 
 
-def compute(settings: MultiSettings, state: MultiState) -> MultiBiasAmpResult:
-    """Multi_MALS, Multi G→M and Multi M→G of the counts (``multi_from_counts``), or of the folds' counts when
-    cross-fitting (``multi_from_folds``)."""
+def counted(settings: MultiSettings, state: MultiState) -> _Counted:
+    """The counted call of the state: what the family's ``count`` hook gives a call of every row counted.
+
+    The count table of the kept combinations, the selection record, the
+    train source and, cross-fitting, each given metric's two folds. A stream
+    keeps tables, not rows (no prepared labels, no fold of every row) and
+    does not record what the probability policy did (``"hard"``).
+    """
     counts, selection, source = counts_of(settings, state)
+    folds = None
     if cross_fitted(settings, state):
-        folds = {key: fold_counts(settings, state, counts, key) for key in _metrics_given(state)}
-        res = multi_from_folds(folds, counts=counts, selection=selection, **settings.group_options)
-    else:
-        res = multi_from_counts(counts, selection=selection, train_source=source, **settings.group_options)
-    return dataclasses.replace(res, binary_task=settings.reading.said)
+        folds = {key: (None, *fold_counts(settings, state, counts, key)) for key in _metrics_given(state)}
+    return _Counted(None, counts, selection, folds, source, "hard", settings.reading.said)
+
+
+def compute(settings: MultiSettings, state: MultiState) -> MultiBiasAmpResult:
+    """Multi_MALS, Multi G→M and Multi M→G of the state: the family's compute hook
+    (:func:`~biasamp.multiattribute._metrics.multi_compute`) on its :func:`counted` call."""
+    return multi_compute(counted(settings, state), settings.options)
 
 
 def resample(settings: MultiSettings, state: MultiState, boot: np.ndarray) -> tuple:
