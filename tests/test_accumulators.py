@@ -430,3 +430,22 @@ def test_sync_without_process_group_is_a_copy():
     s = a.sync()
     assert s is not a
     _assert_tables_equal(s, a)
+
+
+def test_multi_accumulator_says_what_the_probability_policy_did_as_the_function_does():
+    # probabilities thresholded in the batches: the streamed result says so (it said "hard")
+    rng = np.random.default_rng(0)
+    n = 600
+    attr = np.eye(3, dtype=int)[rng.integers(0, 3, n)]
+    task = (rng.random((n, 4)) < 0.4).astype(int)
+    probs = np.clip(task * 0.6 + rng.random((n, 4)) * 0.5, 0, 1)
+    for cross_fit in (False, None):
+        function = multi_bias_amp(attr, task, task_pred=probs, cross_fit=cross_fit, min_group_size=0)
+        acc = MultiAttributeAccumulator(3, 4, cross_fit=cross_fit, min_group_size=0)
+        acc.collect(task)
+        acc.freeze()
+        for rows in np.array_split(np.arange(n), 3):
+            acc.update(attr[rows], task[rows], task_pred=probs[rows])
+        streamed = acc.compute()
+        assert streamed.predictions == function.predictions == "task_pred: thresholded at 0.5 (per label)"
+        assert streamed.g_to_m.value == function.g_to_m.value

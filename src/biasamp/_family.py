@@ -200,8 +200,11 @@ class Streaming:
         ``replicate``, also the batch's rows for the streamed bootstrap
         (added to its hashed group tables, docs/inference.md).
     compute : callable
-        ``compute(settings, state) -> result``: the functional API's result
-        (the family's ``*_from_counts``).
+        ``compute(settings, state) -> result``: the functional API's result:
+        the family's ``compute`` hook on the counted call the state holds
+        (co-occurrence, multi-attribute), or its ``*_from_counts`` on the
+        accumulated counts (the group families, whose in-memory ``counted``
+        holds the prepared rows a stream does not keep).
     cells : callable
         ``cells(settings) -> (rows, columns)``: the shape of one replicate
         table of the streamed bootstrap.

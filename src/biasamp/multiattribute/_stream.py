@@ -35,7 +35,13 @@ from biasamp._core.crossfit import (
     stream_cross_fit,
 )
 from biasamp._core.labels import check_consistent_length, encode_labels
-from biasamp._core.policy import check_include_small_groups, check_min_group_size, check_threshold, harden_roles
+from biasamp._core.policy import (
+    check_include_small_groups,
+    check_min_group_size,
+    check_threshold,
+    harden_roles,
+    joined,
+)
 from biasamp._core.rows import RowFilter, check_missing, select_rows
 from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
@@ -170,6 +176,7 @@ class MultiState(CountState):
     roles: tuple | None = arguments("predictions (attr_pred, task_pred)",
                                     describe=lambda r: f"attr_pred={r[0]}, task_pred={r[1]}")
     weighted: bool = meta(False, any_of)
+    predictions: str = meta("hard", joined)
     rows: RowFilter | None = meta(None, sum_filters)
     train_rows: RowFilter | None = meta(None, sum_filters)
     # cross-fitting: the distinct rows counted, split at the end as the function splits all rows
@@ -451,8 +458,8 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
                       allow_soft=True)
     a = encode_labels({"task": arrays["task"]}, {"task_pred": arrays["task_pred"]}, classes=settings.reading.labels,
                       allow_soft=True)
-    g, _ = harden_roles(g, (("attr", "attr_pred"),), "threshold", settings.threshold)
-    a, _ = harden_roles(a, (("task", "task_pred"),), "threshold", settings.threshold)
+    g, said_g = harden_roles(g, (("attr", "attr_pred"),), "threshold", settings.threshold)
+    a, said_a = harden_roles(a, (("task", "task_pred"),), "threshold", settings.threshold)
     a = settings.reading.read(a)
     n = check_consistent_length(attr=g["attr"], task=a["task"], attr_pred=g.get("attr_pred"),
                                 task_pred=a.get("task_pred"))
@@ -471,7 +478,7 @@ def count(settings: MultiSettings, roles: Mapping[str, Any],
     # split at the end, over every row
     rowset = RowSet.of({**g, **a}, weights, batch_keys(roles, arrays["row_ids"])) if settings.folds else None
     state = replace(state, roles=(attr_pred is not None, task_pred is not None), rows=rows,
-                    weighted=weights is not None, rowset=rowset)
+                    weighted=weights is not None, predictions=joined(said_g, said_a), rowset=rowset)
     if not replicate:
         return state, None
     from scipy import sparse
@@ -728,14 +735,14 @@ def counted(settings: MultiSettings, state: MultiState) -> _Counted:
 
     The count table of the kept combinations, the selection record, the
     train source and, cross-fitting, each given metric's two folds. A stream
-    keeps tables, not rows (no prepared labels, no fold of every row) and
-    does not record what the probability policy did (``"hard"``).
+    keeps tables, not rows (no prepared labels, no fold of every row); what
+    the probability policy did is the batches' (``predictions``).
     """
     counts, selection, source = counts_of(settings, state)
     folds = None
     if cross_fitted(settings, state):
         folds = {key: (None, *fold_counts(settings, state, counts, key)) for key in _metrics_given(state)}
-    return _Counted(None, counts, selection, folds, source, "hard", settings.reading.said)
+    return _Counted(None, counts, selection, folds, source, state.predictions, settings.reading.said)
 
 
 def compute(settings: MultiSettings, state: MultiState) -> MultiBiasAmpResult:
