@@ -238,10 +238,8 @@ def _stats(roles: dict, sides: tuple, units: np.ndarray | None = None) -> _Stats
     same = [(r1, r2) for side in sides for i, r1 in enumerate(side) for r2 in side[i + 1:]]
     diag = {p: np.zeros(roles[p[0]].n_classes) for p in same}
     cross = {(ra, rt): np.zeros((roles[ra].n_classes, roles[rt].n_classes)) for ra in attr_side for rt in task_side}
-    from threadpoolctl import threadpool_limits
-
     # one BLAS thread: the products are small and memory-bound (threads stall on a loaded machine)
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         for a in range(0, n, step):
             blocks = {r: next(_indicator_blocks(_rows(roles[r], a, a + step), step))[2] for r in names}
             # float32 blocks: every block's sums are integers below 2**24 (exact); the totals are float64
@@ -513,9 +511,7 @@ def _column_hash(m: LabelMatrix, g: np.ndarray, units: np.ndarray | None = None)
         limbs *= units.astype(np.float64)[:, None]
     sums = np.zeros((k, 4))
     step = max(1, _CHUNK_BYTES // max(8 * k, 1))
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         for a, b, block in _indicator_blocks(m, step):
             sums += block.astype(np.float64).T @ limbs[a:b]  # integers below 2**53: exact
     q = np.rint(sums).astype(np.uint64)
@@ -567,9 +563,7 @@ def _positional(m: LabelMatrix, rank: np.ndarray, salt: np.uint64) -> np.ndarray
     order = np.argsort(rank)  # soft values: the columns in canonical order
     out = np.empty(m.n_rows, dtype=np.uint64)
     step = max(1, _CHUNK_BYTES // max(4 * k, 1))
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         for a in range(0, m.n_rows, step):
             block = np.asarray(m._dense()[a:a + step])
             if not m.soft:
@@ -1137,10 +1131,25 @@ def in_threads(fn: Any, items: list, n_rows: int) -> list:
         return [fn(x) for x in items]
     from concurrent.futures import ThreadPoolExecutor
 
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(workers) as pool:
         return list(pool.map(fn, items))
+
+
+#: the loaded BLAS libraries, found once (:func:`one_blas_thread`)
+_BLAS: list = []
+
+
+def one_blas_thread() -> Any:
+    """A context in which the BLAS libraries run on one thread (threadpoolctl; restored after).
+
+    The libraries are looked up once, at the first call (numpy's and scipy's
+    are loaded by then), not at every call as ``threadpool_limits`` does.
+    """
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def _cores() -> int:
