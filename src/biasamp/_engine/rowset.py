@@ -108,6 +108,10 @@ class _Rows:
         return cls.distinct(roles, np.concatenate([x.counts for x in levels]),
                             np.concatenate([x.unit for x in levels]), keys)
 
+    def size(self) -> int:
+        """The number of distinct rows."""
+        return len(self.counts)
+
     @property
     def nbytes(self) -> int:
         size = self.counts.nbytes + self.unit.nbytes + (0 if self.keys is None else self.keys.nbytes)
@@ -190,13 +194,10 @@ class RowSet:
         if (mine.keys is None) != (theirs.keys is None) or (
                 mine.keys is not None and theirs.keys is not None and mine.keys.shape[1] != theirs.keys.shape[1]):
             raise ValueError("cannot merge rows with and without the same key columns")
-        def size(x: _Rows) -> int:
-            return len(x.counts)
-
-        levels = sorted((*self._levels, *other._levels), key=size, reverse=True)
-        while len(levels) > 1 and 2 * size(levels[-1]) > size(levels[-2]):  # a carry: the two smallest merged
+        levels = sorted((*self._levels, *other._levels), key=_Rows.size, reverse=True)
+        while len(levels) > 1 and 2 * levels[-1].size() > levels[-2].size():  # a carry: the two smallest merged
             levels.append(_Rows.merged([levels.pop(), levels.pop()]))
-            levels.sort(key=size, reverse=True)
+            levels.sort(key=_Rows.size, reverse=True)
         return RowSet(tuple(levels))
 
     @property

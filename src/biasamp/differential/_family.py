@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from biasamp._core.policy import left_out_mask
+from biasamp._core.policy_options import BINARY_TASK
+from biasamp._core.validation import check
 from biasamp._engine import group_state as _fair
 from biasamp._engine.groups import LABEL_OPTIONS, fairness_call
 from biasamp._engine.groups import cells as _cells
@@ -147,9 +149,6 @@ def differential_settings(classes: Mapping[str, tuple], *, concentration: float,
 
     ``binary_task`` is checked and changes nothing: ε is a maximum over both outcomes.
     """
-    from biasamp._core.policy_options import BINARY_TASK
-    from biasamp._core.validation import check
-
     check("binary_task", binary_task, BINARY_TASK)
     group_options = {k: options.pop(k) for k in ("min_group_size", "include_small_groups") if k in options}
     unknown = set(options) - set(LABEL_OPTIONS)
