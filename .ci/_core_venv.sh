@@ -5,7 +5,9 @@
 # $BIASAMP_CORE_TESTS). Fails when pytest fails or collects nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="$(mktemp -d)/venv"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT  # the venv is removed on exit, pass or fail
+venv="$work/venv"
 python3 -m venv "$venv"
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
