@@ -11,9 +11,11 @@ equal to it: for hard labels the counts are exact integers (sums of 0/1 in
 float64 or int64), so one shot, k batches and any merge order give
 bit-identical results; soft predictions (expected counts) agree to rounding
 (1e-12). Cross-fitted signs (BiasAmp→, BiasAmp_MALS and the multi-attribute
-metrics without a training set) split every batch in two folds on its own:
-one batch equals the function, k batches give another valid split that
-depends on the batching (and merging equals feeding the same batches).
+metrics without a training set) are drawn over every row, not per batch: such
+an accumulator keeps the distinct rows it counted and splits them at
+``compute()`` as the function splits all the rows, so any batching, merge
+order or number of ranks gives the function's value (memory: the distinct
+rows; docs/definitions.md, "No training set").
 
 One class does the work for every registered family: :class:`Accumulator`,
 built from the family's declaration (``biasamp._family.Streaming``: its

@@ -653,11 +653,8 @@ def bias_amp_directional(
     attr_train, task_train : dask collection, optional
         Training ground truth (give both or neither), partitioned like each
         other (not necessarily like the test set). Without them the signs are
-        cross-fitted unless ``cross_fit=False``, every partition split in two
-        folds on its own (a partition is a batch of
-        :class:`~biasamp.accumulators.CooccurrenceAccumulator`: with one
-        partition the value is the in-memory one, with several it is another
-        valid split, which depends on the partitioning).
+        cross-fitted unless ``cross_fit=False``, over one split of all the
+        rows (the in-memory function's, whatever the partitioning).
     attr_classes, task_classes : sequence, optional
         Class lists; when omitted they are found by one pass over the
         ground truth (the classes the in-memory function infers).
@@ -756,8 +753,9 @@ def bias_amp_mals(
     attr_train, task_train : dask collection, optional
         Training ground truth, in the same row partitions. Without it
         (``attr``/``task`` stand in for it, weighted by ``sample_weight``)
-        the indicator is cross-fitted over two folds of every partition (one
-        partition: the in-memory value) unless ``cross_fit=False``.
+        the indicator is cross-fitted unless ``cross_fit=False``, over one
+        split of all the rows (the in-memory function's, whatever the
+        partitioning).
     attr_classes, task_classes : sequence, optional
         Class lists; found by one pass over the ground truth when omitted.
     split_every : int, default 8
@@ -951,7 +949,8 @@ def multi_bias_amp(
     attr_train, task_train : dask collection, optional
         Training ground truth (both or neither). Without it ``y_gm`` and
         Multi_MALS's indicator are cross-fitted unless ``cross_fit=False``,
-        every partition split in two folds on its own.
+        over one split of all the rows (the in-memory function's, whatever
+        the partitioning).
     combinations : {"observed", "all"} or list of tuples, default "observed"
         The candidate task combinations (a list: fixed), as in
         :func:`biasamp.multi_bias_amp`.

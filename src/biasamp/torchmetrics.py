@@ -511,9 +511,10 @@ class BiasAmpDirectional(_AccumulatorMetric):
     every count is an exact integer, so the value is bit-identical. Without
     a training set the signs are cross-fitted (``cross_fit``,
     ``cross_fit_random_state``, as in
-    :class:`~biasamp.accumulators.CooccurrenceAccumulator`): every batch
-    (every rank's batch) is split in two folds on its own, so the value
-    depends on the batching; ``cross_fit=False`` is the plug-in.
+    :class:`~biasamp.accumulators.CooccurrenceAccumulator`) over one split
+    of all the rows counted, on every batch and rank: the metric keeps the
+    distinct rows and splits them at ``compute()``, so the value is the
+    function's whatever the batching; ``cross_fit=False`` is the plug-in.
 
     References
     ----------
