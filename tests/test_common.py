@@ -303,6 +303,37 @@ def test_accumulator_batches_equal_one_shot_and_merge_equals_concatenation(famil
             assert _stats(family, plug.compute()) == _values(family, roles, cross_fit=False)
 
 
+def _reading(res) -> dict:
+    """What a result says beside its tables: its scalar fields, and its nested dataclasses (settings, ...) as
+    they print."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(res):
+        v = getattr(res, f.name)
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            out[f.name] = str(v)
+        elif v is None or isinstance(v, (str, bool, int, float, tuple)):
+            out[f.name] = v
+    return out
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_a_weighted_stream_says_what_the_function_says(family):
+    """Integer weights, some zero, in 3 batches: the streamed result says what the function's says (its values,
+    the rows dropped for a zero weight, that the counts are weighted), not only the same statistics."""
+    roles = _example(family, seed=12)
+    weights = np.random.default_rng(1).integers(0, 4, len(roles["attr"])).astype(float)
+    roles = {**roles, "sample_weight": weights}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        acc, batches = _accumulated(family, roles, 3)
+        for b in batches:
+            acc.update_roles(b)
+        args, kwargs = family.call(roles, {})
+        assert _reading(acc.compute()) == _reading(family.function(*args, **kwargs))
+
+
 def accumulator_for_options(family, roles: dict, **options):
     """The family's accumulator with ``options``, its pre-pass (if any) run over every row."""
     from biasamp.accumulators import accumulator_for

@@ -20,7 +20,17 @@ from biasamp._core.labels import to_numpy
 from biasamp._core.policy import joined
 from biasamp._engine.groups import ConfusionCounts, prepare
 from biasamp._engine.groups import count as count_rows
-from biasamp._engine.state import CountState, ReplicateRows, Settings, any_of, arguments, meta, setting, table
+from biasamp._engine.state import (
+    CountState,
+    ReplicateRows,
+    Settings,
+    any_of,
+    arguments,
+    meta,
+    setting,
+    sum_filters,
+    table,
+)
 
 __all__ = ["ConfusionSettings", "ConfusionState", "cells", "check_counted", "confusion", "count", "start",
            "table_of"]
@@ -50,6 +60,7 @@ class ConfusionState(CountState):
     weighted: bool = meta(False, any_of)
     multilabel: bool = meta(False, any_of)
     predictions: str = meta("hard", joined)
+    rows: Any = meta(None, sum_filters)  # the rows the batches dropped (zero weights), summed
 
 
 def cells(settings: ConfusionSettings) -> tuple[int, int]:
@@ -83,7 +94,7 @@ def count(settings: ConfusionSettings, roles: Mapping[str, Any],
     empty = start(settings)
     state = ConfusionState(empty.n + c.n, empty.positives + c.positives, empty.predicted + c.predicted,
                            empty.true_positives + c.true_positives, c.feature_names, c.soft, w is not None,
-                           yt.codes is None, prep.predictions)
+                           yt.codes is None, prep.predictions, prep.rows)
     if not replicate:
         return state, None
     from scipy import sparse

@@ -41,6 +41,7 @@ __all__ = [
     "AVERAGES",
     "LABEL_OPTIONS",
     "ConfusionCounts",
+    "CountsReading",
     "Prepared",
     "binary_average",
     "cells",
@@ -571,6 +572,45 @@ class Prepared:
     headline: tuple
     predictions: str
     rows: Any
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the rows carry weights (every count a weighted count)."""
+        return self.weights is not None
+
+
+@dataclass(frozen=True)
+class CountsReading:
+    """What a family's ``compute`` hook reads of a call's prepared labels, for a count table alone (a table given
+    to ``*_from_counts``, or the tables of a stream): the headline read from the table's classes, as
+    :func:`prepare` reads it from the labels, and what the counting said of the rows.
+
+    Attributes
+    ----------
+    average : str
+        ``"binary"``, ``"macro"`` or ``"none"``.
+    pos_label : object or None
+        The positive class of a binary average.
+    headline : tuple of int
+        The indices of the headline classes.
+    rows : RowFilter or None
+        The rows the counting dropped or regrouped (summed over a stream's batches).
+    weighted : bool
+        Whether the counts are weighted counts (``sample_weight`` given).
+    """
+
+    average: str
+    pos_label: Any
+    headline: tuple
+    rows: Any = None
+    weighted: bool = False
+
+    @classmethod
+    def of(cls, counts: ConfusionCounts, *, average: Any, pos_label: Any, binary_task: str = "positive",
+           rows: Any = None, weighted: bool = False) -> CountsReading:
+        """The reading of ``counts`` under the options ``average``, ``pos_label`` and ``binary_task``."""
+        average = binary_average(binary_task, average)
+        return cls(*headline_of(counts.classes, counts.multilabel, average, pos_label), rows, weighted)
 
 
 def prepare(y_true: Any, y_pred: Any, sensitive_features: Any, *, average: Any = "auto", pos_label: Any = 1,

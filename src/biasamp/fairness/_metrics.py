@@ -52,11 +52,10 @@ from biasamp._core.policy import small_groups as _small_groups
 from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._core.results import ResultMixin, fmt
 from biasamp._core.typing import Average, BinaryTask, Labels, Missing, Soft, Weights
-from biasamp._engine.groups import ConfusionCounts, binary_average
+from biasamp._engine.groups import ConfusionCounts, CountsReading
 from biasamp._engine.groups import Prepared as _Prepared
 from biasamp._engine.groups import counts_of as _counts_of
 from biasamp._engine.groups import group_table as _group_table
-from biasamp._engine.groups import headline_of as _headline
 from biasamp._engine.groups import prepare as _prepare
 from biasamp._engine.groups import ratio as _ratio
 from biasamp.exceptions import UndefinedPairWarning, warn_outside
@@ -529,13 +528,27 @@ def fairness_from_counts(counts: ConfusionCounts, *, metrics: Sequence[str] = ME
     """
     if not isinstance(counts, ConfusionCounts):
         raise TypeError(f"counts must be a ConfusionCounts, got {type(counts).__name__}")
-    metrics = _check_metrics(metrics)
+    _check_metrics(metrics)
     _check_groups(counts)
-    average = binary_average(binary_task, average)
-    average, pos_label, headline = _headline(counts.classes, counts.multilabel, average, pos_label)
-    return _from_counts(counts, metrics, average=average, pos_label=pos_label, headline=headline,
-                        min_group_size=min_group_size, include_small_groups=include_small_groups,
-                        reference_group=reference_group, tolerance=tolerance)
+    opts = FairnessOptions(metrics=metrics, average=average, pos_label=pos_label, min_group_size=min_group_size,
+                           include_small_groups=include_small_groups, reference_group=reference_group,
+                           tolerance=tolerance, binary_task=binary_task)
+    return counts_compute(counts, opts)
+
+
+def counts_compute(counts: ConfusionCounts, opts: FairnessOptions, *, rows: Any = None,
+                   weighted: bool = False) -> FairnessResult:
+    """The family's ``compute`` hook on a count table alone (:func:`fairness_from_counts`, a stream's tables).
+
+    The headline is read from the table's classes as the counting pass reads
+    it from the labels (:class:`~biasamp._engine.groups.CountsReading`);
+    ``rows`` and ``weighted`` say what the counting did (a stream sums its
+    batches' row filters).
+    """
+    _check_groups(counts)
+    reading = CountsReading.of(counts, average=opts.average, pos_label=opts.pos_label, binary_task=opts.binary_task,
+                               rows=rows, weighted=weighted)
+    return fairness_compute((reading, counts), opts)
 
 
 def _from_counts(full: ConfusionCounts, metrics: tuple, *, average: str, pos_label: Any, headline: tuple,
@@ -847,7 +860,8 @@ def fairness_count(labels: dict, opts: FairnessOptions) -> tuple[_Prepared, Conf
     return prep, _counts_of(prep)
 
 
-def fairness_compute(counted: tuple[_Prepared, ConfusionCounts], opts: FairnessOptions) -> FairnessResult:
+def fairness_compute(counted: tuple[_Prepared | CountsReading, ConfusionCounts],
+                     opts: FairnessOptions) -> FairnessResult:
     """The result of a counted call (the family's ``compute`` hook): the metrics of its confusion counts.
 
     Small groups, the group view, the disparities and the headline follow
@@ -857,8 +871,10 @@ def fairness_compute(counted: tuple[_Prepared, ConfusionCounts], opts: FairnessO
 
     Parameters
     ----------
-    counted : tuple of (Prepared, ConfusionCounts)
-        What :func:`fairness_count` returns.
+    counted : tuple of (Prepared or CountsReading, ConfusionCounts)
+        What :func:`fairness_count` returns, or a count table with its
+        reading (:func:`counts_compute`: no prepared labels, so no
+        ``group_metrics``).
     opts : FairnessOptions
         The call's options.
 
@@ -870,6 +886,8 @@ def fairness_compute(counted: tuple[_Prepared, ConfusionCounts], opts: FairnessO
     prep, full = counted
     labels = None
     if opts.group_metrics:
+        if not isinstance(prep, _Prepared):
+            raise ValueError("group_metrics reads the labels: it needs fairness_metrics, not a count table")
         yt = np.asarray(prep.yt.classes)[prep.yt.codes] if prep.yt.codes is not None else prep.yt.dense
         if prep.yp.codes is not None:
             yp = np.asarray(prep.yp.classes)[prep.yp.codes]
@@ -881,7 +899,7 @@ def fairness_compute(counted: tuple[_Prepared, ConfusionCounts], opts: FairnessO
     return _from_counts(full, opts.metric_names, average=prep.average, pos_label=prep.pos_label,
                         headline=prep.headline, min_group_size=opts.min_group_size,
                         include_small_groups=opts.include_small_groups, reference_group=opts.reference_group,
-                        tolerance=opts.tolerance, rows=prep.rows, weighted=prep.weights is not None,
+                        tolerance=opts.tolerance, rows=prep.rows, weighted=prep.weighted,
                         group_metrics=opts.group_metrics, labels=labels)
 
 

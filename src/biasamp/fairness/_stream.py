@@ -32,8 +32,9 @@ from biasamp.fairness._metrics import (
     _FROM_COUNTS_OPTIONS,
     FairnessResult,
     _check_metrics,
-    fairness_from_counts,
+    counts_compute,
 )
+from biasamp.fairness._options import FairnessOptions
 
 __all__ = ["CLASSES", "FAIRNESS_STREAM", "FairnessStreamSettings"]
 
@@ -59,9 +60,11 @@ def fairness_settings(classes: Mapping[str, tuple], *, metrics: Sequence[str],
 
 
 def compute(settings: FairnessStreamSettings, state: ConfusionState) -> FairnessResult:
-    """The fairness metrics of the counts (:func:`~biasamp.fairness_from_counts`)."""
+    """The fairness metrics of the counts: the family's ``compute`` hook on the summed table, with what the
+    batches' counting said (the rows dropped, the weights)."""
     check_counted(state)
-    return fairness_from_counts(confusion(settings, state), metrics=settings.metrics, **settings.options)
+    opts = FairnessOptions(metrics=settings.metrics, **settings.options)
+    return counts_compute(confusion(settings, state), opts, rows=state.rows, weighted=state.weighted)
 
 
 def resample(settings: FairnessStreamSettings, state: ConfusionState, boot: np.ndarray) -> tuple:
