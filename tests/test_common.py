@@ -11,6 +11,7 @@ registry's own indexes are consistent.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import warnings
 
@@ -257,10 +258,10 @@ def _classes(family, roles: dict) -> dict:
     return {"attr": uniq(roles["attr"], roles.get("attr_pred")), "task": tasks}
 
 
-def _accumulated(family, roles: dict, n_batches: int, classes: dict | None = None):
+def _accumulated(family, roles: dict, n_batches: int, classes: dict | None = None, **options):
     from biasamp.accumulators import accumulator_for
 
-    acc = accumulator_for(family.key).for_family(family.key, classes or _classes(family, roles))
+    acc = accumulator_for(family.key).for_family(family.key, classes or _classes(family, roles), **options)
     bounds = np.linspace(0, len(roles["attr"]), n_batches + 1).astype(int)
     batches = [_take(roles, np.arange(a, b)) for a, b in zip(bounds, bounds[1:])]
     for b in batches:
@@ -332,6 +333,56 @@ def test_a_weighted_stream_says_what_the_function_says(family):
             acc.update_roles(b)
         args, kwargs = family.call(roles, {})
         assert _reading(acc.compute()) == _reading(family.function(*args, **kwargs))
+
+
+#: the families whose function takes ``missing`` (rows with a missing attribute value dropped or grouped)
+MISSING = [f for f in FAMILIES if f.options is not None and "missing" in f.options.option_names()]
+
+
+@pytest.mark.parametrize("missing", ["drop", "group"])
+@pytest.mark.parametrize("family", MISSING, ids=[f.key for f in MISSING])
+def test_missing_attribute_values_stream_as_the_function_reads_them(family, missing):
+    """``missing`` is an option of every streamed form of a family whose function takes it: 3 batches of an
+    accumulator, its torchmetrics class and the Dask function (classes found in a pass) give the function's
+    result, the rows dropped or grouped included."""
+    roles = _example(family, seed=15)
+    # the groups named (Dask DataFrames turn object columns into strings)
+    roles = {k: np.char.add("g", np.asarray(v).astype(str)).astype(object) if k in ("attr", "attr_pred") else v
+             for k, v in roles.items()}
+    found = _classes(family, roles)  # every class keeps rows with a value
+    classes = {**found, "attr": found["attr"] + (["missing"] if missing == "group" else [])}
+    attr = np.asarray(roles["attr"]).astype(object)
+    attr[::37] = None
+    roles = {**roles, "attr": attr}
+    args, kwargs = family.call(roles, {"missing": missing})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = family.function(*args, **kwargs)
+        acc, batches = _accumulated(family, roles, 3, classes, missing=missing)
+        for b in batches:
+            acc.update_roles(b)
+        assert _reading(acc.compute()) == _reading(expected)
+        if importlib.util.find_spec("torchmetrics") is not None:
+            from biasamp.torchmetrics import metric_for
+
+            fresh, _ = _accumulated(family, roles, 3, classes, missing=missing)
+            metric = metric_for(family.key).from_accumulator(fresh)
+            for b in batches:
+                metric._count("update_roles", b)
+            assert _reading(metric.result()) == _reading(expected)
+        if importlib.util.find_spec("dask") is not None:
+            import dask.array as da
+            import dask.dataframe as dd
+            import pandas as pd
+
+            import biasamp.dask as bdask
+
+            def frame(v):
+                return dd.from_pandas(pd.DataFrame(v) if np.ndim(v) == 2 else pd.Series(v), npartitions=3)
+
+            for kind in (lambda v: da.from_array(v, chunks=(250,) + np.shape(v)[1:]), frame):  # arrays, DataFrames
+                args, kwargs = family.call({k: kind(v) for k, v in roles.items()}, {"missing": missing})
+                assert _reading(bdask.function_for(family.key)(*args, **kwargs)) == _reading(expected)
 
 
 def accumulator_for_options(family, roles: dict, **options):

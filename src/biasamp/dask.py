@@ -222,10 +222,9 @@ def _in_stream(template, number: int):
 
 def _frame_task(func, template, names, *parts, partition_info=None):
     """One partition of aligned DataFrames/Series -> a one-element object Series holding its accumulator."""
-    out = pd.Series([None], dtype=object)
     number = partition_info["number"] if partition_info else 0
-    out.iloc[0] = func(_in_stream(template, number), **dict(zip(names, parts)))
-    return out
+    # built from a list: assigning a dict (a partition's distinct values) to an element would store it as a Series
+    return pd.Series([func(_in_stream(template, number), **dict(zip(names, parts)))], dtype=object)
 
 
 # The streamed bootstrap of :func:`bootstrap`: while it runs, the metric functions
@@ -423,19 +422,25 @@ def _discover(requests: dict[str, tuple[str, list[Any]]]) -> dict[str, list | No
             if how == "labels":
                 out[key] = _classes_from_uniques(computed[key])
             else:
-                seen = list(dict.fromkeys(row for part in computed[key] for row in part))
-                try:
-                    out[key] = sorted(seen)
-                except TypeError:  # values that do not compare: order of appearance
-                    out[key] = seen
+                out[key] = _sorted_rows(computed[key])
     return out
+
+
+def _sorted_rows(parts: list[list]) -> list:
+    """The distinct rows of the partitions' row lists, sorted (values that do not compare: order of appearance)."""
+    seen = list(dict.fromkeys(row for part in parts for row in part))
+    try:
+        return sorted(seen)
+    except TypeError:
+        return seen
 
 
 class _RowSelector:
     """What :func:`_selected_uniques` needs per partition (a picklable stand-in for an accumulator template)."""
 
-    def __init__(self, missing: str, labels: dict[str, str], weight: str | None) -> None:
+    def __init__(self, missing: str, labels: dict[str, str], weight: str | None, rows: frozenset = frozenset()) -> None:
         self.missing, self.labels, self.weight, self.stream = missing, labels, weight, 0
+        self.rows = rows  # the group arguments: their distinct rows, each column's missing value its own
 
     def copy(self) -> _RowSelector:
         return copy.copy(self)  # its own partition number (``stream``)
@@ -445,23 +450,26 @@ def _selected_uniques(selector: _RowSelector, **parts: Any) -> dict[str, np.ndar
     """Distinct values of the 1-D label arguments of one partition, on the rows the row layer keeps."""
     weights = parts.pop(selector.weight, None) if selector.weight else None
     kept, _, _ = select_rows(parts, missing=selector.missing, sample_weight=weights,
-                             group_args=tuple(k for k in parts if k in ("attr", "attr_train")), group_columns=False,
-                             weight_name=selector.weight or "sample_weight")
-    return {key: _unique(kept[name]) for name, key in selector.labels.items() if kept.get(name) is not None}
+                             group_args=tuple(k for k in parts if k in ("attr", "attr_train")),
+                             group_columns=bool(selector.rows), weight_name=selector.weight or "sample_weight")
+    return {key: _unique_rows(kept[name]) if key in selector.rows and np.ndim(kept[name]) == 2 else _unique(kept[name])
+            for name, key in selector.labels.items() if kept.get(name) is not None}
 
 
 def _discover_selected(groups: list[tuple[dict[str, Any], str | None]], labels: dict[str, str],
-                       missing: str) -> dict[str, list | None]:
+                       missing: str, rows: frozenset = frozenset()) -> dict[str, list | None]:
     """Classes of the 1-D label arguments after the row layer (weights, ``missing``), in one Dask pass.
 
     ``groups`` holds the row-aligned argument sets (test, training) with the
     name of their weights; ``labels`` maps an argument name to the class
     list it feeds (``"attr"`` or ``"task"``). 2-D arguments give their
-    columns, as in :func:`_discover`.
+    columns, as in :func:`_discover`, but for the group lists named in
+    ``rows``: their distinct rows, where a column's missing value is dropped or
+    its own ``"missing"`` as the row layer reads it (the group families).
     """
 
     out: dict[str, list | None] = {}  # None: a 2-D argument whose width names no class
-    for key in set(labels.values()):
+    for key in set(labels.values()) - rows:
         xs = [args[n] for args, _ in groups for n, k in labels.items() if k == key and args.get(n) is not None]
         if any(x.ndim == 2 for x in xs):  # indicator matrices: DataFrame columns first, else 0..K-1
             frames = [x for x in xs if _kind(x) == "frame"]
@@ -471,12 +479,14 @@ def _discover_selected(groups: list[tuple[dict[str, Any], str | None]], labels: 
     for args, weight in groups:
         mine = {n: k for n, k in labels.items() if k not in out and args.get(n) is not None}
         if mine:
-            delayed += _count_partitions(_selected_uniques, _RowSelector(missing, mine, weight), args, sets)
+            delayed += _count_partitions(_selected_uniques, _RowSelector(missing, mine, weight, rows), args, sets)
     uniques: dict[str, list] = {}
     for part in (_computed(sets, delayed)[0] if delayed else []):
+        part = part.iloc[0] if isinstance(part, pd.Series) else part  # a DataFrame partition's one-element Series
         for key, values in part.items():
             uniques.setdefault(key, []).append(values)
-    out.update({key: _classes_from_uniques(values) for key, values in uniques.items()})
+    out.update({key: _sorted_rows(values) if values and isinstance(values[0], list) else _classes_from_uniques(values)
+                for key, values in uniques.items()})
     return out
 
 
@@ -548,7 +558,7 @@ def _find_classes(decl: Any, test: dict, train: dict, classes: dict[str, Any], m
             sets: list[tuple[dict[str, Any], str | None]] = [(dict(test.values()), "sample_weight")]
             if train:
                 sets.append((dict(train.values()), "train_sample_weight"))
-            out.update(_discover_selected(sets, labels, missing))
+            out.update(_discover_selected(sets, labels, missing, frozenset(k for k, c in need.items() if c.groups)))
         else:
             requests = {}
             for k, c in need.items():

@@ -60,8 +60,8 @@ __all__ = [
 
 #: ``average``: the positive class's value, the mean over classes, per class (None), or the one that fits the task
 AVERAGES = ("auto", "binary", "macro", None)
-#: the options saying how probabilities become counts (:func:`prepare`)
-LABEL_OPTIONS = ("threshold", "soft")
+#: the options a batch's counting reads (:func:`prepare`): how probabilities become counts, rows with a missing value
+LABEL_OPTIONS = ("threshold", "soft", "missing")
 
 
 _BLOCK_BYTES = 4 << 20

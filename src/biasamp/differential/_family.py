@@ -179,7 +179,7 @@ CLASSES = {"task": ClassList("classes", ("task",)), "attr": ClassList("groups", 
 
 DIFFERENTIAL_STREAM = Streaming(classes=CLASSES, settings=differential_settings, start=_fair.start,
                                 count=_fair.count, compute=compute, cells=_fair.cells, resample=resample,
-                                filtered_classes=False)
+                                )
 
 
 # --------------------------------------------------------------------------- #
@@ -205,7 +205,7 @@ References
 NAMED = Named(
     accumulator="DifferentialAccumulator", metric="DifferentialFairness", dask=True, generated=True,
     update={"y_true": "task", "y_pred": "task_pred", "sensitive_features": "attr", "sample_weight": "sample_weight"},
-    skips=("missing",), returns=("DF amplification",), base="FairnessAccumulator",
+    returns=("DF amplification",), base="FairnessAccumulator",
     summary="Differential-fairness bias amplification (Foulds et al. 2020)",
     sections={
         "accumulator": f"""

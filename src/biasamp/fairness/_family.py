@@ -89,7 +89,7 @@ FAIRNESS = Family(
     sweep=ThresholdSweep(fairness_sweep, options=_SWEEP_OPTIONS),
     options=FairnessOptions,
     named=Named(accumulator="FairnessAccumulator", metric="GroupFairness", dask=True,
-                skips=("missing", "group_metrics", "classes")),
+                skips=("group_metrics", "classes")),
     aliases={f: (m,) for f, m in _SINGLE.items()},
     selects="metrics",
     selected=lambda options: _f._check_metrics(options.get("metrics", _f.METRICS)),

@@ -79,4 +79,4 @@ def resample(settings: FairnessStreamSettings, state: ConfusionState, boot: np.n
 CLASSES = {"task": ClassList("classes", ("task",)), "attr": ClassList("groups", ("attr",), groups=True)}
 
 FAIRNESS_STREAM = Streaming(classes=CLASSES, settings=fairness_settings, start=start, count=count, compute=compute,
-                            cells=cells, resample=resample, filtered_classes=False)
+                            cells=cells, resample=resample)
