@@ -446,8 +446,9 @@ class _RowSelector:
         return copy.copy(self)  # its own partition number (``stream``)
 
 
-def _selected_uniques(selector: _RowSelector, **parts: Any) -> dict[str, np.ndarray]:
-    """Distinct values of the 1-D label arguments of one partition, on the rows the row layer keeps."""
+def _selected_uniques(selector: _RowSelector, **parts: Any) -> dict[str, np.ndarray | list]:
+    """Distinct values of the 1-D label arguments of one partition, on the rows the row layer keeps (of a group
+    argument of several columns: its distinct rows, a list of tuples)."""
     weights = parts.pop(selector.weight, None) if selector.weight else None
     kept, _, _ = select_rows(parts, missing=selector.missing, sample_weight=weights,
                              group_args=tuple(k for k in parts if k in ("attr", "attr_train")),
