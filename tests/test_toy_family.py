@@ -198,7 +198,7 @@ def gap_resample(settings: group_state.ConfusionSettings, state: group_state.Con
 GAP_STREAM = Streaming(
     classes={"task": ClassList("classes", ("task",)), "attr": ClassList("groups", ("attr",), groups=True)},
     settings=gap_settings, start=group_state.start, count=group_state.count, compute=gap_compute,
-    cells=group_state.cells, resample=gap_resample, filtered_classes=False)
+    cells=group_state.cells, resample=gap_resample)
 
 
 # --------------------------------------------------------------------------- #

@@ -217,9 +217,6 @@ class Streaming:
         (``attr_train``, ``task_train``, ``train_sample_weight``).
     prepass : Prepass, optional
         A first pass the settings may need before counting.
-    filtered_classes : bool
-        Whether :mod:`biasamp.dask` finds the class lists on the rows the row
-        layer keeps (weights, ``missing``) or on every row.
     dealt_rows : callable, optional
         ``dealt_rows(settings, state) -> DealtRows or None``: the state's
         distinct rows as the streamed bootstrap deals them to its groups at
@@ -251,7 +248,6 @@ class Streaming:
     resample: Callable[[Any, Any, Any], tuple[Any, Any, Any]]
     count_train: Callable[[Any, Mapping[str, Any]], Any] | None = None
     prepass: Prepass | None = None
-    filtered_classes: bool = True
     widens: tuple[str, ...] = ()
     dealt_rows: Callable[[Any, Any], Any] | None = None
     late_replicates: Callable[[Any], bool] | None = None

@@ -554,7 +554,7 @@ def _find_classes(decl: Any, test: dict, train: dict, classes: dict[str, Any], m
     by_role = dict((*test.values(), *train.values()))
     if need:
         filtered = missing != "raise" or any(r in _WEIGHTS for r in by_role)
-        if decl.filtered_classes and filtered:  # the classes of the rows the row layer keeps
+        if filtered:  # the classes of the rows the row layer keeps
             labels = {r: k for k, c in need.items() for r in c.roles}
             sets: list[tuple[dict[str, Any], str | None]] = [(dict(test.values()), "sample_weight")]
             if train:
