@@ -144,3 +144,31 @@ def test_dealt_units_each_land_in_one_group(units, n_groups, seed):
     entry, group, k = deal_units(units, n_groups, np.random.default_rng(seed))
     assert ((group >= 0) & (group < n_groups)).all() and (k >= 1).all()
     np.testing.assert_array_equal(np.bincount(entry, weights=k, minlength=len(units)), units)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(2, 5)), min_size=1, max_size=12),
+       st.integers(2, 9), st.integers(0, 2**31))
+def test_rows_of_an_integer_weight_go_to_a_group_whole(rows, n_groups, seed):
+    """A row given of weight u (the row set stands for c such rows by c·u units) is resampled whole: each group
+    holds a multiple of u of its units, never part of a row; the groups add up to every unit, fold by fold of
+    each split (of the units, those in fold 0 are the first ones)."""
+    from scipy import sparse
+
+    from biasamp._engine.rowset import dealt_group_tables
+
+    counts = np.array([c for c, _ in rows], dtype=float)
+    unit = np.array([u for _, u in rows], dtype=float)
+    weights = counts * unit
+    n = len(rows)
+    rng = np.random.default_rng(seed)
+    shares = [np.floor(rng.random(n) * (weights + 1)), None]  # a split's fold-0 units, a split not drawn
+    left = sparse.csr_matrix(np.eye(n))  # one column per row: the table tells the rows apart
+    right = sparse.csr_matrix(np.ones((n, 1)))
+    tables = dealt_group_tables(left, right, weights, shares, (4 * n, 1), n_groups, seed, occurrences=counts)
+    fold0, fold1 = tables[:, :n, 0], tables[:, n:2 * n, 0]
+    assert np.array_equal((fold0 + fold1).sum(axis=0), weights)
+    assert np.array_equal(fold0.sum(axis=0), shares[0])
+    # a group holds whole rows given: of each row, a multiple of its weight (its fold shares may be split)
+    whole = (fold0 + fold1) / unit
+    assert np.array_equal(whole, np.round(whole))

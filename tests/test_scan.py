@@ -567,3 +567,24 @@ def test_replicate_standard_error_of_a_small_subgroup_is_its_own_jackknife(group
     exact = np.array([jack_se(c) for c in counts])
     ok = exact > 0
     assert np.abs(lin[ok] / exact[ok] - 1).max() < 0.02
+
+
+def test_the_audits_scan_takes_the_rows_the_weights_and_missing_keep():
+    """Features come one row per test row given: rows of weight 0 (and, with missing='drop', rows with a missing
+    attribute) leave the scan with the labels' rows, so the section is the audit's of those rows alone (it
+    refused the features before)."""
+    rng = np.random.default_rng(22)
+    n = 1200
+    a = rng.choice(["f", "m"], n).astype(object)
+    t = (rng.random(n) < np.where(a == "f", 0.6, 0.4)).astype(int)
+    tp = np.where(rng.random(n) < 0.85, t, 1 - t)
+    feats = pd.DataFrame({"region": rng.choice(["north", "south", "east"], n)})
+    w = rng.integers(0, 3, n).astype(float)
+    a[::41] = None
+    kw = {"sections": ["scan"], "n_boot": 60, "progress": False, "random_state": 3}
+    rep = biasamp.audit(a, t, task_pred=tp, features=feats, sample_weight=w, missing="drop", **kw)
+    keep = (w > 0) & np.array([x is not None for x in a])
+    ref = biasamp.audit(a[keep], t[keep], task_pred=tp[keep], features=feats[keep].reset_index(drop=True),
+                        sample_weight=w[keep], **kw)
+    got, want = (next(s for s in r.sections if s.key == "scan").tables["subgroups"] for r in (rep, ref))
+    pd.testing.assert_frame_equal(got, want)

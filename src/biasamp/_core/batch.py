@@ -55,6 +55,10 @@ def to_host(x: Any) -> Any:
     return np.asarray(_from_tensor(x))
 
 
+#: the key under which the test rows' positions go through the row selection (:meth:`Batch.validated`)
+_POSITIONS = "row position"
+
+
 @dataclass(eq=False)
 class Batch:
     """Label arguments by role, validated once (see the module docstring).
@@ -73,12 +77,18 @@ class Batch:
         Training rows, None without a training set.
     rows : tuple of RowFilter or None
         What the row selection did to the test and to the training rows.
+    kept : ndarray of int or None
+        The positions, among the test rows given, of the test rows kept
+        (None: every row), so that an argument of one row per test row that
+        is not a label (the subgroup scan's features, captions) takes the
+        same rows.
     """
 
     labels: dict = field(default_factory=dict)
     n: int = 0
     n_train: int | None = None
     rows: Any = None
+    kept: Any = None
 
     def get(self, role: str) -> Any:
         """The labels of ``role`` (None when absent)."""
@@ -131,11 +141,15 @@ class Batch:
                 raise ValueError(f"{name} has {length(labels[name])} rows but {test[0]} has {n}: every test argument "
                                  "needs one row per test instance")
         rows: tuple[Any, Any] = (None, None)
-        weight = None
+        weight = positions = None
         if missing != "raise" or sample_weight is not None:
-            kept, weight, test_rows = select_rows({k: labels.get(k) for k in test_roles}, missing=missing,
+            given = {k: labels.get(k) for k in test_roles}
+            if test:  # the rows' positions ride along the selection
+                given[_POSITIONS] = np.arange(n)
+            kept, weight, test_rows = select_rows(given, missing=missing,
                                                   group_args=[r for r in group_roles if r in test_roles],
                                                   sample_weight=sample_weight)
+            positions = kept.pop(_POSITIONS, None)
             labels.update(kept)
             train_rows = None
             train = [r for r in train_roles if labels.get(r) is not None]
@@ -158,4 +172,4 @@ class Batch:
                 if length(labels[name]) != n_train:
                     raise ValueError(f"{name} has {length(labels[name])} rows but {train[0]} has {n_train}")
         labels["sample_weight"] = weight
-        return cls(labels, n, n_train, rows)
+        return cls(labels, n, n_train, rows, positions)

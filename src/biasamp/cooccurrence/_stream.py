@@ -581,7 +581,7 @@ def dealt_rows(settings: CooccurrenceSettings, state: CooccurrenceState) -> Deal
     left = augmented([rows.get(r, sparse.csr_matrix((n, ka))) for r in ATTR_ROLES], n)
     right = augmented([rows.get(r, sparse.csr_matrix((n, kt))) for r in TASK_ROLES], n)
     shares = _split(settings, roles, given) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return DealtRows(left, right, weights, shares, keys)
+    return DealtRows(left, right, weights, shares, keys, state.rowset.occurrences())
 
 
 _CLASSES = {"attr": ClassList("attr_classes", ("attr", "attr_train")),

@@ -558,7 +558,7 @@ def dealt_rows(settings: MultiSettings, state: MultiState) -> DealtRows | None:
     codes = {name: _group_codes(m) for name, m in g.items()}
     left, right = _table_rows(settings, g, a, codes, n)
     shares = _split(settings, g, a, given) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return DealtRows(left, right, weights, shares, keys)
+    return DealtRows(left, right, weights, shares, keys, state.rowset.occurrences())
 
 
 def _count_table(settings: MultiSettings, g: dict, a: dict, codes: dict, weights: np.ndarray | None,

@@ -157,7 +157,7 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
                              "attr_train": attr_train, "task_train": task_train},
                             checked={"attr_val_scores": attr_val_scores, "task_val_scores": task_val_scores},
                             sample_weight=sample_weight, missing=missing)
-    inp = AuditInputs(batch.labels, batch.n, batch.n_train, batch.rows)
+    inp = AuditInputs(batch.labels, batch.n, batch.n_train, batch.rows, batch.kept)
     _check_shared_classes(inp)
     truth = {"task": inp.task_train if inp.task_train is not None else inp.task,
              "attr": inp.attr_train if inp.attr_train is not None else inp.attr}
@@ -170,12 +170,16 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
     return inp
 
 
-def _every_test_row(name: str, section: str, inp: AuditInputs) -> None:
-    """``ValueError`` when the row selection dropped test rows: ``name`` (one row per test row) needs them all."""
+def _test_rows_kept(frame: pd.DataFrame, name: str, inp: AuditInputs) -> pd.DataFrame:
+    """``frame`` (one row per test row given) on the test rows the row selection kept (``missing="drop"``, zero
+    weights): the rows the labels hold."""
     test_rows = inp.rows[0] if inp.rows else None
-    if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight):
-        raise ValueError(f"{name}: {test_rows.describe()}, but the {section} section needs every test row; drop "
-                         "those rows before the audit")
+    if inp.kept is None or test_rows is None or not (test_rows.n_dropped or test_rows.n_zero_weight):
+        return frame
+    if len(frame) != test_rows.n_rows:
+        raise ValueError(f"{name} has {len(frame)} rows, the test labels {test_rows.n_rows}: one row of {name} per "
+                         "test row")
+    return frame.iloc[inp.kept].reset_index(drop=True)
 
 
 def _check_shared_classes(inp: AuditInputs) -> None:
@@ -210,7 +214,10 @@ def _caption_inputs(captions: Any, inp: AuditInputs) -> dict | None:
         return None
     from biasamp.captioning.section import caption_inputs
 
-    _every_test_row("captions", "captioning", inp)
+    test_rows = inp.rows[0] if inp.rows else None
+    if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight):
+        raise ValueError(f"captions: {test_rows.describe()}, but the captioning section needs every test row; drop "
+                         "those rows before the audit")
     return caption_inputs(captions, inp.n)
 
 
@@ -220,8 +227,7 @@ def _feature_inputs(features: Any, inp: AuditInputs) -> Any:
         return None
     from biasamp.subgroups._levels import feature_frame
 
-    frame = feature_frame(features)
-    _every_test_row("features", "subgroup scan", inp)
+    frame = _test_rows_kept(feature_frame(features), "features", inp)
     if len(frame) != inp.n:
         raise ValueError(f"features has {len(frame)} rows, the test labels {inp.n}: one row of features per test row")
     return frame
