@@ -72,7 +72,10 @@ sample (``--check-rows``, default 5,000,000).
 
 Run: ``python benchmarks/bench_coverage.py [--quick] [--n-samples N] [--n-boot B]
 [--only KEY ...] [--methods M ...] [--seed S] [--n-jobs J] [--groups G] [--plug-in]
-[--include-small-groups] [--stream [P]] [--stream-groups G]``
+[--include-small-groups] [--stream [P]] [--stream-groups G] [--weights]``
+
+``--weights`` gives every row of a noise-* sample an integer weight 1-3 drawn independently of its labels (the
+truth does not change): the coverage of the weighted cross-fitted bootstrap, in memory or streamed.
 
 ``--groups G`` forces the grouped bootstrap (the scheme ``biasamp.bootstrap``
 switches to on large data: rows split at random into G groups, replicates
@@ -258,10 +261,17 @@ def _values_multi(sc, s):
 # without a training set (the noise scenarios): the signs come from the test rows, cross-fitted unless
 # PLUG_IN["cross_fit"] is False (--plug-in); --include-small-groups adds include_small_groups=True
 PLUG_IN: dict = {}
+# --weights: every row of a noise-* sample gets an integer weight 1-3 drawn independently of its labels (so the
+# weighted metric has the unweighted truth); through the environment for joblib's workers
+WEIGHTED = os.environ.get("BIASAMP_BENCH_WEIGHTS", "") == "1"
 
 
 def _labels(s: dict) -> tuple:
-    return (s["attr"], s["task"]), {"attr_pred": s["attr_pred"], "task_pred": s["task_pred"]}
+    preds = {"attr_pred": s["attr_pred"], "task_pred": s["task_pred"]}
+    if WEIGHTED:  # one weight vector per sample, a function of the sample's size and first labels
+        seed = [len(s["attr"]), *np.asarray(s["attr"][:8], dtype=np.int64).tolist()]
+        preds["sample_weight"] = np.random.default_rng(seed).integers(1, 4, len(s["attr"])).astype(float)
+    return (s["attr"], s["task"]), preds
 
 
 def _call_noise_dir(sc, s, **kw):
@@ -1226,6 +1236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stream-groups", type=int, default=None, metavar="G",
                         help="with --stream: G hashed groups instead of the library's 1,000 (e.g. 50 for groups of "
                              "20-80 rows at these sizes)")
+    parser.add_argument("--weights", action="store_true",
+                        help="the no-training-set scenarios (noise-*) with integer sample weights 1-3 drawn "
+                             "independently of the labels (the truth does not change): the weighted cross-fitted "
+                             "bootstrap, in memory or with --stream")
     parser.add_argument("--inference", action="store_true",
                         help="one inference per reading instead of coverage: the p-value / interval agreement "
                              "count and the power at the reported MDE (default 200 samples, n_boot 500)")
@@ -1241,6 +1255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         STREAM_PARTITIONS, STREAM_GROUPS = args.stream, args.stream_groups or 0
         os.environ["BIASAMP_BENCH_STREAM"] = str(args.stream)  # for joblib's workers, whichever way they load us
         os.environ["BIASAMP_BENCH_STREAM_GROUPS"] = str(STREAM_GROUPS)
+    if args.weights:
+        global WEIGHTED
+        WEIGHTED = True
+        os.environ["BIASAMP_BENCH_WEIGHTS"] = "1"
     if args.groups is not None:
         if args.n_jobs != 1:
             parser.error("--groups needs --n-jobs 1 (the setting is made in this process)")
