@@ -106,13 +106,16 @@ def test_the_seed_of_the_split():
         split_seed("seed")
 
 
-def test_weighted_rows_integer_weights_split_as_repeated_rows():
+def test_weighted_rows_go_to_one_fold_whole_and_units_split_as_repeated_rows():
     g, y, p, _ = _noise(1, n=600, levels=6)
     a, t = _encoded(g, y, p)
-    # integer weights are numbers of rows: the split of the repeated rows, unit for unit
+    # a sample weight, integer or not, is one observation's: the row goes to one fold whole
     w = np.random.default_rng(2).integers(1, 4, 600)
-    rows = np.repeat(np.arange(600), w)
     share = crossfit_folds(a["attr"], [t["task"], t["task_pred"]], weights=w.astype(float))
+    assert ((share == 0) | (share == w)).all()
+    # units (a stream's numbers of identical rows) are numbers of rows: the split of the repeated rows, unit for unit
+    rows = np.repeat(np.arange(600), w)
+    share = crossfit_folds(a["attr"], [t["task"], t["task_pred"]], units=w)
     assert ((share >= 0) & (share <= w)).all() and ((share > 0) & (share < w)).any()  # some rows shared
     a2, t2 = _encoded(g[rows], y[rows], p[rows])
     repeated = crossfit_folds(a2["attr"], [t2["task"], t2["task_pred"]])
@@ -121,8 +124,6 @@ def test_weighted_rows_integer_weights_split_as_repeated_rows():
         for k, v in zip(map(tuple, key), s):
             by_content.setdefault(k, [0, 0])[f] += v
     assert all(x == r for x, r in by_content.values())
-    assert bias_amp_directional(g, y, task_pred=p, sample_weight=w).a_to_t.value == \
-        bias_amp_directional(g[rows], y[rows], task_pred=p[rows]).a_to_t.value
     # other weights: a row goes to one fold whole, its weight part of its content
     w = np.random.default_rng(2).choice([0.5, 1.0, 3.5], size=600)
     share = crossfit_folds(a["attr"], [t["task"], t["task_pred"]], weights=w)

@@ -6,7 +6,8 @@ fold. The digests below are the SHA-256 (first 16 hex digits) of each split's
 array of fold-0 shares (its dtype included), as :func:`crossfit_splits`
 returned them at commit 325a342, on inputs that take every path: wide 0/1
 rows dealt row by row (with many repeated rows), narrow rows grouped by
-content, integer weights (units), non-integer weights, an indicator-matrix
+content, units (numbers of identical rows: a stream's distinct rows; integer sample weights were
+split so at that commit, and keep their row whole since), non-integer weights, an indicator-matrix
 attribute with an unstratified read (Multi_MALS); and three seeds each. The
 values are those of the public functions on the first data set, bit for bit.
 """
@@ -91,7 +92,8 @@ def test_splits_are_those_of_the_pinned_commit(case):
     roles, rng = _inputs(*data)
     weights = _weights(weight_kind, rng, roles["attr"].n_rows)
     for seed, expected in zip(SEEDS, EXPECTED[case]):
-        splits = crossfit_splits(roles, reads, weights=weights, random_state=seed, stratified=stratified)
+        given = {"units": weights} if weight_kind == "int" else {"weights": weights}
+        splits = crossfit_splits(roles, reads, random_state=seed, stratified=stratified, **given)
         assert tuple(_digest(s) for s in splits) == expected, (case, seed)
 
 

@@ -54,7 +54,7 @@ def _reference_deal(key, strata, tie, seed):
     return folds
 
 
-def _reference_splits(roles, reads, weights=None, random_state=None, stratified=True):
+def _reference_splits(roles, reads, weights=None, random_state=None, stratified=True, units=None):
     seed = np.array([cf.split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
     n = attr.n_rows
@@ -64,7 +64,12 @@ def _reference_splits(roles, reads, weights=None, random_state=None, stratified=
         h = cf._positional(attr, np.arange(attr.n_classes, dtype=np.uint64), cf._SALT_ATTR)
         by_class = np.unique(h, return_inverse=True)[1].astype(np.int64).ravel()
     flags = [stratified] * len(reads) if isinstance(stratified, bool) else list(stratified)
-    units = cf.weight_units(weights)
+    # units (numbers of identical rows) are dealt like that many rows; a sample weight keeps its row whole, its
+    # weight part of the row's content (weights all 1: no weights)
+    if units is not None:
+        weights, units = np.asarray(units, dtype=np.float64), np.asarray(units, dtype=np.int64)
+    elif weights is not None and np.all(np.asarray(weights) == 1):
+        weights = None
     wbits = None if weights is None or units is not None else \
         np.where(np.asarray(weights) == 1, np.uint64(0), cf._mix(cf._float_bits(weights) ^ cf._SALT_WEIGHT))
     out = []
@@ -166,10 +171,13 @@ def split_inputs(draw):
     if draw(st.booleans()):  # classes 0 and 1 of the attribute identical up to their names
         roles = {r: (_mirrored(m, n) if r in ("attr", "attr_pred") else _same_rows(m, n)) for r, m in roles.items()}
         n *= 2
+    kind = draw(st.sampled_from(["none", "ones", "integer", "real", "units"]))
     weights = {"none": None, "ones": np.ones(n), "integer": rng.integers(1, 4, n).astype(float),
-               "real": rng.choice([0.5, 1.0, 2.25], n)}[draw(st.sampled_from(["none", "ones", "integer", "real"]))]
+               "real": rng.choice([0.5, 1.0, 2.25], n), "units": rng.integers(1, 4, n).astype(float)}[kind]
     if weights is not None and draw(st.booleans()):  # a few rows of weight 0
         weights[rng.random(n) < 0.1] = 0.0
+    if kind == "units":  # a stream's distinct rows and their multiplicities (numbers of identical rows)
+        weights = {"units": weights}
     reads = draw(st.sampled_from(READS))
     seed = draw(st.one_of(st.none(), st.integers(0, 2**64 - 1)))
     stratified = draw(st.one_of(st.booleans(), st.lists(st.booleans(), min_size=len(reads), max_size=len(reads))))
@@ -177,8 +185,9 @@ def split_inputs(draw):
 
 
 def _check(roles, reads, weights, seed, stratified=True):
-    got = crossfit_splits(roles, reads, weights=weights, random_state=seed, stratified=stratified)
-    expected = _reference_splits(roles, reads, weights=weights, random_state=seed, stratified=stratified)
+    given = dict(weights) if isinstance(weights, dict) else {"weights": weights}  # {"units": ...}: units
+    got = crossfit_splits(roles, reads, random_state=seed, stratified=stratified, **given)
+    expected = _reference_splits(roles, reads, random_state=seed, stratified=stratified, **given)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype

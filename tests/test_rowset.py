@@ -78,15 +78,16 @@ def test_any_batching_merged_in_any_order_is_the_row_set_of_every_row(data):
 @settings(max_examples=40, deadline=None)
 @given(_data())
 def test_the_rows_given_back_carry_every_unit(data):
-    """``rows()``: integer weights come back once per distinct row with weight multiplicity x weight, other
-    weights once per occurrence; either way the total weight and each content's weight are the rows'."""
+    """``rows()``: unweighted rows come back once per distinct row with their multiplicity (units), weighted ones
+    once per occurrence (a weighted row is one observation); either way the total weight and each content's weight
+    are the rows'."""
     attr, task, w, _, _ = data
     rs = RowSet.of(_roles(attr, task), w)
     roles, weights = rs.rows()
     unit = np.ones(len(attr)) if w is None else w
     assert np.isclose(weights.sum(), unit.sum(), rtol=0, atol=1e-9)
-    whole = np.array_equal(unit, np.rint(unit))
-    assert len(weights) == (rs.n_distinct if whole else len(attr))
+    assert rs.in_units == bool(np.all(unit == 1.0))
+    assert len(weights) == (rs.n_distinct if rs.in_units else len(attr))
 
     def by_content(codes, dense, wts):
         out: dict = {}
@@ -147,28 +148,28 @@ def test_dealt_units_each_land_in_one_group(units, n_groups, seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 6), st.integers(2, 5)), min_size=1, max_size=12),
-       st.integers(2, 9), st.integers(0, 2**31))
-def test_rows_of_an_integer_weight_go_to_a_group_whole(rows, n_groups, seed):
-    """A row given of weight u (the row set stands for c such rows by c·u units) is resampled whole: each group
-    holds a multiple of u of its units, never part of a row; the groups add up to every unit, fold by fold of
-    each split (of the units, those in fold 0 are the first ones)."""
+@given(st.lists(st.tuples(st.integers(1, 6), st.booleans()), min_size=1, max_size=12), st.integers(2, 9),
+       st.integers(0, 2**31))
+def test_rows_of_sample_weights_go_to_a_group_whole(rows, n_groups, seed):
+    """A row of a sample weight (an integer one too) is one observation: the streamed bootstrap deals it to one
+    group whole with its weight (``whole``), where units (numbers of identical rows) are dealt one by one; the
+    groups add up to every row's weight, fold by fold."""
     from scipy import sparse
 
     from biasamp._engine.rowset import dealt_group_tables
 
-    counts = np.array([c for c, _ in rows], dtype=float)
-    unit = np.array([u for _, u in rows], dtype=float)
-    weights = counts * unit
+    weights = np.array([w for w, _ in rows], dtype=float)
     n = len(rows)
-    rng = np.random.default_rng(seed)
-    shares = [np.floor(rng.random(n) * (weights + 1)), None]  # a split's fold-0 units, a split not drawn
+    shares = [np.where([f for _, f in rows], weights, 0.0), None]  # a split's fold 0: whole rows; a split not drawn
     left = sparse.csr_matrix(np.eye(n))  # one column per row: the table tells the rows apart
     right = sparse.csr_matrix(np.ones((n, 1)))
-    tables = dealt_group_tables(left, right, weights, shares, (4 * n, 1), n_groups, seed, occurrences=counts)
+    tables = dealt_group_tables(left, right, weights, shares, (4 * n, 1), n_groups, seed, whole=True)
     fold0, fold1 = tables[:, :n, 0], tables[:, n:2 * n, 0]
     assert np.array_equal((fold0 + fold1).sum(axis=0), weights)
     assert np.array_equal(fold0.sum(axis=0), shares[0])
-    # a group holds whole rows given: of each row, a multiple of its weight (its fold shares may be split)
-    whole = (fold0 + fold1) / unit
-    assert np.array_equal(whole, np.round(whole))
+    # each row in one group, whole: its weight there and 0 elsewhere
+    assert np.array_equal(np.sort(fold0 + fold1, axis=0)[-1], weights) and np.all(((fold0 + fold1) > 0).sum(axis=0) == 1)
+    # units are dealt one by one: with many units some row lands in several groups
+    many = dealt_group_tables(left, right, weights * 50, [s * 50 if s is not None else None for s in shares],
+                              (4 * n, 1), n_groups, seed)
+    assert np.array_equal((many[:, :n, 0] + many[:, n:2 * n, 0]).sum(axis=0), weights * 50)

@@ -60,9 +60,11 @@ def _assert_same_values(a, b_, exact=True):
             assert va[k] == pytest.approx(vb[k], rel=1e-9, abs=1e-12), k
 
 
-def _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w=None, tw=None, train=True):
-    """The three label-level metrics on the same data (training set optional)."""
-    kw = {"attr_train": attr_train, "task_train": task_train, "train_sample_weight": tw} if train else {}
+def _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w=None, tw=None, train=True, plug_in=False):
+    """The three label-level metrics on the same data (training set optional; ``plug_in``: without one, the signs
+    of every test row, not cross-fitted)."""
+    kw = {"attr_train": attr_train, "task_train": task_train, "train_sample_weight": tw} if train else \
+        ({"cross_fit": False} if plug_in else {})
     out = {
         "directional": b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred,
                                               sample_weight=w, **kw),
@@ -81,6 +83,8 @@ def _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w=None, t
 @given(seed=st.integers(0, 2**16), max_w=st.integers(1, 4), train=st.booleans(),
        n=st.integers(30, 120), k_attr=st.integers(2, 3), k_task=st.integers(1, 4))
 def test_integer_weights_equal_repeated_rows(seed, max_w, train, n, k_attr, k_task):
+    """Counts: integer weights are repeated rows, with a training set or the plug-in signs. (Cross-fitted, a
+    weighted row is one observation and goes to one fold whole, where repeated rows are split: not equal.)"""
     attr, task, attr_pred, task_pred, attr_train, task_train = _data(seed, n, k_attr, k_task, n_train=n)
     rng = np.random.default_rng(seed + 1)
     w = rng.integers(0, max_w + 1, n)
@@ -89,13 +93,13 @@ def test_integer_weights_equal_repeated_rows(seed, max_w, train, n, k_attr, k_ta
     rows, trows = np.repeat(np.arange(n), w), np.repeat(np.arange(n), tw)
     try:
         repeated = _metrics(attr[rows], task[rows], attr_pred[rows], task_pred[rows], attr_train[trows],
-                            task_train[trows], train=train)
+                            task_train[trows], train=train, plug_in=True)
     except ValueError:  # e.g. every statistic undefined on the repeated rows: the weighted call must agree
         event("the repeated rows raise")
         with pytest.raises(ValueError):  # noqa: PT011 - the repeated rows' error, whatever its wording
-            _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w, tw, train=train)
+            _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w, tw, train=train, plug_in=True)
         return
-    weighted = _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w, tw, train=train)
+    weighted = _metrics(attr, task, attr_pred, task_pred, attr_train, task_train, w, tw, train=train, plug_in=True)
     for name in repeated:
         _assert_same_values(weighted[name], repeated[name])
     assert weighted["multi"].combinations == repeated["multi"].combinations
@@ -108,8 +112,10 @@ def test_integer_weights_equal_repeated_rows_with_soft_predictions():
     task_pred = np.random.default_rng(4).random(task.shape)
     w = np.random.default_rng(5).integers(0, 4, len(attr))
     rows = np.repeat(np.arange(len(attr)), w)
-    weighted = b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w)
-    repeated = b.bias_amp_directional(attr[rows], task[rows], attr_pred=attr_pred[rows], task_pred=task_pred[rows])
+    weighted = b.bias_amp_directional(attr, task, attr_pred=attr_pred, task_pred=task_pred, sample_weight=w,
+                                      cross_fit=False)
+    repeated = b.bias_amp_directional(attr[rows], task[rows], attr_pred=attr_pred[rows], task_pred=task_pred[rows],
+                                      cross_fit=False)
     _assert_same_values(weighted, repeated, exact=False)
 
 

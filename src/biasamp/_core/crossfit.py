@@ -33,10 +33,13 @@ roles the statistic reads (truth, predictions, the weight):
   every respect up to swapping them share a signature; the rows they tell
   apart are then ordered by their labels' positions, so the split still
   ignores the order of the rows;
-* **integer weights split as repeated rows**: a row of integer weight w is
-  w units, dealt like w rows (its weight may then be shared by the folds);
-  a non-integer weight is part of a row's content and the row goes to one
-  fold whole.
+* **a weighted row is one observation**: its weight (integer or not) is
+  part of its content and the row goes to one fold whole, as the bootstrap
+  resamples it whole (were a weight shared by the folds, copies of one
+  observation would sit on both sides, and the selection bias cross-fitting
+  removes would come back); only ``units``, a stream's numbers of identical
+  unweighted rows, are dealt like that many rows (:func:`split_weights`);
+  weights all 1 are no weights.
 
 Within a class, the rows ordered by their hash are dealt alternately to fold
 0 and fold 1 (positions 0, 2, 4, ... to fold 0). The split of one seed is
@@ -917,6 +920,25 @@ _FEW_CONTENTS = 4
 MAX_UNITS = 1 << 24
 
 
+def split_weights(weights: np.ndarray | None, units: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(weights, units)`` as the split reads them: sample weights (a row whole; all 1: none), or units.
+
+    ``units`` (numbers of identical unweighted rows, :data:`MAX_UNITS` at most in all) come back as int64 units
+    and as the rows' weights; sample ``weights`` come back as they are, with no units: a weighted row is one
+    observation, dealt whole (its weight part of its content), whatever its weight.
+    """
+    if units is not None:
+        if weights is not None:
+            raise ValueError("give sample weights or units (numbers of identical rows), not both")
+        counted = weight_units(units)
+        if counted is None:
+            raise ValueError(f"units must be non-negative integers, {MAX_UNITS:,} at most in all")
+        return np.asarray(units, dtype=np.float64), counted
+    if weights is not None and bool(np.all(np.asarray(weights) == 1.0)):
+        return None, None  # a weight of 1 is no weight
+    return weights, None
+
+
 def weight_units(weights: np.ndarray | None) -> np.ndarray | None:
     """The weights as numbers of units (int64) when they are small integers (:data:`MAX_UNITS`), else None."""
     if weights is None:
@@ -929,7 +951,8 @@ def weight_units(weights: np.ndarray | None) -> np.ndarray | None:
 
 
 def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.ndarray | None = None,
-                    random_state: Any = None, stratified: bool | Sequence[bool] = True) -> list[np.ndarray]:
+                    random_state: Any = None, stratified: bool | Sequence[bool] = True,
+                    units: np.ndarray | None = None) -> list[np.ndarray]:
     """One split per statistic: every row's share of fold 0, each attribute class halved (when stratified).
 
     Parameters
@@ -943,10 +966,10 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
         "task_pred")``); each gets its own split, drawn from those roles only,
         so that a statistic's value does not depend on the other roles given.
     weights : ndarray, optional
-        One positive weight per row. Integer weights count as that many rows
-        ("units": a row of weight 3 is split like three rows, so integer
-        weights split exactly as repeated rows do); other weights make the
-        weight part of a row's content, and a row goes to one fold whole.
+        One positive weight per row (``sample_weight``): a weighted row is one
+        observation, so it goes to one fold whole, its weight part of its
+        content (the bootstrap resamples it whole too). Weights all 1 are no
+        weights.
     random_state : None, int or numpy Generator
         The seed (:func:`split_seed`; None: the fixed default). One seed draws
         every split.
@@ -957,14 +980,18 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
         (False: the statistics whose term reads a group's *share* of a task,
         BiasAmp_MALS and Multi_MALS, whose indicator and change would
         otherwise share the sample's group sizes; docs/definitions.md).
+    units : ndarray of int, optional
+        Instead of ``weights``: how many identical unweighted rows each row
+        stands for (a stream's distinct rows and their multiplicities), each
+        dealt like a row ("units": a row of 3 units is split like three rows,
+        so the split is the split of the repeated rows).
 
     Returns
     -------
     list of ndarray
         Per statistic, every row's weight in fold 0 (its weight in fold 1 is
         the rest): 0 or 1 without weights (int8), 0 or its weight with
-        non-integer weights, from 0 to its weight with integer weights
-        (float64). Stratified, every attribute class has ``ceil(n_c / 2)``
+        weights, from 0 to its number with units (float64). Stratified, every attribute class has ``ceil(n_c / 2)``
         rows (units) in fold 0 and ``floor(n_c / 2)`` in fold 1; unstratified,
         all the rows together do.
 
@@ -981,11 +1008,12 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     identical rows, the earlier ones take the earlier occurrences, so the
     share of every row is fixed too.
     """
-    return splits_and_counts(roles, reads, weights, random_state, stratified)[0]
+    return splits_and_counts(roles, reads, weights, random_state, stratified, units=units)[0]
 
 
 def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.ndarray | None, random_state: Any,
-                     stratified: bool | Sequence[bool]) -> tuple[list[np.ndarray], _Stats | None, dict, list]:
+                     stratified: bool | Sequence[bool], *,
+                     units: np.ndarray | None = None) -> tuple[list[np.ndarray], _Stats | None, dict, list]:
     """:func:`crossfit_splits`, the counts of every row it made on the way, the rows' bytes and the rows of fold 0.
 
     The counts (:class:`_Stats` of every role read) are those of all the rows,
@@ -999,8 +1027,8 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     flags = [stratified] * len(reads) if isinstance(stratified, (bool, np.bool_)) else list(stratified)
     if len(flags) != len(reads):
         raise ValueError(f"stratified: one flag per statistic ({len(reads)}), got {len(flags)}")
-    units = weight_units(weights)
-    # a non-integer weight is part of a row's content; an integer weight is a number of rows (units)
+    weights, units = split_weights(weights, units)
+    # a weight is part of a row's content (the row goes to one fold whole); units are numbers of identical rows
     real = weights is not None and units is None
     row_of = None if units is None else np.repeat(np.arange(n), units)  # every unit is dealt like a row
     n_items = n if row_of is None else len(row_of)
@@ -1415,7 +1443,7 @@ def _order_by(first: np.ndarray, then: np.ndarray) -> np.ndarray:
 
 def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *,
                    attr_pred: LabelMatrix | None = None, weights: np.ndarray | None = None,
-                   random_state: Any = None, stratified: bool = True) -> np.ndarray:
+                   random_state: Any = None, stratified: bool = True, units: np.ndarray | None = None) -> np.ndarray:
     """Every row's share of fold 0 for one statistic: :func:`crossfit_splits` with the roles given.
 
     ``attr`` is the protected attribute's ground truth (the strata),
@@ -1429,7 +1457,7 @@ def crossfit_folds(attr: LabelMatrix, task_side: Sequence[LabelMatrix | None], *
     roles = {"attr": attr, **({"attr_pred": attr_pred} if attr_pred is not None else {}),
              **dict(zip(("task", "task_pred"), task))}
     return crossfit_splits(roles, [tuple(roles)], weights=weights, random_state=random_state,
-                           stratified=stratified)[0]
+                           stratified=stratified, units=units)[0]
 
 
 def fold_weights(share0: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

@@ -40,7 +40,7 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 from biasamp._engine.resample import canonical_ids, first_rows, key_columns
 
-__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables", "dealt_occurrences",
+__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables",
            "dealt_units", "fold_tables", "keeps_rows", "laid_out", "merge_rowsets"]
 
 
@@ -216,39 +216,30 @@ class RowSet:
         roles, weights, _ = self.keyed_rows()
         return roles, weights
 
+    @property
+    def in_units(self) -> bool:
+        """Whether :meth:`keyed_rows` gives each distinct row once with its multiplicity as its weight (unweighted
+        rows, :data:`biasamp._core.crossfit.MAX_UNITS` at most): the split's ``units``, not sample weights."""
+        from biasamp._core.crossfit import MAX_UNITS
+
+        return bool(np.all(self.unit == 1.0)) and float(self.counts.sum()) <= MAX_UNITS
+
     def keyed_rows(self) -> tuple[dict[str, LabelMatrix], np.ndarray | None, np.ndarray | None]:
         """The rows to count as the function counts all rows: ``(roles, weights, keys)``.
 
-        The split counts integer weights in units (a row of weight w is w
-        rows) while their total is at most
-        :data:`biasamp._core.crossfit.MAX_UNITS`: a distinct row is then given
-        once, of weight ``multiplicity x weight``. Otherwise (a non-integer
-        weight anywhere, or more units) every row is a unit of its own weight,
-        and a distinct row is given once per occurrence.
+        Unweighted rows (:attr:`in_units`): a distinct row is given once, its
+        multiplicity as its weight, which the split reads as units (that many
+        identical rows, dealt like rows). Otherwise (sample weights, or more
+        than :data:`biasamp._core.crossfit.MAX_UNITS` rows) a distinct row is
+        given once per occurrence, with its own weight: a weighted row is one
+        observation, which the split and the bootstrap deal whole.
         """
-        from biasamp._core.crossfit import MAX_UNITS
-
-        units = self.counts * self.unit
-        if np.array_equal(self.unit, np.rint(self.unit)) and float(units.sum()) <= MAX_UNITS:
-            return dict(self.roles), units, self.keys
+        if self.in_units:
+            return dict(self.roles), self.counts.astype(np.float64), self.keys
         idx = np.repeat(np.arange(self.n_distinct), self.counts.astype(np.int64))
         unweighted = bool(np.all(self.unit == 1.0))  # the function's unweighted call: no weights, not ones
         return ({r: _take(m, idx) for r, m in self.roles.items()}, None if unweighted else self.unit[idx],
                 None if self.keys is None else self.keys[idx])
-
-    def occurrences(self) -> np.ndarray | None:
-        """How many rows given each row of :meth:`keyed_rows` stands for, where it stands for rows of an integer
-        weight above 1 (its weight there is their units); None where each of its units is a row given.
-
-        The split deals units (a row of weight w is w rows), the bootstrap resamples the rows given, each with
-        its weight (:ref:`def-weights`): :func:`dealt_occurrences` deals these.
-        """
-        from biasamp._core.crossfit import MAX_UNITS
-
-        integer = np.array_equal(self.unit, np.rint(self.unit))
-        if integer and float((self.counts * self.unit).sum()) <= MAX_UNITS and bool(np.any(self.unit != 1.0)):
-            return self.counts
-        return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,12 +253,12 @@ class DealtRows:
     weights: np.ndarray
     shares: list
     keys: np.ndarray | None = None
-    occurrences: np.ndarray | None = None  # RowSet.occurrences: rows given per row, where not each unit
+    whole: bool = False  # rows of sample weights (each dealt whole), not units (RowSet.in_units)
 
     def group_tables(self, shape: tuple[int, int], n_groups: int, seed: int) -> np.ndarray:
         """The ``(G, *shape)`` group tables (:func:`dealt_group_tables`)."""
         return dealt_group_tables(self.left, self.right, self.weights, self.shares, shape, n_groups, seed,
-                                  self.occurrences)
+                                  self.whole)
 
 
 def fold_tables(rowset: RowSet | None, shape: tuple, fill: Any) -> np.ndarray:
@@ -333,11 +324,12 @@ _MANY_UNITS = 64
 _DEALT_PAIRS = 1 << 15
 
 
-def dealt_units(weights: np.ndarray, shares: list, n_groups: int, seed: int) -> Iterator[tuple]:
+def dealt_units(weights: np.ndarray, shares: list, n_groups: int, seed: int, whole: bool = False) -> Iterator[tuple]:
     """Every unit of every row dealt to one of ``n_groups`` groups at random, in its fold of every split.
 
     ``weights``: the rows' weights (a row of integer weight w is w units, a row
-    of a non-integer weight one unit of that weight); ``shares``: each split's
+    of a non-integer weight one unit of that weight; ``whole``: every row one
+    unit of its weight, the rows of sample weights); ``shares``: each split's
     weight of every row in fold 0 (None: a split not drawn). Of a row's
     units, those in fold 0 of a split are its first ones (the units are
     interchangeable). Yields ``(place, rows, group, weight)``: the blocks
@@ -346,8 +338,8 @@ def dealt_units(weights: np.ndarray, shares: list, n_groups: int, seed: int) -> 
     probability ``1 / n_groups``, independently: the random groups of the
     streamed bootstrap. A function of the rows and ``seed`` only.
     """
-    whole = weights == np.floor(weights)
-    units, scale = np.where(whole, weights, 1.0), np.where(whole, 1.0, weights)
+    counted = (weights == np.floor(weights)) & (not whole)
+    units, scale = np.where(counted, weights, 1.0), np.where(counted, 1.0, weights)
     n = len(weights)
     valid = [s for s, share in enumerate(shares) if share is not None]
     fold0 = {s: np.rint(shares[s] / scale) for s in valid}  # a share is a weight: in units
@@ -376,38 +368,6 @@ def dealt_units(weights: np.ndarray, shares: list, n_groups: int, seed: int) -> 
             yield place, rows[r], g, draws[r, g] * scale[rows[r]]
 
 
-def dealt_occurrences(occurrences: np.ndarray, weights: np.ndarray, shares: list, n_groups: int,
-                      seed: int) -> Iterator[tuple]:
-    """Every row given dealt to one of ``n_groups`` groups at random, with its weight, in its folds of every split.
-
-    Row ``i`` stands for ``occurrences[i]`` rows given of the same integer
-    weight, ``weights[i]`` units in all; of its units, those in fold 0 of a
-    split are its first ones (:func:`dealt_units`), so its ``k``-th row given
-    holds the units ``[k u, (k + 1) u)`` and lies in a fold by their overlap
-    with it. Each row given falls in each group with probability
-    ``1 / n_groups``, independently, and adds its units there (a resampled
-    row carries its weight). Yields as :func:`dealt_units`. Memory: a few
-    arrays of the rows given.
-    """
-    counts = occurrences.astype(np.int64)
-    unit = weights / np.maximum(occurrences, 1)
-    row = np.repeat(np.arange(len(counts)), counts)
-    start = (np.arange(len(row)) - np.repeat(np.cumsum(counts) - counts, counts)) * unit[row]
-    end = start + unit[row]
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xC0F1D, 1]))
-    group = rng.integers(0, n_groups, size=len(row))
-    valid = [s for s, share in enumerate(shares) if share is not None]
-    for pattern in product((0, 1), repeat=len(valid)):  # the units in the same fold of every split
-        lo, hi = np.zeros(len(row)), np.asarray(weights, dtype=np.float64)[row]
-        for s, f in zip(valid, pattern):
-            fold0 = np.rint(np.asarray(shares[s], dtype=np.float64))[row]
-            lo, hi = (np.maximum(lo, fold0), hi) if f else (lo, np.minimum(hi, fold0))
-        overlap = np.minimum(end, hi) - np.maximum(start, lo)
-        take = np.flatnonzero(overlap > 0)
-        if len(take):
-            yield [2 * s + f for s, f in zip(valid, pattern)], row[take], group[take], overlap[take]
-
-
 def laid_out(left: Any, rows: np.ndarray, weight: np.ndarray, place: list, n_blocks: int) -> Any:
     """The rows' ``left`` vectors times ``weight``, in the blocks ``place`` of ``n_blocks`` (zero elsewhere)."""
     from scipy import sparse
@@ -418,7 +378,7 @@ def laid_out(left: Any, rows: np.ndarray, weight: np.ndarray, place: list, n_blo
 
 
 def dealt_group_tables(left: Any, right: Any, weights: np.ndarray, shares: list, shape: tuple[int, int],
-                       n_groups: int, seed: int, occurrences: np.ndarray | None = None) -> np.ndarray:
+                       n_groups: int, seed: int, whole: bool = False) -> np.ndarray:
     """The streamed bootstrap's ``(G, *shape)`` group tables of rows split in folds only at the end.
 
     The rows (a row set's, :meth:`RowSet.rows`: ``left``/``right`` their
@@ -431,9 +391,8 @@ def dealt_group_tables(left: Any, right: Any, weights: np.ndarray, shares: list,
     ``right`` vector to its group's table: what a batch's rows add to theirs.
     The groups then resample as every streamed bootstrap's. A function of the
     rows and ``seed`` only, so of no batching. Memory: the tables, and a few
-    hundred rows' draws at a time. With ``occurrences`` (rows of integer
-    weights above 1 stood for by their units, :meth:`RowSet.occurrences`)
-    the rows given are dealt, each with its weight (:func:`dealt_occurrences`).
+    hundred rows' draws at a time. ``whole``: the rows carry sample weights
+    and each goes to a group whole (a resampled row carries its weight).
     """
     from scipy import sparse
 
@@ -441,8 +400,6 @@ def dealt_group_tables(left: Any, right: Any, weights: np.ndarray, shares: list,
 
     left, right = sparse.csr_matrix(left), sparse.csr_matrix(right)
     out = np.zeros((n_groups, *shape), dtype=np.float64)
-    dealt = (dealt_units(weights, shares, n_groups, seed) if occurrences is None
-             else dealt_occurrences(occurrences, weights, shares, n_groups, seed))
-    for place, rows, group, weight in dealt:
+    for place, rows, group, weight in dealt_units(weights, shares, n_groups, seed, whole):
         add_keyed_tables(out, laid_out(left, rows, weight, place, 2 * len(shares)), right[rows], group)
     return out

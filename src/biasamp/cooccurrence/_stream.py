@@ -280,8 +280,10 @@ def count(settings: CooccurrenceSettings, roles: Mapping[str, Any],
     return state, ReplicateRows(boot[0], boot[1], n, arrays["row_ids"])
 
 
-def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | None, check_only: bool = False) -> list:
-    """Per split, every row of the batch's share of fold 0 (None: a split the batch does not give); [] without folds.
+def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | None, check_only: bool = False,
+           units: bool = False) -> list:
+    """Per split, every row of the batch's share of fold 0 (None: a split the batch does not give); [] without folds
+    (``units``: the weights are a row set's multiplicities, :attr:`~biasamp._engine.rowset.RowSet.in_units`).
 
     The split of the functional API (:func:`biasamp._core.crossfit.crossfit_splits`),
     applied to the batch: BiasAmp→ draws one split per direction from the
@@ -293,7 +295,8 @@ def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | 
         if check_only:
             return []
         given = [d for d in _SPLITS if _NEEDS[d] in by_role]
-        splits = crossfit_splits(by_role, [_SPLITS[d][0] + _SPLITS[d][1] for d in given], weights=weights,
+        splits = crossfit_splits(by_role, [_SPLITS[d][0] + _SPLITS[d][1] for d in given],
+                                 weights=None if units else weights, units=weights if units else None,
                                  random_state=settings.split_seed)
         found = dict(zip(given, splits))
         return [found.get(d) for d in _SPLITS]
@@ -307,7 +310,8 @@ def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | 
         return []
     # unstratified, as bias_amp_mals: a share statistic's two folds must not share the groups' sizes
     return [crossfit_folds(by_role["attr"], [by_role["task"], by_role["task_pred"]], attr_pred=by_role["attr_pred"],
-                           weights=weights, random_state=settings.split_seed, stratified=False)]
+                           weights=None if units else weights, units=weights if units else None,
+                           random_state=settings.split_seed, stratified=False)]
 
 
 def _count_folds(settings: CooccurrenceSettings, target: np.ndarray, left: list, right: list,
@@ -414,12 +418,13 @@ def cross_fitted(settings: CooccurrenceSettings, state: CooccurrenceState) -> bo
 
 def _folds(settings: CooccurrenceSettings, state: CooccurrenceState) -> np.ndarray:
     """The Gram table of each fold of each split ``(split, fold, *gram)``: the row set split as the function splits
-    all rows (the distinct rows with their multiplicities as integer weights), counted once per row set."""
+    all rows (unweighted: the distinct rows with their multiplicities as units), counted once per row set."""
     def fill(tables: np.ndarray) -> None:
         assert state.rowset is not None
         roles, weights = state.rowset.rows()
         _count_folds(settings, tables, [roles[r] for r in ATTR_ROLES if r in roles],
-                     [roles[r] for r in TASK_ROLES if r in roles], weights, _split(settings, roles, weights))
+                     [roles[r] for r in TASK_ROLES if r in roles], weights,
+                     _split(settings, roles, weights, units=state.rowset.in_units))
 
     return fold_tables(state.rowset, (settings.n_splits, 2, *_gram_shape(settings)), fill)
 
@@ -580,8 +585,10 @@ def dealt_rows(settings: CooccurrenceSettings, state: CooccurrenceState) -> Deal
     rows = {r: label_rows(m, idx) for r, m in roles.items()}
     left = augmented([rows.get(r, sparse.csr_matrix((n, ka))) for r in ATTR_ROLES], n)
     right = augmented([rows.get(r, sparse.csr_matrix((n, kt))) for r in TASK_ROLES], n)
-    shares = _split(settings, roles, given) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return DealtRows(left, right, weights, shares, keys, state.rowset.occurrences())
+    in_units = state.rowset.in_units
+    shares = _split(settings, roles, given, units=in_units) if cross_fitted(settings, state) else \
+        [weights] * settings.n_splits
+    return DealtRows(left, right, weights, shares, keys, whole=not in_units)
 
 
 _CLASSES = {"attr": ClassList("attr_classes", ("attr", "attr_train")),

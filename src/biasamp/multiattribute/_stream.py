@@ -528,11 +528,12 @@ def _split_rows(state: MultiState) -> tuple[dict, dict, np.ndarray | None, np.nd
 
 def _folds(settings: MultiSettings, state: MultiState) -> np.ndarray:
     """Each split's fold tables ``(split, fold, *table)``: the row set split as :func:`~biasamp.multi_bias_amp`
-    splits all rows (the distinct rows with their multiplicities as integer weights), counted once."""
+    splits all rows (unweighted: the distinct rows with their multiplicities as units), counted once."""
     def fill(tables: np.ndarray) -> None:
         g, a, weights, _ = _split_rows(state)
         codes = {name: _group_codes(m) for name, m in g.items()}
-        for s, share in enumerate(_split(settings, g, a, weights)):
+        assert state.rowset is not None
+        for s, share in enumerate(_split(settings, g, a, weights, state.rowset.in_units)):
             if share is None:
                 continue
             for f, part in enumerate(fold_weights(share, weights)):
@@ -557,8 +558,9 @@ def dealt_rows(settings: MultiSettings, state: MultiState) -> DealtRows | None:
     weights = np.ones(n) if given is None else given
     codes = {name: _group_codes(m) for name, m in g.items()}
     left, right = _table_rows(settings, g, a, codes, n)
-    shares = _split(settings, g, a, given) if cross_fitted(settings, state) else [weights] * settings.n_splits
-    return DealtRows(left, right, weights, shares, keys, state.rowset.occurrences())
+    in_units = state.rowset.in_units
+    shares = _split(settings, g, a, given, in_units) if cross_fitted(settings, state) else [weights] * settings.n_splits
+    return DealtRows(left, right, weights, shares, keys, whole=not in_units)
 
 
 def _count_table(settings: MultiSettings, g: dict, a: dict, codes: dict, weights: np.ndarray | None,
@@ -583,15 +585,17 @@ def _count_table(settings: MultiSettings, g: dict, a: dict, codes: dict, weights
     return out
 
 
-def _split(settings: MultiSettings, g: dict, a: dict, weights: np.ndarray | None) -> list:
+def _split(settings: MultiSettings, g: dict, a: dict, weights: np.ndarray | None, units: bool = False) -> list:
     """Per metric (:data:`_SPLITS`), every row of the batch's share of fold 0 (None: a metric the batch cannot
-    give); [] without folds. The split of :func:`~biasamp.multi_bias_amp`, applied to the batch."""
+    give); [] without folds. The split of :func:`~biasamp.multi_bias_amp`, applied to the batch (``units``: the
+    weights are a row set's multiplicities, :attr:`~biasamp._engine.rowset.RowSet.in_units`)."""
     if not settings.folds:
         return []
     by_role = {"attr": g["attr"], "task": a["task"],
                **{r: m for r, m in (*g.items(), *a.items()) if r in ("attr_pred", "task_pred")}}
     keys = [key for key, roles in _SPLITS.items() if all(r in by_role for r in roles)]
-    splits = crossfit_splits(by_role, [("attr", "task", *_SPLITS[key]) for key in keys], weights=weights,
+    splits = crossfit_splits(by_role, [("attr", "task", *_SPLITS[key]) for key in keys],
+                             weights=None if units else weights, units=weights if units else None,
                              random_state=settings.split_seed, stratified=[key != "Multi_MALS" for key in keys])
     found = dict(zip(keys, splits))
     return [found.get(key) for key in _SPLITS]
