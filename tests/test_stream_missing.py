@@ -159,3 +159,37 @@ def test_cli_stream_missing_drop_equals_no_stream(files, tmp_path):
     assert {s for s, *_ in values["--stream"]} >= {"fairness[sex]", "fairness[race]"}
     n = {s: k for s, _, _, k, _ in values["--stream"]}
     assert n["fairness[sex]"] == N - MISSING_SEX and n["fairness[race]"] == N  # per attribute
+
+
+@pytest.mark.parametrize("missing", ["drop", "group"])
+def test_multilabel_with_training_set_and_prepass(tmp_path, missing):
+    """A multi-label task, a training set with missing attributes too, the multi-attribute pre-pass (combinations
+    "observed"): the training rows are selected on their own, every pass on the rows kept."""
+    from biasamp.datasets import make_amplification_demo
+
+    d = make_amplification_demo(n_train=800, n_test=900, random_state=5)
+    tasks = list(d.task.columns)
+    test = pd.concat([d.attr.rename("attr"), d.attr_pred.rename("attr_pred"), d.task.add_prefix("task_").astype(float),
+                      d.task_pred.add_prefix("task_").add_suffix("_pred")], axis=1)
+    train = pd.concat([d.attr_train.rename("attr").astype(object), d.task_train.add_prefix("task_")], axis=1)
+    rng = np.random.default_rng(1)
+    test.loc[rng.choice(900, 30, replace=False), "attr"] = None
+    train.loc[rng.choice(800, 20, replace=False), "attr"] = None
+    if missing == "drop":  # a missing task entry drops its row (with "group" it is an error, tested above)
+        test.loc[rng.choice(900, 10, replace=False), f"task_{tasks[0]}"] = np.nan
+    test, train = _write(test, tmp_path / "test.parquet"), _write(train, tmp_path / "train.parquet")
+    options = {**FAST, "combinations": "observed", "missing": missing, "names": {"attr": "attr", "task": "task"}}
+    columns = StreamColumns("attr", tuple(f"task_{t}" for t in tasks), tuple(tasks), "attr_pred",
+                            tuple(f"task_{t}_pred" for t in tasks))
+    streamed = stream_audit(ParquetDataset.open(tmp_path / "test.parquet"), columns, batch_size=97,
+                            train=ParquetDataset.open(tmp_path / "train.parquet"), **options)
+
+    def task(frame, suffix=""):
+        out = frame[[f"task_{t}{suffix}" for t in tasks]]
+        return out.set_axis(tasks, axis=1)
+
+    memory = audit(test["attr"], task(test), attr_pred=test["attr_pred"].rename("attr"), task_pred=task(test, "_pred"),
+                   attr_train=train["attr"], task_train=task(train), **options)
+    assert memory.section("multi").status == "ok"
+    assert_same(streamed, memory)
+    assert streamed.inputs["rows_train"]["n_dropped" if missing == "drop" else "n_grouped"] == 20
