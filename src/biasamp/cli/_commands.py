@@ -776,7 +776,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     if streaming:
         from biasamp.report._stream import stream_audit
 
-        unsupported = [o for o, given in (("--intersect", combos), ("--missing", missing != "raise"),
+        unsupported = [o for o, given in (("--intersect", combos),
                                           ("--pos-label", pos_label), ("--captions-pred", captions_pred),
                                           ("--captions", captions)) if given]
         if unsupported:
@@ -788,7 +788,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path))
         sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
         _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows,
-              "n_jobs": n_jobs, "max_memory": max_memory,
+              "n_jobs": n_jobs, "max_memory": max_memory, "missing": missing,
               **({"scan_statistic": scan_statistic} if scan_statistic is not None else {})},
              **common, protect=[data, train_path],
              auditor=auditor, attrs=dict.fromkeys(per_attr))

@@ -238,8 +238,9 @@ class AuditConfig(Validated):
     progress : bool or None
         ``None``: bars on a terminal, otherwise a line every 10 s.
     missing : {"raise", "drop", "group"}, default "raise"
-        Rows with a missing value (in memory only; a streamed audit reads
-        complete columns).
+        Rows with a missing value, in memory and streamed alike: raise
+        naming the argument, drop the rows, or make a missing attribute
+        value its own group ``"missing"``.
     batch_size : int, default 65536
         Rows per record batch of a streamed audit.
     dpa_rows : int, default 200000

@@ -103,6 +103,18 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   returns its count tables (the replicate tables included), so the parent
   holds about one set per worker; the progress bars count test rows and
   advance as each part is merged.
+* **Missing values** (``missing=``, :ref:`def-missing`) are selected batch by
+  batch as the in-memory audit selects them over all rows: ``"drop"`` leaves
+  out every test row with a missing value in one of its label columns
+  (attribute, task, predictions; training rows: attribute and task) in
+  every pass, so the class lists, the pre-passes, the counts, the sample
+  and the scan see the rows kept, whose positions among the rows kept key
+  their bootstrap groups and sample keys; ``"group"`` makes a missing
+  attribute value the class ``"missing"`` (test and training rows each,
+  the attribute of every batch then read as in memory the whole column:
+  integral floats as integers) and any other missing value is the
+  in-memory audit's ``ValueError``. The report says what was dropped or
+  grouped (``Report.inputs["rows_test"]``, the sections' notes).
 * Threshold calibration (validation scores) is not streamed, nor are the
   captions (LIC and DBAC fit attackers on every caption): data holding a
   ``caption_pred`` column gets the captioning section as skipped, with the
@@ -116,7 +128,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -126,12 +138,15 @@ import pandas as pd
 from tqdm import tqdm
 
 from biasamp._core.crossfit import STREAM_SPLIT_NOTE
+from biasamp._core.labels import _as_array, _check_finite
 from biasamp._core.progress import format_size, progress_bar
+from biasamp._core.rows import RowFilter, _grouped, _missing_rows
 from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, ClassList, Family
 from biasamp.captioning.section import CAPTION_COLUMNS, NOT_STREAMED
 from biasamp.captioning.section import KEY as CAPTION_KEY
 from biasamp.report._config import AuditConfig
+from biasamp.report._inputs import _rows_entries
 from biasamp.report._model import (
     AuditInputs,
     Report,
@@ -673,6 +688,90 @@ def _display(classes: Sequence) -> list:
     return [str(c) for c in sorted(classes, key=str)]
 
 
+#: the label roles of a batch of test / training rows that the row selection of ``missing=`` reads
+_SELECTED = {"test": ("attr", "task", "attr_pred", "task_pred"), "train": TRAIN_ROLES}
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The row selection of ``missing=`` (:ref:`def-missing`), batch by batch, as the in-memory audit makes it
+    over all the rows (``Batch.validated``).
+
+    ``"drop"``: a row with a missing value in one of the label roles of its
+    source (:data:`_SELECTED`) is left out; ``"group"``: a missing attribute
+    value is the class ``"missing"``, another missing value the in-memory
+    audit's ``ValueError``. ``grouped``: the sources (``"test"``,
+    ``"train"``) whose attribute column holds a missing value (found by the
+    classes pass): their attribute is grouped in every batch, as in memory
+    the whole column is.
+    """
+
+    missing: str = "raise"
+    grouped: frozenset = frozenset()
+
+    def columns(self, columns: StreamColumns, source: str) -> list[str]:
+        """The columns the selection reads from a batch of ``source`` rows (none with ``missing="raise"``)."""
+        if self.missing == "raise":
+            return []
+        return list(dict.fromkeys(c for r in _SELECTED[source] for c in _role_columns(columns, r)))
+
+    def rows(self, batch: Any, columns: StreamColumns, source: str, where: str) -> tuple[Any, int, int]:
+        """``(batch, dropped, grouped)``: the rows of ``batch`` kept, and how many were dropped / will be grouped."""
+        if self.missing == "raise":
+            return batch, 0, 0
+        arrays = _arrays(batch, self.columns(columns, source))
+        keep = np.ones(batch.num_rows, dtype=bool)
+        grouped = 0
+        for role in _SELECTED[source]:
+            x = _role_values(arrays, columns, role)
+            gap = _missing_rows(x) if x is not None else keep[:0]
+            if not gap.any():
+                continue
+            if self.missing == "drop":
+                keep &= ~gap
+            elif role.removesuffix("_train") == "attr":
+                grouped += int(gap.sum())
+            else:  # as in memory: only the attribute is grouped
+                try:
+                    _check_finite(_as_array(x, role)[0], role)
+                except ValueError as exc:
+                    raise _located(exc, where) from None
+        if keep.all():
+            return batch, 0, grouped
+        import pyarrow as pa
+
+        return batch.filter(pa.array(keep)), int(np.count_nonzero(~keep)), grouped
+
+    def arrays(self, batch: Any, names: Iterable[str], columns: StreamColumns, source: str) -> dict:
+        """:func:`_arrays` of ``batch``, its attribute column grouped where the ``source`` has missing values."""
+        out = _arrays(batch, names)
+        if source in self.grouped and columns.attr in out:
+            x = out[columns.attr]
+            out[columns.attr] = _grouped(x, _missing_rows(x), "attr" if source == "test" else "attr_train", False)
+        return out
+
+    def sample(self, frame: pd.DataFrame, columns: StreamColumns) -> pd.DataFrame:
+        """The sampled test rows with their attribute grouped as the counted rows are."""
+        if "test" not in self.grouped:
+            return frame
+        x = frame[columns.attr]
+        return frame.assign(**{columns.attr: _grouped(x, _missing_rows(x), "attr", False)})
+
+    def classes(self, uniques: dict, columns: StreamColumns) -> _Selection:
+        """This selection with the sources whose attribute has a missing value (``"group"``), whose distinct
+        values in ``uniques`` (by ``(source, column)``) then become the grouped ones (a ``ValueError`` where a
+        real class is called ``"missing"``, as in memory)."""
+        if self.missing != "group":
+            return self
+        grouped = set()
+        for source, name in (("test", "attr"), ("train", "attr_train")):
+            u = uniques.get((source, columns.attr))
+            if u is not None and _missing_rows(np.asarray(u)).any():
+                uniques[source, columns.attr] = _grouped(np.asarray(u), _missing_rows(np.asarray(u)), name, False)
+                grouped.add(source)
+        return _Selection(self.missing, frozenset(grouped))
+
+
 # --------------------------------------------------------------------------- #
 # the sample of rows (DPA / LA)
 # --------------------------------------------------------------------------- #
@@ -894,13 +993,14 @@ def _bar(total: int | None, desc: str, progress: Any) -> Any:
 
 @dataclass(frozen=True)
 class _Reading:
-    """What every part of a pass reads: the datasets, the columns and the batch size."""
+    """What every part of a pass reads: the datasets, the columns, the batch size and the rows' selection."""
 
     data: ParquetDataset
     train: ParquetDataset | None
     columns: StreamColumns
     batch_size: int
     threads: bool = True  # pyarrow's decoding threads: off in worker processes (one core each)
+    selection: _Selection = _Selection()  # missing=: set after the classes pass (the attribute's missing values)
 
 
 #: parts of a pass per worker process: the progress bars advance as each part ends, so with one part per worker
@@ -976,26 +1076,32 @@ def _part_rows(*ranges: RowRange | None) -> int:
 
 # ---- pass 1: the classes ------------------------------------------------------ #
 def _classes_part(reading: _Reading, find: list[str], weights: bool, features: tuple, test: RowRange | None,
-                  train: RowRange | None, bar: Any = None) -> tuple[dict, int, dict]:
+                  train: RowRange | None, bar: Any = None) -> tuple[dict, int, dict, dict]:
     """The distinct values of the columns ``find`` in ``test`` and ``train`` rows, by ``(source, column)``,
-    with ``weights`` the number of ``test`` rows of positive weight, and what the levels of the scan's
-    ``features`` need from the ``test`` rows (:class:`~biasamp.subgroups._levels.LevelCount` by column)."""
+    with ``weights`` the number of ``test`` rows of positive weight, what the levels of the scan's
+    ``features`` need from the ``test`` rows (:class:`~biasamp.subgroups._levels.LevelCount` by column), and
+    the rows the selection of ``missing=`` keeps by source: all of it from the rows it keeps."""
     uniques: dict = {}
     weight = reading.columns.weight if weights else None
     positive = 0
     levels = {name: LevelCount(name) for name in features}
+    kept = {"test": 0, "train": 0}
     for source, ds, rows in (("test", reading.data, test), ("train", reading.train, train)):
         if ds is None or rows is None:
             continue
         test_rows = source == "test"
-        read = list(dict.fromkeys([*find, *([weight] if weight and test_rows else []),
-                                   *(features if test_rows else ())]))
+        values = list(dict.fromkeys([*find, *([weight] if weight and test_rows else [])]))
+        read = list(dict.fromkeys([*values, *(features if test_rows else ()),
+                                   *reading.selection.columns(reading.columns, source)]))
         if not read:
             continue
         position = rows.offset
         # the bar counts the test rows (the training rows are read too, unannounced)
         for batch, where in ds.batches(read, reading.batch_size, bar if test_rows else None, rows, reading.threads):
-            arrays = _arrays(batch, [c for c in read if c not in features or c in find])
+            raw = batch.num_rows
+            batch, _, _ = reading.selection.rows(batch, reading.columns, source, where)
+            kept[source] += batch.num_rows
+            arrays = _arrays(batch, values)
             for name in find:
                 uniques[source, name] = _uniques(uniques.get((source, name)), arrays[name])
             if weight and test_rows:
@@ -1007,8 +1113,8 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
                         levels[name].add(batch.column(name).to_pandas(), ids)
                     except ValueError as exc:
                         raise _located(exc, where) from None
-            position += batch.num_rows
-    return uniques, positive, levels
+            position += raw
+    return uniques, positive, levels, kept
 
 
 # ---- pass 2: the pre-passes (the multi-attribute combinations) --------------------- #
@@ -1039,10 +1145,13 @@ def _collect_part(reading: _Reading, families: dict[str, _Family], source: str, 
     ds = reading.train if source == "train" else reading.data
     assert ds is not None
     cols = list(dict.fromkeys(c for r in roles for c in _role_columns(columns, r)))
+    selection = reading.selection
     for family in families.values():
         family.stage = (0, rows.index)
-    for batch, where in ds.batches(cols, reading.batch_size, bar, rows, reading.threads):
-        arrays = _arrays(batch, cols)
+    read = list(dict.fromkeys([*cols, *selection.columns(columns, source)]))
+    for batch, where in ds.batches(read, reading.batch_size, bar, rows, reading.threads):
+        batch, _, _ = selection.rows(batch, columns, source, where)
+        arrays = selection.arrays(batch, cols, columns, source)
         values = {r: _role_values(arrays, columns, r) for r in roles}
         for family in families.values():
             family.feed(where, "prepass", values)
@@ -1061,6 +1170,7 @@ class _Counted:
     soft: dict[str, bool]
     n_test: int
     n_train: int
+    rows: tuple[RowFilter, RowFilter]  # what the selection of missing= did to the test and the training rows
 
     def merge(self, other: _Counted) -> _Counted:
         """Add the counts of the rows that follow (``other``); returns ``self``."""
@@ -1070,40 +1180,51 @@ class _Counted:
         self.soft = {role: self.soft[role] or other.soft[role] for role in self.soft}
         self.n_test += other.n_test
         self.n_train += other.n_train
+        self.rows = (self.rows[0] + other.rows[0], self.rows[1] + other.rows[1])
         return self
 
 
 def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, Any], test: RowRange | None,
-                train: RowRange | None, kept: int = 0, bar: Any = None) -> _Counted:
+                train: RowRange | None, kept: int = 0, selected: int | None = None, bar: Any = None) -> _Counted:
     """Count ``test`` rows, then ``train`` rows: every family's accumulator, and the sample of test rows.
 
     A batch of test rows is given to every family by label role, as its
     declaration says it counts them (``Family.counted_roles``), a batch of
     training rows (``attr_train``, ``task_train``) to every family that counts
-    training rows. Every test row's bootstrap group is fixed by its
-    ``row_ids``: its position among the test rows the families count (those
-    of positive weight, which are all of them without weights; ``kept``: how
-    many come before ``test``), and its sample key by the generator advanced
-    to its range, so ranges counted apart add up to one pass over all rows.
+    training rows, each on the rows the selection of ``missing=`` keeps.
+    Every test row's bootstrap group is fixed by its ``row_ids``: its
+    position among the test rows the families count (those kept of positive
+    weight, which are all of those kept without weights; ``kept``: how many
+    come before ``test``), and its sample key and the scan's row id by its
+    position among the rows kept (``selected``: how many come before
+    ``test``; None: every row is kept), the generator advanced to it, so
+    ranges counted apart add up to one pass over all rows.
     """
     columns, has_train = reading.columns, reading.train is not None
+    selection, missing = reading.selection, reading.selection.missing
+    test_rows, train_rows = RowFilter(missing, 0), RowFilter(missing, 0)
+    if selected is None:
+        selected = test.offset if test is not None else 0
     fam = {key: family.unpacked() for key, family in fam.items()}
     declared = {key: REGISTRY[family.family] for key, family in fam.items()}
     trains = {key: _counts_train(family, has_train) for key, family in declared.items()}
     scan = fam.get("scan")
     if scan is not None:  # the subgroup scan counts training rows where its accumulator says so
         trains["scan"] = scan.acc is not None and scan.acc.train
-    reservoir = _Reservoir(*sample, offset=test.offset if test is not None else 0)
+    reservoir = _Reservoir(*sample, offset=selected)
     soft = {"attr_pred": False, "task_pred": False}
     n_test = n_train = 0
     if test is not None:
         for family in fam.values():
             family.stage = (0, test.index)
-        position = test.offset if columns.weight is None else kept
-        raw = test.offset  # the rows' positions among every test row: the scan's row ids, as in memory
+        position = selected if columns.weight is None else kept
+        raw = selected  # the rows' positions among the test rows kept: the scan's row ids, as in memory
         for batch, where in reading.data.batches(columns.test_columns(), reading.batch_size, bar, test,
                                                  reading.threads):
-            arrays = _arrays(batch, columns.label_columns())
+            given = batch.num_rows
+            batch, dropped, grouped = selection.rows(batch, columns, "test", where)
+            test_rows += RowFilter(missing, given, dropped, grouped)
+            arrays = selection.arrays(batch, columns.label_columns(), columns, "test")
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             attr_pred = arrays[columns.attr_pred] if columns.attr_pred is not None else None
             task_pred = _task(arrays, columns.task_pred) if columns.task_pred is not None else None
@@ -1136,14 +1257,17 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             family.stage = (1, train.index)
         for batch, where in reading.train.batches(columns.truth_columns(), reading.batch_size, None, train,
                                                   reading.threads):  # the bar counts the test rows
-            arrays = _arrays(batch, columns.truth_columns())
+            given = batch.num_rows
+            batch, dropped, grouped = selection.rows(batch, columns, "train", where)
+            train_rows += RowFilter(missing, given, dropped, grouped)
+            arrays = selection.arrays(batch, columns.truth_columns(), columns, "train")
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             n_train += batch.num_rows
             for key, family in fam.items():
                 if trains[key]:
                     family.feed(where, "update_train" if key == "scan" else "update_roles",
                                 {"attr_train": attr, "task_train": task})
-    return _Counted(fam, reservoir, soft, n_test, n_train)
+    return _Counted(fam, reservoir, soft, n_test, n_train, (test_rows, train_rows))
 
 
 def _counts_train(family: Family, has_train: bool) -> bool:
@@ -1371,7 +1495,7 @@ def stream_audit(
     keys = {b.key for b in chosen}
     # the parts of every pass: range i of the test rows and range i of the training rows, a few per worker
     workers = _workers(config.n_jobs)
-    reading = _Reading(data, train, columns, batch_size, threads=workers == 1)
+    reading = _Reading(data, train, columns, batch_size, threads=workers == 1, selection=_Selection(config.missing))
     parts = 1 if workers == 1 else workers * PARTS_PER_WORKER
     test_ranges = data.ranges(parts, batch_size)
     train_ranges = train.ranges(parts, batch_size) if train is not None else []
@@ -1381,25 +1505,36 @@ def stream_audit(
     # ---- pass 1: the classes of the 1-D ground truths --------------------- #
     # (and, with sample weights and several parts, each part's test rows of positive weight: the rows the
     # families count, whose positions key their bootstrap groups)
+    # (and, with missing values selected, each part's rows kept and whether the attribute has a missing value)
     uniques: dict = {}
-    find = [columns.attr] if attr_classes is None else []
+    # with missing="group": the attribute's values say whether it has a missing value (to be grouped)
+    find = [columns.attr] if attr_classes is None or config.missing == "group" else []
     if task_classes is None and not columns.multilabel:
         find.append(columns.task[0])
     positives = [0] * len(jobs)
+    selected: list = [None] * len(jobs)  # rows kept before each part (None: every row)
     count_weights = columns.weight is not None and len(jobs) > 1
     features = tuple(columns.features) if "scan" in keys else ()  # the scan's levels: the features' values
     levels: dict = {name: LevelCount(name) for name in features}
-    if find or count_weights or features:
-        what = "classes" if find else "feature levels" if features else "weights"
+    if find or count_weights or features or config.missing != "raise":
+        what = "classes" if find else "feature levels" if features else "weights" if count_weights else "rows"
+        rows_kept = {"test": 0, "train": 0}
         with _bar(data.num_rows, what, opt.progress) as bar:
             found = _run_parts(_classes_part, [(reading, find, count_weights, features, *job) for job in jobs],
                                job_rows, workers, bar)
-            for i, (part, positive, counted_levels) in enumerate(found):
+            for i, (part, positive, counted_levels, part_kept) in enumerate(found):
                 positives[i] = positive
                 for key, values in part.items():  # in row order: the first-seen order of one pass
                     uniques[key] = _uniques(uniques.get(key), values)
                 for name, level in counted_levels.items():
                     levels[name].merge(level)
+                selected[i] = rows_kept["test"]
+                rows_kept = {side: rows_kept[side] + part_kept[side] for side in rows_kept}
+        for side, ds in (("test", data), ("training", train)):
+            if config.missing == "drop" and ds is not None and not rows_kept["test" if side == "test" else "train"]:
+                raise ValueError(f"no {side} row left to count: missing='drop' dropped every one of the "
+                                 f"{ds.num_rows:,} rows of {ds.path} (each has a missing value in a label column)")
+        reading = replace(reading, selection=reading.selection.classes(uniques, columns))
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
 
     has_train = train is not None
@@ -1452,7 +1587,8 @@ def stream_audit(
     with _bar(data.num_rows, "counting", opt.progress) as bar:
         shipped = {key: family.shipped() for key, family in fam.items()}
         del fam  # the empty tables: each part rebuilds its own
-        counts = _run_parts(_count_part, [(reading, shipped, sample, *job, before) for job, before in zip(jobs, kept)],
+        counts = _run_parts(_count_part, [(reading, shipped, sample, *job, before, rows_before)
+                                          for job, before, rows_before in zip(jobs, kept, selected)],
                             job_rows, workers, bar)
         counted = next(counts)
         for part in counts:
@@ -1464,7 +1600,7 @@ def stream_audit(
     attr_test = class_list(ClassList("attr_classes", ("attr",)), {"attr"})  # the classes the test rows show
     task_test = class_list(ClassList("task_classes", ("task",)), {"task"})
     has_ap, has_tp = columns.attr_pred is not None, columns.task_pred is not None
-    held_frame = counted.sample.sample()
+    held_frame = reading.selection.sample(counted.sample.sample(), columns)
     held = _sample_inputs(held_frame, columns)
     names = dict(config.names or {})
     description = {
@@ -1492,8 +1628,10 @@ def stream_audit(
         description["weighted"] = True
         weight = held_frame[columns.weight].reset_index(drop=True).to_numpy(dtype=np.float64)
     results = {k: (_scan_result(f, config) if k == "scan" else f.result(config)) for k, f in fam.items()}
-    inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train, results=results,
+    rows = (counted.rows[0], counted.rows[1] if has_train else None)
+    inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train, rows=rows, results=results,
                       description=description)
+    description.update({k: v for k, v in _rows_entries(inp).items() if k.startswith("rows_")})
     # the captions are not streamed: the section says so instead of vanishing
     unread = {CAPTION_KEY: NOT_STREAMED} if CAPTION_COLUMNS["captions_pred"] in data.columns else {}
     return _build_report(inp, config, chosen, unread)
