@@ -193,3 +193,31 @@ def test_multilabel_with_training_set_and_prepass(tmp_path, missing):
     assert memory.section("multi").status == "ok"
     assert_same(streamed, memory)
     assert streamed.inputs["rows_train"]["n_dropped" if missing == "drop" else "n_grouped"] == 20
+
+
+@pytest.mark.parametrize("missing", ["raise", "drop"])
+def test_rows_of_weight_zero_are_left_out_as_in_memory(tmp_path, missing):
+    """Rows of weight 0 are left out of the streamed audit as of the in-memory one: the same rows counted (n), the
+    same note ("zero-weight rows dropped"), the same DPA/LA sample and scan rows; on one worker and on two."""
+    frame = _frame(6, N)
+    if missing == "raise":
+        frame["sex"] = frame["sex"].fillna(0)
+    frame["w"] = np.random.default_rng(7).integers(0, 3, N).astype(float)
+    path = tmp_path / "w.parquet"
+    frame = _write(frame, path)
+    columns = StreamColumns("sex", ("label",), ("label",), "sex_pred", ("label_pred",), weight="w", features=("age",))
+    streamed = stream_audit(ParquetDataset.open(path), columns, batch_size=97, names=NAMES, missing=missing, **FAST)
+    memory = audit(frame["sex"], frame["label"], attr_pred=frame["sex_pred"].rename("sex"),
+                   task_pred=frame["label_pred"], features=frame[["age"]], sample_weight=frame["w"], names=NAMES,
+                   missing=missing, **FAST)
+    assert_same(streamed, memory)
+    zero = int(((frame["w"] == 0) & (frame["sex"].notna() if missing == "drop" else True)).sum())  # of rows kept
+    assert streamed.inputs["rows_test"]["n_zero_weight"] == zero > 0
+    assert streamed.inputs["n_test"] == memory.inputs["n_test"] < N - zero + 1
+    cols = ["section", "metric", "direction", "value", "ci_low", "ci_high"]
+    for section in ("dpa", "scan"):  # the sample and the scan rows are the in-memory ones: their intervals too
+        pd.testing.assert_frame_equal(streamed.table[streamed.table.section == section][cols].reset_index(drop=True),
+                                      memory.table[memory.table.section == section][cols].reset_index(drop=True))
+    parts = stream_audit(ParquetDataset.open(path), columns, batch_size=97, names=NAMES, missing=missing, n_jobs=2,
+                         **FAST)
+    pd.testing.assert_frame_equal(parts.table, streamed.table, check_exact=True)

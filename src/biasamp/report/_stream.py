@@ -1074,6 +1074,20 @@ def _part_rows(*ranges: RowRange | None) -> int:
     return sum(r.num_rows for r in ranges if r is not None)
 
 
+def _positive_weight(batch: Any, weight: str | None) -> tuple[Any, int]:
+    """``(batch, zero)``: the rows of ``batch`` of positive weight (all of them without a weight column), and how
+    many of weight 0 were left out (a negative or missing weight is the families' error, raised as they count)."""
+    if weight is None:
+        return batch, 0
+    w = batch.column(weight).to_numpy(zero_copy_only=False)
+    zero = np.asarray(w == 0)
+    if not zero.any():
+        return batch, 0
+    import pyarrow as pa
+
+    return batch.filter(pa.array(~zero)), int(np.count_nonzero(zero))
+
+
 # ---- pass 1: the classes ------------------------------------------------------ #
 def _classes_part(reading: _Reading, find: list[str], weights: bool, features: tuple, test: RowRange | None,
                   train: RowRange | None, bar: Any = None) -> tuple[dict, int, dict, dict]:
@@ -1101,6 +1115,8 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
             raw = batch.num_rows
             batch, _, _ = reading.selection.rows(batch, reading.columns, source, where)
             kept[source] += batch.num_rows
+            if weight and test_rows:  # rows of weight 0 are left out, as in memory: classes and levels of the others
+                batch, _ = _positive_weight(batch, weight)
             arrays = _arrays(batch, values)
             for name in find:
                 uniques[source, name] = _uniques(uniques.get((source, name)), arrays[name])
@@ -1211,31 +1227,32 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
     scan = fam.get("scan")
     if scan is not None:  # the subgroup scan counts training rows where its accumulator says so
         trains["scan"] = scan.acc is not None and scan.acc.train
+    # rows of weight 0 are left out as in memory (Batch.validated): the rows' positions, the scan's row ids and the
+    # sample's keys count the rows kept of positive weight (``kept`` of them before ``test``)
+    if columns.weight is not None:
+        selected = kept
     reservoir = _Reservoir(*sample, offset=selected)
     soft = {"attr_pred": False, "task_pred": False}
     n_test = n_train = 0
     if test is not None:
         for family in fam.values():
             family.stage = (0, test.index)
-        position = selected if columns.weight is None else kept
+        position = selected
         raw = selected  # the rows' positions among the test rows kept: the scan's row ids, as in memory
         for batch, where in reading.data.batches(columns.test_columns(), reading.batch_size, bar, test,
                                                  reading.threads):
             given = batch.num_rows
             batch, dropped, grouped = selection.rows(batch, columns, "test", where)
-            test_rows += RowFilter(missing, given, dropped, grouped)
+            batch, zero = _positive_weight(batch, columns.weight)
+            test_rows += RowFilter(missing, given, dropped, grouped, zero)
             arrays = selection.arrays(batch, columns.label_columns(), columns, "test")
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             attr_pred = arrays[columns.attr_pred] if columns.attr_pred is not None else None
             task_pred = _task(arrays, columns.task_pred) if columns.task_pred is not None else None
             w = arrays[columns.weight] if columns.weight else None
-            if w is None:  # the rows' bootstrap groups: keyed by their position among the rows counted
-                ids = np.arange(position, position + batch.num_rows, dtype=np.int64)
-                position += batch.num_rows
-            else:  # rows of weight 0 are dropped by every family: they do not move the rows after them
-                counted = np.asarray(w) > 0
-                ids = position + np.cumsum(counted, dtype=np.int64) - 1
-                position += int(np.count_nonzero(counted))
+            # the rows' bootstrap groups: keyed by their position among the rows counted
+            ids = np.arange(position, position + batch.num_rows, dtype=np.int64)
+            position += batch.num_rows
             n_test += batch.num_rows
             for role, x in (("attr_pred", attr_pred), ("task_pred", task_pred)):
                 if x is not None and not soft[role]:
@@ -1513,7 +1530,9 @@ def stream_audit(
         find.append(columns.task[0])
     positives = [0] * len(jobs)
     selected: list = [None] * len(jobs)  # rows kept before each part (None: every row)
-    count_weights = columns.weight is not None and len(jobs) > 1
+    # the weights: rows of weight 0 are left out of the classes and the scan's levels, as in memory, and the rows
+    # of positive weight before each part key its rows
+    count_weights = columns.weight is not None
     features = tuple(columns.features) if "scan" in keys else ()  # the scan's levels: the features' values
     levels: dict = {name: LevelCount(name) for name in features}
     if find or count_weights or features or config.missing != "raise":
