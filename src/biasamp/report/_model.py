@@ -322,7 +322,8 @@ def audit(
         Rows with a missing value (:ref:`def-missing`): raise naming the
         argument and rows, drop them (training and test rows separately), or
         (``"group"``) make a missing protected attribute its own group
-        ``"missing"`` (other missing values are then dropped). The number of
+        ``"missing"`` (a missing value elsewhere is then an error naming its
+        argument, as with ``"raise"``). The number of
         rows affected is in the report's ``inputs`` and every section's notes.
     captions : DataFrame or mapping of str -> sequence of str, optional
         Image captions, one row per test row, in the columns of
