@@ -68,11 +68,16 @@ def compute(settings: FairnessStreamSettings, state: ConfusionState) -> Fairness
 
 
 def resample(settings: FairnessStreamSettings, state: ConfusionState, boot: np.ndarray) -> tuple:
-    """The fairness plan on the confusion table and its replicate tables."""
+    """The fairness plan on the confusion table and its replicate tables, restricted to the groups of the headline
+    (the small groups left out of it are left out of every replicate, as in memory)."""
     from biasamp.fairness._plan import fairness_evaluator
 
     point = compute(settings, state)
     full = table_of(state)
+    headline = set(point.counts.groups)
+    keep = np.array([g in headline for g in settings.groups])
+    if not keep.all():
+        full, boot = full[keep], boot[..., keep, :]
     return fairness_evaluator(point, full, settings.metrics, state.soft), full, boot
 
 
