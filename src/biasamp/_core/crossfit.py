@@ -1347,8 +1347,10 @@ def _fold0_rows(order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     if len(bounds) - 1 > _MAX_SLICES:
         offset = np.arange(len(order)) - np.repeat(bounds[:-1], np.diff(bounds))
         return np.sort(order[offset % 2 == 0])
-    return np.concatenate([np.sort(order[a:b:2]) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-                          or [order[:0]])
+    small = _uint(_index_bits(len(order) + 1))  # (a sort of narrower words: faster)
+    return np.concatenate([np.sort(order[a:b:2].astype(small)) for a, b in zip(bounds[:-1].tolist(),
+                                                                              bounds[1:].tolist())]
+                          or [order[:0].astype(small)]).astype(np.intp)
 
 
 def _stratum_ids(attr: LabelMatrix, digit: np.ndarray, bits: int, positions: np.ndarray) -> tuple:
