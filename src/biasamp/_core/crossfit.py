@@ -1413,17 +1413,20 @@ def _keys(labels: dict, label_bytes: dict, stats: _Stats, sides: tuple, sizes: t
     key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
     roles = list(labels)
     lead, table = 0, np.zeros(1, dtype=np.uint64)  # the leading roles of codes: their part of the key per class
-    ids = np.zeros(size, dtype=np.intp)
+    ids: np.ndarray | None = None  # the leading roles' classes as one number
     while w_hash is None and lead < len(roles) and labels[roles[lead]].codes is not None and \
             len(table) * labels[roles[lead]].n_classes <= _KEY_TABLE:
         m = labels[roles[lead]]
         per_class = _positional(LabelMatrix(m.name, m.classes, codes=np.arange(m.n_classes)),
                                 sigs[0] if roles[lead] in _ATTR_ROLES else sigs[1], _role_salt(roles[lead]))
         table = _combine(np.repeat(table, m.n_classes), np.tile(per_class, len(table)))
-        ids *= m.n_classes
-        ids += np.asarray(m.codes)
+        if ids is None:
+            ids = np.array(m.codes, dtype=np.intp)
+        else:
+            ids *= m.n_classes
+            ids += np.asarray(m.codes)
         lead += 1
-    if lead:
+    if ids is not None:
         key = np.take(table, ids)
     for r in roles[lead:]:  # every class named by its signature: a renaming changes nothing
         sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
