@@ -366,20 +366,24 @@ def _joint_bits(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
     One histogram of ``(group, byte of x, byte of y)`` per byte gives all
     three (:func:`_grouped_bits` counts one matrix at a time). The bytes are
     counted in two threads (:func:`in_threads`: each byte's counts are exact
-    integers, the same in any thread).
+    integers, the same in any thread), each thread turning its own bytes
+    into the histograms' keys.
     """
     n, width = x.shape
-    joined = x.T.astype(np.uint16, order="C")  # x's byte high, y's low; byte by byte (contiguous, not strided)
-    joined <<= 8
-    joined |= y.T
     high = groups.astype(np.intp) << 16
     bx, by = (np.zeros((n_groups, 8 * width), dtype=np.int64) for _ in range(2))
     both = np.zeros(8 * width, dtype=np.int64)
 
     def count(every_other: int) -> None:
+        # the thread's bytes, x's high and y's low, byte by byte (contiguous), turned in row blocks that stay in cache
+        joined = np.empty((len(range(every_other, width, 2)), n), dtype=np.uint16)
+        for a in range(0, n, _HASH_ROWS):
+            part = joined[:, a:a + _HASH_ROWS]
+            np.left_shift(x[a:a + _HASH_ROWS, every_other::2].T, 8, out=part, dtype=np.uint16)
+            part |= y[a:a + _HASH_ROWS, every_other::2].T
         key = np.empty(n, dtype=np.intp)
-        for b in range(every_other, width, 2):
-            np.bitwise_or(high, joined[b], out=key)
+        for i, b in enumerate(range(every_other, width, 2)):
+            np.bitwise_or(high, joined[i], out=key)
             h = np.bincount(key, weights=weights, minlength=n_groups << 16)
             h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, x, y]
             bx[:, 8 * b:8 * b + 8] = h.sum(axis=2) @ _BYTE_BITS
