@@ -56,20 +56,26 @@ Rows too wide to pack with a position in one word (multi-label rows, nearly
 all distinct; issue 31) are not grouped by content: the counts come from
 histograms of the rows' bytes (:func:`byte_counts`: 16-bit words counted
 group by group, or both task-side roles in one joint histogram), every row
-is hashed (two bytes a table look-up, in cache-sized blocks), the rows are
-ordered by ``(stratum, H(seed, key, 0))`` in one sort of packed words (the
-stratum above the hash), rows that share a key are checked to share their
-labels (else the rows go back to the grouping by content) and hashed again
-with their occurrences, in row order (:func:`_deal_rows`): the same split.
+is hashed (two bytes a table look-up, combined with the key's other parts
+in the same cache-sized blocks), the rows are ordered by ``(stratum, top
+bits of H(seed, key, 0), position)`` in one sort of packed words (the
+stratum above the hash), the rows whose top bits tie (in runs) are checked
+to share their labels, which makes their keys and whole hashes equal too
+(else the runs are ordered by the whole hash, and rows that share a key but
+not their labels send the rows back to the grouping by content), and the
+rows of one key are hashed again with their occurrences, in row order, and
+ordered again (:func:`_deal_rows`): the same split.
 :func:`splits_and_counts` also hands back the counts of every row it made,
 the rows' bytes and, for rows dealt one by one, the rows of each split's
 fold 0 (stratum by stratum, read off the order that dealt them), so that a
 caller counts only each split's fold 0 (:func:`fold_counts`) and takes fold
-1 as the rest. Given the counts of every row, the statistics' splits are
-independent of each other: with several cores and many rows they are
-computed in threads, as are the splits' fold counts and the bytes of the
-joint histogram (:func:`in_threads`; every call's result is the same in any
-thread, so the folds and the counts do not depend on the number of threads).
+1 as the rest (:func:`splits_and_fold_counts` counts each split's fold 0
+right after dealing it, in the same thread). Given the counts of every row,
+the statistics' splits are independent of each other: with several cores
+and many rows they are computed in threads, as are the splits' fold counts
+and the bytes of the joint histogram (:func:`in_threads`; every call's
+result is the same in any thread, so the folds and the counts do not depend
+on the number of threads).
 
 The functions work on any batch of rows (:func:`crossfit_splits` /
 :func:`crossfit_folds` return every row's share of fold 0, :func:`fold_weights`
@@ -91,7 +97,7 @@ from biasamp._core.labels import LabelMatrix
 __all__ = ["DEFAULT_SPLIT_SEED", "MAX_UNITS", "N_FOLDS", "STREAM_SPLIT_NOTE",
            "align_splits", "byte_counts", "check_cross_fit",
            "crossfit_folds", "crossfit_splits", "describe", "fold_counts", "fold_weights", "in_threads", "split_seed",
-           "splits_and_counts", "weight_units"]
+           "splits_and_counts", "splits_and_fold_counts", "weight_units"]
 
 #: the seed of the split when ``cross_fit_random_state`` is None: the same data always give the same value
 DEFAULT_SPLIT_SEED = 0
@@ -363,20 +369,24 @@ def _joint_bits(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
     One histogram of ``(group, byte of x, byte of y)`` per byte gives all
     three (:func:`_grouped_bits` counts one matrix at a time). The bytes are
     counted in two threads (:func:`in_threads`: each byte's counts are exact
-    integers, the same in any thread).
+    integers, the same in any thread), each thread turning its own bytes
+    into the histograms' keys.
     """
     n, width = x.shape
-    joined = x.T.astype(np.uint16, order="C")  # x's byte high, y's low; byte by byte (contiguous, not strided)
-    joined <<= 8
-    joined |= y.T
     high = groups.astype(np.intp) << 16
     bx, by = (np.zeros((n_groups, 8 * width), dtype=np.int64) for _ in range(2))
     both = np.zeros(8 * width, dtype=np.int64)
 
     def count(every_other: int) -> None:
+        # the thread's bytes, x's high and y's low, byte by byte (contiguous), turned in row blocks that stay in cache
+        joined = np.empty((len(range(every_other, width, 2)), n), dtype=np.uint16)
+        for a in range(0, n, _HASH_ROWS):
+            part = joined[:, a:a + _HASH_ROWS]
+            np.left_shift(x[a:a + _HASH_ROWS, every_other::2].T, 8, out=part, dtype=np.uint16)
+            part |= y[a:a + _HASH_ROWS, every_other::2].T
         key = np.empty(n, dtype=np.intp)
-        for b in range(every_other, width, 2):
-            np.bitwise_or(high, joined[b], out=key)
+        for i, b in enumerate(range(every_other, width, 2)):
+            np.bitwise_or(high, joined[i], out=key)
             h = np.bincount(key, weights=weights, minlength=n_groups << 16)
             h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, x, y]
             bx[:, 8 * b:8 * b + 8] = h.sum(axis=2) @ _BYTE_BITS
@@ -687,18 +697,20 @@ def _row_bytes(dense: np.ndarray) -> np.ndarray:
     return out
 
 
-def _set_hash(octets: np.ndarray, keys: np.ndarray) -> np.ndarray:
+def _set_hash(octets: np.ndarray, keys: np.ndarray, then: np.ndarray | None = None) -> np.ndarray:
     """Per row, ``Σ_j [x_ij != 0] keys_j`` mod 2^64 from its bytes (:func:`_row_bytes`): a 256-entry table per byte.
 
     The value of :func:`_positional` for a 0/1 matrix (there a float product
-    of the keys' limbs), with one look-up per byte of a row.
+    of the keys' limbs), with one look-up per byte of a row. ``then``: per
+    row a hash ``h`` (kept), and the result is :func:`_combine` of ``h`` and
+    the set's hash, computed in the same blocks.
     """
     width = octets.shape[1]
     padded = np.zeros(8 * width, dtype=np.uint64)
     padded[:len(keys)] = keys
     members = _BYTE_BITS.astype(np.uint64)  # the bits of every byte
-    out = np.zeros(len(octets), dtype=np.uint64)
     with np.errstate(over="ignore"):
+        out = np.zeros(len(octets), dtype=np.uint64) if then is None else np.multiply(then, _M2)
         tables = [(members * padded[8 * b:8 * b + 8]).sum(axis=1, dtype=np.uint64) for b in range(width)]
         # two bytes a look-up: a 65536-entry table of their sums (the low byte first)
         pair_tables = [(tables[b + 1][:, None] + tables[b][None, :]).ravel() for b in range(0, width - 1, 2)]
@@ -712,9 +724,11 @@ def _set_hash(octets: np.ndarray, keys: np.ndarray) -> np.ndarray:
                 np.copyto(idx, block[:, :width - width % 2].view("<u2").T, casting="safe")  # np.take wants intp
             part = out[a:a + len(block)]
             for j, table in enumerate(pair_tables):
-                part += np.take(table, idx[j], out=looked_up[:len(block)])
+                part += np.take(table, idx[j], out=looked_up[:len(block)], mode="wrap")
             if width % 2:
                 part += np.take(tables[-1], block[:, -1].astype(np.intp))
+            if then is not None:  # mix(h · C + the set's hash)
+                _mix_in_place(part, looked_up[:len(block)])
     return out
 
 
@@ -725,11 +739,17 @@ _KEY_TABLE = 1 << 16
 _HASH_ROWS = 1 << 16
 
 
-def _label_hash(m: LabelMatrix, octets: np.ndarray | None, rank: np.ndarray, salt: np.uint64) -> np.ndarray:
-    """:func:`_positional` of ``m``, from the rows' bytes when given (a 0/1 matrix)."""
+def _label_hash(m: LabelMatrix, octets: np.ndarray | None, rank: np.ndarray, salt: np.uint64,
+                then: np.ndarray | None = None) -> np.ndarray:
+    """:func:`_positional` of ``m``, from the rows' bytes when given (a 0/1 matrix); combined after ``then``, if given.
+
+    ``then``: per row a hash ``h`` (kept); the result is then :func:`_combine`
+    of ``h`` and the labels' hash (:func:`_set_hash` computes both in one pass).
+    """
     if octets is None:
-        return _positional(m, rank, salt)
-    return _set_hash(octets, _mix(rank ^ salt))
+        x = _positional(m, rank, salt)
+        return x if then is None else _combine_into(then, x)
+    return _set_hash(octets, _mix(rank ^ salt), then)
 
 
 def _role_digit(m: LabelMatrix, octets: np.ndarray | None, positions: np.ndarray) -> tuple[np.ndarray, int]:
@@ -843,14 +863,26 @@ def _ordered(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scratch: 
     Equal ``u`` have equal top bits: the repeats are looked for among the
     pairs of the order whose top bits tie (a few), not along the whole order.
     """
+    if len(bounds) - 1 > _MAX_SLICES:
+        ids = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds)) if strata is None else strata
+        order = np.lexsort((positions[:len(u)], u, ids))
+        return order, np.flatnonzero(_repeats(u[order], bounds))
+    return _untied(u, bounds, *_packed_order(u, bounds, positions, scratch, strata, words))
+
+
+def _packed_order(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scratch: np.ndarray,
+                  strata: np.ndarray | None = None, words: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The items ordered by stratum, then by the top bits of ``u``, then by position; the places where top bits tie.
+
+    The arguments of :func:`_ordered` (at most :data:`_MAX_SLICES` strata):
+    the top bits of ``u`` and the position are packed in one word and sorted
+    as numbers. Returns the order and the places ``i`` of the order where
+    item ``i + 1`` has the top bits (and the stratum) of item ``i``.
+    """
     n = len(u)
     ib = _index_bits(n)
     low = np.uint64((1 << ib) - 1)
     n_strata = len(bounds) - 1
-    if n_strata > _MAX_SLICES:
-        ids = np.repeat(np.arange(n_strata), np.diff(bounds)) if strata is None else strata
-        order = np.lexsort((positions[:n], u, ids))
-        return order, np.flatnonzero(_repeats(u[order], bounds))
     if strata is None:
         packed = np.bitwise_and(u, ~low, out=scratch)
         packed |= positions[:n]
@@ -867,10 +899,17 @@ def _ordered(u: np.ndarray, bounds: np.ndarray, positions: np.ndarray, scratch: 
         packed.sort()
     tied = np.bitwise_xor(packed[1:], packed[:-1]) <= low  # equal top bits
     tied[bounds[1:-1][(bounds[1:-1] > 0) & (bounds[1:-1] < n)] - 1] = False  # not across strata
-    pairs = np.flatnonzero(tied)
     packed &= low
-    order = packed.view(np.int64)
-    # runs of equal top bits are in position order: right where their whole u are equal too (repeated keys)
+    return packed.view(np.int64), np.flatnonzero(tied)
+
+
+def _untied(u: np.ndarray, bounds: np.ndarray, order: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The order of :func:`_packed_order` made exact (by the whole ``u``), and the repeats of ``u`` (:func:`_ordered`).
+
+    Runs of equal top bits are in position order: right where their whole
+    ``u`` are equal too (repeated keys); the runs that hold different ``u``
+    are ordered again by ``(u, position)``.
+    """
     differ = u[order[pairs]] != u[order[pairs + 1]]
     if not differ.any():
         return order, pairs
@@ -1021,6 +1060,22 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     The rows of fold 0 (per split, for :func:`fold_counts`): ordered by
     stratum, when the rows were dealt one by one without weights, else None.
     """
+    return splits_and_fold_counts(roles, reads, weights, random_state, stratified)[:4]
+
+
+def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.ndarray | None,
+                           random_state: Any, stratified: bool | Sequence[bool],
+                           fold_sides: Sequence[tuple] | None = None) -> tuple[list[np.ndarray], _Stats | None, dict,
+                                                                              list, list]:
+    """:func:`splits_and_counts`, and per split the counts of its fold 0 (:func:`fold_counts`) when asked.
+
+    ``fold_sides``: per statistic, the sides ``(attribute-side roles,
+    task-side roles)`` whose fold 0 is counted; a split dealt row by row
+    without weights is counted in the thread that dealt it, right after (its
+    counts are exact integers: the same in any thread). The last element
+    lists, per split, those counts, or None (not asked, not dealt row by row,
+    or not roles :func:`fold_counts` counts).
+    """
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
     n = attr.n_rows
@@ -1049,6 +1104,7 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     by_stratum: tuple | None = None  # every row's stratum, and the number of strata (rows dealt row by row)
     out = []
     fold0: list = []  # per split, the rows of fold 0 when dealt row by row
+    counts0: list = []  # per split, the counts of its fold 0 when made with the split
     plans = []  # per statistic: the roles it reads, by side, the classes per side, the parts of a row's content
     for read, stratified_read in zip(reads, flags):
         used = {r: roles[r] for r in _canonical([r for r in read if roles.get(r) is not None])}
@@ -1069,7 +1125,7 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
             stratum_digit, stratum_bits = digits["attr"]
             by_stratum = _stratum_ids(attr, stratum_digit, stratum_bits, positions[:n])
 
-        def deal(i: int) -> tuple[np.ndarray, np.ndarray] | None:
+        def deal(i: int) -> tuple | None:
             used, sides, sizes, _ = plans[i]
             assert counted is not None
             # a row's content: its labels (the attribute's is its stratum when stratified) and a real weight
@@ -1079,7 +1135,10 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
                 contents.append(_float_bits(np.asarray(weights)))
             with np.errstate(over="ignore"):  # (a thread's own state)
                 key = _keys(used, octets, counted.of(used), sides, sizes, every_w, None)[0]
-                return _deal_rows(key, by_stratum if flags[i] else None, contents, seed, positions[:n], alternating)
+                dealt = _deal_rows(key, by_stratum if flags[i] else None, contents, seed, positions[:n], alternating)
+            if dealt is None or fold_sides is None or weights is not None:
+                return dealt
+            return (*dealt, fold_counts(roles, fold_sides[i], octets, None, dealt[1]))
 
         dealt_rows = dict(zip(np.flatnonzero(wide).tolist(), in_threads(deal, np.flatnonzero(wide).tolist(), n)))
     with np.errstate(over="ignore"):
@@ -1089,6 +1148,7 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
             if dealt is not None:  # else by content, below (or two rows share a key but not their labels)
                 out.append(dealt[0])
                 fold0.append(None if weights is not None else dealt[1])
+                counts0.append(dealt[2] if len(dealt) > 2 else None)
                 continue
             content, bits = None, 0
             for r in parts:
@@ -1129,6 +1189,7 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
             folds = np.empty(n_items, dtype=np.int8)
             folds[order] = _deal(mult, key, strata, tie, seed, positions[:n_items], alternating)
             fold0.append(None)
+            counts0.append(None)
             if row_of is None:
                 out.append(folds)
             else:
@@ -1138,7 +1199,7 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
         out = [np.where(f == 0, w, 0.0) for f in out]
     elif weights is None:
         out = [(f == 0).astype(np.int8) for f in out]
-    return out, (counted if weights is None else None), octets, fold0
+    return out, (counted if weights is None else None), octets, fold0, counts0
 
 
 #: the fewest rows for which :func:`in_threads` starts threads (fewer: the calls one after the other)
@@ -1187,7 +1248,7 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray,
+def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray | None,
                 rows: np.ndarray | None = None) -> _Stats | None:
     """The counts of the rows of fold 0 (``in_fold0`` 1), from the rows' bytes (:func:`_byte_stats`), or None.
 
@@ -1252,10 +1313,14 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
     ``strata``: every row's stratum, the strata's bounds and the strata as
     words (:func:`_stratum_ids`; None: unstratified); ``contents``: the arrays that make a row's content within
     its stratum (codes, bytes, weights' bits). The rows of a stratum are
-    ordered by the hash of ``(key, 0)``; rows of one key are rows of one
-    content (checked on ``contents``), so their occurrences are their order
-    among them; those rows are hashed again with their occurrences and the
-    stratum is ordered again. The folds are then those of :func:`_deal`.
+    ordered by the hash of ``(key, 0)`` (its top bits, then the position);
+    rows of one key are rows of one content (checked on ``contents``), so
+    their occurrences are their order among them; those rows are hashed
+    again with their occurrences and the stratum is ordered again. The folds
+    are then those of :func:`_deal`. The rows whose top bits tie are checked
+    first: when the rows of each run share their content, they share the key
+    and the whole hash (the runs are the keys' runs, no hash compared); else
+    the runs are ordered by the whole hash and checked as the keys' runs.
     Returns every row's fold and the rows of fold 0 (:func:`_fold0_rows`),
     or None when two rows of a stratum share a key but not their content
     (classes the data cannot tell apart, or a collision), or two hashes
@@ -1266,22 +1331,42 @@ def _deal_rows(key: np.ndarray, strata: tuple | None, contents: list, seed: np.n
     u = np.zeros(n, dtype=np.uint64)  # the occurrences: 0 for now
     scratch = key.copy()
     _item_hash(u, scratch, seed)
-    order, repeats = _ordered(u, bounds, positions, scratch, ids, words)
-    if len(repeats):  # rows of one key (runs of the order): their occurrences, in row order
-        again = repeats + 1  # the items that repeat the one before them
-        starts = np.ones(len(again), dtype=bool)
-        np.not_equal(again[1:], repeats[:-1] + 2, out=starts[1:])  # a new run: not right after the last repeat
-        run = np.cumsum(starts) - 1  # every repeat's run
-        heads = repeats[starts]  # the first item of each run
-        first = heads[run]
-        rows, firsts = order[again], order[heads]
-        if not all(_rows_equal(x, rows, firsts, run) for x in contents):
-            return None
-        u[rows] = _item_hash((again - first).astype(np.uint64), key[rows], seed)
+    sliced = len(bounds) - 1 <= _MAX_SLICES
+    # the rows whose hashes' top bits tie (in runs): rows of one content there share a key, hence the whole hash
+    order, repeats = _packed_order(u, bounds, positions, scratch, ids, words) if sliced else \
+        _ordered(u, bounds, positions, scratch, ids, words)
+    found = _repeated(order, repeats, contents)
+    if found is None and sliced:  # top bits tied by chance, or a key of different contents: by the whole hash
+        order, repeats = _untied(u, bounds, order, repeats)
+        found = _repeated(order, repeats, contents)
+    if found is None:
+        return None
+    rows, occurrences = found
+    if len(rows):  # rows of one key (runs of the order), hashed again with their occurrences
+        u[rows] = _item_hash(occurrences, key[rows], seed)
         order, repeats = _ordered(u, bounds, positions, scratch, ids, words)
         if len(repeats):
             return None
     return _dealt(order, bounds, positions, alternating), _fold0_rows(order, bounds)
+
+
+def _repeated(order: np.ndarray, repeats: np.ndarray, contents: list) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows that repeat the row before them in ``order`` (places ``repeats + 1``), and their occurrences.
+
+    Consecutive repeats make runs (one key); a row's occurrence is its place
+    in its run (0 for the run's first row, not listed). None when a run's
+    rows differ in ``contents``.
+    """
+    again = repeats + 1  # the items that repeat the one before them
+    starts = np.ones(len(again), dtype=bool)
+    np.not_equal(again[1:], repeats[:-1] + 2, out=starts[1:])  # a new run: not right after the last repeat
+    run = np.cumsum(starts) - 1  # every repeat's run
+    heads = repeats[starts]  # the first item of each run
+    first = heads[run]
+    rows, firsts = order[again], order[heads]
+    if not all(_rows_equal(x, rows, firsts, run) for x in contents):
+        return None
+    return rows, (again - first).astype(np.uint64)
 
 
 def _fold0_rows(order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -1294,8 +1379,10 @@ def _fold0_rows(order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     if len(bounds) - 1 > _MAX_SLICES:
         offset = np.arange(len(order)) - np.repeat(bounds[:-1], np.diff(bounds))
         return np.sort(order[offset % 2 == 0])
-    return np.concatenate([np.sort(order[a:b:2]) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-                          or [order[:0]])
+    small = _uint(_index_bits(len(order) + 1))  # (a sort of narrower words: faster)
+    return np.concatenate([np.sort(order[a:b:2].astype(small)) for a, b in zip(bounds[:-1].tolist(),
+                                                                              bounds[1:].tolist())]
+                          or [order[:0].astype(small)]).astype(np.intp)
 
 
 def _stratum_ids(attr: LabelMatrix, digit: np.ndarray, bits: int, positions: np.ndarray) -> tuple:
@@ -1358,21 +1445,24 @@ def _keys(labels: dict, label_bytes: dict, stats: _Stats, sides: tuple, sizes: t
     key = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash
     roles = list(labels)
     lead, table = 0, np.zeros(1, dtype=np.uint64)  # the leading roles of codes: their part of the key per class
-    ids = np.zeros(size, dtype=np.intp)
+    ids: np.ndarray | None = None  # the leading roles' classes as one number
     while w_hash is None and lead < len(roles) and labels[roles[lead]].codes is not None and \
             len(table) * labels[roles[lead]].n_classes <= _KEY_TABLE:
         m = labels[roles[lead]]
         per_class = _positional(LabelMatrix(m.name, m.classes, codes=np.arange(m.n_classes)),
                                 sigs[0] if roles[lead] in _ATTR_ROLES else sigs[1], _role_salt(roles[lead]))
         table = _combine(np.repeat(table, m.n_classes), np.tile(per_class, len(table)))
-        ids *= m.n_classes
-        ids += np.asarray(m.codes)
+        if ids is None:
+            ids = np.array(m.codes, dtype=np.intp)
+        else:
+            ids *= m.n_classes
+            ids += np.asarray(m.codes)
         lead += 1
-    if lead:
+    if ids is not None:
         key = np.take(table, ids)
     for r in roles[lead:]:  # every class named by its signature: a renaming changes nothing
         sig = sigs[0] if r in _ATTR_ROLES else sigs[1]
-        key = _combine_into(key, _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r)))
+        key = _label_hash(labels[r], label_bytes.get(r), sig, _role_salt(r), key)
     tie = None
     if tied:  # equal keys of different labels (classes the data cannot tell apart): their positions
         tie = np.zeros(size, dtype=np.uint64) if w_hash is None else w_hash

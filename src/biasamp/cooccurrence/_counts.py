@@ -457,13 +457,16 @@ class CooccurrenceCounts:
         totals: Any,
         octets: dict,
         fold0_rows: Sequence[np.ndarray | None] | None = None,
+        fold0_counts: Sequence[Any] | None = None,
     ) -> list[tuple[CooccurrenceCounts, CooccurrenceCounts]] | None:
         """:meth:`_from_encoded_splits` from the counts of all the rows: each split's fold 0 counted, fold 1 the rest.
 
         ``totals``: the unweighted counts of every role over all the rows, as
         the split computed them (:func:`biasamp._core.crossfit.splits_and_counts`);
         ``octets``: the task-side roles' rows as bytes; ``fold0_rows``: per
-        split, the rows of its fold 0 when the split handed them back. Each
+        split, the rows of its fold 0 when the split handed them back;
+        ``fold0_counts``: per split, the counts of its fold 0 when the split
+        made them (else None: counted here). Each
         split's fold 0 is counted from its rows' bytes
         (:func:`biasamp._core.crossfit.fold_counts`, half the rows; the splits
         in threads) and fold 1 is the totals less fold 0: exact integers,
@@ -473,9 +476,14 @@ class CooccurrenceCounts:
         n = _check_encoded(left, right, None)
         by_name = {m.name: m for m in (*left, *right)}
         out = []
-        folds0 = in_threads(lambda i: fold_counts(by_name, (tuple(splits[i][1]), tuple(splits[i][2])), octets,
-                                                  splits[i][0], None if fold0_rows is None else fold0_rows[i]),
-                            list(range(len(splits))), n)
+        made = [None] * len(splits) if fold0_counts is None else list(fold0_counts)
+        todo = [i for i, c in enumerate(made) if c is None]
+        for i, c in zip(todo, in_threads(lambda i: fold_counts(by_name, (tuple(splits[i][1]), tuple(splits[i][2])),
+                                                               octets, splits[i][0],
+                                                               None if fold0_rows is None else fold0_rows[i]),
+                                         todo, n)):
+            made[i] = c
+        folds0 = made
         for (in_fold0, lroles, rroles), fold0 in zip(splits, folds0):
             lsub, rsub = left[:len(lroles)], right[:len(rroles)]
             if fold0 is None:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasamp._core.crossfit import check_cross_fit, crossfit_folds, describe, fold_weights, splits_and_counts
+from biasamp._core.crossfit import check_cross_fit, crossfit_folds, describe, fold_weights, splits_and_fold_counts
 from biasamp._core.deprecation import old_positional_order
 from biasamp._core.labels import LabelMatrix, check_consistent_length, encode_labels, read_task_roles
 from biasamp._core.policy import (
@@ -1322,13 +1322,15 @@ def _directional_folds(left: list, right: list, weights: np.ndarray | None, rows
     reads = {"A->T": (["attr"], ["task", "task_pred"]), "T->A": (["attr", "attr_pred"], ["task"])}
     given = [d for d, pred in _NEEDS.items() if pred in by_role]
     # the split's counts of all the rows (when it made them) and its rows' bytes: each fold 0 counted, fold 1 the rest
-    splits, totals, octets, fold0 = splits_and_counts(by_role, [tuple(reads[d][0] + reads[d][1]) for d in given],
-                                                     weights, random_state, True)
+    # (each split's fold 0 counted in the thread that dealt it)
+    splits, totals, octets, fold0, counts0 = splits_and_fold_counts(
+        by_role, [tuple(reads[d][0] + reads[d][1]) for d in given], weights, random_state, True,
+        [(tuple(reads[d][0]), tuple(reads[d][1])) for d in given])
     counted = None
     if weights is None and not any(m.soft for m in by_role.values()):  # every fold of every split in one pass
         plan = [(of_rows, *reads[d]) for d, of_rows in zip(given, splits)]
         if totals is not None:
-            counted = CooccurrenceCounts._from_fold_counts(left, right, plan, totals, octets, fold0)
+            counted = CooccurrenceCounts._from_fold_counts(left, right, plan, totals, octets, fold0, counts0)
         if counted is None:
             counted = CooccurrenceCounts._from_encoded_splits(left, right, plan)
     for i, (direction, of_rows) in enumerate(zip(given, splits)):
