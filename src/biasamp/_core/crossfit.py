@@ -1060,13 +1060,14 @@ def splits_and_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.n
     The rows of fold 0 (per split, for :func:`fold_counts`): ordered by
     stratum, when the rows were dealt one by one without weights, else None.
     """
-    return splits_and_fold_counts(roles, reads, weights, random_state, stratified)[:4]
+    return splits_and_fold_counts(roles, reads, weights, random_state, stratified, units=units)[:4]
 
 
 def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights: np.ndarray | None,
                            random_state: Any, stratified: bool | Sequence[bool],
-                           fold_sides: Sequence[tuple] | None = None) -> tuple[list[np.ndarray], _Stats | None, dict,
-                                                                              list, list]:
+                           fold_sides: Sequence[tuple] | None = None, *,
+                           units: np.ndarray | None = None) -> tuple[list[np.ndarray], _Stats | None, dict, list,
+                                                                     list]:
     """:func:`splits_and_counts`, and per split the counts of its fold 0 (:func:`fold_counts`) when asked.
 
     ``fold_sides``: per statistic, the sides ``(attribute-side roles,
@@ -1074,7 +1075,7 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
     without weights is counted in the thread that dealt it, right after (its
     counts are exact integers: the same in any thread). The last element
     lists, per split, those counts, or None (not asked, not dealt row by row,
-    or not roles :func:`fold_counts` counts).
+    or not roles :func:`fold_counts` counts). ``units``: as in :func:`crossfit_splits`.
     """
     seed = np.array([split_seed(random_state)], dtype=np.uint64)
     attr = roles["attr"]
