@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -141,3 +143,24 @@ def test_dask_bootstrap_matches_accumulators():
     assert same.ci == res.ci
     with pytest.raises(TypeError, match="supports"):
         bd.bootstrap(b.dpa, a, t)
+
+
+def test_the_monte_carlo_tests_of_a_stream_draw_as_the_functions_bootstrap():
+    """With a small group, the per-class independence tests of FPSF/EOFP/EOTP take their Monte-Carlo branch: the
+    accumulator's draws are biasamp.bootstrap's for the same random_state, so their p-values are equal (they were
+    two draws: 0.0932 against 0.0896 in an audit)."""
+    rng = np.random.default_rng(3)
+    n = 1200
+    g = rng.choice(["a", "b", "c"], n, p=[0.48, 0.48, 0.04])
+    y = (rng.random(n) < 0.3).astype(int)
+    p = np.where(rng.random(n) < 0.8, y, 1 - y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = b.bootstrap(b.fairness_metrics, y, p, sensitive_features=g, n_boot=50, random_state=5)
+        acc = FairnessAccumulator([0, 1], ["a", "b", "c"], n_boot=50, random_state=5)
+        for rows in np.array_split(np.arange(n), 4):
+            acc.update(y[rows], p[rows], sensitive_features=g[rows])
+        streamed = acc.bootstrap()
+    for metric in ("FPSF", "EOFP", "EOTP"):
+        assert "monte-carlo" in memory.test_methods[metric]
+        np.testing.assert_array_equal(streamed.tables[metric]["p_value"], memory.tables[metric]["p_value"])

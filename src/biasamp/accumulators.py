@@ -269,6 +269,7 @@ class Accumulator:
     n_boot: int = 0
     boot: Any = None
     boot_seed: int | None = None
+    test_seed: Any = None  # the SeedSequence of random_state: the Monte-Carlo tests' draws, as biasamp.bootstrap's
     settings: Any = None
     state: Any = None
     collected: Any = None
@@ -438,7 +439,7 @@ class Accumulator:
 
     # ------------------------------------------------------------ bootstrap
     def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
-        from biasamp._engine.resample import check_random_state, seed_int
+        from biasamp._engine.resample import check_random_state, seed_sequence
 
         check_random_state(random_state)  # also without a bootstrap: a bad seed is a bad argument
 
@@ -452,7 +453,10 @@ class Accumulator:
         if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)) or not 0 <= stream < 2**23:
             raise ValueError(f"stream must be an integer in [0, 2**23), got {stream!r}")
         self.n_boot = int(n_boot)
-        self.boot_seed = seed_int(random_state) if self.n_boot else None
+        seeds = seed_sequence(random_state) if self.n_boot else None
+        # the hashed groups' seed (seed_int's), and the seed of the tests, biasamp.bootstrap's for the same random_state
+        self.boot_seed = int(seeds.generate_state(1, dtype=np.uint64)[0]) if seeds is not None else None
+        self.test_seed = seeds
         self.stream = int(stream)
         self.rows_seen = 0
 
@@ -552,7 +556,8 @@ class Accumulator:
                     for s in stats:
                         s.jackknife[sl] = values[s.name]
         return summarize(plan, stats, n_boot=self.n_boot, level=level, ci_method=ci_method, p_adjust=p_adjust,
-                         seed=seed, cell_counts=np.ones(len(kept)) if ci_method == "bca" else None, stacklevel=3)
+                         seed=seed, cell_counts=np.ones(len(kept)) if ci_method == "bca" else None, stacklevel=3,
+                         test_seed=self.test_seed)
 
     # ---------------------------------------------------------- tables, merge
     def _tables(self) -> dict[str, Any]:

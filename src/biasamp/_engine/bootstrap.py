@@ -261,12 +261,15 @@ def fill_replicates(plan: Any, stats: list, chunks: Any, n_boot: int) -> None:
 
 def summarize(plan: Any, stats: list, *, n_boot: int, level: float, ci_method: str, p_adjust: str,
               seed: np.random.SeedSequence, cell_counts: np.ndarray | None = None,
-              stacklevel: int = 2) -> BootstrapResult:
-    """Intervals, tests and per-unit tables of statistics whose replicates are filled in."""
+              stacklevel: int = 2, test_seed: np.random.SeedSequence | None = None) -> BootstrapResult:
+    """Intervals, tests and per-unit tables of statistics whose replicates are filled in (``test_seed``: the seed
+    of the Monte-Carlo tests' draws, ``seed`` by default; a stream passes its ``random_state``'s, so that its tests
+    draw as :func:`biasamp.bootstrap`'s for the same ``random_state``)."""
     from biasamp._engine.intervals import filled, inference, unit_table, zero_width_note
     from biasamp._engine.pvalues import adjust_pvalues, global_p_value
 
-    test_rng = np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, 2)))
+    source = seed if test_seed is None else test_seed
+    test_rng = np.random.default_rng(np.random.SeedSequence(source.entropy, spawn_key=(*source.spawn_key, 2)))
     tests = plan.tests(test_rng) if plan.tests is not None else {}
     estimate, ci, methods, tables, n_undefined, test_methods = {}, {}, {}, {}, {}, {}
     p_value: dict[str, float | None] = {}
