@@ -292,3 +292,26 @@ def test_exports_of_a_report_with_nothing_computed():
         rep.to_latex()
     with pytest.raises(ValueError, match="no finite headline"):
         rep.to_model_card()
+
+
+def test_every_format_says_the_rows_weighted_and_dropped_in_its_header():
+    """The terminal's header line on weights and dropped rows is in the HTML, Markdown and LaTeX headers too (a
+    published report said nothing of 40 rows of weight 0 at its top)."""
+    import numpy as np
+
+    import biasamp
+
+    rng = np.random.default_rng(0)
+    n = 400
+    attr = rng.integers(0, 2, n)
+    task = (rng.random(n) < 0.3 + 0.2 * attr).astype(int)
+    pred = np.where(rng.random(n) < 0.8, task, 1 - task)
+    w = np.ones(n)
+    w[:40] = 0
+    rep = biasamp.audit(attr, task, task_pred=pred, sample_weight=w, sections=["fairness"], n_boot=30,
+                        progress=False)
+    line = "counts weighted by sample_weight; test rows: 40 zero-weight rows dropped"
+    assert line in rep.summary()
+    for text in (rep.to_html(), rep.to_markdown()):
+        assert line in text
+    assert "Counts weighted by sample\\_weight; test rows: 40 zero-weight rows dropped." in rep.to_latex()

@@ -26,6 +26,7 @@ import pandas as pd
 
 from biasamp._core import escape as _escape
 from biasamp._engine.options import DEFAULT_LEVEL
+from biasamp.report._inputs import rows_used
 from biasamp.report._overview import overview_latex, overview_markdown
 
 __all__ = ["headline_rows", "metric_key", "render_latex", "render_markdown", "render_model_card"]
@@ -131,7 +132,8 @@ def _inputs_line(report: Any) -> str:
             + (f"{n_train} training instances" if n_train else "no training set (test ground truth used)")
             + f"; protected attribute {inp.get('attribute')} ({', '.join(map(str, list(classes or [])[:30]))}"
             + (f", ... {len(classes):,} in all" if len(classes or []) > 30 else "") + "); "
-            + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})")
+            + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})"
+            + (f"; {used}" if (used := rows_used(inp)) else ""))
 
 
 # --------------------------------------------------------------------------- #
@@ -295,8 +297,9 @@ def render_latex(report: Any, *, caption: str | None = None, label: str | None =
                                 f"${mde}$" if mde else "", p, _tex(r["reading"])]) + r" \\")
     n = report.inputs.get("n_test")
     if caption is None:
+        used = rows_used(report.inputs)
         caption = (f"{report.title}: bias and bias amplification on {n} test instances, with {level} confidence "
-                   "intervals. Values are fractions.")
+                   "intervals. Values are fractions." + (f" {used[0].upper()}{used[1:]}." if used else ""))
         caption = _tex(caption)
     notes = "; ".join(rf"\textsuperscript{{{k}}}{_tex(m)}" for m, k in methods.items())
     tabular = [

@@ -20,6 +20,7 @@ import pandas as pd
 from biasamp._core.escape import plain
 from biasamp._core.results import EXACT_ZERO, signed
 from biasamp._engine.options import DEFAULT_LEVEL
+from biasamp.report._inputs import rows_used
 from biasamp.report._overview import overview_html
 
 __all__ = ["render_html"]
@@ -230,6 +231,9 @@ def render_html(report: Any, *, plots: bool = True, standalone: bool = True) -> 
         + escape(", ".join(list(map(str, inp.get("task_classes", [])))[:30]))
         + (" ..." if len(inp.get("task_classes", [])) > 30 else ""),
     ]
+    used = rows_used(inp)
+    if used:  # the weights and the rows dropped or grouped, as the terminal's header says them
+        meta.append(escape(used))
     meta += [f'<span class="error">warning: {escape(w)}</span>' for w in inp.get("warnings", [])]
     if inp.get("calibrated"):
         meta.append("thresholds calibrated for: " + escape(", ".join(inp["calibrated"])))

@@ -26,6 +26,7 @@ from biasamp._core.batch import Batch, length
 from biasamp._core.batch import to_host as _to_host
 from biasamp._core.labels import to_numpy
 from biasamp._core.policy_options import GroupOptions, PolicyOptions
+from biasamp._core.rows import RowFilter
 from biasamp.report._config import AuditOptions
 
 __all__ = ["AuditInputs", "AuditOptions"]
@@ -349,3 +350,15 @@ def resolve_fairness_options(options: dict, classes: Sequence, multilabel: bool)
     from biasamp.fairness._family import audit_options
 
     return audit_options(options, classes, multilabel)
+
+
+def rows_used(inp: Mapping[str, Any]) -> str:
+    """What the report's inputs say of the rows counted, in one line for every format (terminal, HTML, Markdown,
+    LaTeX): the weights, and the rows the row selection dropped or grouped (the sections' notes' words); ""
+    when nothing was weighted, dropped or grouped."""
+    used = ["counts weighted by sample_weight"] if inp.get("weighted") else []
+    for side in ("test", "train"):
+        r = inp.get(f"rows_{side}")
+        if r:  # RowFilter.to_dict(): the same words as the sections' notes
+            used.append(f"{side} rows: {RowFilter(**r).describe()}")
+    return "; ".join(used)

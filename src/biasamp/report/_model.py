@@ -41,7 +41,6 @@ from biasamp._core.atomic import _write_atomic
 from biasamp._core.escape import terminal
 from biasamp._core.progress import progress_bar
 from biasamp._core.results import signed, to_builtin
-from biasamp._core.rows import RowFilter
 from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp.exceptions import UnknownKeyError
 from biasamp.report._attributes import audit_attributes, summary_by_attribute
@@ -56,6 +55,7 @@ from biasamp.report._inputs import (
     _rows_notes,
     check_task_count,
     level_size_warning,
+    rows_used,
 )
 from biasamp.report._json import (
     REPORT_JSON_SCHEMA,  # noqa: F401 - documented as biasamp.report.REPORT_JSON_SCHEMA
@@ -740,15 +740,9 @@ class Report:
             + f"; attribute {inp.get('attribute')} {_listed(classes)}; "
             + f"{len(inp.get('task_classes', []))} task classes ({inp.get('task_kind')})"
         )
-        rows_used = []
-        if inp.get("weighted"):
-            rows_used.append("counts weighted by sample_weight")
-        for side in ("test", "train"):
-            r = inp.get(f"rows_{side}")
-            if r:  # RowFilter.to_dict(): the same words as the sections' notes
-                rows_used.append(f"{side} rows: {RowFilter(**r).describe()}")
-        if rows_used:
-            lines.append("; ".join(rows_used))
+        rows_line = rows_used(inp)
+        if rows_line:
+            lines.append(rows_line)
         lines += [f"warning: {w}" for w in inp.get("warnings", [])]
         lvl = self.options.get("level", DEFAULT_LEVEL)
         lines.append(f"values are fractions (not percentages); CI = {_ci_note(lvl)} confidence interval")
