@@ -433,3 +433,19 @@ def test_weighted_rows_of_a_noise_attribute_are_not_read_as_reduced():
         values.append(bias_amp_directional(g, y, task_pred=p, sample_weight=w, include_small_groups=True).a_to_t.value)
     se = np.std(values, ddof=1) / np.sqrt(len(values))
     assert abs(np.mean(values)) < 3 * se + 0.002, (np.mean(values), se)
+
+
+@pytest.mark.parametrize("k", [10, 17, 24])
+def test_fortran_ordered_label_matrices_split_as_c_ordered_ones(k):
+    """A DataFrame's 0/1 values come in Fortran order: the split reads every row's bytes as 16-bit words, so they are
+    made contiguous (a weighted multi-label call raised 'the last axis must be contiguous')."""
+    rng = np.random.default_rng(k)
+    n = 500
+    attr = rng.integers(0, 3, n)
+    task = (rng.random((n, k)) < 0.2).astype(np.int8)
+    pred = (task ^ (rng.random((n, k)) < 0.1)).astype(np.int8)
+    for weights in (None, rng.integers(1, 4, n).astype(float), rng.random(n) + 0.5):
+        c = bias_amp_directional(attr, task, task_pred=pred, sample_weight=weights)
+        f = bias_amp_directional(attr, np.asfortranarray(task), task_pred=np.asfortranarray(pred),
+                                 sample_weight=weights)
+        assert (f.a_to_t.value, f.t_to_a) == (c.a_to_t.value, c.t_to_a)

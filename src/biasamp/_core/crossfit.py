@@ -686,7 +686,9 @@ def _row_bytes(dense: np.ndarray) -> np.ndarray:
     if dense.dtype.itemsize == 1 and dense.dtype.kind in "biu":  # one byte an entry: packbits reads non-zero as 1
         if k % 8 == 0:
             return np.packbits(dense.reshape(-1), bitorder="little").reshape(n, width)
-        return np.packbits(dense, axis=1, bitorder="little")
+        # C order whatever the input's (a DataFrame's values are often in Fortran order): the rows' bytes are read
+        # two at a time as 16-bit words (:func:`_set_hash`), which needs each row's bytes contiguous
+        return np.ascontiguousarray(np.packbits(dense, axis=1, bitorder="little"))
     out = np.empty((n, width), dtype=np.uint8)
     step = max(1, _CHUNK_BYTES // max(8 * width, 1))
     bits = np.zeros((min(n, step), 8 * width), dtype=bool)
