@@ -62,7 +62,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 import pandas as pd
 from click.core import ParameterSource
 
@@ -90,6 +89,7 @@ from biasamp.cli._data import (
     _task_names,
     read_table,
 )
+from biasamp.report._attributes import _match
 from biasamp.report._config import MAX_JOBS, AuditConfig
 from biasamp.report._inputs import check_task_count
 from biasamp.report._model import NothingComputedError, _write_atomic, audit, section_builders
@@ -462,18 +462,6 @@ def _tolerance(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return _remember_given(ctx, param, (parts[0], parts[1]))
 
 
-def _match(value: str, labels: Any) -> Any:
-    """The label among ``labels`` written ``value`` (``1`` for "1" in a numeric column), else None."""
-    from biasamp.report._attributes import _fmt_label
-
-    for u in pd.unique(pd.Series(labels).dropna()):
-        if _fmt_label(u) == value or str(u) == value:
-            return u.item() if isinstance(u, np.generic) else u
-    if value.lower() in ("true", "false"):  # a boolean column read as 0/1
-        return _match(str(int(value.lower() == "true")), labels)
-    return None
-
-
 def _labels_text(labels: Any) -> str:
     """For an error message: the distinct ``labels`` as text, sorted, comma-separated (the first 20)."""
     return ", ".join(sorted(map(str, pd.unique(pd.Series(labels).dropna())))[:20])
@@ -666,13 +654,18 @@ def _intersections(values: tuple[str, ...]) -> list[list[str]]:
 def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: Any) -> Callable:
     """The auditor of a streamed audit: one :func:`stream_audit` per attribute, merged (one configuration)."""
 
+    from biasamp.report._stream import UnknownPosLabel
+
     def auditor(*, config: AuditConfig) -> Any:
         reports = {}
         for name, columns in per_attr.items():
             ref = config.reference_group
             one = config.replace(names=dict(config.names or {}, attr=name),
                                  reference_group=ref.get(name, "largest") if isinstance(ref, dict) else ref)
-            reports[name] = stream_audit(dataset, columns, **fixed, config=one)
+            try:
+                reports[name] = stream_audit(dataset, columns, **fixed, config=one)
+            except UnknownPosLabel as exc:  # the in-memory audit's usage error
+                raise _unknown_pos_label(exc.value, exc.task, exc.classes) from None
         if len(reports) == 1:
             return next(iter(reports.values()))
         from biasamp.report._attributes import merge_reports
@@ -776,8 +769,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     if streaming:
         from biasamp.report._stream import stream_audit
 
-        unsupported = [o for o, given in (("--intersect", combos),
-                                          ("--pos-label", pos_label), ("--captions-pred", captions_pred),
+        unsupported = [o for o, given in (("--intersect", combos), ("--captions-pred", captions_pred),
                                           ("--captions", captions)) if given]
         if unsupported:
             raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
@@ -789,6 +781,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
         _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows,
               "n_jobs": n_jobs, "max_memory": max_memory, "missing": missing,
+              **({"pos_label": pos_label} if pos_label is not None else {}),
               **({"scan_statistic": scan_statistic} if scan_statistic is not None else {})},
              **common, protect=[data, train_path],
              auditor=auditor, attrs=dict.fromkeys(per_attr))
@@ -861,9 +854,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         classes = pd.concat([frame[c] for c in [*cols["task"], *(cols["task_pred"] or [])]], ignore_index=True)
         found = _match(pos_label, classes)
         if found is None:
-            raise click.UsageError(f"--pos-label {pos_label!r} is not a class of the task column(s) "
-                                   f"{', '.join(cols['task'])}; classes: "
-                                   + _labels_text(frame[cols["task"][0]]))
+            raise _unknown_pos_label(pos_label, cols["task"], frame[cols["task"][0]])
         kwargs["pos_label"] = found
     if val_path:
         val = read_table(val_path)
@@ -885,6 +876,12 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     _run(dict(kwargs, title=title, names=_display_names(cols, _sources(data, train_path, val_path))), **common,
          protect=[data, train_path, val_path], columns=_argument_columns(cols, weight, train_path, combos),
          attrs=_attribute_labels(kwargs["attr"], combos, missing))
+
+
+def _unknown_pos_label(pos_label: str, task: Any, labels: Any) -> click.UsageError:
+    """The usage error of a --pos-label that is no class of the task column(s) (``labels``: the test classes)."""
+    return click.UsageError(f"--pos-label {pos_label!r} is not a class of the task column(s) {', '.join(task)}; "
+                            f"classes: {_labels_text(labels)}")
 
 
 def _check_task_count(task: list) -> None:

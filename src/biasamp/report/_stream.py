@@ -159,7 +159,8 @@ from biasamp.report._sections import NO_INTERVAL, family_n_boot
 from biasamp.subgroups import ScanAccumulator
 from biasamp.subgroups._levels import LevelCount
 
-__all__ = ["ParquetDataset", "RowRange", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
+__all__ = ["ParquetDataset", "RowRange", "StreamColumns", "StreamReadError", "UnknownPosLabel", "parquet_files",
+           "stream_audit"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows, grouped (each row in one of 1,000 "
@@ -188,6 +189,25 @@ def _interval_note(ci_method: str) -> str:
 
 class StreamReadError(OSError):
     """A Parquet file of the dataset could not be read."""
+
+
+class UnknownPosLabel(ValueError):
+    """``pos_label``, written as text, names no class of the task column.
+
+    Attributes
+    ----------
+    value : str
+        The ``pos_label`` given.
+    task : tuple of str
+        The task column(s).
+    classes : list
+        The classes of the task column in the test rows.
+    """
+
+    def __init__(self, value: str, task: Sequence[str], classes: Sequence) -> None:
+        self.value, self.task, self.classes = value, tuple(task), list(classes)
+        super().__init__(f"pos_label {value!r} is not a class of the task column(s) {', '.join(self.task)}; "
+                         f"classes: {', '.join(sorted(map(str, self.classes))[:20])}")
 
 
 def _pq():
@@ -1287,6 +1307,18 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
     return _Counted(fam, reservoir, soft, n_test, n_train, (test_rows, train_rows))
 
 
+def _pos_label(value: str, columns: StreamColumns, given: Sequence | None, uniques: Mapping) -> Any:
+    """The task class written ``value`` (``biasamp audit --pos-label``: ``1`` for "1" in a numeric column), among
+    the classes ``given``, else the test rows' (``uniques``); :class:`UnknownPosLabel` when there is none."""
+    from biasamp.report._attributes import _match
+
+    classes = list(given) if given is not None else list(uniques.get(("test", columns.task[0]), ()))
+    found = _match(value, classes)
+    if found is None:
+        raise UnknownPosLabel(value, columns.task, classes)
+    return found
+
+
 def _counts_train(family: Family, has_train: bool) -> bool:
     """Whether the family counts the stream's training rows (there are some, and it declares ``count_train``)."""
     return has_train and family.stream is not None and family.stream.count_train is not None
@@ -1554,6 +1586,8 @@ def stream_audit(
                 raise ValueError(f"no {side} row left to count: missing='drop' dropped every one of the "
                                  f"{ds.num_rows:,} rows of {ds.path} (each has a missing value in a label column)")
         reading = replace(reading, selection=reading.selection.classes(uniques, columns))
+    if isinstance(config.pos_label, str) and not columns.multilabel:  # as written: matched to a task class
+        config = opt = config.replace(pos_label=_pos_label(config.pos_label, columns, task_classes, uniques))
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
 
     has_train = train is not None
