@@ -614,6 +614,13 @@ class StreamColumns:
     features : tuple of str
         The subgroup scan's feature columns (its section runs when there
         are some: ``biasamp audit --stream --features``).
+    derived : tuple of (str, tuple of (str, str))
+        Columns computed batch by batch, not read: ``(name, ((component,
+        column), ...))``, an intersection of attributes
+        (:func:`~biasamp.report.intersection_labels` of the ``column`` values
+        named ``component``, with the audit's ``missing``), e.g.
+        ``("race x sex", (("race", "race"), ("sex", "sex")))``. ``attr`` and
+        ``attr_pred`` may name one; every pass reads its component columns.
     """
 
     attr: str
@@ -623,6 +630,7 @@ class StreamColumns:
     task_pred: tuple | None = None
     weight: str | None = None
     features: tuple = ()
+    derived: tuple = ()
 
     def __post_init__(self):
         if len(self.task_names) != len(self.task):
@@ -646,6 +654,31 @@ class StreamColumns:
 
     def truth_columns(self) -> list:
         return list(dict.fromkeys([self.attr, *self.task]))
+
+    def stored(self, names: Iterable[str]) -> list:
+        """The columns of the files that ``names`` are read from (a derived column: its components')."""
+        derived = dict(self.derived)
+        return list(dict.fromkeys(c for n in names for c in ([c for _, c in derived[n]] if n in derived else [n])))
+
+
+def _with_derived(batch: Any, names: Sequence[str], columns: StreamColumns, missing: str) -> Any:
+    """``batch`` with the derived columns among ``names`` appended (an intersection's labels, as in memory:
+    :func:`~biasamp.report.intersection_labels` of the component columns read as pandas reads them)."""
+    import pyarrow as pa
+
+    from biasamp.report._attributes import intersection_labels
+
+    derived = dict(columns.derived)
+    wanted = [n for n in dict.fromkeys(names) if n in derived]
+    if not wanted:
+        return batch
+    arrays, fields = list(batch.columns), list(batch.schema.names)
+    for name in wanted:
+        labels = intersection_labels({part: batch.column(col).to_pandas() for part, col in derived[name]},
+                                     missing=missing)
+        arrays.append(pa.array(labels.to_numpy(dtype=object), type=pa.string(), from_pandas=True))
+        fields.append(name)
+    return pa.RecordBatch.from_arrays(arrays, names=fields)
 
 
 # --------------------------------------------------------------------------- #
@@ -1022,6 +1055,14 @@ class _Reading:
     threads: bool = True  # pyarrow's decoding threads: off in worker processes (one core each)
     selection: _Selection = _Selection()  # missing=: set after the classes pass (the attribute's missing values)
 
+    def batches(self, source: str, names: Sequence[str], bar: Any, rows: RowRange | None) -> Iterator[tuple[Any, str]]:
+        """:meth:`ParquetDataset.batches` of the ``source`` rows (``"test"``/``"train"``), the columns ``names``
+        (the derived ones computed from their components, :attr:`StreamColumns.derived`)."""
+        ds = self.data if source == "test" else self.train
+        assert ds is not None
+        for batch, where in ds.batches(self.columns.stored(names), self.batch_size, bar, rows, self.threads):
+            yield _with_derived(batch, names, self.columns, self.selection.missing), where
+
 
 #: parts of a pass per worker process: the progress bars advance as each part ends, so with one part per worker
 #: they would stay at 0 until the workers all end together; a few parts each let them move (merged in row order,
@@ -1124,21 +1165,23 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
         if ds is None or rows is None:
             continue
         test_rows = source == "test"
-        values = list(dict.fromkeys([*find, *([weight] if weight and test_rows else [])]))
+        truth = reading.columns.truth_columns()  # the training rows: ground truth only
+        values = list(dict.fromkeys([*(c for c in find if test_rows or c in truth),
+                                     *([weight] if weight and test_rows else [])]))
         read = list(dict.fromkeys([*values, *(features if test_rows else ()),
                                    *reading.selection.columns(reading.columns, source)]))
         if not read:
             continue
         position = rows.offset
         # the bar counts the test rows (the training rows are read too, unannounced)
-        for batch, where in ds.batches(read, reading.batch_size, bar if test_rows else None, rows, reading.threads):
+        for batch, where in reading.batches(source, read, bar if test_rows else None, rows):
             raw = batch.num_rows
             batch, _, _ = reading.selection.rows(batch, reading.columns, source, where)
             kept[source] += batch.num_rows
             if weight and test_rows:  # rows of weight 0 are left out, as in memory: classes and levels of the others
                 batch, _ = _positive_weight(batch, weight)
             arrays = _arrays(batch, values)
-            for name in find:
+            for name in (n for n in find if n in arrays):
                 uniques[source, name] = _uniques(uniques.get((source, name)), arrays[name])
             if weight and test_rows:
                 positive += int(np.count_nonzero(np.asarray(arrays[weight]) > 0))
@@ -1185,7 +1228,7 @@ def _collect_part(reading: _Reading, families: dict[str, _Family], source: str, 
     for family in families.values():
         family.stage = (0, rows.index)
     read = list(dict.fromkeys([*cols, *selection.columns(columns, source)]))
-    for batch, where in ds.batches(read, reading.batch_size, bar, rows, reading.threads):
+    for batch, where in reading.batches(source, read, bar, rows):
         batch, _, _ = selection.rows(batch, columns, source, where)
         arrays = selection.arrays(batch, cols, columns, source)
         values = {r: _role_values(arrays, columns, r) for r in roles}
@@ -1259,8 +1302,7 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             family.stage = (0, test.index)
         position = selected
         raw = selected  # the rows' positions among the test rows kept: the scan's row ids, as in memory
-        for batch, where in reading.data.batches(columns.test_columns(), reading.batch_size, bar, test,
-                                                 reading.threads):
+        for batch, where in reading.batches("test", columns.test_columns(), bar, test):
             given = batch.num_rows
             batch, dropped, grouped = selection.rows(batch, columns, "test", where)
             batch, zero = _positive_weight(batch, columns.weight)
@@ -1292,8 +1334,7 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
     if train is not None and reading.train is not None:
         for family in fam.values():
             family.stage = (1, train.index)
-        for batch, where in reading.train.batches(columns.truth_columns(), reading.batch_size, None, train,
-                                                  reading.threads):  # the bar counts the test rows
+        for batch, where in reading.batches("train", columns.truth_columns(), None, train):  # the bar: test rows
             given = batch.num_rows
             batch, dropped, grouped = selection.rows(batch, columns, "train", where)
             train_rows += RowFilter(missing, given, dropped, grouped)
@@ -1305,6 +1346,25 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
                     family.feed(where, "update_train" if key == "scan" else "update_roles",
                                 {"attr_train": attr, "task_train": task})
     return _Counted(fam, reservoir, soft, n_test, n_train, (test_rows, train_rows))
+
+
+def _derived_prediction_columns(columns: StreamColumns) -> list:
+    """The component columns, predicted and true, of an intersection's predictions ``attr_pred`` ([] if none)."""
+    derived = dict(columns.derived)
+    if columns.attr_pred not in derived or columns.attr not in derived:
+        return []
+    return list(dict.fromkeys(c for name in (columns.attr_pred, columns.attr) for _, c in derived[name]))
+
+
+def _hard_predictions(columns: StreamColumns, uniques: Mapping) -> bool:
+    """Whether every component's predictions (their distinct test values in ``uniques``) are classes of its ground
+    truth: the intersection of the predictions is then the predicted intersection (else scores: none)."""
+    from biasamp.report._attributes import _hard_classes
+
+    derived = dict(columns.derived)
+    truth = dict(derived[columns.attr])
+    return all(_hard_classes(uniques.get(("test", col), []), uniques.get(("test", truth[part]), []))
+               for part, col in derived[columns.attr_pred])
 
 
 def _pos_label(value: str, columns: StreamColumns, given: Sequence | None, uniques: Mapping) -> Any:
@@ -1535,7 +1595,7 @@ def stream_audit(
     if dpa_rows == 0:  # the sections that need rows are left out
         chosen = [b for b in chosen if b.key in counted_sections + _NO_ROWS]
     for ds, cols, what in ((data, columns.test_columns(), "test"), (train, columns.truth_columns(), "training")):
-        gap = ds.missing(cols) if ds is not None else None
+        gap = ds.missing(columns.stored(cols)) if ds is not None else None
         if gap is not None:
             f, lacking, available = gap
             raise ValueError(f"{what} file {f} lacks the column(s) {lacking}; its columns: {', '.join(available)}")
@@ -1560,6 +1620,8 @@ def stream_audit(
     find = [columns.attr] if attr_classes is None or config.missing == "group" else []
     if task_classes is None and not columns.multilabel:
         find.append(columns.task[0])
+    # an intersection's predictions: the components' predicted and true values (are the predictions classes?)
+    find += _derived_prediction_columns(columns)
     positives = [0] * len(jobs)
     selected: list = [None] * len(jobs)  # rows kept before each part (None: every row)
     # the weights: rows of weight 0 are left out of the classes and the scan's levels, as in memory, and the rows
@@ -1586,6 +1648,9 @@ def stream_audit(
                 raise ValueError(f"no {side} row left to count: missing='drop' dropped every one of the "
                                  f"{ds.num_rows:,} rows of {ds.path} (each has a missing value in a label column)")
         reading = replace(reading, selection=reading.selection.classes(uniques, columns))
+    if _derived_prediction_columns(columns) and not _hard_predictions(columns, uniques):
+        columns = replace(columns, attr_pred=None)  # scores: an intersection has no predictions, as in memory
+        reading = replace(reading, columns=columns)
     if isinstance(config.pos_label, str) and not columns.multilabel:  # as written: matched to a task class
         config = opt = config.replace(pos_label=_pos_label(config.pos_label, columns, task_classes, uniques))
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
