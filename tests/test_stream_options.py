@@ -61,16 +61,17 @@ def _audit(path, flag: str, *options: str, out=None) -> tuple:
     if out is not None:
         args += ["--json", str(out)]
     res = CliRunner().invoke(main, args)
-    report = json.loads(out.read_text(encoding="utf-8")) if out is not None and res.exit_code == 0 else None
+    report = json.loads(out.read_text(encoding="utf-8")) if out is not None and out.exists() else None
     return res.exit_code, res.output, report
 
 
-def _compare(path, tmp_path, *options: str) -> dict:
-    """The JSON report of ``--stream`` and ``--no-stream``, checked equal in every summary value, n and name."""
+def _compare(path, tmp_path, *options: str, code: int = 0) -> dict:
+    """The JSON report of ``--stream`` and ``--no-stream``, checked equal in every summary value, n and name;
+    ``code``: the exit code of both (1: a report with failed sections)."""
     reports = {}
     for flag in ("--stream", "--no-stream"):
-        code, output, reports[flag] = _audit(path, flag, *options, out=tmp_path / f"{flag}.json")
-        assert code == 0, output
+        got, output, reports[flag] = _audit(path, flag, *options, out=tmp_path / f"{flag}.json")
+        assert got == code, output
     streamed, memory = reports["--stream"], reports["--no-stream"]
 
     def rows(report):
@@ -133,3 +134,30 @@ def test_intersection_streamed_equals_in_memory(files, tmp_path, missing):
 def test_intersection_with_pos_label(files, tmp_path):
     _compare(files["full"], tmp_path, "--intersect", "a,b", "--pos-label", "no", "--exclude", "dpa", "--exclude",
              "leakage")
+
+
+def test_intersection_with_training_set_on_two_workers(files, tmp_path):
+    """The training rows' intersection is derived from their components too (BiasAmp_MALS, BiasAmp-> count them);
+    two worker processes, each deriving the labels of its parts, give the report of one pass and of memory."""
+    train = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pandas(_frame(12)[["a", "b", "label"]], preserve_index=False), train,
+                   row_group_size=97)
+    memory = _compare(files["full"], tmp_path, "--train", str(train), "--intersect", "a,b", "--pos-label", "yes",
+                      "--exclude", "dpa", "--exclude", "leakage", "--jobs", "2")
+    assert memory["inputs"]["n_train"] == N and "mals[a x b]" in {r[0] for r in memory["summary"]["rows"]}
+
+
+def test_intersection_of_scores_has_no_predictions(tmp_path):
+    """Attribute scores (``b_score``) have no combination: the intersection is audited without attribute
+    predictions in both modes (no T->A row), its components with theirs."""
+    frame = _frame(13)
+    rng = np.random.default_rng(0)
+    frame = frame.drop(columns=["b_pred"]).assign(b=(frame["b"] == "M").astype(int),
+                                                  b_score=rng.random(N).round(3))  # P(b = 1)
+    path = tmp_path / "preds.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=97)
+    memory = _compare(path, tmp_path, "--attr", "b", "--intersect", "a,b", "--exclude", "leakage", "--exclude",
+                      "differential")
+    directions = {(r[0], r[2]) for r in memory["summary"]["rows"]}
+    assert ("dpa[b]", "T->A") in directions and ("dpa[a x b]", "A->T") in directions
+    assert ("dpa[a x b]", "T->A") not in directions and ("directional[a x b]", "T->A") not in directions

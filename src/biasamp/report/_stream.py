@@ -1165,9 +1165,7 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
         if ds is None or rows is None:
             continue
         test_rows = source == "test"
-        truth = reading.columns.truth_columns()  # the training rows: ground truth only
-        values = list(dict.fromkeys([*(c for c in find if test_rows or c in truth),
-                                     *([weight] if weight and test_rows else [])]))
+        values = list(dict.fromkeys([*find, *([weight] if weight and test_rows else [])]))
         read = list(dict.fromkeys([*values, *(features if test_rows else ()),
                                    *reading.selection.columns(reading.columns, source)]))
         if not read:
@@ -1181,7 +1179,7 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
             if weight and test_rows:  # rows of weight 0 are left out, as in memory: classes and levels of the others
                 batch, _ = _positive_weight(batch, weight)
             arrays = _arrays(batch, values)
-            for name in (n for n in find if n in arrays):
+            for name in find:
                 uniques[source, name] = _uniques(uniques.get((source, name)), arrays[name])
             if weight and test_rows:
                 positive += int(np.count_nonzero(np.asarray(arrays[weight]) > 0))
@@ -1346,25 +1344,6 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
                     family.feed(where, "update_train" if key == "scan" else "update_roles",
                                 {"attr_train": attr, "task_train": task})
     return _Counted(fam, reservoir, soft, n_test, n_train, (test_rows, train_rows))
-
-
-def _derived_prediction_columns(columns: StreamColumns) -> list:
-    """The component columns, predicted and true, of an intersection's predictions ``attr_pred`` ([] if none)."""
-    derived = dict(columns.derived)
-    if columns.attr_pred not in derived or columns.attr not in derived:
-        return []
-    return list(dict.fromkeys(c for name in (columns.attr_pred, columns.attr) for _, c in derived[name]))
-
-
-def _hard_predictions(columns: StreamColumns, uniques: Mapping) -> bool:
-    """Whether every component's predictions (their distinct test values in ``uniques``) are classes of its ground
-    truth: the intersection of the predictions is then the predicted intersection (else scores: none)."""
-    from biasamp.report._attributes import _hard_classes
-
-    derived = dict(columns.derived)
-    truth = dict(derived[columns.attr])
-    return all(_hard_classes(uniques.get(("test", col), []), uniques.get(("test", truth[part]), []))
-               for part, col in derived[columns.attr_pred])
 
 
 def _pos_label(value: str, columns: StreamColumns, given: Sequence | None, uniques: Mapping) -> Any:
@@ -1620,8 +1599,6 @@ def stream_audit(
     find = [columns.attr] if attr_classes is None or config.missing == "group" else []
     if task_classes is None and not columns.multilabel:
         find.append(columns.task[0])
-    # an intersection's predictions: the components' predicted and true values (are the predictions classes?)
-    find += _derived_prediction_columns(columns)
     positives = [0] * len(jobs)
     selected: list = [None] * len(jobs)  # rows kept before each part (None: every row)
     # the weights: rows of weight 0 are left out of the classes and the scan's levels, as in memory, and the rows
@@ -1648,9 +1625,6 @@ def stream_audit(
                 raise ValueError(f"no {side} row left to count: missing='drop' dropped every one of the "
                                  f"{ds.num_rows:,} rows of {ds.path} (each has a missing value in a label column)")
         reading = replace(reading, selection=reading.selection.classes(uniques, columns))
-    if _derived_prediction_columns(columns) and not _hard_predictions(columns, uniques):
-        columns = replace(columns, attr_pred=None)  # scores: an intersection has no predictions, as in memory
-        reading = replace(reading, columns=columns)
     if isinstance(config.pos_label, str) and not columns.multilabel:  # as written: matched to a task class
         config = opt = config.replace(pos_label=_pos_label(config.pos_label, columns, task_classes, uniques))
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
