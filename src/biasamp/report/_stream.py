@@ -115,6 +115,16 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   integral floats as integers) and any other missing value is the
   in-memory audit's ``ValueError``. The report says what was dropped or
   grouped (``Report.inputs["rows_test"]``, the sections' notes).
+* **Intersections** (``biasamp audit --stream --intersect A,B``): an
+  attribute may be a derived column (``StreamColumns.derived``), the
+  intersection labels of component columns
+  (:func:`~biasamp.report._attributes.intersection_labels`, with the audit's
+  ``missing``), computed batch by batch as the batch is read: every pass
+  reads the components, the selection of ``missing=`` and the sample see the
+  derived column as a column of the file.
+* **Positive class as text**: a ``pos_label`` given as a string is matched
+  to a task class of the classes pass as ``biasamp audit --pos-label`` does
+  (``"1"`` for the class 1), :class:`UnknownPosLabel` when none matches.
 * Threshold calibration (validation scores) is not streamed, nor are the
   captions (LIC and DBAC fit attackers on every caption): data holding a
   ``caption_pred`` column gets the captioning section as skipped, with the
@@ -617,7 +627,7 @@ class StreamColumns:
     derived : tuple of (str, tuple of (str, str))
         Columns computed batch by batch, not read: ``(name, ((component,
         column), ...))``, an intersection of attributes
-        (:func:`~biasamp.report.intersection_labels` of the ``column`` values
+        (:func:`~biasamp.report._attributes.intersection_labels` of the ``column`` values
         named ``component``, with the audit's ``missing``), e.g.
         ``("race x sex", (("race", "race"), ("sex", "sex")))``. ``attr`` and
         ``attr_pred`` may name one; every pass reads its component columns.
@@ -663,7 +673,7 @@ class StreamColumns:
 
 def _with_derived(batch: Any, names: Sequence[str], columns: StreamColumns, missing: str) -> Any:
     """``batch`` with the derived columns among ``names`` appended (an intersection's labels, as in memory:
-    :func:`~biasamp.report.intersection_labels` of the component columns read as pandas reads them)."""
+    :func:`~biasamp.report._attributes.intersection_labels` of the component columns read as pandas reads them)."""
     import pyarrow as pa
 
     from biasamp.report._attributes import intersection_labels
@@ -1524,6 +1534,8 @@ def stream_audit(
     ------
     StreamReadError
         A file could not be read.
+    UnknownPosLabel
+        ``pos_label``, a string, matches no class of a single-label task.
     ValueError
         Bad options (as :func:`biasamp.report.audit`), a file lacking a
         column, or a dataset without rows.
