@@ -258,7 +258,8 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
 
     An intersection (``combos``) is one more attribute, named as in memory
     (``"race x sex"``), whose labels (and predictions, when every component
-    has prediction columns) are derived from its components batch by batch.
+    has ``<attr>_pred`` class predictions) are derived from its components
+    batch by batch.
 
     UsageError (exit 2) listing the available columns when one is missing,
     from the first file or from any later file of a directory.
@@ -669,7 +670,6 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, intersectio
                     **fixed: Any) -> Callable:
     """The auditor of a streamed audit: one :func:`stream_audit` per attribute, merged (one configuration);
     ``intersections``: name -> components of the attributes that are intersections."""
-
     from biasamp.report._stream import UnknownPosLabel
 
     def auditor(*, config: AuditConfig) -> Any:
