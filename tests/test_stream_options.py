@@ -87,6 +87,7 @@ def _compare(path, tmp_path, *options: str, code: int = 0) -> dict:
         theirs = streamed["inputs"]["attributes"][name]
         for key in ("attribute_classes", "intersection_of", "sections", "n_test", "rows_test"):
             assert theirs.get(key) == own.get(key), (name, key)
+    assert streamed["options"].get("attributes") == memory["options"].get("attributes")  # per attribute: pos_label
     return memory
 
 
@@ -161,3 +162,18 @@ def test_intersection_of_scores_has_no_predictions(tmp_path):
     directions = {(r[0], r[2]) for r in memory["summary"]["rows"]}
     assert ("dpa[b]", "T->A") in directions and ("dpa[a x b]", "A->T") in directions
     assert ("dpa[a x b]", "T->A") not in directions and ("directional[a x b]", "T->A") not in directions
+
+
+def test_intersection_with_weights_scan_and_reference_group(tmp_path):
+    """Every other streamed option on an intersection: sample weights (some 0), the subgroup scan's feature, a
+    reference group of the intersection (``ATTR=GROUP``), ``--missing drop`` and ``--pos-label``."""
+    frame = _frame(11, gaps=True)
+    rng = np.random.default_rng(3)
+    frame = frame.assign(w=rng.integers(0, 3, N).astype(float), age=rng.integers(18, 70, N))
+    path = tmp_path / "weighted.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=97)
+    memory = _compare(path, tmp_path, "--intersect", "a,b", "--missing", "drop", "--pos-label", "yes", "--weight",
+                      "w", "--features", "age", "--reference-group", "a x b=a=q, b=M", "--exclude", "leakage")
+    sections = {r[0] for r in memory["summary"]["rows"]}
+    assert {"scan[a x b]", "dpa[a x b]", "fairness[a x b]", "mals[a x b]"} <= sections
+    assert memory["options"]["attributes"]["a x b"]["fairness"]["reference_group"] == "a=q, b=M"
