@@ -50,6 +50,7 @@ order: the same report as one process.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -62,7 +63,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 import pandas as pd
 from click.core import ParameterSource
 
@@ -90,6 +90,7 @@ from biasamp.cli._data import (
     _task_names,
     read_table,
 )
+from biasamp.report._attributes import INTERSECTION_SEP, _match
 from biasamp.report._config import MAX_JOBS, AuditConfig
 from biasamp.report._inputs import check_task_count
 from biasamp.report._model import NothingComputedError, _write_atomic, audit, section_builders
@@ -251,8 +252,14 @@ def _decide_streaming(stream: bool | None, data: str, train_path: str | None, va
 
 
 def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, task, attr_pred,
-                    task_pred, weight: str | None = None, features: tuple = ()) -> tuple[dict, dict]:
+                    task_pred, weight: str | None = None, features: tuple = (),
+                    combos: list | None = None) -> tuple[dict, dict]:
     """``({attribute: StreamColumns}, columns)``: the conventions applied to the Parquet schemas (no data read).
+
+    An intersection (``combos``) is one more attribute, named as in memory
+    (``"race x sex"``), whose labels (and predictions, when every component
+    has ``<attr>_pred`` class predictions) are derived from its components
+    batch by batch.
 
     UsageError (exit 2) listing the available columns when one is missing,
     from the first file or from any later file of a directory.
@@ -260,7 +267,7 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
     from biasamp.report._stream import StreamColumns
 
     test = datasets[data]
-    cols = _resolve_columns(pd.DataFrame(columns=list(test.columns)), data, attr, task, attr_pred, task_pred)
+    cols = _resolve_columns(pd.DataFrame(columns=list(test.columns)), data, attr, task, attr_pred, task_pred, combos)
     predictions = [*(p for p in cols["attr_preds"].values() if p), *(cols["task_pred"] or [])]
     checks = [(test, data, "test", [*cols["attrs"], *cols["task"], *predictions, *([weight] if weight else []),
                                     *features])]
@@ -275,6 +282,14 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
     per_attr = {a: StreamColumns(a, tuple(cols["task"]), tuple(_task_names(cols["task"])), cols["attr_preds"][a],
                                  tuple(cols["task_pred"]) if cols["task_pred"] else None, weight, tuple(features))
                 for a in cols["attrs"]}
+    for combo in combos or []:
+        name = INTERSECTION_SEP.join(combo)
+        derived = [(name, tuple((c, c) for c in combo))]
+        pred = None
+        if all(cols["attr_kinds"][c] == "pred" for c in combo):  # scores have no combination (as in memory)
+            pred = f"{name}{PRED_SUFFIX}"
+            derived.append((pred, tuple((c, cols["attr_preds"][c]) for c in combo)))
+        per_attr[name] = dataclasses.replace(per_attr[combo[0]], attr=name, attr_pred=pred, derived=tuple(derived))
     return per_attr, cols
 
 
@@ -460,18 +475,6 @@ def _tolerance(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         raise click.BadParameter(f"{value!r} is not LOW,HIGH with 0 < LOW <= 1 <= HIGH (e.g. 0.8,1.25), nor one "
                                  "ratio such as 0.8")
     return _remember_given(ctx, param, (parts[0], parts[1]))
-
-
-def _match(value: str, labels: Any) -> Any:
-    """The label among ``labels`` written ``value`` (``1`` for "1" in a numeric column), else None."""
-    from biasamp.report._attributes import _fmt_label
-
-    for u in pd.unique(pd.Series(labels).dropna()):
-        if _fmt_label(u) == value or str(u) == value:
-            return u.item() if isinstance(u, np.generic) else u
-    if value.lower() in ("true", "false"):  # a boolean column read as 0/1
-        return _match(str(int(value.lower() == "true")), labels)
-    return None
 
 
 def _labels_text(labels: Any) -> str:
@@ -663,8 +666,11 @@ def _intersections(values: tuple[str, ...]) -> list[list[str]]:
     return out
 
 
-def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: Any) -> Callable:
-    """The auditor of a streamed audit: one :func:`stream_audit` per attribute, merged (one configuration)."""
+def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, intersections: dict | None = None,
+                    **fixed: Any) -> Callable:
+    """The auditor of a streamed audit: one :func:`stream_audit` per attribute, merged (one configuration);
+    ``intersections``: name -> components of the attributes that are intersections."""
+    from biasamp.report._stream import UnknownPosLabel
 
     def auditor(*, config: AuditConfig) -> Any:
         reports = {}
@@ -672,12 +678,15 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, **fixed: An
             ref = config.reference_group
             one = config.replace(names=dict(config.names or {}, attr=name),
                                  reference_group=ref.get(name, "largest") if isinstance(ref, dict) else ref)
-            reports[name] = stream_audit(dataset, columns, **fixed, config=one)
+            try:
+                reports[name] = stream_audit(dataset, columns, **fixed, config=one)
+            except UnknownPosLabel as exc:  # the in-memory audit's usage error
+                raise _unknown_pos_label(exc.value, exc.task, exc.classes) from None
         if len(reports) == 1:
             return next(iter(reports.values()))
         from biasamp.report._attributes import merge_reports
 
-        return merge_reports(reports, title=config.title)
+        return merge_reports(reports, title=config.title, intersections=intersections)
 
     return auditor
 
@@ -776,19 +785,20 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     if streaming:
         from biasamp.report._stream import stream_audit
 
-        unsupported = [o for o, given in (("--intersect", combos),
-                                          ("--pos-label", pos_label), ("--captions-pred", captions_pred),
+        unsupported = [o for o, given in (("--captions-pred", captions_pred),
                                           ("--captions", captions)) if given]
         if unsupported:
             raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
                                    "load the data in memory")
         per_attr, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred),
-                                         weight, tuple(_split(features)))
+                                         weight, tuple(_split(features)), combos)
         _check_task_count(cols["task"])
-        auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path))
+        auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path),
+                                  intersections={INTERSECTION_SEP.join(c): list(c) for c in combos})
         sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
         _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows,
               "n_jobs": n_jobs, "max_memory": max_memory, "missing": missing,
+              **({"pos_label": pos_label} if pos_label is not None else {}),
               **({"scan_statistic": scan_statistic} if scan_statistic is not None else {})},
              **common, protect=[data, train_path],
              auditor=auditor, attrs=dict.fromkeys(per_attr))
@@ -861,9 +871,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         classes = pd.concat([frame[c] for c in [*cols["task"], *(cols["task_pred"] or [])]], ignore_index=True)
         found = _match(pos_label, classes)
         if found is None:
-            raise click.UsageError(f"--pos-label {pos_label!r} is not a class of the task column(s) "
-                                   f"{', '.join(cols['task'])}; classes: "
-                                   + _labels_text(frame[cols["task"][0]]))
+            raise _unknown_pos_label(pos_label, cols["task"], frame[cols["task"][0]])
         kwargs["pos_label"] = found
     if val_path:
         val = read_table(val_path)
@@ -885,6 +893,12 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     _run(dict(kwargs, title=title, names=_display_names(cols, _sources(data, train_path, val_path))), **common,
          protect=[data, train_path, val_path], columns=_argument_columns(cols, weight, train_path, combos),
          attrs=_attribute_labels(kwargs["attr"], combos, missing))
+
+
+def _unknown_pos_label(pos_label: str, task: Any, labels: Any) -> click.UsageError:
+    """The usage error of a --pos-label that is no class of the task column(s) (``labels``: the test classes)."""
+    return click.UsageError(f"--pos-label {pos_label!r} is not a class of the task column(s) {', '.join(task)}; "
+                            f"classes: {_labels_text(labels)}")
 
 
 def _check_task_count(task: list) -> None:

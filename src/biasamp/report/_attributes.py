@@ -58,6 +58,16 @@ def _fmt_label(v: Any) -> str:
     return str(v)
 
 
+def _match(value: str, labels: Any) -> Any:
+    """The label among ``labels`` written ``value`` (``1`` for "1" in a numeric column), else None."""
+    for u in pd.unique(pd.Series(labels).dropna()):
+        if _fmt_label(u) == value or str(u) == value:
+            return u.item() if isinstance(u, np.generic) else u
+    if value.lower() in ("true", "false"):  # a boolean column read as 0/1
+        return _match(str(int(value.lower() == "true")), labels)
+    return None
+
+
 _NEEDS_QUOTES = re.compile(r'[,="\\]|^\s|\s$|^$')
 
 

@@ -115,6 +115,16 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   integral floats as integers) and any other missing value is the
   in-memory audit's ``ValueError``. The report says what was dropped or
   grouped (``Report.inputs["rows_test"]``, the sections' notes).
+* **Intersections** (``biasamp audit --stream --intersect A,B``): an
+  attribute may be a derived column (``StreamColumns.derived``), the
+  intersection labels of component columns
+  (:func:`~biasamp.report._attributes.intersection_labels`, with the audit's
+  ``missing``), computed batch by batch as the batch is read: every pass
+  reads the components, the selection of ``missing=`` and the sample see the
+  derived column as a column of the file.
+* **Positive class as text**: a ``pos_label`` given as a string is matched
+  to a task class of the classes pass as ``biasamp audit --pos-label`` does
+  (``"1"`` for the class 1), :class:`UnknownPosLabel` when none matches.
 * Threshold calibration (validation scores) is not streamed, nor are the
   captions (LIC and DBAC fit attackers on every caption): data holding a
   ``caption_pred`` column gets the captioning section as skipped, with the
@@ -159,7 +169,8 @@ from biasamp.report._sections import NO_INTERVAL, family_n_boot
 from biasamp.subgroups import ScanAccumulator
 from biasamp.subgroups._levels import LevelCount
 
-__all__ = ["ParquetDataset", "RowRange", "StreamColumns", "StreamReadError", "parquet_files", "stream_audit"]
+__all__ = ["ParquetDataset", "RowRange", "StreamColumns", "StreamReadError", "UnknownPosLabel", "parquet_files",
+           "stream_audit"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows, grouped (each row in one of 1,000 "
@@ -188,6 +199,25 @@ def _interval_note(ci_method: str) -> str:
 
 class StreamReadError(OSError):
     """A Parquet file of the dataset could not be read."""
+
+
+class UnknownPosLabel(ValueError):
+    """``pos_label``, written as text, names no class of the task column.
+
+    Attributes
+    ----------
+    value : str
+        The ``pos_label`` given.
+    task : tuple of str
+        The task column(s).
+    classes : list
+        The classes of the task column in the test rows.
+    """
+
+    def __init__(self, value: str, task: Sequence[str], classes: Sequence) -> None:
+        self.value, self.task, self.classes = value, tuple(task), list(classes)
+        super().__init__(f"pos_label {value!r} is not a class of the task column(s) {', '.join(self.task)}; "
+                         f"classes: {', '.join(sorted(map(str, self.classes))[:20])}")
 
 
 def _pq():
@@ -594,6 +624,13 @@ class StreamColumns:
     features : tuple of str
         The subgroup scan's feature columns (its section runs when there
         are some: ``biasamp audit --stream --features``).
+    derived : tuple of (str, tuple of (str, str))
+        Columns computed batch by batch, not read: ``(name, ((component,
+        column), ...))``, an intersection of attributes
+        (:func:`~biasamp.report._attributes.intersection_labels` of the ``column`` values
+        named ``component``, with the audit's ``missing``), e.g.
+        ``("race x sex", (("race", "race"), ("sex", "sex")))``. ``attr`` and
+        ``attr_pred`` may name one; every pass reads its component columns.
     """
 
     attr: str
@@ -603,6 +640,7 @@ class StreamColumns:
     task_pred: tuple | None = None
     weight: str | None = None
     features: tuple = ()
+    derived: tuple = ()
 
     def __post_init__(self):
         if len(self.task_names) != len(self.task):
@@ -626,6 +664,31 @@ class StreamColumns:
 
     def truth_columns(self) -> list:
         return list(dict.fromkeys([self.attr, *self.task]))
+
+    def stored(self, names: Iterable[str]) -> list:
+        """The columns of the files that ``names`` are read from (a derived column: its components')."""
+        derived = dict(self.derived)
+        return list(dict.fromkeys(c for n in names for c in ([c for _, c in derived[n]] if n in derived else [n])))
+
+
+def _with_derived(batch: Any, names: Sequence[str], columns: StreamColumns, missing: str) -> Any:
+    """``batch`` with the derived columns among ``names`` appended (an intersection's labels, as in memory:
+    :func:`~biasamp.report._attributes.intersection_labels` of the component columns read as pandas reads them)."""
+    import pyarrow as pa
+
+    from biasamp.report._attributes import intersection_labels
+
+    derived = dict(columns.derived)
+    wanted = [n for n in dict.fromkeys(names) if n in derived]
+    if not wanted:
+        return batch
+    arrays, fields = list(batch.columns), list(batch.schema.names)
+    for name in wanted:
+        labels = intersection_labels({part: batch.column(col).to_pandas() for part, col in derived[name]},
+                                     missing=missing)
+        arrays.append(pa.array(labels.to_numpy(dtype=object), type=pa.string(), from_pandas=True))
+        fields.append(name)
+    return pa.RecordBatch.from_arrays(arrays, names=fields)
 
 
 # --------------------------------------------------------------------------- #
@@ -1002,6 +1065,14 @@ class _Reading:
     threads: bool = True  # pyarrow's decoding threads: off in worker processes (one core each)
     selection: _Selection = _Selection()  # missing=: set after the classes pass (the attribute's missing values)
 
+    def batches(self, source: str, names: Sequence[str], bar: Any, rows: RowRange | None) -> Iterator[tuple[Any, str]]:
+        """:meth:`ParquetDataset.batches` of the ``source`` rows (``"test"``/``"train"``), the columns ``names``
+        (the derived ones computed from their components, :attr:`StreamColumns.derived`)."""
+        ds = self.data if source == "test" else self.train
+        assert ds is not None
+        for batch, where in ds.batches(self.columns.stored(names), self.batch_size, bar, rows, self.threads):
+            yield _with_derived(batch, names, self.columns, self.selection.missing), where
+
 
 #: parts of a pass per worker process: the progress bars advance as each part ends, so with one part per worker
 #: they would stay at 0 until the workers all end together; a few parts each let them move (merged in row order,
@@ -1111,7 +1182,7 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
             continue
         position = rows.offset
         # the bar counts the test rows (the training rows are read too, unannounced)
-        for batch, where in ds.batches(read, reading.batch_size, bar if test_rows else None, rows, reading.threads):
+        for batch, where in reading.batches(source, read, bar if test_rows else None, rows):
             raw = batch.num_rows
             batch, _, _ = reading.selection.rows(batch, reading.columns, source, where)
             kept[source] += batch.num_rows
@@ -1165,7 +1236,7 @@ def _collect_part(reading: _Reading, families: dict[str, _Family], source: str, 
     for family in families.values():
         family.stage = (0, rows.index)
     read = list(dict.fromkeys([*cols, *selection.columns(columns, source)]))
-    for batch, where in ds.batches(read, reading.batch_size, bar, rows, reading.threads):
+    for batch, where in reading.batches(source, read, bar, rows):
         batch, _, _ = selection.rows(batch, columns, source, where)
         arrays = selection.arrays(batch, cols, columns, source)
         values = {r: _role_values(arrays, columns, r) for r in roles}
@@ -1239,8 +1310,7 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             family.stage = (0, test.index)
         position = selected
         raw = selected  # the rows' positions among the test rows kept: the scan's row ids, as in memory
-        for batch, where in reading.data.batches(columns.test_columns(), reading.batch_size, bar, test,
-                                                 reading.threads):
+        for batch, where in reading.batches("test", columns.test_columns(), bar, test):
             given = batch.num_rows
             batch, dropped, grouped = selection.rows(batch, columns, "test", where)
             batch, zero = _positive_weight(batch, columns.weight)
@@ -1272,8 +1342,7 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
     if train is not None and reading.train is not None:
         for family in fam.values():
             family.stage = (1, train.index)
-        for batch, where in reading.train.batches(columns.truth_columns(), reading.batch_size, None, train,
-                                                  reading.threads):  # the bar counts the test rows
+        for batch, where in reading.batches("train", columns.truth_columns(), None, train):  # the bar: test rows
             given = batch.num_rows
             batch, dropped, grouped = selection.rows(batch, columns, "train", where)
             train_rows += RowFilter(missing, given, dropped, grouped)
@@ -1285,6 +1354,18 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
                     family.feed(where, "update_train" if key == "scan" else "update_roles",
                                 {"attr_train": attr, "task_train": task})
     return _Counted(fam, reservoir, soft, n_test, n_train, (test_rows, train_rows))
+
+
+def _pos_label(value: str, columns: StreamColumns, given: Sequence | None, uniques: Mapping) -> Any:
+    """The task class written ``value`` (``biasamp audit --pos-label``: ``1`` for "1" in a numeric column), among
+    the classes ``given``, else the test rows' (``uniques``); :class:`UnknownPosLabel` when there is none."""
+    from biasamp.report._attributes import _match
+
+    classes = list(given) if given is not None else list(uniques.get(("test", columns.task[0]), ()))
+    found = _match(value, classes)
+    if found is None:
+        raise UnknownPosLabel(value, columns.task, classes)
+    return found
 
 
 def _counts_train(family: Family, has_train: bool) -> bool:
@@ -1453,6 +1534,8 @@ def stream_audit(
     ------
     StreamReadError
         A file could not be read.
+    UnknownPosLabel
+        ``pos_label``, a string, matches no class of a single-label task.
     ValueError
         Bad options (as :func:`biasamp.report.audit`), a file lacking a
         column, or a dataset without rows.
@@ -1503,7 +1586,7 @@ def stream_audit(
     if dpa_rows == 0:  # the sections that need rows are left out
         chosen = [b for b in chosen if b.key in counted_sections + _NO_ROWS]
     for ds, cols, what in ((data, columns.test_columns(), "test"), (train, columns.truth_columns(), "training")):
-        gap = ds.missing(cols) if ds is not None else None
+        gap = ds.missing(columns.stored(cols)) if ds is not None else None
         if gap is not None:
             f, lacking, available = gap
             raise ValueError(f"{what} file {f} lacks the column(s) {lacking}; its columns: {', '.join(available)}")
@@ -1554,6 +1637,8 @@ def stream_audit(
                 raise ValueError(f"no {side} row left to count: missing='drop' dropped every one of the "
                                  f"{ds.num_rows:,} rows of {ds.path} (each has a missing value in a label column)")
         reading = replace(reading, selection=reading.selection.classes(uniques, columns))
+    if isinstance(config.pos_label, str) and not columns.multilabel:  # as written: matched to a task class
+        config = opt = config.replace(pos_label=_pos_label(config.pos_label, columns, task_classes, uniques))
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
 
     has_train = train is not None
