@@ -439,7 +439,7 @@ class Accumulator:
 
     # ------------------------------------------------------------ bootstrap
     def _init_bootstrap(self, n_boot: int, random_state: Any, stream: int) -> None:
-        from biasamp._engine.resample import check_random_state, seed_sequence
+        from biasamp._engine.resample import check_random_state, seed_int, seed_sequence
 
         check_random_state(random_state)  # also without a bootstrap: a bad seed is a bad argument
 
@@ -453,10 +453,10 @@ class Accumulator:
         if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)) or not 0 <= stream < 2**23:
             raise ValueError(f"stream must be an integer in [0, 2**23), got {stream!r}")
         self.n_boot = int(n_boot)
-        seeds = seed_sequence(random_state) if self.n_boot else None
-        # the hashed groups' seed (seed_int's), and the seed of the tests, biasamp.bootstrap's for the same random_state
-        self.boot_seed = int(seeds.generate_state(1, dtype=np.uint64)[0]) if seeds is not None else None
-        self.test_seed = seeds
+        # one draw from random_state: the seed of the tests (biasamp.bootstrap's for the same random_state), and the
+        # hashed groups' seed taken from it
+        self.test_seed = seed_sequence(random_state) if self.n_boot else None
+        self.boot_seed = seed_int(self.test_seed) if self.test_seed is not None else None
         self.stream = int(stream)
         self.rows_seen = 0
 

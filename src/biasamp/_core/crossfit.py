@@ -1032,16 +1032,17 @@ def crossfit_splits(roles: dict, reads: Sequence[Sequence[str]], *, weights: np.
     list of ndarray
         Per statistic, every row's weight in fold 0 (its weight in fold 1 is
         the rest): 0 or 1 without weights (int8), 0 or its weight with
-        weights, from 0 to its number with units (float64). Stratified, every attribute class has ``ceil(n_c / 2)``
-        rows (units) in fold 0 and ``floor(n_c / 2)`` in fold 1; unstratified,
+        weights, from 0 to its number with units (float64). Stratified,
+        every attribute class has ``ceil(n_c / 2)`` rows (units) in fold 0
+        and ``floor(n_c / 2)`` in fold 1; unstratified,
         all the rows together do.
 
     Notes
     -----
     The classes of each side are put in a canonical order computed from the
     data (:func:`_class_signatures`, :func:`_refine`), and a row's content
-    ``k_i`` is a hash of its labels in that order (and of a non-integer
-    weight); ``j_i`` counts the rows (units) of the same class and content
+    ``k_i`` is a hash of its labels in that order (and of its weight, if
+    any); ``j_i`` counts the rows (units) of the same class and content
     before it. The key ``u_i = H(seed, k_i, j_i)`` orders the rows of a
     class, and positions 0, 2, 4, ... go to fold 0. Rows with the same
     content are interchangeable, so the fold tables depend on the multiset

@@ -40,8 +40,8 @@ import numpy as np
 from biasamp._core.labels import LabelMatrix
 from biasamp._engine.resample import canonical_ids, first_rows, key_columns
 
-__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables",
-           "dealt_units", "fold_tables", "keeps_rows", "laid_out", "merge_rowsets"]
+__all__ = ["DealtRows", "RowSet", "batch_keys", "deal_units", "dealt_group_tables", "dealt_units", "fold_tables",
+           "keeps_rows", "laid_out", "merge_rowsets"]
 
 
 def _concat(ms: list[LabelMatrix]) -> LabelMatrix:

@@ -178,8 +178,7 @@ def resample(settings: DifferentialSettings, state: _fair.ConfusionState, boot: 
 CLASSES = {"task": ClassList("classes", ("task",)), "attr": ClassList("groups", ("attr",), groups=True)}
 
 DIFFERENTIAL_STREAM = Streaming(classes=CLASSES, settings=differential_settings, start=_fair.start,
-                                count=_fair.count, compute=compute, cells=_fair.cells, resample=resample,
-                                )
+                                count=_fair.count, compute=compute, cells=_fair.cells, resample=resample)
 
 
 # --------------------------------------------------------------------------- #

@@ -171,11 +171,18 @@ def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_
     return inp
 
 
+def _dropped_test_rows(inp: AuditInputs) -> Any:
+    """The test rows' :class:`~biasamp._core.rows.RowFilter` when the row selection left rows out (``missing="drop"``,
+    zero weights), else None."""
+    test_rows = inp.rows[0] if inp.rows else None
+    return test_rows if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight) else None
+
+
 def _test_rows_kept(frame: pd.DataFrame, name: str, inp: AuditInputs) -> pd.DataFrame:
     """``frame`` (one row per test row given) on the test rows the row selection kept (``missing="drop"``, zero
     weights): the rows the labels hold."""
-    test_rows = inp.rows[0] if inp.rows else None
-    if inp.kept is None or test_rows is None or not (test_rows.n_dropped or test_rows.n_zero_weight):
+    test_rows = _dropped_test_rows(inp)
+    if inp.kept is None or test_rows is None:
         return frame
     if len(frame) != test_rows.n_rows:
         raise ValueError(f"{name} has {len(frame)} rows, the test labels {test_rows.n_rows}: one row of {name} per "
@@ -215,8 +222,8 @@ def _caption_inputs(captions: Any, inp: AuditInputs) -> dict | None:
         return None
     from biasamp.captioning.section import caption_inputs
 
-    test_rows = inp.rows[0] if inp.rows else None
-    if test_rows is not None and (test_rows.n_dropped or test_rows.n_zero_weight):
+    test_rows = _dropped_test_rows(inp)
+    if test_rows is not None:
         raise ValueError(f"captions: {test_rows.describe()}, but the captioning section needs every test row; drop "
                          "those rows before the audit")
     return caption_inputs(captions, inp.n)
