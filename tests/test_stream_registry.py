@@ -380,6 +380,98 @@ def test_every_named_form_documents_its_options_from_their_declarations():
     assert checked >= 40
 
 
+def test_every_named_form_takes_every_option_of_its_family():
+    """Issue 31: the named forms (generated or written by hand) take the family function's options, each by
+    keyword with its declared default, less only what the declaration says they skip (``Named.skips``) and what
+    a form writes itself. (The hand-written torchmetrics classes took 4 of the 9 co-occurrence options, the Dask
+    functions 5: ``threshold``, ``soft``, ``min_group_size`` and ``include_small_groups`` were refused.)"""
+    import inspect
+
+    checked = 0
+    for family, form in _named_forms():
+        params = inspect.signature(form).parameters
+        own = getattr(form, "own_options", ())
+        for name in family.options.option_names():
+            if name in family.named.skips or name in own:  # (fairness' skipped ``classes`` is its class list)
+                continue
+            assert name in params, (form.__name__, name)
+            assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, (form.__name__, name)
+            assert params[name].default == family.options.field(name).default, (form.__name__, name)
+            checked += 1
+    assert checked >= 90
+
+
+def _call_form(form, kind, **options):
+    """Build (a class) or call (a Dask function) a named form of the co-occurrence, multi-attribute or fairness
+    family with ``options``, on two rows."""
+    if kind == "dask":
+        da = pytest.importorskip("dask.array")
+        x = da.from_array(np.array([0, 1]), chunks=1)
+        if form.__name__ == "fairness_metrics":
+            return form(x, x, sensitive_features=x, **options)
+        if form.__name__ == "bias_amp_mals":
+            return form(x, x, attr_pred=x, task_pred=x, **options)
+        return form(x, x, attr_pred=x, task_pred=x, **options)
+    if form.__name__ == "MultiBiasAmp":
+        return form(2, ["a", "b", "c"], combinations=[("a",)], **options)
+    return form(2, 2, **options)
+
+
+def _hand_written_forms():
+    import biasamp.dask as bdask
+    from biasamp.accumulators import CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator
+
+    forms = [(f, "accumulator") for f in (CooccurrenceAccumulator, FairnessAccumulator, MultiAttributeAccumulator)]
+    forms += [(f, "dask") for f in (bdask.bias_amp_directional, bdask.bias_amp_mals, bdask.multi_bias_amp,
+                                    bdask.fairness_metrics)]
+    try:
+        import biasamp.torchmetrics as tm
+    except ImportError:
+        return forms
+    return forms + [(f, "metric") for f in (tm.BiasAmpDirectional, tm.BiasAmpMALS, tm.MultiBiasAmp, tm.GroupFairness)]
+
+
+@pytest.mark.parametrize(("form", "kind"), _hand_written_forms(), ids=lambda x: getattr(x, "__name__", x))
+def test_hand_written_forms_refuse_what_the_function_refuses(form, kind):
+    """A bad option value raises the declaration's own error (the function's, word for word), before any row is
+    read; an unknown keyword is a ``TypeError`` naming it."""
+    from biasamp import bias_amp_directional
+
+    with pytest.raises(ValueError, match="min_group_size") as expected:
+        bias_amp_directional([0, 1], [0, 1], task_pred=[0, 1], min_group_size=-1)
+    with pytest.raises(ValueError, match="min_group_size") as got:
+        _call_form(form, kind, min_group_size=-1)
+    assert str(got.value) == str(expected.value)
+    # (torchmetrics' own ValueError for a keyword no one takes)
+    with pytest.raises(ValueError if kind == "metric" else TypeError, match="nonsense"):
+        _call_form(form, kind, nonsense=1)
+
+
+def test_options_the_hand_written_forms_gained_give_the_functions_value():
+    """``threshold`` and ``min_group_size`` on the torchmetrics class and the Dask function (which refused them)
+    change the value as they change the function's, batch after batch."""
+    from biasamp import bias_amp_directional
+
+    rng = np.random.default_rng(3)
+    attr = np.repeat([0, 1, 2], [200, 150, 40])
+    task = (rng.random(len(attr)) < 0.3 + 0.2 * (attr == 1)).astype(int)
+    probs = np.clip(task * 0.35 + rng.random(len(attr)) * 0.6, 0, 1)
+    options = {"threshold": 0.3, "min_group_size": 45, "cross_fit": False}
+    expected = bias_amp_directional(attr, task, task_pred=probs, **options).a_to_t.value
+    assert expected != bias_amp_directional(attr, task, task_pred=probs, cross_fit=False).a_to_t.value
+    da = pytest.importorskip("dask.array")
+    import biasamp.dask
+
+    got = biasamp.dask.bias_amp_directional(da.from_array(attr, chunks=100), da.from_array(task, chunks=100),
+                                            task_pred=da.from_array(probs, chunks=100), **options)
+    assert got.a_to_t.value == expected
+    tm = pytest.importorskip("biasamp.torchmetrics")
+    metric = tm.BiasAmpDirectional([0, 1, 2], [0, 1], **options)
+    for rows in np.array_split(np.arange(len(attr)), 3):
+        metric.update(attr[rows], task[rows], task_pred=probs[rows])
+    assert float(metric.compute()) == expected
+
+
 def test_streamed_settings_take_each_option_default_from_the_declaration():
     """One default per option: a streamed family's settings name no default of their own for a declared option
     (the accumulator fills the declared one), and an accumulator built without options has the settings of one

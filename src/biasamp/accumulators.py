@@ -65,7 +65,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from biasamp._core.deprecation import renamed_arguments
-from biasamp._core.policy_options import DEFAULT_MIN_GROUP_SIZE, DEFAULT_THRESHOLD
 from biasamp._engine.group_state import confusion as _confusion
 from biasamp._engine.options import DEFAULT_LEVEL
 from biasamp._engine.state import ReplicateRows
@@ -285,6 +284,12 @@ class Accumulator:
         lists = {k: _class_list(classes.get(k), c.name) for k, c in decl.classes.items()}
         # the family's options it takes, built by the declaration: refused as the function refuses them
         declared, _ = REGISTRY[family].options_of({k: v for k, v in options.items() if k not in decl.widens})
+        takes = inspect.signature(decl.settings).parameters
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes.values()):  # (else it checks them)
+            unknown = sorted(set(options) - set(takes))
+            if unknown:
+                raise TypeError(f"{type(self).__name__} got unexpected options {unknown!r}; it takes "
+                                f"{sorted(k for k, p in takes.items() if p.kind is p.KEYWORD_ONLY)!r}")
         # refuses an option the accumulator does not take; an option not given takes the declared default (one
         # default per option: the settings' named options have none of their own)
         self.settings = decl.settings(lists, **_declared_defaults(decl.settings, declared, options), **options)
@@ -666,14 +671,23 @@ class Accumulator:
         return f"{type(self).__name__}({self.key!r}, {self.phase}: tables {tables}, n_boot={self.n_boot})"
 
 
-def option_docs(kind: str, own: tuple[str, ...] = (), every: bool = False) -> Any:
-    """Decorator of a hand-written named form: its docstring's ``{options}`` line becomes the parameter docs of
-    the options it takes, from their declarations (``option(doc=...)``).
+def declared_options(kind: str, own: tuple[str, ...] = ()) -> Any:
+    """Decorator of a hand-written named form: it takes every option of its families, as their declarations say.
 
     Its families are those whose ``Named`` names it (``kind``: ``"accumulator"``, ``"metric"``, or ``"dask"``:
-    a function named as the family's); the options are those every one of them declares, less each one's
-    ``Named.skips`` and the form's ``own`` (the options it documents itself, where it takes more); only those
-    its signature names, unless ``every`` (a form that takes the others through ``**options``).
+    a function named as the family's); the options it takes are those every one of them declares, less each
+    one's ``Named.skips`` and the form's ``own`` (the options it writes and documents itself, e.g. the
+    multi-attribute ``combinations``). The form writes none of them: its ``**options`` (a torchmetrics class:
+    its ``**kwargs``) receives them, and
+
+    * its signature (a class: its ``__init__``'s) shows them in place of ``**options``, keyword-only, with
+      their declared defaults and annotations (a torchmetrics class keeps ``**kwargs`` after them: torchmetrics'
+      own keywords);
+    * its docstring's ``{options}`` line becomes their parameter docs (``option(doc=...)``);
+    * ``declared_options`` lists their names (what the form passes on; an option not given takes its
+      declared default where the family's settings are built: one default per option).
+
+    A form that names one of them in its own signature is refused (its default would be a second one).
     """
 
     def deco(obj: Any) -> Any:
@@ -681,16 +695,26 @@ def option_docs(kind: str, own: tuple[str, ...] = (), every: bool = False) -> An
             f.name == obj.__name__ and f.named.dask if kind == "dask" else getattr(f.named, kind) == obj.__name__)]
         if not families:
             raise ValueError(f"no family declares {obj.__name__} as its {kind}")
-        names = [n for n in families[0].options.option_names()  # type: ignore[union-attr]
-                 if n not in own and all(n in f.options.option_names() and n not in f.named.skips  # type: ignore
-                                         for f in families)]
-        if not every:  # the options its signature names
-            names = [n for n in names if n in inspect.signature(obj).parameters]
+        names = tuple(n for n in families[0].options.option_names()  # type: ignore[union-attr]
+                      if n not in own and all(n in f.options.option_names() and n not in f.named.skips  # type: ignore
+                                              for f in families))
+        target = obj.__dict__["__init__"] if isinstance(obj, type) else obj
+        written = inspect.signature(target)
+        params = list(written.parameters.values())
+        rest = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+        twice = [p.name for p in params if p.name in names]
+        if not rest or twice:
+            raise TypeError(f"{obj.__name__} must take its declared options through **options, not by name "
+                            f"({', '.join(twice) or 'it has no **options'})")
+        options = [p for p in families[0].options.parameters() if p.name in names]  # type: ignore[union-attr]
+        shown = [p for p in params if p not in rest] + options + (rest if kind == "metric" else [])
+        target.__signature__ = written.replace(parameters=shown)
         doc = obj.__doc__ or ""
         at = doc.index("{options}")
         indent = doc[doc.rindex("\n", 0, at) + 1:at]
-        entries = families[0].options.parameter_docs(only=tuple(names))  # type: ignore[union-attr]
+        entries = families[0].options.parameter_docs(only=names)  # type: ignore[union-attr]
         obj.__doc__ = doc.replace("{options}", entries.replace("\n", "\n" + indent), 1)
+        obj.declared_options = names
         obj.own_options = own  # the options it documents itself
         return obj
 
@@ -700,7 +724,7 @@ def option_docs(kind: str, own: tuple[str, ...] = (), every: bool = False) -> An
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
-@option_docs("accumulator")
+@declared_options("accumulator")
 class CooccurrenceAccumulator(Accumulator):
     r"""Streaming BiasAmp→ (both directions) or BiasAmp_MALS.
 
@@ -808,34 +832,13 @@ class CooccurrenceAccumulator(Accumulator):
 
     families = REGISTRY.named("accumulator", "CooccurrenceAccumulator")
 
-    def __init__(
-        self,
-        attr_classes: Sequence | int,
-        task_classes: Sequence | int,
-        *,
-        metric: str = "directional",
-        train: CooccurrenceCounts | None = None,
-        n_boot: int = 0,
-        random_state: Any = None,
-        stream: int = 0,
-        missing: str = "raise",
-        threshold: float = DEFAULT_THRESHOLD,
-        soft: str = "threshold",
-        min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
-        include_small_groups: bool = False,
-        cross_fit: bool | None = None,
-        cross_fit_random_state: Any = None,
-        binary_task: str = "positive",
-        pos_label: Any = None,
-    ) -> None:
+    def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, metric: str = "directional",
+                 train: CooccurrenceCounts | None = None, n_boot: int = 0, random_state: Any = None, stream: int = 0,
+                 **options: Any) -> None:
         if not isinstance(metric, str) or metric not in self.families:
             raise ValueError(f"metric must be one of {tuple(self.families)}, got {metric!r}")
         super().__init__(metric, {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
-                         random_state=random_state, stream=stream, train=train, missing=missing,
-                         threshold=threshold, soft=soft, min_group_size=min_group_size,
-                         include_small_groups=include_small_groups, cross_fit=cross_fit,
-                         cross_fit_random_state=cross_fit_random_state, binary_task=binary_task,
-                         pos_label=pos_label)
+                         random_state=random_state, stream=stream, train=train, **options)
 
     def update(self, attr: Any = None, task: Any = None, *, attr_pred: Any = None,
                task_pred: Any = None, row_ids: Any = None, sample_weight: Any = None) -> CooccurrenceAccumulator:
@@ -931,7 +934,7 @@ class CooccurrenceAccumulator(Accumulator):
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
-@option_docs("accumulator", own=("metrics",), every=True)
+@declared_options("accumulator", own=("metrics",))
 class FairnessAccumulator(Accumulator):
     r"""Streaming group fairness metrics of Qian et al. (2021): DP, DI, SPSF, FPSF, EOFP, EOTP, BA.
 
@@ -968,10 +971,6 @@ class FairnessAccumulator(Accumulator):
         Identifier of this stream (a rank or partition), part of every row's
         default id (which fixes its bootstrap group).
     {options}
-    **options
-        The options above, by keyword (those of
-        :func:`~biasamp.fairness_metrics`): ``threshold`` and ``soft`` are
-        applied at ``update``, the others at ``compute``.
 
     See Also
     --------
@@ -980,8 +979,10 @@ class FairnessAccumulator(Accumulator):
 
     Notes
     -----
-    Hard predictions give integer counts (exact in any batching and merge
-    order); probabilities give expected counts, equal to rounding.
+    The options are those of :func:`~biasamp.fairness_metrics`: ``threshold``
+    and ``soft`` are applied at ``update``, the others at ``compute``. Hard
+    predictions give integer counts (exact in any batching and merge order);
+    probabilities give expected counts, equal to rounding.
 
     References
     ----------
@@ -1065,7 +1066,7 @@ class FairnessAccumulator(Accumulator):
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
-@option_docs("accumulator", own=("combinations",))
+@declared_options("accumulator", own=("combinations",))
 class MultiAttributeAccumulator(Accumulator):
     r"""Streaming multi-attribute bias amplification: Multi_MALS, Multi G→M and M→G.
 
@@ -1173,35 +1174,11 @@ class MultiAttributeAccumulator(Accumulator):
     families = REGISTRY.named("accumulator", "MultiAttributeAccumulator")
 
     @renamed_arguments("0.2.0", {"group_classes": "attr_classes", "attr_classes": "task_classes"})
-    def __init__(
-        self,
-        attr_classes: Sequence | int,
-        task_classes: Sequence | int,
-        *,
-        combinations: str | Sequence[Sequence] = "observed",
-        min_size: int = 1,
-        max_size: int | None = None,
-        min_support: int = 1,
-        max_combinations: int = 200_000,
-        n_boot: int = 0,
-        random_state: Any = None,
-        stream: int = 0,
-        missing: str = "raise",
-        threshold: float = DEFAULT_THRESHOLD,
-        min_group_size: int = DEFAULT_MIN_GROUP_SIZE,
-        include_small_groups: bool = False,
-        cross_fit: bool | None = None,
-        cross_fit_random_state: Any = None,
-        binary_task: str = "positive",
-        pos_label: Any = None,
-    ) -> None:
+    def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
+                 combinations: str | Sequence[Sequence] = "observed", n_boot: int = 0, random_state: Any = None,
+                 stream: int = 0, **options: Any) -> None:
         super().__init__(self.family_key(), {"attr": attr_classes, "task": task_classes}, n_boot=n_boot,
-                         random_state=random_state, stream=stream, combinations=combinations, min_size=min_size,
-                         max_size=max_size, min_support=min_support, max_combinations=max_combinations,
-                         missing=missing, threshold=threshold, min_group_size=min_group_size,
-                         include_small_groups=include_small_groups, cross_fit=cross_fit,
-                         cross_fit_random_state=cross_fit_random_state, binary_task=binary_task,
-                         pos_label=pos_label)
+                         random_state=random_state, stream=stream, combinations=combinations, **options)
 
     @property
     def combinations(self) -> tuple:

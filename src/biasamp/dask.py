@@ -62,9 +62,9 @@ from biasamp.accumulators import (
     _declaration,
     accumulator_for,
     bind,
+    declared_options,
     named_doc,
     named_signature,
-    option_docs,
     update_parameters,
 )
 from biasamp.cooccurrence import DirectionalBiasAmpResult, MALSResult
@@ -579,6 +579,18 @@ def _declared(name: str) -> str:
     return key
 
 
+def _check_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options a hand-written function of this module received through ``**options``, checked before any
+    partition is read: a keyword it does not take is Python's ``TypeError``, a bad value the declaration's own
+    error (as the in-memory function raises it)."""
+    form = globals()[name]
+    unknown = sorted(set(options) - set(form.declared_options))
+    if unknown:
+        raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
+    REGISTRY[_declared(name)].options_of(options)
+    return options
+
+
 def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: dict[str, Any],
                     options: dict[str, Any], split_every: int) -> Any:
     """The registered family ``key`` on Dask collections: the one body of every function above.
@@ -625,7 +637,7 @@ def _family_on_dask(key: str, arguments: dict[str, tuple[str, Any]], classes: di
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
-@option_docs("dask")
+@declared_options("dask")
 def bias_amp_directional(
     attr: Any,
     task: Any,
@@ -639,11 +651,7 @@ def bias_amp_directional(
     split_every: int = 8,
     sample_weight: Any = None,
     train_sample_weight: Any = None,
-    missing: str = "raise",
-    cross_fit: bool | None = None,
-    cross_fit_random_state: Any = None,
-    binary_task: str = "positive",
-    pos_label: Any = None,
+    **options: Any,
 ) -> DirectionalBiasAmpResult:
     r"""Directional bias amplification BiasAmp→ of Dask collections (Wang & Russakovsky 2021).
 
@@ -718,12 +726,10 @@ def bias_amp_directional(
         _declared("bias_amp_directional"),
         _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,
                task_train=task_train, sample_weight=sample_weight, train_sample_weight=train_sample_weight),
-        {"attr": attr_classes, "task": task_classes},
-        {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state,
-         "binary_task": binary_task, "pos_label": pos_label}, split_every)
+        {"attr": attr_classes, "task": task_classes}, _check_options("bias_amp_directional", options), split_every)
 
 
-@option_docs("dask")
+@declared_options("dask")
 @old_positional_order("0.3.0", "0.4.0", ("attr_train", "task_train", "attr_pred", "task_pred"), fill=(None, None))
 def bias_amp_mals(
     attr: Any = None,
@@ -738,11 +744,7 @@ def bias_amp_mals(
     split_every: int = 8,
     sample_weight: Any = None,
     train_sample_weight: Any = None,
-    missing: str = "raise",
-    cross_fit: bool | None = None,
-    cross_fit_random_state: Any = None,
-    binary_task: str = "positive",
-    pos_label: Any = None,
+    **options: Any,
 ) -> MALSResult:
     r"""BiasAmp_MALS of Dask collections (Zhao et al. 2017).
 
@@ -804,10 +806,9 @@ def bias_amp_mals(
     """
     from biasamp.cooccurrence._metrics import mals_cross_fit
 
-    options = {"missing": missing, "cross_fit": cross_fit, "cross_fit_random_state": cross_fit_random_state,
-               "binary_task": binary_task, "pos_label": pos_label}
+    _check_options("bias_amp_mals", options)
     no_train = attr_train is None
-    if mals_cross_fit(attr, task, attr_train, task_train, train_sample_weight, cross_fit):
+    if mals_cross_fit(attr, task, attr_train, task_train, train_sample_weight, options.get("cross_fit")):
         # the test rows stand in for the training rows, and are split
         arguments = {"attr_train": ("attr", attr), "task_train": ("task", task),
                      **_roles(attr_pred=attr_pred, task_pred=task_pred, sample_weight=sample_weight)}
@@ -825,7 +826,7 @@ def bias_amp_mals(
 # --------------------------------------------------------------------------- #
 # fairness
 # --------------------------------------------------------------------------- #
-@option_docs("dask", own=("metrics",), every=True)
+@declared_options("dask", own=("metrics",))
 def fairness_metrics(
     y_true: Any,
     y_pred: Any,
@@ -865,8 +866,6 @@ def fairness_metrics(
     sample_weight : dask collection, optional
         Non-negative weight of every row, in the same partitions.
     {options}
-    **options
-        The options above, by keyword, as in :func:`biasamp.fairness_metrics`.
 
     Returns
     -------
@@ -898,7 +897,8 @@ def fairness_metrics(
     _require(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features)
     return _family_on_dask(
         _declared("fairness_metrics"), _fairness_roles(y_true, y_pred, sensitive_features, sample_weight),
-        {"task": classes, "attr": groups}, {"metrics": metrics, **options}, split_every)
+        {"task": classes, "attr": groups}, {"metrics": metrics, **_check_options("fairness_metrics", options)},
+        split_every)
 
 
 def _fairness_roles(y_true: Any, y_pred: Any, sensitive_features: Any, sample_weight: Any) -> dict:
@@ -910,7 +910,7 @@ def _fairness_roles(y_true: Any, y_pred: Any, sensitive_features: Any, sample_we
 # --------------------------------------------------------------------------- #
 # multi-attribute
 # --------------------------------------------------------------------------- #
-@option_docs("dask", own=("combinations",))
+@declared_options("dask", own=("combinations",))
 @renamed_arguments("0.2.0", {**_MULTI_RENAMES, "group_classes": "attr_classes", "attr_classes": "task_classes"})
 def multi_bias_amp(
     attr: Any,
@@ -921,20 +921,12 @@ def multi_bias_amp(
     attr_train: Any = None,
     task_train: Any = None,
     combinations: str | Sequence[Sequence] = "observed",
-    min_size: int = 1,
-    max_size: int | None = None,
-    min_support: int = 1,
-    max_combinations: int = 200_000,
     attr_classes: Sequence | None = None,
     task_classes: Sequence | None = None,
     split_every: int = 8,
     sample_weight: Any = None,
     train_sample_weight: Any = None,
-    missing: str = "raise",
-    cross_fit: bool | None = None,
-    cross_fit_random_state: Any = None,
-    binary_task: str = "positive",
-    pos_label: Any = None,
+    **options: Any,
 ) -> MultiBiasAmpResult:
     r"""Multi_MALS and Multi→ (Zhao, Andrews & Xiang 2023) of Dask collections.
 
@@ -1001,9 +993,7 @@ def multi_bias_amp(
     >>> res.combinations, res.g_to_m.value
     (((0,), (1,), (2,), (0, 1)), 0.0)
     """
-    options = {"combinations": combinations, "min_size": min_size, "max_size": max_size, "min_support": min_support,
-               "max_combinations": max_combinations, "missing": missing, "cross_fit": cross_fit,
-               "cross_fit_random_state": cross_fit_random_state, "binary_task": binary_task, "pos_label": pos_label}
+    options = {**_check_options("multi_bias_amp", options), "combinations": combinations}
     return _family_on_dask(
         _declared("multi_bias_amp"),
         _roles(attr=attr, task=task, attr_pred=attr_pred, task_pred=task_pred, attr_train=attr_train,

@@ -79,9 +79,9 @@ from biasamp.accumulators import (
     accumulator_for,
     bind,
     class_list_docs,
+    declared_options,
     named_doc,
     named_signature,
-    option_docs,
     update_parameters,
 )
 from biasamp.cooccurrence._counts import CooccurrenceCounts
@@ -173,6 +173,15 @@ class _AccumulatorMetric(Metric):
         self._set_options(**options)
 
     # ------------------------------------------------------------------ setup
+    #: the family options a hand-written class takes through ``**kwargs`` (``declared_options`` sets them)
+    declared_options: tuple[str, ...] = ()
+
+    @classmethod
+    def _declared_options(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The family options among a hand-written class's keywords, taken out of them (the rest are
+        torchmetrics' own)."""
+        return {k: kwargs.pop(k) for k in cls.declared_options if k in kwargs}
+
     @classmethod
     def from_accumulator(cls, accumulator: Accumulator, **kwargs: Any) -> _AccumulatorMetric:
         """A metric counting with the settings of ``accumulator`` (which must not have counted yet).
@@ -460,7 +469,7 @@ class AccumulatorMetric(_AccumulatorMetric):
 # --------------------------------------------------------------------------- #
 # co-occurrence
 # --------------------------------------------------------------------------- #
-@option_docs("metric")
+@declared_options("metric")
 class BiasAmpDirectional(_AccumulatorMetric):
     r"""Directional bias amplification BiasAmp→ (Wang & Russakovsky 2021) as a torchmetrics ``Metric``.
 
@@ -490,9 +499,13 @@ class BiasAmpDirectional(_AccumulatorMetric):
         Fixed training counts for the signs ``y_at``; or stream the training
         set with :meth:`update_train`; without either the test ground truth
         is used (``train_source="test"``), as in the functional API, and the
-        signs are cross-fitted over two folds of every batch unless
+        signs are cross-fitted over one split of all the rows counted unless
         ``cross_fit=False`` (see
         :class:`~biasamp.accumulators.CooccurrenceAccumulator`).
+    n_boot : int, default 0
+        Replicates of the streamed bootstrap (0: none; :meth:`bootstrap`).
+    random_state : int, optional
+        Seed of the streamed bootstrap.
     {options}
     **kwargs
         torchmetrics' keyword arguments (``sync_on_compute``,
@@ -542,12 +555,11 @@ class BiasAmpDirectional(_AccumulatorMetric):
     family = _declared("BiasAmpDirectional")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *, direction: str = "A->T",
-                 train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
-                 cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
+                 train: CooccurrenceCounts | None = None, n_boot: int = 0, random_state: Any = None,
                  **kwargs: Any) -> None:
+        options = self._declared_options(kwargs)
         super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric=self.family, train=train,
-                                                 cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
-                                                 binary_task=binary_task, pos_label=pos_label),
+                                                 n_boot=n_boot, random_state=random_state, **options),
                          direction=direction, **kwargs)
 
     def _set_options(self, direction: str = "A->T") -> None:
@@ -569,7 +581,7 @@ class BiasAmpDirectional(_AccumulatorMetric):
                f"direction={self.direction!r}"
 
 
-@option_docs("metric")
+@declared_options("metric")
 class BiasAmpMALS(_AccumulatorMetric):
     r"""BiasAmp_MALS (Zhao et al. 2017) as a torchmetrics ``Metric``.
 
@@ -590,8 +602,12 @@ class BiasAmpMALS(_AccumulatorMetric):
     train : CooccurrenceCounts, optional
         Fixed training counts for ``b_train``; or stream them with
         :meth:`update_train`, or give the test ground truth in :meth:`update`
-        (the indicator is then cross-fitted over two folds of every batch
-        unless ``cross_fit=False``).
+        (the indicator is then cross-fitted over one split of all the rows
+        counted unless ``cross_fit=False``).
+    n_boot : int, default 0
+        Replicates of the streamed bootstrap (0: none; :meth:`bootstrap`).
+    random_state : int, optional
+        Seed of the streamed bootstrap.
     {options}
     **kwargs
         torchmetrics' keyword arguments.
@@ -625,13 +641,11 @@ class BiasAmpMALS(_AccumulatorMetric):
     family = _declared("BiasAmpMALS")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
-                 train: CooccurrenceCounts | None = None, cross_fit: bool | None = None,
-                 cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
+                 train: CooccurrenceCounts | None = None, n_boot: int = 0, random_state: Any = None,
                  **kwargs: Any) -> None:
+        options = self._declared_options(kwargs)
         super().__init__(CooccurrenceAccumulator(attr_classes, task_classes, metric=self.family, train=train,
-                                                 cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
-                                                 binary_task=binary_task, pos_label=pos_label),
-                         **kwargs)
+                                                 n_boot=n_boot, random_state=random_state, **options), **kwargs)
 
     def _set_options(self) -> None:
         self._choose(("MALS",), single=True, asked="BiasAmp_MALS")
@@ -657,7 +671,7 @@ class BiasAmpMALS(_AccumulatorMetric):
 _MULTI_STATISTICS = {"Multi_MALS": "Multi_MALS", "Multi_G->M": "G->M", "Multi_M->G": "M->G"}
 
 
-@option_docs("metric", own=("combinations",))
+@declared_options("metric", own=("combinations",))
 class MultiBiasAmp(_AccumulatorMetric):
     r"""Multi-attribute bias amplification Multi_MALS / Multi→ (Zhao, Andrews & Xiang 2023) as a ``Metric``.
 
@@ -686,6 +700,10 @@ class MultiBiasAmp(_AccumulatorMetric):
     raw : bool, default False
         Return the signed version (``.raw``) instead of the headline of
         absolute differences (``.value``).
+    n_boot : int, default 0
+        Replicates of the streamed bootstrap (0: none; :meth:`bootstrap`).
+    random_state : int, optional
+        Seed of the streamed bootstrap.
     {options}
     **kwargs
         torchmetrics' keyword arguments.
@@ -718,20 +736,17 @@ class MultiBiasAmp(_AccumulatorMetric):
     family = _declared("MultiBiasAmp")  # the registered family it computes
 
     def __init__(self, attr_classes: Sequence | int, task_classes: Sequence | int, *,
-                 combinations: Sequence[Sequence], metric: str = "Multi_MALS", raw: bool = False,
-                 min_support: int = 1, max_combinations: int = 200_000, cross_fit: bool | None = None,
-                 cross_fit_random_state: Any = None, binary_task: str = "positive", pos_label: Any = None,
-                 **kwargs: Any) -> None:
+                 combinations: Sequence[Sequence], metric: str = "Multi_MALS", raw: bool = False, n_boot: int = 0,
+                 random_state: Any = None, **kwargs: Any) -> None:
+        options = self._declared_options(kwargs)
         if isinstance(combinations, str):
             raise ValueError(
                 f"combinations={combinations!r} needs a first pass over the training set: choose M with a "
                 "MultiAttributeAccumulator (collect() on every batch, sync(), freeze()) and wrap it with "
                 "MultiBiasAmp.from_accumulator(acc), or give the combinations as a list of tuples"
             )
-        acc = MultiAttributeAccumulator(attr_classes, task_classes, combinations=combinations,
-                                        min_support=min_support, max_combinations=max_combinations,
-                                        cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
-                                        binary_task=binary_task, pos_label=pos_label)
+        acc = MultiAttributeAccumulator(attr_classes, task_classes, combinations=combinations, n_boot=n_boot,
+                                        random_state=random_state, **options)
         super().__init__(acc, metric=metric, raw=raw, **kwargs)
 
     def _set_options(self, metric: str = "Multi_MALS", raw: bool = False) -> None:
@@ -758,7 +773,7 @@ class MultiBiasAmp(_AccumulatorMetric):
 # --------------------------------------------------------------------------- #
 # group fairness
 # --------------------------------------------------------------------------- #
-@option_docs("metric", own=("metrics",), every=True)
+@declared_options("metric", own=("metrics",))
 class GroupFairness(_AccumulatorMetric):
     r"""The group fairness metrics of Qian et al. (2021) as a torchmetrics ``Metric``.
 
@@ -783,6 +798,10 @@ class GroupFairness(_AccumulatorMetric):
     metrics : str or sequence of str, default all seven
         One name: :meth:`compute` returns its overall value as a 0-d
         tensor; several: a dict name -> tensor.
+    n_boot : int, default 0
+        Replicates of the streamed bootstrap (0: none; :meth:`bootstrap`).
+    random_state : int, optional
+        Seed of the streamed bootstrap.
     {options}
     **kwargs
         torchmetrics' keyword arguments.
@@ -815,12 +834,11 @@ class GroupFairness(_AccumulatorMetric):
     family = _declared("GroupFairness")  # the registered family it computes
 
     def __init__(self, classes: Sequence | int, groups: Sequence | int, *,
-                 metrics: str | Sequence[str] = METRICS, **kwargs: Any) -> None:
-        from biasamp._engine.groups import LABEL_OPTIONS as _LABEL_OPTIONS
-        from biasamp.fairness._metrics import _FROM_COUNTS_OPTIONS
-
-        options = {k: kwargs.pop(k) for k in _FROM_COUNTS_OPTIONS + _LABEL_OPTIONS if k in kwargs}
-        super().__init__(FairnessAccumulator(classes, groups, metrics=metrics, **options),
+                 metrics: str | Sequence[str] = METRICS, n_boot: int = 0, random_state: Any = None,
+                 **kwargs: Any) -> None:
+        options = self._declared_options(kwargs)
+        super().__init__(FairnessAccumulator(classes, groups, metrics=metrics, n_boot=n_boot,
+                                             random_state=random_state, **options),
                          single=isinstance(metrics, str), **kwargs)
 
     def _set_options(self, single: bool = False) -> None:

@@ -60,7 +60,9 @@ DIRECTIONAL = Family(
     resample=directional_resample,
     sweep=ThresholdSweep(directional_sweep, options=("binary_task", "pos_label")),
     options=DirectionalOptions,
-    named=Named(accumulator="CooccurrenceAccumulator", metric="BiasAmpDirectional", dask=True),
+    # the streamed forms count the training table as it comes: no option to leave its empty rows out
+    named=Named(accumulator="CooccurrenceAccumulator", metric="BiasAmpDirectional", dask=True,
+                skips=("drop_empty_train_rows",)),
     section="directional",
     stream=DIRECTIONAL_STREAM,
     cross_fit=True,
