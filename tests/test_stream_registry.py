@@ -472,6 +472,33 @@ def test_options_the_hand_written_forms_gained_give_the_functions_value():
     assert float(metric.compute()) == expected
 
 
+@pytest.mark.parametrize(("key", "classes", "option", "values"), [
+    ("directional", {"attr": 2, "task": 3}, "min_group_size", (30, 5)),
+    ("mals", {"attr": 2, "task": 3}, "soft", ("threshold", "expected")),
+    ("multi", {"attr": 2, "task": ["a", "b"]}, "min_support", (1, 3)),
+])
+def test_streamed_settings_hold_the_options_object_not_copies(key, classes, option, values):
+    """The co-occurrence and multi-attribute settings hold the options object and read the options from it (no
+    field copies one, to be checked twice); a merge of two accumulators that differ in one option names it, and
+    options read through a derived setting (the binary task's reading) merge when what they derive agrees."""
+    import dataclasses
+
+    from biasamp.accumulators import Accumulator
+
+    def make(**options):
+        return Accumulator(key, classes, **options)
+
+    settings = make().settings
+    copied = {f.name for f in dataclasses.fields(settings)} & set(REGISTRY[key].options.option_names())
+    assert copied == set()
+    assert getattr(settings.options, option) == REGISTRY[key].options.field(option).default
+    with pytest.raises(ValueError, match=f"cannot merge accumulators with different {option}: "):
+        make(**{option: values[0]}).merge(make(**{option: values[1]}))
+    # pos_label=None and pos_label=1 read a 0/1 task alike: the same reading, mergeable
+    binary = {"attr": 2, "task": [0, 1]}
+    Accumulator(key, binary, pos_label=None).merge(Accumulator(key, binary, pos_label=1))
+
+
 def test_streamed_settings_take_each_option_default_from_the_declaration():
     """One default per option: a streamed family's settings name no default of their own for a declared option
     (the accumulator fills the declared one), and an accumulator built without options has the settings of one

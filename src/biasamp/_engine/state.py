@@ -73,10 +73,19 @@ def arguments(what: str, describe: Callable[[Any], str] = repr) -> Any:
 
 
 def setting(*, label: str | None = None, show: bool = True,
-            same: Callable[[Any, Any], bool] | None = None) -> Any:
+            same: Callable[[Any, Any], bool] | None = None, derived_from: tuple[str, ...] = ()) -> Any:
     """A field of a :class:`Settings`: ``label`` names it in messages (default: its name), ``show`` whether
-    its two values are printed, ``same(a, b)`` how they are compared (default: :func:`same_value`)."""
-    return field(metadata={"label": label, "show": show, "same": same})
+    its two values are printed, ``same(a, b)`` how they are compared (default: :func:`same_value`);
+    ``derived_from``: the options it is built from (compared through it, not one by one: the seed a random
+    generator drew, the reading of a binary task), for :func:`options_setting`."""
+    return field(metadata={"label": label, "show": show, "same": same, "derived_from": derived_from})
+
+
+def options_setting() -> Any:
+    """The field of a :class:`Settings` holding the family's options object (a ``Validated`` dataclass): the
+    settings derive what they read from it, and two settings merge only when every option is the same, compared
+    option by option and named in the message (those another field is ``derived_from`` compared through it)."""
+    return field(metadata={"options": True})
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -86,12 +95,6 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
     return bool(a == b)
-
-
-def compared_above(mine: Any, theirs: Any) -> bool:
-    """``same`` of the family's options object among the settings (always true): the settings built from it,
-    declared before it, compare every option (a random generator by the split seed it gave, not by identity)."""
-    return True
 
 
 def sum_filters(mine: Any, theirs: Any) -> Any:
@@ -115,9 +118,17 @@ class Settings:
     """Base of a family's settings: class lists and options, fixed at construction."""
 
     def check_mergeable(self, other: Settings) -> None:
-        """Raise ``ValueError`` naming the first setting on which ``self`` and ``other`` differ."""
+        """Raise ``ValueError`` naming the first setting (an option of the options object: the option) on which
+        ``self`` and ``other`` differ."""
+        derived = {name for f in fields(self) for name in f.metadata.get("derived_from", ())}
         for f in fields(self):
             mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if f.metadata.get("options"):
+                for name in type(mine).option_names():
+                    a, b = getattr(mine, name), getattr(theirs, name)
+                    if name not in derived and not same_value(a, b):
+                        raise ValueError(f"cannot merge accumulators with different {name}: {a!r} vs {b!r}")
+                continue
             same = f.metadata.get("same") or same_value
             if not same(mine, theirs):
                 label = f.metadata.get("label") or f.name

@@ -39,14 +39,10 @@ from biasamp._core.crossfit import (
     stream_cross_fit,
 )
 from biasamp._core.policy import (
-    check_include_small_groups,
-    check_min_group_size,
-    check_soft,
-    check_threshold,
     harden_roles,
     joined,
 )
-from biasamp._core.rows import RowFilter, check_missing, select_rows
+from biasamp._core.rows import RowFilter, select_rows
 from biasamp._engine.crossfit_tables import fold_rows
 from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
@@ -56,8 +52,8 @@ from biasamp._engine.state import (
     TaskReading,
     any_of,
     arguments,
-    compared_above,
     meta,
+    options_setting,
     setting,
     sum_filters,
     table,
@@ -100,15 +96,38 @@ class CooccurrenceSettings(Settings):
     attr_classes: tuple = setting()
     task_classes: tuple = setting()
     metric: str = setting()
-    threshold: float = setting()
-    soft: str = setting()
-    group_options: dict = setting()
+    options: MALSOptions = options_setting()  # what the compute hook reads; every option derives from it
     train: CooccurrenceCounts | None = setting(label="fixed train counts", show=False, same=_same_train)
-    missing: str = setting()
-    cross_fit: bool | None = setting()
-    split_seed: int = setting(label="cross_fit_random_state (the seed of the split)")
-    task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)")
-    options: MALSOptions = setting(label="options", show=False, same=compared_above)
+    split_seed: int = setting(label="cross_fit_random_state (the seed of the split)",
+                              derived_from=("cross_fit_random_state",))
+    task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)",
+                                               derived_from=("binary_task", "pos_label"))
+
+    @property
+    def threshold(self) -> float:
+        """The probability threshold (``threshold``)."""
+        return float(self.options.threshold)
+
+    @property
+    def soft(self) -> str:
+        """The probability policy (``soft``)."""
+        return str(self.options.soft)
+
+    @property
+    def group_options(self) -> dict:
+        """The small-group rule, as the ``*_from_counts`` keywords."""
+        return {"min_group_size": int(self.options.min_group_size),
+                "include_small_groups": bool(self.options.include_small_groups)}
+
+    @property
+    def missing(self) -> str:
+        """What a missing value does (``missing``)."""
+        return str(self.options.missing)
+
+    @property
+    def cross_fit(self) -> bool | None:
+        """``cross_fit`` as given (None: whether a training set arrives is known only at ``compute``)."""
+        return None if self.options.cross_fit is None else bool(self.options.cross_fit)
 
     @property
     def reading(self) -> TaskReading:
@@ -167,12 +186,8 @@ def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceC
         threshold=threshold, soft=soft, min_group_size=min_group_size, include_small_groups=include_small_groups,
         cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state, binary_task=binary_task,
         pos_label=pos_label, missing=missing)
-    threshold, soft = check_threshold(threshold), check_soft(soft)
-    group_options = {"min_group_size": check_min_group_size(min_group_size),
-                     "include_small_groups": check_include_small_groups(include_small_groups)}
     reading = TaskReading.of(classes["task"], binary_task, pos_label)
     attr_classes, task_classes = classes["attr"], reading.classes
-    missing = check_missing(missing)
     if train is not None:
         if not isinstance(train, CooccurrenceCounts):
             raise TypeError(f"train must be a CooccurrenceCounts, got {type(train).__name__}")
@@ -184,9 +199,9 @@ def _settings(metric: str, classes: Mapping[str, tuple], *, train: CooccurrenceC
         if not train.has("attr", "task") or ("attr", "task") in train.uncounted:
             raise ValueError("train must hold the ground-truth roles 'attr' and 'task'")
         train = train.restrict(["attr"], ["task"])
-    cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, train is not None)
-    return CooccurrenceSettings(attr_classes, task_classes, metric, threshold, soft, group_options, train, missing,
-                                cross_fit=cross_fit, split_seed=seed, task_reading=reading, options=options)
+    _, seed = stream_cross_fit(options.cross_fit, cross_fit_random_state, train is not None)
+    return CooccurrenceSettings(attr_classes, task_classes, metric, options, train, split_seed=seed,
+                                task_reading=reading)
 
 
 #: the settings of a BiasAmp→ accumulator (the options of :class:`.CooccurrenceAccumulator`)

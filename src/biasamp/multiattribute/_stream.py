@@ -36,13 +36,10 @@ from biasamp._core.crossfit import (
 )
 from biasamp._core.labels import check_consistent_length, encode_labels
 from biasamp._core.policy import (
-    check_include_small_groups,
-    check_min_group_size,
-    check_threshold,
     harden_roles,
     joined,
 )
-from biasamp._core.rows import RowFilter, check_missing, select_rows
+from biasamp._core.rows import RowFilter, select_rows
 from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
     CountState,
@@ -51,8 +48,8 @@ from biasamp._engine.state import (
     TaskReading,
     any_of,
     arguments,
-    compared_above,
     meta,
+    options_setting,
     same_value,
     setting,
     sum_filters,
@@ -66,7 +63,6 @@ from biasamp.multiattribute._metrics import (
     _MODES,
     MultiAttributeCounts,
     MultiBiasAmpResult,
-    _check_sizes,
     _column_bitsets,
     _containment,
     _Counted,
@@ -103,22 +99,58 @@ class MultiSettings(Settings):
 
     attr_classes: tuple = setting()
     task_classes: tuple = setting()
-    mode: str = setting()
-    min_size: int = setting()
-    max_size: int = setting()
-    min_support: int = setting()
-    max_combinations: int = setting()
-    threshold: float = setting()
-    group_options: dict = setting()
-    missing: str = setting()
+    mode: str = setting()  # how M is chosen: "observed", "all" (the options' ``combinations``) or "given" (a list)
+    options: MultiOptions = options_setting()  # what the compute hook reads; every option derives from it
     fixed: tuple | None = setting(label="combinations (freeze each from the merged pass 1)", show=False,
                                   same=_same_fixed)
     frozen_selection: dict | None = setting(label="combinations (freeze each from the merged pass 1)", show=False,
                                             same=same_value)
-    cross_fit: bool | None = setting()
-    split_seed: int = setting(label="cross_fit_random_state (the seed of the split)")
-    task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)")
-    options: MultiOptions = setting(label="options", show=False, same=compared_above)
+    split_seed: int = setting(label="cross_fit_random_state (the seed of the split)",
+                              derived_from=("cross_fit_random_state",))
+    task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)",
+                                               derived_from=("binary_task", "pos_label"))
+
+    @property
+    def min_size(self) -> int:
+        """The smallest combination size (``min_size``)."""
+        return self.options.sizes()[0]
+
+    @property
+    def max_size(self) -> int:
+        """The largest combination size (``max_size``; None: the number of task classes)."""
+        size = self.options.sizes()[1]
+        return len(self.task_classes) if size is None else size
+
+    @property
+    def min_support(self) -> int:
+        """The training rows a combination must be contained in (``min_support``)."""
+        return self.options.sizes()[2]
+
+    @property
+    def max_combinations(self) -> int:
+        """The most candidate combinations (``max_combinations``)."""
+        return self.options.sizes()[3]
+
+    @property
+    def threshold(self) -> float:
+        """The probability threshold (``threshold``)."""
+        return float(self.options.threshold)
+
+    @property
+    def group_options(self) -> dict:
+        """The small-group rule, as the ``*_from_counts`` keywords."""
+        return {"min_group_size": int(self.options.min_group_size),
+                "include_small_groups": bool(self.options.include_small_groups)}
+
+    @property
+    def missing(self) -> str:
+        """What a missing value does (``missing``)."""
+        return str(self.options.missing)
+
+    @property
+    def cross_fit(self) -> bool | None:
+        """``cross_fit`` as given (None: whether a training set arrives is known only at ``compute``)."""
+        return None if self.options.cross_fit is None else bool(self.options.cross_fit)
 
     @property
     def reading(self) -> TaskReading:
@@ -205,15 +237,8 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
                            min_group_size=min_group_size, include_small_groups=include_small_groups,
                            cross_fit=cross_fit, cross_fit_random_state=cross_fit_random_state,
                            binary_task=binary_task, pos_label=pos_label)
-    threshold = check_threshold(threshold)
-    group_options = {"min_group_size": check_min_group_size(min_group_size),
-                     "include_small_groups": check_include_small_groups(include_small_groups)}
-    missing = check_missing(missing)
     reading = TaskReading.of(classes["task"], binary_task, pos_label)
     attr_classes, task_classes = classes["attr"], reading.classes
-    min_size, max_size, min_support, max_combinations = _check_sizes(min_size, max_size, min_support,
-                                                                      max_combinations)
-    max_size = len(task_classes) if max_size is None else max_size
     fixed, selection = None, None
     if isinstance(combinations, str):
         if combinations not in _MODES:
@@ -235,9 +260,8 @@ def multi_settings(classes: Mapping[str, tuple], *, combinations: str | Sequence
                              "column (e.g. a two-column indicator)")
         fixed = _given(combinations, task_classes)
         selection = {"n_candidates": len(fixed[1]), "removed_min_support": 0}
-    cross_fit, seed = stream_cross_fit(cross_fit, cross_fit_random_state, False)
-    return MultiSettings(attr_classes, task_classes, mode, min_size, max_size, min_support, max_combinations,
-                         threshold, group_options, missing, fixed, selection, cross_fit, seed, reading, options)
+    _, seed = stream_cross_fit(options.cross_fit, cross_fit_random_state, False)
+    return MultiSettings(attr_classes, task_classes, mode, options, fixed, selection, seed, reading)
 
 
 def _given(combinations: Any, task_classes: tuple) -> tuple[np.ndarray, np.ndarray]:
