@@ -136,6 +136,34 @@ class Settings:
                 raise ValueError(f"cannot merge accumulators with different {label}{values}")
 
 
+class OptionsSettings(Settings):
+    """Base of the settings that hold their family's options object (an :func:`options_setting` field named
+    ``options``): what the policies read from it, as properties (not copies)."""
+
+    options: Any
+
+    @property
+    def threshold(self) -> float:
+        """The probability threshold (``threshold``)."""
+        return float(self.options.threshold)
+
+    @property
+    def group_options(self) -> dict:
+        """The small-group rule, as the ``*_from_counts`` keywords."""
+        return {"min_group_size": int(self.options.min_group_size),
+                "include_small_groups": bool(self.options.include_small_groups)}
+
+    @property
+    def missing(self) -> str:
+        """What a missing value does (``missing``)."""
+        return str(self.options.missing)
+
+    @property
+    def cross_fit(self) -> bool | None:
+        """``cross_fit`` as given (None: whether a training set arrives is known only at ``compute``)."""
+        return None if self.options.cross_fit is None else bool(self.options.cross_fit)
+
+
 # --------------------------------------------------------------------------- #
 # count state
 # --------------------------------------------------------------------------- #

@@ -47,8 +47,8 @@ from biasamp._engine.crossfit_tables import fold_rows
 from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
     CountState,
+    OptionsSettings,
     ReplicateRows,
-    Settings,
     TaskReading,
     any_of,
     arguments,
@@ -90,7 +90,7 @@ def _same_train(a: CooccurrenceCounts | None, b: CooccurrenceCounts | None) -> b
 
 
 @dataclass(frozen=True, eq=False)
-class CooccurrenceSettings(Settings):
+class CooccurrenceSettings(OptionsSettings):
     """Class lists and options of a co-occurrence accumulator (``metric``: the family, BiasAmp→ or MALS)."""
 
     attr_classes: tuple = setting()
@@ -104,30 +104,9 @@ class CooccurrenceSettings(Settings):
                                                derived_from=("binary_task", "pos_label"))
 
     @property
-    def threshold(self) -> float:
-        """The probability threshold (``threshold``)."""
-        return float(self.options.threshold)
-
-    @property
     def soft(self) -> str:
         """The probability policy (``soft``)."""
         return str(self.options.soft)
-
-    @property
-    def group_options(self) -> dict:
-        """The small-group rule, as the ``*_from_counts`` keywords."""
-        return {"min_group_size": int(self.options.min_group_size),
-                "include_small_groups": bool(self.options.include_small_groups)}
-
-    @property
-    def missing(self) -> str:
-        """What a missing value does (``missing``)."""
-        return str(self.options.missing)
-
-    @property
-    def cross_fit(self) -> bool | None:
-        """``cross_fit`` as given (None: whether a training set arrives is known only at ``compute``)."""
-        return None if self.options.cross_fit is None else bool(self.options.cross_fit)
 
     @property
     def reading(self) -> TaskReading:

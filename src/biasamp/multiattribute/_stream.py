@@ -43,8 +43,8 @@ from biasamp._core.rows import RowFilter, select_rows
 from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
 from biasamp._engine.state import (
     CountState,
+    OptionsSettings,
     ReplicateRows,
-    Settings,
     TaskReading,
     any_of,
     arguments,
@@ -93,7 +93,7 @@ def _same_fixed(a: tuple | None, b: tuple | None) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class MultiSettings(Settings):
+class MultiSettings(OptionsSettings):
     """Class lists and options of a multi-attribute accumulator; ``fixed``: the combinations M once fixed
     (padded task-column indices and sizes), ``frozen_selection``: what choosing them removed."""
 
@@ -130,27 +130,6 @@ class MultiSettings(Settings):
     def max_combinations(self) -> int:
         """The most candidate combinations (``max_combinations``)."""
         return self.options.sizes()[3]
-
-    @property
-    def threshold(self) -> float:
-        """The probability threshold (``threshold``)."""
-        return float(self.options.threshold)
-
-    @property
-    def group_options(self) -> dict:
-        """The small-group rule, as the ``*_from_counts`` keywords."""
-        return {"min_group_size": int(self.options.min_group_size),
-                "include_small_groups": bool(self.options.include_small_groups)}
-
-    @property
-    def missing(self) -> str:
-        """What a missing value does (``missing``)."""
-        return str(self.options.missing)
-
-    @property
-    def cross_fit(self) -> bool | None:
-        """``cross_fit`` as given (None: whether a training set arrives is known only at ``compute``)."""
-        return None if self.options.cross_fit is None else bool(self.options.cross_fit)
 
     @property
     def reading(self) -> TaskReading:
