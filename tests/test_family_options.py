@@ -74,6 +74,27 @@ def test_options_are_the_functions_keyword_options_with_its_defaults(family):
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.key)
+def test_the_functions_docstring_states_every_options_declared_default(family):
+    """The public functions keep their own, family-specific option descriptions, but not their own defaults: the
+    "Parameters" entry of every option (``name : type, default D``) states the declared default."""
+    import re
+
+    doc = inspect.getdoc(family.function)
+    for name in family.options.option_names():
+        entry = re.search(rf"^(?:[a-z_]+, )*{name}(?:, [a-z_]+)* : (.*)$", doc, re.MULTILINE)
+        assert entry is not None, name
+        default = family.options.field(name).default
+        words = {f"default {default!r}", f"default {default!r}".replace("'", '"')}
+        if default is None:
+            words |= {"optional", "default None"}
+        if isinstance(default, tuple):
+            words.add("default all")  # "default all seven" (the metrics)
+        if name == "max_size":  # "min_size, max_size : int, default 1 and None (no limit)"
+            words.add("and None")
+        assert any(w in entry.group(1) for w in words), (name, entry.group(1))
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.key)
 def test_what_the_declaration_refuses_the_function_refuses(family):
     roles = _example(family)
     args, kwargs = family.call(roles, {})
