@@ -261,6 +261,13 @@ class DealtRows:
                                   self.whole)
 
 
+def split_keywords(weights: np.ndarray | None, units: bool) -> dict[str, np.ndarray | None]:
+    """The keywords of :func:`~biasamp._core.crossfit.crossfit_splits` for a batch's ``weights``: sample weights
+    (each row dealt whole), or, when ``units`` (:attr:`RowSet.in_units`), a row set's multiplicities (numbers of
+    identical unweighted rows, dealt as that many rows)."""
+    return {"weights": None, "units": weights} if units else {"weights": weights, "units": None}
+
+
 def fold_tables(rowset: RowSet | None, shape: tuple, fill: Any) -> np.ndarray:
     """A family's fold tables ``(split, fold, *table)`` of a row set, counted once per row set (memoised):
     ``fill(tables)`` adds them into zero tables of ``shape``; zero tables without a row set (no row counted)."""

@@ -44,7 +44,7 @@ from biasamp._core.policy import (
 )
 from biasamp._core.rows import RowFilter, select_rows
 from biasamp._engine.crossfit_tables import fold_rows
-from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
+from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets, split_keywords
 from biasamp._engine.state import (
     CountState,
     OptionsSettings,
@@ -290,7 +290,7 @@ def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | 
             return []
         given = [d for d in _SPLITS if _NEEDS[d] in by_role]
         splits = crossfit_splits(by_role, [_SPLITS[d][0] + _SPLITS[d][1] for d in given],
-                                 weights=None if units else weights, units=weights if units else None,
+                                 **split_keywords(weights, units),
                                  random_state=settings.split_seed)
         found = dict(zip(given, splits))
         return [found.get(d) for d in _SPLITS]
@@ -304,7 +304,7 @@ def _split(settings: CooccurrenceSettings, by_role: dict, weights: np.ndarray | 
         return []
     # unstratified, as bias_amp_mals: a share statistic's two folds must not share the groups' sizes
     return [crossfit_folds(by_role["attr"], [by_role["task"], by_role["task_pred"]], attr_pred=by_role["attr_pred"],
-                           weights=None if units else weights, units=weights if units else None,
+                           **split_keywords(weights, units),
                            random_state=settings.split_seed, stratified=False)]
 
 

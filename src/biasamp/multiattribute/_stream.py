@@ -40,7 +40,7 @@ from biasamp._core.policy import (
     joined,
 )
 from biasamp._core.rows import RowFilter, select_rows
-from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets
+from biasamp._engine.rowset import DealtRows, RowSet, batch_keys, fold_tables, keeps_rows, merge_rowsets, split_keywords
 from biasamp._engine.state import (
     CountState,
     OptionsSettings,
@@ -598,7 +598,7 @@ def _split(settings: MultiSettings, g: dict, a: dict, weights: np.ndarray | None
                **{r: m for r, m in (*g.items(), *a.items()) if r in ("attr_pred", "task_pred")}}
     keys = [key for key, roles in _SPLITS.items() if all(r in by_role for r in roles)]
     splits = crossfit_splits(by_role, [("attr", "task", *_SPLITS[key]) for key in keys],
-                             weights=None if units else weights, units=weights if units else None,
+                             **split_keywords(weights, units),
                              random_state=settings.split_seed, stratified=[key != "Multi_MALS" for key in keys])
     found = dict(zip(keys, splits))
     return [found.get(key) for key in _SPLITS]
