@@ -261,7 +261,7 @@ class DealtRows:
                                   self.whole)
 
 
-def split_keywords(weights: np.ndarray | None, units: bool) -> dict[str, np.ndarray | None]:
+def split_keywords(weights: np.ndarray | None, units: bool) -> dict[str, Any]:
     """The keywords of :func:`~biasamp._core.crossfit.crossfit_splits` for a batch's ``weights``: sample weights
     (each row dealt whole), or, when ``units`` (:attr:`RowSet.in_units`), a row set's multiplicities (numbers of
     identical unweighted rows, dealt as that many rows)."""
