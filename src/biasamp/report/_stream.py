@@ -1087,9 +1087,11 @@ class _Reading:
         for role, th in self.thresholds:
             cols = _role_columns(self.columns, f"{role}_pred")
             scores = _role_values(_arrays(batch, cols), self.columns, f"{role}_pred")
+            hard = np.zeros((0, len(cols)), dtype=np.int8)  # a batch of no row (all of weight 0, dropped)
             try:  # a missing score: the in-memory audit's error, naming the argument
-                _check_finite(_as_array(scores, f"{role}_pred")[0], f"{role}_pred")
-                hard = th.apply(np.asarray(scores, dtype=np.float64).reshape(len(scores), len(cols)))
+                if len(scores):
+                    _check_finite(_as_array(scores, f"{role}_pred")[0], f"{role}_pred")
+                    hard = th.apply(np.asarray(scores, dtype=np.float64).reshape(len(scores), len(cols)))
             except ValueError as exc:
                 raise _located(exc, where) from None
             for j, name in enumerate(cols):
