@@ -18,7 +18,8 @@ conventions of ``biasamp audit`` (each overridable by an option):
   ``<column>_score`` (probabilities) is used;
 * calibration: with ``--val FILE``, the ``<column>_score`` columns of the
   validation file set per-label thresholds that are applied to the
-  ``<column>_score`` columns of the test file;
+  ``<column>_score`` columns of the test file (the validation file is read
+  in memory, also when the test data is streamed);
 * training labels: ``--train FILE`` with the same attribute and task columns.
 
 Files are CSV (``.csv``, ``.tsv``, ``.tab``, ``.txt``, ``.dat``, ``.data``,
@@ -45,7 +46,11 @@ bootstrap intervals for the count-based metrics (every row hashed into one of
 groups, docs/inference.md); DPA and LA run on a uniform random
 sample of ``--dpa-rows`` test rows. ``--jobs N`` splits every pass into N
 contiguous ranges of rows counted in worker processes (joblib) and merged in
-order: the same report as one process.
+order: the same report as one process. ``--val`` streams too: the validation
+scores are held in memory (not counted in ``--max-memory``), the ground
+truth's positive rates are counted in the classes pass and every batch's
+scores are thresholded before they are counted, with the in-memory audit's
+thresholds and values.
 """
 
 from __future__ import annotations
@@ -692,7 +697,8 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, intersectio
 @click.option("--train", "train_path", type=click.Path(exists=True),
               help="Training labels (same attribute and task columns).")
 @click.option("--val", "val_path", type=click.Path(exists=True, dir_okay=False),
-              help="Validation scores (<column>_score) for threshold calibration.")
+              help="Validation scores (<column>_score) for threshold calibration (read in memory, also when "
+                   "streaming).")
 @click.option("--attr", multiple=True,
               help="Protected attribute column(s), repeatable or comma-separated: one report section set per "
                    "attribute [default: attr, attribute, group or protected].")
@@ -761,7 +767,9 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     options; bootstrap intervals for the count-based metrics from rows hashed
     into 1,000 groups whose tables add batch by batch; DPA and LA run on a
     random sample of --dpa-rows test rows. --jobs N counts N ranges of the
-    rows in N worker processes (the same report as --jobs 1).
+    rows in N worker processes (the same report as --jobs 1). With --val the
+    validation file is read in memory and every batch's scores are thresholded
+    (the same thresholds and values as --no-stream).
 
     \b
     Examples:

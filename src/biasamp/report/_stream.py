@@ -23,7 +23,9 @@ Passes over the data:
 1. *classes*: the attribute column and, for a single-label task, the task
    column of the test and training data, for their distinct values (skipped
    when the class lists are given). Multi-label task columns are 0/1
-   columns: their classes are the column names.
+   columns: their classes are the column names. With validation scores it
+   also counts the positives of the ground truth the thresholds are
+   calibrated to (threshold calibration, below).
 2. *pre-passes* (a family whose declared ``Prepass`` its settings need: the
    multi-attribute section with ``combinations="observed"`` or ``"all"``):
    the roles it reads of the training rows (the test rows without a
