@@ -277,3 +277,34 @@ def test_multilabel_width_mismatch(data):
     with pytest.raises(ValueError, match=r"task_val_scores has 2 column\(s\) but task has 3 labels"):
         stream_audit(ParquetDataset.open(root / "test"), columns, progress=False,
                      task_val_scores=val[["task_x_score", "task_y_score"]])
+
+
+def test_batches_of_weight_zero_count_nothing(tmp_path):
+    """A batch whose rows all have weight 0 (left out, as in memory) adds no row and no positive to the rates of
+    a multi-label test truth: the thresholds of audit() on the same rows."""
+    rng = np.random.default_rng(3)
+    test = _labels(rng, 120)
+    test = pd.concat([test, _scores(rng, test)], axis=1).assign(weight=np.where(np.arange(120) < 20, 0.0, 1.0))
+    _write(test, tmp_path / "test", 1, row_group=10)
+    val = _scores(rng, _labels(rng, 90))
+    tasks = [f"task_{t}" for t in TASKS]
+    scores = val[[f"{t}_score" for t in tasks]].set_axis(list(TASKS), axis=1)
+    columns = StreamColumns("attr", tuple(tasks), TASKS, None, tuple(f"{t}_score" for t in tasks), weight="weight")
+    rep = stream_audit(ParquetDataset.open(tmp_path / "test"), columns, task_val_scores=scores, batch_size=10,
+                       n_boot=0, sections=["calibration", "fairness"], progress=False)
+    mem = audit(test["attr"], test[tasks].set_axis(list(TASKS), axis=1),
+                task_pred=test[[f"{t}_score" for t in tasks]].set_axis(list(TASKS), axis=1), task_val_scores=scores,
+                sample_weight=test["weight"], n_boot=0, sections=["calibration", "fairness"], progress=False)
+    pd.testing.assert_frame_equal(rep.section("calibration").tables["thresholds task"],
+                                  mem.section("calibration").tables["thresholds task"])
+    assert rep.section("calibration").tables["thresholds task"]["threshold"].tolist() == [
+        _threshold(val[f"{t}_score"].to_numpy(), test[t][20:]) for t in tasks]
+    assert rep.table["value"].tolist() == mem.table["value"].tolist()
+    # without calibration too (a batch of no row made the fairness family fail: "y_true is empty")
+    rep = stream_audit(ParquetDataset.open(tmp_path / "test"), columns, batch_size=10, n_boot=0,
+                       sections=["fairness"], progress=False)
+    mem = audit(test["attr"], test[tasks].set_axis(list(TASKS), axis=1),
+                task_pred=test[[f"{t}_score" for t in tasks]].set_axis(list(TASKS), axis=1),
+                sample_weight=test["weight"], n_boot=0, sections=["fairness"], progress=False)
+    assert rep.section("fairness").status == "ok", rep.section("fairness").message
+    np.testing.assert_allclose(rep.table["value"], mem.table["value"], rtol=0, atol=1e-12)

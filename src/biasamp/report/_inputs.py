@@ -180,8 +180,8 @@ def truth_positives(role: str, labels: Any) -> np.ndarray:
 
 
 def calibration_thresholds(val_scores: Any, truth_ndim: int, positives: np.ndarray, n: int) -> Any:
-    """The thresholds (:class:`~biasamp.calibration.Thresholds`) that give ``val_scores`` the positive rate
-    ``positives / n`` of each label of the ground truth (:func:`~biasamp.calibration.calibrate_thresholds`);
+    """The thresholds (``Thresholds``) that give ``val_scores`` the positive rate
+    ``positives / n`` of each label of the ground truth (:func:`~biasamp.calibrate_thresholds`);
     the scores of a 1-D label read as float64."""
     from biasamp.calibration import calibrate_thresholds
 

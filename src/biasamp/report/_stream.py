@@ -133,7 +133,7 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   is counted by the classes pass (the training rows, else the test rows,
   kept by the row selection of ``missing=`` and, test rows, of positive
   weight, unweighted: the rates of the in-memory audit), the thresholds are
-  those of :func:`~biasamp.calibration.calibrate_thresholds` on them, and
+  those of :func:`~biasamp.calibrate_thresholds` on them, and
   every counted batch's score columns become the hard 0/1 predictions of
   its thresholds before the families, the sample and the scan see it
   (``_Reading.calibrated``): the report, its calibration section included,
@@ -1266,23 +1266,23 @@ class _Positives:
         cannot be calibrated (a missing attribute value grouped by ``missing="group"`` is the class "missing")."""
         from biasamp.report._inputs import truth_positives
 
+        rows = len(next(iter(arrays.values())))
+        if not rows:  # every row of the batch dropped (missing values, weight 0)
+            return
         for role in self.roles:
             x = _role_values(arrays, columns, role)
             gap = _missing_rows(x)
-            if gap.any() and missing == "raise":  # the in-memory audit's error, naming the argument
-                try:
-                    _check_finite(_as_array(x, role if self.source == "test" else f"{role}_train")[0],
-                                  role if self.source == "test" else f"{role}_train")
-                except ValueError as exc:
-                    raise _located(exc, where) from None
-            elif gap.any() and role == "attr":  # missing="group": the class "missing"
-                x = _grouped(x, gap, role, False)
+            name = role if self.source == "test" else f"{role}_train"
             try:
+                if gap.any() and missing == "raise":  # the in-memory audit's error, naming the argument
+                    _check_finite(_as_array(x, name)[0], name)
+                elif gap.any() and role == "attr":  # missing="group": the class "missing"
+                    x = _grouped(x, gap, name, False)
                 count = truth_positives(role, x)
             except ValueError as exc:
                 raise _located(exc, where) from None
             self.positives[role] = self.positives.get(role, 0) + count
-        self.n += len(next(iter(arrays.values()))) if arrays else 0
+        self.n += rows
 
     def merge(self, other: _Positives) -> _Positives:
         """Add the counts of other rows; returns ``self``."""
@@ -1404,6 +1404,9 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             batch, zero = _positive_weight(batch, columns.weight)
             batch = reading.calibrated(batch, where)
             test_rows += RowFilter(missing, given, dropped, grouped, zero)
+            if not batch.num_rows:  # every row dropped or of weight 0: nothing to count (a family refuses no row)
+                reservoir.add(batch)
+                continue
             arrays = selection.arrays(batch, columns.label_columns(), columns, "test")
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             attr_pred = arrays[columns.attr_pred] if columns.attr_pred is not None else None
@@ -1435,6 +1438,8 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             given = batch.num_rows
             batch, dropped, grouped = selection.rows(batch, columns, "train", where)
             train_rows += RowFilter(missing, given, dropped, grouped)
+            if not batch.num_rows:  # every row dropped
+                continue
             arrays = selection.arrays(batch, columns.truth_columns(), columns, "train")
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             n_train += batch.num_rows
