@@ -18,7 +18,8 @@ conventions of ``biasamp audit`` (each overridable by an option):
   ``<column>_score`` (probabilities) is used;
 * calibration: with ``--val FILE``, the ``<column>_score`` columns of the
   validation file set per-label thresholds that are applied to the
-  ``<column>_score`` columns of the test file;
+  ``<column>_score`` columns of the test file (the validation file is read
+  in memory, also when the test data is streamed);
 * training labels: ``--train FILE`` with the same attribute and task columns.
 
 Files are CSV (``.csv``, ``.tsv``, ``.tab``, ``.txt``, ``.dat``, ``.data``,
@@ -45,7 +46,11 @@ bootstrap intervals for the count-based metrics (every row hashed into one of
 groups, docs/inference.md); DPA and LA run on a uniform random
 sample of ``--dpa-rows`` test rows. ``--jobs N`` splits every pass into N
 contiguous ranges of rows counted in worker processes (joblib) and merged in
-order: the same report as one process.
+order: the same report as one process. ``--val`` streams too: the validation
+scores are held in memory (not counted in ``--max-memory``), the ground
+truth's positive rates are counted in the classes pass and every batch's
+scores are thresholded before they are counted, with the in-memory audit's
+thresholds and values.
 """
 
 from __future__ import annotations
@@ -216,13 +221,15 @@ def _open_dataset(path: str | os.PathLike) -> Any:
         raise click.ClickException(str(exc)) from None
 
 
-def _decide_streaming(stream: bool | None, data: str, train_path: str | None, val_path: str | None,
+def _decide_streaming(stream: bool | None, data: str, train_path: str | None,
                       max_memory: int) -> tuple[bool, dict]:
     """Whether to stream, and the Parquet inputs' footers (path -> ParquetDataset).
 
     ``--stream`` streams (Parquet inputs only); ``--no-stream`` loads; by
     default the data is streamed when every input is Parquet and their
-    uncompressed size (from the footers) exceeds ``--max-memory``.
+    uncompressed size (from the footers) exceeds ``--max-memory``. The
+    validation file of ``--val`` is read in memory either way: its size does
+    not count.
     """
     inputs = [(p, what) for p, what in ((data, "DATA"), (train_path, "--train")) if p]
     datasets = {p: _open_dataset(p) for p, _ in inputs if _is_parquet(p)}
@@ -233,11 +240,6 @@ def _decide_streaming(stream: bool | None, data: str, train_path: str | None, va
         if len(datasets) < len(inputs) or size <= max_memory:
             return False, datasets
         what = " and ".join(str(p) for p, _ in inputs)
-        if val_path:
-            raise click.UsageError(
-                f"{what}: about {format_size(size)} uncompressed, more than --max-memory {format_size(max_memory)}, "
-                "so it would be streamed, but --val (threshold calibration) is not supported when streaming; "
-                "pass --no-stream to load it in memory, or a larger --max-memory")
         click.echo(f"streaming {terminal(what)}: about {format_size(size)} uncompressed, more than --max-memory "
                    f"{format_size(max_memory)} (--no-stream loads it in memory)", err=True)
         return True, datasets
@@ -245,9 +247,6 @@ def _decide_streaming(stream: bool | None, data: str, train_path: str | None, va
         if p not in datasets:
             raise click.UsageError(f"--stream reads Parquet: {what} {p} is not a Parquet file (.parquet, .pq) "
                                    "or a directory of Parquet files")
-    if val_path:
-        raise click.UsageError("--val (threshold calibration) is not supported with --stream; "
-                               "pass --no-stream to load the data in memory")
     return True, datasets
 
 
@@ -667,9 +666,10 @@ def _intersections(values: tuple[str, ...]) -> list[list[str]]:
 
 
 def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, intersections: dict | None = None,
-                    **fixed: Any) -> Callable:
+                    attr_val_scores: dict | None = None, **fixed: Any) -> Callable:
     """The auditor of a streamed audit: one :func:`stream_audit` per attribute, merged (one configuration);
-    ``intersections``: name -> components of the attributes that are intersections."""
+    ``intersections``: name -> components of the attributes that are intersections; ``attr_val_scores``:
+    attribute -> its validation scores (``--val``)."""
     from biasamp.report._stream import UnknownPosLabel
 
     def auditor(*, config: AuditConfig) -> Any:
@@ -679,7 +679,8 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, intersectio
             one = config.replace(names=dict(config.names or {}, attr=name),
                                  reference_group=ref.get(name, "largest") if isinstance(ref, dict) else ref)
             try:
-                reports[name] = stream_audit(dataset, columns, **fixed, config=one)
+                reports[name] = stream_audit(dataset, columns, **fixed, config=one,
+                                             attr_val_scores=(attr_val_scores or {}).get(name))
             except UnknownPosLabel as exc:  # the in-memory audit's usage error
                 raise _unknown_pos_label(exc.value, exc.task, exc.classes) from None
         if len(reports) == 1:
@@ -696,7 +697,8 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, intersectio
 @click.option("--train", "train_path", type=click.Path(exists=True),
               help="Training labels (same attribute and task columns).")
 @click.option("--val", "val_path", type=click.Path(exists=True, dir_okay=False),
-              help="Validation scores (<column>_score) for threshold calibration.")
+              help="Validation scores (<column>_score) for threshold calibration (read in memory, also when "
+                   "streaming).")
 @click.option("--attr", multiple=True,
               help="Protected attribute column(s), repeatable or comma-separated: one report section set per "
                    "attribute [default: attr, attribute, group or protected].")
@@ -765,7 +767,9 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     options; bootstrap intervals for the count-based metrics from rows hashed
     into 1,000 groups whose tables add batch by batch; DPA and LA run on a
     random sample of --dpa-rows test rows. --jobs N counts N ranges of the
-    rows in N worker processes (the same report as --jobs 1).
+    rows in N worker processes (the same report as --jobs 1). With --val the
+    validation file is read in memory and every batch's scores are thresholded
+    (the same thresholds and values as --no-stream).
 
     \b
     Examples:
@@ -781,7 +785,7 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     title = title or f"biasamp audit of {Path(data).name}"
     combos = _intersections(intersect)
     attr, attr_pred = _split(attr), _split(attr_pred)
-    streaming, datasets = _decide_streaming(stream, data, train_path, val_path, max_memory)
+    streaming, datasets = _decide_streaming(stream, data, train_path, max_memory)
     if streaming:
         from biasamp.report._stream import stream_audit
 
@@ -793,14 +797,16 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
         per_attr, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred),
                                          weight, tuple(_split(features)), combos)
         _check_task_count(cols["task"])
+        task_val, attr_val = _val_scores(val_path, data, cols) if val_path else (None, {})
         auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path),
-                                  intersections={INTERSECTION_SEP.join(c): list(c) for c in combos})
-        sources = f"{_sources(data, train_path)} (streamed in batches of {batch_size:,} rows)"
+                                  intersections={INTERSECTION_SEP.join(c): list(c) for c in combos},
+                                  attr_val_scores=attr_val, task_val_scores=task_val)
+        sources = f"{_sources(data, train_path, val_path)} (streamed in batches of {batch_size:,} rows)"
         _run({"title": title, "names": _display_names(cols, sources), "batch_size": batch_size, "dpa_rows": dpa_rows,
               "n_jobs": n_jobs, "max_memory": max_memory, "missing": missing,
               **({"pos_label": pos_label} if pos_label is not None else {}),
               **({"scan_statistic": scan_statistic} if scan_statistic is not None else {})},
-             **common, protect=[data, train_path],
+             **common, protect=[data, train_path, val_path],
              auditor=auditor, attrs=dict.fromkeys(per_attr))
         return
     frame = read_table(data)
@@ -874,25 +880,33 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
             raise _unknown_pos_label(pos_label, cols["task"], frame[cols["task"][0]])
         kwargs["pos_label"] = found
     if val_path:
-        val = read_table(val_path)
-        calibrated = False
-        task_scores = [f"{c}{SCORE_SUFFIX}" for c in cols["task"]]
-        if cols["task_pred_kind"] == "score" and all(c in val.columns for c in task_scores):
-            kwargs["task_val_scores"] = _task_frame(val, task_scores, names)
-            calibrated = True
-        attr_scores = {a: val[f"{a}{SCORE_SUFFIX}"].reset_index(drop=True) for a in attrs
-                       if cols["attr_kinds"][a] == "score" and f"{a}{SCORE_SUFFIX}" in val.columns}
-        if attr_scores:
-            kwargs["attr_val_scores"] = attr_scores if several else attr_scores[attrs[0]]
-            calibrated = True
-        if not calibrated:
-            raise click.UsageError(
-                f"--val needs <column>{SCORE_SUFFIX} columns in both {data} and {val_path} (e.g. "
-                f"{cols['task'][0]}{SCORE_SUFFIX}), and no <column>{PRED_SUFFIX} column for them in {data}; "
-                f"available columns in {val_path}: {_available(val)}")
+        task_val, attr_val = _val_scores(val_path, data, cols)
+        if task_val is not None:
+            kwargs["task_val_scores"] = task_val
+        if attr_val:
+            kwargs["attr_val_scores"] = attr_val if several else attr_val[attrs[0]]
     _run(dict(kwargs, title=title, names=_display_names(cols, _sources(data, train_path, val_path))), **common,
          protect=[data, train_path, val_path], columns=_argument_columns(cols, weight, train_path, combos),
          attrs=_attribute_labels(kwargs["attr"], combos, missing))
+
+
+def _val_scores(val_path: str, data: str, cols: dict) -> tuple[Any, dict]:
+    """``(task_val_scores, {attribute: attr_val_scores})`` of the ``--val`` file, read in memory (streamed or not):
+    the ``<column>_score`` columns of the labels whose test predictions are scores. UsageError (exit 2) when there
+    are none."""
+    val = read_table(val_path)
+    task_val = None
+    task_scores = [f"{c}{SCORE_SUFFIX}" for c in cols["task"]]
+    if cols["task_pred_kind"] == "score" and all(c in val.columns for c in task_scores):
+        task_val = _task_frame(val, task_scores, _task_names(cols["task"]))
+    attr_val = {a: val[f"{a}{SCORE_SUFFIX}"].reset_index(drop=True) for a in cols["attrs"]
+                if cols["attr_kinds"][a] == "score" and f"{a}{SCORE_SUFFIX}" in val.columns}
+    if task_val is None and not attr_val:
+        raise click.UsageError(
+            f"--val needs <column>{SCORE_SUFFIX} columns in both {data} and {val_path} (e.g. "
+            f"{cols['task'][0]}{SCORE_SUFFIX}), and no <column>{PRED_SUFFIX} column for them in {data}; "
+            f"available columns in {val_path}: {_available(val)}")
+    return task_val, attr_val
 
 
 def _unknown_pos_label(pos_label: str, task: Any, labels: Any) -> click.UsageError:

@@ -122,28 +122,71 @@ def _numeric(x: Any) -> np.ndarray | None:
 # --------------------------------------------------------------------------- #
 def _calibrate(role: str, val_scores: Any, test_scores: Any, labels: Any) -> tuple[Any, pd.Series]:
     """Hard test predictions from scores, thresholds calibrated on validation scores (:ref:`def-calibration`)."""
-    from biasamp.calibration import calibrate_thresholds
-
     if test_scores is None:
         raise ValueError(f"{role}_val_scores was given but not {role}_pred (the test scores to threshold)")
     val_scores, test_scores, labels = _to_host(val_scores), _to_host(test_scores), _to_host(labels)
+    check_calibration(role, val_scores, np.ndim(test_scores), np.shape(labels))
+    th = calibration_thresholds(val_scores, np.ndim(labels), truth_positives(role, labels), length(labels))
     if np.ndim(labels) == 1:
-        if np.ndim(val_scores) != 1 or np.ndim(test_scores) != 1:
-            raise ValueError(f"{role}: a 1-D label needs 1-D scores (the probability of class 1) to calibrate")
-        values = set(pd.unique(np.asarray(labels)).tolist())
-        if not values <= {0, 1}:
-            raise ValueError(f"{role}: threshold calibration needs a binary 0/1 or a multi-label {role}")
-        lab = np.asarray(labels, dtype=np.float64)
-        th = calibrate_thresholds(np.asarray(val_scores, dtype=np.float64), rates=[lab.mean()])
         hard = th.apply(np.asarray(test_scores, dtype=np.float64).reshape(-1, 1)).reshape(-1)
         if isinstance(test_scores, pd.Series):
             hard = pd.Series(hard, name=test_scores.name)
         return hard, th.thresholds
-    th = calibrate_thresholds(val_scores, val_labels=labels)
     hard = th.apply(test_scores)
     if isinstance(labels, pd.DataFrame):
         hard = pd.DataFrame(np.asarray(hard), columns=labels.columns)
     return hard, th.thresholds
+
+
+def check_calibration(role: str, val_scores: Any, test_ndim: int, truth_shape: tuple[int, ...]) -> None:
+    """``ValueError`` when the scores cannot be calibrated against a ground truth of ``truth_shape``.
+
+    A 1-D (0/1) label needs 1-D validation and test scores (``test_ndim``),
+    a multi-label one a score column per label. Checked before the ground
+    truth's positives are counted (:func:`truth_positives`), in memory and
+    in a streamed audit alike.
+    """
+    if len(truth_shape) == 1:
+        if np.ndim(val_scores) != 1 or test_ndim != 1:
+            raise ValueError(f"{role}: a 1-D label needs 1-D scores (the probability of class 1) to calibrate")
+        return
+    width = np.shape(val_scores)[1] if np.ndim(val_scores) == 2 else 1
+    if width != truth_shape[1]:
+        raise ValueError(f"{role}_val_scores has {width} column(s) but {role} has {truth_shape[1]} labels: one "
+                         "column of validation scores per label")
+
+
+def truth_positives(role: str, labels: Any) -> np.ndarray:
+    """The positives of each label of the ground truth ``labels`` that the thresholds are calibrated to.
+
+    One count for 1-D labels, which must be 0/1 (or True/False); one per
+    column of a multi-label 0/1 matrix. Counts of several parts of the rows
+    add up (a streamed audit counts them batch by batch); the positive rates
+    are the counts over the rows (:func:`calibration_thresholds`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``role``: 1-D labels other than 0/1, a matrix with other
+        values than 0/1, a missing value.
+    """
+    from biasamp._core.labels import encode_labels
+
+    if np.ndim(labels) == 1:
+        if not set(pd.unique(np.asarray(labels)).tolist()) <= {0, 1}:
+            raise ValueError(f"{role}: threshold calibration needs a binary 0/1 or a multi-label {role}")
+        return np.array([np.count_nonzero(np.asarray(labels, dtype=np.float64))], dtype=np.int64)
+    return np.count_nonzero(encode_labels({role: labels})[role].to_dense(), axis=0).astype(np.int64)
+
+
+def calibration_thresholds(val_scores: Any, truth_ndim: int, positives: np.ndarray, n: int) -> Any:
+    """The thresholds (``Thresholds``) that give ``val_scores`` the positive rate
+    ``positives / n`` of each label of the ground truth (:func:`~biasamp.calibrate_thresholds`);
+    the scores of a 1-D label read as float64."""
+    from biasamp.calibration import calibrate_thresholds
+
+    scores = np.asarray(val_scores, dtype=np.float64) if truth_ndim == 1 else val_scores
+    return calibrate_thresholds(scores, rates=np.asarray(positives, dtype=np.int64) / n)
 
 
 def _prepare(attr, task, attr_pred, task_pred, attr_train, task_train, attr_val_scores, task_val_scores, *,

@@ -23,7 +23,9 @@ Passes over the data:
 1. *classes*: the attribute column and, for a single-label task, the task
    column of the test and training data, for their distinct values (skipped
    when the class lists are given). Multi-label task columns are 0/1
-   columns: their classes are the column names.
+   columns: their classes are the column names. With validation scores it
+   also counts the positives of the ground truth the thresholds are
+   calibrated to (threshold calibration, below).
 2. *pre-passes* (a family whose declared ``Prepass`` its settings need: the
    multi-attribute section with ``combinations="observed"`` or ``"all"``):
    the roles it reads of the training rows (the test rows without a
@@ -125,10 +127,20 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
 * **Positive class as text**: a ``pos_label`` given as a string is matched
   to a task class of the classes pass as ``biasamp audit --pos-label`` does
   (``"1"`` for the class 1), :class:`UnknownPosLabel` when none matches.
-* Threshold calibration (validation scores) is not streamed, nor are the
-  captions (LIC and DBAC fit attackers on every caption): data holding a
-  ``caption_pred`` column gets the captioning section as skipped, with the
-  reason.
+* **Threshold calibration** (``attr_val_scores`` / ``task_val_scores``,
+  ``biasamp audit --stream --val``): the validation scores are held in
+  memory (validation data), the ground truth's positive rate of each label
+  is counted by the classes pass (the training rows, else the test rows,
+  kept by the row selection of ``missing=`` and, test rows, of positive
+  weight, unweighted: the rates of the in-memory audit), the thresholds are
+  those of :func:`~biasamp.calibrate_thresholds` on them, and
+  every counted batch's score columns become the hard 0/1 predictions of
+  its thresholds before the families, the sample and the scan see it
+  (``_Reading.calibrated``): the report, its calibration section included,
+  is that of the in-memory audit.
+* The captions are not streamed (LIC and DBAC fit attackers on every
+  caption): data holding a ``caption_pred`` column gets the captioning
+  section as skipped, with the reason.
 
 pyarrow is imported only when data is read.
 """
@@ -138,7 +150,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -181,7 +193,7 @@ STREAM_INTERVAL = ("intervals: Poisson bootstrap over the streamed rows, grouped
 #: how STREAM_INTERVAL's last words read for another ``ci_method`` than "auto"/"percentile"
 _STREAM_METHODS = {"bca": "BCa intervals (the acceleration from the delete-one-group jackknife)",
                    "basic": "basic intervals", "band": "simultaneous-band intervals where the statistic has parts"}
-_NO_ROWS = ("calibration",)  # needs validation scores: skipped in a streamed audit
+_NO_ROWS = ("calibration",)  # its thresholds are found before counting: it needs no row
 
 
 def _counted_sections() -> tuple[str, ...]:
@@ -1064,6 +1076,29 @@ class _Reading:
     batch_size: int
     threads: bool = True  # pyarrow's decoding threads: off in worker processes (one core each)
     selection: _Selection = _Selection()  # missing=: set after the classes pass (the attribute's missing values)
+    thresholds: tuple = ()  # (role, Thresholds) of the calibrated predictions: set after the classes pass
+
+    def calibrated(self, batch: Any, where: str) -> Any:
+        """``batch`` with the score columns of each calibrated prediction role replaced by the hard 0/1 (int8)
+        predictions of its thresholds, as the in-memory audit replaces the test scores (:ref:`def-calibration`)."""
+        if not self.thresholds:
+            return batch
+        import pyarrow as pa
+
+        arrays, names = list(batch.columns), list(batch.schema.names)
+        for role, th in self.thresholds:
+            cols = _role_columns(self.columns, f"{role}_pred")
+            scores = _role_values(_arrays(batch, cols), self.columns, f"{role}_pred")
+            hard = np.zeros((0, len(cols)), dtype=np.int8)  # a batch of no row (all of weight 0, dropped)
+            try:  # a missing score: the in-memory audit's error, naming the argument
+                if len(scores):
+                    _check_finite(_as_array(scores, f"{role}_pred")[0], f"{role}_pred")
+                    hard = th.apply(np.asarray(scores, dtype=np.float64).reshape(len(scores), len(cols)))
+            except ValueError as exc:
+                raise _located(exc, where) from None
+            for j, name in enumerate(cols):
+                arrays[names.index(name)] = pa.array(np.ascontiguousarray(hard[:, j]))
+        return pa.RecordBatch.from_arrays(arrays, names=names)
 
     def batches(self, source: str, names: Sequence[str], bar: Any, rows: RowRange | None) -> Iterator[tuple[Any, str]]:
         """:meth:`ParquetDataset.batches` of the ``source`` rows (``"test"``/``"train"``), the columns ``names``
@@ -1160,12 +1195,15 @@ def _positive_weight(batch: Any, weight: str | None) -> tuple[Any, int]:
 
 
 # ---- pass 1: the classes ------------------------------------------------------ #
-def _classes_part(reading: _Reading, find: list[str], weights: bool, features: tuple, test: RowRange | None,
-                  train: RowRange | None, bar: Any = None) -> tuple[dict, int, dict, dict]:
+def _classes_part(reading: _Reading, find: list[str], weights: bool, features: tuple, truth: _Positives,
+                  test: RowRange | None, train: RowRange | None, bar: Any = None) -> tuple[dict, int, dict, dict,
+                                                                                            _Positives]:
     """The distinct values of the columns ``find`` in ``test`` and ``train`` rows, by ``(source, column)``,
     with ``weights`` the number of ``test`` rows of positive weight, what the levels of the scan's
-    ``features`` need from the ``test`` rows (:class:`~biasamp.subgroups._levels.LevelCount` by column), and
-    the rows the selection of ``missing=`` keeps by source: all of it from the rows it keeps."""
+    ``features`` need from the ``test`` rows (:class:`~biasamp.subgroups._levels.LevelCount` by column), the
+    rows the selection of ``missing=`` keeps by source, and the positives of the ground truth that threshold
+    calibration reads (``truth``, an empty count to fill): all of it from the rows it keeps."""
+    truth = copy.deepcopy(truth)  # this part's own count, which the caller adds to ``truth``
     uniques: dict = {}
     weight = reading.columns.weight if weights else None
     positive = 0
@@ -1176,7 +1214,8 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
             continue
         test_rows = source == "test"
         values = list(dict.fromkeys([*find, *([weight] if weight and test_rows else [])]))
-        read = list(dict.fromkeys([*values, *(features if test_rows else ()),
+        counted = truth.columns(reading.columns) if source == truth.source else []
+        read = list(dict.fromkeys([*values, *counted, *(features if test_rows else ()),
                                    *reading.selection.columns(reading.columns, source)]))
         if not read:
             continue
@@ -1189,6 +1228,8 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
             if weight and test_rows:  # rows of weight 0 are left out, as in memory: classes and levels of the others
                 batch, _ = _positive_weight(batch, weight)
             arrays = _arrays(batch, values)
+            if counted:
+                truth.add(_arrays(batch, counted), reading.columns, reading.selection.missing, where)
             for name in find:
                 uniques[source, name] = _uniques(uniques.get((source, name)), arrays[name])
             if weight and test_rows:
@@ -1201,7 +1242,54 @@ def _classes_part(reading: _Reading, find: list[str], weights: bool, features: t
                     except ValueError as exc:
                         raise _located(exc, where) from None
             position += raw
-    return uniques, positive, levels, kept
+    return uniques, positive, levels, kept, truth
+
+
+@dataclass
+class _Positives:
+    """The ground truth's positives per label of each calibrated role (``"attr"``, ``"task"``), counted over the
+    rows kept of ``source`` (``"train"``, else ``"test"``), as the in-memory audit calibrates on the training
+    truth, else the test truth, after its row selection
+    (:func:`~biasamp.report._inputs.truth_positives`)."""
+
+    source: str
+    roles: tuple
+    n: int = 0
+    positives: dict = field(default_factory=dict)
+
+    def columns(self, columns: StreamColumns) -> list[str]:
+        """The columns it counts."""
+        return list(dict.fromkeys(c for r in self.roles for c in _role_columns(columns, r)))
+
+    def add(self, arrays: dict, columns: StreamColumns, missing: str, where: str) -> None:
+        """Count a batch's rows (already selected) and positives; the in-memory error, located, for labels that
+        cannot be calibrated (a missing attribute value grouped by ``missing="group"`` is the class "missing")."""
+        from biasamp.report._inputs import truth_positives
+
+        rows = len(next(iter(arrays.values())))
+        if not rows:  # every row of the batch dropped (missing values, weight 0)
+            return
+        for role in self.roles:
+            x = _role_values(arrays, columns, role)
+            gap = _missing_rows(x)
+            name = role if self.source == "test" else f"{role}_train"
+            try:
+                if gap.any() and missing == "raise":  # the in-memory audit's error, naming the argument
+                    _check_finite(_as_array(x, name)[0], name)
+                elif gap.any() and role == "attr":  # missing="group": the class "missing"
+                    x = _grouped(x, gap, name, False)
+                count = truth_positives(role, x)
+            except ValueError as exc:
+                raise _located(exc, where) from None
+            self.positives[role] = self.positives.get(role, 0) + count
+        self.n += rows
+
+    def merge(self, other: _Positives) -> _Positives:
+        """Add the counts of other rows; returns ``self``."""
+        for role, count in other.positives.items():
+            self.positives[role] = self.positives.get(role, 0) + count
+        self.n += other.n
+        return self
 
 
 # ---- pass 2: the pre-passes (the multi-attribute combinations) --------------------- #
@@ -1314,7 +1402,11 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             given = batch.num_rows
             batch, dropped, grouped = selection.rows(batch, columns, "test", where)
             batch, zero = _positive_weight(batch, columns.weight)
+            batch = reading.calibrated(batch, where)
             test_rows += RowFilter(missing, given, dropped, grouped, zero)
+            if not batch.num_rows:  # every row dropped or of weight 0: nothing to count (a family refuses no row)
+                reservoir.add(batch)
+                continue
             arrays = selection.arrays(batch, columns.label_columns(), columns, "test")
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             attr_pred = arrays[columns.attr_pred] if columns.attr_pred is not None else None
@@ -1346,6 +1438,8 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
             given = batch.num_rows
             batch, dropped, grouped = selection.rows(batch, columns, "train", where)
             train_rows += RowFilter(missing, given, dropped, grouped)
+            if not batch.num_rows:  # every row dropped
+                continue
             arrays = selection.arrays(batch, columns.truth_columns(), columns, "train")
             attr, task = arrays[columns.attr], _task(arrays, columns.task)
             n_train += batch.num_rows
@@ -1354,6 +1448,25 @@ def _count_part(reading: _Reading, fam: dict[str, _Family], sample: tuple[int, A
                     family.feed(where, "update_train" if key == "scan" else "update_roles",
                                 {"attr_train": attr, "task_train": task})
     return _Counted(fam, reservoir, soft, n_test, n_train, (test_rows, train_rows))
+
+
+def _val_scores(columns: StreamColumns, attr_val_scores: Any, task_val_scores: Any) -> dict:
+    """The validation scores by role (``"task"``, ``"attr"``, as the in-memory audit calibrates them), checked as it
+    checks them before reading any row: finite numbers, a prediction column to threshold, the shapes."""
+    from biasamp.report._inputs import check_calibration
+
+    out = {}
+    for role, scores in (("task", task_val_scores), ("attr", attr_val_scores)):
+        if scores is None:
+            continue
+        _check_finite(_as_array(scores, f"{role}_val_scores")[0], f"{role}_val_scores")
+        preds = _role_columns(columns, f"{role}_pred")
+        if not preds:
+            raise ValueError(f"{role}_val_scores was given but not {role}_pred (the test scores to threshold)")
+        truth = _role_columns(columns, role)
+        check_calibration(role, scores, 1 if len(preds) == 1 else 2, (0,) if len(truth) == 1 else (0, len(truth)))
+        out[role] = scores
+    return out
 
 
 def _pos_label(value: str, columns: StreamColumns, given: Sequence | None, uniques: Mapping) -> Any:
@@ -1480,6 +1593,8 @@ def stream_audit(
     train: ParquetDataset | None = None,
     attr_classes: Sequence | None = None,
     task_classes: Sequence | None = None,
+    attr_val_scores: Any = None,
+    task_val_scores: Any = None,
     config: AuditConfig | None = None,
     fairness: Mapping[str, Any] | None = None,
     **keywords: Any,
@@ -1499,6 +1614,14 @@ def stream_audit(
         pass that finds them. Every family then uses them (the in-memory
         audit infers, per family, the classes of the test and/or training
         data).
+    attr_val_scores, task_val_scores : array-like, optional
+        Validation scores, held in memory, as in
+        :func:`biasamp.report.audit`: the attribute or task prediction
+        columns then hold scores, turned into hard predictions batch by
+        batch with per-label thresholds that give the validation scores
+        the ground truth's positive rates (the training rows', else the
+        test rows'; :ref:`def-calibration`). ``task_val_scores``: 1-D for
+        one 0/1 task column, one column per label of a multi-label task.
     config : AuditConfig, optional
         The options, as in :func:`biasamp.report.audit` (the same
         :class:`~biasamp.report.AuditConfig` and defaults); keywords replace
@@ -1592,6 +1715,8 @@ def stream_audit(
             raise ValueError(f"{what} file {f} lacks the column(s) {lacking}; its columns: {', '.join(available)}")
     if data.num_rows == 0:
         raise ValueError(f"{data.path} holds no rows")
+    val_scores = _val_scores(columns, attr_val_scores, task_val_scores)
+    truth = counted_truth = _Positives("train" if train is not None else "test", tuple(val_scores))
     keys = {b.key for b in chosen}
     # the parts of every pass: range i of the test rows and range i of the training rows, a few per worker
     workers = _workers(config.n_jobs)
@@ -1618,13 +1743,15 @@ def stream_audit(
     count_weights = columns.weight is not None
     features = tuple(columns.features) if "scan" in keys else ()  # the scan's levels: the features' values
     levels: dict = {name: LevelCount(name) for name in features}
-    if find or count_weights or features or config.missing != "raise":
+    if find or count_weights or features or config.missing != "raise" or val_scores:
         what = "classes" if find else "feature levels" if features else "weights" if count_weights else "rows"
         rows_kept = {"test": 0, "train": 0}
         with _bar(data.num_rows, what, opt.progress) as bar:
-            found = _run_parts(_classes_part, [(reading, find, count_weights, features, *job) for job in jobs],
-                               job_rows, workers, bar)
-            for i, (part, positive, counted_levels, part_kept) in enumerate(found):
+            found = _run_parts(_classes_part, [(reading, find, count_weights, features, truth, *job)
+                                               for job in jobs], job_rows, workers, bar)
+            for i, (part, positive, counted_levels, part_kept, part_truth) in enumerate(found):
+                # into the parts' own counts: ``truth`` travels to the parts not yet started, empty
+                counted_truth = part_truth if i == 0 else counted_truth.merge(part_truth)
                 positives[i] = positive
                 for key, values in part.items():  # in row order: the first-seen order of one pass
                     uniques[key] = _uniques(uniques.get(key), values)
@@ -1637,6 +1764,13 @@ def stream_audit(
                 raise ValueError(f"no {side} row left to count: missing='drop' dropped every one of the "
                                  f"{ds.num_rows:,} rows of {ds.path} (each has a missing value in a label column)")
         reading = replace(reading, selection=reading.selection.classes(uniques, columns))
+    if val_scores:  # the thresholds, from the validation scores and the ground truth's positive rates
+        from biasamp.report._inputs import calibration_thresholds
+
+        ndim = {"attr": 1, "task": 2 if columns.multilabel else 1}
+        reading = replace(reading, thresholds=tuple(
+            (role, calibration_thresholds(scores, ndim[role], counted_truth.positives[role], counted_truth.n))
+            for role, scores in val_scores.items()))
     if isinstance(config.pos_label, str) and not columns.multilabel:  # as written: matched to a task class
         config = opt = config.replace(pos_label=_pos_label(config.pos_label, columns, task_classes, uniques))
     kept = np.concatenate([[0], np.cumsum(positives)[:-1]]).astype(int).tolist()
@@ -1718,7 +1852,7 @@ def stream_audit(
         "task_kind": "multi-label" if columns.multilabel else "single-label",
         "attr_pred": None if not has_ap else ("soft" if soft["attr_pred"] else "hard"),
         "task_pred": None if not has_tp else ("soft" if soft["task_pred"] else "hard"),
-        "calibrated": [],
+        "calibrated": sorted(val_scores),
         "streamed": {
             "files": len(data.files),
             "train_files": len(train.files) if train is not None else 0,
@@ -1734,7 +1868,7 @@ def stream_audit(
     results = {k: (_scan_result(f, config) if k == "scan" else f.result(config)) for k, f in fam.items()}
     rows = (counted.rows[0], counted.rows[1] if has_train else None)
     inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train, rows=rows, results=results,
-                      description=description)
+                      description=description, thresholds={role: th.thresholds for role, th in reading.thresholds})
     description.update({k: v for k, v in _rows_entries(inp).items() if k.startswith("rows_")})
     # the captions are not streamed: the section says so instead of vanishing
     unread = {CAPTION_KEY: NOT_STREAMED} if CAPTION_COLUMNS["captions_pred"] in data.columns else {}
