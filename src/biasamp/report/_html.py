@@ -205,7 +205,8 @@ def _section(s: Any, level: float, plots: bool, min_effect: Any = None) -> str:
     for spec in s.figures:
         parts.append(_figure(spec, plots))
     for name, t in s.tables.items():
-        parts.append(f"<details><summary>{escape(name)} ({len(t)} rows)</summary>{_table(t)}</details>")
+        rows = f"{len(t)} row{'' if len(t) == 1 else 's'}"
+        parts.append(f"<details><summary>{escape(name)} ({rows})</summary>{_table(t)}</details>")
     if s.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{escape(str(n))}</li>" for n in s.notes) + "</ul>")
     parts.append("</section>")
