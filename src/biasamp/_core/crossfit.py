@@ -1151,6 +1151,7 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
     # then each one's split (in threads: each is the same as computed alone)
     wide = [row_of is None and _wide(plan[3], roles, octets, n) for plan in plans]
     dealt_rows: dict = {}
+    shares: set = set()  # the splits whose rows' shares of fold 0 were made with them
     if any(wide):
         counted, every_w = _every_stats(every, every_sides, octets, None, weights if real else None)
         digits["attr"] = _role_digit(attr, octets.get("attr"), positions[:n])
@@ -1158,18 +1159,26 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
             stratum_digit, stratum_bits = digits["attr"]
             by_stratum = _stratum_ids(attr, stratum_digit, stratum_bits, positions[:n])
 
+        # the codes of a row's content in the smallest integers (compared on the rows of one key: a small array)
+        codes = {r: np.asarray(roles[r].codes).astype(_uint(roles[r].n_classes.bit_length()))
+                 for r in every if roles[r].codes is not None and any(w and r in plans[i][0] and not (r == "attr" and f)
+                                                                      for i, (w, f) in enumerate(zip(wide, flags)))}
+
         def deal(i: int) -> tuple | None:
             used, sides, sizes, _ = plans[i]
             assert counted is not None
             # a row's content: its labels (the attribute's is its stratum when stratified) and a real weight
-            contents = [roles[r].codes if roles[r].codes is not None else octets[r] for r in used
+            contents = [codes[r] if roles[r].codes is not None else octets[r] for r in used
                         if not (r == "attr" and flags[i])]
             if real:
                 contents.append(_float_bits(np.asarray(weights)))
             with np.errstate(over="ignore"):  # (a thread's own state)
                 key = _keys(used, octets, counted.of(used), sides, sizes, every_w, None)[0]
                 dealt = _deal_rows(key, by_stratum if flags[i] else None, contents, seed, positions[:n], alternating)
-            if dealt is None or fold_sides is None or weights is not None:
+            if dealt is None or weights is not None:
+                return dealt
+            np.subtract(1, dealt[0], out=dealt[0])  # every row's share of fold 0 (0 or 1), made here, in the thread
+            if fold_sides is None:
                 return dealt
             return (*dealt, fold_counts(roles, fold_sides[i], octets, None, dealt[1]))
 
@@ -1180,6 +1189,8 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
             dealt = dealt_rows.get(i)
             if dealt is not None:  # else by content, below (or two rows share a key but not their labels)
                 out.append(dealt[0])
+                if weights is None:  # (already every row's share of fold 0)
+                    shares.add(i)
                 fold0.append(None if weights is not None else dealt[1])
                 counts0.append(dealt[2] if len(dealt) > 2 else None)
                 continue
@@ -1231,7 +1242,7 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
         w = np.asarray(weights, dtype=np.float64)
         out = [np.where(f == 0, w, 0.0) for f in out]
     elif weights is None:
-        out = [(f == 0).astype(np.int8) for f in out]
+        out = [f if i in shares else (f == 0).astype(np.int8) for i, f in enumerate(out)]
     return out, (counted if weights is None else None), octets, fold0, counts0
 
 
