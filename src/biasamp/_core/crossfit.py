@@ -55,9 +55,10 @@ words: about 0.1 s per million single-label rows for BiasAmp→'s two splits.
 Rows too wide to pack with a position in one word (multi-label rows, nearly
 all distinct; issue 31) are not grouped by content: the counts come from
 histograms of the rows' bytes (:func:`byte_counts`: 16-bit words counted
-group by group, or both task-side roles in one joint histogram), every row
-is hashed (two bytes a table look-up, combined with the key's other parts
-in the same cache-sized blocks), the rows are ordered by ``(stratum, top
+group by group, or with the group in the histogram's key, or both task-side
+roles in one joint histogram), every row is hashed (two bytes a table
+look-up, combined with the key's other parts in the same cache-sized
+blocks), the rows are ordered by ``(stratum, top
 bits of H(seed, key, 0), position)`` in one sort of packed words (the
 stratum above the hash), the rows whose top bits tie (in runs) are checked
 to share their labels, which makes their keys and whole hashes equal too
