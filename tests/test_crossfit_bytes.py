@@ -38,16 +38,23 @@ def _assert_same(got, expected):
 
 @settings(max_examples=80, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 300), st.integers(1, 2), st.integers(1, 5), st.integers(1, 2),
-       st.integers(1, 40), st.booleans(), st.sampled_from(["pairs", "bytes", "joint"]))
+       st.integers(1, 40), st.booleans(), st.sampled_from(["pairs", "keyed", "bytes", "joint"]))
 def test_every_path_of_the_byte_counts_equals_the_products(seed, n, n_attr, ka, n_task, kt, units, path):
-    """16-bit words per group (odd widths: the last byte alone), bytes keyed by group, the joint histogram."""
+    """Every path: 16-bit words per group or with the group in their key, bytes keyed by group, the joint histogram.
+
+    Words: odd widths count the last byte alone; the group in the key takes a
+    few groups whose rows are in any order.
+    """
     rng = np.random.default_rng(seed)
     roles, sides = _roles(rng, n, n_attr, ka, n_task, kt)
     octets = {r: cf._row_bytes(roles[r]._dense()) for r in sides[1]}
     weights = rng.integers(1, 5, n) if units else None
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cf, "_PAIR_ROWS", 1 if path == "pairs" else 10**9)  # words for any group size, or never
-        mp.setattr(cf, "_TOGETHER_BINS", 1 << 22 if path == "joint" else 0)
+        mp.setattr(cf, "_PAIR_ROWS", 1 if path in ("pairs", "keyed") else 10**9)  # words for any group size, or never
+        mp.setattr(cf, "_TOGETHER_BINS", {"joint": 1 << 22, "keyed": 1 << 18}.get(path, 0))
+        if path == "keyed":  # one task-side role (two: the joint histogram)
+            sides = (sides[0], sides[1][:1])
+            roles = {r: roles[r] for r in (*sides[0], *sides[1])}
         got = cf._byte_stats(roles, sides, octets, weights)
     _assert_same(got, cf._stats(roles, sides, weights))
 

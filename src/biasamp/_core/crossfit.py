@@ -55,9 +55,10 @@ words: about 0.1 s per million single-label rows for BiasAmp→'s two splits.
 Rows too wide to pack with a position in one word (multi-label rows, nearly
 all distinct; issue 31) are not grouped by content: the counts come from
 histograms of the rows' bytes (:func:`byte_counts`: 16-bit words counted
-group by group, or both task-side roles in one joint histogram), every row
-is hashed (two bytes a table look-up, combined with the key's other parts
-in the same cache-sized blocks), the rows are ordered by ``(stratum, top
+group by group, or with the group in the histogram's key, or both task-side
+roles in one joint histogram), every row is hashed (two bytes a table
+look-up, combined with the key's other parts in the same cache-sized
+blocks), the rows are ordered by ``(stratum, top
 bits of H(seed, key, 0), position)`` in one sort of packed words (the
 stratum above the hash), the rows whose top bits tie (in runs) are checked
 to share their labels, which makes their keys and whole hashes equal too
@@ -379,11 +380,12 @@ def _joint_bits(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
 
     def count(every_other: int) -> None:
         # the thread's bytes, x's high and y's low, byte by byte (contiguous), turned in row blocks that stay in cache
-        joined = np.empty((len(range(every_other, width, 2)), n), dtype=np.uint16)
+        # (copied into the two bytes of each little-endian 16-bit word)
+        joined = np.empty((len(range(every_other, width, 2)), n), dtype="<u2")
+        halves = joined.view(np.uint8).reshape(len(joined), n, 2)  # [byte, row, low/high]
         for a in range(0, n, _HASH_ROWS):
-            part = joined[:, a:a + _HASH_ROWS]
-            np.left_shift(x[a:a + _HASH_ROWS, every_other::2].T, 8, out=part, dtype=np.uint16)
-            part |= y[a:a + _HASH_ROWS, every_other::2].T
+            halves[:, a:a + _HASH_ROWS, 0] = y[a:a + _HASH_ROWS, every_other::2].T
+            halves[:, a:a + _HASH_ROWS, 1] = x[a:a + _HASH_ROWS, every_other::2].T
         key = np.empty(n, dtype=np.intp)
         for i, b in enumerate(range(every_other, width, 2)):
             np.bitwise_or(high, joined[i], out=key)
@@ -423,8 +425,11 @@ def _grouped_bits(octets: list, groups: np.ndarray | None, n_groups: int, weight
 
     if n == 0:
         return [res[:, :k] for res in out]
+    ordered = n_groups == 1 or bool((groups[1:] >= groups[:-1]).all())  # the rows already in group order
+    if n >= _PAIR_ROWS * n_groups and not ordered and n_groups << 16 <= _TOGETHER_BINS:
+        # two bytes at a time, the group above them in one histogram's key (the rows in any order)
+        return [res[:, :k] for res in _keyed_words(octets, groups, n_groups, weights, out)]
     if n >= _PAIR_ROWS * n_groups:  # two bytes at a time, group by group
-        ordered = n_groups == 1 or bool((groups[1:] >= groups[:-1]).all())  # the rows already in group order
         if not ordered:
             order = np.argsort(groups.astype(_uint(_index_bits(n_groups))), kind="stable")  # a counting sort
             weights = None if weights is None else weights[order]
@@ -453,6 +458,31 @@ def _grouped_bits(octets: list, groups: np.ndarray | None, n_groups: int, weight
             h = hist(key, weights, 256 << gbits).reshape(256, -1)[:, :n_groups]  # [byte, group]
             res[:, 8 * j:8 * j + 8] = h.T @ _BYTE_BITS
     return [res[:, :k] for res in out]
+
+
+def _keyed_words(octets: list, groups: np.ndarray, n_groups: int, weights: np.ndarray | None,
+                 out: list[np.ndarray]) -> list[np.ndarray]:
+    """:func:`_grouped_bits` of rows in any order: per 16-bit word, one histogram of ``(group, word)``.
+
+    Fills and returns ``out`` (per matrix, ``(n_groups, 8 * width)`` int64).
+    """
+    n, width = octets[0].shape
+    high = groups.astype(np.intp) << 16
+    key = np.empty(n, dtype=np.intp)
+    for x, res in zip(octets, out):
+        words = x[:, :width - width % 2].view("<u2")  # byte 2j low, byte 2j + 1 high
+        for j in range(width // 2):
+            np.bitwise_or(high, words[:, j], out=key)
+            h = np.bincount(key, weights=weights, minlength=n_groups << 16)
+            h = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(n_groups, 256, 256)  # [group, high, low]
+            res[:, 16 * j:16 * j + 8] = h.sum(axis=1) @ _BYTE_BITS
+            res[:, 16 * j + 8:16 * j + 16] = h.sum(axis=2) @ _BYTE_BITS
+        if width % 2:
+            np.bitwise_or(groups.astype(np.intp) << 8, x[:, -1], out=key)
+            h = np.bincount(key, weights=weights, minlength=n_groups << 8)
+            res[:, 8 * width - 8:] = (h if h.dtype == np.int64 else h.astype(np.int64)).reshape(
+                n_groups, 256) @ _BYTE_BITS
+    return out
 
 
 def _group_bits(n_groups: int) -> int:
@@ -1122,6 +1152,7 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
     # then each one's split (in threads: each is the same as computed alone)
     wide = [row_of is None and _wide(plan[3], roles, octets, n) for plan in plans]
     dealt_rows: dict = {}
+    shares: set = set()  # the splits whose rows' shares of fold 0 were made with them
     if any(wide):
         counted, every_w = _every_stats(every, every_sides, octets, None, weights if real else None)
         digits["attr"] = _role_digit(attr, octets.get("attr"), positions[:n])
@@ -1129,18 +1160,26 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
             stratum_digit, stratum_bits = digits["attr"]
             by_stratum = _stratum_ids(attr, stratum_digit, stratum_bits, positions[:n])
 
+        # the codes of a row's content in the smallest integers (compared on the rows of one key: a small array)
+        codes = {r: np.asarray(roles[r].codes).astype(_uint(roles[r].n_classes.bit_length()))
+                 for r in every if roles[r].codes is not None and any(w and r in plans[i][0] and not (r == "attr" and f)
+                                                                      for i, (w, f) in enumerate(zip(wide, flags)))}
+
         def deal(i: int) -> tuple | None:
             used, sides, sizes, _ = plans[i]
             assert counted is not None
             # a row's content: its labels (the attribute's is its stratum when stratified) and a real weight
-            contents = [roles[r].codes if roles[r].codes is not None else octets[r] for r in used
+            contents = [codes[r] if roles[r].codes is not None else octets[r] for r in used
                         if not (r == "attr" and flags[i])]
             if real:
                 contents.append(_float_bits(np.asarray(weights)))
             with np.errstate(over="ignore"):  # (a thread's own state)
                 key = _keys(used, octets, counted.of(used), sides, sizes, every_w, None)[0]
                 dealt = _deal_rows(key, by_stratum if flags[i] else None, contents, seed, positions[:n], alternating)
-            if dealt is None or fold_sides is None or weights is not None:
+            if dealt is None or weights is not None:
+                return dealt
+            np.subtract(1, dealt[0], out=dealt[0])  # every row's share of fold 0 (0 or 1), made here, in the thread
+            if fold_sides is None:
                 return dealt
             return (*dealt, fold_counts(roles, fold_sides[i], octets, None, dealt[1]))
 
@@ -1151,6 +1190,8 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
             dealt = dealt_rows.get(i)
             if dealt is not None:  # else by content, below (or two rows share a key but not their labels)
                 out.append(dealt[0])
+                if weights is None:  # (already every row's share of fold 0)
+                    shares.add(i)
                 fold0.append(None if weights is not None else dealt[1])
                 counts0.append(dealt[2] if len(dealt) > 2 else None)
                 continue
@@ -1202,7 +1243,7 @@ def splits_and_fold_counts(roles: dict, reads: Sequence[Sequence[str]], weights:
         w = np.asarray(weights, dtype=np.float64)
         out = [np.where(f == 0, w, 0.0) for f in out]
     elif weights is None:
-        out = [(f == 0).astype(np.int8) for f in out]
+        out = [f if i in shares else (f == 0).astype(np.int8) for i, f in enumerate(out)]
     return out, (counted if weights is None else None), octets, fold0, counts0
 
 
@@ -1269,7 +1310,9 @@ def fold_counts(roles: dict, sides: tuple, octets: dict, in_fold0: np.ndarray | 
     for r in sides[0]:
         key *= roles[r].n_classes
         key += np.take(np.asarray(roles[r].codes), rows)
-    if not (key[1:] >= key[:-1]).all():  # (the rows of a split by the attribute's class already are)
+    n_ids = int(np.prod([roles[r].n_classes for r in sides[0]]))
+    if n_ids << 16 > _TOGETHER_BINS and not (key[1:] >= key[:-1]).all():  # (a split by class already is in order)
+        # (a few classes: the rows in any order, the class above the bytes in a histogram's key, _keyed_words)
         rows = rows[np.argsort(key.astype(_uint(int(key.max(initial=0)).bit_length())), kind="stable")]  # counting sort
     sub = {r: _take(roles[r], rows) for r in sides[0]}
     sub.update({r: roles[r] for r in sides[1]})  # their classes (their rows are read from the bytes)
@@ -1359,18 +1402,36 @@ def _repeated(order: np.ndarray, repeats: np.ndarray, contents: list) -> tuple[n
 
     Consecutive repeats make runs (one key); a row's occurrence is its place
     in its run (0 for the run's first row, not listed). None when a run's
-    rows differ in ``contents``.
+    rows differ in ``contents``. The rows come back in increasing order (their
+    occurrences alongside), so that reading their contents, keys and hashes
+    goes through memory in order, not at random.
     """
     again = repeats + 1  # the items that repeat the one before them
     starts = np.ones(len(again), dtype=bool)
     np.not_equal(again[1:], repeats[:-1] + 2, out=starts[1:])  # a new run: not right after the last repeat
     run = np.cumsum(starts) - 1  # every repeat's run
     heads = repeats[starts]  # the first item of each run
-    first = heads[run]
-    rows, firsts = order[again], order[heads]
+    occurrences = again - heads[run]
+    rows, by_row = _sorted_rows(order[again])
+    run, firsts = run[by_row], order[heads]
     if not all(_rows_equal(x, rows, firsts, run) for x in contents):
         return None
-    return rows, (again - first).astype(np.uint64)
+    return rows, occurrences[by_row].astype(np.uint64)
+
+
+def _sorted_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct non-negative row numbers in increasing order, and the permutation that orders them.
+
+    One sort of ``(row, place)`` packed in 64-bit words (a value sort: several
+    times faster than an arg-sort).
+    """
+    ib = _index_bits(len(rows) + 1)
+    packed = rows.astype(np.uint64) << np.uint64(ib)
+    packed |= np.arange(len(rows), dtype=np.uint64)
+    packed.sort()
+    by_row = (packed & np.uint64((1 << ib) - 1)).view(np.int64)
+    packed >>= np.uint64(ib)
+    return packed.view(np.int64), by_row
 
 
 def _fold0_rows(order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
