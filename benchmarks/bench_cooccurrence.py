@@ -42,6 +42,13 @@ running job can stall multi-threaded BLAS calls, so the script prints the load
 average, and times the cross-fitted default, the plug-in and the floor twice:
 with the machine's default BLAS threads and with BLAS limited to one thread,
 each as a ratio to the floor and the default as a ratio to the plug-in.
+
+What separates the cross-fitted default from the floor at the default threads
+is, for a good part, memory touched for the first time: each call frees about
+45 MB that the next call faults in again (10-12k minor page faults, costly in
+a virtual machine). ``MALLOC_TOP_PAD_=536870912 python benchmarks/...`` keeps
+glibc's freed memory for reuse; the library does not set it (it would change
+the allocator of the whole process).
 """
 
 from __future__ import annotations
