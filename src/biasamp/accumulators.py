@@ -681,8 +681,8 @@ def declared_options(kind: str, own: tuple[str, ...] = ()) -> Any:
     its ``**kwargs``) receives them, and
 
     * its signature (a class: its ``__init__``'s) shows them in place of ``**options``, keyword-only, with
-      their declared defaults and annotations (a torchmetrics class keeps ``**kwargs`` after them: torchmetrics'
-      own keywords);
+      their declared defaults and annotations, in the order of the family function's signature (a
+      torchmetrics class keeps ``**kwargs`` after them: torchmetrics' own keywords);
     * its docstring's ``{options}`` line becomes their parameter docs (``option(doc=...)``);
     * ``declared_options`` lists their names (what the form passes on; an option not given takes its
       declared default where the family's settings are built: one default per option).
@@ -695,9 +695,11 @@ def declared_options(kind: str, own: tuple[str, ...] = ()) -> Any:
             f.name == obj.__name__ and f.named.dask if kind == "dask" else getattr(f.named, kind) == obj.__name__)]
         if not families:
             raise ValueError(f"no family declares {obj.__name__} as its {kind}")
-        names = tuple(n for n in families[0].options.option_names()  # type: ignore[union-attr]
-                      if n not in own and all(n in f.options.option_names() and n not in f.named.skips  # type: ignore
-                                              for f in families))
+        names = [n for n in families[0].options.option_names()  # type: ignore[union-attr]
+                 if n not in own and all(n in f.options.option_names() and n not in f.named.skips  # type: ignore
+                                         for f in families)]
+        in_function = list(inspect.signature(families[0].function).parameters)  # the function's order
+        names = tuple(sorted(names, key=lambda n: in_function.index(n) if n in in_function else len(in_function)))
         target = obj.__dict__["__init__"] if isinstance(obj, type) else obj
         written = inspect.signature(target)
         params = list(written.parameters.values())
@@ -706,13 +708,14 @@ def declared_options(kind: str, own: tuple[str, ...] = ()) -> Any:
         if not rest or twice:
             raise TypeError(f"{obj.__name__} must take its declared options through **options, not by name "
                             f"({', '.join(twice) or 'it has no **options'})")
-        options = [p for p in families[0].options.parameters() if p.name in names]  # type: ignore[union-attr]
+        declared = {p.name: p for p in families[0].options.parameters()}  # type: ignore[union-attr]
+        options = [declared[n] for n in names]
         shown = [p for p in params if p not in rest] + options + (rest if kind == "metric" else [])
         target.__signature__ = written.replace(parameters=shown)
         doc = obj.__doc__ or ""
         at = doc.index("{options}")
         indent = doc[doc.rindex("\n", 0, at) + 1:at]
-        entries = families[0].options.parameter_docs(only=names)  # type: ignore[union-attr]
+        entries = "\n".join(families[0].options.parameter_docs(only=(n,)) for n in names)  # type: ignore[union-attr]
         obj.__doc__ = doc.replace("{options}", entries.replace("\n", "\n" + indent), 1)
         obj.declared_options = names
         obj.own_options = own  # the options it documents itself
