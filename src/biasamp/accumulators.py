@@ -695,11 +695,11 @@ def declared_options(kind: str, own: tuple[str, ...] = ()) -> Any:
             f.name == obj.__name__ and f.named.dask if kind == "dask" else getattr(f.named, kind) == obj.__name__)]
         if not families:
             raise ValueError(f"no family declares {obj.__name__} as its {kind}")
-        names = [n for n in families[0].options.option_names()  # type: ignore[union-attr]
+        taken = [n for n in families[0].options.option_names()  # type: ignore[union-attr]
                  if n not in own and all(n in f.options.option_names() and n not in f.named.skips  # type: ignore
                                          for f in families)]
         in_function = list(inspect.signature(families[0].function).parameters)  # the function's order
-        names = tuple(sorted(names, key=lambda n: in_function.index(n) if n in in_function else len(in_function)))
+        names = tuple(sorted(taken, key=lambda n: in_function.index(n) if n in in_function else len(in_function)))
         target = obj.__dict__["__init__"] if isinstance(obj, type) else obj
         written = inspect.signature(target)
         params = list(written.parameters.values())
