@@ -687,9 +687,10 @@ def test_streamed_audit_says_why_the_captions_are_absent(tmp_path):
     pd.DataFrame({"attr": attr, "task": y, "task_pred": y[::-1], "caption_pred": caps}).to_parquet(
         tmp_path / "d.parquet")
     rep = stream_audit(ParquetDataset.open(tmp_path / "d.parquet"), StreamColumns("attr", ("task",), ("task",),
-                       task_pred=("task_pred",)), n_boot=0, sections=["fairness", "captioning"], progress=False)
+                       task_pred=("task_pred",)), n_boot=0, dpa_rows=0, sections=["fairness", "captioning"],
+                       progress=False)
     section = next(s for s in rep.sections if s.key == "captioning")
-    assert section.status == "skipped" and "does not read the caption columns" in section.message
+    assert section.status == "skipped" and "holds no sample of test rows" in section.message
 
 
 def test_iterations_and_replicates_have_one_cap_everywhere():

@@ -25,7 +25,8 @@ from .dbac import DBACResult
 from .lic import LICResult
 from .stats import CaptionGenderStats
 
-__all__ = ["CAPTION_COLUMNS", "KEY", "audit_section", "caption_frame", "caption_inputs", "caption_section"]
+__all__ = ["CAPTION_COLUMNS", "KEY", "audit_section", "caption_columns", "caption_frame", "caption_inputs",
+           "caption_section"]
 
 #: The column names ``audit`` / ``biasamp audit`` read captions from: the model's caption is required,
 #: the human caption(s) optional (several: ``caption``, ``caption_1``, ... ).
@@ -44,9 +45,8 @@ HOW_TO_READ = (
     "and context reveal the attribute), each (Psi_M - Psi_D)/(Psi_M + Psi_D) in [-1, 1]. Gender error is the "
     "fraction of captions naming the wrong gender; a ratio of 1 keeps the data's proportion of the two genders."
 )
-NOT_STREAMED = ("not computed: a streamed audit does not read the caption columns (LIC and DBAC fit their attackers "
-                "on every caption, in memory); audit the data without --stream (stream_audit: with audit()) for "
-                "this section")
+NO_SAMPLE = ("not computed: a streamed audit with dpa_rows=0 (--dpa-rows 0) holds no sample of test rows, and LIC "
+             "and DBAC fit their attackers on the sampled rows' captions")
 NEEDS = "a model caption column (caption_pred) and the attribute; human captions (caption) for LIC and DBAC"
 
 
@@ -220,15 +220,15 @@ def caption_inputs(captions: Any, n: int) -> dict | None:
             "human_columns": human}
 
 
-def caption_frame(frame: pd.DataFrame, captions_pred: str | None = None, captions: Any = ()) -> pd.DataFrame | None:
-    """The caption columns of a table (``biasamp audit``), renamed to :data:`CAPTION_COLUMNS`; None when absent.
+def caption_columns(columns: Any, captions_pred: str | None = None, captions: Any = ()) -> dict | None:
+    """The columns of a table that :func:`caption_frame` reads, by :data:`CAPTION_COLUMNS` key; None when absent.
 
-    ``captions_pred`` / ``captions`` name the model's and the human caption
-    columns; by default ``caption_pred`` and ``caption`` (or ``caption_1``,
-    ``caption_2``, ...) when the table has them. A ``split`` column goes
-    with them. ``ValueError`` for a named column the table lacks.
+    Returns ``{"captions_pred": str, "captions": list of str, "split": str
+    or None}`` from the table's column names ``columns``, by the rules of
+    :func:`caption_frame` (a streamed audit reads these columns into its
+    sample of test rows). ``ValueError`` for a named column the table lacks.
     """
-    cols = [str(c) for c in frame.columns]
+    cols = [str(c) for c in columns]
     captions = [c for c in captions if c]
     for c in [captions_pred, *captions]:
         if c is not None and c not in cols:
@@ -239,13 +239,28 @@ def caption_frame(frame: pd.DataFrame, captions_pred: str | None = None, caption
             raise ValueError("human caption columns given without the model's captions: name the model's caption "
                              f"column (--captions-pred) or call it {CAPTION_COLUMNS['captions_pred']!r}")
         return None
-    human = list(captions) or _human_columns(cols)
-    out = pd.DataFrame({CAPTION_COLUMNS["captions_pred"]: frame[pred].to_numpy(dtype=object)})
+    return {"captions_pred": pred, "captions": list(captions) or _human_columns(cols),
+            "split": CAPTION_COLUMNS["split"] if CAPTION_COLUMNS["split"] in cols else None}
+
+
+def caption_frame(frame: pd.DataFrame, captions_pred: str | None = None, captions: Any = ()) -> pd.DataFrame | None:
+    """The caption columns of a table (``biasamp audit``), renamed to :data:`CAPTION_COLUMNS`; None when absent.
+
+    ``captions_pred`` / ``captions`` name the model's and the human caption
+    columns; by default ``caption_pred`` and ``caption`` (or ``caption_1``,
+    ``caption_2``, ...) when the table has them. A ``split`` column goes
+    with them. ``ValueError`` for a named column the table lacks.
+    """
+    found = caption_columns(frame.columns, captions_pred, captions)
+    if found is None:
+        return None
+    human = found["captions"]
+    out = pd.DataFrame({CAPTION_COLUMNS["captions_pred"]: frame[found["captions_pred"]].to_numpy(dtype=object)})
     base = CAPTION_COLUMNS["captions"]
     for i, c in enumerate(human, start=1):
         out[base if len(human) == 1 else f"{base}_{i}"] = frame[c].to_numpy(dtype=object)
-    if CAPTION_COLUMNS["split"] in cols:
-        out[CAPTION_COLUMNS["split"]] = frame[CAPTION_COLUMNS["split"]].to_numpy()
+    if found["split"] is not None:
+        out[CAPTION_COLUMNS["split"]] = frame[found["split"]].to_numpy()
     return out
 
 

@@ -43,8 +43,8 @@ same sections, values and options (one :class:`~biasamp.report.AuditConfig`
 is built from the command's options for either path), with hashed-group
 bootstrap intervals for the count-based metrics (every row hashed into one of
 1,000 groups whose tables add batch by batch; a replicate resamples the
-groups, docs/inference.md); DPA and LA run on a uniform random
-sample of ``--dpa-rows`` test rows. ``--jobs N`` splits every pass into N
+groups, docs/inference.md); DPA, LA and the captioning section run on a
+uniform random sample of ``--dpa-rows`` test rows. ``--jobs N`` splits every pass into N
 contiguous ranges of rows counted in worker processes (joblib) and merged in
 order: the same report as one process. ``--val`` streams too: the validation
 scores are held in memory (not counted in ``--max-memory``), the ground
@@ -74,7 +74,7 @@ from click.core import ParameterSource
 from biasamp._core.escape import terminal
 from biasamp._core.progress import format_size
 from biasamp._engine.runs import MAX_N_ITER
-from biasamp.captioning.section import caption_frame
+from biasamp.captioning.section import caption_columns, caption_frame
 from biasamp.cli._data import (
     PRED_SUFFIX,
     SCORE_SUFFIX,
@@ -252,13 +252,15 @@ def _decide_streaming(stream: bool | None, data: str, train_path: str | None,
 
 def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, task, attr_pred,
                     task_pred, weight: str | None = None, features: tuple = (),
-                    combos: list | None = None) -> tuple[dict, dict]:
+                    combos: list | None = None, captions: tuple = (None, ())) -> tuple[dict, dict]:
     """``({attribute: StreamColumns}, columns)``: the conventions applied to the Parquet schemas (no data read).
 
     An intersection (``combos``) is one more attribute, named as in memory
     (``"race x sex"``), whose labels (and predictions, when every component
     has ``<attr>_pred`` class predictions) are derived from its components
-    batch by batch.
+    batch by batch. ``captions``: ``(--captions-pred, --captions)``, the
+    caption columns found as in memory (``caption_columns``), held with the
+    sampled test rows.
 
     UsageError (exit 2) listing the available columns when one is missing,
     from the first file or from any later file of a directory.
@@ -268,8 +270,13 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
     test = datasets[data]
     cols = _resolve_columns(pd.DataFrame(columns=list(test.columns)), data, attr, task, attr_pred, task_pred, combos)
     predictions = [*(p for p in cols["attr_preds"].values() if p), *(cols["task_pred"] or [])]
+    try:  # the caption columns (biasamp.captioning.CAPTION_COLUMNS): the captioning section, on the sample
+        found = caption_columns(test.columns, *captions)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    named = {"captions_pred": found["captions_pred"], "captions": tuple(found["captions"])} if found else {}
     checks = [(test, data, "test", [*cols["attrs"], *cols["task"], *predictions, *([weight] if weight else []),
-                                    *features])]
+                                    *features, *([found["captions_pred"], *found["captions"]] if found else [])])]
     if train_path:
         checks.append((datasets[train_path], train_path, "training", [*cols["attrs"], *cols["task"]]))
     for ds, path, what, needed in checks:
@@ -279,7 +286,8 @@ def _stream_columns(datasets: dict, data: str, train_path: str | None, attr, tas
             where = f"{f}" + (f" (of {path})" if str(f) != str(path) else "")
             raise click.UsageError(_not_found(what, lacking, where, ", ".join(available)))
     per_attr = {a: StreamColumns(a, tuple(cols["task"]), tuple(_task_names(cols["task"])), cols["attr_preds"][a],
-                                 tuple(cols["task_pred"]) if cols["task_pred"] else None, weight, tuple(features))
+                                 tuple(cols["task_pred"]) if cols["task_pred"] else None, weight, tuple(features),
+                                 **named)
                 for a in cols["attrs"]}
     for combo in combos or []:
         name = INTERSECTION_SEP.join(combo)
@@ -726,7 +734,8 @@ def _stream_auditor(stream_audit: Any, dataset: Any, per_attr: dict, intersectio
 @click.option("--batch-size", type=click.IntRange(1), default=_DEFAULT.batch_size, show_default=True,
               help="Rows per batch when streaming.")
 @click.option("--dpa-rows", type=click.IntRange(0), default=_DEFAULT.dpa_rows, show_default=True,
-              help="When streaming: DPA and LA run on a random sample of this many test rows (0: skip them).")
+              help="When streaming: DPA, LA and the captioning section run on a random sample of this many test "
+                   "rows (0: skip them).")
 @click.option("--jobs", "n_jobs", type=int, default=_DEFAULT.n_jobs, show_default=True, callback=_check_jobs,
               metavar="N", help="When streaming: worker processes counting the rows (-1: one per core); the "
                                 "report is the same for any N.")
@@ -765,8 +774,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     Streaming (--stream, or Parquet larger than --max-memory): the data is read
     in batches, one file at a time, in bounded memory. Same metrics, values and
     options; bootstrap intervals for the count-based metrics from rows hashed
-    into 1,000 groups whose tables add batch by batch; DPA and LA run on a
-    random sample of --dpa-rows test rows. --jobs N counts N ranges of the
+    into 1,000 groups whose tables add batch by batch; DPA, LA and the
+    captioning section run on a random sample of --dpa-rows test rows. --jobs N counts N ranges of the
     rows in N worker processes (the same report as --jobs 1). With --val the
     validation file is read in memory and every batch's scores are thresholded
     (the same thresholds and values as --no-stream).
@@ -789,13 +798,8 @@ def audit_command(data, train_path, val_path, attr, intersect, task, attr_pred, 
     if streaming:
         from biasamp.report._stream import stream_audit
 
-        unsupported = [o for o, given in (("--captions-pred", captions_pred),
-                                          ("--captions", captions)) if given]
-        if unsupported:
-            raise click.UsageError(f"{', '.join(unsupported)}: not supported when streaming; pass --no-stream to "
-                                   "load the data in memory")
         per_attr, cols = _stream_columns(datasets, data, train_path, attr, _split(task), attr_pred, _split(task_pred),
-                                         weight, tuple(_split(features)), combos)
+                                         weight, tuple(_split(features)), combos, (captions_pred, _split(captions)))
         _check_task_count(cols["task"])
         task_val, attr_val = _val_scores(val_path, data, cols) if val_path else (None, {})
         auditor = _stream_auditor(stream_audit, datasets[data], per_attr, train=datasets.get(train_path),

@@ -5,8 +5,8 @@ does) from the data that :func:`biasamp.captioning.section.audit_section`
 computes: the captioning package sits below the report and does not import
 it. The section runs when :func:`~biasamp.audit` is given ``captions=``
 (``biasamp audit``: a ``caption_pred`` column, or ``--captions-pred``), and
-is left out of the report otherwise (a streamed audit of data holding a
-``caption_pred`` column lists it as skipped and says why).
+is left out of the report otherwise. A streamed audit runs it on its sample
+of test rows (:mod:`biasamp.report._stream`).
 """
 
 from __future__ import annotations

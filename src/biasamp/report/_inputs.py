@@ -269,7 +269,7 @@ def _caption_inputs(captions: Any, inp: AuditInputs) -> dict | None:
     if test_rows is not None:
         raise ValueError(f"captions: {test_rows.describe()}, but the captioning section needs every test row; drop "
                          "those rows before the audit")
-    return caption_inputs(captions, inp.n)
+    return caption_inputs(captions, inp.n_rows)
 
 
 def _feature_inputs(features: Any, inp: AuditInputs) -> Any:

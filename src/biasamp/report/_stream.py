@@ -138,9 +138,17 @@ Decisions (also in ``docs/report.md`` and ``docs/scale.md``):
   its thresholds before the families, the sample and the scan see it
   (``_Reading.calibrated``): the report, its calibration section included,
   is that of the in-memory audit.
-* The captions are not streamed (LIC and DBAC fit attackers on every
-  caption): data holding a ``caption_pred`` column gets the captioning
-  section as skipped, with the reason.
+* **Captions on the sample.** LIC and DBAC fit attackers on captions, so
+  the caption columns (``StreamColumns.captions_pred`` / ``captions``, by
+  default those of the in-memory convention the data holds, with a
+  ``split`` column: :func:`~biasamp.captioning.section.caption_columns`)
+  are read into the sample of DPA and LA, and the captioning section runs
+  on it as :func:`biasamp.report.audit` runs it on every row (the same
+  options and seed): with at most ``dpa_rows`` rows it equals the
+  in-memory section, intervals included; otherwise its notes say it is a
+  sample. ``dpa_rows=0``, or rows left out (``missing="drop"``, zero
+  weights: the in-memory audit refuses captions then), list it as skipped,
+  with the reason.
 
 pyarrow is imported only when data is read.
 """
@@ -165,10 +173,10 @@ from biasamp._core.progress import format_size, progress_bar
 from biasamp._core.rows import RowFilter, _grouped, _missing_rows
 from biasamp._families import REGISTRY
 from biasamp._family import TRAIN_ROLES, ClassList, Family
-from biasamp.captioning.section import CAPTION_COLUMNS, NOT_STREAMED
 from biasamp.captioning.section import KEY as CAPTION_KEY
+from biasamp.captioning.section import NO_SAMPLE, caption_columns, caption_frame
 from biasamp.report._config import AuditConfig
-from biasamp.report._inputs import _rows_entries
+from biasamp.report._inputs import _caption_inputs, _rows_entries
 from biasamp.report._model import (
     AuditInputs,
     Report,
@@ -643,6 +651,19 @@ class StreamColumns:
         named ``component``, with the audit's ``missing``), e.g.
         ``("race x sex", (("race", "race"), ("sex", "sex")))``. ``attr`` and
         ``attr_pred`` may name one; every pass reads its component columns.
+    captions_pred : str, optional
+        The model's caption of each test row: the captioning section (LIC,
+        DBAC) runs on the sample of test rows (``dpa_rows``). By default
+        ``caption_pred`` when the data has that column.
+    captions : tuple of str
+        Human caption columns, read with ``captions_pred``; by default
+        ``caption``, else ``caption_1``, ``caption_2``, ... when the data
+        has them.
+    caption_split : str, optional
+        The attackers' ``train`` / ``val`` column read with the captions:
+        :func:`stream_audit` sets it to ``split`` when the data has that
+        column, as the in-memory audit reads it
+        (:func:`~biasamp.captioning.section.caption_columns`).
     """
 
     attr: str
@@ -653,6 +674,9 @@ class StreamColumns:
     weight: str | None = None
     features: tuple = ()
     derived: tuple = ()
+    captions_pred: str | None = None
+    captions: tuple = ()
+    caption_split: str | None = None
 
     def __post_init__(self):
         if len(self.task_names) != len(self.task):
@@ -672,7 +696,14 @@ class StreamColumns:
         return list(dict.fromkeys(cols))
 
     def test_columns(self) -> list:
-        return list(dict.fromkeys([*self.label_columns(), *self.features]))
+        return list(dict.fromkeys([*self.label_columns(), *self.features, *self.caption_columns()]))
+
+    def caption_columns(self) -> list:
+        """The caption columns held with the sampled test rows (none without ``captions_pred``)."""
+        if self.captions_pred is None:
+            return []
+        return list(dict.fromkeys([self.captions_pred, *self.captions,
+                                   *([self.caption_split] if self.caption_split else [])]))
 
     def truth_columns(self) -> list:
         return list(dict.fromkeys([self.attr, *self.task]))
@@ -1627,9 +1658,10 @@ def stream_audit(
         :class:`~biasamp.report.AuditConfig` and defaults); keywords replace
         options of ``config``. Streaming reads ``batch_size`` (rows per
         record batch) and ``dpa_rows`` (size of the uniform random sample of
-        test rows on which DPA and leakage amplification run, all rows when
-        there are fewer, and any other section that needs rows; 0 leaves
-        those sections out). ``n_boot`` / ``n_boot_multi`` are the
+        test rows on which DPA, leakage amplification and the captioning
+        section run, all rows when there are fewer, and any other section
+        that needs rows; 0 leaves those sections out, the captioning one
+        skipped with the reason). ``n_boot`` / ``n_boot_multi`` are the
         replicates of the hashed-group bootstrap of the count-based sections
         (every row hashed into one of 1,000 groups whose tables are summed
         batch by batch; a replicate resamples the groups; 0: no interval).
@@ -1706,8 +1738,15 @@ def stream_audit(
     chosen = _chosen_builders(config.sections, config.exclude, config.errors)
     batch_size, dpa_rows = config.batch_size, config.dpa_rows
     counted_sections = _counted_sections()
-    if dpa_rows == 0:  # the sections that need rows are left out
-        chosen = [b for b in chosen if b.key in counted_sections + _NO_ROWS]
+    # the caption columns of the data, as the in-memory audit finds them: held with the sampled test rows
+    captioned = None
+    if CAPTION_KEY in {b.key for b in chosen}:
+        captioned = caption_columns(data.columns, columns.captions_pred, columns.captions)
+    read = captioned if dpa_rows else None  # none without a sample
+    columns = replace(columns, captions_pred=read["captions_pred"] if read else None,
+                      captions=tuple(read["captions"]) if read else (), caption_split=read["split"] if read else None)
+    if dpa_rows == 0:  # the sections that need rows are left out (the captioning section: skipped, with the reason)
+        chosen = [b for b in chosen if b.key in (*counted_sections, *_NO_ROWS, CAPTION_KEY)]
     for ds, cols, what in ((data, columns.test_columns(), "test"), (train, columns.truth_columns(), "training")):
         gap = ds.missing(columns.stored(cols)) if ds is not None else None
         if gap is not None:
@@ -1870,6 +1909,13 @@ def stream_audit(
     inp = AuditInputs({**held, "sample_weight": weight}, n=n_test, n_train=n_train, rows=rows, results=results,
                       description=description, thresholds={role: th.thresholds for role, th in reading.thresholds})
     description.update({k: v for k, v in _rows_entries(inp).items() if k.startswith("rows_")})
-    # the captions are not streamed: the section says so instead of vanishing
-    unread = {CAPTION_KEY: NOT_STREAMED} if CAPTION_COLUMNS["captions_pred"] in data.columns else {}
+    # the captions of the sampled rows: the captioning section runs on them as in memory on every row
+    unread = {CAPTION_KEY: NO_SAMPLE} if captioned is not None else {}
+    if columns.captions_pred is not None:
+        try:
+            inp.captions = _caption_inputs(caption_frame(held_frame, columns.captions_pred, columns.captions), inp)
+        except ValueError as exc:  # rows left out (missing="drop", zero weights): the in-memory audit's refusal
+            unread[CAPTION_KEY] = f"not computed: {exc}"
+        else:
+            unread = {}
     return _build_report(inp, config, chosen, unread)
