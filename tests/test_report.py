@@ -256,6 +256,26 @@ def test_warnings_become_notes(monkeypatch, demo):
     assert rep.section("warn").notes == ["UserWarning: something is undefined"]
 
 
+def test_a_resource_collected_while_a_section_computes_is_not_its_note(monkeypatch, demo):
+    """What the garbage collector emits while a section computes (an earlier object's unclosed file, a worker
+    pool's pipe: a ``ResourceWarning``, or a warning from joblib's own code) says nothing about the section: it is
+    not a note (it made a streamed report's notes depend on when the collector ran, e.g. --jobs 1 against 2)."""
+    import biasamp.report._registry as registry_mod
+
+    monkeypatch.setattr(registry_mod, "_BUILDERS", dict(registry_mod._BUILDERS))
+
+    @register_section("gc", title="G", citation="-", how_to_read="-", needs="-", applicable=lambda i: True)
+    def _gc(inp, opt):
+        warnings.warn("unclosed file <_io.BufferedReader name=3>", ResourceWarning, stacklevel=2)
+        warnings.warn_explicit("a worker stopped", UserWarning, "/venv/lib/python3.11/site-packages/joblib/"
+                               "externals/loky/process_executor.py", 1)
+        warnings.warn("a real one", UserWarning, stacklevel=2)
+        return SectionData()
+
+    rep = audit(demo.attr, demo.task, task_pred=demo.task_pred, **FAST, sections=["gc"])
+    assert rep.section("gc").notes == ["UserWarning: a real one"]
+
+
 # --------------------------------------------------------------------------- #
 # renderings
 # --------------------------------------------------------------------------- #

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pathlib
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -503,7 +504,7 @@ def _build_report(inp: AuditInputs, opt: AuditConfig, chosen: Sequence[SectionBu
                          "(a streamed audit holds only this sample in memory)")
         for w in caught:
             msg = f"{w.category.__name__}: {w.message}"
-            if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)) or msg in notes:
+            if _not_the_sections(w) or msg in notes:
                 continue
             notes.append(msg)
         section.notes = notes
@@ -512,6 +513,15 @@ def _build_report(inp: AuditInputs, opt: AuditConfig, chosen: Sequence[SectionBu
 
     return Report(out, _describe(inp, names), opt.report_options(), title=opt.title, version=__version__,
                   source=names.get("source", ""))
+
+
+def _not_the_sections(w: warnings.WarningMessage) -> bool:
+    """Whether a warning caught while a section computed says nothing about its computation: a deprecation, or
+    what the interpreter and the worker pools emit when they collect an earlier object's resources (an unclosed
+    file, a worker process's pipe), at whatever moment the garbage collector runs."""
+    if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning, ResourceWarning)):
+        return True
+    return "joblib" in pathlib.PurePath(str(w.filename)).parts
 
 
 # --------------------------------------------------------------------------- #
