@@ -447,6 +447,22 @@ def test_hand_written_forms_refuse_what_the_function_refuses(form, kind):
         _call_form(form, kind, nonsense=1)
 
 
+@pytest.mark.parametrize("key", [f.key for f in REGISTRY if f.stream is not None])
+def test_every_accumulator_refuses_an_option_its_family_does_not_take(key):
+    """One check for every family, in the accumulator (the settings that take ``**options`` used to check them
+    each on its own): an unknown option, or one the streamed forms skip, is a ``TypeError`` naming it."""
+    from biasamp.accumulators import Accumulator
+
+    family = REGISTRY[key]
+    classes = dict.fromkeys(family.stream.classes, 2)
+    with pytest.raises(TypeError, match=r"got unexpected options \['nonsense'\]"):
+        Accumulator(key, classes, nonsense=1)
+    lists = {c.name for c in family.stream.classes.values()}  # (fairness skips ``classes``: its class list)
+    for skipped in set(family.named.skips if family.named is not None else ()) - lists:
+        with pytest.raises(TypeError, match=rf"got unexpected options \[{skipped!r}\]"):
+            Accumulator(key, classes, **{skipped: family.options.field(skipped).default})
+
+
 def test_options_the_hand_written_forms_gained_give_the_functions_value():
     """``threshold`` and ``min_group_size`` on the torchmetrics class and the Dask function (which refused them)
     change the value as they change the function's, batch after batch."""

@@ -123,6 +123,18 @@ def _declared_defaults(settings: Any, declared: Any, given: Mapping[str, Any]) -
             if p.kind is inspect.Parameter.KEYWORD_ONLY and name in names and name not in given}
 
 
+def _settings_take(key: str) -> set[str]:
+    """The options an accumulator of family ``key`` takes: its settings' keywords, and, where they take the rest
+    as they come (``**options``), the family's declared options less those its streamed forms skip
+    (``Named.skips``)."""
+    family = REGISTRY[key]
+    params = inspect.signature(_declaration(key).settings).parameters
+    takes = {k for k, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()) and family.options is not None:
+        takes |= set(family.options.option_names()) - set(family.named.skips if family.named is not None else ())
+    return takes
+
+
 def _declaration(key: Any) -> Streaming:
     try:
         stream = REGISTRY[key].stream
@@ -284,12 +296,10 @@ class Accumulator:
         lists = {k: _class_list(classes.get(k), c.name) for k, c in decl.classes.items()}
         # the family's options it takes, built by the declaration: refused as the function refuses them
         declared, _ = REGISTRY[family].options_of({k: v for k, v in options.items() if k not in decl.widens})
-        takes = inspect.signature(decl.settings).parameters
-        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes.values()):  # (else it checks them)
-            unknown = sorted(set(options) - set(takes))
-            if unknown:
-                raise TypeError(f"{type(self).__name__} got unexpected options {unknown!r}; it takes "
-                                f"{sorted(k for k, p in takes.items() if p.kind is p.KEYWORD_ONLY)!r}")
+        unknown = sorted(set(options) - _settings_take(family))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} got unexpected options {unknown!r}; it takes "
+                            f"{sorted(_settings_take(family))!r}")
         # refuses an option the accumulator does not take; an option not given takes the declared default (one
         # default per option: the settings' named options have none of their own)
         self.settings = decl.settings(lists, **_declared_defaults(decl.settings, declared, options), **options)

@@ -33,8 +33,8 @@ from biasamp._core.policy import left_out_mask
 from biasamp._core.policy_options import BINARY_TASK
 from biasamp._core.validation import check
 from biasamp._engine import group_state as _fair
-from biasamp._engine.groups import LABEL_OPTIONS, fairness_call
 from biasamp._engine.groups import cells as _cells
+from biasamp._engine.groups import fairness_call
 from biasamp._engine.groups import split as _split
 from biasamp._engine.intervals import Parts, Plan, Statistic
 from biasamp._family import ClassList, Family, Named, Scorer, StatisticSpec, Streaming
@@ -145,17 +145,13 @@ class DifferentialSettings(_fair.ConfusionSettings):
 def differential_settings(classes: Mapping[str, tuple], *, concentration: float, pos_label: Any, binary_task: str,
                           **options: Any) -> DifferentialSettings:
     """The settings of a differential-fairness accumulator (options of :func:`~biasamp.df_bias_amplification`; the
-    named ones always given, the declared default where the caller gave none).
+    named ones always given, the declared default where the caller gave none; an option the family does not
+    declare is refused by the accumulator, :class:`biasamp.accumulators.Accumulator`).
 
     ``binary_task`` is checked and changes nothing: ε is a maximum over both outcomes.
     """
     check("binary_task", binary_task, BINARY_TASK)
     group_options = {k: options.pop(k) for k in ("min_group_size", "include_small_groups") if k in options}
-    unknown = set(options) - set(LABEL_OPTIONS)
-    if unknown:
-        raise TypeError(f"DifferentialAccumulator got unexpected options {sorted(unknown)!r}; it takes "
-                        f"concentration, pos_label, min_group_size, include_small_groups and "
-                        f"{sorted(LABEL_OPTIONS)!r}")
     return DifferentialSettings(classes["task"], classes["attr"],
                                 {"pos_label": pos_label, "concentration": _d._check_concentration(concentration),
                                  **group_options}, options)
