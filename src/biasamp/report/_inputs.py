@@ -122,10 +122,8 @@ def _numeric(x: Any) -> np.ndarray | None:
 # --------------------------------------------------------------------------- #
 def _calibrate(role: str, val_scores: Any, test_scores: Any, labels: Any) -> tuple[Any, pd.Series]:
     """Hard test predictions from scores, thresholds calibrated on validation scores (:ref:`def-calibration`)."""
-    if test_scores is None:
-        raise ValueError(f"{role}_val_scores was given but not {role}_pred (the test scores to threshold)")
     val_scores, test_scores, labels = _to_host(val_scores), _to_host(test_scores), _to_host(labels)
-    check_calibration(role, val_scores, np.ndim(test_scores), np.shape(labels))
+    check_calibration(role, val_scores, None if test_scores is None else np.ndim(test_scores), np.shape(labels))
     th = calibration_thresholds(val_scores, np.ndim(labels), truth_positives(role, labels), length(labels))
     if np.ndim(labels) == 1:
         hard = th.apply(np.asarray(test_scores, dtype=np.float64).reshape(-1, 1)).reshape(-1)
@@ -138,14 +136,17 @@ def _calibrate(role: str, val_scores: Any, test_scores: Any, labels: Any) -> tup
     return hard, th.thresholds
 
 
-def check_calibration(role: str, val_scores: Any, test_ndim: int, truth_shape: tuple[int, ...]) -> None:
+def check_calibration(role: str, val_scores: Any, test_ndim: int | None, truth_shape: tuple[int, ...]) -> None:
     """``ValueError`` when the scores cannot be calibrated against a ground truth of ``truth_shape``.
 
-    A 1-D (0/1) label needs 1-D validation and test scores (``test_ndim``),
-    a multi-label one a score column per label. Checked before the ground
-    truth's positives are counted (:func:`truth_positives`), in memory and
-    in a streamed audit alike.
+    There must be test scores to threshold (``test_ndim`` None: none); a
+    1-D (0/1) label needs 1-D validation and test scores, a multi-label one
+    a score column per label. Checked before the ground truth's positives
+    are counted (:func:`truth_positives`), in memory and in a streamed audit
+    alike.
     """
+    if test_ndim is None:
+        raise ValueError(f"{role}_val_scores was given but not {role}_pred (the test scores to threshold)")
     if len(truth_shape) == 1:
         if np.ndim(val_scores) != 1 or test_ndim != 1:
             raise ValueError(f"{role}: a 1-D label needs 1-D scores (the probability of class 1) to calibrate")

@@ -1492,10 +1492,9 @@ def _val_scores(columns: StreamColumns, attr_val_scores: Any, task_val_scores: A
             continue
         _check_finite(_as_array(scores, f"{role}_val_scores")[0], f"{role}_val_scores")
         preds = _role_columns(columns, f"{role}_pred")
-        if not preds:
-            raise ValueError(f"{role}_val_scores was given but not {role}_pred (the test scores to threshold)")
         truth = _role_columns(columns, role)
-        check_calibration(role, scores, 1 if len(preds) == 1 else 2, (0,) if len(truth) == 1 else (0, len(truth)))
+        check_calibration(role, scores, (1 if len(preds) == 1 else 2) if preds else None,
+                          (0,) if len(truth) == 1 else (0, len(truth)))
         out[role] = scores
     return out
 
