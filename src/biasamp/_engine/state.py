@@ -88,6 +88,18 @@ def options_setting() -> Any:
     return field(metadata={"options": True})
 
 
+def split_seed_setting() -> Any:
+    """The field of a :class:`Settings` holding the seed of the cross-fitted split, drawn once from
+    ``cross_fit_random_state`` (an int, or a ``Generator``'s draw): that option is compared through it."""
+    return setting(label="cross_fit_random_state (the seed of the split)", derived_from=("cross_fit_random_state",))
+
+
+def reading_setting() -> Any:
+    """The field of a :class:`Settings` holding how a binary task is read (:class:`TaskReading`), from the task
+    classes, ``binary_task`` and ``pos_label``: those options are compared through it."""
+    return setting(label="binary_task (how a binary task is read)", derived_from=("binary_task", "pos_label"))
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Equality of two setting values, arrays compared element-wise."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):

@@ -54,7 +54,9 @@ from biasamp._engine.state import (
     arguments,
     meta,
     options_setting,
+    reading_setting,
     setting,
+    split_seed_setting,
     sum_filters,
     table,
     train_batch,
@@ -98,10 +100,8 @@ class CooccurrenceSettings(OptionsSettings):
     metric: str = setting()
     options: MALSOptions = options_setting()  # what the compute hook reads; every option derives from it
     train: CooccurrenceCounts | None = setting(label="fixed train counts", show=False, same=_same_train)
-    split_seed: int = setting(label="cross_fit_random_state (the seed of the split)",
-                              derived_from=("cross_fit_random_state",))
-    task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)",
-                                               derived_from=("binary_task", "pos_label"))
+    split_seed: int = split_seed_setting()
+    task_reading: TaskReading | None = reading_setting()
 
     @property
     def soft(self) -> str:

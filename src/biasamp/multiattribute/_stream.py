@@ -50,8 +50,10 @@ from biasamp._engine.state import (
     arguments,
     meta,
     options_setting,
+    reading_setting,
     same_value,
     setting,
+    split_seed_setting,
     sum_filters,
     table,
     train_batch,
@@ -105,10 +107,8 @@ class MultiSettings(OptionsSettings):
                                   same=_same_fixed)
     frozen_selection: dict | None = setting(label="combinations (freeze each from the merged pass 1)", show=False,
                                             same=same_value)
-    split_seed: int = setting(label="cross_fit_random_state (the seed of the split)",
-                              derived_from=("cross_fit_random_state",))
-    task_reading: TaskReading | None = setting(label="binary_task (how a binary task is read)",
-                                               derived_from=("binary_task", "pos_label"))
+    split_seed: int = split_seed_setting()
+    task_reading: TaskReading | None = reading_setting()
 
     @property
     def min_size(self) -> int:
